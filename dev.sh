@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Airy's one helper script: installs what is missing (Debian 12), builds, and
+# either starts the main job or runs the whole test suite.
+#
+#   ./dev.sh run    install, build, start Airy on the default preset
+#   ./dev.sh test   install, build, run every test; last line "N passed, N failed, N skipped"
+set -euo pipefail
+cd "$(dirname "$0")"
+
+BUILD=${AIRY_BUILD_DIR:-build}
+PACKAGES=(meson ninja-build pkg-config gcc libc6-dev python3 gettext
+          libglib2.0-dev libjson-glib-dev libfftw3-dev libpng-dev libtiff-dev
+          libgtk-4-dev libepoxy-dev)
+TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri desktop-file-utils appstream)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  # the CUDA toolkit, when the machine has one, builds the CUDA backend module
+  if [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+  fi
+  if [ ! -f "$BUILD/build.ninja" ]; then
+    log "configuring $BUILD"
+    meson setup "$BUILD" >&2
+  fi
+  log "building"
+  ninja -C "$BUILD" >&2
+}
+
+# Per-case counts from meson's test log: every GLib test binary speaks TAP.
+summarize() {
+  python3 - "$BUILD/meson-logs/testlog.json" <<'PY'
+import json, re, sys
+passed = failed = skipped = 0
+try:
+    lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+except OSError:
+    lines = []
+for line in lines:
+    if not line.strip():
+        continue
+    t = json.loads(line)
+    out = t.get("stdout") or ""
+    cases = [l for l in out.splitlines() if re.match(r"^(not )?ok\b", l)]
+    plan_skip = re.search(r"^1\.\.0\s*#\s*SKIP", out, re.M | re.I)
+    bad = 0
+    if cases:
+        for c in cases:
+            if c.startswith("not ok"):
+                if re.search(r"#\s*TODO", c, re.I):
+                    continue
+                failed += 1; bad += 1
+            elif re.search(r"#\s*SKIP", c, re.I):
+                skipped += 1
+            else:
+                passed += 1
+    elif plan_skip or t.get("result") == "SKIP":
+        skipped += 1
+    elif t.get("result") in ("OK", "EXPECTEDFAIL"):
+        passed += 1
+    # a binary that crashed or bailed out fails even if no case said "not ok"
+    if t.get("result") not in ("OK", "SKIP", "EXPECTEDFAIL") and bad == 0:
+        failed += 1
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
+sys.exit(1 if failed or passed == 0 else 0)
+PY
+}
+
+cmd=${1:-run}
+case "$cmd" in
+  run)
+    install_missing "${PACKAGES[@]}"
+    build
+    if [ -x "$BUILD/app/airy" ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
+      log "starting Airy on the widefield preset"
+      exec env AIRY_BACKEND_PATH="$BUILD/engine/cuda" "$BUILD/app/airy" --preset widefield
+    fi
+    out="$PWD/$BUILD/widefield.tif"
+    log "running airy-sim on the widefield preset"
+    AIRY_BACKEND_PATH="$BUILD/engine/cuda" "$BUILD/app/airy-sim" run --preset widefield -o "$out" --png "${out%.tif}.png"
+    log "the PSF stack is in $out (open it in Fiji or napari); the middle plane is in ${out%.tif}.png"
+    ;;
+  test)
+    install_missing "${PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+    build
+    log "running the tests"
+    runner=()
+    if [ -z "${DISPLAY:-}" ] && command -v xvfb-run >/dev/null; then
+      runner=(xvfb-run -a -s "-screen 0 1280x800x24")
+    fi
+    set +e
+    "${runner[@]}" meson test -C "$BUILD" --print-errorlogs --num-processes 1 >&2
+    set -e
+    summarize
+    ;;
+  *)
+    echo "usage: $0 run|test" >&2
+    exit 2
+    ;;
+esac

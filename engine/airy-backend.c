@@ -1,0 +1,248 @@
+#define G_LOG_DOMAIN "airy-backend"
+
+#include "config.h"
+
+#include <gmodule.h>
+#include <string.h>
+
+#include "airy-backend.h"
+#include "airy-error.h"
+
+static GMutex     lock;
+static GPtrArray *backends;       /* AiryBackend* */
+static GPtrArray *modules;        /* char* paths loaded */
+static GPtrArray *module_errors;  /* char* */
+
+void
+airy_device_info_clear (AiryDeviceInfo *info)
+{
+  g_clear_pointer (&info->name, g_free);
+  g_clear_pointer (&info->detail, g_free);
+}
+
+AiryBackend *
+airy_backend_register (const AiryBackendOps *ops,
+                       const char           *module_path)
+{
+  AiryBackend *backend;
+  g_autoptr(GError) error = NULL;
+  guint i;
+
+  g_return_val_if_fail (ops != NULL && ops->name != NULL, NULL);
+
+  g_mutex_lock (&lock);
+  if (backends == NULL)
+    backends = g_ptr_array_new ();
+  for (i = 0; i < backends->len; i++)
+    if (g_str_equal (((AiryBackend *) g_ptr_array_index (backends, i))->ops->name, ops->name))
+      {
+        g_mutex_unlock (&lock);
+        return g_ptr_array_index (backends, i);
+      }
+  backend = g_new0 (AiryBackend, 1);
+  backend->ops = ops;
+  backend->module_path = g_strdup (module_path);
+  g_ptr_array_add (backends, backend);
+  g_mutex_unlock (&lock);
+
+  backend->available = ops->open == NULL || ops->open (backend, &error);
+  if (!backend->available)
+    backend->unavailable_reason = g_strdup (error ? error->message : "unavailable");
+  return backend;
+}
+
+AiryBackend *
+airy_backend_lookup (const char *name)
+{
+  AiryBackend *found = NULL;
+  guint i;
+
+  g_mutex_lock (&lock);
+  for (i = 0; backends && i < backends->len; i++)
+    if (g_str_equal (((AiryBackend *) g_ptr_array_index (backends, i))->ops->name, name))
+      found = g_ptr_array_index (backends, i);
+  g_mutex_unlock (&lock);
+  return found;
+}
+
+GPtrArray *
+airy_backend_list (void)
+{
+  GPtrArray *list = g_ptr_array_new ();
+  guint i;
+
+  g_mutex_lock (&lock);
+  for (i = 0; backends && i < backends->len; i++)
+    g_ptr_array_add (list, g_ptr_array_index (backends, i));
+  g_mutex_unlock (&lock);
+  return list;
+}
+
+/* "auto" (or NULL) prefers a usable GPU backend, then the CPU. */
+AiryBackend *
+airy_backend_choose (const char *name,
+                     GError    **error)
+{
+  AiryBackend *backend;
+
+  if (name == NULL || g_str_equal (name, "auto"))
+    {
+      backend = airy_backend_lookup ("cuda");
+      if (backend != NULL && backend->available)
+        return backend;
+      name = "cpu";
+    }
+  backend = airy_backend_lookup (name);
+  if (backend == NULL)
+    {
+      if (g_str_equal (name, "cuda"))
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_NO_DEVICE,
+                     "backend: no CUDA device: the CUDA backend module is not installed "
+                     "(this build has no CUDA support, or the module is not on the modules path)");
+      else
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                     "backend: must be one of cpu, cuda, auto, got \"%s\"", name);
+      return NULL;
+    }
+  if (!backend->available)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_NO_DEVICE, "backend %s: %s", name,
+                   backend->unavailable_reason);
+      return NULL;
+    }
+  return backend;
+}
+
+static int
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (*(char *const *) a, *(char *const *) b);
+}
+
+typedef gboolean (*AiryModuleRegisterFunc) (const char *path, GError **error);
+
+static gboolean
+load_module (const char *path, GError **error)
+{
+  GModule *module;
+  AiryModuleRegisterFunc reg = NULL;
+  g_autoptr(GError) local = NULL;
+  guint i;
+
+  for (i = 0; modules && i < modules->len; i++)
+    if (g_str_equal (g_ptr_array_index (modules, i), path))
+      return TRUE;
+
+  module = g_module_open (path, G_MODULE_BIND_LAZY | G_MODULE_BIND_LOCAL);
+  if (module == NULL)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_MODULE, "%s: %s", path, g_module_error ());
+      return FALSE;
+    }
+  if (!g_module_symbol (module, "airy_module_register", (gpointer *) &reg) || reg == NULL)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_MODULE,
+                   "%s: not an Airy module (no airy_module_register)", path);
+      g_module_close (module);
+      return FALSE;
+    }
+  /* modules register GTypes and vtables: they stay loaded */
+  g_module_make_resident (module);
+  if (!reg (path, &local))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_MODULE, "%s: %s", path,
+                   local ? local->message : "registration failed");
+      return FALSE;
+    }
+  if (modules == NULL)
+    modules = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (modules, g_strdup (path));
+  return TRUE;
+}
+
+/* Loads every *.so in dir; failures are collected (airy_modules_errors) so
+ * one broken module does not hide the others. */
+gboolean
+airy_modules_load_dir (const char *dir,
+                       GError    **error)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  const char *name;
+  gboolean ok = TRUE;
+  guint i;
+
+  if (d == NULL)
+    return TRUE;
+  while ((name = g_dir_read_name (d)) != NULL)
+    if (g_str_has_suffix (name, "." G_MODULE_SUFFIX))
+      g_ptr_array_add (names, g_strdup (name));
+  g_ptr_array_sort (names, compare_names);
+  for (i = 0; i < names->len; i++)
+    {
+      g_autofree char *path = g_build_filename (dir, g_ptr_array_index (names, i), NULL);
+      g_autoptr(GError) local = NULL;
+
+      if (!load_module (path, &local))
+        {
+          if (module_errors == NULL)
+            module_errors = g_ptr_array_new_with_free_func (g_free);
+          g_ptr_array_add (module_errors, g_strdup (local->message));
+          if (ok && error)
+            *error = g_error_copy (local);
+          ok = FALSE;
+        }
+    }
+  return ok;
+}
+
+GPtrArray *
+airy_modules_loaded (void)
+{
+  if (modules == NULL)
+    modules = g_ptr_array_new_with_free_func (g_free);
+  return modules;
+}
+
+GPtrArray *
+airy_modules_errors (void)
+{
+  if (module_errors == NULL)
+    module_errors = g_ptr_array_new_with_free_func (g_free);
+  return module_errors;
+}
+
+/* The modules path: AIRY_BACKEND_PATH (colon-separated), then the install
+ * location relative to the running program (a relocated prefix or DESTDIR
+ * works without variables), then the configured libdir. */
+char **
+airy_modules_path (void)
+{
+  GPtrArray *dirs = g_ptr_array_new ();
+  const char *env = g_getenv ("AIRY_BACKEND_PATH");
+  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+
+  if (env != NULL)
+    {
+      g_auto(GStrv) parts = g_strsplit (env, G_SEARCHPATH_SEPARATOR_S, -1);
+      guint i;
+
+      for (i = 0; parts[i]; i++)
+        if (*parts[i])
+          g_ptr_array_add (dirs, g_strdup (parts[i]));
+    }
+  if (exe != NULL)
+    {
+      g_autofree char *bindir = g_path_get_dirname (exe);
+      g_autofree char *prefix = g_path_get_dirname (bindir);
+      /* AIRY_BACKEND_DIR is <prefix>/<libdir>/airy/backends; keep <libdir> */
+      const char *rel = AIRY_BACKEND_DIR;
+      const char *p = strstr (rel, "/lib");
+
+      if (p != NULL)
+        g_ptr_array_add (dirs, g_build_filename (prefix, p, NULL));
+    }
+  g_ptr_array_add (dirs, g_strdup (AIRY_BACKEND_DIR));
+  g_ptr_array_add (dirs, NULL);
+  return (char **) g_ptr_array_free (dirs, FALSE);
+}

@@ -1,0 +1,107 @@
+#pragma once
+
+#include <glib.h>
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+typedef struct _AiryBackend AiryBackend;
+typedef struct _AiryPlan    AiryPlan;
+
+typedef struct
+{
+  char    *name;        /* "CPU (virtual device 0)", "NVIDIA H200" */
+  char    *detail;      /* "2 threads", "compute 9.0, 139 GiB" */
+  guint64  memory;      /* bytes */
+  guint    threads;
+} AiryDeviceInfo;
+
+void airy_device_info_clear (AiryDeviceInfo *info);
+
+/* One contiguous piece of the batch axis on one device of the run. */
+typedef struct
+{
+  guint slot;       /* position in the run's device list */
+  guint device;     /* the backend's device index */
+  guint first;      /* first plane */
+  guint count;      /* planes */
+  guint threads;    /* host threads for this device (CPU) */
+} AiryChunk;
+
+/**
+ * AiryBackendOps:
+ * The one vtable every backend implements (ggml style); a NULL slot means
+ * "not supported". Backends never see GTK, GL headers or each other.
+ */
+typedef struct _AiryBackendOps
+{
+  const char *name;
+  const char *description;
+
+  /* Probe; FALSE with an error when the backend cannot run here
+   * ("no CUDA device: …"). Called once, when registered. */
+  gboolean (*open)          (AiryBackend     *backend,
+                             GError         **error);
+  void     (*close)         (AiryBackend     *backend);
+  guint    (*n_devices)     (AiryBackend     *backend);
+  void     (*device_info)   (AiryBackend     *backend,
+                             guint            device,
+                             AiryDeviceInfo  *info);
+  guint64  (*free_memory)   (AiryBackend     *backend,
+                             guint            device);
+
+  /* Run state for one plan on the chosen devices, then chunks (one call
+   * per device, from its own thread), the cross-device reduction, and the
+   * host copy of the result. */
+  gboolean (*prepare)       (AiryBackend     *backend,
+                             AiryPlan        *plan,
+                             GError         **error);
+  gboolean (*execute)       (AiryBackend     *backend,
+                             AiryPlan        *plan,
+                             const AiryChunk *chunk,
+                             GError         **error);
+  gboolean (*all_reduce)    (AiryBackend     *backend,
+                             AiryPlan        *plan,
+                             GError         **error);
+  gboolean (*finish)        (AiryBackend     *backend,
+                             AiryPlan        *plan,
+                             GError         **error);
+  void     (*release)       (AiryBackend     *backend,
+                             AiryPlan        *plan);
+
+  /* Copy plane z of the result into a GL texture (name) without a host
+   * round trip; the caller has the GL context current. */
+  gboolean (*gl_copy_slice) (AiryBackend     *backend,
+                             AiryPlan        *plan,
+                             guint            z,
+                             guint            texture,
+                             GError         **error);
+} AiryBackendOps;
+
+struct _AiryBackend
+{
+  const AiryBackendOps *ops;
+  gpointer              priv;
+  gboolean              available;
+  char                 *unavailable_reason;
+  char                 *module_path;     /* NULL for built-in backends */
+};
+
+/* Registry. */
+AiryBackend  *airy_backend_register   (const AiryBackendOps *ops,
+                                       const char           *module_path);
+AiryBackend  *airy_backend_lookup     (const char           *name);
+GPtrArray    *airy_backend_list       (void);
+AiryBackend  *airy_backend_choose     (const char           *name,
+                                       GError              **error);
+
+/* Modules: shared libraries on the modules path that export
+ * `gboolean airy_module_register (GError **error)` and register backends
+ * and element types from it. */
+gboolean      airy_modules_load_dir   (const char           *dir,
+                                       GError              **error);
+GPtrArray    *airy_modules_loaded     (void);
+GPtrArray    *airy_modules_errors     (void);
+char        **airy_modules_path       (void);
+
+G_END_DECLS

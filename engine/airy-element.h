@@ -1,0 +1,204 @@
+#pragma once
+
+#include <glib-object.h>
+#include <json-glib/json-glib.h>
+
+#include "airy-field.h"
+
+G_BEGIN_DECLS
+
+#define AIRY_TYPE_ELEMENT (airy_element_get_type ())
+G_DECLARE_DERIVABLE_TYPE (AiryElement, airy_element, AIRY, ELEMENT, GObject)
+
+typedef enum
+{
+  AIRY_CATEGORY_SOURCE,
+  AIRY_CATEGORY_MASK,
+  AIRY_CATEGORY_LENS,
+  AIRY_CATEGORY_PROPAGATION,
+  AIRY_CATEGORY_SENSOR,
+} AiryCategory;
+
+/* Extra facts about a parameter, attached to its GParamSpec. */
+typedef enum
+{
+  AIRY_PARAM_EXCLUSIVE_MIN = 1 << 0,  /* the range is (min, max] */
+  AIRY_PARAM_NEEDS_PLAN    = 1 << 1,  /* changing it needs a new plan (shape) */
+  AIRY_PARAM_PHASE         = 1 << 2,  /* a phase in rad: a slider in the panel */
+  AIRY_PARAM_FILE          = 1 << 3,  /* a file name: a file chooser */
+} AiryParamFlags;
+
+/**
+ * AiryContext:
+ * What an element sees of the system at its place in the chain while the
+ * system is checked and compiled: the field shape and spacing entering it,
+ * the medium and the objective's pupil so far, and where to put warnings.
+ */
+typedef struct
+{
+  const AirySpectrum *spectrum;
+  const char         *path;           /* "elements[2]" for messages */
+  guint               height;
+  guint               width;
+  double             *dy;             /* per wavelength, µm */
+  double             *dx;
+  double              n;              /* medium of the last source or lens */
+  double              f;              /* objective focal length (0: none yet) */
+  double              na;             /* objective NA (0: none yet) */
+  double              pupil_radius;   /* f·NA/n of the objective (0: none) */
+  double              z_max;          /* largest |z| of the run */
+  GPtrArray          *warnings;       /* char*, may be NULL */
+} AiryContext;
+
+/* One batch element being computed. */
+typedef struct
+{
+  guint  index;   /* global plane index */
+  double z;       /* defocus of this plane, µm */
+  guint  threads; /* FFTW threads of this device */
+} AiryPlane;
+
+struct _AiryElementClass
+{
+  GObjectClass parent_class;
+
+  const char  *type_name;
+  const char  *title;
+  AiryCategory category;
+
+  /* Cross-parameter checks against the context; advances the context past
+   * this element (shape, spacing, pupil) and adds warnings. */
+  gboolean (*check)      (AiryElement       *self,
+                          AiryContext       *context,
+                          GError           **error);
+  /* Per-device preparation (masks, file contents) for the context entering it. */
+  gpointer (*prepare)    (AiryElement       *self,
+                          const AiryContext *context,
+                          GError           **error);
+  void     (*free_state) (gpointer           state);
+  /* Apply to a field of one plane (CPU). */
+  gboolean (*apply)      (AiryElement       *self,
+                          gpointer           state,
+                          AiryField         *field,
+                          const AiryPlane   *plane,
+                          GError           **error);
+
+  gpointer padding[8];
+};
+
+/* Parameter declarations (range, default, unit, flags in one place). */
+GParamSpec  *airy_param_spec_double       (const char    *name,
+                                           const char    *nick,
+                                           const char    *blurb,
+                                           const char    *unit,
+                                           double         minimum,
+                                           double         maximum,
+                                           double         default_value,
+                                           AiryParamFlags flags);
+GParamSpec  *airy_param_spec_int          (const char    *name,
+                                           const char    *nick,
+                                           const char    *blurb,
+                                           int            minimum,
+                                           int            maximum,
+                                           int            default_value,
+                                           AiryParamFlags flags);
+GParamSpec  *airy_param_spec_boolean      (const char    *name,
+                                           const char    *nick,
+                                           const char    *blurb,
+                                           gboolean       default_value);
+GParamSpec  *airy_param_spec_enum         (const char    *name,
+                                           const char    *nick,
+                                           const char    *blurb,
+                                           GType          enum_type,
+                                           int            default_value,
+                                           AiryParamFlags flags);
+GParamSpec  *airy_param_spec_string       (const char    *name,
+                                           const char    *nick,
+                                           const char    *blurb,
+                                           AiryParamFlags flags);
+GParamSpec  *airy_param_spec_doubles      (const char    *name,
+                                           const char    *nick,
+                                           const char    *blurb,
+                                           const char    *unit);
+const char  *airy_param_spec_get_unit     (GParamSpec    *pspec);
+AiryParamFlags airy_param_spec_get_flags  (GParamSpec    *pspec);
+char        *airy_param_spec_range_string (GParamSpec    *pspec);
+gboolean     airy_param_check_value       (GParamSpec    *pspec,
+                                           const GValue  *value,
+                                           const char    *path,
+                                           GError       **error);
+
+void         airy_element_class_install_property (GObjectClass *object_class,
+                                                  guint         property_id,
+                                                  GParamSpec   *pspec);
+void         airy_element_class_set_metadata (AiryElementClass *klass,
+                                              const char       *type_name,
+                                              const char       *title,
+                                              AiryCategory      category);
+
+const char  *airy_element_get_type_name   (AiryElement *self);
+gboolean     airy_element_get_enabled     (AiryElement *self);
+void         airy_element_set_enabled     (AiryElement *self,
+                                           gboolean     enabled);
+
+/* Typed access to the element's own parameters (by property name). */
+double       airy_element_get_double      (AiryElement *self,
+                                           const char  *name);
+int          airy_element_get_int         (AiryElement *self,
+                                           const char  *name);
+gboolean     airy_element_get_boolean     (AiryElement *self,
+                                           const char  *name);
+int          airy_element_get_enum        (AiryElement *self,
+                                           const char  *name);
+const char  *airy_element_get_string      (AiryElement *self,
+                                           const char  *name);
+const double *airy_element_get_doubles    (AiryElement *self,
+                                           const char  *name,
+                                           gsize       *n);
+gboolean     airy_element_is_set          (AiryElement *self,
+                                           const char  *name);
+
+gboolean     airy_element_check           (AiryElement  *self,
+                                           AiryContext  *context,
+                                           GError      **error);
+AiryElement *airy_element_copy            (AiryElement *self);
+
+/* JSON: {"type": …, properties…}; errors carry the JSON path. */
+AiryElement *airy_element_new_from_json   (JsonObject  *object,
+                                           const char  *path,
+                                           GType        required_type,
+                                           const char  *base_dir,
+                                           GError     **error);
+gboolean     airy_element_set_from_json   (AiryElement *self,
+                                           JsonObject  *object,
+                                           const char  *path,
+                                           const char  *base_dir,
+                                           GError     **error);
+JsonObject  *airy_element_to_json         (AiryElement *self);
+gboolean     airy_value_from_json         (GParamSpec  *pspec,
+                                           JsonNode    *node,
+                                           GValue      *value,
+                                           const char  *path,
+                                           GError     **error);
+
+/* Registry: type name → GType. Built-in types are registered by airy_init(). */
+void         airy_element_register        (GType        type);
+GType        airy_element_lookup          (const char  *type_name);
+GType       *airy_element_list_types      (guint       *n);
+AiryElement *airy_element_new             (const char  *type_name,
+                                           GError     **error);
+
+/* Context helpers. */
+void         airy_context_init            (AiryContext        *context,
+                                           const AirySpectrum *spectrum,
+                                           guint               height,
+                                           guint               width,
+                                           const double       *spacing);
+void         airy_context_clear           (AiryContext *context);
+void         airy_context_copy            (AiryContext       *dst,
+                                           const AiryContext *src);
+void         airy_context_warn            (AiryContext *context,
+                                           const char  *format,
+                                           ...) G_GNUC_PRINTF (2, 3);
+
+G_END_DECLS

@@ -1,0 +1,88 @@
+#pragma once
+
+#include "airy-element.h"
+#include "airy-physics.h"
+
+G_BEGIN_DECLS
+
+/* Enumerations shared by the built-in elements (nicks are the JSON values). */
+typedef enum { AIRY_DEFOCUS_PARAXIAL, AIRY_DEFOCUS_NONPARAXIAL } AiryDefocusModel;
+typedef enum { AIRY_APODISATION_NONE, AIRY_APODISATION_APLANATIC } AiryApodisation;
+typedef enum { AIRY_PHASE_CONSTANT, AIRY_PHASE_IMAGE, AIRY_PHASE_ZERNIKE, AIRY_PHASE_NAMED } AiryPhaseSource;
+typedef enum { AIRY_ZERNIKE_ANSI, AIRY_ZERNIKE_NOLL } AiryZernikeIndexing;
+typedef enum { AIRY_ZERNIKE_WAVES, AIRY_ZERNIKE_MICRONS } AiryZernikeUnit;
+typedef enum { AIRY_PROPAGATE_TRANSFER, AIRY_PROPAGATE_ANGULAR_SPECTRUM, AIRY_PROPAGATE_SINGLE_FFT } AiryPropagateMethod;
+typedef enum { AIRY_OUTPUT_SAME, AIRY_OUTPUT_FULL } AiryOutputMode;
+typedef enum { AIRY_REDUCE_NONE, AIRY_REDUCE_SUM } AiryReduce;
+typedef enum { AIRY_RESAMPLE_NONE, AIRY_RESAMPLE_BLOCK_SUM, AIRY_RESAMPLE_LINEAR } AiryResample;
+typedef enum { AIRY_NOISE_NONE, AIRY_NOISE_POISSON, AIRY_NOISE_GAUSSIAN } AiryNoise;
+
+GType _airy_defocus_model_get_type     (void);
+GType _airy_apodisation_get_type       (void);
+GType _airy_phase_source_get_type      (void);
+GType _airy_zernike_indexing_get_type  (void);
+GType _airy_zernike_unit_get_type      (void);
+GType _airy_named_mask_get_type        (void);
+GType _airy_propagate_method_get_type  (void);
+GType _airy_output_mode_get_type       (void);
+GType _airy_reduce_get_type            (void);
+GType _airy_resample_get_type          (void);
+GType _airy_noise_get_type             (void);
+
+/* The built-in element types. */
+GType _airy_objective_point_source_get_type (void);
+GType _airy_plane_wave_get_type             (void);
+GType _airy_point_source_get_type           (void);
+GType _airy_gaussian_beam_get_type          (void);
+GType _airy_circular_pupil_get_type         (void);
+GType _airy_square_pupil_get_type           (void);
+GType _airy_rectangular_pupil_get_type      (void);
+GType _airy_gaussian_pupil_get_type         (void);
+GType _airy_amplitude_mask_get_type         (void);
+GType _airy_phase_mask_get_type             (void);
+GType _airy_ff_lens_get_type                (void);
+GType _airy_df_lens_get_type                (void);
+GType _airy_thin_lens_get_type              (void);
+GType _airy_propagate_get_type              (void);
+GType _airy_sensor_get_type                 (void);
+
+void        _airy_elements_register_builtin (void);
+const char *_airy_element_get_base_dir      (AiryElement *self);
+
+/* Loads an image file (TIFF or PNG) as float values in [0, 1] for integer
+ * images (scaled by the type's maximum) or as stored for float TIFFs, and
+ * resamples it bilinearly onto an h × w grid covering the same extent. */
+float      *_airy_load_mask_image   (AiryElement *self,
+                                     const char  *property,
+                                     const char  *path,
+                                     guint        height,
+                                     guint        width,
+                                     GError     **error);
+
+/* FF lens transform of every wavelength plane (see airy-lenses.c). */
+void _airy_ff_transform (AiryField *field,
+                         double     f,
+                         double     n,
+                         gboolean   inverse,
+                         guint      threads);
+
+/* exp(iφ) as complex64 */
+static inline fftwf_complex
+_airy_cis (double phi)
+{
+  return (float) cos (phi) + I * (float) sin (phi);
+}
+
+/* Multiplies every plane of the field by a real mask evaluated per pixel:
+ * fn(x, y, l, user_data) with x, y in µm on the field's grid. */
+typedef double (*AiryMaskFunc) (double x, double y, guint l, gpointer user_data);
+void _airy_field_multiply_real (AiryField   *field,
+                                AiryMaskFunc fn,
+                                gpointer     user_data);
+
+/* Pixels of the objective pupil (f·NA/n) that the field grid clips. */
+void _airy_context_check_pupil (AiryContext *context,
+                                double       radius,
+                                const char  *what);
+
+G_END_DECLS

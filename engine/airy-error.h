@@ -1,0 +1,41 @@
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define AIRY_ERROR (airy_error_quark ())
+
+/**
+ * AiryError:
+ * @AIRY_ERROR_INVALID_VALUE: a parameter is outside its allowed range
+ * @AIRY_ERROR_PARSE: a system file is not valid JSON
+ * @AIRY_ERROR_UNKNOWN_KEY: a key the format does not know
+ * @AIRY_ERROR_UNKNOWN_TYPE: an element or backend type nobody registered
+ * @AIRY_ERROR_WRONG_TYPE: a JSON value of the wrong type
+ * @AIRY_ERROR_FILE: a file is missing, unreadable, corrupt or unsupported
+ * @AIRY_ERROR_BUDGET: a run would exceed the memory budget
+ * @AIRY_ERROR_NO_DEVICE: the backend has no usable device
+ * @AIRY_ERROR_BACKEND: the backend failed while running
+ * @AIRY_ERROR_MODULE: a module could not be loaded
+ * @AIRY_ERROR_WRITE: an output file could not be written
+ */
+typedef enum
+{
+  AIRY_ERROR_INVALID_VALUE = 1,
+  AIRY_ERROR_PARSE,
+  AIRY_ERROR_UNKNOWN_KEY,
+  AIRY_ERROR_UNKNOWN_TYPE,
+  AIRY_ERROR_WRONG_TYPE,
+  AIRY_ERROR_FILE,
+  AIRY_ERROR_BUDGET,
+  AIRY_ERROR_NO_DEVICE,
+  AIRY_ERROR_BACKEND,
+  AIRY_ERROR_MODULE,
+  AIRY_ERROR_WRITE,
+} AiryError;
+
+GQuark   airy_error_quark          (void);
+gboolean airy_error_is_bad_input   (const GError *error);
+
+G_END_DECLS

@@ -1,0 +1,181 @@
+#define G_LOG_DOMAIN "airy-fft"
+
+#include "config.h"
+
+#include <glib/gstdio.h>
+
+#include "airy-fft-private.h"
+
+typedef struct
+{
+  int    kind;      /* 0 c2c, 1 r2c, 2 c2r */
+  int    sign;
+  guint  height;
+  guint  width;
+  guint  threads;
+} PlanKey;
+
+static GMutex      plan_lock;
+static GHashTable *plans;        /* PlanKey* → fftwf_plan */
+static gboolean    wisdom_dirty;
+
+static guint
+plan_key_hash (gconstpointer p)
+{
+  const PlanKey *k = p;
+  return (((k->kind * 31u + (guint) k->sign) * 131u + k->height) * 8191u + k->width) * 17u + k->threads;
+}
+
+static gboolean
+plan_key_equal (gconstpointer a, gconstpointer b)
+{
+  const PlanKey *x = a, *y = b;
+  return x->kind == y->kind && x->sign == y->sign && x->height == y->height
+         && x->width == y->width && x->threads == y->threads;
+}
+
+const char *
+_airy_fft_wisdom_path (void)
+{
+  static char *path;
+
+  if (g_once_init_enter (&path))
+    g_once_init_leave (&path, g_build_filename (g_get_user_cache_dir (), "airy",
+                                                        "fftwf-wisdom", NULL));
+  return path;
+}
+
+static unsigned
+planner_flags (void)
+{
+  const char *mode = g_getenv ("AIRY_FFTW_PLANNER");
+
+  /* Tests and quick checks may trade speed for planning time. */
+  if (mode != NULL && g_str_equal (mode, "estimate"))
+    return FFTW_ESTIMATE;
+  return FFTW_MEASURE;
+}
+
+static void
+ensure_init_locked (void)
+{
+  if (plans != NULL)
+    return;
+  fftwf_init_threads ();
+  plans = g_hash_table_new_full (plan_key_hash, plan_key_equal, g_free, NULL);
+  fftwf_import_wisdom_from_filename (_airy_fft_wisdom_path ());
+}
+
+void
+_airy_fft_save_wisdom (void)
+{
+  g_autofree char *dir = NULL;
+  g_autofree char *tmp = NULL;
+
+  g_mutex_lock (&plan_lock);
+  if (wisdom_dirty)
+    {
+      dir = g_path_get_dirname (_airy_fft_wisdom_path ());
+      tmp = g_strconcat (_airy_fft_wisdom_path (), ".tmp", NULL);
+      if (g_mkdir_with_parents (dir, 0755) == 0
+          && fftwf_export_wisdom_to_filename (tmp))
+        g_rename (tmp, _airy_fft_wisdom_path ());
+      else
+        g_unlink (tmp);
+      wisdom_dirty = FALSE;
+    }
+  g_mutex_unlock (&plan_lock);
+}
+
+static fftwf_plan
+plan_get (int kind, int sign, guint height, guint width, guint threads)
+{
+  PlanKey key = { kind, sign, height, width, MAX (threads, 1) };
+  fftwf_plan plan;
+
+  g_mutex_lock (&plan_lock);
+  ensure_init_locked ();
+  plan = g_hash_table_lookup (plans, &key);
+  if (plan == NULL)
+    {
+      gsize n = (gsize) height * width;
+      /* Plan on scratch arrays: MEASURE overwrites them. Execution uses the
+       * new-array interface on fftwf_malloc'd buffers of the same alignment. */
+      fftwf_complex *c = fftwf_alloc_complex (kind == 0 ? n : (gsize) height * (width / 2 + 1));
+      float *r = kind == 0 ? NULL : fftwf_alloc_real (n);
+
+      fftwf_plan_with_nthreads ((int) key.threads);
+      if (kind == 0)
+        plan = fftwf_plan_dft_2d ((int) height, (int) width, c, c, sign, planner_flags ());
+      else if (kind == 1)
+        plan = fftwf_plan_dft_r2c_2d ((int) height, (int) width, r, c, planner_flags ());
+      else
+        plan = fftwf_plan_dft_c2r_2d ((int) height, (int) width, c, r, planner_flags ());
+      fftwf_free (c);
+      fftwf_free (r);
+      if (plan == NULL)
+        g_error ("FFTW could not plan a %u × %u transform", height, width);
+      g_hash_table_insert (plans, g_memdup2 (&key, sizeof key), plan);
+      wisdom_dirty = TRUE;
+    }
+  g_mutex_unlock (&plan_lock);
+  return plan;
+}
+
+fftwf_plan
+_airy_fft_plan_c2c (guint height, guint width, AiryFftSign sign, guint threads)
+{
+  return plan_get (0, sign, height, width, threads);
+}
+
+fftwf_plan
+_airy_fft_plan_r2c (guint height, guint width, guint threads)
+{
+  return plan_get (1, 0, height, width, threads);
+}
+
+fftwf_plan
+_airy_fft_plan_c2r (guint height, guint width, guint threads)
+{
+  return plan_get (2, 0, height, width, threads);
+}
+
+void
+_airy_fft_centred (AiryField  *field,
+                   AiryFftSign sign,
+                   guint       threads)
+{
+  guint h = field->height, w = field->width, l;
+  gsize n = airy_field_plane_size (field);
+  fftwf_plan plan = _airy_fft_plan_c2c (h, w, sign, threads);
+
+  for (l = 0; l < field->n_lambda; l++)
+    {
+      fftwf_complex *u = field->data + l * n;
+      fftwf_complex *s = field->scratch + l * n;
+
+      /* ifftshift moves pixel ⌊N/2⌋ to 0: a roll by −⌊N/2⌋ = N − ⌊N/2⌋ */
+      airy_roll_c2d (u, s, h, w, h - h / 2, w - w / 2);
+      fftwf_execute_dft (plan, s, s);
+      /* fftshift moves 0 to ⌊N/2⌋ */
+      airy_roll_c2d (s, u, h, w, h / 2, w / 2);
+    }
+}
+
+guint
+_airy_fft_good_size (guint n)
+{
+  guint m;
+
+  for (m = MAX (n, 1);; m++)
+    {
+      guint r = m;
+
+      while (r % 2 == 0) r /= 2;
+      while (r % 3 == 0) r /= 3;
+      while (r % 5 == 0) r /= 5;
+      while (r % 7 == 0) r /= 7;
+      if (r == 1)
+        return m;
+    }
+}

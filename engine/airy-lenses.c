@@ -1,0 +1,287 @@
+#define G_LOG_DOMAIN "airy-lenses"
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "airy-elements-private.h"
+#include "airy-error.h"
+#include "airy-fft-private.h"
+
+/* Lens helpers shared by the three lens types. */
+
+static gboolean
+lens_check_na (AiryElement *self, AiryContext *ctx, GError **error)
+{
+  double na = airy_element_get_double (self, "na"), n = airy_element_get_double (self, "n");
+
+  if (na > n)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   "%s.na: must be in [0, n=%g] (0: no pupil), got %g", ctx->path, n, na);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static double
+circle_mask (double x, double y, guint l, gpointer user_data)
+{
+  double r = *(double *) user_data;
+  return airy_inside_circle (x * x + y * y, r) ? 1.0 : 0.0;
+}
+
+static void
+lens_apply_pupil (AiryElement *self, AiryField *field)
+{
+  double na = airy_element_get_double (self, "na");
+  double r;
+
+  if (na <= 0.0)
+    return;
+  r = airy_element_get_double (self, "f") * na / airy_element_get_double (self, "n");
+  _airy_field_multiply_real (field, circle_mask, &r);
+}
+
+/* Multiplies plane l by exp(i·c·r²) on its own grid. */
+static void
+multiply_quadratic_phase (AiryField *field, guint l, double c)
+{
+  gsize np = airy_field_plane_size (field);
+  fftwf_complex *u = field->data + l * np;
+  guint y, x;
+
+  for (y = 0; y < field->height; y++)
+    {
+      double yy = airy_grid_coord (y, field->height, field->dy[l]);
+      for (x = 0; x < field->width; x++)
+        {
+          double xx = airy_grid_coord (x, field->width, field->dx[l]);
+          u[(gsize) y * field->width + x] *= _airy_cis (c * (xx * xx + yy * yy));
+        }
+    }
+}
+
+/* FF lens: u' = (∓i·dx·dy·n/(λf)) · centred DFT^{±1}(u), du = fλ/(n·N·dx).
+ * The inverse uses the unnormalised backward DFT and +i, so that forward
+ * then inverse is the identity (Σ|u'|²du² = Σ|u|²dx² both ways). */
+void
+_airy_ff_transform (AiryField *field,
+                    double     f,
+                    double     n,
+                    gboolean   inverse,
+                    guint      threads)
+{
+  gsize np = airy_field_plane_size (field), i;
+  guint l;
+
+  _airy_fft_centred (field, inverse ? AIRY_FFT_BACKWARD : AIRY_FFT_FORWARD, threads);
+  for (l = 0; l < field->n_lambda; l++)
+    {
+      fftwf_complex *u = field->data + l * np;
+      double a = field->dx[l] * field->dy[l] * n / (field->lambda[l] * f);
+      fftwf_complex c = inverse ? (float) a * I : -(float) a * I;
+
+      for (i = 0; i < np; i++)
+        u[i] *= c;
+      field->dx[l] = f * field->lambda[l] / (n * field->width * field->dx[l]);
+      field->dy[l] = f * field->lambda[l] / (n * field->height * field->dy[l]);
+    }
+}
+
+static void
+lens_advance_context (AiryElement *self, AiryContext *ctx)
+{
+  double f = airy_element_get_double (self, "f");
+  double n = airy_element_get_double (self, "n");
+  guint l;
+
+  for (l = 0; l < ctx->spectrum->n; l++)
+    {
+      double lambda = ctx->spectrum->wavelengths[l];
+      ctx->dx[l] = f * lambda / (n * ctx->width * ctx->dx[l]);
+      ctx->dy[l] = f * lambda / (n * ctx->height * ctx->dy[l]);
+    }
+  ctx->n = n;
+}
+
+/* After the FF lens of an objective: is the PSF sampled finely enough? */
+static void
+check_nyquist (AiryContext *ctx)
+{
+  guint l;
+
+  if (ctx->na <= 0.0)
+    return;
+  for (l = 0; l < ctx->spectrum->n; l++)
+    {
+      double limit = ctx->spectrum->wavelengths[l] / (4.0 * ctx->na);
+      double du = MAX (ctx->dx[l], ctx->dy[l]);
+
+      if (du > limit * (1.0 + 1e-9))
+        {
+          airy_context_warn (ctx, "%s: the PSF is undersampled: output spacing %.4g µm > "
+                             "λ/(4·NA) = %.4g µm (λ = %g µm, NA = %g); use a finer camera "
+                             "spacing or a larger grid", ctx->path, du, limit,
+                             ctx->spectrum->wavelengths[l], ctx->na);
+          return;
+        }
+    }
+}
+
+static void
+install_lens_properties (GObjectClass *object_class, gboolean with_inverse)
+{
+  airy_element_class_install_property (object_class, 1,
+    airy_param_spec_double ("f", "Focal length", "Focal length", "µm",
+                            0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
+  airy_element_class_install_property (object_class, 2,
+    airy_param_spec_double ("n", "Refractive index", "Medium index", NULL, 1.0, 4.0, 1.0, 0));
+  airy_element_class_install_property (object_class, 3,
+    airy_param_spec_double ("na", "NA", "Pupil applied before the lens (0: none)", NULL,
+                            0.0, 4.0, 0.0, 0));
+  if (with_inverse)
+    airy_element_class_install_property (object_class, 4,
+      airy_param_spec_boolean ("inverse", "Inverse", "Apply the inverse transform", FALSE));
+}
+
+/* ------------------------------------------------------------------------ */
+/* ff-lens                                                                  */
+
+typedef struct { AiryElement parent; } AiryFfLens;
+typedef struct { AiryElementClass parent_class; } AiryFfLensClass;
+G_DEFINE_FINAL_TYPE (AiryFfLens, _airy_ff_lens, AIRY_TYPE_ELEMENT)
+
+static gboolean
+ff_check (AiryElement *self, AiryContext *ctx, GError **error)
+{
+  if (!lens_check_na (self, ctx, error))
+    return FALSE;
+  lens_advance_context (self, ctx);
+  if (!airy_element_get_boolean (self, "inverse"))
+    check_nyquist (ctx);
+  return TRUE;
+}
+
+static gboolean
+ff_apply (AiryElement *self, gpointer state, AiryField *field,
+          const AiryPlane *plane, GError **error)
+{
+  lens_apply_pupil (self, field);
+  _airy_ff_transform (field, airy_element_get_double (self, "f"), airy_element_get_double (self, "n"),
+                      airy_element_get_boolean (self, "inverse"), plane->threads);
+  return TRUE;
+}
+
+static void
+_airy_ff_lens_class_init (AiryFfLensClass *klass)
+{
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "ff-lens", "FF lens (Fourier transform)",
+                                   AIRY_CATEGORY_LENS);
+  element_class->check = ff_check;
+  element_class->apply = ff_apply;
+  install_lens_properties (G_OBJECT_CLASS (klass), TRUE);
+}
+
+static void
+_airy_ff_lens_init (AiryFfLens *self)
+{
+}
+
+/* ------------------------------------------------------------------------ */
+/* df-lens: the object at distance d in front of the lens, the output in
+ * its back focal plane: FF lens times exp(iπ(1 − d/f) n u²/(λf)) (chromatix). */
+
+typedef struct { AiryElement parent; } AiryDfLens;
+typedef struct { AiryElementClass parent_class; } AiryDfLensClass;
+G_DEFINE_FINAL_TYPE (AiryDfLens, _airy_df_lens, AIRY_TYPE_ELEMENT)
+
+static gboolean
+df_apply (AiryElement *self, gpointer state, AiryField *field,
+          const AiryPlane *plane, GError **error)
+{
+  double f = airy_element_get_double (self, "f");
+  double n = airy_element_get_double (self, "n");
+  double d = airy_element_get_double (self, "d");
+  gboolean inverse = airy_element_get_boolean (self, "inverse");
+  guint l;
+
+  lens_apply_pupil (self, field);
+  if (inverse)
+    for (l = 0; l < field->n_lambda; l++)
+      multiply_quadratic_phase (field, l, -AIRY_PI * (1.0 - d / f) * n / (field->lambda[l] * f));
+  _airy_ff_transform (field, f, n, inverse, plane->threads);
+  if (!inverse)
+    for (l = 0; l < field->n_lambda; l++)
+      multiply_quadratic_phase (field, l, AIRY_PI * (1.0 - d / f) * n / (field->lambda[l] * f));
+  return TRUE;
+}
+
+static void
+_airy_df_lens_class_init (AiryDfLensClass *klass)
+{
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "df-lens", "DF lens (object at distance d)",
+                                   AIRY_CATEGORY_LENS);
+  element_class->check = ff_check;
+  element_class->apply = df_apply;
+  install_lens_properties (G_OBJECT_CLASS (klass), TRUE);
+  airy_element_class_install_property (G_OBJECT_CLASS (klass), 5,
+    airy_param_spec_double ("d", "Distance", "Distance of the input plane in front of the lens", "µm",
+                            -1e6, 1e6, 100.0, 0));
+}
+
+static void
+_airy_df_lens_init (AiryDfLens *self)
+{
+}
+
+/* ------------------------------------------------------------------------ */
+/* thin-lens: exp(−iπ n r²/(λ f))                                           */
+
+typedef struct { AiryElement parent; } AiryThinLens;
+typedef struct { AiryElementClass parent_class; } AiryThinLensClass;
+G_DEFINE_FINAL_TYPE (AiryThinLens, _airy_thin_lens, AIRY_TYPE_ELEMENT)
+
+static gboolean
+thin_check (AiryElement *self, AiryContext *ctx, GError **error)
+{
+  if (!lens_check_na (self, ctx, error))
+    return FALSE;
+  ctx->n = airy_element_get_double (self, "n");
+  return TRUE;
+}
+
+static gboolean
+thin_apply (AiryElement *self, gpointer state, AiryField *field,
+            const AiryPlane *plane, GError **error)
+{
+  double f = airy_element_get_double (self, "f");
+  double n = airy_element_get_double (self, "n");
+  guint l;
+
+  lens_apply_pupil (self, field);
+  for (l = 0; l < field->n_lambda; l++)
+    multiply_quadratic_phase (field, l, airy_thin_lens_phase (1.0, n, field->lambda[l], f));
+  return TRUE;
+}
+
+static void
+_airy_thin_lens_class_init (AiryThinLensClass *klass)
+{
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "thin-lens", "Thin lens", AIRY_CATEGORY_LENS);
+  element_class->check = thin_check;
+  element_class->apply = thin_apply;
+  install_lens_properties (G_OBJECT_CLASS (klass), FALSE);
+}
+
+static void
+_airy_thin_lens_init (AiryThinLens *self)
+{
+}

@@ -1,0 +1,738 @@
+#define G_LOG_DOMAIN "airy-masks"
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "airy-elements-private.h"
+#include "airy-error.h"
+#include "airy-stack.h"
+
+void
+_airy_field_multiply_real (AiryField   *field,
+                           AiryMaskFunc fn,
+                           gpointer     user_data)
+{
+  gsize np = airy_field_plane_size (field);
+  guint l, y, x;
+
+  for (l = 0; l < field->n_lambda; l++)
+    {
+      fftwf_complex *u = field->data + l * np;
+
+      for (y = 0; y < field->height; y++)
+        {
+          double yy = airy_grid_coord (y, field->height, field->dy[l]);
+          fftwf_complex *row = u + (gsize) y * field->width;
+
+          for (x = 0; x < field->width; x++)
+            {
+              double xx = airy_grid_coord (x, field->width, field->dx[l]);
+              row[x] *= (float) fn (xx, yy, l, user_data);
+            }
+        }
+    }
+}
+
+void
+_airy_context_check_pupil (AiryContext *ctx,
+                           double       radius,
+                           const char  *what)
+{
+  guint l;
+
+  /* The grid spans (N/2)·dx from the axis; a larger pupil is cut off. */
+  for (l = 0; l < ctx->spectrum->n; l++)
+    {
+      double half = MIN (ctx->height / 2 * ctx->dy[l], ctx->width / 2 * ctx->dx[l]);
+
+      if (radius > half * (1.0 + 1e-9))
+        {
+          airy_context_warn (ctx, "%s: the %s (radius %.4g µm) is clipped by the grid "
+                             "(half-width %.4g µm at λ = %g µm); enlarge the grid or its spacing",
+                             ctx->path, what, radius, half, ctx->spectrum->wavelengths[l]);
+          return;
+        }
+    }
+}
+
+float *
+_airy_load_mask_image (AiryElement *self,
+                       const char  *property,
+                       const char  *path,
+                       guint        height,
+                       guint        width,
+                       GError     **error)
+{
+  g_autoptr(AiryStack) image = NULL;
+  g_autofree char *full = NULL;
+  g_autoptr(GError) local = NULL;
+  const char *base = _airy_element_get_base_dir (self);
+  float *out, lo, hi;
+  gsize i, n;
+  guint y, x;
+
+  if (path == NULL || *path == '\0')
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                   "%s: no file given", property);
+      return NULL;
+    }
+  full = g_path_is_absolute (path) || base == NULL ? g_strdup (path)
+                                                   : g_build_filename (base, path, NULL);
+  image = airy_image_read (full, &local);
+  if (image == NULL)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", property, local->message);
+      return NULL;
+    }
+
+  /* Integer images map their type's range to [0, 1]; float images their own
+   * min … max. */
+  n = (gsize) image->height * image->width;
+  lo = 0.0f;
+  hi = image->bits == 32 ? 0.0f : (float) ((1u << image->bits) - 1);
+  if (image->bits == 32)
+    {
+      lo = hi = image->data[0];
+      for (i = 0; i < n; i++)
+        {
+          lo = MIN (lo, image->data[i]);
+          hi = MAX (hi, image->data[i]);
+        }
+    }
+
+  out = g_new (float, (gsize) height * width);
+  for (y = 0; y < height; y++)
+    for (x = 0; x < width; x++)
+      {
+        /* pixel centres of the target grid mapped onto the image's extent */
+        double sy = ((y + 0.5) * image->height / height) - 0.5;
+        double sx = ((x + 0.5) * image->width / width) - 0.5;
+        int y0 = (int) floor (sy), x0 = (int) floor (sx);
+        double fy = sy - y0, fx = sx - x0;
+        int y1 = MIN (y0 + 1, (int) image->height - 1), x1 = MIN (x0 + 1, (int) image->width - 1);
+        double v;
+
+        y0 = CLAMP (y0, 0, (int) image->height - 1);
+        x0 = CLAMP (x0, 0, (int) image->width - 1);
+        v = (1 - fy) * ((1 - fx) * image->data[(gsize) y0 * image->width + x0]
+                        + fx * image->data[(gsize) y0 * image->width + x1])
+            + fy * ((1 - fx) * image->data[(gsize) y1 * image->width + x0]
+                    + fx * image->data[(gsize) y1 * image->width + x1]);
+        out[(gsize) y * width + x] = hi > lo ? (float) ((v - lo) / (hi - lo)) : 0.0f;
+      }
+  return out;
+}
+
+/* Applies an optional NA pupil (used by lenses): radius f·NA/n. */
+static double
+circle_fn (double x, double y, guint l, gpointer user_data)
+{
+  double r = *(double *) user_data;
+  return airy_inside_circle (x * x + y * y, r) ? 1.0 : 0.0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* circular-pupil                                                           */
+
+typedef struct { AiryElement parent; } AiryCircularPupil;
+typedef struct { AiryElementClass parent_class; } AiryCircularPupilClass;
+G_DEFINE_FINAL_TYPE (AiryCircularPupil, _airy_circular_pupil, AIRY_TYPE_ELEMENT)
+
+static double
+circular_radius (AiryElement *self)
+{
+  double na = airy_element_get_double (self, "na");
+
+  if (na > 0.0)
+    return airy_element_get_double (self, "f") * na / airy_element_get_double (self, "n");
+  return airy_element_get_double (self, "diameter") / 2.0;
+}
+
+static gboolean
+circular_check (AiryElement *self, AiryContext *ctx, GError **error)
+{
+  double na = airy_element_get_double (self, "na"), n = airy_element_get_double (self, "n");
+
+  if (na > n)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   "%s.na: must be in [0, n=%g], got %g", ctx->path, n, na);
+      return FALSE;
+    }
+  if (na == 0.0 && airy_element_get_double (self, "diameter") <= 0.0)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   "%s.diameter: must be > 0 µm when na is 0, got %g", ctx->path,
+                   airy_element_get_double (self, "diameter"));
+      return FALSE;
+    }
+  _airy_context_check_pupil (ctx, circular_radius (self), "circular pupil");
+  return TRUE;
+}
+
+static gboolean
+circular_apply (AiryElement *self, gpointer state, AiryField *field,
+                const AiryPlane *plane, GError **error)
+{
+  double r = circular_radius (self);
+
+  _airy_field_multiply_real (field, circle_fn, &r);
+  return TRUE;
+}
+
+static void
+_airy_circular_pupil_class_init (AiryCircularPupilClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "circular-pupil", "Circular pupil", AIRY_CATEGORY_MASK);
+  element_class->check = circular_check;
+  element_class->apply = circular_apply;
+  airy_element_class_install_property (object_class, 1,
+    airy_param_spec_double ("diameter", "Diameter", "Aperture diameter (used when na is 0)", "µm",
+                            0.0, 1e6, 100.0, 0));
+  airy_element_class_install_property (object_class, 2,
+    airy_param_spec_double ("na", "NA", "When > 0, the diameter is 2·f·NA/n", NULL, 0.0, 4.0, 0.0, 0));
+  airy_element_class_install_property (object_class, 3,
+    airy_param_spec_double ("f", "Focal length", "Focal length for the NA form", "µm",
+                            0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
+  airy_element_class_install_property (object_class, 4,
+    airy_param_spec_double ("n", "Refractive index", "Medium index for the NA form", NULL,
+                            1.0, 4.0, 1.0, 0));
+}
+
+static void
+_airy_circular_pupil_init (AiryCircularPupil *self)
+{
+}
+
+/* ------------------------------------------------------------------------ */
+/* square-pupil and rectangular-pupil                                       */
+
+typedef struct { AiryElement parent; } AirySquarePupil;
+typedef struct { AiryElementClass parent_class; } AirySquarePupilClass;
+G_DEFINE_FINAL_TYPE (AirySquarePupil, _airy_square_pupil, AIRY_TYPE_ELEMENT)
+
+typedef struct { AiryElement parent; } AiryRectangularPupil;
+typedef struct { AiryElementClass parent_class; } AiryRectangularPupilClass;
+G_DEFINE_FINAL_TYPE (AiryRectangularPupil, _airy_rectangular_pupil, AIRY_TYPE_ELEMENT)
+
+static double
+rect_fn (double x, double y, guint l, gpointer user_data)
+{
+  const double *wh = user_data;
+  return (fabs (x) <= wh[0] / 2.0 && fabs (y) <= wh[1] / 2.0) ? 1.0 : 0.0;
+}
+
+static gboolean
+square_apply (AiryElement *self, gpointer state, AiryField *field,
+              const AiryPlane *plane, GError **error)
+{
+  double wh[2];
+
+  wh[0] = wh[1] = airy_element_get_double (self, "width");
+  _airy_field_multiply_real (field, rect_fn, wh);
+  return TRUE;
+}
+
+static gboolean
+rectangular_apply (AiryElement *self, gpointer state, AiryField *field,
+                   const AiryPlane *plane, GError **error)
+{
+  double wh[2] = { airy_element_get_double (self, "width"), airy_element_get_double (self, "height") };
+
+  _airy_field_multiply_real (field, rect_fn, wh);
+  return TRUE;
+}
+
+static void
+_airy_square_pupil_class_init (AirySquarePupilClass *klass)
+{
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "square-pupil", "Square pupil", AIRY_CATEGORY_MASK);
+  element_class->apply = square_apply;
+  airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
+    airy_param_spec_double ("width", "Width", "Side of the square aperture", "µm",
+                            0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
+}
+
+static void
+_airy_square_pupil_init (AirySquarePupil *self)
+{
+}
+
+static void
+_airy_rectangular_pupil_class_init (AiryRectangularPupilClass *klass)
+{
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "rectangular-pupil", "Rectangular pupil",
+                                   AIRY_CATEGORY_MASK);
+  element_class->apply = rectangular_apply;
+  airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
+    airy_param_spec_double ("width", "Width", "Aperture width (x)", "µm",
+                            0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
+  airy_element_class_install_property (G_OBJECT_CLASS (klass), 2,
+    airy_param_spec_double ("height", "Height", "Aperture height (y)", "µm",
+                            0.0, 1e6, 50.0, AIRY_PARAM_EXCLUSIVE_MIN));
+}
+
+static void
+_airy_rectangular_pupil_init (AiryRectangularPupil *self)
+{
+}
+
+/* ------------------------------------------------------------------------ */
+/* gaussian-pupil: amplitude exp(−r²/w²)                                    */
+
+typedef struct { AiryElement parent; } AiryGaussianPupil;
+typedef struct { AiryElementClass parent_class; } AiryGaussianPupilClass;
+G_DEFINE_FINAL_TYPE (AiryGaussianPupil, _airy_gaussian_pupil, AIRY_TYPE_ELEMENT)
+
+static double
+gaussian_fn (double x, double y, guint l, gpointer user_data)
+{
+  double w = *(double *) user_data;
+  return exp (-(x * x + y * y) / (w * w));
+}
+
+static gboolean
+gaussian_pupil_apply (AiryElement *self, gpointer state, AiryField *field,
+                      const AiryPlane *plane, GError **error)
+{
+  double w = airy_element_get_double (self, "waist");
+
+  _airy_field_multiply_real (field, gaussian_fn, &w);
+  return TRUE;
+}
+
+static void
+_airy_gaussian_pupil_class_init (AiryGaussianPupilClass *klass)
+{
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "gaussian-pupil", "Gaussian pupil", AIRY_CATEGORY_MASK);
+  element_class->apply = gaussian_pupil_apply;
+  airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
+    airy_param_spec_double ("waist", "Waist", "Amplitude falls to 1/e at this radius", "µm",
+                            0.0, 1e6, 50.0, AIRY_PARAM_EXCLUSIVE_MIN));
+}
+
+static void
+_airy_gaussian_pupil_init (AiryGaussianPupil *self)
+{
+}
+
+/* ------------------------------------------------------------------------ */
+/* amplitude-mask from an image file                                        */
+
+typedef struct { AiryElement parent; } AiryAmplitudeMask;
+typedef struct { AiryElementClass parent_class; } AiryAmplitudeMaskClass;
+G_DEFINE_FINAL_TYPE (AiryAmplitudeMask, _airy_amplitude_mask, AIRY_TYPE_ELEMENT)
+
+typedef struct { float *mask; guint h, w; } ImageState;
+
+static void
+image_state_free (gpointer p)
+{
+  ImageState *s = p;
+
+  g_free (s->mask);
+  g_free (s);
+}
+
+static gpointer
+amplitude_mask_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
+{
+  g_autofree char *prop = g_strdup_printf ("%s.file", ctx->path);
+  ImageState *s = g_new0 (ImageState, 1);
+  gsize i, n = (gsize) ctx->height * ctx->width;
+
+  s->h = ctx->height;
+  s->w = ctx->width;
+  s->mask = _airy_load_mask_image (self, prop, airy_element_get_string (self, "file"),
+                                   s->h, s->w, error);
+  if (s->mask == NULL)
+    {
+      image_state_free (s);
+      return NULL;
+    }
+  if (airy_element_get_boolean (self, "invert"))
+    for (i = 0; i < n; i++)
+      s->mask[i] = 1.0f - s->mask[i];
+  return s;
+}
+
+static gboolean
+amplitude_mask_check (AiryElement *self, AiryContext *ctx, GError **error)
+{
+  /* Load once here so a missing or corrupt file is reported with the system,
+   * not in the middle of a run. */
+  ImageState *s = amplitude_mask_prepare (self, ctx, error);
+
+  if (s == NULL)
+    return FALSE;
+  image_state_free (s);
+  return TRUE;
+}
+
+static gboolean
+amplitude_mask_apply (AiryElement *self, gpointer state, AiryField *field,
+                      const AiryPlane *plane, GError **error)
+{
+  ImageState *s = state;
+  gsize np = airy_field_plane_size (field), i;
+  guint l;
+
+  for (l = 0; l < field->n_lambda; l++)
+    for (i = 0; i < np; i++)
+      field->data[l * np + i] *= s->mask[i];
+  return TRUE;
+}
+
+static void
+_airy_amplitude_mask_class_init (AiryAmplitudeMaskClass *klass)
+{
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "amplitude-mask", "Amplitude mask", AIRY_CATEGORY_MASK);
+  element_class->check = amplitude_mask_check;
+  element_class->prepare = amplitude_mask_prepare;
+  element_class->free_state = image_state_free;
+  element_class->apply = amplitude_mask_apply;
+  airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
+    airy_param_spec_string ("file", "File", "PNG or TIFF image stretched over the grid; values → [0, 1]",
+                            AIRY_PARAM_FILE));
+  airy_element_class_install_property (G_OBJECT_CLASS (klass), 2,
+    airy_param_spec_boolean ("invert", "Invert", "Use 1 − value", FALSE));
+}
+
+static void
+_airy_amplitude_mask_init (AiryAmplitudeMask *self)
+{
+}
+
+/* ------------------------------------------------------------------------ */
+/* phase-mask: constant, image, Zernike sum or named mask; optional SLM      */
+
+typedef struct { AiryElement parent; } AiryPhaseMask;
+typedef struct { AiryElementClass parent_class; } AiryPhaseMaskClass;
+G_DEFINE_FINAL_TYPE (AiryPhaseMask, _airy_phase_mask, AIRY_TYPE_ELEMENT)
+
+typedef struct
+{
+  guint          h, w, n_lambda;
+  gboolean       constant;
+  double         value;
+  fftwf_complex *factor;     /* exp(iφ λ_c/λ) per wavelength, or NULL */
+} PhaseState;
+
+static void
+phase_state_free (gpointer p)
+{
+  PhaseState *s = p;
+
+  fftwf_free (s->factor);
+  g_free (s);
+}
+
+static double
+phase_pupil_radius (AiryElement *self, const AiryContext *ctx, guint l)
+{
+  double r = airy_element_get_double (self, "pupil-radius");
+
+  if (r > 0.0)
+    return r;
+  if (ctx->pupil_radius > 0.0)
+    return ctx->pupil_radius;
+  return MIN (ctx->height / 2 * ctx->dy[l], ctx->width / 2 * ctx->dx[l]);
+}
+
+static gboolean
+phase_check (AiryElement *self, AiryContext *ctx, GError **error)
+{
+  int source = airy_element_get_enum (self, "source");
+
+  if (source == AIRY_PHASE_ZERNIKE)
+    {
+      gsize ni, nc, i;
+      const double *idx = airy_element_get_doubles (self, "zernike-indices", &ni);
+      int indexing = airy_element_get_enum (self, "zernike-indexing");
+
+      airy_element_get_doubles (self, "zernike-coefficients", &nc);
+      if (ni != nc)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       "%s.zernike-coefficients: must have as many entries as zernike-indices (%"
+                       G_GSIZE_FORMAT "), got %" G_GSIZE_FORMAT, ctx->path, ni, nc);
+          return FALSE;
+        }
+      for (i = 0; i < ni; i++)
+        {
+          double lo = indexing == AIRY_ZERNIKE_NOLL ? 1 : 0;
+          if (idx[i] != floor (idx[i]) || idx[i] < lo || idx[i] > 230)
+            {
+              g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                           "%s.zernike-indices[%" G_GSIZE_FORMAT "]: must be an integer in [%g, 230], got %g",
+                           ctx->path, i, lo, idx[i]);
+              return FALSE;
+            }
+        }
+    }
+  else if (source == AIRY_PHASE_IMAGE)
+    {
+      g_autofree char *prop = g_strdup_printf ("%s.file", ctx->path);
+      g_autofree float *img = _airy_load_mask_image (self, prop, airy_element_get_string (self, "file"),
+                                                     ctx->height, ctx->width, error);
+      if (img == NULL)
+        return FALSE;
+    }
+  else if (source == AIRY_PHASE_NAMED && airy_element_get_enum (self, "named") == AIRY_NAMED_GRATING
+           && airy_element_get_double (self, "period") <= 0.0)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   "%s.period: must be > 0 µm for a grating, got %g", ctx->path,
+                   airy_element_get_double (self, "period"));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* φ(x, y) in rad at the first wavelength; (u, v) = (x, y)/R over the unit pupil. */
+static double
+phase_value (AiryElement *self, int source, double x, double y, double radius,
+             const double *zi, const double *zc, gsize nz, double lambda_c)
+{
+  double u = x / radius, v = y / radius;
+
+  switch (source)
+    {
+    case AIRY_PHASE_ZERNIKE:
+      {
+        double rho = sqrt (u * u + v * v), theta = atan2 (v, u), sum = 0.0;
+        int noll = airy_element_get_enum (self, "zernike-indexing") == AIRY_ZERNIKE_NOLL;
+        int normalised = airy_element_get_boolean (self, "zernike-normalised");
+        gsize i;
+
+        if (rho > 1.0)
+          return 0.0;
+        for (i = 0; i < nz; i++)
+          {
+            int n, m;
+
+            if (noll)
+              airy_zernike_noll_to_nm ((int) zi[i], &n, &m);
+            else
+              airy_zernike_ansi_to_nm ((int) zi[i], &n, &m);
+            sum += zc[i] * airy_zernike (n, m, rho, theta, normalised);
+          }
+        /* waves: φ = 2π·W; µm of wavefront: φ = 2π·W/λ_c */
+        if (airy_element_get_enum (self, "zernike-unit") == AIRY_ZERNIKE_MICRONS)
+          return 2.0 * AIRY_PI * sum / lambda_c;
+        return 2.0 * AIRY_PI * sum;
+      }
+    case AIRY_PHASE_NAMED:
+      {
+        double s = airy_element_get_double (self, "strength");
+        double a = airy_element_get_double (self, "angle");
+
+        switch (airy_element_get_enum (self, "named"))
+          {
+          case AIRY_NAMED_DEFOCUSED_RAMPS:
+            return airy_named_defocused_ramps (u, v, airy_element_get_int (self, "count"), s,
+                                               airy_element_get_double (self, "defocus"));
+          case AIRY_NAMED_CUBIC:
+            return airy_named_cubic (u, v, s);
+          case AIRY_NAMED_VORTEX:
+            return airy_named_vortex (u, v, s);
+          case AIRY_NAMED_AXICON:
+            return airy_named_axicon (u, v, s);
+          case AIRY_NAMED_GRATING:
+            return airy_named_grating (x, y, airy_element_get_double (self, "period"), a);
+          case AIRY_NAMED_PRISM:
+            return airy_named_prism (u, v, s * cos (a), s * sin (a));
+          default:
+            return 0.0;
+          }
+      }
+    default:
+      return 0.0;
+    }
+}
+
+static gpointer
+phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
+{
+  PhaseState *s = g_new0 (PhaseState, 1);
+  int source = airy_element_get_enum (self, "source");
+  int bits = airy_element_get_int (self, "bits");
+  gboolean slm = airy_element_get_boolean (self, "wrap") || bits > 0;
+  double lambda_c = ctx->spectrum->wavelengths[0];
+  g_autofree float *image = NULL;
+  const double *zi = NULL, *zc = NULL;
+  gsize nz = 0, np;
+  guint l, y, x;
+
+  s->h = ctx->height;
+  s->w = ctx->width;
+  s->n_lambda = ctx->spectrum->n;
+  if (source == AIRY_PHASE_CONSTANT && !slm)
+    {
+      s->constant = TRUE;
+      s->value = airy_element_get_double (self, "value");
+      return s;
+    }
+  if (source == AIRY_PHASE_CONSTANT)
+    {
+      s->constant = TRUE;
+      s->value = airy_slm_phase (airy_element_get_double (self, "value"), bits);
+      return s;
+    }
+  if (source == AIRY_PHASE_IMAGE)
+    {
+      g_autofree char *prop = g_strdup_printf ("%s.file", ctx->path);
+      image = _airy_load_mask_image (self, prop, airy_element_get_string (self, "file"),
+                                     s->h, s->w, error);
+      if (image == NULL)
+        {
+          phase_state_free (s);
+          return NULL;
+        }
+    }
+  if (source == AIRY_PHASE_ZERNIKE)
+    {
+      zi = airy_element_get_doubles (self, "zernike-indices", &nz);
+      zc = airy_element_get_doubles (self, "zernike-coefficients", &nz);
+    }
+
+  np = (gsize) s->h * s->w;
+  s->factor = fftwf_alloc_complex (np * s->n_lambda);
+  for (l = 0; l < s->n_lambda; l++)
+    {
+      double radius = phase_pupil_radius (self, ctx, l);
+      double scale = lambda_c / ctx->spectrum->wavelengths[l];
+      double pmin = airy_element_get_double (self, "phase-min");
+      double pmax = airy_element_get_double (self, "phase-max");
+
+      for (y = 0; y < s->h; y++)
+        for (x = 0; x < s->w; x++)
+          {
+            gsize i = (gsize) y * s->w + x;
+            double xx = airy_grid_coord (x, s->w, ctx->dx[l]);
+            double yy = airy_grid_coord (y, s->h, ctx->dy[l]);
+            double phi = image ? pmin + image[i] * (pmax - pmin)
+                               : phase_value (self, source, xx, yy, radius, zi, zc, nz, lambda_c);
+
+            if (slm)
+              phi = airy_slm_phase (phi, bits);
+            s->factor[l * np + i] = _airy_cis (phi * scale);
+          }
+    }
+  return s;
+}
+
+static gboolean
+phase_apply (AiryElement *self, gpointer state, AiryField *field,
+             const AiryPlane *plane, GError **error)
+{
+  PhaseState *s = state;
+  gsize np = airy_field_plane_size (field), i;
+  guint l;
+
+  g_assert (field->height == s->h && field->width == s->w);
+  for (l = 0; l < field->n_lambda; l++)
+    {
+      fftwf_complex *u = field->data + l * np;
+
+      if (s->constant)
+        {
+          /* u·exp(iφ λ_c/λ) */
+          fftwf_complex c = _airy_cis (s->value * field->lambda[0] / field->lambda[l]);
+          for (i = 0; i < np; i++)
+            u[i] *= c;
+        }
+      else
+        {
+          const fftwf_complex *f = s->factor + l * np;
+          for (i = 0; i < np; i++)
+            u[i] *= f[i];
+        }
+    }
+  return TRUE;
+}
+
+static void
+_airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+  guint id = 1;
+
+  airy_element_class_set_metadata (element_class, "phase-mask", "Phase mask", AIRY_CATEGORY_MASK);
+  element_class->check = phase_check;
+  element_class->prepare = phase_prepare;
+  element_class->free_state = phase_state_free;
+  element_class->apply = phase_apply;
+
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_enum ("source", "Source", "Where the phase comes from",
+                          _airy_phase_source_get_type (), AIRY_PHASE_CONSTANT, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("value", "Phase", "Constant phase", "rad", -1e4, 1e4, 0.0, AIRY_PARAM_PHASE));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_string ("file", "File", "PNG or TIFF phase image, stretched over the grid",
+                            AIRY_PARAM_FILE));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("phase-min", "Phase of 0", "Phase of the image's lowest value", "rad",
+                            -1e4, 1e4, 0.0, AIRY_PARAM_PHASE));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("phase-max", "Phase of 1", "Phase of the image's highest value", "rad",
+                            -1e4, 1e4, 2.0 * G_PI, AIRY_PARAM_PHASE));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_enum ("zernike-indexing", "Zernike indexing", "Single-index convention",
+                          _airy_zernike_indexing_get_type (), AIRY_ZERNIKE_ANSI, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_doubles ("zernike-indices", "Zernike indices", "Single indices (ANSI from 0, Noll from 1)", NULL));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_doubles ("zernike-coefficients", "Zernike coefficients", "One per index", NULL));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_enum ("zernike-unit", "Zernike unit", "Coefficients in waves or in µm of wavefront",
+                          _airy_zernike_unit_get_type (), AIRY_ZERNIKE_WAVES, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_boolean ("zernike-normalised", "Normalised", "Unit-RMS Zernike polynomials", TRUE));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_enum ("named", "Named mask", "Which named mask",
+                          _airy_named_mask_get_type (), AIRY_NAMED_CUBIC, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("strength", "Strength",
+                            "Cubic α, vortex charge, axicon or ramp slope, prism tilt (rad at the rim)",
+                            "rad", -1e5, 1e5, 0.0, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_int ("count", "Ramps", "Number of defocused ramps", 1, 64, 6, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("defocus", "Ramp defocus", "Defocus of the ramps at the rim", "rad",
+                            -1e5, 1e5, 0.0, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("period", "Period", "Grating period", "µm", 0.0, 1e6, 10.0, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("angle", "Angle", "Grating or prism direction", "rad", -10.0, 10.0, 0.0, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("pupil-radius", "Pupil radius",
+                            "Radius of the unit pupil (0: the objective's f·NA/n)", "µm",
+                            0.0, 1e6, 0.0, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_boolean ("wrap", "Wrap", "Wrap the phase into [0, 2π) like an SLM", FALSE));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_int ("bits", "SLM bits", "Quantise the wrapped phase to 2^bits levels (0: off)",
+                         0, 16, 0, 0));
+}
+
+static void
+_airy_phase_mask_init (AiryPhaseMask *self)
+{
+}

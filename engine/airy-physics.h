@@ -1,0 +1,341 @@
+/* airy-physics.h: per-pixel physics, one formula for two compilers.
+ *
+ * Everything here is a static inline function of scalars that compiles as C and
+ * as CUDA (AIRY_HD expands to __host__ __device__ under nvcc), so the CPU backend
+ * and the CUDA kernels evaluate exactly the same expressions (DESIGN §4).
+ * Units: µm, radians; λ is the vacuum wavelength, n the medium index.
+ */
+#pragma once
+
+#include <math.h>
+
+#ifdef __CUDACC__
+# define AIRY_HD __host__ __device__ __forceinline__
+#else
+# define AIRY_HD static inline
+#endif
+
+#define AIRY_PI 3.14159265358979323846
+
+/* Grid: x_j = (j − ⌊N/2⌋)·d, so pixel ⌊N/2⌋ is the optical axis for even and odd N. */
+AIRY_HD double
+airy_grid_coord (int j, int n, double d)
+{
+  return (double) (j - n / 2) * d;
+}
+
+/* Pupil test, inclusive on the rim (chromatix's circular_pupil). */
+AIRY_HD int
+airy_inside_circle (double r2, double radius)
+{
+  return r2 <= radius * radius;
+}
+
+/* Paraxial defocus of a point source at z seen in the back focal plane:
+ * φ = −π z n r² / (λ f²)  (chromatix objective_point_source). */
+AIRY_HD double
+airy_defocus_paraxial (double r2, double z, double n, double lambda, double f)
+{
+  return -AIRY_PI * z * n * r2 / (lambda * f * f);
+}
+
+/* Non-paraxial defocus: φ = (2π n z/λ)(√(1 − (r/f)²) − 1), with r/f = sin θ
+ * (sine condition); its paraxial limit is the formula above. */
+AIRY_HD double
+airy_defocus_nonparaxial (double r2, double z, double n, double lambda, double f)
+{
+  double s2 = r2 / (f * f);
+  double c = s2 < 1.0 ? sqrt (1.0 - s2) : 0.0;
+  return 2.0 * AIRY_PI * n * z / lambda * (c - 1.0);
+}
+
+/* Aplanatic apodisation (cos θ)^½ = (1 − (r/f)²)^¼. */
+AIRY_HD double
+airy_apodisation_aplanatic (double r2, double f)
+{
+  double s2 = r2 / (f * f);
+  return s2 < 1.0 ? sqrt (sqrt (1.0 - s2)) : 0.0;
+}
+
+/* Thin lens transmission phase: −π n r² / (λ f). */
+AIRY_HD double
+airy_thin_lens_phase (double r2, double n, double lambda, double f)
+{
+  return -AIRY_PI * n * r2 / (lambda * f);
+}
+
+/* Zernike radial polynomial R_n^|m|(ρ) by its finite sum. */
+AIRY_HD double
+airy_zernike_radial (int n, int m, double rho)
+{
+  double sum = 0.0;
+  int k;
+
+  m = m < 0 ? -m : m;
+  if ((n - m) % 2 != 0)
+    return 0.0;
+  for (k = 0; k <= (n - m) / 2; k++)
+    {
+      double num = ((k % 2) ? -1.0 : 1.0);
+      double den = 1.0;
+      int i;
+
+      /* (n−k)! / (k! ((n+m)/2−k)! ((n−m)/2−k)!) without overflow for n ≤ 40 */
+      for (i = 2; i <= n - k; i++)
+        num *= i;
+      for (i = 2; i <= k; i++)
+        den *= i;
+      for (i = 2; i <= (n + m) / 2 - k; i++)
+        den *= i;
+      for (i = 2; i <= (n - m) / 2 - k; i++)
+        den *= i;
+      sum += num / den * pow (rho, n - 2 * k);
+    }
+  return sum;
+}
+
+/* Z_n^m(ρ, θ) over the unit pupil, optionally normalised to unit RMS
+ * (√(2(n+1)/(1+δ_m0)), ANSI Z80.28 / Noll); m < 0 is the sine term. */
+AIRY_HD double
+airy_zernike (int n, int m, double rho, double theta, int normalised)
+{
+  double v, norm = 1.0;
+
+  if (rho > 1.0)
+    return 0.0;
+  v = airy_zernike_radial (n, m, rho);
+  if (normalised)
+    norm = sqrt ((m == 0 ? 1.0 : 2.0) * (n + 1));
+  if (m > 0)
+    v *= cos (m * theta);
+  else if (m < 0)
+    v *= sin (-m * theta);
+  return norm * v;
+}
+
+/* ANSI (OSA) single index j → (n, m): n = ⌈(−3 + √(9 + 8j))/2⌉, m = 2j − n(n+2). */
+AIRY_HD void
+airy_zernike_ansi_to_nm (int j, int *n, int *m)
+{
+  int nn = (int) ceil ((-3.0 + sqrt (9.0 + 8.0 * j)) / 2.0 - 1e-9);
+  *n = nn;
+  *m = 2 * j - nn * (nn + 2);
+}
+
+/* Noll index j (from 1) → (n, m): even j carry cos (m > 0), odd j sin (m < 0). */
+AIRY_HD void
+airy_zernike_noll_to_nm (int j, int *n, int *m)
+{
+  int nn = 0, jj = j - 1, mm;
+
+  while (jj > nn)
+    {
+      nn++;
+      jj -= nn;
+    }
+  /* jj is now the position within row nn (0 … nn) */
+  mm = (nn % 2) + 2 * ((jj + ((nn + 1) % 2)) / 2);
+  if (mm != 0 && (j % 2) != 0)
+    mm = -mm;
+  *n = nn;
+  *m = mm;
+}
+
+/* Fresnel transfer function phase (without the constant e^{ikz}):
+ * H = exp(−iπ λ z (fx² + fy²) / n). */
+AIRY_HD double
+airy_fresnel_tf_phase (double f2, double z, double n, double lambda)
+{
+  return -AIRY_PI * lambda * z * f2 / n;
+}
+
+/* Angular spectrum: kz·z = 2π z √((n/λ)² − f²); returns 0 and *propagating = 0
+ * for evanescent frequencies (their decay is handled by the caller). */
+AIRY_HD double
+airy_angular_spectrum_phase (double f2, double z, double n, double lambda,
+                             int *propagating, double *decay)
+{
+  double k2 = (n / lambda) * (n / lambda) - f2;
+
+  if (k2 >= 0.0)
+    {
+      *propagating = 1;
+      *decay = 1.0;
+      return 2.0 * AIRY_PI * z * sqrt (k2);
+    }
+  *propagating = 0;
+  *decay = exp (-2.0 * AIRY_PI * fabs (z) * sqrt (-k2));
+  return 0.0;
+}
+
+/* Matsushima–Shimobaba band limit of the angular spectrum method:
+ * |f_x| ≤ 1 / (λ_m √((2 Δf z)² + 1)), λ_m = λ/n, Δf = 1/(N d). */
+AIRY_HD double
+airy_angular_spectrum_band_limit (double z, double n, double lambda, double df)
+{
+  double t = 2.0 * df * z;
+  return n / (lambda * sqrt (t * t + 1.0));
+}
+
+/* Wrap a phase into [0, 2π). */
+AIRY_HD double
+airy_wrap_phase (double phi)
+{
+  double two_pi = 2.0 * AIRY_PI;
+  double w = fmod (phi, two_pi);
+  return w < 0.0 ? w + two_pi : w;
+}
+
+/* SLM: wrap into [0, 2π) and quantise to 2^bits levels (bits 0: no quantising). */
+AIRY_HD double
+airy_slm_phase (double phi, int bits)
+{
+  double w = airy_wrap_phase (phi);
+  double levels, step;
+
+  if (bits <= 0)
+    return w;
+  levels = (double) (1 << bits);
+  step = 2.0 * AIRY_PI / levels;
+  w = floor (w / step + 0.5) * step;
+  return w >= 2.0 * AIRY_PI ? 0.0 : w;
+}
+
+/* Named phase masks over the unit pupil (u, v) = (x, y)/R, ρ² = u² + v². */
+typedef enum
+{
+  AIRY_NAMED_DEFOCUSED_RAMPS = 0,
+  AIRY_NAMED_CUBIC,
+  AIRY_NAMED_VORTEX,
+  AIRY_NAMED_AXICON,
+  AIRY_NAMED_GRATING,
+  AIRY_NAMED_PRISM,
+} AiryNamedMask;
+
+/* Defocused ramps (chromatix's PSF-engineering mask): the pupil is split into
+ * `count` angular sectors, each with a linear ramp of `slope` rad per unit ρ
+ * along the sector's bisector plus a defocus of `defocus` rad at the rim. */
+AIRY_HD double
+airy_named_defocused_ramps (double u, double v, int count, double slope, double defocus)
+{
+  double theta = atan2 (v, u);
+  double sector = 2.0 * AIRY_PI / (count > 0 ? count : 1);
+  double t = theta < 0.0 ? theta + 2.0 * AIRY_PI : theta;
+  double centre = (floor (t / sector) + 0.5) * sector;
+
+  return slope * (u * cos (centre) + v * sin (centre)) + defocus * (u * u + v * v);
+}
+
+/* Cubic (EDOF, Dowski–Cathey): φ = α (u³ + v³). */
+AIRY_HD double
+airy_named_cubic (double u, double v, double alpha)
+{
+  return alpha * (u * u * u + v * v * v);
+}
+
+/* Vortex of topological charge ℓ: φ = ℓ θ. */
+AIRY_HD double
+airy_named_vortex (double u, double v, double charge)
+{
+  return charge * atan2 (v, u);
+}
+
+/* Axicon: a cone, φ = −slope · ρ (slope in rad per unit ρ). */
+AIRY_HD double
+airy_named_axicon (double u, double v, double slope)
+{
+  return -slope * sqrt (u * u + v * v);
+}
+
+/* Blazed grating of `period` (µm) at angle `angle`, wrapped to [0, 2π). */
+AIRY_HD double
+airy_named_grating (double x, double y, double period, double angle)
+{
+  return airy_wrap_phase (2.0 * AIRY_PI * (x * cos (angle) + y * sin (angle)) / period);
+}
+
+/* Prism: an unwrapped linear ramp, φ = 2π (x sin α_x + y sin α_y) n / λ, with the
+ * deflection given by the tilt (kx, ky) in rad/µm. */
+AIRY_HD double
+airy_named_prism (double x, double y, double kx, double ky)
+{
+  return kx * x + ky * y;
+}
+
+/* ---- Counter-based random numbers (identical on CPU and GPU, and for any
+ * sharding): a SplitMix64 finaliser over (seed, stream, counter). ---- */
+
+AIRY_HD unsigned long long
+airy_mix64 (unsigned long long z)
+{
+  z += 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in (0, 1). */
+AIRY_HD double
+airy_uniform (unsigned long long seed, unsigned long long stream, unsigned long long counter)
+{
+  unsigned long long h = airy_mix64 (airy_mix64 (airy_mix64 (seed) ^ stream) ^ counter);
+  return ((double) (h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+/* Standard normal by Box–Muller from two counters. */
+AIRY_HD double
+airy_normal (unsigned long long seed, unsigned long long stream, unsigned long long counter)
+{
+  double u1 = airy_uniform (seed, stream, 2 * counter);
+  double u2 = airy_uniform (seed, stream, 2 * counter + 1);
+  return sqrt (-2.0 * log (u1)) * cos (2.0 * AIRY_PI * u2);
+}
+
+/* Poisson(mean): inversion for small means, Hörmann's transformed rejection
+ * (PTRS, 1993) above 10. Counters 1000… are the rejection loop's draws. */
+AIRY_HD double
+airy_poisson (double mean, unsigned long long seed, unsigned long long stream)
+{
+  if (!(mean > 0.0))
+    return 0.0;
+  if (mean < 10.0)
+    {
+      double u = airy_uniform (seed, stream, 0);
+      double p = exp (-mean), cdf = p;
+      int k = 0;
+
+      while (u > cdf && k < 1000)
+        {
+          k++;
+          p *= mean / k;
+          cdf += p;
+        }
+      return (double) k;
+    }
+  else
+    {
+      double slam = sqrt (mean), loglam = log (mean);
+      double b = 0.931 + 2.53 * slam;
+      double a = -0.059 + 0.02483 * b;
+      double inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
+      double vr = 0.9277 - 3.6224 / (b - 2.0);
+      unsigned long long c;
+
+      for (c = 1000; c < 1000 + 2 * 4096; c += 2)
+        {
+          double u = airy_uniform (seed, stream, c) - 0.5;
+          double v = airy_uniform (seed, stream, c + 1);
+          double us = 0.5 - fabs (u);
+          double k = floor ((2.0 * a / us + b) * u + mean + 0.43);
+
+          if (us >= 0.07 && v <= vr)
+            return k;
+          if (k < 0.0 || (us < 0.013 && v > us))
+            continue;
+          if (log (v) + log (inv_alpha) - log (a / (us * us) + b)
+              <= -mean + k * loglam - lgamma (k + 1.0))
+            return k;
+        }
+      return floor (mean + 0.5);
+    }
+}

@@ -1,0 +1,432 @@
+#define G_LOG_DOMAIN "airy-plan"
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "airy-plan-private.h"
+#include "airy-error.h"
+#include "airy-fft-private.h"
+#include "airy-physics.h"
+#include "airy-sensor-private.h"
+
+guint64
+airy_memory_budget (void)
+{
+  const char *env = g_getenv ("AIRY_MEMORY_BUDGET");
+  g_autofree char *meminfo = NULL;
+  const char *p;
+
+  if (env != NULL && *env)
+    {
+      char *end = NULL;
+      double v = g_ascii_strtod (env, &end);
+
+      switch (end ? g_ascii_toupper (*end) : 0)
+        {
+        case 'K': v *= 1024.0; break;
+        case 'M': v *= 1024.0 * 1024.0; break;
+        case 'G': v *= 1024.0 * 1024.0 * 1024.0; break;
+        case 'T': v *= 1024.0 * 1024.0 * 1024.0 * 1024.0; break;
+        default: break;
+        }
+      if (v > 0)
+        return (guint64) v;
+    }
+  if (g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL)
+      && (p = strstr (meminfo, "MemAvailable:")) != NULL)
+    return (guint64) (g_ascii_strtoull (p + strlen ("MemAvailable:"), NULL, 10) * 1024 * 0.9);
+  return G_GUINT64_CONSTANT (4) << 30;
+}
+
+char *
+airy_format_bytes (guint64 bytes)
+{
+  if (bytes >= (G_GUINT64_CONSTANT (1) << 40))
+    return g_strdup_printf ("%.1f TiB", bytes / 1099511627776.0);
+  if (bytes >= (1u << 30))
+    return g_strdup_printf ("%.2f GiB", bytes / 1073741824.0);
+  return g_strdup_printf ("%.1f MiB", bytes / 1048576.0);
+}
+
+void
+_airy_plan_free (AiryPlan *plan)
+{
+  guint i;
+
+  if (plan == NULL)
+    return;
+  g_clear_object (&plan->system);
+  airy_spectrum_free (plan->spectrum);
+  g_free (plan->z);
+  if (plan->contexts)
+    for (i = 0; i < plan->chain->len; i++)
+      airy_context_clear (&plan->contexts[i]);
+  g_free (plan->contexts);
+  g_clear_pointer (&plan->chain, g_ptr_array_unref);
+  g_free (plan->in_dy);
+  g_free (plan->in_dx);
+  g_clear_object (&plan->sensor);
+  g_free (plan->sample.file);
+  airy_stack_free (plan->volume);
+  g_free (plan->chunks);
+  airy_stack_free (plan->out);
+  airy_stack_free (plan->psf);
+  g_clear_object (&plan->cancellable);
+  g_mutex_clear (&plan->lock);
+  g_free (plan);
+}
+
+/* Working memory of one device slot (CPU): the field and its scratch, the
+ * prepared masks (≤ one complex plane per wavelength and element), the
+ * intensity plane and, for imaging, the padded transforms. */
+guint64
+_airy_plan_bytes_per_slot (AiryPlan *plan)
+{
+  guint64 L = plan->spectrum->n;
+  guint64 field = 0, masks = 0, imaging = 0;
+  guint i;
+
+  for (i = 0; i < plan->chain->len; i++)
+    {
+      guint64 n = (guint64) plan->contexts[i].height * plan->contexts[i].width;
+      field = MAX (field, 2 * L * n * 8);
+      masks += L * n * 8;
+    }
+  field = MAX (field, 2 * L * (guint64) plan->psf_height * plan->psf_width * 8);
+  if (plan->imaging)
+    {
+      guint64 ph = plan->pad_height, pw = plan->pad_width;
+      imaging = ph * pw * 4 + 3 * ph * (pw / 2 + 1) * 8;
+    }
+  return field + masks + imaging + (guint64) plan->psf_height * plan->psf_width * 8;
+}
+
+static gboolean
+load_volume (AiryPlan *plan, const char *base_dir, GError **error)
+{
+  g_autofree char *path = NULL;
+  g_autoptr(GError) local = NULL;
+
+  path = g_path_is_absolute (plan->sample.file) || base_dir == NULL
+         ? g_strdup (plan->sample.file) : g_build_filename (base_dir, plan->sample.file, NULL);
+  plan->volume = airy_tiff_read (path, &local);
+  if (plan->volume == NULL)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "sample.file: %s", local->message);
+      return FALSE;
+    }
+  if (plan->volume->depth != plan->n_planes)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   "sample.file: %s has %u planes, the system has %u z planes",
+                   path, plan->volume->depth, plan->n_planes);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+AiryPlan *
+_airy_plan_new (AirySystem           *system,
+                const AiryRunOptions *options,
+                GPtrArray            *warnings,
+                GError              **error)
+{
+  g_autoptr(AiryPlan) plan = g_new0 (AiryPlan, 1);
+  AiryContext ctx;
+  GPtrArray *elements;
+  AiryElement *objective;
+  const double *z;
+  double spacing, zmax = 0.0;
+  guint h, w, i, l, n_slots;
+  guint64 need, budget;
+
+  g_mutex_init (&plan->lock);
+  plan->system = airy_system_copy (system);
+  plan->spectrum = airy_spectrum_copy (airy_system_get_spectrum (system));
+  z = airy_system_get_z (system, &plan->n_planes);
+  if (plan->n_planes == 0)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   "z.count: must be in [1, 1000000], got 0");
+      return NULL;
+    }
+  plan->z = g_memdup2 (z, sizeof (double) * plan->n_planes);
+  for (i = 0; i < plan->n_planes; i++)
+    zmax = MAX (zmax, fabs (z[i]));
+  airy_system_get_shape (system, &h, &w);
+  spacing = airy_system_get_spacing (system);
+  if (h < 1 || w < 1 || h > 65536 || w > 65536)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   "grid.shape: must be in [1, 65536] × [1, 65536], got [%u, %u]", h, w);
+      return NULL;
+    }
+  if (!(spacing > 0.0))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   "grid.spacing: must be in (0, 10000] µm, got %g", spacing);
+      return NULL;
+    }
+
+  plan->chain = g_ptr_array_new_with_free_func (g_object_unref);
+  plan->in_height = h;
+  plan->in_width = w;
+  plan->in_dy = g_new (double, plan->spectrum->n);
+  plan->in_dx = g_new (double, plan->spectrum->n);
+  objective = airy_system_get_objective (system);
+  elements = airy_system_get_elements (system);
+
+  if (objective != NULL)
+    {
+      /* Optical4FSystemPSF: pupil spacing f_tube·λ/(n·N·s) per wavelength, so
+       * the camera plane has spacing s for every wavelength. */
+      double n = airy_element_get_double (objective, "n");
+      double f_tube = airy_system_get_f_tube (system);
+      AiryElement *tube;
+
+      for (l = 0; l < plan->spectrum->n; l++)
+        {
+          plan->in_dy[l] = f_tube * plan->spectrum->wavelengths[l] / (n * h * spacing);
+          plan->in_dx[l] = f_tube * plan->spectrum->wavelengths[l] / (n * w * spacing);
+        }
+      plan->imaging = TRUE;
+      g_ptr_array_add (plan->chain, airy_element_copy (objective));
+      for (i = 0; i < elements->len; i++)
+        {
+          AiryElement *e = g_ptr_array_index (elements, i);
+          AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (e);
+
+          if (klass->category == AIRY_CATEGORY_SOURCE)
+            {
+              g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                           "elements[%u]: a microscope has its own source (the objective); "
+                           "remove \"%s\"", i, klass->type_name);
+              return NULL;
+            }
+          if (airy_element_get_enabled (e))
+            g_ptr_array_add (plan->chain, airy_element_copy (e));
+        }
+      tube = airy_element_new ("ff-lens", NULL);
+      g_object_set (tube, "f", f_tube, "n", n, NULL);
+      g_ptr_array_add (plan->chain, tube);
+    }
+  else
+    {
+      for (l = 0; l < plan->spectrum->n; l++)
+        plan->in_dy[l] = plan->in_dx[l] = spacing;
+      for (i = 0; i < elements->len; i++)
+        {
+          AiryElement *e = g_ptr_array_index (elements, i);
+          AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (e);
+
+          if ((i == 0) != (klass->category == AIRY_CATEGORY_SOURCE))
+            {
+              g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                           i == 0 ? "elements[%u]: the first element must be a source, got \"%s\""
+                                  : "elements[%u]: only the first element may be a source, got \"%s\"",
+                           i, klass->type_name);
+              return NULL;
+            }
+          if (i == 0 && !airy_element_get_enabled (e))
+            {
+              g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                           "elements[0]: the source cannot be disabled");
+              return NULL;
+            }
+          if (airy_element_get_enabled (e))
+            g_ptr_array_add (plan->chain, airy_element_copy (e));
+        }
+      if (plan->chain->len == 0)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       "elements: an optical system needs at least a source");
+          return NULL;
+        }
+    }
+
+  /* Walk the chain with a context: cross-field checks, warnings, geometry. */
+  plan->contexts = g_new0 (AiryContext, plan->chain->len);
+  airy_context_init (&ctx, plan->spectrum, h, w, plan->in_dx);
+  for (l = 0; l < plan->spectrum->n; l++)
+    ctx.dy[l] = plan->in_dy[l];
+  ctx.warnings = warnings;
+  ctx.z_max = zmax;
+  for (i = 0; i < plan->chain->len; i++)
+    {
+      AiryElement *e = g_ptr_array_index (plan->chain, i);
+      g_autofree char *path = NULL;
+      gboolean ok;
+
+      /* name elements as the user wrote them */
+      if (objective != NULL)
+        path = i == 0 ? g_strdup ("microscope")
+               : i + 1 == plan->chain->len ? g_strdup ("microscope.f-tube")
+               : g_strdup_printf ("elements[%u]", i - 1);
+      else
+        path = g_strdup_printf ("elements[%u]", i);
+      ctx.path = path;
+      airy_context_copy (&plan->contexts[i], &ctx);
+      ok = airy_element_check (e, &ctx, error);
+      plan->contexts[i].path = NULL;
+      if (!ok)
+        {
+          airy_context_clear (&ctx);
+          return NULL;
+        }
+    }
+  ctx.path = NULL;
+  plan->psf_height = ctx.height;
+  plan->psf_width = ctx.width;
+  plan->psf_dy = ctx.dy[0];
+  plan->psf_dx = ctx.dx[0];
+  if (plan->spectrum->n > 1 && !plan->imaging)
+    for (l = 1; l < plan->spectrum->n; l++)
+      if (fabs (ctx.dx[l] - ctx.dx[0]) > 1e-9 * ctx.dx[0])
+        {
+          airy_context_warn (&ctx, "the output spacing differs between wavelengths (%.4g µm at "
+                             "%g µm, %.4g µm at %g µm); intensities are summed pixel by pixel "
+                             "as in chromatix, and the first wavelength's spacing is reported",
+                             ctx.dx[0], plan->spectrum->wavelengths[0], ctx.dx[l],
+                             plan->spectrum->wavelengths[l]);
+          break;
+        }
+  airy_context_clear (&ctx);
+
+  /* The sensor and the output geometry. */
+  if (airy_system_get_sensor (system))
+    {
+      g_autofree char *path = g_strdup ("sensor");
+      AiryContext sctx;
+
+      plan->sensor = airy_element_copy (airy_system_get_sensor (system));
+      airy_context_init (&sctx, plan->spectrum, plan->imaging ? h : plan->psf_height,
+                         plan->imaging ? w : plan->psf_width, plan->in_dx);
+      sctx.path = path;
+      if (!airy_element_check (plan->sensor, &sctx, error))
+        {
+          airy_context_clear (&sctx);
+          return NULL;
+        }
+      airy_context_clear (&sctx);
+    }
+  plan->reduce = plan->imaging || (plan->sensor && _airy_sensor_reduces (plan->sensor));
+
+  if (plan->imaging)
+    {
+      const AirySample *sample = airy_system_get_sample (system);
+
+      plan->sample = *sample;
+      plan->sample.file = g_strdup (sample->file);
+      plan->vol_height = h;
+      plan->vol_width = w;
+      if (sample->kind == AIRY_SAMPLE_FILE)
+        {
+          if (!load_volume (plan, airy_system_get_base_dir (system), error))
+            return NULL;
+          plan->vol_height = plan->volume->height;
+          plan->vol_width = plan->volume->width;
+        }
+      else if (sample->kind == AIRY_SAMPLE_NONE)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       "sample: missing (a microscope needs a sample)");
+          return NULL;
+        }
+      /* linear convolution: pad to a fast size ≥ N_vol + N_psf − 1 */
+      plan->pad_height = _airy_fft_good_size (plan->vol_height + plan->psf_height - 1);
+      plan->pad_width = _airy_fft_good_size (plan->vol_width + plan->psf_width - 1);
+    }
+
+  {
+    guint bh = plan->imaging ? plan->vol_height : plan->psf_height;
+    guint bw = plan->imaging ? plan->vol_width : plan->psf_width;
+    double bdy = plan->imaging ? spacing : plan->psf_dy;
+    double bdx = plan->imaging ? spacing : plan->psf_dx;
+
+    if (plan->sensor)
+      _airy_sensor_output_shape (plan->sensor, bh, bw, bdy, bdx, &plan->out_height,
+                                 &plan->out_width, &plan->out_dy, &plan->out_dx);
+    else
+      {
+        plan->out_height = bh;
+        plan->out_width = bw;
+        plan->out_dy = bdy;
+        plan->out_dx = bdx;
+      }
+    plan->out_depth = plan->reduce ? 1 : plan->n_planes;
+  }
+
+  /* Memory: budget before allocating anything big. */
+  n_slots = options && options->n_devices ? options->n_devices : 1;
+  if (options && options->devices == NULL && g_strcmp0 (options->backend, "cuda") != 0)
+    n_slots = MAX (n_slots, 1);
+  plan->keep_psf = options ? options->keep_psf : FALSE;
+  need = (guint64) plan->out_depth * plan->out_height * plan->out_width * 4
+         + (plan->keep_psf ? (guint64) plan->n_planes * plan->psf_height * plan->psf_width * 4 : 0)
+         + (plan->volume ? (guint64) plan->volume->depth * plan->vol_height * plan->vol_width * 4 : 0)
+         + n_slots * _airy_plan_bytes_per_slot (plan);
+  budget = airy_memory_budget ();
+  if (need > budget)
+    {
+      g_autofree char *need_s = airy_format_bytes (need);
+      g_autofree char *budget_s = airy_format_bytes (budget);
+
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
+                   "grid.shape: a run of %u plane%s on a %u × %u grid needs %s of memory, more than "
+                   "the budget of %s (90 %% of available memory, or AIRY_MEMORY_BUDGET); reduce "
+                   "grid.shape or z.count", plan->n_planes, plan->n_planes == 1 ? "" : "s", h, w,
+                   need_s, budget_s);
+      return NULL;
+    }
+  return g_steal_pointer (&plan);
+}
+
+void
+_airy_plan_plane_done (AiryPlan *plan)
+{
+  guint done;
+
+  g_mutex_lock (&plan->lock);
+  done = ++plan->done;
+  if (plan->progress)
+    plan->progress (done, plan->n_planes, plan->progress_data);
+  g_mutex_unlock (&plan->lock);
+}
+
+/* One plane of the sample volume (vol_height × vol_width), generated or read. */
+gboolean
+_airy_plan_volume_plane (AiryPlan *plan,
+                         guint     z,
+                         float    *out)
+{
+  gsize n = (gsize) plan->vol_height * plan->vol_width, i;
+
+  switch (plan->sample.kind)
+    {
+    case AIRY_SAMPLE_CONSTANT:
+      for (i = 0; i < n; i++)
+        out[i] = (float) plan->sample.value;
+      return TRUE;
+    case AIRY_SAMPLE_FILE:
+      memcpy (out, airy_stack_plane (plan->volume, z), n * sizeof (float));
+      return TRUE;
+    case AIRY_SAMPLE_BEADS:
+      memset (out, 0, n * sizeof (float));
+      for (i = 0; i < plan->sample.count; i++)
+        {
+          /* bead i: plane, row and column from counter-based uniforms */
+          guint bz = (guint) (airy_uniform (plan->sample.seed, i, 0) * plan->n_planes);
+          guint by = (guint) (airy_uniform (plan->sample.seed, i, 1) * plan->vol_height);
+          guint bx = (guint) (airy_uniform (plan->sample.seed, i, 2) * plan->vol_width);
+
+          if (bz == z)
+            out[(gsize) by * plan->vol_width + bx] += (float) plan->sample.intensity;
+        }
+      return TRUE;
+    case AIRY_SAMPLE_NONE:
+    default:
+      return FALSE;
+    }
+}

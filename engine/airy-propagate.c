@@ -1,0 +1,254 @@
+#define G_LOG_DOMAIN "airy-propagate"
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "airy-elements-private.h"
+#include "airy-error.h"
+#include "airy-fft-private.h"
+
+/* Free-space propagation by z in a medium n:
+ *  - transfer: Fresnel transfer function H = e^{ikz} exp(−iπ λ z f²/n);
+ *  - angular-spectrum: H = exp(i2πz√((n/λ)² − f²)), evanescent waves removed
+ *    or decaying, optional Matsushima band limit;
+ *  - single-fft: one-transform Fresnel, output spacing λz/(n·N·dx).
+ * Zero padding of `pad` pixels per side; `same` crops back to the input shape. */
+
+typedef struct { AiryElement parent; } AiryPropagate;
+typedef struct { AiryElementClass parent_class; } AiryPropagateClass;
+G_DEFINE_FINAL_TYPE (AiryPropagate, _airy_propagate, AIRY_TYPE_ELEMENT)
+
+static gboolean
+propagate_check (AiryElement *self, AiryContext *ctx, GError **error)
+{
+  int method = airy_element_get_enum (self, "method");
+  int pad = airy_element_get_int (self, "pad");
+  double z = airy_element_get_double (self, "z");
+  double n = airy_element_get_double (self, "n");
+  guint ph = ctx->height + 2 * pad, pw = ctx->width + 2 * pad, l;
+
+  if (ph > 65536 || pw > 65536)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   "%s.pad: the padded grid must be at most 65536 pixels wide, got %u × %u",
+                   ctx->path, ph, pw);
+      return FALSE;
+    }
+  if (method == AIRY_PROPAGATE_SINGLE_FFT && z == 0.0)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   "%s.z: must not be 0 for the single-FFT method", ctx->path);
+      return FALSE;
+    }
+  if (airy_element_get_enum (self, "output") == AIRY_OUTPUT_FULL)
+    {
+      ctx->height = ph;
+      ctx->width = pw;
+    }
+  if (method == AIRY_PROPAGATE_SINGLE_FFT)
+    for (l = 0; l < ctx->spectrum->n; l++)
+      {
+        double lambda = ctx->spectrum->wavelengths[l];
+        ctx->dx[l] = lambda * fabs (z) / (n * pw * ctx->dx[l]);
+        ctx->dy[l] = lambda * fabs (z) / (n * ph * ctx->dy[l]);
+      }
+  ctx->n = n;
+  return TRUE;
+}
+
+static double
+fft_freq (guint k, guint n, double d)
+{
+  int kk = k < (n + 1) / 2 ? (int) k : (int) k - (int) n;
+  return kk / (n * d);
+}
+
+static void
+pad_field (AiryField *field, guint pad)
+{
+  guint h = field->height, w = field->width, ph = h + 2 * pad, pw = w + 2 * pad, l, y;
+  gsize np = (gsize) h * w, pnp = (gsize) ph * pw;
+  fftwf_complex *src;
+
+  if (pad == 0)
+    return;
+  src = fftwf_alloc_complex (np * field->n_lambda);
+  memcpy (src, field->data, np * field->n_lambda * sizeof (fftwf_complex));
+  airy_field_resize (field, ph, pw);
+  for (l = 0; l < field->n_lambda; l++)
+    for (y = 0; y < h; y++)
+      memcpy (field->data + l * pnp + (gsize) (y + pad) * pw + pad, src + l * np + (gsize) y * w,
+              w * sizeof (fftwf_complex));
+  fftwf_free (src);
+}
+
+static void
+crop_field (AiryField *field, guint h, guint w)
+{
+  guint ph = field->height, pw = field->width, oy = ph / 2 - h / 2, ox = pw / 2 - w / 2, l, y;
+  gsize np = (gsize) h * w, pnp = (gsize) ph * pw;
+  fftwf_complex *src;
+
+  if (ph == h && pw == w)
+    return;
+  src = fftwf_alloc_complex (pnp * field->n_lambda);
+  memcpy (src, field->data, pnp * field->n_lambda * sizeof (fftwf_complex));
+  airy_field_resize (field, h, w);
+  for (l = 0; l < field->n_lambda; l++)
+    for (y = 0; y < h; y++)
+      memcpy (field->data + l * np + (gsize) y * w, src + l * pnp + (gsize) (y + oy) * pw + ox,
+              w * sizeof (fftwf_complex));
+  fftwf_free (src);
+}
+
+static gboolean
+propagate_apply (AiryElement *self, gpointer state, AiryField *field,
+                 const AiryPlane *plane, GError **error)
+{
+  int method = airy_element_get_enum (self, "method");
+  double z = airy_element_get_double (self, "z");
+  double n = airy_element_get_double (self, "n");
+  gboolean band_limit = airy_element_get_boolean (self, "band-limit");
+  gboolean remove_evanescent = airy_element_get_boolean (self, "remove-evanescent");
+  guint h0 = field->height, w0 = field->width, h, w, l, y, x;
+  gsize np;
+
+  pad_field (field, (guint) airy_element_get_int (self, "pad"));
+  h = field->height;
+  w = field->width;
+  np = (gsize) h * w;
+
+  if (method == AIRY_PROPAGATE_SINGLE_FFT)
+    {
+      for (l = 0; l < field->n_lambda; l++)
+        {
+          /* input chirp exp(iπ n x²/(λ z)) */
+          double c = AIRY_PI * n / (field->lambda[l] * z);
+          fftwf_complex *u = field->data + l * np;
+
+          for (y = 0; y < h; y++)
+            for (x = 0; x < w; x++)
+              {
+                double xx = airy_grid_coord (x, w, field->dx[l]);
+                double yy = airy_grid_coord (y, h, field->dy[l]);
+                u[(gsize) y * w + x] *= _airy_cis (c * (xx * xx + yy * yy));
+              }
+        }
+      _airy_fft_centred (field, AIRY_FFT_FORWARD, plane->threads);
+      for (l = 0; l < field->n_lambda; l++)
+        {
+          double lambda = field->lambda[l];
+          double k = 2.0 * AIRY_PI * n / lambda;
+          double dx = field->dx[l], dy = field->dy[l];
+          double ndx = lambda * fabs (z) / (n * w * dx), ndy = lambda * fabs (z) / (n * h * dy);
+          double c = AIRY_PI * n / (lambda * z);
+          /* prefactor e^{ikz} / (iλz/n) · dx·dy */
+          double complex pre = cexp (I * k * z) / (I * lambda * z / n) * dx * dy;
+          fftwf_complex *u = field->data + l * np;
+
+          if (z < 0)
+            {
+              /* a negative distance mirrors the output grid */
+              ndx = -ndx;
+              ndy = -ndy;
+            }
+          for (y = 0; y < h; y++)
+            for (x = 0; x < w; x++)
+              {
+                double xx = airy_grid_coord (x, w, ndx), yy = airy_grid_coord (y, h, ndy);
+                double complex v = pre * cexp (I * c * (xx * xx + yy * yy));
+                u[(gsize) y * w + x] *= (float) creal (v) + I * (float) cimag (v);
+              }
+          field->dx[l] = fabs (ndx);
+          field->dy[l] = fabs (ndy);
+        }
+    }
+  else
+    {
+      fftwf_plan fwd = _airy_fft_plan_c2c (h, w, AIRY_FFT_FORWARD, plane->threads);
+      fftwf_plan bwd = _airy_fft_plan_c2c (h, w, AIRY_FFT_BACKWARD, plane->threads);
+
+      for (l = 0; l < field->n_lambda; l++)
+        {
+          double lambda = field->lambda[l];
+          double k = 2.0 * AIRY_PI * n / lambda;
+          double limit_x = airy_angular_spectrum_band_limit (z, n, lambda, 1.0 / (w * field->dx[l]));
+          double limit_y = airy_angular_spectrum_band_limit (z, n, lambda, 1.0 / (h * field->dy[l]));
+          float scale = 1.0f / (float) np;
+          fftwf_complex *u = field->data + l * np;
+
+          /* The field is centred at ⌊N/2⌋ and H is even in f, so an uncentred
+           * transform pair leaves the result in place. */
+          fftwf_execute_dft (fwd, u, u);
+          for (y = 0; y < h; y++)
+            {
+              double fy = fft_freq (y, h, field->dy[l]);
+              for (x = 0; x < w; x++)
+                {
+                  double fx = fft_freq (x, w, field->dx[l]);
+                  double f2 = fx * fx + fy * fy;
+                  fftwf_complex hval;
+
+                  if (method == AIRY_PROPAGATE_TRANSFER)
+                    hval = _airy_cis (k * z + airy_fresnel_tf_phase (f2, z, n, lambda));
+                  else
+                    {
+                      int propagating;
+                      double decay;
+                      double phi = airy_angular_spectrum_phase (f2, z, n, lambda, &propagating, &decay);
+
+                      if (!propagating)
+                        hval = remove_evanescent ? 0.0f : (float) decay;
+                      else if (band_limit && (fabs (fx) > limit_x || fabs (fy) > limit_y))
+                        hval = 0.0f;
+                      else
+                        hval = _airy_cis (phi);
+                    }
+                  u[(gsize) y * w + x] *= hval * scale;
+                }
+            }
+          fftwf_execute_dft (bwd, u, u);
+        }
+    }
+
+  if (airy_element_get_enum (self, "output") == AIRY_OUTPUT_SAME)
+    crop_field (field, h0, w0);
+  return TRUE;
+}
+
+static void
+_airy_propagate_class_init (AiryPropagateClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "propagate", "Free-space propagation",
+                                   AIRY_CATEGORY_PROPAGATION);
+  element_class->check = propagate_check;
+  element_class->apply = propagate_apply;
+  airy_element_class_install_property (object_class, 1,
+    airy_param_spec_double ("z", "Distance", "Propagation distance", "µm", -1e7, 1e7, 100.0, 0));
+  airy_element_class_install_property (object_class, 2,
+    airy_param_spec_double ("n", "Refractive index", "Medium index", NULL, 1.0, 4.0, 1.0, 0));
+  airy_element_class_install_property (object_class, 3,
+    airy_param_spec_enum ("method", "Method", "Transfer function, angular spectrum or single FFT",
+                          _airy_propagate_method_get_type (), AIRY_PROPAGATE_TRANSFER, 0));
+  airy_element_class_install_property (object_class, 4,
+    airy_param_spec_int ("pad", "Padding", "Zero padding on each side (pixels)", 0, 32768, 0,
+                         AIRY_PARAM_NEEDS_PLAN));
+  airy_element_class_install_property (object_class, 5,
+    airy_param_spec_enum ("output", "Output", "Crop back to the input shape, or keep the padding",
+                          _airy_output_mode_get_type (), AIRY_OUTPUT_SAME, AIRY_PARAM_NEEDS_PLAN));
+  airy_element_class_install_property (object_class, 6,
+    airy_param_spec_boolean ("band-limit", "Band limit", "Band-limited angular spectrum (Matsushima)", FALSE));
+  airy_element_class_install_property (object_class, 7,
+    airy_param_spec_boolean ("remove-evanescent", "Remove evanescent",
+                             "Drop evanescent waves instead of letting them decay", TRUE));
+}
+
+static void
+_airy_propagate_init (AiryPropagate *self)
+{
+}

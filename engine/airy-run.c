@@ -1,0 +1,233 @@
+#define G_LOG_DOMAIN "airy-run"
+
+#include "config.h"
+
+#include <string.h>
+
+#include "airy-run.h"
+#include "airy-error.h"
+#include "airy-fft-private.h"
+#include "airy-plan-private.h"
+
+void
+airy_result_free (AiryResult *result)
+{
+  if (result == NULL)
+    return;
+  airy_stack_free (result->stack);
+  airy_stack_free (result->psf);
+  g_clear_pointer (&result->warnings, g_ptr_array_unref);
+  g_free (result->backend);
+  g_free (result);
+}
+
+typedef struct
+{
+  AiryBackend *backend;
+  AiryPlan    *plan;
+  AiryChunk   *chunk;
+  GError      *error;
+} Worker;
+
+static gpointer
+worker_run (gpointer data)
+{
+  Worker *w = data;
+
+  if (w->chunk->count > 0
+      && !w->backend->ops->execute (w->backend, w->plan, w->chunk, &w->error))
+    /* stop the other devices early */
+    g_cancellable_cancel (w->plan->cancellable);
+  return NULL;
+}
+
+static void
+forward_cancel (GCancellable *cancellable, gpointer data)
+{
+  g_cancellable_cancel (data);
+}
+
+static gboolean
+choose_devices (AiryBackend          *backend,
+                const AiryRunOptions *options,
+                GArray               *devices,
+                GError              **error)
+{
+  guint available = backend->ops->n_devices (backend), i;
+
+  if (options->devices == NULL || options->n_devices == 0)
+    {
+      for (i = 0; i < available; i++)
+        g_array_append_val (devices, i);
+      return TRUE;
+    }
+  for (i = 0; i < options->n_devices; i++)
+    {
+      guint d = options->devices[i], j;
+
+      if (d >= available)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       "devices: device %u does not exist; the %s backend has %u (0 … %u)",
+                       d, backend->ops->name, available, available - 1);
+          return FALSE;
+        }
+      for (j = 0; j < devices->len; j++)
+        if (g_array_index (devices, guint, j) == d)
+          {
+            g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                         "devices: device %u is listed twice", d);
+            return FALSE;
+          }
+      g_array_append_val (devices, d);
+    }
+  return TRUE;
+}
+
+AiryResult *
+airy_run (AirySystem           *system,
+          const AiryRunOptions *options,
+          AiryProgressFunc      progress,
+          gpointer              user_data,
+          GCancellable         *cancellable,
+          GError              **error)
+{
+  static const AiryRunOptions defaults = { 0 };
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(AiryPlan) plan = NULL;
+  g_autoptr(GError) local = NULL;
+  AiryRunOptions opts;
+  AiryBackend *backend;
+  AiryResult *result;
+  gint64 t0 = g_get_monotonic_time ();
+  guint threads, i, first = 0;
+  gulong handler = 0;
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
+
+  opts = options ? *options : defaults;
+  backend = airy_backend_choose (opts.backend, error);
+  if (backend == NULL)
+    return NULL;
+  if (backend->ops->execute == NULL && backend->ops->prepare == NULL)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                   "backend %s: cannot run systems", backend->ops->name);
+      return NULL;
+    }
+  if (!choose_devices (backend, &opts, devices, error))
+    return NULL;
+  opts.devices = (guint *) devices->data;
+  opts.n_devices = devices->len;
+
+  plan = _airy_plan_new (system, &opts, warnings, error);
+  if (plan == NULL)
+    return NULL;
+
+  /* Shard the batch axis in contiguous chunks, as asked or evenly. */
+  plan->n_slots = devices->len;
+  plan->chunks = g_new0 (AiryChunk, plan->n_slots);
+  threads = opts.threads ? opts.threads : g_get_num_processors ();
+  if (opts.chunks != NULL)
+    {
+      guint sum = 0;
+
+      for (i = 0; i < plan->n_slots; i++)
+        sum += opts.chunks[i];
+      if (sum != plan->n_planes)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       "chunks: must add up to the %u planes, got %u", plan->n_planes, sum);
+          return NULL;
+        }
+    }
+  for (i = 0; i < plan->n_slots; i++)
+    {
+      guint count = opts.chunks ? opts.chunks[i]
+                                : plan->n_planes / plan->n_slots + (i < plan->n_planes % plan->n_slots);
+      plan->chunks[i] = (AiryChunk) {
+        .slot = i,
+        .device = g_array_index (devices, guint, i),
+        .first = first,
+        .count = count,
+        .threads = MAX (1, threads / plan->n_slots),
+      };
+      first += count;
+    }
+
+  plan->progress = progress;
+  plan->progress_data = user_data;
+  plan->cancellable = g_cancellable_new ();
+  if (cancellable)
+    handler = g_cancellable_connect (cancellable, G_CALLBACK (forward_cancel),
+                                     g_object_ref (plan->cancellable), g_object_unref);
+
+  if (backend->ops->prepare && !backend->ops->prepare (backend, plan, error))
+    {
+      g_cancellable_disconnect (cancellable, handler);
+      return NULL;
+    }
+
+  if (plan->n_slots == 1)
+    {
+      Worker w = { backend, plan, &plan->chunks[0], NULL };
+      worker_run (&w);
+      if (w.error)
+        g_propagate_error (&local, w.error);
+    }
+  else
+    {
+      g_autofree Worker *workers = g_new0 (Worker, plan->n_slots);
+      g_autofree GThread **th = g_new0 (GThread *, plan->n_slots);
+
+      for (i = 0; i < plan->n_slots; i++)
+        {
+          workers[i] = (Worker) { backend, plan, &plan->chunks[i], NULL };
+          th[i] = g_thread_new ("airy-device", worker_run, &workers[i]);
+        }
+      for (i = 0; i < plan->n_slots; i++)
+        {
+          g_thread_join (th[i]);
+          if (workers[i].error)
+            {
+              /* keep the first real failure, not a cancellation it caused */
+              if (local == NULL || g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                {
+                  g_clear_error (&local);
+                  local = workers[i].error;
+                }
+              else
+                g_error_free (workers[i].error);
+            }
+        }
+    }
+  g_cancellable_disconnect (cancellable, handler);
+
+  if (local == NULL)
+    g_cancellable_set_error_if_cancelled (plan->cancellable, &local);
+  if (local == NULL && plan->reduce)
+    ok = (backend->ops->all_reduce == NULL || backend->ops->all_reduce (backend, plan, &local));
+  if (local == NULL && ok)
+    ok = backend->ops->finish == NULL || backend->ops->finish (backend, plan, &local);
+  if (backend->ops->release)
+    backend->ops->release (backend, plan);
+  if (local != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      return NULL;
+    }
+
+  _airy_fft_save_wisdom ();
+  result = g_new0 (AiryResult, 1);
+  result->stack = g_steal_pointer (&plan->out);
+  result->psf = g_steal_pointer (&plan->psf);
+  result->warnings = g_steal_pointer (&warnings);
+  result->hash = airy_system_hash (system);
+  result->seconds = (g_get_monotonic_time () - t0) / 1e6;
+  result->backend = g_strdup (backend->ops->name);
+  result->n_devices = plan->n_slots;
+  result->threads = threads;
+  return result;
+}

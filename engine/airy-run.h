@@ -1,0 +1,52 @@
+#pragma once
+
+#include <gio/gio.h>
+
+#include "airy-backend.h"
+#include "airy-stack.h"
+#include "airy-system.h"
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  const char  *backend;    /* "cpu", "cuda", "auto" or NULL (auto) */
+  const guint *devices;    /* backend device indices; NULL: all */
+  guint        n_devices;
+  guint        threads;    /* host threads in all; 0: all cores */
+  const guint *chunks;     /* explicit planes per device (sum = planes); NULL: even split */
+  gboolean     keep_psf;   /* imaging: also return the PSF stack */
+} AiryRunOptions;
+
+typedef void (*AiryProgressFunc) (guint    done,
+                                  guint    total,
+                                  gpointer user_data);
+
+typedef struct
+{
+  AiryStack *stack;        /* PSF stack, or the image (depth 1) of a reduction */
+  AiryStack *psf;          /* imaging with keep_psf */
+  GPtrArray *warnings;     /* char* */
+  guint64    hash;         /* airy_system_hash() of the system run */
+  double     seconds;
+  char      *backend;
+  guint      n_devices;
+  guint      threads;
+} AiryResult;
+
+AiryResult *airy_run          (AirySystem           *system,
+                               const AiryRunOptions *options,
+                               AiryProgressFunc      progress,
+                               gpointer              user_data,
+                               GCancellable         *cancellable,
+                               GError              **error);
+void        airy_result_free  (AiryResult           *result);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryResult, airy_result_free)
+
+/* Host memory budget in bytes: AIRY_MEMORY_BUDGET (e.g. "2G") or 90 % of
+ * MemAvailable. */
+guint64     airy_memory_budget (void);
+char       *airy_format_bytes  (guint64 bytes);
+
+G_END_DECLS

@@ -1,0 +1,214 @@
+#define G_LOG_DOMAIN "airy-sensor"
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "airy-elements-private.h"
+#include "airy-error.h"
+#include "airy-sensor-private.h"
+
+/* The sensor turns intensity into a recorded image: optional sum over z,
+ * resampling (block sum or bilinear), then photo-electrons = exposure·I,
+ * shot noise (Poisson, or its Gaussian approximation), full-well
+ * saturation, read noise, gain and offset (ADU), and quantisation to a bit
+ * depth. Random numbers are counter-based: the same seed gives the same
+ * image for any device split. */
+
+typedef struct { AiryElement parent; } AirySensor;
+typedef struct { AiryElementClass parent_class; } AirySensorClass;
+G_DEFINE_FINAL_TYPE (AirySensor, _airy_sensor, AIRY_TYPE_ELEMENT)
+
+void
+_airy_sensor_output_shape (AiryElement *self,
+                           guint h, guint w, double dy, double dx,
+                           guint *oh, guint *ow, double *ody, double *odx)
+{
+  int resample = airy_element_get_enum (self, "resample");
+
+  *oh = h;
+  *ow = w;
+  *ody = dy;
+  *odx = dx;
+  if (resample == AIRY_RESAMPLE_BLOCK_SUM)
+    {
+      guint f = (guint) airy_element_get_int (self, "factor");
+      *oh = MAX (h / f, 1);
+      *ow = MAX (w / f, 1);
+      *ody = dy * f;
+      *odx = dx * f;
+    }
+  else if (resample == AIRY_RESAMPLE_LINEAR)
+    {
+      double s = airy_element_get_double (self, "spacing");
+      if (s > 0.0)
+        {
+          *oh = MAX ((guint) floor (h * dy / s), 1);
+          *ow = MAX ((guint) floor (w * dx / s), 1);
+          *ody = *odx = s;
+        }
+    }
+}
+
+gboolean
+_airy_sensor_reduces (AiryElement *self)
+{
+  return airy_element_get_enum (self, "reduce") == AIRY_REDUCE_SUM;
+}
+
+static gboolean
+sensor_check (AiryElement *self, AiryContext *ctx, GError **error)
+{
+  guint f = (guint) airy_element_get_int (self, "factor");
+
+  if (airy_element_get_enum (self, "resample") == AIRY_RESAMPLE_BLOCK_SUM
+      && (f > ctx->height || f > ctx->width))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   "%s.factor: must be in [1, %u] for a %u × %u image, got %u",
+                   ctx->path, MIN (ctx->height, ctx->width), ctx->height, ctx->width, f);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Bilinear sample of img (h × w, spacing dy, dx, centre ⌊N/2⌋) at (y, x) µm; 0 outside. */
+static double
+sample_bilinear (const float *img, guint h, guint w, double dy, double dx, double y, double x)
+{
+  double sy = y / dy + h / 2, sx = x / dx + w / 2;
+  int y0 = (int) floor (sy), x0 = (int) floor (sx);
+  double fy = sy - y0, fx = sx - x0, v = 0.0;
+  int j, i;
+
+  for (j = 0; j < 2; j++)
+    for (i = 0; i < 2; i++)
+      {
+        int yy = y0 + j, xx = x0 + i;
+        double wgt = (j ? fy : 1 - fy) * (i ? fx : 1 - fx);
+
+        if (yy >= 0 && yy < (int) h && xx >= 0 && xx < (int) w)
+          v += wgt * img[(gsize) yy * w + xx];
+      }
+  return v;
+}
+
+float *
+_airy_sensor_process (AiryElement *self,
+                      const float *in,
+                      guint h, guint w, double dy, double dx,
+                      guint64 stream)
+{
+  int resample = airy_element_get_enum (self, "resample");
+  int noise = airy_element_get_enum (self, "noise");
+  double exposure = airy_element_get_double (self, "exposure");
+  double read_noise = airy_element_get_double (self, "read-noise");
+  double gain = airy_element_get_double (self, "gain");
+  double offset = airy_element_get_double (self, "offset");
+  double full_well = airy_element_get_double (self, "full-well");
+  int bits = airy_element_get_int (self, "bit-depth");
+  guint64 seed = (guint64) airy_element_get_int (self, "seed");
+  guint oh, ow, y, x;
+  double ody, odx;
+  float *out;
+  gsize i, n;
+
+  _airy_sensor_output_shape (self, h, w, dy, dx, &oh, &ow, &ody, &odx);
+  n = (gsize) oh * ow;
+  out = g_new0 (float, n);
+
+  if (resample == AIRY_RESAMPLE_BLOCK_SUM)
+    {
+      guint f = (guint) airy_element_get_int (self, "factor");
+      for (y = 0; y < oh * f; y++)
+        for (x = 0; x < ow * f; x++)
+          out[(gsize) (y / f) * ow + x / f] += in[(gsize) y * w + x];
+    }
+  else if (resample == AIRY_RESAMPLE_LINEAR && (oh != h || ow != w || ody != dy || odx != dx))
+    {
+      /* point samples of the intensity at the new pixel centres, times
+       * (ody·odx)/(dy·dx) when the pixel sum must be kept */
+      double scale = airy_element_get_boolean (self, "sum-preserving") ? ody * odx / (dy * dx) : 1.0;
+
+      for (y = 0; y < oh; y++)
+        for (x = 0; x < ow; x++)
+          out[(gsize) y * ow + x] = (float) (scale * sample_bilinear (in, h, w, dy, dx,
+                                                                        airy_grid_coord (y, oh, ody),
+                                                                        airy_grid_coord (x, ow, odx)));
+    }
+  else
+    memcpy (out, in, n * sizeof (float));
+
+  for (i = 0; i < n; i++)
+    {
+      double e = exposure * out[i];
+      guint64 s = (stream << 40) ^ (guint64) i;
+
+      if (noise == AIRY_NOISE_POISSON)
+        e = airy_poisson (e, seed, s);
+      else if (noise == AIRY_NOISE_GAUSSIAN)
+        e = MAX (0.0, e + sqrt (MAX (e, 0.0)) * airy_normal (seed, s, 1));
+      if (full_well > 0.0)
+        e = MIN (e, full_well);
+      if (read_noise > 0.0)
+        e += read_noise * airy_normal (seed, s, 2);
+      e = gain * e + offset;
+      if (bits > 0)
+        e = CLAMP (floor (e + 0.5), 0.0, ldexp (1.0, bits) - 1.0);
+      out[i] = (float) e;
+    }
+  return out;
+}
+
+static void
+_airy_sensor_class_init (AirySensorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+  guint id = 1;
+
+  airy_element_class_set_metadata (element_class, "sensor", "Sensor", AIRY_CATEGORY_SENSOR);
+  element_class->check = sensor_check;
+
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_enum ("reduce", "Reduce", "Sum the planes into one image",
+                          _airy_reduce_get_type (), AIRY_REDUCE_NONE, AIRY_PARAM_NEEDS_PLAN));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_enum ("resample", "Resample", "Block sum or bilinear resampling",
+                          _airy_resample_get_type (), AIRY_RESAMPLE_NONE, AIRY_PARAM_NEEDS_PLAN));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_int ("factor", "Block", "Block size of the block sum (pixels)", 1, 4096, 1,
+                         AIRY_PARAM_NEEDS_PLAN));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("spacing", "Pixel size", "Output pixel of the linear resampling (0: same)",
+                            "µm", 0.0, 1e4, 0.0, AIRY_PARAM_NEEDS_PLAN));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_boolean ("sum-preserving", "Keep sum", "Scale the linear resampling to keep the sum", TRUE));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_enum ("noise", "Shot noise", "Poisson, its Gaussian approximation, or none",
+                          _airy_noise_get_type (), AIRY_NOISE_NONE, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("exposure", "Exposure", "Photo-electrons per unit of intensity", NULL,
+                            0.0, 1e15, 1.0, AIRY_PARAM_EXCLUSIVE_MIN));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("read-noise", "Read noise", "Gaussian read noise (e⁻ RMS)", "e⁻",
+                            0.0, 1e6, 0.0, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("gain", "Gain", "ADU per electron", NULL, 0.0, 1e6, 1.0,
+                            AIRY_PARAM_EXCLUSIVE_MIN));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("offset", "Offset", "Baseline (ADU)", NULL, 0.0, 1e9, 0.0, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_double ("full-well", "Full well", "Saturation in electrons (0: none)", "e⁻",
+                            0.0, 1e12, 0.0, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_int ("bit-depth", "Bit depth", "Quantise to this many bits (0: float)", 0, 32, 0, 0));
+  airy_element_class_install_property (object_class, id++,
+    airy_param_spec_int ("seed", "Seed", "Seed of the noise", 0, G_MAXINT, 0, 0));
+}
+
+static void
+_airy_sensor_init (AirySensor *self)
+{
+}

@@ -1,0 +1,433 @@
+#define G_LOG_DOMAIN "airy-sources"
+
+#include "config.h"
+
+#include <math.h>
+
+#include "airy-elements-private.h"
+#include "airy-error.h"
+
+/* Sources write a fresh field for each plane. Their normalisation follows
+ * chromatix: every wavelength carries `power` (Σ|u|²·dx·dy = power). */
+
+static double
+plane_power_scale (const AiryField *field, guint l, double power)
+{
+  double p = airy_field_power (field, l);
+  return p > 0.0 ? sqrt (power / p) : 0.0;
+}
+
+static void
+scale_plane (AiryField *field, guint l, double s)
+{
+  gsize n = airy_field_plane_size (field), i;
+  fftwf_complex *u = field->data + l * n;
+
+  for (i = 0; i < n; i++)
+    u[i] *= (float) s;
+}
+
+static gboolean
+check_medium (AiryElement *self, AiryContext *ctx, GError **error)
+{
+  double n = airy_element_get_double (self, "n");
+
+  ctx->n = n;
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* objective-point-source                                                   */
+
+typedef struct { AiryElement parent; } AiryObjectivePointSource;
+typedef struct { AiryElementClass parent_class; } AiryObjectivePointSourceClass;
+G_DEFINE_FINAL_TYPE (AiryObjectivePointSource, _airy_objective_point_source, AIRY_TYPE_ELEMENT)
+
+typedef struct
+{
+  double f, n, na, power, ox, oy, z0;
+  int    model, apod;
+  double *amplitude;   /* per wavelength: normalisation, independent of z */
+  double *dx, *dy;
+  guint  h, w, n_lambda;
+  double *lambda;
+} ObjectiveState;
+
+static gboolean
+objective_check (AiryElement *self, AiryContext *ctx, GError **error)
+{
+  double n = airy_element_get_double (self, "n");
+  double na = airy_element_get_double (self, "na");
+  double f = airy_element_get_double (self, "f");
+
+  if (na > n)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   "%s.na: must be in (0, n=%g], got %g", ctx->path, n, na);
+      return FALSE;
+    }
+  ctx->n = n;
+  ctx->f = f;
+  ctx->na = na;
+  ctx->pupil_radius = f * na / n;
+  _airy_context_check_pupil (ctx, ctx->pupil_radius, "objective pupil");
+  return TRUE;
+}
+
+static void
+objective_free_state (gpointer p)
+{
+  ObjectiveState *s = p;
+
+  g_free (s->amplitude);
+  g_free (s->dx);
+  g_free (s->dy);
+  g_free (s->lambda);
+  g_free (s);
+}
+
+static double
+objective_apodisation (const ObjectiveState *s, double r2)
+{
+  return s->apod == AIRY_APODISATION_APLANATIC ? airy_apodisation_aplanatic (r2, s->f) : 1.0;
+}
+
+static gpointer
+objective_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
+{
+  ObjectiveState *s = g_new0 (ObjectiveState, 1);
+  double radius;
+  guint l;
+
+  s->f = airy_element_get_double (self, "f");
+  s->n = airy_element_get_double (self, "n");
+  s->na = airy_element_get_double (self, "na");
+  s->power = airy_element_get_double (self, "power");
+  s->ox = airy_element_get_double (self, "offset-x");
+  s->oy = airy_element_get_double (self, "offset-y");
+  s->z0 = airy_element_get_double (self, "z");
+  s->model = airy_element_get_enum (self, "defocus-model");
+  s->apod = airy_element_get_enum (self, "apodisation");
+  s->h = ctx->height;
+  s->w = ctx->width;
+  s->n_lambda = ctx->spectrum->n;
+  s->dx = g_memdup2 (ctx->dx, sizeof (double) * s->n_lambda);
+  s->dy = g_memdup2 (ctx->dy, sizeof (double) * s->n_lambda);
+  s->lambda = g_memdup2 (ctx->spectrum->wavelengths, sizeof (double) * s->n_lambda);
+  s->amplitude = g_new0 (double, s->n_lambda);
+  radius = s->f * s->na / s->n;
+
+  /* |u| inside the pupil does not depend on z: A = √(power / (Σ apod² dx dy)). */
+  for (l = 0; l < s->n_lambda; l++)
+    {
+      double sum = 0.0;
+      guint y, x;
+
+      for (y = 0; y < s->h; y++)
+        {
+          double yy = airy_grid_coord (y, s->h, s->dy[l]);
+          for (x = 0; x < s->w; x++)
+            {
+              double xx = airy_grid_coord (x, s->w, s->dx[l]);
+              double r2 = xx * xx + yy * yy;
+
+              if (airy_inside_circle (r2, radius))
+                {
+                  double a = objective_apodisation (s, r2);
+                  sum += a * a;
+                }
+            }
+        }
+      s->amplitude[l] = sum > 0.0 ? sqrt (s->power / (sum * s->dx[l] * s->dy[l])) : 0.0;
+    }
+  return s;
+}
+
+static gboolean
+objective_apply (AiryElement *self, gpointer state, AiryField *field,
+                 const AiryPlane *plane, GError **error)
+{
+  ObjectiveState *s = state;
+  double radius = s->f * s->na / s->n;
+  double z = plane->z + s->z0;
+  gsize np = airy_field_plane_size (field);
+  guint l, y, x;
+
+  for (l = 0; l < field->n_lambda; l++)
+    {
+      fftwf_complex *u = field->data + l * np;
+      double lambda = field->lambda[l];
+      /* A lateral offset (x0, y0) of the point is a tilt in the pupil:
+       * +2π n (x0 x + y0 y)/(λ f), so the PSF peak lands at (x0, y0). */
+      double kx = 2.0 * AIRY_PI * s->n * s->ox / (lambda * s->f);
+      double ky = 2.0 * AIRY_PI * s->n * s->oy / (lambda * s->f);
+
+      for (y = 0; y < field->height; y++)
+        {
+          double yy = airy_grid_coord (y, field->height, field->dy[l]);
+          fftwf_complex *row = u + (gsize) y * field->width;
+
+          for (x = 0; x < field->width; x++)
+            {
+              double xx = airy_grid_coord (x, field->width, field->dx[l]);
+              double r2 = xx * xx + yy * yy;
+              double phi;
+
+              if (!airy_inside_circle (r2, radius))
+                {
+                  row[x] = 0.0f;
+                  continue;
+                }
+              phi = s->model == AIRY_DEFOCUS_NONPARAXIAL
+                    ? airy_defocus_nonparaxial (r2, z, s->n, lambda, s->f)
+                    : airy_defocus_paraxial (r2, z, s->n, lambda, s->f);
+              phi += kx * xx + ky * yy;
+              row[x] = (float) (s->amplitude[l] * objective_apodisation (s, r2)) * _airy_cis (phi);
+            }
+        }
+    }
+  return TRUE;
+}
+
+static void
+_airy_objective_point_source_class_init (AiryObjectivePointSourceClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "objective-point-source",
+                                   "Objective point source", AIRY_CATEGORY_SOURCE);
+  element_class->check = objective_check;
+  element_class->prepare = objective_prepare;
+  element_class->free_state = objective_free_state;
+  element_class->apply = objective_apply;
+
+  airy_element_class_install_property (object_class, 1,
+    airy_param_spec_double ("f", "Focal length", "Objective focal length", "µm",
+                            0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
+  airy_element_class_install_property (object_class, 2,
+    airy_param_spec_double ("n", "Refractive index", "Immersion medium index", NULL,
+                            1.0, 4.0, 1.33, 0));
+  airy_element_class_install_property (object_class, 3,
+    airy_param_spec_double ("na", "NA", "Numerical aperture (≤ n)", NULL,
+                            0.0, 4.0, 0.8, AIRY_PARAM_EXCLUSIVE_MIN));
+  airy_element_class_install_property (object_class, 4,
+    airy_param_spec_double ("power", "Power", "Power of each plane (Σ|u|²·dx·dy)", NULL,
+                            0.0, 1e12, 1.0, AIRY_PARAM_EXCLUSIVE_MIN));
+  airy_element_class_install_property (object_class, 5,
+    airy_param_spec_enum ("defocus-model", "Defocus model", "Paraxial (chromatix) or non-paraxial",
+                          _airy_defocus_model_get_type (), AIRY_DEFOCUS_PARAXIAL, 0));
+  airy_element_class_install_property (object_class, 6,
+    airy_param_spec_enum ("apodisation", "Apodisation", "Pupil apodisation",
+                          _airy_apodisation_get_type (), AIRY_APODISATION_NONE, 0));
+  airy_element_class_install_property (object_class, 7,
+    airy_param_spec_double ("offset-x", "Offset x", "Lateral offset of the point", "µm",
+                            -1e4, 1e4, 0.0, 0));
+  airy_element_class_install_property (object_class, 8,
+    airy_param_spec_double ("offset-y", "Offset y", "Lateral offset of the point", "µm",
+                            -1e4, 1e4, 0.0, 0));
+  airy_element_class_install_property (object_class, 9,
+    airy_param_spec_double ("z", "Extra defocus", "Added to each plane's z", "µm",
+                            -1e4, 1e4, 0.0, 0));
+}
+
+static void
+_airy_objective_point_source_init (AiryObjectivePointSource *self)
+{
+}
+
+/* ------------------------------------------------------------------------ */
+/* plane-wave                                                               */
+
+typedef struct { AiryElement parent; } AiryPlaneWave;
+typedef struct { AiryElementClass parent_class; } AiryPlaneWaveClass;
+G_DEFINE_FINAL_TYPE (AiryPlaneWave, _airy_plane_wave, AIRY_TYPE_ELEMENT)
+
+static gboolean
+plane_wave_apply (AiryElement *self, gpointer state, AiryField *field,
+                  const AiryPlane *plane, GError **error)
+{
+  double power = airy_element_get_double (self, "power");
+  double n = airy_element_get_double (self, "n");
+  double ax = airy_element_get_double (self, "angle-x");
+  double ay = airy_element_get_double (self, "angle-y");
+  gsize np = airy_field_plane_size (field);
+  guint l, y, x;
+
+  for (l = 0; l < field->n_lambda; l++)
+    {
+      fftwf_complex *u = field->data + l * np;
+      double k = 2.0 * AIRY_PI * n / field->lambda[l];
+      double a = sqrt (power / (np * field->dx[l] * field->dy[l]));
+
+      for (y = 0; y < field->height; y++)
+        for (x = 0; x < field->width; x++)
+          {
+            double xx = airy_grid_coord (x, field->width, field->dx[l]);
+            double yy = airy_grid_coord (y, field->height, field->dy[l]);
+            u[(gsize) y * field->width + x] = (float) a * _airy_cis (k * (sin (ax) * xx + sin (ay) * yy));
+          }
+    }
+  return TRUE;
+}
+
+static void
+_airy_plane_wave_class_init (AiryPlaneWaveClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "plane-wave", "Plane wave", AIRY_CATEGORY_SOURCE);
+  element_class->check = check_medium;
+  element_class->apply = plane_wave_apply;
+  airy_element_class_install_property (object_class, 1,
+    airy_param_spec_double ("n", "Refractive index", "Medium index", NULL, 1.0, 4.0, 1.0, 0));
+  airy_element_class_install_property (object_class, 2,
+    airy_param_spec_double ("power", "Power", "Σ|u|²·dx·dy", NULL, 0.0, 1e12, 1.0,
+                            AIRY_PARAM_EXCLUSIVE_MIN));
+  airy_element_class_install_property (object_class, 3,
+    airy_param_spec_double ("angle-x", "Angle x", "Propagation angle to the axis in x", "rad",
+                            -1.5, 1.5, 0.0, 0));
+  airy_element_class_install_property (object_class, 4,
+    airy_param_spec_double ("angle-y", "Angle y", "Propagation angle to the axis in y", "rad",
+                            -1.5, 1.5, 0.0, 0));
+}
+
+static void
+_airy_plane_wave_init (AiryPlaneWave *self)
+{
+}
+
+/* ------------------------------------------------------------------------ */
+/* point-source: a paraxial spherical wave at distance z                    */
+
+typedef struct { AiryElement parent; } AiryPointSource;
+typedef struct { AiryElementClass parent_class; } AiryPointSourceClass;
+G_DEFINE_FINAL_TYPE (AiryPointSource, _airy_point_source, AIRY_TYPE_ELEMENT)
+
+static gboolean
+point_source_apply (AiryElement *self, gpointer state, AiryField *field,
+                    const AiryPlane *plane, GError **error)
+{
+  double power = airy_element_get_double (self, "power");
+  double n = airy_element_get_double (self, "n");
+  double z = plane->z + airy_element_get_double (self, "z");
+  gsize np = airy_field_plane_size (field);
+  guint l, y, x;
+
+  if (fabs (z) < 1e-9)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   "point-source: distance z must not be 0 (plane %u has z = %g µm)",
+                   plane->index, z);
+      return FALSE;
+    }
+  for (l = 0; l < field->n_lambda; l++)
+    {
+      fftwf_complex *u = field->data + l * np;
+      double lambda = field->lambda[l];
+
+      /* u = exp(iπ n r² / (λ z)): the Fresnel approximation of e^{ikR}/R,
+       * normalised to the power below. */
+      for (y = 0; y < field->height; y++)
+        for (x = 0; x < field->width; x++)
+          {
+            double xx = airy_grid_coord (x, field->width, field->dx[l]);
+            double yy = airy_grid_coord (y, field->height, field->dy[l]);
+            u[(gsize) y * field->width + x] = _airy_cis (AIRY_PI * n * (xx * xx + yy * yy) / (lambda * z));
+          }
+      scale_plane (field, l, plane_power_scale (field, l, power));
+    }
+  return TRUE;
+}
+
+static void
+_airy_point_source_class_init (AiryPointSourceClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "point-source", "Point source", AIRY_CATEGORY_SOURCE);
+  element_class->check = check_medium;
+  element_class->apply = point_source_apply;
+  airy_element_class_install_property (object_class, 1,
+    airy_param_spec_double ("n", "Refractive index", "Medium index", NULL, 1.0, 4.0, 1.0, 0));
+  airy_element_class_install_property (object_class, 2,
+    airy_param_spec_double ("power", "Power", "Σ|u|²·dx·dy", NULL, 0.0, 1e12, 1.0,
+                            AIRY_PARAM_EXCLUSIVE_MIN));
+  airy_element_class_install_property (object_class, 3,
+    airy_param_spec_double ("z", "Distance", "Added to each plane's z", "µm", -1e6, 1e6, 0.0, 0));
+}
+
+static void
+_airy_point_source_init (AiryPointSource *self)
+{
+}
+
+/* ------------------------------------------------------------------------ */
+/* gaussian-beam                                                            */
+
+typedef struct { AiryElement parent; } AiryGaussianBeam;
+typedef struct { AiryElementClass parent_class; } AiryGaussianBeamClass;
+G_DEFINE_FINAL_TYPE (AiryGaussianBeam, _airy_gaussian_beam, AIRY_TYPE_ELEMENT)
+
+static gboolean
+gaussian_beam_apply (AiryElement *self, gpointer state, AiryField *field,
+                     const AiryPlane *plane, GError **error)
+{
+  double power = airy_element_get_double (self, "power");
+  double n = airy_element_get_double (self, "n");
+  double w0 = airy_element_get_double (self, "waist");
+  double z = plane->z + airy_element_get_double (self, "z");
+  gsize np = airy_field_plane_size (field);
+  guint l, y, x;
+
+  for (l = 0; l < field->n_lambda; l++)
+    {
+      fftwf_complex *u = field->data + l * np;
+      double lambda = field->lambda[l];
+      /* q-parameter form: u ∝ (1/q) exp(−iπ n r² / (λ q)), q = z + i z_R,
+       * z_R = π w0² n / λ; |u| ∝ exp(−r²/w(z)²), Gouy phase included. */
+      double zr = AIRY_PI * w0 * w0 * n / lambda;
+      double complex q = z + I * zr;
+      double complex inv_q = 1.0 / q;
+
+      for (y = 0; y < field->height; y++)
+        for (x = 0; x < field->width; x++)
+          {
+            double xx = airy_grid_coord (x, field->width, field->dx[l]);
+            double yy = airy_grid_coord (y, field->height, field->dy[l]);
+            double complex v = inv_q * cexp (-I * AIRY_PI * n * (xx * xx + yy * yy) * inv_q / lambda);
+            u[(gsize) y * field->width + x] = (float) creal (v) + I * (float) cimag (v);
+          }
+      scale_plane (field, l, plane_power_scale (field, l, power));
+    }
+  return TRUE;
+}
+
+static void
+_airy_gaussian_beam_class_init (AiryGaussianBeamClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "gaussian-beam", "Gaussian beam", AIRY_CATEGORY_SOURCE);
+  element_class->check = check_medium;
+  element_class->apply = gaussian_beam_apply;
+  airy_element_class_install_property (object_class, 1,
+    airy_param_spec_double ("n", "Refractive index", "Medium index", NULL, 1.0, 4.0, 1.0, 0));
+  airy_element_class_install_property (object_class, 2,
+    airy_param_spec_double ("power", "Power", "Σ|u|²·dx·dy", NULL, 0.0, 1e12, 1.0,
+                            AIRY_PARAM_EXCLUSIVE_MIN));
+  airy_element_class_install_property (object_class, 3,
+    airy_param_spec_double ("waist", "Waist", "1/e² intensity radius w0 at the waist", "µm",
+                            0.0, 1e6, 10.0, AIRY_PARAM_EXCLUSIVE_MIN));
+  airy_element_class_install_property (object_class, 4,
+    airy_param_spec_double ("z", "Distance from waist", "Added to each plane's z", "µm",
+                            -1e6, 1e6, 0.0, 0));
+}
+
+static void
+_airy_gaussian_beam_init (AiryGaussianBeam *self)
+{
+}

@@ -1,0 +1,103 @@
+#pragma once
+
+#include <glib-object.h>
+
+#include "airy-element.h"
+#include "airy-field.h"
+
+G_BEGIN_DECLS
+
+#define AIRY_TYPE_SYSTEM (airy_system_get_type ())
+G_DECLARE_FINAL_TYPE (AirySystem, airy_system, AIRY, SYSTEM, GObject)
+
+typedef enum
+{
+  AIRY_SAMPLE_NONE,
+  AIRY_SAMPLE_CONSTANT,
+  AIRY_SAMPLE_FILE,
+  AIRY_SAMPLE_BEADS,
+} AirySampleKind;
+
+typedef struct
+{
+  AirySampleKind kind;
+  double         value;      /* constant */
+  char          *file;       /* file (as written in the JSON) */
+  guint          count;      /* beads */
+  guint          seed;
+  double         intensity;
+} AirySample;
+
+AirySystem   *airy_system_new              (void);
+AirySystem   *airy_system_new_from_data    (const char  *data,
+                                            gssize       length,
+                                            const char  *base_dir,
+                                            const char  *source_name,
+                                            GError     **error);
+AirySystem   *airy_system_new_from_file    (const char  *path,
+                                            GError     **error);
+AirySystem   *airy_system_new_from_preset  (const char  *name,
+                                            GError     **error);
+AirySystem   *airy_system_copy             (AirySystem  *self);
+
+char         *airy_system_to_json          (AirySystem  *self);
+gboolean      airy_system_save             (AirySystem  *self,
+                                            const char  *path,
+                                            GError     **error);
+guint64       airy_system_hash             (AirySystem  *self);
+
+/* Checks everything a run would check (ranges, cross-field rules, files,
+ * memory budget) and collects warnings (char*) without computing. */
+gboolean      airy_system_validate         (AirySystem  *self,
+                                            GPtrArray   *warnings,
+                                            GError     **error);
+
+const char   *airy_system_get_name         (AirySystem  *self);
+void          airy_system_set_name         (AirySystem  *self,
+                                            const char  *name);
+const char   *airy_system_get_base_dir     (AirySystem  *self);
+gboolean      airy_system_is_microscope    (AirySystem  *self);
+void          airy_system_get_shape        (AirySystem  *self,
+                                            guint       *height,
+                                            guint       *width);
+void          airy_system_set_shape        (AirySystem  *self,
+                                            guint        height,
+                                            guint        width);
+double        airy_system_get_spacing      (AirySystem  *self);
+void          airy_system_set_spacing      (AirySystem  *self,
+                                            double       spacing);
+const AirySpectrum *airy_system_get_spectrum (AirySystem *self);
+void          airy_system_set_spectrum     (AirySystem  *self,
+                                            const AirySpectrum *spectrum);
+const double *airy_system_get_z            (AirySystem  *self,
+                                            guint       *n);
+void          airy_system_set_z_range      (AirySystem  *self,
+                                            double       start,
+                                            double       stop,
+                                            guint        count);
+void          airy_system_set_z_values     (AirySystem  *self,
+                                            const double *values,
+                                            guint        count);
+GPtrArray    *airy_system_get_elements     (AirySystem  *self);
+void          airy_system_add_element      (AirySystem  *self,
+                                            AiryElement *element);
+AiryElement  *airy_system_get_objective    (AirySystem  *self);
+double        airy_system_get_f_tube       (AirySystem  *self);
+void          airy_system_set_f_tube       (AirySystem  *self,
+                                            double       f_tube);
+AiryElement  *airy_system_get_sensor       (AirySystem  *self);
+void          airy_system_set_sensor       (AirySystem  *self,
+                                            AiryElement *sensor);
+const AirySample *airy_system_get_sample   (AirySystem  *self);
+void          airy_system_set_sample       (AirySystem  *self,
+                                            const AirySample *sample);
+void          airy_system_make_microscope  (AirySystem  *self,
+                                            AiryElement *objective,
+                                            double       f_tube);
+void          airy_system_changed          (AirySystem  *self);
+
+char        **airy_presets_list            (void);
+char         *airy_preset_get_json         (const char  *name,
+                                            GError     **error);
+
+G_END_DECLS

@@ -1,0 +1,19 @@
+#pragma once
+
+#include "airy-backend.h"
+#include "airy-element.h"
+#include "airy-error.h"
+#include "airy-field.h"
+#include "airy-run.h"
+#include "airy-stack.h"
+#include "airy-system.h"
+#include "airy-version.h"
+
+G_BEGIN_DECLS
+
+/* Registers the built-in elements and the CPU backend and loads the modules
+ * on the modules path once; safe to call more than once. */
+void        airy_init              (void);
+const char *airy_version_string    (void);
+
+G_END_DECLS

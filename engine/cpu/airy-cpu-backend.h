@@ -1,0 +1,9 @@
+#pragma once
+
+#include "airy-backend.h"
+
+G_BEGIN_DECLS
+
+const AiryBackendOps *_airy_cpu_backend_ops (void);
+
+G_END_DECLS

@@ -1,0 +1,139 @@
+/* Helpers shared by the GLib tests. */
+#pragma once
+
+#include <math.h>
+#include <string.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "airy.h"
+
+/* A system from JSON text, failing the test on error. */
+static inline AirySystem *
+test_system (const char *json)
+{
+  g_autoptr(GError) error = NULL;
+  AirySystem *system = airy_system_new_from_data (json, -1, NULL, "test", &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (system);
+  return system;
+}
+
+static inline AiryResult *
+test_run (AirySystem *system, const AiryRunOptions *options)
+{
+  g_autoptr(GError) error = NULL;
+  AiryResult *result = airy_run (system, options, NULL, NULL, NULL, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (result);
+  return result;
+}
+
+static inline float
+plane_max (const float *p, gsize n, gsize *where)
+{
+  float m = -INFINITY;
+  gsize i;
+
+  for (i = 0; i < n; i++)
+    if (p[i] > m)
+      {
+        m = p[i];
+        if (where)
+          *where = i;
+      }
+  return m;
+}
+
+static inline double
+plane_sum (const float *p, gsize n)
+{
+  double s = 0.0;
+  gsize i;
+
+  for (i = 0; i < n; i++)
+    s += p[i];
+  return s;
+}
+
+/* FWHM (in samples) of the peak of a 1-D profile of a band-limited
+ * intensity: Fourier interpolation (zero padding the spectrum `up` times)
+ * is exact for a PSF whose spectrum fits the grid, then the half-maximum
+ * crossings are found linearly on the fine grid. */
+static inline double
+profile_fwhm (const float *v, int n, int c)
+{
+  int up = 32, m = n * up, k, i;
+  fftwf_complex *spec = fftwf_alloc_complex (n);
+  fftwf_complex *fine = fftwf_alloc_complex (m);
+  fftwf_plan fwd = fftwf_plan_dft_1d (n, spec, spec, FFTW_FORWARD, FFTW_ESTIMATE);
+  fftwf_plan bwd = fftwf_plan_dft_1d (m, fine, fine, FFTW_BACKWARD, FFTW_ESTIMATE);
+  double half, left, right;
+
+  for (k = 0; k < n; k++)
+    spec[k] = v[k];
+  fftwf_execute (fwd);
+  memset (fine, 0, sizeof (fftwf_complex) * m);
+  for (k = 0; k < (n + 1) / 2; k++)
+    fine[k] = spec[k];
+  for (k = 1; k <= n / 2; k++)
+    fine[m - k] = spec[n - k];
+  if (n % 2 == 0)
+    {
+      /* split the Nyquist term between ±n/2 */
+      fine[n / 2] = spec[n / 2] / 2;
+      fine[m - n / 2] = spec[n / 2] / 2;
+    }
+  fftwf_execute (bwd);
+  /* fine[j] is the profile at sample j/up (unnormalised by n) */
+  half = crealf (fine[c * up]) / 2.0;
+  for (i = c * up; i + 1 < m && crealf (fine[i + 1]) > half; i++)
+    ;
+  right = i + (crealf (fine[i]) - half) / (crealf (fine[i]) - crealf (fine[i + 1]));
+  for (i = c * up; i - 1 >= 0 && crealf (fine[i - 1]) > half; i--)
+    ;
+  left = i - (crealf (fine[i]) - half) / (crealf (fine[i]) - crealf (fine[i - 1]));
+  fftwf_destroy_plan (fwd);
+  fftwf_destroy_plan (bwd);
+  fftwf_free (spec);
+  fftwf_free (fine);
+  return (right - left) / up;
+}
+
+/* Fresnel integrals C(t), S(t) by composite Simpson (t up to ~20). */
+static inline void
+fresnel_cs (double t, double *c, double *s)
+{
+  int n = 20000, i;
+  double h = t / n, sc = 0.0, ss = 0.0;
+
+  for (i = 0; i <= n; i++)
+    {
+      double x = i * h, w = (i == 0 || i == n) ? 1.0 : (i % 2 ? 4.0 : 2.0);
+      sc += w * cos (G_PI * x * x / 2.0);
+      ss += w * sin (G_PI * x * x / 2.0);
+    }
+  *c = sc * h / 3.0;
+  *s = ss * h / 3.0;
+}
+
+static inline double
+sinc (double x)
+{
+  return fabs (x) < 1e-12 ? 1.0 : sin (x) / x;
+}
+
+/* Is there any file in dir whose name starts with prefix? (leftover temporaries) */
+static inline gboolean
+dir_has_prefix (const char *dir, const char *prefix)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while (d && (name = g_dir_read_name (d)) != NULL)
+    if (g_str_has_prefix (name, prefix))
+      return TRUE;
+  return FALSE;
+}

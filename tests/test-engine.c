@@ -1,0 +1,320 @@
+/* Engine skeleton: error domain, registries, backends, modules, sharding. */
+#include "config.h"
+
+#include "airy-test-util.h"
+
+static void
+test_error_domain (void)
+{
+  g_autoptr(GError) bad = g_error_new (AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, "x");
+  g_autoptr(GError) run = g_error_new (AIRY_ERROR, AIRY_ERROR_BACKEND, "x");
+
+  g_assert_cmpstr (g_quark_to_string (AIRY_ERROR), ==, "airy-error-quark");
+  g_assert_true (airy_error_is_bad_input (bad));
+  g_assert_false (airy_error_is_bad_input (run));
+  g_assert_cmpstr (airy_version_string (), ==, PACKAGE_VERSION);
+}
+
+static void
+test_element_registry (void)
+{
+  static const char *const builtin[] = {
+    "objective-point-source", "plane-wave", "point-source", "gaussian-beam", "circular-pupil",
+    "square-pupil", "rectangular-pupil", "gaussian-pupil", "amplitude-mask", "phase-mask",
+    "ff-lens", "df-lens", "thin-lens", "propagate", "sensor", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryElement) lens = NULL;
+  guint i;
+
+  for (i = 0; builtin[i]; i++)
+    {
+      GType t = airy_element_lookup (builtin[i]);
+      g_autoptr(GTypeClass) klass = NULL;
+
+      g_assert_true (t != G_TYPE_INVALID);
+      klass = g_type_class_ref (t);
+      g_assert_cmpstr (((AiryElementClass *) klass)->type_name, ==, builtin[i]);
+    }
+  g_assert_true (airy_element_lookup ("no-such-element") == G_TYPE_INVALID);
+  g_assert_null (airy_element_new ("no-such-element", &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_UNKNOWN_TYPE);
+
+  /* parameters carry range, default and unit */
+  lens = airy_element_new ("ff-lens", NULL);
+  {
+    GParamSpec *f = g_object_class_find_property (G_OBJECT_GET_CLASS (lens), "f");
+    g_autofree char *range = airy_param_spec_range_string (f);
+
+    g_assert_cmpstr (airy_param_spec_get_unit (f), ==, "µm");
+    g_assert_cmpstr (range, ==, "(0, 1e+06] µm");
+    g_assert_cmpfloat (airy_element_get_double (lens, "f"), ==, 100.0);
+    g_object_set (lens, "f", 42.0, NULL);
+    g_assert_cmpfloat (airy_element_get_double (lens, "f"), ==, 42.0);
+  }
+}
+
+static void
+test_cpu_backend (void)
+{
+  AiryBackend *cpu = airy_backend_lookup ("cpu");
+  AiryDeviceInfo info = { 0 };
+
+  g_assert_nonnull (cpu);
+  g_assert_true (cpu->available);
+  g_unsetenv ("AIRY_CPU_DEVICES");
+  g_assert_cmpuint (cpu->ops->n_devices (cpu), ==, 1);
+  g_setenv ("AIRY_CPU_DEVICES", "3", TRUE);
+  g_assert_cmpuint (cpu->ops->n_devices (cpu), ==, 3);
+  cpu->ops->device_info (cpu, 2, &info);
+  g_assert_cmpstr (info.name, ==, "CPU (virtual device 2 of 3)");
+  g_assert_cmpuint (info.threads, >=, 1);
+  g_assert_cmpuint (info.memory, >, 0);
+  airy_device_info_clear (&info);
+  g_unsetenv ("AIRY_CPU_DEVICES");
+  /* the GPU-less default */
+  g_assert_true (airy_backend_choose ("auto", NULL) == cpu || airy_backend_lookup ("cuda")->available);
+}
+
+static void
+test_cuda_module (void)
+{
+  AiryBackend *cuda = airy_backend_lookup ("cuda");
+  g_autoptr(GError) error = NULL;
+
+  if (g_strcmp0 (g_getenv ("AIRY_HAVE_CUDA_MODULE"), "1") != 0)
+    {
+      /* without the module, asking for CUDA says so */
+      g_assert_null (cuda);
+      g_assert_null (airy_backend_choose ("cuda", &error));
+      g_assert_error (error, AIRY_ERROR, AIRY_ERROR_NO_DEVICE);
+      g_assert_true (g_str_has_prefix (error->message, "backend: no CUDA device:"));
+      return;
+    }
+  /* the module was found on the modules path and loaded without libcuda */
+  g_assert_nonnull (cuda);
+  g_assert_nonnull (cuda->module_path);
+  g_assert_true (g_str_has_suffix (cuda->module_path, "airy-cuda.so"));
+  if (cuda->available)
+    {
+      g_test_skip ("a CUDA device is present: the no-device path cannot be checked here");
+      return;
+    }
+  g_assert_true (g_str_has_prefix (cuda->unavailable_reason, "no CUDA device: "));
+  g_assert_null (airy_backend_choose ("cuda", &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_NO_DEVICE);
+  g_assert_nonnull (strstr (error->message, "no CUDA device"));
+  /* auto falls back to the CPU */
+  g_assert_cmpstr (airy_backend_choose ("auto", NULL)->ops->name, ==, "cpu");
+}
+
+static void
+test_element_module (void)
+{
+  /* the example module in tests/modules registered "ring-mask" */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryResult) result = NULL;
+  g_autofree GType *types = NULL;
+  GPtrArray *loaded = airy_modules_loaded ();
+  gboolean listed = FALSE, found = FALSE;
+  guint i, n;
+  float *p;
+
+  for (i = 0; i < loaded->len; i++)
+    found |= g_str_has_suffix (g_ptr_array_index (loaded, i), "airy-ring-mask.so");
+  g_assert_true (found);
+  types = airy_element_list_types (&n);
+  for (i = 0; i < n; i++)
+    listed |= types[i] == airy_element_lookup ("ring-mask");
+  g_assert_true (listed);
+
+  /* used from a system file: a ring of 20…40 µm on a plane wave */
+  system = test_system ("{\"airy\": 1, \"grid\": {\"shape\": [101, 101], \"spacing\": 1.0},"
+                        " \"spectrum\": {\"wavelengths\": [0.5]},"
+                        " \"elements\": [{\"type\": \"plane-wave\"},"
+                        "  {\"type\": \"ring-mask\", \"inner\": 20, \"outer\": 40}]}");
+  result = test_run (system, NULL);
+  p = result->stack->data;
+  g_assert_cmpfloat (p[50 * 101 + 50], ==, 0.0f);          /* centre blocked */
+  g_assert_cmpfloat (p[50 * 101 + 80], >, 0.0f);           /* r = 30 open */
+  g_assert_cmpfloat (p[50 * 101 + 95], ==, 0.0f);          /* r = 45 blocked */
+
+  /* bad values for the module's parameters get the same messages */
+  g_clear_object (&system);
+  system = airy_system_new_from_data ("{\"airy\": 1, \"grid\": {\"shape\": [8, 8], \"spacing\": 1},"
+                                      " \"spectrum\": {\"wavelengths\": [0.5]}, \"elements\": ["
+                                      "{\"type\": \"plane-wave\"}, {\"type\": \"ring-mask\", \"outer\": 0}]}",
+                                      -1, NULL, "test", &error);
+  g_assert_null (system);
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+  g_assert_cmpstr (error->message, ==, "elements[1].outer: must be in (0, 1e+06] µm, got 0");
+}
+
+static void
+test_broken_module (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("airy-mod-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "broken.so", NULL);
+  g_autoptr(GError) error = NULL;
+  GPtrArray *errors;
+  guint before;
+
+  errors = airy_modules_errors ();
+  before = errors->len;
+  g_assert_true (g_file_set_contents (path, "not an ELF file", -1, NULL));
+  g_assert_false (airy_modules_load_dir (dir, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_MODULE);
+  g_assert_true (g_str_has_prefix (error->message, path));
+  g_assert_cmpuint (airy_modules_errors ()->len, ==, before + 1);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+static const char *sharded_psf =
+  "{\"airy\": 1, \"grid\": {\"shape\": [96, 96], \"spacing\": 1.0},"
+  " \"spectrum\": {\"wavelengths\": [0.5, 0.6]},"
+  " \"z\": {\"start\": -3, \"stop\": 3, \"count\": 11},"
+  " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.5},"
+  "  {\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [5, 7],"
+  "   \"zernike-coefficients\": [0.1, -0.2]}, {\"type\": \"ff-lens\", \"f\": 50}]}";
+
+static void
+compare_stacks (AiryStack *a, AiryStack *b, double tolerance)
+{
+  gsize n = (gsize) a->depth * airy_stack_plane_size (a), i;
+  float lo, hi;
+  double worst = 0.0;
+
+  g_assert_cmpuint (a->depth, ==, b->depth);
+  g_assert_cmpuint (a->height, ==, b->height);
+  g_assert_cmpuint (a->width, ==, b->width);
+  airy_stack_min_max (a, &lo, &hi);
+  for (i = 0; i < n; i++)
+    worst = MAX (worst, fabs (a->data[i] - b->data[i]));
+  g_assert_cmpfloat (worst, <=, tolerance * hi);
+}
+
+static void
+test_sharding_psf (void)
+{
+  g_autoptr(AirySystem) system = test_system (sharded_psf);
+  g_autoptr(AiryResult) one = NULL;
+  guint k;
+
+  g_setenv ("AIRY_CPU_DEVICES", "4", TRUE);
+  one = test_run (system, &(AiryRunOptions) { .backend = "cpu", .devices = (guint[]) { 0 }, .n_devices = 1 });
+  for (k = 2; k <= 4; k++)
+    {
+      g_autoptr(AiryResult) many = NULL;
+      guint devices[] = { 0, 1, 2, 3 };
+
+      many = test_run (system, &(AiryRunOptions) { .backend = "cpu", .devices = devices, .n_devices = k });
+      g_assert_cmpuint (many->n_devices, ==, k);
+      compare_stacks (one->stack, many->stack, 1e-6);
+    }
+  /* explicit chunks: the caller decides the split */
+  {
+    g_autoptr(AiryResult) explicit = test_run (system, &(AiryRunOptions) {
+      .backend = "cpu", .devices = (guint[]) { 3, 1 }, .n_devices = 2, .chunks = (guint[]) { 9, 2 } });
+    g_autoptr(GError) error = NULL;
+
+    compare_stacks (one->stack, explicit->stack, 1e-6);
+    g_assert_null (airy_run (system, &(AiryRunOptions) { .backend = "cpu", .devices = (guint[]) { 0, 1 },
+                                                          .n_devices = 2, .chunks = (guint[]) { 3, 3 } },
+                             NULL, NULL, NULL, &error));
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+    g_assert_cmpstr (error->message, ==, "chunks: must add up to the 11 planes, got 6");
+    g_clear_error (&error);
+    g_assert_null (airy_run (system, &(AiryRunOptions) { .backend = "cpu", .devices = (guint[]) { 7 },
+                                                          .n_devices = 1 }, NULL, NULL, NULL, &error));
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+    g_assert_cmpstr (error->message, ==, "devices: device 7 does not exist; the cpu backend has 4 (0 … 3)");
+  }
+  g_unsetenv ("AIRY_CPU_DEVICES");
+}
+
+typedef struct
+{
+  guint         calls;
+  guint         last;
+  guint         total;
+  GCancellable *cancel_at_3;
+} ProgressLog;
+
+static void
+on_progress (guint done, guint total, gpointer user_data)
+{
+  ProgressLog *log = user_data;
+
+  log->calls++;
+  g_assert_cmpuint (done, >, log->last);
+  log->last = done;
+  log->total = total;
+  if (log->cancel_at_3 && done == 3)
+    g_cancellable_cancel (log->cancel_at_3);
+}
+
+static void
+test_progress_and_cancel (void)
+{
+  g_autoptr(AirySystem) system = test_system (sharded_psf);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryResult) result = NULL;
+  ProgressLog log = { 0 };
+
+  result = airy_run (system, NULL, on_progress, &log, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (log.calls, ==, 11);
+  g_assert_cmpuint (log.last, ==, 11);
+  g_assert_cmpuint (log.total, ==, 11);
+
+  log = (ProgressLog) { 0, 0, 0, cancellable };
+  g_assert_null (airy_run (system, NULL, on_progress, &log, cancellable, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (log.last, <, 11);
+}
+
+static void
+test_warnings (void)
+{
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) clipped = test_system (
+    "{\"airy\": 1, \"grid\": {\"shape\": [128, 128], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.532]},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8},"
+    "  {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}");
+  g_autoptr(AirySystem) fine = NULL;
+
+  /* pupil radius 60.2 µm > 64 · 0.5 µm: clipped; du = 0.624 µm > λ/(4 NA): undersampled */
+  g_assert_true (airy_system_validate (clipped, warnings, &error));
+  g_assert_cmpuint (warnings->len, ==, 2);
+  g_test_message ("%s | %s", (char *) g_ptr_array_index (warnings, 0), (char *) g_ptr_array_index (warnings, 1));
+  g_assert_true (g_str_has_prefix (g_ptr_array_index (warnings, 0),
+                                   "elements[0]: the objective pupil (radius 60.15 µm) is clipped by the grid"));
+  g_assert_true (g_str_has_prefix (g_ptr_array_index (warnings, 1),
+                                   "elements[1]: the PSF is undersampled: output spacing 0.625 µm > λ/(4·NA) = 0.1663 µm"));
+  g_ptr_array_set_size (warnings, 0);
+  fine = airy_system_new_from_preset ("widefield", &error);
+  g_assert_no_error (error);
+  g_assert_true (airy_system_validate (fine, warnings, &error));
+  g_assert_cmpuint (warnings->len, ==, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  airy_init ();
+
+  g_test_add_func ("/engine/error/domain", test_error_domain);
+  g_test_add_func ("/engine/registry/elements", test_element_registry);
+  g_test_add_func ("/engine/backend/cpu-devices", test_cpu_backend);
+  g_test_add_func ("/engine/backend/cuda-module", test_cuda_module);
+  g_test_add_func ("/engine/modules/element-module", test_element_module);
+  g_test_add_func ("/engine/modules/broken-module", test_broken_module);
+  g_test_add_func ("/engine/run/sharding-psf", test_sharding_psf);
+  g_test_add_func ("/engine/run/progress-cancel", test_progress_and_cancel);
+  g_test_add_func ("/engine/system/warnings", test_warnings);
+  return g_test_run ();
+}

@@ -1,0 +1,224 @@
+/* Microscope imaging, the sensor and noise. */
+#include "config.h"
+
+#include "airy-test-util.h"
+
+static char *tmpdir;
+
+static char *
+microscope_json (const char *sample, const char *sensor, guint n, guint planes)
+{
+  return g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [%u, %u], \"spacing\": 0.1},"
+    " \"spectrum\": {\"wavelengths\": [0.532]}, \"z\": {\"start\": -1, \"stop\": 1, \"count\": %u},"
+    " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
+    " \"elements\": [{\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [7],"
+    "   \"zernike-coefficients\": [0.15]}],"
+    " \"sensor\": {%s}, \"sample\": %s}", n, n, planes, sensor, sample);
+}
+
+static void
+test_delta_volume (void)
+{
+  /* a single bright voxel in plane 2 at (y, x) = (20, 45) images as PSF[2]
+   * centred on that pixel */
+  guint n = 64, planes = 5, k = 2, py = 20, px = 45, y, x;
+  g_autoptr(AiryStack) volume = airy_stack_new (planes, n, n);
+  g_autofree char *path = g_build_filename (tmpdir, "delta.tif", NULL);
+  g_autofree char *sample = NULL, *json = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryResult) result = NULL;
+  float *psf, *img;
+  gsize where = 0;
+  double worst = 0.0, peak;
+
+  airy_stack_plane (volume, k)[py * n + px] = 1.0f;
+  g_assert_true (airy_tiff_write (path, volume, &error));
+  sample = g_strdup_printf ("{\"file\": \"%s\"}", path);
+  json = microscope_json (sample, "\"reduce\": \"sum\"", n, planes);
+  system = test_system (json);
+  result = test_run (system, &(AiryRunOptions) { .keep_psf = TRUE });
+  g_assert_nonnull (result->psf);
+  g_assert_cmpuint (result->stack->depth, ==, 1);
+  img = result->stack->data;
+  psf = airy_stack_plane (result->psf, k);
+  peak = plane_max (img, n * n, &where);
+  g_assert_cmpuint (where, ==, (gsize) py * n + px);
+  /* image[p + d] = PSF_k[⌊N/2⌋ + d] wherever both exist */
+  for (y = 0; y < n; y++)
+    for (x = 0; x < n; x++)
+      {
+        int sy = (int) y - (int) py + (int) n / 2, sx = (int) x - (int) px + (int) n / 2;
+        double expected = (sy >= 0 && sy < (int) n && sx >= 0 && sx < (int) n) ? psf[sy * n + sx] : 0.0;
+        worst = MAX (worst, fabs (img[y * n + x] - expected));
+      }
+  g_assert_cmpfloat (worst, <=, 1e-5 * peak);
+  g_assert_cmpfloat (result->stack->dx, ==, 0.1);
+}
+
+static void
+test_uniform_volume (void)
+{
+  /* ones everywhere: the centre pixel sees every PSF whole: Σ_z Σ PSF_z */
+  guint n = 64, planes = 4;
+  g_autofree char *json = microscope_json ("{\"constant\": 1.0}", "\"reduce\": \"sum\"", n, planes);
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(AiryResult) result = test_run (system, &(AiryRunOptions) { .keep_psf = TRUE });
+  double total = plane_sum (result->psf->data, (gsize) planes * n * n), inside = 0.0;
+  double centre = result->stack->data[(n / 2) * n + n / 2];
+  guint z, y, x;
+
+  /* for even N the centre pixel p = N/2 sees PSF offsets p − q + N/2 for
+   * q in [0, N): PSF indices 1 … N, so all but row 0 and column 0 */
+  for (z = 0; z < planes; z++)
+    for (y = 1; y < n; y++)
+      for (x = 1; x < n; x++)
+        inside += airy_stack_plane (result->psf, z)[y * n + x];
+
+  g_test_message ("centre %.6f, Σ PSF %.6f (%.6f inside)", centre, total, inside);
+  g_assert_cmpfloat_with_epsilon (centre / inside, 1.0, 1e-5);
+  /* each PSF plane sums to 1/du² with du = camera spacing */
+  g_assert_cmpfloat_with_epsilon (total / (planes / (0.1 * 0.1)), 1.0, 1e-4);
+}
+
+static void
+test_sharding_image (void)
+{
+  guint n = 64, k;
+  g_autofree char *json = microscope_json ("{\"beads\": {\"count\": 40, \"seed\": 7}}",
+                                           "\"reduce\": \"sum\"", n, 9);
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(AiryResult) one = NULL;
+  guint devices[] = { 0, 1, 2, 3 };
+  float peak;
+
+  g_setenv ("AIRY_CPU_DEVICES", "4", TRUE);
+  one = test_run (system, &(AiryRunOptions) { .backend = "cpu", .devices = devices, .n_devices = 1 });
+  peak = plane_max (one->stack->data, n * n, NULL);
+  g_assert_cmpfloat (peak, >, 0.0f);
+  for (k = 2; k <= 4; k++)
+    {
+      g_autoptr(AiryResult) many = test_run (system, &(AiryRunOptions) { .backend = "cpu",
+                                                                          .devices = devices,
+                                                                          .n_devices = k });
+      double worst = 0.0;
+      gsize i;
+
+      for (i = 0; i < (gsize) n * n; i++)
+        worst = MAX (worst, fabs (one->stack->data[i] - many->stack->data[i]));
+      g_assert_cmpfloat (worst, <=, 1e-6 * peak);
+    }
+  g_unsetenv ("AIRY_CPU_DEVICES");
+}
+
+/* A uniform intensity `mean` (plane wave) through a sensor. */
+static AiryResult *
+uniform_sensor (double mean, const char *sensor)
+{
+  g_autofree char *json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [256, 256], \"spacing\": 1.0},"
+    " \"spectrum\": {\"wavelengths\": [0.5]},"
+    " \"elements\": [{\"type\": \"plane-wave\", \"power\": %.17g}, {\"type\": \"sensor\", %s}]}",
+    mean * 65536.0, sensor);
+  g_autoptr(AirySystem) system = test_system (json);
+  return test_run (system, NULL);
+}
+
+static void
+moments (const float *v, gsize n, double *mean, double *var)
+{
+  double s = 0.0, s2 = 0.0;
+  gsize i;
+
+  for (i = 0; i < n; i++)
+    s += v[i];
+  *mean = s / n;
+  for (i = 0; i < n; i++)
+    s2 += (v[i] - *mean) * (v[i] - *mean);
+  *var = s2 / (n - 1);
+}
+
+static void
+test_poisson (void)
+{
+  const double means[] = { 3.0, 50.0, 2000.0 };
+  guint k;
+
+  for (k = 0; k < G_N_ELEMENTS (means); k++)
+    {
+      g_autoptr(AiryResult) r = uniform_sensor (means[k], "\"noise\": \"poisson\", \"seed\": 11");
+      double mean, var;
+      gsize i;
+
+      moments (r->stack->data, 65536, &mean, &var);
+      g_test_message ("Poisson(%g): mean %.4f, variance %.4f", means[k], mean, var);
+      g_assert_cmpfloat_with_epsilon (mean / means[k], 1.0, 0.01);
+      g_assert_cmpfloat_with_epsilon (var / means[k], 1.0, 0.03);
+      for (i = 0; i < 65536; i++)
+        g_assert_cmpfloat (r->stack->data[i], ==, floorf (r->stack->data[i]));   /* counts */
+    }
+}
+
+static void
+test_noise_model (void)
+{
+  /* read noise σ_r, gain g, offset o: mean g·μ + o, variance g²(μ + σ_r²) */
+  g_autoptr(AiryResult) r = uniform_sensor (40.0, "\"noise\": \"gaussian\", \"read-noise\": 3,"
+                                                  " \"gain\": 2, \"offset\": 100, \"seed\": 5");
+  g_autoptr(AiryResult) same = uniform_sensor (40.0, "\"noise\": \"gaussian\", \"read-noise\": 3,"
+                                                     " \"gain\": 2, \"offset\": 100, \"seed\": 5");
+  g_autoptr(AiryResult) other = uniform_sensor (40.0, "\"noise\": \"gaussian\", \"read-noise\": 3,"
+                                                      " \"gain\": 2, \"offset\": 100, \"seed\": 6");
+  g_autoptr(AiryResult) clipped = uniform_sensor (5000.0, "\"bit-depth\": 12");
+  g_autoptr(AiryResult) full = uniform_sensor (5000.0, "\"full-well\": 1000");
+  double mean, var;
+
+  moments (r->stack->data, 65536, &mean, &var);
+  g_assert_cmpfloat_with_epsilon (mean / 180.0, 1.0, 0.01);
+  g_assert_cmpfloat_with_epsilon (var / (4.0 * (40.0 + 9.0)), 1.0, 0.03);
+  g_assert_cmpmem (r->stack->data, 65536 * 4, same->stack->data, 65536 * 4);
+  g_assert_true (memcmp (r->stack->data, other->stack->data, 65536 * 4) != 0);
+  g_assert_cmpfloat (clipped->stack->data[0], ==, 4095.0f);
+  g_assert_cmpfloat (full->stack->data[100], ==, 1000.0f);
+}
+
+static void
+test_resampling (void)
+{
+  /* block sum by 4 keeps the total; bilinear to a 2× pixel keeps it too */
+  g_autoptr(AiryResult) plain = uniform_sensor (1.5, "\"reduce\": \"none\"");
+  g_autoptr(AiryResult) block = uniform_sensor (1.5, "\"resample\": \"block-sum\", \"factor\": 4");
+  g_autoptr(AiryResult) linear = uniform_sensor (1.5, "\"resample\": \"linear\", \"spacing\": 2.0");
+  double total = plane_sum (plain->stack->data, 65536);
+
+  g_assert_cmpuint (block->stack->width, ==, 64);
+  g_assert_cmpfloat (block->stack->dx, ==, 4.0);
+  g_assert_cmpfloat_with_epsilon (plane_sum (block->stack->data, 64 * 64) / total, 1.0, 1e-6);
+  g_assert_cmpuint (linear->stack->width, ==, 128);
+  g_assert_cmpfloat_with_epsilon (linear->stack->data[64 * 128 + 64], 6.0, 1e-4);
+}
+
+int
+main (int argc, char **argv)
+{
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+  airy_init ();
+  tmpdir = g_dir_make_tmp ("airy-imaging-XXXXXX", NULL);
+
+  g_test_add_func ("/engine/imaging/delta-volume", test_delta_volume);
+  g_test_add_func ("/engine/imaging/uniform-volume", test_uniform_volume);
+  g_test_add_func ("/engine/imaging/sharding", test_sharding_image);
+  g_test_add_func ("/engine/sensor/poisson", test_poisson);
+  g_test_add_func ("/engine/sensor/noise-model", test_noise_model);
+  g_test_add_func ("/engine/sensor/resampling", test_resampling);
+  status = g_test_run ();
+  {
+    g_autofree char *delta = g_build_filename (tmpdir, "delta.tif", NULL);
+    g_unlink (delta);
+    g_rmdir (tmpdir);
+  }
+  return status;
+}
