@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <locale.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,6 +49,9 @@ print_help (void)
              "  airy-sim validate SYSTEM.json                  check a system file, print warnings\n"
              "  airy-sim preset NAME                           print a preset's JSON (--list: names)\n"
              "  airy-sim info [--elements]                     backends, devices, modules, elements\n"
+             "  airy-sim bench [PRESET|SYSTEM.json] [--repeat N] [--warmup N] [--threads N]\n"
+             "                 [--devices N|LIST] [--planes N] [--size N] [--backend B] [--json]\n"
+             "                                                 time runs against the bare FFT floor\n"
              "  airy-sim --version | --help\n"
              "\n"
              "Run options:\n"
@@ -383,6 +387,177 @@ cmd_run (int argc, char **argv)
   return EXIT_OK;
 }
 
+
+/* ---- bench ---- */
+
+static int
+compare_doubles (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static guint64
+peak_rss_bytes (void)
+{
+  struct rusage ru;
+
+  getrusage (RUSAGE_SELF, &ru);
+  return (guint64) ru.ru_maxrss * 1024;
+}
+
+static int
+cmd_bench (int argc, char **argv)
+{
+  g_autofree char *backend = NULL, *devices_arg = NULL;
+  int repeat = 5, warmup = 1, threads = 0, planes = 0, size = 0;
+  gboolean json = FALSE;
+  GOptionEntry entries[] = {
+    { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, NULL, NULL },
+    { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, NULL, NULL },
+    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
+    { "devices", 0, 0, G_OPTION_ARG_STRING, &devices_arg, NULL, NULL },
+    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, NULL, NULL },
+    { "planes", 0, 0, G_OPTION_ARG_INT, &planes, NULL, NULL },
+    { "size", 0, 0, G_OPTION_ARG_INT, &size, NULL, NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, NULL, NULL },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(AiryResult) cold = NULL;
+  const char *what = "widefield";
+  AiryRunOptions options = { 0 };
+  double t_cold, floor_s, median, tmin, tmax;
+  guint h, w, nz, n_threads, i;
+  guint64 peak;
+  int k;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_help_enabled (ctx, FALSE);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return usage_error ("bench: %s", error->message);
+  if (argc > 2)
+    return usage_error (_("bench: give at most one preset or system file"));
+  if (repeat < 1 || repeat > 1000)
+    return usage_error ("--repeat: must be in [1, 1000], got %d", repeat);
+  if (warmup < 0 || warmup > 100)
+    return usage_error ("--warmup: must be in [0, 100], got %d", warmup);
+  if (threads < 0 || threads > 4096)
+    return usage_error ("--threads: must be in [0, 4096], got %d", threads);
+  if (planes < 0 || planes > 1000000)
+    return usage_error ("--planes: must be in [1, 1000000], got %d", planes);
+  if (size < 0 || size > 65536)
+    return usage_error ("--size: must be in [1, 65536], got %d", size);
+  if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
+    return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
+  if (devices_arg && !parse_devices (devices_arg, devices, &error))
+    return fail (error);
+  if (argc == 2)
+    what = argv[1];
+  if (g_str_has_suffix (what, ".json"))
+    system = airy_system_new_from_file (what, &error);
+  else
+    system = airy_system_new_from_preset (what, &error);
+  if (system == NULL)
+    return fail (error);
+
+  /* --size N: an N × N grid, spacing scaled to keep the same field of view */
+  if (size > 0)
+    {
+      guint oh, ow;
+
+      airy_system_get_shape (system, &oh, &ow);
+      airy_system_set_shape (system, (guint) size, (guint) size);
+      airy_system_set_spacing (system, airy_system_get_spacing (system) * ow / size);
+    }
+  if (planes > 0)
+    {
+      const double *z = airy_system_get_z (system, &nz);
+      double z0 = z[0], z1 = z[nz - 1];
+      airy_system_set_z_range (system, z0, planes > 1 ? z1 : z0, (guint) planes);
+    }
+  airy_system_get_shape (system, &h, &w);
+  airy_system_get_z (system, &nz);
+  n_threads = threads > 0 ? (guint) threads : g_get_num_processors ();
+
+  options.backend = backend;
+  options.devices = devices->len ? (guint *) devices->data : NULL;
+  options.n_devices = devices->len;
+  options.threads = n_threads;
+
+  /* cold: the first run in this process, FFTW planning included */
+  cold = airy_run (system, &options, NULL, NULL, NULL, &error);
+  if (cold == NULL)
+    return fail (error);
+  t_cold = cold->seconds;
+  for (k = 0; k < warmup; k++)
+    {
+      g_autoptr(AiryResult) r = airy_run (system, &options, NULL, NULL, NULL, &error);
+      if (r == NULL)
+        return fail (error);
+    }
+  for (k = 0; k < repeat; k++)
+    {
+      g_autoptr(AiryResult) r = airy_run (system, &options, NULL, NULL, NULL, &error);
+      if (r == NULL)
+        return fail (error);
+      g_array_append_val (times, r->seconds);
+    }
+  peak = peak_rss_bytes ();
+  g_array_sort (times, compare_doubles);
+  median = times->len % 2 ? g_array_index (times, double, times->len / 2)
+                          : 0.5 * (g_array_index (times, double, times->len / 2 - 1)
+                                   + g_array_index (times, double, times->len / 2));
+  tmin = g_array_index (times, double, 0);
+  tmax = g_array_index (times, double, times->len - 1);
+
+  /* the floor: bare 2-D complex transforms of the same stack, same threads */
+  {
+    g_autoptr(GArray) floors = g_array_new (FALSE, FALSE, sizeof (double));
+    for (i = 0; i < (guint) MAX (3, MIN (repeat, 5)); i++)
+      {
+        double f = airy_bench_fft_floor (h, w, nz, n_threads);
+        g_array_append_val (floors, f);
+      }
+    g_array_sort (floors, compare_doubles);
+    floor_s = g_array_index (floors, double, floors->len / 2);
+  }
+
+  if (json)
+    g_print ("{\"system\": \"%s\", \"planes\": %u, \"height\": %u, \"width\": %u, "
+             "\"backend\": \"%s\", \"devices\": %u, \"threads\": %u, \"repeat\": %d, "
+             "\"warmup\": %d, \"cold_s\": %.6f, \"median_s\": %.6f, \"min_s\": %.6f, "
+             "\"max_s\": %.6f, \"floor_s\": %.6f, \"ratio\": %.4f, \"planes_per_s\": %.2f, "
+             "\"peak_rss_bytes\": %" G_GUINT64_FORMAT ", \"output_bytes\": %" G_GUINT64_FORMAT "}\n",
+             what, nz, h, w, cold->backend, cold->n_devices, n_threads, repeat, warmup, t_cold,
+             median, tmin, tmax, floor_s, median / floor_s, nz / median, peak,
+             (guint64) cold->stack->depth * cold->stack->height * cold->stack->width * 4);
+  else
+    {
+      g_autofree char *peak_s = airy_format_bytes (peak);
+      g_autofree char *out_s = airy_format_bytes ((guint64) cold->stack->depth * cold->stack->height
+                                                  * cold->stack->width * 4);
+
+      g_print ("system      %s: %u planes of %u × %u%s\n", what, nz, h, w,
+               airy_system_is_microscope (system) ? " (microscope, one image)" : "");
+      g_print ("backend     %s, %u device%s, %u threads\n", cold->backend, cold->n_devices,
+               cold->n_devices == 1 ? "" : "s", n_threads);
+      g_print ("cold        %.1f ms (first run, planning included)\n", t_cold * 1e3);
+      g_print ("run         median %.1f ms, min %.1f ms, max %.1f ms (%d runs after %d warm-up)\n",
+               median * 1e3, tmin * 1e3, tmax * 1e3, repeat, warmup);
+      g_print ("floor       %.1f ms (%u bare FFTW 2-D complex transforms of %u × %u, in place)\n",
+               floor_s * 1e3, nz, h, w);
+      g_print ("ratio       %.3f (run / floor)\n", median / floor_s);
+      g_print ("throughput  %.1f planes/s\n", nz / median);
+      g_print ("memory      peak RSS %s (output %s)\n", peak_s, out_s);
+    }
+  return EXIT_OK;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -419,5 +594,7 @@ main (int argc, char **argv)
     return cmd_validate (argc - 1, argv + 1);
   if (g_str_equal (cmd, "run"))
     return cmd_run (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "bench"))
+    return cmd_bench (argc - 1, argv + 1);
   return usage_error (_("unknown command “%s”"), cmd);
 }

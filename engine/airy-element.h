@@ -65,6 +65,10 @@ struct _AiryElementClass
   const char  *type_name;
   const char  *title;
   AiryCategory category;
+  /* TRUE when apply() multiplies the field by a factor that depends only on
+   * the pixel and the wavelength (masks, pupils, thin lenses): the CPU fast
+   * path then folds it into the source. */
+  gboolean     elementwise;
 
   /* Cross-parameter checks against the context; advances the context past
    * this element (shape, spacing, pupil) and adds warnings. */
@@ -83,7 +87,7 @@ struct _AiryElementClass
                           const AiryPlane   *plane,
                           GError           **error);
 
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 /* Parameter declarations (range, default, unit, flags in one place). */

@@ -25,6 +25,19 @@ fftwf_plan _airy_fft_plan_c2r  (guint height,
                                 guint width,
                                 guint threads);
 
+/* howmany 1-D transforms of length, elements `stride` apart, transforms
+ * `dist` apart (in place, or out of place with the same layout). */
+fftwf_plan _airy_fft_plan_many (guint       length,
+                                guint       howmany,
+                                guint       stride,
+                                guint       dist,
+                                gboolean    in_place,
+                                AiryFftSign sign,
+                                guint       threads);
+/* One real row of `length` to length/2 + 1 complex values, out of place. */
+fftwf_plan _airy_fft_plan_r2c_1d (guint length,
+                                  guint threads);
+
 /* Centred 2-D transform of every wavelength plane of field, in place:
  * u ← fftshift(DFT(ifftshift(u))) (unnormalised); uses field->scratch. */
 void       _airy_fft_centred   (AiryField  *field,

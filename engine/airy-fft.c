@@ -5,14 +5,18 @@
 #include <glib/gstdio.h>
 
 #include "airy-fft-private.h"
+#include "airy-run.h"
 
 typedef struct
 {
-  int    kind;      /* 0 c2c, 1 r2c, 2 c2r */
+  int    kind;      /* 0 c2c 2-D, 1 r2c 2-D, 2 c2r 2-D, 3 c2c 1-D many, 4 r2c 1-D */
   int    sign;
-  guint  height;
-  guint  width;
+  guint  height;    /* 2-D: rows; 1-D many: howmany */
+  guint  width;     /* 2-D: columns; 1-D: length */
   guint  threads;
+  guint  stride;    /* 1-D many: element stride and distance, in place or not */
+  guint  dist;
+  guint  in_place;
 } PlanKey;
 
 static GMutex      plan_lock;
@@ -23,7 +27,8 @@ static guint
 plan_key_hash (gconstpointer p)
 {
   const PlanKey *k = p;
-  return (((k->kind * 31u + (guint) k->sign) * 131u + k->height) * 8191u + k->width) * 17u + k->threads;
+  return ((((((k->kind * 31u + (guint) k->sign) * 131u + k->height) * 8191u + k->width) * 17u
+            + k->threads) * 257u + k->stride) * 65537u + k->dist) * 3u + k->in_place;
 }
 
 static gboolean
@@ -31,7 +36,8 @@ plan_key_equal (gconstpointer a, gconstpointer b)
 {
   const PlanKey *x = a, *y = b;
   return x->kind == y->kind && x->sign == y->sign && x->height == y->height
-         && x->width == y->width && x->threads == y->threads;
+         && x->width == y->width && x->threads == y->threads && x->stride == y->stride
+         && x->dist == y->dist && x->in_place == y->in_place;
 }
 
 const char *
@@ -62,6 +68,8 @@ ensure_init_locked (void)
   if (plans != NULL)
     return;
   fftwf_init_threads ();
+  /* plans are made while other threads execute theirs */
+  fftwf_make_planner_thread_safe ();
   plans = g_hash_table_new_full (plan_key_hash, plan_key_equal, g_free, NULL);
   fftwf_import_wisdom_from_filename (_airy_fft_wisdom_path ());
 }
@@ -88,9 +96,8 @@ _airy_fft_save_wisdom (void)
 }
 
 static fftwf_plan
-plan_get (int kind, int sign, guint height, guint width, guint threads)
+plan_get_full (PlanKey key)
 {
-  PlanKey key = { kind, sign, height, width, MAX (threads, 1) };
   fftwf_plan plan;
 
   g_mutex_lock (&plan_lock);
@@ -98,28 +105,68 @@ plan_get (int kind, int sign, guint height, guint width, guint threads)
   plan = g_hash_table_lookup (plans, &key);
   if (plan == NULL)
     {
+      guint height = key.height, width = key.width;
+      int kind = key.kind;
       gsize n = (gsize) height * width;
+      gsize span = kind == 3 ? (gsize) (key.height - 1) * key.dist + (gsize) (key.width - 1) * key.stride + 1 : 0;
       /* Plan on scratch arrays: MEASURE overwrites them. Execution uses the
        * new-array interface on fftwf_malloc'd buffers of the same alignment. */
-      fftwf_complex *c = fftwf_alloc_complex (kind == 0 ? n : (gsize) height * (width / 2 + 1));
-      float *r = kind == 0 ? NULL : fftwf_alloc_real (n);
+      fftwf_complex *c = fftwf_alloc_complex (kind == 0 ? n : kind == 3 ? span
+                                              : kind == 4 ? width / 2 + 1 : (gsize) height * (width / 2 + 1));
+      fftwf_complex *c2 = kind == 3 && !key.in_place ? fftwf_alloc_complex (span) : c;
+      float *r = kind == 0 || kind == 3 ? NULL : fftwf_alloc_real (kind == 4 ? width : n);
+      int len = (int) width;
 
       fftwf_plan_with_nthreads ((int) key.threads);
       if (kind == 0)
-        plan = fftwf_plan_dft_2d ((int) height, (int) width, c, c, sign, planner_flags ());
+        plan = fftwf_plan_dft_2d ((int) height, (int) width, c, c, key.sign, planner_flags ());
       else if (kind == 1)
         plan = fftwf_plan_dft_r2c_2d ((int) height, (int) width, r, c, planner_flags ());
-      else
+      else if (kind == 2)
         plan = fftwf_plan_dft_c2r_2d ((int) height, (int) width, c, r, planner_flags ());
+      else if (kind == 3)
+        plan = fftwf_plan_many_dft (1, &len, (int) key.height, c, NULL, (int) key.stride, (int) key.dist,
+                                    c2, NULL, (int) key.stride, (int) key.dist, key.sign, planner_flags ());
+      else
+        plan = fftwf_plan_dft_r2c_1d (len, r, c, planner_flags ());
+      if (c2 != c)
+        fftwf_free (c2);
       fftwf_free (c);
       fftwf_free (r);
       if (plan == NULL)
-        g_error ("FFTW could not plan a %u × %u transform", height, width);
+        g_error ("FFTW could not plan a %u × %u transform (kind %d)", height, width, kind);
       g_hash_table_insert (plans, g_memdup2 (&key, sizeof key), plan);
       wisdom_dirty = TRUE;
     }
   g_mutex_unlock (&plan_lock);
   return plan;
+}
+
+static fftwf_plan
+plan_get (int kind, int sign, guint height, guint width, guint threads)
+{
+  PlanKey key = { kind, sign, height, width, MAX (threads, 1), 0, 0, 0 };
+  return plan_get_full (key);
+}
+
+fftwf_plan
+_airy_fft_plan_many (guint       length,
+                     guint       howmany,
+                     guint       stride,
+                     guint       dist,
+                     gboolean    in_place,
+                     AiryFftSign sign,
+                     guint       threads)
+{
+  PlanKey key = { 3, sign, howmany, length, MAX (threads, 1), stride, dist, in_place ? 1 : 0 };
+  return plan_get_full (key);
+}
+
+fftwf_plan
+_airy_fft_plan_r2c_1d (guint length,
+                       guint threads)
+{
+  return plan_get (4, 0, 1, length, threads);
 }
 
 fftwf_plan
@@ -178,4 +225,26 @@ _airy_fft_good_size (guint n)
       if (r == 1)
         return m;
     }
+}
+
+double
+airy_bench_fft_floor (guint h,
+                      guint w,
+                      guint planes,
+                      guint threads)
+{
+  gsize n = (gsize) h * w, i;
+  fftwf_complex *buf = fftwf_alloc_complex (n);
+  fftwf_plan plan = _airy_fft_plan_c2c (h, w, AIRY_FFT_FORWARD, threads);
+  gint64 t0;
+  guint p;
+
+  for (i = 0; i < n; i++)
+    buf[i] = (float) (i % 7) * 0.1f;
+  fftwf_execute_dft (plan, buf, buf);
+  t0 = g_get_monotonic_time ();
+  for (p = 0; p < planes; p++)
+    fftwf_execute_dft (plan, buf, buf);
+  fftwf_free (buf);
+  return (g_get_monotonic_time () - t0) / 1e6;
 }

@@ -276,6 +276,7 @@ _airy_thin_lens_class_init (AiryThinLensClass *klass)
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
   airy_element_class_set_metadata (element_class, "thin-lens", "Thin lens", AIRY_CATEGORY_LENS);
+  element_class->elementwise = TRUE;
   element_class->check = thin_check;
   element_class->apply = thin_apply;
   install_lens_properties (G_OBJECT_CLASS (klass), FALSE);

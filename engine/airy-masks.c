@@ -190,6 +190,7 @@ _airy_circular_pupil_class_init (AiryCircularPupilClass *klass)
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
   airy_element_class_set_metadata (element_class, "circular-pupil", "Circular pupil", AIRY_CATEGORY_MASK);
+  element_class->elementwise = TRUE;
   element_class->check = circular_check;
   element_class->apply = circular_apply;
   airy_element_class_install_property (object_class, 1,
@@ -255,6 +256,7 @@ _airy_square_pupil_class_init (AirySquarePupilClass *klass)
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
   airy_element_class_set_metadata (element_class, "square-pupil", "Square pupil", AIRY_CATEGORY_MASK);
+  element_class->elementwise = TRUE;
   element_class->apply = square_apply;
   airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
     airy_param_spec_double ("width", "Width", "Side of the square aperture", "µm",
@@ -273,6 +275,7 @@ _airy_rectangular_pupil_class_init (AiryRectangularPupilClass *klass)
 
   airy_element_class_set_metadata (element_class, "rectangular-pupil", "Rectangular pupil",
                                    AIRY_CATEGORY_MASK);
+  element_class->elementwise = TRUE;
   element_class->apply = rectangular_apply;
   airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
     airy_param_spec_double ("width", "Width", "Aperture width (x)", "µm",
@@ -317,6 +320,7 @@ _airy_gaussian_pupil_class_init (AiryGaussianPupilClass *klass)
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
   airy_element_class_set_metadata (element_class, "gaussian-pupil", "Gaussian pupil", AIRY_CATEGORY_MASK);
+  element_class->elementwise = TRUE;
   element_class->apply = gaussian_pupil_apply;
   airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
     airy_param_spec_double ("waist", "Waist", "Amplitude falls to 1/e at this radius", "µm",
@@ -401,6 +405,7 @@ _airy_amplitude_mask_class_init (AiryAmplitudeMaskClass *klass)
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
   airy_element_class_set_metadata (element_class, "amplitude-mask", "Amplitude mask", AIRY_CATEGORY_MASK);
+  element_class->elementwise = TRUE;
   element_class->check = amplitude_mask_check;
   element_class->prepare = amplitude_mask_prepare;
   element_class->free_state = image_state_free;
@@ -503,63 +508,103 @@ phase_check (AiryElement *self, AiryContext *ctx, GError **error)
   return TRUE;
 }
 
+/* The phase-mask parameters, read once per preparation (property lookups
+ * are far too slow for a per-pixel loop). */
+typedef struct
+{
+  int           source;
+  int           noll;
+  int           normalised;
+  int           microns;
+  int           named;
+  double        strength;
+  double        angle;
+  double        defocus;
+  double        period;
+  int           count;
+  gsize         nz;
+  int          *zn;      /* Zernike (n, m) per term */
+  int          *zm;
+  const double *zc;
+} PhaseParams;
+
+static void
+phase_params_init (PhaseParams *p, AiryElement *self)
+{
+  const double *zi;
+  gsize i;
+
+  p->source = airy_element_get_enum (self, "source");
+  p->noll = airy_element_get_enum (self, "zernike-indexing") == AIRY_ZERNIKE_NOLL;
+  p->normalised = airy_element_get_boolean (self, "zernike-normalised");
+  p->microns = airy_element_get_enum (self, "zernike-unit") == AIRY_ZERNIKE_MICRONS;
+  p->named = airy_element_get_enum (self, "named");
+  p->strength = airy_element_get_double (self, "strength");
+  p->angle = airy_element_get_double (self, "angle");
+  p->defocus = airy_element_get_double (self, "defocus");
+  p->period = airy_element_get_double (self, "period");
+  p->count = airy_element_get_int (self, "count");
+  zi = airy_element_get_doubles (self, "zernike-indices", &p->nz);
+  p->zc = airy_element_get_doubles (self, "zernike-coefficients", &i);
+  p->nz = MIN (p->nz, i);
+  p->zn = g_new (int, MAX (p->nz, 1));
+  p->zm = g_new (int, MAX (p->nz, 1));
+  for (i = 0; i < p->nz; i++)
+    {
+      if (p->noll)
+        airy_zernike_noll_to_nm ((int) zi[i], &p->zn[i], &p->zm[i]);
+      else
+        airy_zernike_ansi_to_nm ((int) zi[i], &p->zn[i], &p->zm[i]);
+    }
+}
+
+static void
+phase_params_clear (PhaseParams *p)
+{
+  g_free (p->zn);
+  g_free (p->zm);
+}
+
 /* φ(x, y) in rad at the first wavelength; (u, v) = (x, y)/R over the unit pupil. */
 static double
-phase_value (AiryElement *self, int source, double x, double y, double radius,
-             const double *zi, const double *zc, gsize nz, double lambda_c)
+phase_value (const PhaseParams *p, double x, double y, double radius, double lambda_c)
 {
   double u = x / radius, v = y / radius;
 
-  switch (source)
+  switch (p->source)
     {
     case AIRY_PHASE_ZERNIKE:
       {
-        double rho = sqrt (u * u + v * v), theta = atan2 (v, u), sum = 0.0;
-        int noll = airy_element_get_enum (self, "zernike-indexing") == AIRY_ZERNIKE_NOLL;
-        int normalised = airy_element_get_boolean (self, "zernike-normalised");
+        double rho = sqrt (u * u + v * v), theta, sum = 0.0;
         gsize i;
 
         if (rho > 1.0)
           return 0.0;
-        for (i = 0; i < nz; i++)
-          {
-            int n, m;
-
-            if (noll)
-              airy_zernike_noll_to_nm ((int) zi[i], &n, &m);
-            else
-              airy_zernike_ansi_to_nm ((int) zi[i], &n, &m);
-            sum += zc[i] * airy_zernike (n, m, rho, theta, normalised);
-          }
+        theta = atan2 (v, u);
+        for (i = 0; i < p->nz; i++)
+          if (p->zc[i] != 0.0)
+            sum += p->zc[i] * airy_zernike (p->zn[i], p->zm[i], rho, theta, p->normalised);
         /* waves: φ = 2π·W; µm of wavefront: φ = 2π·W/λ_c */
-        if (airy_element_get_enum (self, "zernike-unit") == AIRY_ZERNIKE_MICRONS)
-          return 2.0 * AIRY_PI * sum / lambda_c;
-        return 2.0 * AIRY_PI * sum;
+        return p->microns ? 2.0 * AIRY_PI * sum / lambda_c : 2.0 * AIRY_PI * sum;
       }
     case AIRY_PHASE_NAMED:
-      {
-        double s = airy_element_get_double (self, "strength");
-        double a = airy_element_get_double (self, "angle");
-
-        switch (airy_element_get_enum (self, "named"))
-          {
-          case AIRY_NAMED_DEFOCUSED_RAMPS:
-            return airy_named_defocused_ramps (u, v, airy_element_get_int (self, "count"), s,
-                                               airy_element_get_double (self, "defocus"));
-          case AIRY_NAMED_CUBIC:
-            return airy_named_cubic (u, v, s);
-          case AIRY_NAMED_VORTEX:
-            return airy_named_vortex (u, v, s);
-          case AIRY_NAMED_AXICON:
-            return airy_named_axicon (u, v, s);
-          case AIRY_NAMED_GRATING:
-            return airy_named_grating (x, y, airy_element_get_double (self, "period"), a);
-          case AIRY_NAMED_PRISM:
-            return airy_named_prism (u, v, s * cos (a), s * sin (a));
-          default:
-            return 0.0;
-          }
-      }
+      switch (p->named)
+        {
+        case AIRY_NAMED_DEFOCUSED_RAMPS:
+          return airy_named_defocused_ramps (u, v, p->count, p->strength, p->defocus);
+        case AIRY_NAMED_CUBIC:
+          return airy_named_cubic (u, v, p->strength);
+        case AIRY_NAMED_VORTEX:
+          return airy_named_vortex (u, v, p->strength);
+        case AIRY_NAMED_AXICON:
+          return airy_named_axicon (u, v, p->strength);
+        case AIRY_NAMED_GRATING:
+          return airy_named_grating (x, y, p->period, p->angle);
+        case AIRY_NAMED_PRISM:
+          return airy_named_prism (u, v, p->strength * cos (p->angle), p->strength * sin (p->angle));
+        default:
+          return 0.0;
+        }
     default:
       return 0.0;
     }
@@ -574,8 +619,8 @@ phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
   gboolean slm = airy_element_get_boolean (self, "wrap") || bits > 0;
   double lambda_c = ctx->spectrum->wavelengths[0];
   g_autofree float *image = NULL;
-  const double *zi = NULL, *zc = NULL;
-  gsize nz = 0, np;
+  PhaseParams params;
+  gsize np;
   guint l, y, x;
 
   s->h = ctx->height;
@@ -604,12 +649,7 @@ phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
           return NULL;
         }
     }
-  if (source == AIRY_PHASE_ZERNIKE)
-    {
-      zi = airy_element_get_doubles (self, "zernike-indices", &nz);
-      zc = airy_element_get_doubles (self, "zernike-coefficients", &nz);
-    }
-
+  phase_params_init (&params, self);
   np = (gsize) s->h * s->w;
   s->factor = fftwf_alloc_complex (np * s->n_lambda);
   for (l = 0; l < s->n_lambda; l++)
@@ -626,13 +666,14 @@ phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
             double xx = airy_grid_coord (x, s->w, ctx->dx[l]);
             double yy = airy_grid_coord (y, s->h, ctx->dy[l]);
             double phi = image ? pmin + image[i] * (pmax - pmin)
-                               : phase_value (self, source, xx, yy, radius, zi, zc, nz, lambda_c);
+                               : phase_value (&params, xx, yy, radius, lambda_c);
 
             if (slm)
               phi = airy_slm_phase (phi, bits);
             s->factor[l * np + i] = _airy_cis (phi * scale);
           }
     }
+  phase_params_clear (&params);
   return s;
 }
 
@@ -674,6 +715,7 @@ _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
   guint id = 1;
 
   airy_element_class_set_metadata (element_class, "phase-mask", "Phase mask", AIRY_CATEGORY_MASK);
+  element_class->elementwise = TRUE;
   element_class->check = phase_check;
   element_class->prepare = phase_prepare;
   element_class->free_state = phase_state_free;

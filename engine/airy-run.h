@@ -44,6 +44,14 @@ void        airy_result_free  (AiryResult           *result);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryResult, airy_result_free)
 
+/* The floor for `airy-sim bench`: seconds for `planes` bare in-place 2-D
+ * complex single-precision transforms of h × w with FFTW MEASURE plans on
+ * `threads` threads (planning excluded). */
+double      airy_bench_fft_floor (guint h,
+                                  guint w,
+                                  guint planes,
+                                  guint threads);
+
 /* Host memory budget in bytes: AIRY_MEMORY_BUDGET (e.g. "2G") or 90 % of
  * MemAvailable. */
 guint64     airy_memory_budget (void);

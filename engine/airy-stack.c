@@ -6,15 +6,54 @@
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <glib/gstdio.h>
 
 #include "airy-stack.h"
 #include "airy-error.h"
 
-AiryStack *
-airy_stack_new (guint depth,
-                guint height,
-                guint width)
+/* One freed large mapping is kept for the next stack of the same size: a
+ * fresh mapping costs a page fault per page (and, in a virtual machine, far
+ * more), which repeated runs of one system (the GUI, benchmarks) would pay
+ * again for every result. */
+static GMutex  spare_lock;
+static void   *spare_data;
+static gsize   spare_bytes;
+
+static void *
+take_spare (gsize bytes)
+{
+  void *p = NULL;
+
+  g_mutex_lock (&spare_lock);
+  if (spare_data != NULL && spare_bytes == bytes)
+    {
+      p = spare_data;
+      spare_data = NULL;
+      spare_bytes = 0;
+    }
+  g_mutex_unlock (&spare_lock);
+  return p;
+}
+
+static void
+give_spare (void *p, gsize bytes)
+{
+  void *old;
+  gsize old_bytes;
+
+  g_mutex_lock (&spare_lock);
+  old = spare_data;
+  old_bytes = spare_bytes;
+  spare_data = p;
+  spare_bytes = bytes;
+  g_mutex_unlock (&spare_lock);
+  if (old != NULL)
+    munmap (old, old_bytes);
+}
+
+static AiryStack *
+stack_new (guint depth, guint height, guint width, gboolean zero)
 {
   AiryStack *stack;
   gsize n = (gsize) depth * height * width;
@@ -23,14 +62,61 @@ airy_stack_new (guint depth,
   stack->depth = depth;
   stack->height = height;
   stack->width = width;
+  stack->bits = 32;
+  if (n * sizeof (float) >= (32u << 20))
+    {
+      /* Large stacks get their own mapping, as huge pages where the kernel
+       * allows: a plane of a 1536² stack then spans 5 pages instead of
+       * 2304, and writing it block by block stays in the TLB. */
+      gsize bytes = n * sizeof (float);
+      void *p = take_spare (bytes);
+
+      if (p != NULL)
+        {
+          if (zero)
+            memset (p, 0, bytes);
+        }
+      else
+        {
+          p = mmap (NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+          if (p == MAP_FAILED)
+            p = NULL;
+#ifdef MADV_HUGEPAGE
+          else
+            madvise (p, bytes, MADV_HUGEPAGE);
+#endif
+        }
+      if (p != NULL)
+        {
+          stack->data = p;
+          stack->mapped = bytes;
+          return stack;
+        }
+    }
   stack->data = g_try_malloc0 (MAX (n, 1) * sizeof (float));
   if (stack->data == NULL)
     {
       g_free (stack);
       return NULL;
     }
-  stack->bits = 32;
   return stack;
+}
+
+/* A stack whose every value the caller writes: no zeroing. */
+AiryStack *
+_airy_stack_new_uninitialised (guint depth,
+                               guint height,
+                               guint width)
+{
+  return stack_new (depth, height, width, FALSE);
+}
+
+AiryStack *
+airy_stack_new (guint depth,
+                guint height,
+                guint width)
+{
+  return stack_new (depth, height, width, TRUE);
 }
 
 void
@@ -38,16 +124,24 @@ airy_stack_free (AiryStack *stack)
 {
   if (stack == NULL)
     return;
-  g_free (stack->data);
+  if (stack->mapped)
+    give_spare (stack->data, stack->mapped);
+  else
+    g_free (stack->data);
   g_free (stack);
 }
 
 AiryStack *
 airy_stack_copy (const AiryStack *stack)
 {
-  AiryStack *copy = g_memdup2 (stack, sizeof *stack);
+  AiryStack *copy = airy_stack_new (stack->depth, stack->height, stack->width);
 
-  copy->data = g_memdup2 (stack->data, (gsize) stack->depth * airy_stack_plane_size (stack) * sizeof (float));
+  memcpy (copy->data, stack->data, (gsize) stack->depth * airy_stack_plane_size (stack) * sizeof (float));
+  copy->dx = stack->dx;
+  copy->dy = stack->dy;
+  copy->dz = stack->dz;
+  copy->z0 = stack->z0;
+  copy->bits = stack->bits;
   return copy;
 }
 

@@ -20,12 +20,17 @@ typedef struct
   double  dz;
   double  z0;      /* z of the first plane, µm */
   int     bits;    /* 8, 16 or 32 as read; 32 for computed stacks */
+  /*< private >*/
+  gsize   mapped;  /* bytes mapped for data (large stacks), 0 when malloc'd */
 } AiryStack;
 
 AiryStack *airy_stack_new        (guint depth,
                                   guint height,
                                   guint width);
 void       airy_stack_free       (AiryStack *stack);
+AiryStack *_airy_stack_new_uninitialised (guint depth,
+                                          guint height,
+                                          guint width);
 AiryStack *airy_stack_copy       (const AiryStack *stack);
 float     *airy_stack_plane      (const AiryStack *stack,
                                   guint            z);

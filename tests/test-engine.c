@@ -233,6 +233,46 @@ test_sharding_psf (void)
   g_unsetenv ("AIRY_CPU_DEVICES");
 }
 
+static void
+check_fast_path (const char *json)
+{
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(AiryResult) fast = NULL;
+  g_autoptr(AiryResult) generic = NULL;
+
+  fast = test_run (system, NULL);
+  g_setenv ("AIRY_NO_FAST_PATH", "1", TRUE);
+  generic = test_run (system, NULL);
+  g_unsetenv ("AIRY_NO_FAST_PATH");
+  compare_stacks (generic->stack, fast->stack, 1e-6);
+  g_assert_cmpfloat (fast->stack->dx, ==, generic->stack->dx);
+}
+
+static void
+test_fast_path (void)
+{
+  /* the fused, pruned PSF path gives the element chain's result: several
+   * wavelengths, every mask kind, non-paraxial defocus, apodisation, offset,
+   * extra z, a lens NA, evenly spaced planes (past the phase resync) … */
+  check_fast_path (
+    "{\"airy\": 1, \"grid\": {\"shape\": [128, 96], \"spacing\": 1.5},"
+    " \"spectrum\": {\"wavelengths\": [0.5, 0.61], \"weights\": [2, 1]},"
+    " \"z\": {\"start\": -3, \"stop\": 5, \"count\": 37},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.9,"
+    "   \"defocus-model\": \"nonparaxial\", \"apodisation\": \"aplanatic\", \"offset-x\": 0.7, \"z\": 0.3},"
+    "  {\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [3, 7, 12],"
+    "   \"zernike-coefficients\": [0.1, -0.05, 0.08]},"
+    "  {\"type\": \"gaussian-pupil\", \"waist\": 60},"
+    "  {\"type\": \"phase-mask\", \"source\": \"named\", \"named\": \"cubic\", \"strength\": 4},"
+    "  {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33, \"na\": 0.85}]}");
+  /* … and unevenly spaced planes on an odd grid */
+  check_fast_path (
+    "{\"airy\": 1, \"grid\": {\"shape\": [81, 99], \"spacing\": 1.0},"
+    " \"spectrum\": {\"wavelengths\": [0.55]}, \"z\": {\"values\": [0, 2.5, -1, 7]},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 60, \"n\": 1.0, \"na\": 0.5},"
+    "  {\"type\": \"square-pupil\", \"width\": 50}, {\"type\": \"ff-lens\", \"f\": 60}]}");
+}
+
 typedef struct
 {
   guint         calls;
@@ -315,6 +355,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/modules/broken-module", test_broken_module);
   g_test_add_func ("/engine/run/sharding-psf", test_sharding_psf);
   g_test_add_func ("/engine/run/progress-cancel", test_progress_and_cancel);
+  g_test_add_func ("/engine/run/fast-path-matches-elements", test_fast_path);
   g_test_add_func ("/engine/system/warnings", test_warnings);
   return g_test_run ();
 }

@@ -9,6 +9,7 @@
 #include "airy-fft-private.h"
 #include "airy-plan-private.h"
 #include "airy-sensor-private.h"
+#include "airy-cpu-fast-private.h"
 
 /* The built-in backend: FFTW single precision with threads. AIRY_CPU_DEVICES=N
  * splits the machine into N virtual devices so that sharding and the
@@ -72,7 +73,8 @@ cpu_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
   plan->backend_data = run;
   if (!plan->reduce)
     {
-      plan->out = airy_stack_new (plan->out_depth, plan->out_height, plan->out_width);
+      /* every plane is written by the run */
+      plan->out = _airy_stack_new_uninitialised (plan->out_depth, plan->out_height, plan->out_width);
       if (plan->out == NULL)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, "not enough memory for the output stack");
@@ -115,20 +117,6 @@ cpu_release (AiryBackend *backend, AiryPlan *plan)
   plan->backend_data = NULL;
 }
 
-/* Zero-pads an h × w real plane into the top-left of pad (ph × pw) and
- * transforms it: out = R2C(pad). */
-static void
-padded_r2c (const float *in, guint h, guint w, float *pad, guint ph, guint pw,
-            fftwf_complex *out, guint threads)
-{
-  guint y;
-
-  memset (pad, 0, (gsize) ph * pw * sizeof (float));
-  for (y = 0; y < h; y++)
-    memcpy (pad + (gsize) y * pw, in + (gsize) y * w, w * sizeof (float));
-  fftwf_execute_dft_r2c (_airy_fft_plan_r2c (ph, pw, threads), pad, out);
-}
-
 static void
 set_field_geometry (AiryField *field, AiryPlan *plan)
 {
@@ -143,110 +131,257 @@ set_field_geometry (AiryField *field, AiryPlan *plan)
     }
 }
 
-static gboolean
-cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GError **error)
+/* One host thread's share of a device chunk: planes [first, first + count).
+ * Planes are independent, so a device's threads split its planes (each
+ * transform single-threaded and in cache) rather than each transform. */
+typedef struct
 {
-  CpuRun *run = plan->backend_data;
-  Slot *slot = &run->slots[chunk->slot];
-  g_autoptr(AiryField) field = NULL;
-  g_autofree gpointer *states = NULL;
-  g_autofree float *intensity = NULL;
-  g_autofree float *vol_plane = NULL;
-  float *pad = NULL;
-  fftwf_complex *psf_hat = NULL, *vol_hat = NULL;
-  gsize nspec = 0, npsf = (gsize) plan->psf_height * plan->psf_width;
-  gboolean ok = TRUE, vol_hat_valid = FALSE;
-  guint i, b;
+  AiryPlan            *plan;
+  Slot                *slot;
+  GMutex              *slot_lock;
+  AiryPsfShared       *fast;        /* NULL: the generic element chain */
+  const fftwf_complex *vol_hat;     /* constant sample's transform, or NULL */
+  guint                first;
+  guint                count;
+  guint                threads;
+  GError              *error;
+} Job;
 
-  field = airy_field_new (plan->spectrum, plan->in_height, plan->in_width, 1.0);
-  states = g_new0 (gpointer, plan->chain->len);
-  for (i = 0; i < plan->chain->len && ok; i++)
+/* The generic path: every element's apply() on a field, then |u|². */
+typedef struct
+{
+  AiryField *field;
+  gpointer  *states;
+} Generic;
+
+static void
+generic_free (AiryPlan *plan, Generic *g)
+{
+  guint i;
+
+  for (i = 0; g->states && i < plan->chain->len; i++)
+    {
+      AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (g_ptr_array_index (plan->chain, i));
+      if (g->states[i] && klass->free_state)
+        klass->free_state (g->states[i]);
+    }
+  g_free (g->states);
+  airy_field_free (g->field);
+}
+
+static gboolean
+generic_init (AiryPlan *plan, Generic *g, GError **error)
+{
+  guint i;
+
+  g->field = airy_field_new (plan->spectrum, plan->in_height, plan->in_width, 1.0);
+  g->states = g_new0 (gpointer, plan->chain->len);
+  for (i = 0; i < plan->chain->len; i++)
     {
       AiryElement *e = g_ptr_array_index (plan->chain, i);
       AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (e);
       g_autofree char *path = g_strdup_printf ("chain[%u]", i);
+      AiryContext ctx = plan->contexts[i];
 
-      if (klass->prepare)
+      ctx.path = path;
+      if (klass->prepare && (g->states[i] = klass->prepare (e, &ctx, error)) == NULL)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+generic_plane (AiryPlan *plan, Generic *g, const AiryPlane *plane, float *out, GError **error)
+{
+  guint i;
+
+  set_field_geometry (g->field, plan);
+  for (i = 0; i < plan->chain->len; i++)
+    {
+      AiryElement *e = g_ptr_array_index (plan->chain, i);
+      if (!AIRY_ELEMENT_GET_CLASS (e)->apply (e, g->states[i], g->field, plane, error))
+        return FALSE;
+    }
+  airy_field_intensity (g->field, out, FALSE);
+  return TRUE;
+}
+
+static gpointer
+job_run (gpointer data)
+{
+  Job *job = data;
+  AiryPlan *plan = job->plan;
+  gsize npsf = (gsize) plan->psf_height * plan->psf_width;
+  gsize nspec = plan->imaging ? (gsize) plan->pad_height * (plan->pad_width / 2 + 1) : 0;
+  AiryPsfWorker *fast = NULL;
+  Generic generic = { NULL, NULL };
+  g_autofree float *intensity = NULL;
+  g_autofree float *sum = NULL;
+  g_autofree float *vol_plane = NULL;
+  float *rowbuf = NULL;
+  fftwf_complex *acc = NULL, *psf_hat = NULL, *vol_hat = NULL;
+  gboolean ok = TRUE;
+  guint b;
+
+  if (job->fast)
+    fast = _airy_psf_worker_new (job->fast);
+  else
+    ok = generic_init (plan, &generic, &job->error);
+  intensity = g_new (float, npsf);
+  if (plan->imaging)
+    {
+      acc = fftwf_alloc_complex (nspec);
+      memset (acc, 0, nspec * sizeof (fftwf_complex));
+      psf_hat = fftwf_alloc_complex (nspec);
+      rowbuf = fftwf_alloc_real (plan->pad_width);
+      if (job->vol_hat == NULL)
         {
-          plan->contexts[i].path = path;
-          states[i] = klass->prepare (e, &plan->contexts[i], error);
-          plan->contexts[i].path = NULL;
-          ok = states[i] != NULL;
+          vol_hat = fftwf_alloc_complex (nspec);
+          vol_plane = g_new (float, (gsize) plan->vol_height * plan->vol_width);
         }
     }
-  intensity = g_new (float, npsf);
-  if (plan->imaging && ok)
-    {
-      nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
-      pad = fftwf_alloc_real ((gsize) plan->pad_height * plan->pad_width);
-      psf_hat = fftwf_alloc_complex (nspec);
-      vol_hat = fftwf_alloc_complex (nspec);
-      vol_plane = g_new (float, (gsize) plan->vol_height * plan->vol_width);
-    }
+  else if (plan->reduce)
+    sum = g_new0 (float, npsf);
 
-  for (b = chunk->first; ok && b < chunk->first + chunk->count; b++)
+  for (b = job->first; ok && b < job->first + job->count; b++)
     {
-      AiryPlane plane = { b, plan->z[b], chunk->threads };
+      AiryPlane plane = { b, plan->z[b], job->threads };
+      /* write straight into the result when nothing else needs the plane */
+      gboolean direct = !plan->reduce && plan->sensor == NULL && plan->psf == NULL;
+      float *target = direct ? airy_stack_plane (plan->out, b) : intensity;
 
-      if (g_cancellable_set_error_if_cancelled (plan->cancellable, error))
+      if (g_cancellable_set_error_if_cancelled (plan->cancellable, &job->error))
         {
           ok = FALSE;
           break;
         }
-      set_field_geometry (field, plan);
-      for (i = 0; i < plan->chain->len && ok; i++)
+      if (fast)
+        _airy_psf_worker_plane (fast, b, plan->z[b], target);
+      else if (!generic_plane (plan, &generic, &plane, target, &job->error))
         {
-          AiryElement *e = g_ptr_array_index (plan->chain, i);
-          ok = AIRY_ELEMENT_GET_CLASS (e)->apply (e, states[i], field, &plane, error);
+          ok = FALSE;
+          break;
         }
-      if (!ok)
-        break;
-      airy_field_intensity (field, intensity, FALSE);
       if (plan->psf)
-        memcpy (airy_stack_plane (plan->psf, b), intensity, npsf * sizeof (float));
+        memcpy (airy_stack_plane (plan->psf, b), target, npsf * sizeof (float));
 
       if (plan->imaging)
         {
+          const fftwf_complex *v = job->vol_hat;
           gsize k;
 
-          /* A constant sample has the same transform on every plane. */
-          if (!(vol_hat_valid && plan->sample.kind == AIRY_SAMPLE_CONSTANT))
+          if (v == NULL)
             {
               _airy_plan_volume_plane (plan, b, vol_plane);
-              padded_r2c (vol_plane, plan->vol_height, plan->vol_width, pad, plan->pad_height,
-                          plan->pad_width, vol_hat, chunk->threads);
-              vol_hat_valid = TRUE;
+              _airy_r2c_padded (vol_plane, plan->vol_height, plan->vol_width, plan->pad_height,
+                                plan->pad_width, rowbuf, vol_hat);
+              v = vol_hat;
             }
-          padded_r2c (intensity, plan->psf_height, plan->psf_width, pad, plan->pad_height,
-                      plan->pad_width, psf_hat, chunk->threads);
+          _airy_r2c_padded (target, plan->psf_height, plan->psf_width, plan->pad_height,
+                            plan->pad_width, rowbuf, psf_hat);
           for (k = 0; k < nspec; k++)
-            slot->spectrum[k] += psf_hat[k] * vol_hat[k];
+            acc[k] += psf_hat[k] * v[k];
         }
       else if (plan->reduce)
         {
           gsize k;
           for (k = 0; k < npsf; k++)
-            slot->intensity[k] += intensity[k];
+            sum[k] += target[k];
         }
       else if (plan->sensor)
         {
-          g_autofree float *img = _airy_sensor_process (plan->sensor, intensity, plan->psf_height,
+          g_autofree float *img = _airy_sensor_process (plan->sensor, target, plan->psf_height,
                                                         plan->psf_width, plan->psf_dy, plan->psf_dx, b);
           memcpy (airy_stack_plane (plan->out, b), img, airy_stack_plane_size (plan->out) * sizeof (float));
         }
-      else
-        memcpy (airy_stack_plane (plan->out, b), intensity, npsf * sizeof (float));
+      else if (!direct)
+        memcpy (airy_stack_plane (plan->out, b), target, npsf * sizeof (float));
       _airy_plan_plane_done (plan);
     }
 
-  for (i = 0; i < plan->chain->len; i++)
+  /* this thread's partial sum joins the device's */
+  if (ok && (acc || sum))
     {
-      AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (g_ptr_array_index (plan->chain, i));
-      if (states[i] && klass->free_state)
-        klass->free_state (states[i]);
+      gsize k;
+
+      g_mutex_lock (job->slot_lock);
+      if (acc)
+        for (k = 0; k < nspec; k++)
+          job->slot->spectrum[k] += acc[k];
+      else
+        for (k = 0; k < npsf; k++)
+          job->slot->intensity[k] += sum[k];
+      g_mutex_unlock (job->slot_lock);
     }
-  fftwf_free (pad);
+  if (fast)
+    _airy_psf_worker_free (fast);
+  else
+    generic_free (plan, &generic);
+  fftwf_free (acc);
   fftwf_free (psf_hat);
+  fftwf_free (vol_hat);
+  fftwf_free (rowbuf);
+  if (!ok)
+    g_cancellable_cancel (plan->cancellable);
+  return NULL;
+}
+
+static gboolean
+cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GError **error)
+{
+  CpuRun *run = plan->backend_data;
+  Slot *slot = &run->slots[chunk->slot];
+  AiryPsfShared *fast = NULL;
+  fftwf_complex *vol_hat = NULL;
+  guint jobs = MAX (1, MIN (chunk->threads, chunk->count)), i, first = chunk->first;
+  g_autofree Job *job = g_new0 (Job, jobs);
+  g_autofree GThread **threads = g_new0 (GThread *, jobs);
+  GMutex slot_lock;
+  gboolean ok = TRUE;
+
+  if (_airy_psf_fast_supported (plan) && (fast = _airy_psf_shared_new (plan, error)) == NULL)
+    return FALSE;
+  if (plan->imaging && plan->sample.kind == AIRY_SAMPLE_CONSTANT)
+    {
+      /* a constant sample has the same transform on every plane */
+      gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
+      g_autofree float *ones = g_new (float, (gsize) plan->vol_height * plan->vol_width);
+      float *rowbuf = fftwf_alloc_real (plan->pad_width);
+
+      vol_hat = fftwf_alloc_complex (nspec);
+      _airy_plan_volume_plane (plan, 0, ones);
+      _airy_r2c_padded (ones, plan->vol_height, plan->vol_width, plan->pad_height, plan->pad_width,
+                        rowbuf, vol_hat);
+      fftwf_free (rowbuf);
+    }
+
+  g_mutex_init (&slot_lock);
+  for (i = 0; i < jobs; i++)
+    {
+      guint count = chunk->count / jobs + (i < chunk->count % jobs);
+
+      job[i] = (Job) { plan, slot, &slot_lock, fast, vol_hat, first, count,
+                       MAX (1, chunk->threads / jobs), NULL };
+      first += count;
+      threads[i] = jobs == 1 ? NULL : g_thread_new ("airy-cpu", job_run, &job[i]);
+    }
+  if (jobs == 1)
+    job_run (&job[0]);
+  for (i = 0; i < jobs; i++)
+    {
+      if (threads[i])
+        g_thread_join (threads[i]);
+      if (job[i].error)
+        {
+          if (ok)
+            g_propagate_error (error, job[i].error);
+          else
+            g_error_free (job[i].error);
+          ok = FALSE;
+        }
+    }
+  g_mutex_clear (&slot_lock);
+  _airy_psf_shared_free (fast);
   fftwf_free (vol_hat);
   return ok;
 }

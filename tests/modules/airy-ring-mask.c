@@ -46,6 +46,7 @@ airy_ring_mask_class_init (AiryRingMaskClass *klass)
   airy_element_class_set_metadata (element_class, "ring-mask", "Ring mask (example module)",
                                    AIRY_CATEGORY_MASK);
   element_class->apply = ring_apply;
+  element_class->elementwise = TRUE;
   airy_element_class_install_property (object_class, 1,
     airy_param_spec_double ("inner", "Inner radius", "Blocked below this radius", "µm",
                             0.0, 1e6, 20.0, 0));

@@ -1,0 +1,428 @@
+#define G_LOG_DOMAIN "airy-cpu"
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "airy-cpu-fast-private.h"
+#include "airy-elements-private.h"
+#include "airy-fft-private.h"
+
+/* Why this is faster than generate → FFT → |u|²:
+ *  - u(x, y; z) = F(x, y) · exp(i·z·G(r²)): the source amplitude, apodisation,
+ *    tilt, every mask and the centring modulation live in F, computed once;
+ *    each plane only advances exp(i z G) (a complex multiply when the planes
+ *    are evenly spaced) on the pupil's pixels;
+ *  - the centred transform fftshift(DFT(ifftshift(u))) equals, up to a phase
+ *    per output pixel that |·|² removes, DFT(u · e^{2πi(x·cx/W + y·cy/H)}):
+ *    no shifts;
+ *  - only the pupil's rows get the first 1-D pass; the second pass works on
+ *    blocks of 16 columns that stay in cache, and |u|² is taken there. */
+
+#define BLOCK 32
+
+struct _AiryPsfShared
+{
+  guint   h, w, n_lambda;
+  guint   y0, nb;          /* band of rows holding the pupil */
+  guint  *x0, *x1;         /* span of each band row, [x0, x1) */
+  guint  *off;             /* compact index of each band row (nb + 1) */
+  guint   npix;
+  fftwf_complex **F;       /* per wavelength, compact */
+  double **G;              /* per wavelength, compact: defocus phase per µm */
+  float  *scale;           /* per wavelength: w_l·|c_l|² */
+  double  z0;              /* the objective's extra z */
+  gboolean uniform;        /* z planes evenly spaced */
+  double  zstart, dz;
+};
+
+struct _AiryPsfWorker
+{
+  AiryPsfShared  *shared;
+  double complex **rot;    /* exp(i z G) per wavelength, compact */
+  double complex **step;   /* exp(i dz G) */
+  int             last_b;
+  guint           since_sync;
+  fftwf_complex  *band;    /* nb × w: the pupil rows after the first pass */
+  fftwf_complex  *col_in;  /* BLOCK × h: columns, zero outside the band */
+  fftwf_complex  *col_out; /* BLOCK × h */
+  guint           ld;      /* distance between columns: h padded off 4 KiB multiples */
+  fftwf_plan      row_plan;
+  fftwf_plan      col_plan;
+  fftwf_plan      col_plan_rest;
+};
+
+gboolean
+_airy_psf_fast_supported (AiryPlan *plan)
+{
+  GPtrArray *chain = plan->chain;
+  AiryElement *last;
+  guint i;
+
+  if (g_getenv ("AIRY_NO_FAST_PATH") != NULL || chain->len < 2)
+    return FALSE;
+  if (!g_str_equal (airy_element_get_type_name (g_ptr_array_index (chain, 0)), "objective-point-source"))
+    return FALSE;
+  last = g_ptr_array_index (chain, chain->len - 1);
+  if (!g_str_equal (airy_element_get_type_name (last), "ff-lens")
+      || airy_element_get_boolean (last, "inverse"))
+    return FALSE;
+  for (i = 1; i + 1 < chain->len; i++)
+    if (!AIRY_ELEMENT_GET_CLASS (g_ptr_array_index (chain, i))->elementwise)
+      return FALSE;
+  return TRUE;
+}
+
+void
+_airy_psf_shared_free (AiryPsfShared *s)
+{
+  guint l;
+
+  if (s == NULL)
+    return;
+  for (l = 0; l < s->n_lambda; l++)
+    {
+      if (s->F) fftwf_free (s->F[l]);
+      if (s->G) g_free (s->G[l]);
+    }
+  g_free (s->F);
+  g_free (s->G);
+  g_free (s->scale);
+  g_free (s->x0);
+  g_free (s->x1);
+  g_free (s->off);
+  g_free (s);
+}
+
+static gboolean
+apply_element (AiryElement *e, const AiryContext *ctx, AiryField *field, const AiryPlane *plane,
+               GError **error)
+{
+  AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (e);
+  gpointer state = NULL;
+  AiryContext copy = *ctx;
+  gboolean ok;
+
+  copy.path = "fast-path";
+  if (klass->prepare && (state = klass->prepare (e, &copy, error)) == NULL)
+    return FALSE;
+  ok = klass->apply (e, state, field, plane, error);
+  if (state && klass->free_state)
+    klass->free_state (state);
+  return ok;
+}
+
+AiryPsfShared *
+_airy_psf_shared_new (AiryPlan *plan,
+                      GError  **error)
+{
+  AiryPsfShared *s = g_new0 (AiryPsfShared, 1);
+  AiryElement *objective = g_ptr_array_index (plan->chain, 0);
+  AiryElement *lens = g_ptr_array_index (plan->chain, plan->chain->len - 1);
+  double f = airy_element_get_double (objective, "f");
+  double n = airy_element_get_double (objective, "n");
+  int model = airy_element_get_enum (objective, "defocus-model");
+  double lens_f = airy_element_get_double (lens, "f");
+  double lens_n = airy_element_get_double (lens, "n");
+  double lens_na = airy_element_get_double (lens, "na");
+  g_autoptr(AiryField) field = NULL;
+  AiryPlane plane = { 0, 0.0, 1 };
+  gsize np;
+  guint l, y, x, i, b;
+  int ylo = -1, yhi = -1;
+
+  s->h = plan->in_height;
+  s->w = plan->in_width;
+  s->n_lambda = plan->spectrum->n;
+  s->z0 = airy_element_get_double (objective, "z");
+  np = (gsize) s->h * s->w;
+
+  /* the pupil field at z = 0 through every mask: F without the modulation */
+  field = airy_field_new (plan->spectrum, s->h, s->w, 1.0);
+  for (l = 0; l < s->n_lambda; l++)
+    {
+      field->dy[l] = plan->in_dy[l];
+      field->dx[l] = plan->in_dx[l];
+    }
+  plane.z = -s->z0;
+  for (i = 0; i + 1 < plan->chain->len; i++)
+    if (!apply_element (g_ptr_array_index (plan->chain, i), &plan->contexts[i], field, &plane, error))
+      {
+        _airy_psf_shared_free (s);
+        return NULL;
+      }
+  if (lens_na > 0.0)
+    {
+      double r = lens_f * lens_na / lens_n;
+      for (l = 0; l < s->n_lambda; l++)
+        for (y = 0; y < s->h; y++)
+          for (x = 0; x < s->w; x++)
+            {
+              double xx = airy_grid_coord (x, s->w, field->dx[l]), yy = airy_grid_coord (y, s->h, field->dy[l]);
+              if (!airy_inside_circle (xx * xx + yy * yy, r))
+                field->data[l * np + (gsize) y * s->w + x] = 0.0f;
+            }
+    }
+
+  /* the band of non-zero rows and each row's span, over all wavelengths */
+  for (y = 0; y < s->h; y++)
+    for (l = 0; l < s->n_lambda; l++)
+      for (x = 0; x < s->w; x++)
+        if (field->data[l * np + (gsize) y * s->w + x] != 0.0f)
+          {
+            if (ylo < 0)
+              ylo = (int) y;
+            yhi = (int) y;
+            l = s->n_lambda;
+            break;
+          }
+  if (ylo < 0)
+    ylo = yhi = (int) s->h / 2;   /* a fully blocked pupil: one zero row */
+  s->y0 = (guint) ylo;
+  s->nb = (guint) (yhi - ylo + 1);
+  s->x0 = g_new (guint, s->nb);
+  s->x1 = g_new (guint, s->nb);
+  s->off = g_new (guint, s->nb + 1);
+  for (b = 0; b < s->nb; b++)
+    {
+      guint lo = s->w, hi = 0;
+
+      y = s->y0 + b;
+      for (l = 0; l < s->n_lambda; l++)
+        for (x = 0; x < s->w; x++)
+          if (field->data[l * np + (gsize) y * s->w + x] != 0.0f)
+            {
+              lo = MIN (lo, x);
+              hi = MAX (hi, x + 1);
+            }
+      if (lo >= hi)
+        lo = hi = 0;
+      s->x0[b] = lo;
+      s->x1[b] = hi;
+      s->off[b] = s->npix;
+      s->npix += hi - lo;
+    }
+  s->off[s->nb] = s->npix;
+
+  /* compact F (with the centring modulation) and G per wavelength */
+  s->F = g_new0 (fftwf_complex *, s->n_lambda);
+  s->G = g_new0 (double *, s->n_lambda);
+  s->scale = g_new (float, s->n_lambda);
+  for (l = 0; l < s->n_lambda; l++)
+    {
+      double lambda = plan->spectrum->wavelengths[l];
+      double c = field->dx[l] * field->dy[l] * lens_n / (lambda * lens_f);
+
+      s->F[l] = fftwf_alloc_complex (MAX (s->npix, 1));
+      s->G[l] = g_new (double, MAX (s->npix, 1));
+      s->scale[l] = (float) (plan->spectrum->weights[l] * c * c);
+      for (b = 0; b < s->nb; b++)
+        {
+          y = s->y0 + b;
+          for (x = s->x0[b]; x < s->x1[b]; x++)
+            {
+              guint k = s->off[b] + x - s->x0[b];
+              double xx = airy_grid_coord (x, s->w, field->dx[l]);
+              double yy = airy_grid_coord (y, s->h, field->dy[l]);
+              double r2 = xx * xx + yy * yy;
+              double mod = 2.0 * AIRY_PI * ((double) y * (s->h / 2) / s->h + (double) x * (s->w / 2) / s->w);
+
+              s->F[l][k] = field->data[l * np + (gsize) y * s->w + x] * _airy_cis (mod);
+              s->G[l][k] = model == AIRY_DEFOCUS_NONPARAXIAL
+                           ? airy_defocus_nonparaxial (r2, 1.0, n, lambda, f)
+                           : airy_defocus_paraxial (r2, 1.0, n, lambda, f);
+            }
+        }
+    }
+
+  /* evenly spaced planes let each plane advance the phase by one multiply */
+  s->zstart = plan->z[0];
+  s->dz = plan->n_planes > 1 ? (plan->z[plan->n_planes - 1] - plan->z[0]) / (plan->n_planes - 1) : 0.0;
+  s->uniform = plan->n_planes > 1;
+  for (b = 0; b < plan->n_planes && s->uniform; b++)
+    if (fabs (plan->z[b] - (s->zstart + b * s->dz)) > 1e-9 * MAX (1.0, fabs (plan->z[b])))
+      s->uniform = FALSE;
+  return s;
+}
+
+AiryPsfWorker *
+_airy_psf_worker_new (AiryPsfShared *s)
+{
+  AiryPsfWorker *w = g_new0 (AiryPsfWorker, 1);
+  guint l, rest = s->w % BLOCK;
+
+  w->shared = s;
+  w->last_b = -2;
+  w->rot = g_new0 (double complex *, s->n_lambda);
+  w->step = g_new0 (double complex *, s->n_lambda);
+  for (l = 0; l < s->n_lambda; l++)
+    {
+      guint k;
+
+      w->rot[l] = g_new (double complex, MAX (s->npix, 1));
+      w->step[l] = g_new (double complex, MAX (s->npix, 1));
+      for (k = 0; k < s->npix; k++)
+        w->step[l][k] = cexp (I * s->dz * s->G[l][k]);
+    }
+  /* columns h apart would alias in the caches whenever h·8 is a multiple
+   * of 4 KiB (512, 1536, …): pad them */
+  w->ld = s->h + 8;
+  w->band = fftwf_alloc_complex ((gsize) s->nb * s->w);
+  w->col_in = fftwf_alloc_complex ((gsize) BLOCK * w->ld);
+  w->col_out = fftwf_alloc_complex ((gsize) BLOCK * w->ld);
+  memset (w->col_in, 0, sizeof (fftwf_complex) * BLOCK * w->ld);
+  /* rows and columns both as contiguous transforms: BLOCK columns are
+   * transposed into col_in, transformed out of place (the zeros outside the
+   * band stay) and squared back while in cache */
+  w->row_plan = _airy_fft_plan_many (s->w, 1, 1, s->w, TRUE, AIRY_FFT_FORWARD, 1);
+  w->col_plan = _airy_fft_plan_many (s->h, BLOCK, 1, w->ld, FALSE, AIRY_FFT_FORWARD, 1);
+  if (rest)
+    w->col_plan_rest = _airy_fft_plan_many (s->h, rest, 1, w->ld, FALSE, AIRY_FFT_FORWARD, 1);
+  return w;
+}
+
+void
+_airy_psf_worker_free (AiryPsfWorker *w)
+{
+  guint l;
+
+  if (w == NULL)
+    return;
+  for (l = 0; l < w->shared->n_lambda; l++)
+    {
+      g_free (w->rot[l]);
+      g_free (w->step[l]);
+    }
+  g_free (w->rot);
+  g_free (w->step);
+  fftwf_free (w->band);
+  fftwf_free (w->col_in);
+  fftwf_free (w->col_out);
+  g_free (w);
+}
+
+/* exp(i z G) for plane b: a multiply from the previous plane when the planes
+ * are evenly spaced, recomputed every 16 planes to keep the error at the
+ * double-precision level. */
+static void
+advance_phase (AiryPsfWorker *w, guint l, guint b, double z)
+{
+  AiryPsfShared *s = w->shared;
+  double complex *rot = w->rot[l], *step = w->step[l];
+  guint k;
+
+  if (s->uniform && w->last_b == (int) b - 1 && w->since_sync < 16)
+    {
+      for (k = 0; k < s->npix; k++)
+        rot[k] *= step[k];
+      return;
+    }
+  for (k = 0; k < s->npix; k++)
+    rot[k] = cexp (I * z * s->G[l][k]);
+}
+
+void
+_airy_psf_worker_plane (AiryPsfWorker *w,
+                        guint          b,
+                        double         z,
+                        float         *out)
+{
+  AiryPsfShared *s = w->shared;
+  guint l, r, y, x0, bb;
+  gboolean synced = !(s->uniform && w->last_b == (int) b - 1 && w->since_sync < 16);
+
+  for (l = 0; l < s->n_lambda; l++)
+    {
+      float scale = s->scale[l];
+
+      advance_phase (w, l, b, z + s->z0);
+      /* first pass: generate each pupil row and transform it in cache */
+      for (r = 0; r < s->nb; r++)
+        {
+          fftwf_complex *row = w->band + (gsize) r * s->w;
+          const fftwf_complex *F = s->F[l] + s->off[r];
+          const double complex *rot = w->rot[l] + s->off[r];
+          guint x, n = s->x1[r] - s->x0[r];
+
+          memset (row, 0, s->x0[r] * sizeof (fftwf_complex));
+          for (x = 0; x < n; x++)
+            {
+              double complex v = F[x] * rot[x];
+              row[s->x0[r] + x] = (float) creal (v) + I * (float) cimag (v);
+            }
+          memset (row + s->x1[r], 0, (s->w - s->x1[r]) * sizeof (fftwf_complex));
+          if (n > 0)
+            fftwf_execute_dft (w->row_plan, row, row);
+        }
+      /* second pass: blocks of columns, |u|² while they are in cache */
+      for (x0 = 0; x0 < s->w; x0 += BLOCK)
+        {
+          guint nbk = MIN (BLOCK, s->w - x0);
+
+          for (r = 0; r < s->nb; r++)
+            {
+              const fftwf_complex *src = w->band + (gsize) r * s->w + x0;
+              fftwf_complex *dst = w->col_in + s->y0 + r;
+
+              for (bb = 0; bb < nbk; bb++)
+                dst[(gsize) bb * w->ld] = src[bb];
+            }
+          fftwf_execute_dft (nbk == BLOCK ? w->col_plan : w->col_plan_rest, w->col_in, w->col_out);
+          for (y = 0; y < s->h; y++)
+            {
+              float *dst = out + (gsize) y * s->w + x0;
+              const float *v = (const float *) (w->col_out + y);
+
+              if (l == 0)
+                for (bb = 0; bb < nbk; bb++)
+                  {
+                    float re = v[2 * (gsize) bb * w->ld], im = v[2 * (gsize) bb * w->ld + 1];
+                    dst[bb] = scale * (re * re + im * im);
+                  }
+              else
+                for (bb = 0; bb < nbk; bb++)
+                  {
+                    float re = v[2 * (gsize) bb * w->ld], im = v[2 * (gsize) bb * w->ld + 1];
+                    dst[bb] += scale * (re * re + im * im);
+                  }
+            }
+        }
+    }
+  w->since_sync = synced ? 1 : w->since_sync + 1;
+  w->last_b = (int) b;
+}
+
+void
+_airy_r2c_padded (const float   *in,
+                  guint          h,
+                  guint          w,
+                  guint          ph,
+                  guint          pw,
+                  float         *rowbuf,
+                  fftwf_complex *out)
+{
+  guint nh = pw / 2 + 1, y, x;
+  fftwf_plan row = _airy_fft_plan_r2c_1d (pw, 1);
+  fftwf_plan cols = _airy_fft_plan_many (ph, nh, nh, 1, TRUE, AIRY_FFT_FORWARD, 1);
+
+  memset (rowbuf + w, 0, (pw - w) * sizeof (float));
+  for (y = 0; y < h; y++)
+    {
+      const float *src = in + (gsize) y * w;
+      gboolean zero = TRUE;
+
+      for (x = 0; x < w && zero; x++)
+        zero = src[x] == 0.0f;
+      if (zero)
+        {
+          /* a zero row transforms to zeros: skip the first pass */
+          memset (out + (gsize) y * nh, 0, nh * sizeof (fftwf_complex));
+          continue;
+        }
+      memcpy (rowbuf, src, w * sizeof (float));
+      fftwf_execute_dft_r2c (row, rowbuf, out + (gsize) y * nh);
+    }
+  memset (out + (gsize) h * nh, 0, (gsize) (ph - h) * nh * sizeof (fftwf_complex));
+  fftwf_execute_dft (cols, out, out);
+}
