@@ -218,8 +218,8 @@ job_run (gpointer data)
   g_autofree float *intensity = NULL;
   g_autofree float *sum = NULL;
   g_autofree float *vol_plane = NULL;
-  float *rowbuf = NULL;
-  fftwf_complex *acc = NULL, *psf_hat = NULL, *vol_hat = NULL;
+  AiryConvWorker *psf_conv = NULL, *vol_conv = NULL;
+  fftwf_complex *acc = NULL, *vol_hat = NULL;
   gboolean ok = TRUE;
   guint b;
 
@@ -232,12 +232,12 @@ job_run (gpointer data)
     {
       acc = fftwf_alloc_complex (nspec);
       memset (acc, 0, nspec * sizeof (fftwf_complex));
-      psf_hat = fftwf_alloc_complex (nspec);
-      rowbuf = fftwf_alloc_real (plan->pad_width);
+      psf_conv = _airy_conv_worker_new (plan->psf_height, plan->psf_width, plan->pad_height, plan->pad_width);
       if (job->vol_hat == NULL)
         {
           vol_hat = fftwf_alloc_complex (nspec);
           vol_plane = g_new (float, (gsize) plan->vol_height * plan->vol_width);
+          vol_conv = _airy_conv_worker_new (plan->vol_height, plan->vol_width, plan->pad_height, plan->pad_width);
         }
     }
   else if (plan->reduce)
@@ -268,19 +268,15 @@ job_run (gpointer data)
       if (plan->imaging)
         {
           const fftwf_complex *v = job->vol_hat;
-          gsize k;
 
           if (v == NULL)
             {
               _airy_plan_volume_plane (plan, b, vol_plane);
-              _airy_r2c_padded (vol_plane, plan->vol_height, plan->vol_width, plan->pad_height,
-                                plan->pad_width, rowbuf, vol_hat);
+              _airy_conv_transform (vol_conv, vol_plane, vol_hat, NULL, NULL);
               v = vol_hat;
             }
-          _airy_r2c_padded (target, plan->psf_height, plan->psf_width, plan->pad_height,
-                            plan->pad_width, rowbuf, psf_hat);
-          for (k = 0; k < nspec; k++)
-            acc[k] += psf_hat[k] * v[k];
+          /* Σ_z V̂_z·P̂_z, accumulated while P̂_z is in cache */
+          _airy_conv_transform (psf_conv, target, NULL, acc, v);
         }
       else if (plan->reduce)
         {
@@ -318,9 +314,9 @@ job_run (gpointer data)
   else
     generic_free (plan, &generic);
   fftwf_free (acc);
-  fftwf_free (psf_hat);
   fftwf_free (vol_hat);
-  fftwf_free (rowbuf);
+  _airy_conv_worker_free (psf_conv);
+  _airy_conv_worker_free (vol_conv);
   if (!ok)
     g_cancellable_cancel (plan->cancellable);
   return NULL;
@@ -346,13 +342,13 @@ cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErro
       /* a constant sample has the same transform on every plane */
       gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
       g_autofree float *ones = g_new (float, (gsize) plan->vol_height * plan->vol_width);
-      float *rowbuf = fftwf_alloc_real (plan->pad_width);
+      AiryConvWorker *conv = _airy_conv_worker_new (plan->vol_height, plan->vol_width,
+                                                    plan->pad_height, plan->pad_width);
 
       vol_hat = fftwf_alloc_complex (nspec);
       _airy_plan_volume_plane (plan, 0, ones);
-      _airy_r2c_padded (ones, plan->vol_height, plan->vol_width, plan->pad_height, plan->pad_width,
-                        rowbuf, vol_hat);
-      fftwf_free (rowbuf);
+      _airy_conv_transform (conv, ones, vol_hat, NULL, NULL);
+      _airy_conv_worker_free (conv);
     }
 
   g_mutex_init (&slot_lock);
@@ -435,13 +431,24 @@ cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
     {
       /* One inverse transform for the whole image, then the "same" crop that
        * keeps the PSF centre: out[p] = full[p + ⌊N_psf/2⌋]. */
-      guint ph = plan->pad_height, pw = plan->pad_width;
+      guint ph = plan->pad_height, pw = plan->pad_width, nh = pw / 2 + 1, k, c;
       guint cy = plan->psf_height / 2, cx = plan->psf_width / 2;
       float *full = fftwf_alloc_real ((gsize) ph * pw);
+      fftwf_complex *spec = fftwf_alloc_complex ((gsize) ph * nh);
+      const fftwf_complex *acc_t = run->slots[0].spectrum;
       float norm = 1.0f / ((float) ph * pw);
 
+      /* the accumulator is kept transposed (nh × ph): back to ph × nh */
+      for (k = 0; k < ph; k += 32)
+        for (c = 0; c < nh; c++)
+          {
+            guint kk;
+            for (kk = k; kk < MIN (k + 32, ph); kk++)
+              spec[(gsize) kk * nh + c] = acc_t[(gsize) c * ph + kk];
+          }
       fftwf_execute_dft_c2r (_airy_fft_plan_c2r (ph, pw, plan->chunks[0].threads * plan->n_slots),
-                             run->slots[0].spectrum, full);
+                             spec, full);
+      fftwf_free (spec);
       h = plan->vol_height;
       w = plan->vol_width;
       image = g_new (float, (gsize) h * w);

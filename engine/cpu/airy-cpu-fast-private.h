@@ -24,15 +24,22 @@ void           _airy_psf_worker_plane   (AiryPsfWorker  *worker,
                                          double          z,
                                          float          *out);
 
-/* Zero-padded real-to-complex transform for the imaging convolution:
- * in (h × w) sits in the top-left of a ph × pw grid; out is ph × (pw/2+1).
- * All-zero rows skip the first pass. rowbuf holds pw floats. */
-void           _airy_r2c_padded         (const float    *in,
-                                         guint           h,
-                                         guint           w,
-                                         guint           ph,
-                                         guint           pw,
-                                         float          *rowbuf,
-                                         fftwf_complex  *out);
+/* The imaging convolution's forward transforms: an h × w real plane in the
+ * top-left of a ph × pw grid, real-to-complex, with all-zero rows skipped in
+ * the first pass. The spectrum (ph × (pw/2 + 1)) is kept transposed: its
+ * column c is row c of out_t, nh × ph, so products accumulate contiguously:
+ * with acc_t, acc_t += X·mul_t and nothing is stored. */
+typedef struct _AiryConvWorker AiryConvWorker;
+
+AiryConvWorker *_airy_conv_worker_new  (guint h,
+                                        guint w,
+                                        guint ph,
+                                        guint pw);
+void            _airy_conv_worker_free (AiryConvWorker      *conv);
+void            _airy_conv_transform   (AiryConvWorker      *conv,
+                                        const float         *in,
+                                        fftwf_complex       *out_t,
+                                        fftwf_complex       *acc_t,
+                                        const fftwf_complex *mul_t);
 
 G_END_DECLS

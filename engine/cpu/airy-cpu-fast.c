@@ -393,36 +393,109 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
   w->last_b = (int) b;
 }
 
-void
-_airy_r2c_padded (const float   *in,
-                  guint          h,
-                  guint          w,
-                  guint          ph,
-                  guint          pw,
-                  float         *rowbuf,
-                  fftwf_complex *out)
+struct _AiryConvWorker
 {
-  guint nh = pw / 2 + 1, y, x;
-  fftwf_plan row = _airy_fft_plan_r2c_1d (pw, 1);
-  fftwf_plan cols = _airy_fft_plan_many (ph, nh, nh, 1, TRUE, AIRY_FFT_FORWARD, 1);
+  guint          h, w, ph, pw, nh, ld;
+  float         *rowbuf;   /* pw, zero beyond w */
+  fftwf_complex *band;     /* h × nh: the rows after the first pass */
+  fftwf_complex *col_in;   /* BLOCK × ld, zero from row h on */
+  fftwf_complex *col_out;
+  fftwf_plan     row_plan;
+  fftwf_plan     col_plan;
+  fftwf_plan     col_plan_rest;
+};
 
-  memset (rowbuf + w, 0, (pw - w) * sizeof (float));
-  for (y = 0; y < h; y++)
+AiryConvWorker *
+_airy_conv_worker_new (guint h, guint w, guint ph, guint pw)
+{
+  AiryConvWorker *c = g_new0 (AiryConvWorker, 1);
+  guint rest;
+
+  c->h = h;
+  c->w = w;
+  c->ph = ph;
+  c->pw = pw;
+  c->nh = pw / 2 + 1;
+  c->ld = ph + 8;            /* off 4 KiB multiples, as above */
+  rest = c->nh % BLOCK;
+  c->rowbuf = fftwf_alloc_real (pw);
+  memset (c->rowbuf, 0, pw * sizeof (float));
+  c->band = fftwf_alloc_complex ((gsize) h * c->nh);
+  c->col_in = fftwf_alloc_complex ((gsize) BLOCK * c->ld);
+  c->col_out = fftwf_alloc_complex ((gsize) BLOCK * c->ld);
+  memset (c->col_in, 0, sizeof (fftwf_complex) * BLOCK * c->ld);
+  c->row_plan = _airy_fft_plan_r2c_1d (pw, 1);
+  c->col_plan = _airy_fft_plan_many (ph, BLOCK, 1, c->ld, FALSE, AIRY_FFT_FORWARD, 1);
+  if (rest)
+    c->col_plan_rest = _airy_fft_plan_many (ph, rest, 1, c->ld, FALSE, AIRY_FFT_FORWARD, 1);
+  return c;
+}
+
+void
+_airy_conv_worker_free (AiryConvWorker *c)
+{
+  if (c == NULL)
+    return;
+  fftwf_free (c->rowbuf);
+  fftwf_free (c->band);
+  fftwf_free (c->col_in);
+  fftwf_free (c->col_out);
+  g_free (c);
+}
+
+void
+_airy_conv_transform (AiryConvWorker      *c,
+                      const float         *in,
+                      fftwf_complex       *out_t,
+                      fftwf_complex       *acc_t,
+                      const fftwf_complex *mul_t)
+{
+  guint y, x, x0, bb, k;
+
+  /* first pass: real rows, zero padded to pw; an all-zero row stays zero */
+  for (y = 0; y < c->h; y++)
     {
-      const float *src = in + (gsize) y * w;
+      const float *src = in + (gsize) y * c->w;
+      fftwf_complex *dst = c->band + (gsize) y * c->nh;
       gboolean zero = TRUE;
 
-      for (x = 0; x < w && zero; x++)
+      for (x = 0; x < c->w && zero; x++)
         zero = src[x] == 0.0f;
       if (zero)
         {
-          /* a zero row transforms to zeros: skip the first pass */
-          memset (out + (gsize) y * nh, 0, nh * sizeof (fftwf_complex));
+          memset (dst, 0, c->nh * sizeof (fftwf_complex));
           continue;
         }
-      memcpy (rowbuf, src, w * sizeof (float));
-      fftwf_execute_dft_r2c (row, rowbuf, out + (gsize) y * nh);
+      memcpy (c->rowbuf, src, c->w * sizeof (float));
+      fftwf_execute_dft_r2c (c->row_plan, c->rowbuf, dst);
     }
-  memset (out + (gsize) h * nh, 0, (gsize) (ph - h) * nh * sizeof (fftwf_complex));
-  fftwf_execute_dft (cols, out, out);
+  /* second pass by blocks of columns; the result goes out transposed
+   * (column c of the spectrum is row c), or straight into acc += X·mul */
+  for (x0 = 0; x0 < c->nh; x0 += BLOCK)
+    {
+      guint nbk = MIN (BLOCK, c->nh - x0);
+
+      for (y = 0; y < c->h; y++)
+        {
+          const fftwf_complex *src = c->band + (gsize) y * c->nh + x0;
+          for (bb = 0; bb < nbk; bb++)
+            c->col_in[(gsize) bb * c->ld + y] = src[bb];
+        }
+      fftwf_execute_dft (nbk == BLOCK ? c->col_plan : c->col_plan_rest, c->col_in, c->col_out);
+      for (bb = 0; bb < nbk; bb++)
+        {
+          const fftwf_complex *v = c->col_out + (gsize) bb * c->ld;
+          gsize row = (gsize) (x0 + bb) * c->ph;
+
+          if (acc_t != NULL)
+            {
+              fftwf_complex *a = acc_t + row;
+              const fftwf_complex *m = mul_t + row;
+              for (k = 0; k < c->ph; k++)
+                a[k] += v[k] * m[k];
+            }
+          else
+            memcpy (out_t + row, v, c->ph * sizeof (fftwf_complex));
+        }
+    }
 }
