@@ -219,9 +219,9 @@ job_run (gpointer data)
   g_autofree float *sum = NULL;
   g_autofree float *vol_plane = NULL;
   AiryConvWorker *psf_conv = NULL, *vol_conv = NULL;
-  fftwf_complex *acc = NULL, *vol_hat = NULL;
+  fftwf_complex *acc = NULL;
   gboolean ok = TRUE;
-  guint b;
+  guint b, pending = 0;
 
   if (job->fast)
     fast = _airy_psf_worker_new (job->fast);
@@ -230,14 +230,18 @@ job_run (gpointer data)
   intensity = g_new (float, npsf);
   if (plan->imaging)
     {
+      /* planes pass the second stage in batches (see _airy_conv_columns) */
+      guint batch = MAX (1, MIN (job->vol_hat ? 4 : 2, job->count));
+
       acc = fftwf_alloc_complex (nspec);
       memset (acc, 0, nspec * sizeof (fftwf_complex));
-      psf_conv = _airy_conv_worker_new (plan->psf_height, plan->psf_width, plan->pad_height, plan->pad_width);
+      psf_conv = _airy_conv_worker_new (plan->psf_height, plan->psf_width, plan->pad_height,
+                                        plan->pad_width, batch);
       if (job->vol_hat == NULL)
         {
-          vol_hat = fftwf_alloc_complex (nspec);
           vol_plane = g_new (float, (gsize) plan->vol_height * plan->vol_width);
-          vol_conv = _airy_conv_worker_new (plan->vol_height, plan->vol_width, plan->pad_height, plan->pad_width);
+          vol_conv = _airy_conv_worker_new (plan->vol_height, plan->vol_width, plan->pad_height,
+                                            plan->pad_width, batch);
         }
     }
   else if (plan->reduce)
@@ -267,16 +271,23 @@ job_run (gpointer data)
 
       if (plan->imaging)
         {
-          const fftwf_complex *v = job->vol_hat;
+          guint k;
 
-          if (v == NULL)
+          _airy_conv_rows (psf_conv, pending, target);
+          if (vol_conv != NULL)
             {
               _airy_plan_volume_plane (plan, b, vol_plane);
-              _airy_conv_transform (vol_conv, vol_plane, vol_hat, NULL, NULL);
-              v = vol_hat;
+              _airy_conv_rows (vol_conv, pending, vol_plane);
             }
-          /* Σ_z V̂_z·P̂_z, accumulated while P̂_z is in cache */
-          _airy_conv_transform (psf_conv, target, NULL, acc, v);
+          /* Σ_z V̂_z·P̂_z, a batch of planes at a time */
+          if (++pending == _airy_conv_worker_batch (psf_conv) || b + 1 == job->first + job->count)
+            {
+              _airy_conv_columns (psf_conv, vol_conv, pending, NULL, acc, job->vol_hat);
+              for (k = 0; k < pending; k++)
+                _airy_plan_plane_done (plan);
+              pending = 0;
+            }
+          continue;
         }
       else if (plan->reduce)
         {
@@ -314,7 +325,6 @@ job_run (gpointer data)
   else
     generic_free (plan, &generic);
   fftwf_free (acc);
-  fftwf_free (vol_hat);
   _airy_conv_worker_free (psf_conv);
   _airy_conv_worker_free (vol_conv);
   if (!ok)
@@ -343,11 +353,12 @@ cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErro
       gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
       g_autofree float *ones = g_new (float, (gsize) plan->vol_height * plan->vol_width);
       AiryConvWorker *conv = _airy_conv_worker_new (plan->vol_height, plan->vol_width,
-                                                    plan->pad_height, plan->pad_width);
+                                                    plan->pad_height, plan->pad_width, 1);
 
       vol_hat = fftwf_alloc_complex (nspec);
       _airy_plan_volume_plane (plan, 0, ones);
-      _airy_conv_transform (conv, ones, vol_hat, NULL, NULL);
+      _airy_conv_rows (conv, 0, ones);
+      _airy_conv_columns (conv, NULL, 1, vol_hat, NULL, NULL);
       _airy_conv_worker_free (conv);
     }
 

@@ -24,22 +24,34 @@ void           _airy_psf_worker_plane   (AiryPsfWorker  *worker,
                                          double          z,
                                          float          *out);
 
-/* The imaging convolution's forward transforms: an h × w real plane in the
- * top-left of a ph × pw grid, real-to-complex, with all-zero rows skipped in
- * the first pass. The spectrum (ph × (pw/2 + 1)) is kept transposed: its
- * column c is row c of out_t, nh × ph, so products accumulate contiguously:
- * with acc_t, acc_t += X·mul_t and nothing is stored. */
+/* The imaging convolution's forward transforms: h × w real planes in the
+ * top-left of a ph × pw grid, real-to-complex. The first pass (rows; all-zero
+ * rows skipped) fills one of `batch` slots; the second pass runs over blocks
+ * of columns for all slots at once, so the accumulator and the sample's
+ * spectrum come through the cache once per batch, not once per plane.
+ * Spectra are kept transposed: column c of the ph × (pw/2 + 1) spectrum is
+ * row c of an nh × ph array, so products accumulate contiguously. */
 typedef struct _AiryConvWorker AiryConvWorker;
 
-AiryConvWorker *_airy_conv_worker_new  (guint h,
-                                        guint w,
-                                        guint ph,
-                                        guint pw);
-void            _airy_conv_worker_free (AiryConvWorker      *conv);
-void            _airy_conv_transform   (AiryConvWorker      *conv,
-                                        const float         *in,
-                                        fftwf_complex       *out_t,
-                                        fftwf_complex       *acc_t,
-                                        const fftwf_complex *mul_t);
+AiryConvWorker *_airy_conv_worker_new   (guint h,
+                                         guint w,
+                                         guint ph,
+                                         guint pw,
+                                         guint batch);
+void            _airy_conv_worker_free  (AiryConvWorker      *conv);
+guint           _airy_conv_worker_batch (AiryConvWorker      *conv);
+/* First pass of a plane into slot. */
+void            _airy_conv_rows         (AiryConvWorker      *conv,
+                                         guint                slot,
+                                         const float         *in);
+/* Second pass of slots [0, n): with acc_t, acc_t += P̂·V̂ where V̂ is the
+ * matching slot of vol, or mul_t when vol is NULL; without, the (single)
+ * spectrum is written to out_t. */
+void            _airy_conv_columns      (AiryConvWorker      *psf,
+                                         AiryConvWorker      *vol,
+                                         guint                n,
+                                         fftwf_complex       *out_t,
+                                         fftwf_complex       *acc_t,
+                                         const fftwf_complex *mul_t);
 
 G_END_DECLS

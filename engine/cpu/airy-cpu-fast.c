@@ -33,6 +33,9 @@ struct _AiryPsfShared
   double **G;              /* per wavelength, compact: defocus phase per µm */
   float  *scale;           /* per wavelength: w_l·|c_l|² */
   double  z0;              /* the objective's extra z */
+  gboolean separable;      /* paraxial: exp(i z G) = exp(i z a x²)·exp(i z a y²) */
+  double **ax;             /* per wavelength: a·x² per column, a·y² per band row */
+  double **ay;
   gboolean uniform;        /* z planes evenly spaced */
   double  zstart, dz;
 };
@@ -42,6 +45,8 @@ struct _AiryPsfWorker
   AiryPsfShared  *shared;
   double complex **rot;    /* exp(i z G) per wavelength, compact */
   double complex **step;   /* exp(i dz G) */
+  fftwf_complex   *rx;     /* separable phase: per column */
+  fftwf_complex   *ry;     /* per band row */
   int             last_b;
   guint           since_sync;
   fftwf_complex  *band;    /* nb × w: the pupil rows after the first pass */
@@ -86,6 +91,13 @@ _airy_psf_shared_free (AiryPsfShared *s)
       if (s->F) fftwf_free (s->F[l]);
       if (s->G) g_free (s->G[l]);
     }
+  for (l = 0; s->ax && l < s->n_lambda; l++)
+    {
+      g_free (s->ax[l]);
+      g_free (s->ay[l]);
+    }
+  g_free (s->ax);
+  g_free (s->ay);
   g_free (s->F);
   g_free (s->G);
   g_free (s->scale);
@@ -236,6 +248,31 @@ _airy_psf_shared_new (AiryPlan *plan,
         }
     }
 
+  /* the paraxial defocus −π z n r²/(λ f²) splits into x and y factors */
+  s->separable = model != AIRY_DEFOCUS_NONPARAXIAL;
+  if (s->separable)
+    {
+      s->ax = g_new0 (double *, s->n_lambda);
+      s->ay = g_new0 (double *, s->n_lambda);
+      for (l = 0; l < s->n_lambda; l++)
+        {
+          double lambda = plan->spectrum->wavelengths[l];
+
+          s->ax[l] = g_new (double, s->w);
+          s->ay[l] = g_new (double, s->nb);
+          for (x = 0; x < s->w; x++)
+            {
+              double xx = airy_grid_coord (x, s->w, field->dx[l]);
+              s->ax[l][x] = airy_defocus_paraxial (xx * xx, 1.0, n, lambda, f);
+            }
+          for (b = 0; b < s->nb; b++)
+            {
+              double yy = airy_grid_coord (s->y0 + b, s->h, field->dy[l]);
+              s->ay[l][b] = airy_defocus_paraxial (yy * yy, 1.0, n, lambda, f);
+            }
+        }
+    }
+
   /* evenly spaced planes let each plane advance the phase by one multiply */
   s->zstart = plan->z[0];
   s->dz = plan->n_planes > 1 ? (plan->z[plan->n_planes - 1] - plan->z[0]) / (plan->n_planes - 1) : 0.0;
@@ -256,7 +293,9 @@ _airy_psf_worker_new (AiryPsfShared *s)
   w->last_b = -2;
   w->rot = g_new0 (double complex *, s->n_lambda);
   w->step = g_new0 (double complex *, s->n_lambda);
-  for (l = 0; l < s->n_lambda; l++)
+  w->rx = fftwf_alloc_complex (s->w);
+  w->ry = fftwf_alloc_complex (MAX (s->nb, 1));
+  for (l = 0; l < s->n_lambda && !s->separable; l++)
     {
       guint k;
 
@@ -296,6 +335,8 @@ _airy_psf_worker_free (AiryPsfWorker *w)
     }
   g_free (w->rot);
   g_free (w->step);
+  fftwf_free (w->rx);
+  fftwf_free (w->ry);
   fftwf_free (w->band);
   fftwf_free (w->col_in);
   fftwf_free (w->col_out);
@@ -336,20 +377,45 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
     {
       float scale = s->scale[l];
 
-      advance_phase (w, l, b, z + s->z0);
+      if (s->separable)
+        {
+          /* two short phase vectors per plane instead of a phase per pixel */
+          double zz = z + s->z0;
+          guint x;
+
+          for (x = 0; x < s->w; x++)
+            w->rx[x] = _airy_cis (zz * s->ax[l][x]);
+          for (r = 0; r < s->nb; r++)
+            w->ry[r] = _airy_cis (zz * s->ay[l][r]);
+        }
+      else
+        advance_phase (w, l, b, z + s->z0);
       /* first pass: generate each pupil row and transform it in cache */
       for (r = 0; r < s->nb; r++)
         {
           fftwf_complex *row = w->band + (gsize) r * s->w;
           const fftwf_complex *F = s->F[l] + s->off[r];
-          const double complex *rot = w->rot[l] + s->off[r];
           guint x, n = s->x1[r] - s->x0[r];
 
           memset (row, 0, s->x0[r] * sizeof (fftwf_complex));
-          for (x = 0; x < n; x++)
+          if (s->separable)
             {
-              double complex v = F[x] * rot[x];
-              row[s->x0[r] + x] = (float) creal (v) + I * (float) cimag (v);
+              const fftwf_complex *rx = w->rx + s->x0[r];
+              fftwf_complex ry = w->ry[r];
+              fftwf_complex *dst = row + s->x0[r];
+
+              for (x = 0; x < n; x++)
+                dst[x] = F[x] * ry * rx[x];
+            }
+          else
+            {
+              const double complex *rot = w->rot[l] + s->off[r];
+
+              for (x = 0; x < n; x++)
+                {
+                  double complex v = F[x] * rot[x];
+                  row[s->x0[r] + x] = (float) creal (v) + I * (float) cimag (v);
+                }
             }
           memset (row + s->x1[r], 0, (s->w - s->x1[r]) * sizeof (fftwf_complex));
           if (n > 0)
@@ -360,13 +426,17 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
         {
           guint nbk = MIN (BLOCK, s->w - x0);
 
-          for (r = 0; r < s->nb; r++)
+          /* tiled transpose: 8 rows at a time, each column's 8 values one line */
+          for (r = 0; r < s->nb; r += 8)
             {
-              const fftwf_complex *src = w->band + (gsize) r * s->w + x0;
-              fftwf_complex *dst = w->col_in + s->y0 + r;
+              guint r1 = MIN (r + 8, s->nb), rr;
 
               for (bb = 0; bb < nbk; bb++)
-                dst[(gsize) bb * w->ld] = src[bb];
+                {
+                  fftwf_complex *dst = w->col_in + (gsize) bb * w->ld + s->y0;
+                  for (rr = r; rr < r1; rr++)
+                    dst[rr] = w->band[(gsize) rr * s->w + x0 + bb];
+                }
             }
           fftwf_execute_dft (nbk == BLOCK ? w->col_plan : w->col_plan_rest, w->col_in, w->col_out);
           for (y = 0; y < s->h; y++)
@@ -393,23 +463,28 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
   w->last_b = (int) b;
 }
 
+/* Blocks of the convolution's second pass: 16 columns × ph × 8 bytes =
+ * 393 KB each for the transform, the accumulator and the sample, so the
+ * three stay in L2 while every plane of a batch passes through. */
+#define CONV_BLOCK 16
+
 struct _AiryConvWorker
 {
-  guint          h, w, ph, pw, nh, ld;
-  float         *rowbuf;   /* pw, zero beyond w */
-  fftwf_complex *band;     /* h × nh: the rows after the first pass */
-  fftwf_complex *col_in;   /* BLOCK × ld, zero from row h on */
-  fftwf_complex *col_out;
-  fftwf_plan     row_plan;
-  fftwf_plan     col_plan;
-  fftwf_plan     col_plan_rest;
+  guint           h, w, ph, pw, nh, ld, batch;
+  float          *rowbuf;   /* pw, zero beyond w */
+  fftwf_complex **band;     /* batch × (h × nh): rows after the first pass */
+  fftwf_complex  *col_in;   /* CONV_BLOCK × ld, zero from row h on */
+  fftwf_complex  *col_out;
+  fftwf_plan      row_plan;
+  fftwf_plan      col_plan;
+  fftwf_plan      col_plan_rest;
 };
 
 AiryConvWorker *
-_airy_conv_worker_new (guint h, guint w, guint ph, guint pw)
+_airy_conv_worker_new (guint h, guint w, guint ph, guint pw, guint batch)
 {
   AiryConvWorker *c = g_new0 (AiryConvWorker, 1);
-  guint rest;
+  guint rest, k;
 
   c->h = h;
   c->w = w;
@@ -417,15 +492,18 @@ _airy_conv_worker_new (guint h, guint w, guint ph, guint pw)
   c->pw = pw;
   c->nh = pw / 2 + 1;
   c->ld = ph + 8;            /* off 4 KiB multiples, as above */
-  rest = c->nh % BLOCK;
+  c->batch = MAX (batch, 1);
+  rest = c->nh % CONV_BLOCK;
   c->rowbuf = fftwf_alloc_real (pw);
   memset (c->rowbuf, 0, pw * sizeof (float));
-  c->band = fftwf_alloc_complex ((gsize) h * c->nh);
-  c->col_in = fftwf_alloc_complex ((gsize) BLOCK * c->ld);
-  c->col_out = fftwf_alloc_complex ((gsize) BLOCK * c->ld);
-  memset (c->col_in, 0, sizeof (fftwf_complex) * BLOCK * c->ld);
+  c->band = g_new0 (fftwf_complex *, c->batch);
+  for (k = 0; k < c->batch; k++)
+    c->band[k] = fftwf_alloc_complex ((gsize) h * c->nh);
+  c->col_in = fftwf_alloc_complex ((gsize) CONV_BLOCK * c->ld);
+  c->col_out = fftwf_alloc_complex ((gsize) CONV_BLOCK * c->ld);
+  memset (c->col_in, 0, sizeof (fftwf_complex) * CONV_BLOCK * c->ld);
   c->row_plan = _airy_fft_plan_r2c_1d (pw, 1);
-  c->col_plan = _airy_fft_plan_many (ph, BLOCK, 1, c->ld, FALSE, AIRY_FFT_FORWARD, 1);
+  c->col_plan = _airy_fft_plan_many (ph, CONV_BLOCK, 1, c->ld, FALSE, AIRY_FFT_FORWARD, 1);
   if (rest)
     c->col_plan_rest = _airy_fft_plan_many (ph, rest, 1, c->ld, FALSE, AIRY_FFT_FORWARD, 1);
   return c;
@@ -434,29 +512,38 @@ _airy_conv_worker_new (guint h, guint w, guint ph, guint pw)
 void
 _airy_conv_worker_free (AiryConvWorker *c)
 {
+  guint k;
+
   if (c == NULL)
     return;
+  for (k = 0; k < c->batch; k++)
+    fftwf_free (c->band[k]);
+  g_free (c->band);
   fftwf_free (c->rowbuf);
-  fftwf_free (c->band);
   fftwf_free (c->col_in);
   fftwf_free (c->col_out);
   g_free (c);
 }
 
-void
-_airy_conv_transform (AiryConvWorker      *c,
-                      const float         *in,
-                      fftwf_complex       *out_t,
-                      fftwf_complex       *acc_t,
-                      const fftwf_complex *mul_t)
+guint
+_airy_conv_worker_batch (AiryConvWorker *c)
 {
-  guint y, x, x0, bb, k;
+  return c->batch;
+}
 
-  /* first pass: real rows, zero padded to pw; an all-zero row stays zero */
+void
+_airy_conv_rows (AiryConvWorker *c,
+                 guint           slot,
+                 const float    *in)
+{
+  fftwf_complex *band = c->band[slot];
+  guint y, x;
+
+  /* real rows zero padded to pw; an all-zero row transforms to zeros */
   for (y = 0; y < c->h; y++)
     {
       const float *src = in + (gsize) y * c->w;
-      fftwf_complex *dst = c->band + (gsize) y * c->nh;
+      fftwf_complex *dst = band + (gsize) y * c->nh;
       gboolean zero = TRUE;
 
       for (x = 0; x < c->w && zero; x++)
@@ -469,33 +556,65 @@ _airy_conv_transform (AiryConvWorker      *c,
       memcpy (c->rowbuf, src, c->w * sizeof (float));
       fftwf_execute_dft_r2c (c->row_plan, c->rowbuf, dst);
     }
-  /* second pass by blocks of columns; the result goes out transposed
-   * (column c of the spectrum is row c), or straight into acc += X·mul */
-  for (x0 = 0; x0 < c->nh; x0 += BLOCK)
-    {
-      guint nbk = MIN (BLOCK, c->nh - x0);
+}
 
-      for (y = 0; y < c->h; y++)
-        {
-          const fftwf_complex *src = c->band + (gsize) y * c->nh + x0;
-          for (bb = 0; bb < nbk; bb++)
-            c->col_in[(gsize) bb * c->ld + y] = src[bb];
-        }
-      fftwf_execute_dft (nbk == BLOCK ? c->col_plan : c->col_plan_rest, c->col_in, c->col_out);
+/* The second pass of one block of columns of band `slot` into c->col_out
+ * (column j of the block at col_out + j·ld). */
+static void
+conv_block (AiryConvWorker *c, guint slot, guint x0, guint nbk)
+{
+  const fftwf_complex *band = c->band[slot];
+  guint y, yy, bb, y1;
+
+  /* tiled transpose: 8 rows at a time, each column's 8 values one line */
+  for (y = 0; y < c->h; y += 8)
+    {
+      y1 = MIN (y + 8, c->h);
       for (bb = 0; bb < nbk; bb++)
         {
-          const fftwf_complex *v = c->col_out + (gsize) bb * c->ld;
-          gsize row = (gsize) (x0 + bb) * c->ph;
+          fftwf_complex *dst = c->col_in + (gsize) bb * c->ld;
+          for (yy = y; yy < y1; yy++)
+            dst[yy] = band[(gsize) yy * c->nh + x0 + bb];
+        }
+    }
+  fftwf_execute_dft (nbk == CONV_BLOCK ? c->col_plan : c->col_plan_rest, c->col_in, c->col_out);
+}
 
-          if (acc_t != NULL)
+void
+_airy_conv_columns (AiryConvWorker      *psf,
+                    AiryConvWorker      *vol,
+                    guint                n,
+                    fftwf_complex       *out_t,
+                    fftwf_complex       *acc_t,
+                    const fftwf_complex *mul_t)
+{
+  guint x0, bb, k, slot;
+
+  for (x0 = 0; x0 < psf->nh; x0 += CONV_BLOCK)
+    {
+      guint nbk = MIN (CONV_BLOCK, psf->nh - x0);
+
+      for (slot = 0; slot < n; slot++)
+        {
+          conv_block (psf, slot, x0, nbk);
+          if (vol != NULL)
+            conv_block (vol, slot, x0, nbk);
+          for (bb = 0; bb < nbk; bb++)
             {
-              fftwf_complex *a = acc_t + row;
-              const fftwf_complex *m = mul_t + row;
-              for (k = 0; k < c->ph; k++)
-                a[k] += v[k] * m[k];
+              const fftwf_complex *p = psf->col_out + (gsize) bb * psf->ld;
+              gsize row = (gsize) (x0 + bb) * psf->ph;
+
+              if (acc_t == NULL)
+                memcpy (out_t + row, p, psf->ph * sizeof (fftwf_complex));
+              else
+                {
+                  fftwf_complex *a = acc_t + row;
+                  const fftwf_complex *m = vol ? vol->col_out + (gsize) bb * vol->ld : mul_t + row;
+
+                  for (k = 0; k < psf->ph; k++)
+                    a[k] += p[k] * m[k];
+                }
             }
-          else
-            memcpy (out_t + row, v, c->ph * sizeof (fftwf_complex));
         }
     }
 }
