@@ -32,6 +32,7 @@ struct _AiryPlan
   /* imaging */
   AirySample     sample;
   AiryStack     *volume;         /* sample file, NULL for generated samples */
+  char          *volume_key;     /* identifies the sample's content, for caches */
   guint          vol_height, vol_width;
   guint          pad_height, pad_width;
 

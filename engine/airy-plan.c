@@ -11,6 +11,8 @@
 #include "airy-physics.h"
 #include "airy-sensor-private.h"
 
+#include <glib/gstdio.h>
+
 guint64
 airy_memory_budget (void)
 {
@@ -70,6 +72,7 @@ _airy_plan_free (AiryPlan *plan)
   g_clear_object (&plan->sensor);
   g_free (plan->sample.file);
   airy_stack_free (plan->volume);
+  g_free (plan->volume_key);
   g_free (plan->chunks);
   airy_stack_free (plan->out);
   airy_stack_free (plan->psf);
@@ -111,6 +114,12 @@ load_volume (AiryPlan *plan, const char *base_dir, GError **error)
 
   path = g_path_is_absolute (plan->sample.file) || base_dir == NULL
          ? g_strdup (plan->sample.file) : g_build_filename (base_dir, plan->sample.file, NULL);
+  {
+    GStatBuf st;
+    if (g_stat (path, &st) == 0)
+      plan->volume_key = g_strdup_printf ("file %s %lld %lld", path, (long long) st.st_mtime,
+                                          (long long) st.st_size);
+  }
   plan->volume = airy_tiff_read (path, &local);
   if (plan->volume == NULL)
     {
@@ -334,6 +343,11 @@ _airy_plan_new (AirySystem           *system,
                        "sample: missing (a microscope needs a sample)");
           return NULL;
         }
+      if (sample->kind == AIRY_SAMPLE_CONSTANT)
+        plan->volume_key = g_strdup_printf ("constant %.17g", sample->value);
+      else if (sample->kind == AIRY_SAMPLE_BEADS)
+        plan->volume_key = g_strdup_printf ("beads %u %u %.17g in %u planes", sample->count,
+                                            sample->seed, sample->intensity, plan->n_planes);
       /* linear convolution: pad to a fast size ≥ N_vol + N_psf − 1 */
       plan->pad_height = _airy_fft_good_size (plan->vol_height + plan->psf_height - 1);
       plan->pad_width = _airy_fft_good_size (plan->vol_width + plan->psf_width - 1);

@@ -192,6 +192,41 @@ test_bad_input (void)
   g_assert_false (g_file_test (new_out, G_FILE_TEST_EXISTS));
 }
 
+static void
+test_bench (void)
+{
+  /* bench runs and reports its fields; its numbers are never asserted */
+  static const char *const fields[] = { "system", "planes", "height", "width", "backend", "threads",
+                                        "cold_s", "median_s", "min_s", "max_s", "floor_s", "ratio",
+                                        "planes_per_s", "peak_rss_bytes", NULL };
+  g_auto(Run) r = { 0 }, text = { 0 }, bad = { 0 };
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  JsonObject *o;
+  guint i;
+
+  sim (&r, "bench", "widefield", "--repeat", "2", "--warmup", "0", "--planes", "3", "--size", "64",
+       "--threads", "1", "--json", NULL);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_true (json_parser_load_from_data (parser, r.out, -1, &error));
+  o = json_node_get_object (json_parser_get_root (parser));
+  for (i = 0; fields[i]; i++)
+    g_assert_true (json_object_has_member (o, fields[i]));
+  g_assert_cmpint (json_object_get_int_member (o, "planes"), ==, 3);
+  g_assert_cmpint (json_object_get_int_member (o, "width"), ==, 64);
+  g_assert_cmpfloat (json_object_get_double_member (o, "median_s"), >, 0.0);
+  g_assert_cmpfloat (json_object_get_double_member (o, "floor_s"), >, 0.0);
+
+  sim (&text, "bench", "imaging", "--repeat", "1", "--warmup", "0", "--planes", "2", "--size", "64", NULL);
+  g_assert_cmpint (text.status, ==, 0);
+  g_assert_nonnull (strstr (text.out, "ratio "));
+  g_assert_nonnull (strstr (text.out, "floor "));
+  g_assert_nonnull (strstr (text.out, "peak RSS"));
+  sim (&bad, "bench", "widefield", "--repeat", "0", NULL);
+  g_assert_cmpint (bad.status, ==, 2);
+  g_assert_nonnull (strstr (bad.err, "--repeat: must be in [1, 1000], got 0"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -209,6 +244,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/preset", test_preset);
   g_test_add_func ("/cli/run-validate", test_run_and_validate);
   g_test_add_func ("/cli/bad-input", test_bad_input);
+  g_test_add_func ("/cli/bench", test_bench);
   status = g_test_run ();
   {
     g_autofree char *bad = g_build_filename (tmpdir, "bad.json", NULL);

@@ -112,6 +112,43 @@ test_sharding_image (void)
   g_unsetenv ("AIRY_CPU_DEVICES");
 }
 
+static void
+check_volume_cache (const char *sample)
+{
+  /* the optics change, the sample stays: the second run reuses the
+   * sample's spectra and must give what a run without the cache gives */
+  g_autofree char *json1 = NULL, *json2 = NULL;
+  g_autoptr(AirySystem) first = NULL, second = NULL;
+  g_autoptr(AiryResult) a = NULL, b = NULL, fresh = NULL;
+  double worst = 0.0;
+  float peak;
+  gsize i;
+
+  json1 = microscope_json (sample, "\"reduce\": \"sum\"", 64, 6);
+  first = test_system (json1);
+  a = test_run (first, NULL);
+  json2 = g_strdup (json1);
+  memcpy (strstr (json2, "[0.15]"), "[0.35]", 6);
+  second = test_system (json2);
+  b = test_run (second, NULL);
+  g_setenv ("AIRY_NO_VOLUME_CACHE", "1", TRUE);
+  fresh = test_run (second, NULL);
+  g_unsetenv ("AIRY_NO_VOLUME_CACHE");
+  peak = plane_max (fresh->stack->data, 64 * 64, NULL);
+  for (i = 0; i < 64 * 64; i++)
+    worst = MAX (worst, fabs (b->stack->data[i] - fresh->stack->data[i]));
+  g_assert_cmpfloat (worst, <=, 1e-6 * peak);
+  /* and the optics change did change the image */
+  g_assert_true (memcmp (a->stack->data, b->stack->data, 64 * 64 * 4) != 0);
+}
+
+static void
+test_volume_cache (void)
+{
+  check_volume_cache ("{\"beads\": {\"count\": 25, \"seed\": 3}}");
+  check_volume_cache ("{\"constant\": 2.0}");
+}
+
 /* A uniform intensity `mean` (plane wave) through a sensor. */
 static AiryResult *
 uniform_sensor (double mean, const char *sensor)
@@ -211,6 +248,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/imaging/delta-volume", test_delta_volume);
   g_test_add_func ("/engine/imaging/uniform-volume", test_uniform_volume);
   g_test_add_func ("/engine/imaging/sharding", test_sharding_image);
+  g_test_add_func ("/engine/imaging/volume-cache", test_volume_cache);
   g_test_add_func ("/engine/sensor/poisson", test_poisson);
   g_test_add_func ("/engine/sensor/noise-model", test_noise_model);
   g_test_add_func ("/engine/sensor/resampling", test_resampling);

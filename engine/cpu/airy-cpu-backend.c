@@ -21,9 +21,80 @@ typedef struct
   fftwf_complex *spectrum;   /* imaging: Σ_z V̂_z·P̂_z */
 } Slot;
 
+/* The sample's spectra V̂_z, kept across runs: when only the optics change
+ * (the GUI editing an NA or a mask), re-imaging the same sample skips its
+ * transforms. One entry, the last sample imaged; a z-varying sample is kept
+ * only when all its planes fit in min(1 GiB, budget/4). */
 typedef struct
 {
-  Slot *slots;
+  gint            ref;
+  char           *key;
+  guint           n;          /* 1 for a constant sample */
+  fftwf_complex **planes;
+  gboolean        complete;
+} VolumeCache;
+
+static GMutex       volume_cache_lock;
+static VolumeCache *volume_cache;
+
+static void
+volume_cache_unref (VolumeCache *c)
+{
+  guint i;
+
+  if (c == NULL || !g_atomic_int_dec_and_test (&c->ref))
+    return;
+  for (i = 0; i < c->n; i++)
+    fftwf_free (c->planes[i]);
+  g_free (c->planes);
+  g_free (c->key);
+  g_free (c);
+}
+
+/* The entry for this plan's sample: complete (use it), or new and to be
+ * filled by this run (*fill), or NULL when it cannot be kept. */
+static VolumeCache *
+volume_cache_get (AiryPlan *plan, gboolean *fill)
+{
+  gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
+  guint n = plan->sample.kind == AIRY_SAMPLE_CONSTANT ? 1 : plan->n_planes, i;
+  guint64 cap = MIN (G_GUINT64_CONSTANT (1) << 30, airy_memory_budget () / 4);
+  g_autofree char *key = NULL;
+  VolumeCache *c = NULL;
+
+  *fill = FALSE;
+  if (plan->volume_key == NULL || g_getenv ("AIRY_NO_VOLUME_CACHE") != NULL)
+    return NULL;
+  key = g_strdup_printf ("%s | %u × %u in %u × %u", plan->volume_key, plan->vol_height,
+                         plan->vol_width, plan->pad_height, plan->pad_width);
+  g_mutex_lock (&volume_cache_lock);
+  if (volume_cache && volume_cache->complete && g_str_equal (volume_cache->key, key))
+    {
+      c = volume_cache;
+      g_atomic_int_inc (&c->ref);
+    }
+  else if ((guint64) n * nspec * sizeof (fftwf_complex) <= cap)
+    {
+      c = g_new0 (VolumeCache, 1);
+      c->ref = 2;                 /* the cache's and this run's */
+      c->key = g_steal_pointer (&key);
+      c->n = n;
+      c->planes = g_new0 (fftwf_complex *, n);
+      for (i = 0; i < n; i++)
+        c->planes[i] = fftwf_alloc_complex (nspec);
+      volume_cache_unref (volume_cache);
+      volume_cache = c;
+      *fill = TRUE;
+    }
+  g_mutex_unlock (&volume_cache_lock);
+  return c;
+}
+
+typedef struct
+{
+  Slot        *slots;
+  VolumeCache *volume;       /* may be NULL */
+  gboolean     volume_fill;  /* this run computes the entry */
 } CpuRun;
 
 static guint
@@ -84,6 +155,24 @@ cpu_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
   if (plan->keep_psf)
     plan->psf = airy_stack_new (plan->n_planes, plan->psf_height, plan->psf_width);
 
+  if (plan->imaging)
+    {
+      run->volume = volume_cache_get (plan, &run->volume_fill);
+      if (run->volume && run->volume_fill && run->volume->n == 1)
+        {
+          /* a constant sample has one spectrum for every plane */
+          g_autofree float *plane = g_new (float, (gsize) plan->vol_height * plan->vol_width);
+          AiryConvWorker *conv = _airy_conv_worker_new (plan->vol_height, plan->vol_width,
+                                                        plan->pad_height, plan->pad_width, 1);
+
+          _airy_plan_volume_plane (plan, 0, plane);
+          _airy_conv_rows (conv, 0, plane);
+          _airy_conv_columns (conv, NULL, 1, run->volume->planes[0], NULL, NULL, NULL);
+          _airy_conv_worker_free (conv);
+          run->volume->complete = TRUE;
+          run->volume_fill = FALSE;
+        }
+    }
   run->slots = g_new0 (Slot, plan->n_slots);
   for (i = 0; i < plan->n_slots; i++)
     {
@@ -107,6 +196,7 @@ cpu_release (AiryBackend *backend, AiryPlan *plan)
 
   if (run == NULL)
     return;
+  volume_cache_unref (run->volume);
   for (i = 0; i < plan->n_slots; i++)
     {
       fftwf_free (run->slots[i].spectrum);
@@ -140,7 +230,8 @@ typedef struct
   Slot                *slot;
   GMutex              *slot_lock;
   AiryPsfShared       *fast;        /* NULL: the generic element chain */
-  const fftwf_complex *vol_hat;     /* constant sample's transform, or NULL */
+  VolumeCache         *volume;      /* the sample's spectra, or NULL */
+  gboolean             volume_fill; /* … to be computed by this run */
   guint                first;
   guint                count;
   guint                threads;
@@ -222,6 +313,8 @@ job_run (gpointer data)
   fftwf_complex *acc = NULL;
   gboolean ok = TRUE;
   guint b, pending = 0;
+  const fftwf_complex *mul[4] = { NULL };
+  fftwf_complex *store[4] = { NULL };
 
   if (job->fast)
     fast = _airy_psf_worker_new (job->fast);
@@ -231,13 +324,14 @@ job_run (gpointer data)
   if (plan->imaging)
     {
       /* planes pass the second stage in batches (see _airy_conv_columns) */
-      guint batch = MAX (1, MIN (job->vol_hat ? 4 : 2, job->count));
+      gboolean known = job->volume && !job->volume_fill;
+      guint batch = MAX (1, MIN (known ? 4 : 2, job->count));
 
       acc = fftwf_alloc_complex (nspec);
       memset (acc, 0, nspec * sizeof (fftwf_complex));
       psf_conv = _airy_conv_worker_new (plan->psf_height, plan->psf_width, plan->pad_height,
                                         plan->pad_width, batch);
-      if (job->vol_hat == NULL)
+      if (!known)
         {
           vol_plane = g_new (float, (gsize) plan->vol_height * plan->vol_width);
           vol_conv = _airy_conv_worker_new (plan->vol_height, plan->vol_width, plan->pad_height,
@@ -279,10 +373,16 @@ job_run (gpointer data)
               _airy_plan_volume_plane (plan, b, vol_plane);
               _airy_conv_rows (vol_conv, pending, vol_plane);
             }
+          if (job->volume)
+            {
+              fftwf_complex *v = job->volume->planes[job->volume->n == 1 ? 0 : b];
+              mul[pending] = v;
+              store[pending] = job->volume_fill ? v : NULL;
+            }
           /* Σ_z V̂_z·P̂_z, a batch of planes at a time */
           if (++pending == _airy_conv_worker_batch (psf_conv) || b + 1 == job->first + job->count)
             {
-              _airy_conv_columns (psf_conv, vol_conv, pending, NULL, acc, job->vol_hat);
+              _airy_conv_columns (psf_conv, vol_conv, pending, NULL, acc, mul, store);
               for (k = 0; k < pending; k++)
                 _airy_plan_plane_done (plan);
               pending = 0;
@@ -338,7 +438,6 @@ cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErro
   CpuRun *run = plan->backend_data;
   Slot *slot = &run->slots[chunk->slot];
   AiryPsfShared *fast = NULL;
-  fftwf_complex *vol_hat = NULL;
   guint jobs = MAX (1, MIN (chunk->threads, chunk->count)), i, first = chunk->first;
   g_autofree Job *job = g_new0 (Job, jobs);
   g_autofree GThread **threads = g_new0 (GThread *, jobs);
@@ -347,27 +446,13 @@ cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErro
 
   if (_airy_psf_fast_supported (plan) && (fast = _airy_psf_shared_new (plan, error)) == NULL)
     return FALSE;
-  if (plan->imaging && plan->sample.kind == AIRY_SAMPLE_CONSTANT)
-    {
-      /* a constant sample has the same transform on every plane */
-      gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
-      g_autofree float *ones = g_new (float, (gsize) plan->vol_height * plan->vol_width);
-      AiryConvWorker *conv = _airy_conv_worker_new (plan->vol_height, plan->vol_width,
-                                                    plan->pad_height, plan->pad_width, 1);
-
-      vol_hat = fftwf_alloc_complex (nspec);
-      _airy_plan_volume_plane (plan, 0, ones);
-      _airy_conv_rows (conv, 0, ones);
-      _airy_conv_columns (conv, NULL, 1, vol_hat, NULL, NULL);
-      _airy_conv_worker_free (conv);
-    }
-
   g_mutex_init (&slot_lock);
   for (i = 0; i < jobs; i++)
     {
       guint count = chunk->count / jobs + (i < chunk->count % jobs);
 
-      job[i] = (Job) { plan, slot, &slot_lock, fast, vol_hat, first, count,
+      job[i] = (Job) { plan, slot, &slot_lock, fast, run->volume,
+                       run->volume_fill && run->volume->n > 1, first, count,
                        MAX (1, chunk->threads / jobs), NULL };
       first += count;
       threads[i] = jobs == 1 ? NULL : g_thread_new ("airy-cpu", job_run, &job[i]);
@@ -389,7 +474,6 @@ cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErro
     }
   g_mutex_clear (&slot_lock);
   _airy_psf_shared_free (fast);
-  fftwf_free (vol_hat);
   return ok;
 }
 
@@ -428,6 +512,14 @@ cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
   g_autofree float *image = NULL;
   guint h, w, y, x;
   double dy, dx;
+
+  /* every plane's V̂_z was stored: later runs may use them */
+  if (run->volume && run->volume_fill)
+    {
+      g_mutex_lock (&volume_cache_lock);
+      run->volume->complete = TRUE;
+      g_mutex_unlock (&volume_cache_lock);
+    }
 
   if (!plan->reduce)
     {

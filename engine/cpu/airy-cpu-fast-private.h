@@ -45,13 +45,15 @@ void            _airy_conv_rows         (AiryConvWorker      *conv,
                                          guint                slot,
                                          const float         *in);
 /* Second pass of slots [0, n): with acc_t, acc_t += P̂·V̂ where V̂ is the
- * matching slot of vol, or mul_t when vol is NULL; without, the (single)
- * spectrum is written to out_t. */
-void            _airy_conv_columns      (AiryConvWorker      *psf,
-                                         AiryConvWorker      *vol,
-                                         guint                n,
-                                         fftwf_complex       *out_t,
-                                         fftwf_complex       *acc_t,
-                                         const fftwf_complex *mul_t);
+ * matching slot of vol (also stored in vol_out_t[slot] when that is given),
+ * or mul_t[slot] when vol is NULL; without acc_t, the (single) spectrum is
+ * written to out_t. */
+void            _airy_conv_columns      (AiryConvWorker             *psf,
+                                         AiryConvWorker             *vol,
+                                         guint                       n,
+                                         fftwf_complex              *out_t,
+                                         fftwf_complex              *acc_t,
+                                         const fftwf_complex *const *mul_t,
+                                         fftwf_complex *const       *vol_out_t);
 
 G_END_DECLS

@@ -581,12 +581,13 @@ conv_block (AiryConvWorker *c, guint slot, guint x0, guint nbk)
 }
 
 void
-_airy_conv_columns (AiryConvWorker      *psf,
-                    AiryConvWorker      *vol,
-                    guint                n,
-                    fftwf_complex       *out_t,
-                    fftwf_complex       *acc_t,
-                    const fftwf_complex *mul_t)
+_airy_conv_columns (AiryConvWorker             *psf,
+                    AiryConvWorker             *vol,
+                    guint                       n,
+                    fftwf_complex              *out_t,
+                    fftwf_complex              *acc_t,
+                    const fftwf_complex *const *mul_t,
+                    fftwf_complex *const       *vol_out_t)
 {
   guint x0, bb, k, slot;
 
@@ -609,10 +610,12 @@ _airy_conv_columns (AiryConvWorker      *psf,
               else
                 {
                   fftwf_complex *a = acc_t + row;
-                  const fftwf_complex *m = vol ? vol->col_out + (gsize) bb * vol->ld : mul_t + row;
+                  const fftwf_complex *m = vol ? vol->col_out + (gsize) bb * vol->ld : mul_t[slot] + row;
 
                   for (k = 0; k < psf->ph; k++)
                     a[k] += p[k] * m[k];
+                  if (vol != NULL && vol_out_t != NULL && vol_out_t[slot] != NULL)
+                    memcpy (vol_out_t[slot] + row, m, psf->ph * sizeof (fftwf_complex));
                 }
             }
         }
