@@ -25,6 +25,14 @@ fftwf_plan _airy_fft_plan_c2r  (guint height,
                                 guint width,
                                 guint threads);
 
+/* Executes a 2-D c2c transform on any arrays (see airy-fft.c). */
+void       _airy_fft_c2c_execute (guint          height,
+                                  guint          width,
+                                  AiryFftSign    sign,
+                                  guint          threads,
+                                  fftwf_complex *in,
+                                  fftwf_complex *out);
+
 /* howmany 1-D transforms of length, elements `stride` apart, transforms
  * `dist` apart (in place, or out of place with the same layout). */
 fftwf_plan _airy_fft_plan_many (guint       length,

@@ -17,6 +17,7 @@ typedef struct
   guint  stride;    /* 1-D many: element stride and distance, in place or not */
   guint  dist;
   guint  in_place;
+  guint  unaligned; /* planned with FFTW_UNALIGNED */
 } PlanKey;
 
 static GMutex      plan_lock;
@@ -28,7 +29,7 @@ plan_key_hash (gconstpointer p)
 {
   const PlanKey *k = p;
   return ((((((k->kind * 31u + (guint) k->sign) * 131u + k->height) * 8191u + k->width) * 17u
-            + k->threads) * 257u + k->stride) * 65537u + k->dist) * 3u + k->in_place;
+            + k->threads) * 257u + k->stride) * 65537u + k->dist) * 3u + k->in_place * 2u + k->unaligned;
 }
 
 static gboolean
@@ -37,7 +38,7 @@ plan_key_equal (gconstpointer a, gconstpointer b)
   const PlanKey *x = a, *y = b;
   return x->kind == y->kind && x->sign == y->sign && x->height == y->height
          && x->width == y->width && x->threads == y->threads && x->stride == y->stride
-         && x->dist == y->dist && x->in_place == y->in_place;
+         && x->dist == y->dist && x->in_place == y->in_place && x->unaligned == y->unaligned;
 }
 
 const char *
@@ -116,17 +117,18 @@ plan_get_full (PlanKey key)
       fftwf_complex *c2 = kind == 3 && !key.in_place ? fftwf_alloc_complex (span) : c;
       float *r = kind == 0 || kind == 3 ? NULL : fftwf_alloc_real (kind == 4 ? width : n);
       int len = (int) width;
+      unsigned flags = planner_flags () | (key.unaligned ? FFTW_UNALIGNED : 0);
 
       fftwf_plan_with_nthreads ((int) key.threads);
       if (kind == 0)
-        plan = fftwf_plan_dft_2d ((int) height, (int) width, c, c, key.sign, planner_flags ());
+        plan = fftwf_plan_dft_2d ((int) height, (int) width, c, c, key.sign, flags);
       else if (kind == 1)
         plan = fftwf_plan_dft_r2c_2d ((int) height, (int) width, r, c, planner_flags ());
       else if (kind == 2)
         plan = fftwf_plan_dft_c2r_2d ((int) height, (int) width, c, r, planner_flags ());
       else if (kind == 3)
         plan = fftwf_plan_many_dft (1, &len, (int) key.height, c, NULL, (int) key.stride, (int) key.dist,
-                                    c2, NULL, (int) key.stride, (int) key.dist, key.sign, planner_flags ());
+                                    c2, NULL, (int) key.stride, (int) key.dist, key.sign, flags);
       else
         plan = fftwf_plan_dft_r2c_1d (len, r, c, planner_flags ());
       if (c2 != c)
@@ -145,8 +147,25 @@ plan_get_full (PlanKey key)
 static fftwf_plan
 plan_get (int kind, int sign, guint height, guint width, guint threads)
 {
-  PlanKey key = { kind, sign, height, width, MAX (threads, 1), 0, 0, 0 };
+  PlanKey key = { kind, sign, height, width, MAX (threads, 1), 0, 0, 0, 0 };
   return plan_get_full (key);
+}
+
+/* FFTW's new-array execute needs the alignment the plan was made with;
+ * planes inside one allocation (wavelength l at data + l·H·W) need not have
+ * it, so those get a plan made for any alignment. */
+void
+_airy_fft_c2c_execute (guint          height,
+                       guint          width,
+                       AiryFftSign    sign,
+                       guint          threads,
+                       fftwf_complex *in,
+                       fftwf_complex *out)
+{
+  gboolean aligned = fftwf_alignment_of ((float *) in) == 0 && fftwf_alignment_of ((float *) out) == 0;
+  PlanKey key = { 0, sign, height, width, MAX (threads, 1), 0, 0, 0, aligned ? 0 : 1 };
+
+  fftwf_execute_dft (plan_get_full (key), in, out);
 }
 
 fftwf_plan
@@ -158,7 +177,7 @@ _airy_fft_plan_many (guint       length,
                      AiryFftSign sign,
                      guint       threads)
 {
-  PlanKey key = { 3, sign, howmany, length, MAX (threads, 1), stride, dist, in_place ? 1 : 0 };
+  PlanKey key = { 3, sign, howmany, length, MAX (threads, 1), stride, dist, in_place ? 1 : 0, 0 };
   return plan_get_full (key);
 }
 
@@ -194,7 +213,6 @@ _airy_fft_centred (AiryField  *field,
 {
   guint h = field->height, w = field->width, l;
   gsize n = airy_field_plane_size (field);
-  fftwf_plan plan = _airy_fft_plan_c2c (h, w, sign, threads);
 
   for (l = 0; l < field->n_lambda; l++)
     {
@@ -203,7 +221,7 @@ _airy_fft_centred (AiryField  *field,
 
       /* ifftshift moves pixel ⌊N/2⌋ to 0: a roll by −⌊N/2⌋ = N − ⌊N/2⌋ */
       airy_roll_c2d (u, s, h, w, h - h / 2, w - w / 2);
-      fftwf_execute_dft (plan, s, s);
+      _airy_fft_c2c_execute (h, w, sign, threads, s, s);
       /* fftshift moves 0 to ⌊N/2⌋ */
       airy_roll_c2d (s, u, h, w, h / 2, w / 2);
     }

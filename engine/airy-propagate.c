@@ -167,9 +167,6 @@ propagate_apply (AiryElement *self, gpointer state, AiryField *field,
     }
   else
     {
-      fftwf_plan fwd = _airy_fft_plan_c2c (h, w, AIRY_FFT_FORWARD, plane->threads);
-      fftwf_plan bwd = _airy_fft_plan_c2c (h, w, AIRY_FFT_BACKWARD, plane->threads);
-
       for (l = 0; l < field->n_lambda; l++)
         {
           double lambda = field->lambda[l];
@@ -181,7 +178,7 @@ propagate_apply (AiryElement *self, gpointer state, AiryField *field,
 
           /* The field is centred at ⌊N/2⌋ and H is even in f, so an uncentred
            * transform pair leaves the result in place. */
-          fftwf_execute_dft (fwd, u, u);
+          _airy_fft_c2c_execute (h, w, AIRY_FFT_FORWARD, plane->threads, u, u);
           for (y = 0; y < h; y++)
             {
               double fy = fft_freq (y, h, field->dy[l]);
@@ -209,7 +206,7 @@ propagate_apply (AiryElement *self, gpointer state, AiryField *field,
                   u[(gsize) y * w + x] *= hval * scale;
                 }
             }
-          fftwf_execute_dft (bwd, u, u);
+          _airy_fft_c2c_execute (h, w, AIRY_FFT_BACKWARD, plane->threads, u, u);
         }
     }
 

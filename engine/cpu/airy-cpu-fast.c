@@ -53,6 +53,7 @@ struct _AiryPsfWorker
   fftwf_complex  *col_in;  /* BLOCK × h: columns, zero outside the band */
   fftwf_complex  *col_out; /* BLOCK × h */
   guint           ld;      /* distance between columns: h padded off 4 KiB multiples */
+  guint           bw;      /* distance between band rows: w rounded up to 4 (32-byte aligned rows) */
   fftwf_plan      row_plan;
   fftwf_plan      col_plan;
   fftwf_plan      col_plan_rest;
@@ -306,8 +307,9 @@ _airy_psf_worker_new (AiryPsfShared *s)
     }
   /* columns h apart would alias in the caches whenever h·8 is a multiple
    * of 4 KiB (512, 1536, …): pad them */
-  w->ld = s->h + 8;
-  w->band = fftwf_alloc_complex ((gsize) s->nb * s->w);
+  w->ld = ((s->h + 3) & ~3u) + 8;
+  w->bw = (s->w + 3) & ~3u;
+  w->band = fftwf_alloc_complex ((gsize) s->nb * w->bw);
   w->col_in = fftwf_alloc_complex ((gsize) BLOCK * w->ld);
   w->col_out = fftwf_alloc_complex ((gsize) BLOCK * w->ld);
   memset (w->col_in, 0, sizeof (fftwf_complex) * BLOCK * w->ld);
@@ -393,7 +395,7 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
       /* first pass: generate each pupil row and transform it in cache */
       for (r = 0; r < s->nb; r++)
         {
-          fftwf_complex *row = w->band + (gsize) r * s->w;
+          fftwf_complex *row = w->band + (gsize) r * w->bw;
           const fftwf_complex *F = s->F[l] + s->off[r];
           guint x, n = s->x1[r] - s->x0[r];
 
@@ -435,7 +437,7 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
                 {
                   fftwf_complex *dst = w->col_in + (gsize) bb * w->ld + s->y0;
                   for (rr = r; rr < r1; rr++)
-                    dst[rr] = w->band[(gsize) rr * s->w + x0 + bb];
+                    dst[rr] = w->band[(gsize) rr * w->bw + x0 + bb];
                 }
             }
           fftwf_execute_dft (nbk == BLOCK ? w->col_plan : w->col_plan_rest, w->col_in, w->col_out);
@@ -470,7 +472,7 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
 
 struct _AiryConvWorker
 {
-  guint           h, w, ph, pw, nh, ld, batch;
+  guint           h, w, ph, pw, nh, ld, bs, batch;
   float          *rowbuf;   /* pw, zero beyond w */
   fftwf_complex **band;     /* batch × (h × nh): rows after the first pass */
   fftwf_complex  *col_in;   /* CONV_BLOCK × ld, zero from row h on */
@@ -491,14 +493,15 @@ _airy_conv_worker_new (guint h, guint w, guint ph, guint pw, guint batch)
   c->ph = ph;
   c->pw = pw;
   c->nh = pw / 2 + 1;
-  c->ld = ph + 8;            /* off 4 KiB multiples, as above */
+  c->ld = ((ph + 3) & ~3u) + 8;   /* aligned, and off 4 KiB multiples as above */
+  c->bs = (c->nh + 3) & ~3u;      /* band rows 32-byte aligned for the row plan */
   c->batch = MAX (batch, 1);
   rest = c->nh % CONV_BLOCK;
   c->rowbuf = fftwf_alloc_real (pw);
   memset (c->rowbuf, 0, pw * sizeof (float));
   c->band = g_new0 (fftwf_complex *, c->batch);
   for (k = 0; k < c->batch; k++)
-    c->band[k] = fftwf_alloc_complex ((gsize) h * c->nh);
+    c->band[k] = fftwf_alloc_complex ((gsize) h * c->bs);
   c->col_in = fftwf_alloc_complex ((gsize) CONV_BLOCK * c->ld);
   c->col_out = fftwf_alloc_complex ((gsize) CONV_BLOCK * c->ld);
   memset (c->col_in, 0, sizeof (fftwf_complex) * CONV_BLOCK * c->ld);
@@ -543,7 +546,7 @@ _airy_conv_rows (AiryConvWorker *c,
   for (y = 0; y < c->h; y++)
     {
       const float *src = in + (gsize) y * c->w;
-      fftwf_complex *dst = band + (gsize) y * c->nh;
+      fftwf_complex *dst = band + (gsize) y * c->bs;
       gboolean zero = TRUE;
 
       for (x = 0; x < c->w && zero; x++)
@@ -574,7 +577,7 @@ conv_block (AiryConvWorker *c, guint slot, guint x0, guint nbk)
         {
           fftwf_complex *dst = c->col_in + (gsize) bb * c->ld;
           for (yy = y; yy < y1; yy++)
-            dst[yy] = band[(gsize) yy * c->nh + x0 + bb];
+            dst[yy] = band[(gsize) yy * c->bs + x0 + bb];
         }
     }
   fftwf_execute_dft (nbk == CONV_BLOCK ? c->col_plan : c->col_plan_rest, c->col_in, c->col_out);
