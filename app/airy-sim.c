@@ -429,6 +429,9 @@ cmd_bench (int argc, char **argv)
   g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(AiryResult) cold = NULL;
+  g_autofree char *cold_backend = NULL;
+  guint cold_devices;
+  guint64 out_bytes;
   const char *what = "widefield";
   AiryRunOptions options = { 0 };
   double t_cold, floor_s, median, tmin, tmax;
@@ -494,6 +497,11 @@ cmd_bench (int argc, char **argv)
   if (cold == NULL)
     return fail (error);
   t_cold = cold->seconds;
+  cold_backend = g_strdup (cold->backend);
+  cold_devices = cold->n_devices;
+  out_bytes = (guint64) cold->stack->depth * cold->stack->height * cold->stack->width * 4;
+  /* one result alive at a time, as in use */
+  g_clear_pointer (&cold, airy_result_free);
   for (k = 0; k < warmup; k++)
     {
       g_autoptr(AiryResult) r = airy_run (system, &options, NULL, NULL, NULL, &error);
@@ -533,19 +541,17 @@ cmd_bench (int argc, char **argv)
              "\"warmup\": %d, \"cold_s\": %.6f, \"median_s\": %.6f, \"min_s\": %.6f, "
              "\"max_s\": %.6f, \"floor_s\": %.6f, \"ratio\": %.4f, \"planes_per_s\": %.2f, "
              "\"peak_rss_bytes\": %" G_GUINT64_FORMAT ", \"output_bytes\": %" G_GUINT64_FORMAT "}\n",
-             what, nz, h, w, cold->backend, cold->n_devices, n_threads, repeat, warmup, t_cold,
-             median, tmin, tmax, floor_s, median / floor_s, nz / median, peak,
-             (guint64) cold->stack->depth * cold->stack->height * cold->stack->width * 4);
+             what, nz, h, w, cold_backend, cold_devices, n_threads, repeat, warmup, t_cold,
+             median, tmin, tmax, floor_s, median / floor_s, nz / median, peak, out_bytes);
   else
     {
       g_autofree char *peak_s = airy_format_bytes (peak);
-      g_autofree char *out_s = airy_format_bytes ((guint64) cold->stack->depth * cold->stack->height
-                                                  * cold->stack->width * 4);
+      g_autofree char *out_s = airy_format_bytes (out_bytes);
 
       g_print ("system      %s: %u planes of %u × %u%s\n", what, nz, h, w,
                airy_system_is_microscope (system) ? " (microscope, one image)" : "");
-      g_print ("backend     %s, %u device%s, %u threads\n", cold->backend, cold->n_devices,
-               cold->n_devices == 1 ? "" : "s", n_threads);
+      g_print ("backend     %s, %u device%s, %u threads\n", cold_backend, cold_devices,
+               cold_devices == 1 ? "" : "s", n_threads);
       g_print ("cold        %.1f ms (first run, planning included)\n", t_cold * 1e3);
       g_print ("run         median %.1f ms, min %.1f ms, max %.1f ms (%d runs after %d warm-up)\n",
                median * 1e3, tmin * 1e3, tmax * 1e3, repeat, warmup);
