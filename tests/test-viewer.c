@@ -1,0 +1,533 @@
+/* The stack viewer: display maths without a display, then the GL view
+ * under Xvfb (pixels read back from the framebuffer). */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+#include <gtk/gtk.h>
+#include <glib/gstdio.h>
+
+#include "airy.h"
+#include "airy-stack-viewer.h"
+#include "airy-view-math.h"
+
+static gboolean have_display;
+static char *tmpdir;
+
+/* ---- maths ---- */
+
+static void
+test_display_index (void)
+{
+  AiryDisplay d;
+
+  airy_display_init (&d);
+  d.lo = 2.0f;
+  d.hi = 10.0f;
+  /* contrast limits map to the LUT ends and clamp beyond them */
+  g_assert_cmpuint (airy_display_index (&d, 2.0f), ==, 0);
+  g_assert_cmpuint (airy_display_index (&d, -5.0f), ==, 0);
+  g_assert_cmpuint (airy_display_index (&d, 10.0f), ==, 255);
+  g_assert_cmpuint (airy_display_index (&d, 99.0f), ==, 255);
+  g_assert_cmpuint (airy_display_index (&d, 6.0f), ==, 128);   /* ⌊127.5 + ½⌋ */
+  /* gamma 2: t = ½ → ¼ */
+  d.gamma = 2.0f;
+  g_assert_cmpuint (airy_display_index (&d, 6.0f), ==, 64);
+  d.gamma = 1.0f;
+  /* log: the geometric mean sits in the middle */
+  d.scale = AIRY_SCALE_LOG;
+  d.lo = 1e-4f;
+  d.hi = 1.0f;
+  g_assert_cmpuint (airy_display_index (&d, 1e-2f), ==, 128);
+  g_assert_cmpuint (airy_display_index (&d, 1e-6f), ==, 0);
+  /* sqrt: a quarter of the range is half way */
+  d.scale = AIRY_SCALE_SQRT;
+  d.lo = 0.0f;
+  d.hi = 4.0f;
+  g_assert_cmpuint (airy_display_index (&d, 1.0f), ==, 128);
+}
+
+static void
+test_histogram_contrast (void)
+{
+  g_autofree float *v = g_new (float, 10000);
+  guint64 counts[10];
+  float lo, hi;
+  guint i;
+
+  for (i = 0; i < 10000; i++)
+    v[i] = (float) i;
+  airy_histogram (v, 10000, 0.0f, 9999.0f, 10, counts);
+  for (i = 0; i < 10; i++)
+    g_assert_cmpuint (counts[i], ==, 1000);
+  airy_auto_contrast (v, 10000, 0.0, &lo, &hi);
+  g_assert_cmpfloat (lo, ==, 0.0f);
+  g_assert_cmpfloat (hi, ==, 9999.0f);
+  airy_auto_contrast (v, 10000, 1.0, &lo, &hi);
+  g_assert_cmpfloat_with_epsilon (lo, 99.0f, 1.0f);
+  g_assert_cmpfloat_with_epsilon (hi, 9900.0f, 1.0f);
+}
+
+static void
+test_fwhm_gaussian (void)
+{
+  /* a sampled Gaussian, σ = 2.5 samples of 0.1 µm: FWHM = 2√(2 ln 2)·σ */
+  guint n = 101, i;
+  g_autofree float *p = g_new (float, n);
+  double sigma = 2.5, expected = 2.0 * sqrt (2.0 * log (2.0)) * sigma * 0.1;
+
+  for (i = 0; i < n; i++)
+    p[i] = (float) exp (-pow (i - 50.3, 2) / (2 * sigma * sigma));
+  g_assert_cmpfloat_with_epsilon (airy_profile_fwhm (p, n, 0.1, 47) / expected, 1.0, 0.01);
+  /* a peak that never falls to half on one side has no FWHM */
+  for (i = 0; i < n; i++)
+    p[i] = (float) i;
+  g_assert_cmpfloat (airy_profile_fwhm (p, n, 0.1, 50), ==, 0.0);
+}
+
+static void
+test_scale_bar (void)
+{
+  double px, len;
+
+  /* 10 screen pixels per µm, at most 100 pixels: 10 µm */
+  len = airy_scale_bar (10.0, 100.0, &px);
+  g_assert_cmpfloat (len, ==, 10.0);
+  g_assert_cmpfloat (px, ==, 100.0);
+  /* 10 px/µm, 99 px: 5 µm; 0.5 px/µm at 60 px: 100 µm */
+  g_assert_cmpfloat (airy_scale_bar (10.0, 99.0, &px), ==, 5.0);
+  g_assert_cmpfloat (airy_scale_bar (0.5, 60.0, &px), ==, 100.0);
+  g_assert_cmpfloat (airy_scale_bar (300.0, 100.0, &px), ==, 0.2);
+  {
+    g_autofree char *a = airy_format_length (0.2);
+    g_autofree char *b = airy_format_length (20);
+    g_assert_cmpstr (a, ==, "200 nm");
+    g_assert_cmpstr (b, ==, "20 µm");
+  }
+}
+
+static void
+test_pixel_to_um (void)
+{
+  /* pixel ⌊N/2⌋ is the optical axis, for even and odd N */
+  g_assert_cmpfloat (airy_pixel_to_um (32, 64, 0.1), ==, 0.0);
+  g_assert_cmpfloat_with_epsilon (airy_pixel_to_um (0, 64, 0.1), -3.2, 1e-12);
+  g_assert_cmpfloat_with_epsilon (airy_pixel_to_um (40, 63, 0.5), 4.5, 1e-12);
+}
+
+/* ---- GL ---- */
+
+static AiryStack *
+gradient_stack (guint depth, guint h, guint w, double dx, double dz)
+{
+  AiryStack *s = airy_stack_new (depth, h, w);
+  guint z, y, x;
+
+  for (z = 0; z < depth; z++)
+    for (y = 0; y < h; y++)
+      for (x = 0; x < w; x++)
+        airy_stack_plane (s, z)[y * w + x] = (float) x + 100.0f * z;
+  s->dx = s->dy = dx;
+  s->dz = dz;
+  return s;
+}
+
+typedef struct
+{
+  GtkWidget       *window;
+  AiryStackViewer *viewer;
+  AiryStackView   *view;
+} Fixture;
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  if (!have_display)
+    return;
+  f->window = gtk_window_new ();
+  f->viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+  f->view = airy_stack_viewer_get_view (f->viewer);
+  gtk_window_set_child (GTK_WINDOW (f->window), GTK_WIDGET (f->viewer));
+  gtk_window_set_default_size (GTK_WINDOW (f->window), 900, 700);
+  gtk_window_present (GTK_WINDOW (f->window));
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  if (f->window)
+    gtk_window_destroy (GTK_WINDOW (f->window));
+}
+
+static gboolean
+timeout_cb (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Renders a frame and returns the framebuffer (RGBA, top row first). */
+static const guint8 *
+read_frame (Fixture *f, int *w, int *h)
+{
+  gboolean timed_out = FALSE;
+  guint id = g_timeout_add_seconds (20, timeout_cb, &timed_out);
+  const guint8 *px = NULL;
+
+  /* let the window map and lay out first */
+  while (!gtk_widget_get_mapped (GTK_WIDGET (f->view)) && !timed_out)
+    g_main_context_iteration (NULL, TRUE);
+  airy_stack_view_request_readback (f->view);
+  while (!timed_out && (px = airy_stack_view_get_readback (f->view, w, h)) == NULL)
+    {
+      g_assert_null (airy_stack_view_get_gl_error (f->view));
+      g_main_context_iteration (NULL, TRUE);
+    }
+  if (!timed_out)
+    g_source_remove (id);
+  g_assert_false (timed_out);
+  return px;
+}
+
+/* Where the XY image lands: zoom 1 puts image pixel (x, y) at widget
+ * (ox + x, oy + y). */
+static void
+image_origin (Fixture *f, int *ox, int *oy)
+{
+  double ix, iy, zoom = airy_stack_view_get_zoom (f->view);
+
+  g_assert_true (airy_stack_view_widget_to_image (f->view, gtk_widget_get_width (GTK_WIDGET (f->view)) / 2.0,
+                                                  gtk_widget_get_height (GTK_WIDGET (f->view)) / 2.0, &ix, &iy));
+  *ox = (int) floor (gtk_widget_get_width (GTK_WIDGET (f->view)) / 2.0 - (ix + 0.5) * zoom + 0.5);
+  *oy = (int) floor (gtk_widget_get_height (GTK_WIDGET (f->view)) / 2.0 - (iy + 0.5) * zoom + 0.5);
+}
+
+static void
+test_gl_colormap (Fixture *f, gconstpointer data)
+{
+  AiryDisplay d;
+  const guint8 *px;
+  guint8 lut[256 * 3];
+  int w, h, ox, oy, x;
+  guint g;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  airy_stack_viewer_set_stack (f->viewer, gradient_stack (1, 64, 64, 0.1, 0.0));
+  airy_stack_view_set_sections (f->view, FALSE);
+  airy_stack_view_set_zoom (f->view, 1.0);
+  airy_display_init (&d);
+
+  for (g = 0; g < 4; g++)
+    {
+      d.colormap = g == 0 ? AIRY_COLORMAP_GRAY : AIRY_COLORMAP_INFERNO;
+      d.lo = g == 2 ? 16.0f : 0.0f;
+      d.hi = g == 2 ? 48.0f : 63.0f;
+      d.gamma = g == 3 ? 2.0f : 1.0f;
+      d.scale = AIRY_SCALE_LINEAR;
+      airy_stack_viewer_set_display (f->viewer, &d);
+      airy_colormap_lut (d.colormap, FALSE, lut);
+      px = read_frame (f, &w, &h);
+      image_origin (f, &ox, &oy);
+      for (x = 0; x < 64; x++)
+        {
+          const guint8 *p = px + ((gsize) (oy + 20) * w + ox + x) * 4;
+          guint k = airy_display_index (&d, (float) x);
+
+          g_assert_cmpint (abs ((int) p[0] - lut[3 * k]), <=, 1);
+          g_assert_cmpint (abs ((int) p[1] - lut[3 * k + 1]), <=, 1);
+          g_assert_cmpint (abs ((int) p[2] - lut[3 * k + 2]), <=, 1);
+        }
+      /* the colormap's ends at the contrast limits */
+      g_assert_cmpint (px[((gsize) (oy + 20) * w + ox) * 4], ==, lut[0]);
+      g_assert_cmpint (px[((gsize) (oy + 20) * w + ox + 63) * 4], ==, lut[255 * 3]);
+    }
+
+  /* log scale on data spanning 10⁶ */
+  {
+    AiryStack *s = airy_stack_new (1, 64, 64);
+    guint i;
+
+    for (i = 0; i < 64 * 64; i++)
+      s->data[i] = powf (10.0f, -6.0f + 6.0f * (i % 64) / 63.0f);
+    s->dx = s->dy = 0.1;
+    airy_stack_viewer_set_stack (f->viewer, s);
+    d.colormap = AIRY_COLORMAP_GRAY;
+    d.gamma = 1.0f;
+    d.scale = AIRY_SCALE_LOG;
+    d.lo = 1e-6f;
+    d.hi = 1.0f;
+    airy_stack_viewer_set_display (f->viewer, &d);
+    px = read_frame (f, &w, &h);
+    image_origin (f, &ox, &oy);
+    for (x = 0; x < 64; x++)
+      g_assert_cmpint (abs ((int) px[((gsize) (oy + 5) * w + ox + x) * 4]
+                            - (int) floor (x / 63.0 * 255 + 0.5)), <=, 1);
+  }
+}
+
+static void
+test_gl_sections (Fixture *f, gconstpointer data)
+{
+  /* 8 planes 2 µm apart on 0.5 µm pixels: the XZ section is 8·4 = 32 image
+   * pixels tall, z downwards; YZ is 32 wide, z to the right */
+  AiryDisplay d;
+  const guint8 *px;
+  int w, h, ox, oy, y, x, xz_rows = 0, yz_cols = 0;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  airy_stack_viewer_set_stack (f->viewer, gradient_stack (8, 48, 40, 0.5, 2.0));
+  airy_stack_view_set_sections (f->view, TRUE);
+  airy_stack_view_set_zoom (f->view, 1.0);
+  airy_display_init (&d);
+  d.colormap = AIRY_COLORMAP_GRAY;
+  d.lo = 0.0f;
+  d.hi = 800.0f;
+  airy_stack_viewer_set_display (f->viewer, &d);
+  airy_stack_view_set_cursor (f->view, 10, 20);
+  px = read_frame (f, &w, &h);
+  image_origin (f, &ox, &oy);
+
+  /* XZ: below XY after the 6 px gap, column 30 (value 30 + 100 z) */
+  for (y = oy + 48 + 6; y < h; y++)
+    {
+      guint8 v = px[((gsize) y * w + ox + 30) * 4];
+      int z = (y - (oy + 48 + 6)) / 4;
+
+      if (z >= 8)
+        break;
+      g_assert_cmpint (abs ((int) v - (int) airy_display_index (&d, 30.0f + 100.0f * z)), <=, 1);
+      xz_rows++;
+    }
+  g_assert_cmpint (xz_rows, ==, 32);
+  /* YZ: right of XY, row 5 (x = cursor 10: value 10 + 100 z) */
+  for (x = ox + 40 + 6; x < w; x++)
+    {
+      guint8 v = px[((gsize) (oy + 5) * w + x) * 4];
+      int z = (x - (ox + 40 + 6)) / 4;
+
+      if (z >= 8)
+        break;
+      g_assert_cmpint (abs ((int) v - (int) airy_display_index (&d, 10.0f + 100.0f * z)), <=, 1);
+      yz_cols++;
+    }
+  g_assert_cmpint (yz_cols, ==, 32);
+  /* the background after the section */
+  g_assert_cmpint (px[((gsize) (oy + 48 + 6 + 33) * w + ox + 30) * 4], ==, 31);
+}
+
+static void
+test_gl_cursor_and_readout (Fixture *f, gconstpointer data)
+{
+  double ix, iy, px_bar, len;
+  int ox, oy, w, h;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  airy_stack_viewer_set_stack (f->viewer, gradient_stack (5, 64, 64, 0.25, 0.5));
+  airy_stack_view_set_sections (f->view, FALSE);
+  airy_stack_view_set_zoom (f->view, 4.0);
+  read_frame (f, &w, &h);
+  /* widget → image → µm at zoom 4 */
+  g_assert_true (airy_stack_view_widget_to_image (f->view, gtk_widget_get_width (GTK_WIDGET (f->view)) / 2.0 + 2,
+                                                  gtk_widget_get_height (GTK_WIDGET (f->view)) / 2.0 + 2, &ix, &iy));
+  g_assert_cmpfloat_with_epsilon (ix, 32.0, 1.0);
+  image_origin (f, &ox, &oy);
+  g_assert_true (airy_stack_view_widget_to_image (f->view, ox + 4 * 40 + 1, oy + 4 * 8 + 1, &ix, &iy));
+  g_assert_cmpfloat_with_epsilon (ix, 40.0 - 0.25, 1e-9);
+  g_assert_cmpfloat_with_epsilon (iy, 8.0 - 0.25, 1e-9);
+  airy_stack_view_set_z (f->view, 3);
+  airy_stack_view_set_cursor (f->view, 40, 8);
+  /* (40 − 32)·0.25 = 2 µm, (8 − 32)·0.25 = −6 µm, z = 3·0.5 µm, value 40 + 300 */
+  g_assert_cmpstr (airy_stack_viewer_get_readout (f->viewer), ==,
+                   "x +2.0000 µm  y -6.0000 µm  z +1.5000 µm  value 340");
+  /* the scale bar at zoom 4 (16 px/µm): the largest 1-2-5 length within a
+   * quarter of the 256 px view: 2 µm = 32 px */
+  len = airy_stack_view_get_scale_bar (f->view, &px_bar);
+  g_assert_cmpfloat (len, ==, 2.0);
+  g_assert_cmpfloat (px_bar, ==, 32.0);
+  airy_stack_view_set_zoom (f->view, 1.0);
+  len = airy_stack_view_get_scale_bar (f->view, &px_bar);
+  g_assert_cmpfloat (len, ==, 2.0);
+  g_assert_cmpfloat (px_bar, ==, 8.0);
+}
+
+static void
+test_gl_line_profile (Fixture *f, gconstpointer data)
+{
+  /* a Gaussian blob, σ = 4 px of 0.05 µm: the drawn line's FWHM is
+   * 2√(2 ln 2)·0.2 µm within 1 %; the axial profile has its own */
+  AiryStack *s = airy_stack_new (9, 64, 64);
+  double sigma = 4.0, expected = 2.0 * sqrt (2.0 * log (2.0)) * sigma * 0.05;
+  guint z, y, x;
+
+  if (!have_display)
+    {
+      airy_stack_free (s);
+      g_test_skip ("no display");
+      return;
+    }
+  for (z = 0; z < 9; z++)
+    for (y = 0; y < 64; y++)
+      for (x = 0; x < 64; x++)
+        airy_stack_plane (s, z)[y * 64 + x] =
+          (float) (exp (-((x - 30.0) * (x - 30.0) + (y - 33.0) * (y - 33.0)) / (2 * sigma * sigma))
+                   * exp (-pow (z - 4.0, 2) / 8.0));
+  s->dx = s->dy = 0.05;
+  s->dz = 0.2;
+  airy_stack_viewer_set_stack (f->viewer, s);
+  airy_stack_view_set_z (f->view, 4);
+  airy_stack_view_set_cursor (f->view, 30, 33);
+  airy_stack_view_set_line (f->view, 10, 13, 50, 53);
+  g_assert_cmpfloat_with_epsilon (airy_plot_get_fwhm (airy_stack_viewer_get_line_plot (f->viewer)) / expected,
+                                  1.0, 0.01);
+  /* axial: exp(−(z−4)²/8) in planes of 0.2 µm: FWHM 2√(2 ln 2)·2·0.2 µm */
+  g_assert_cmpfloat_with_epsilon (airy_plot_get_fwhm (airy_stack_viewer_get_axial_plot (f->viewer))
+                                  / (2.0 * sqrt (2.0 * log (2.0)) * 2.0 * 0.2), 1.0, 0.03);
+}
+
+static void
+test_gl_export (Fixture *f, gconstpointer data)
+{
+  g_autofree char *png = g_build_filename (tmpdir, "view.png", NULL);
+  g_autofree char *png2 = g_build_filename (tmpdir, "view2.png", NULL);
+  g_autofree char *tif = g_build_filename (tmpdir, "stack.tif", NULL);
+  g_autofree char *raw = g_build_filename (tmpdir, "raw.png", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autoptr(GdkTexture) texture2 = NULL;
+  g_autofree guint8 *rgba = NULL;
+  g_autoptr(AiryStack) back = NULL;
+  g_autoptr(AiryStack) raw_back = NULL;
+  AiryDisplay d;
+  const guint8 *px;
+  int w, h, ox, oy, x, y, differ = 0;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  airy_stack_viewer_set_stack (f->viewer, gradient_stack (3, 64, 64, 0.2, 0.4));
+  airy_stack_view_set_sections (f->view, FALSE);
+  airy_stack_view_set_zoom (f->view, 1.0);
+  airy_display_init (&d);
+  d.colormap = AIRY_COLORMAP_VIRIDIS;
+  d.lo = 3.0f;
+  d.hi = 150.0f;
+  d.gamma = 0.7f;
+  airy_stack_viewer_set_display (f->viewer, &d);
+  airy_stack_view_set_z (f->view, 1);
+  px = read_frame (f, &w, &h);
+  image_origin (f, &ox, &oy);
+
+  /* the PNG of the view decodes to the pixels GL drew (the scale bar aside) */
+  g_assert_true (airy_stack_viewer_export_view (f->viewer, png, 1, &error));
+  texture = gdk_texture_new_from_filename (png, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (gdk_texture_get_width (texture), ==, 64);
+  rgba = g_malloc (64 * 64 * 4);
+  gdk_texture_download (texture, rgba, 64 * 4);
+  for (y = 0; y < 40; y++)      /* above the scale bar */
+    for (x = 0; x < 64; x++)
+      {
+        const guint8 *a = px + ((gsize) (oy + y) * w + ox + x) * 4;
+        /* gdk_texture_download gives B, G, R, A in memory on little endian */
+        const guint8 *b = rgba + ((gsize) y * 64 + x) * 4;
+        if (abs (a[0] - b[2]) > 1 || abs (a[1] - b[1]) > 1 || abs (a[2] - b[0]) > 1)
+          differ++;
+      }
+  g_assert_cmpint (differ, ==, 0);
+  g_assert_true (airy_stack_viewer_export_view (f->viewer, png2, 2, &error));
+  texture2 = gdk_texture_new_from_filename (png2, &error);
+  g_assert_cmpint (gdk_texture_get_width (texture2), ==, 128);
+
+  /* raw slice: 16-bit, values back to 16-bit precision */
+  g_assert_true (airy_stack_viewer_export_raw (f->viewer, raw, &error));
+  raw_back = airy_png_read (raw, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat_with_epsilon (raw_back->data[10], 110.0f, 163.0f / 65535 + 1e-4);
+  g_assert_cmpfloat_with_epsilon (raw_back->dx, 0.2, 1e-6);
+
+  /* TIFF round trip keeps values and voxel size */
+  g_assert_true (airy_stack_viewer_export_tiff (f->viewer, tif, FALSE, &error));
+  back = airy_tiff_read (tif, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (back->depth, ==, 3);
+  g_assert_cmpmem (back->data, 3 * 64 * 64 * 4, airy_stack_view_get_stack (f->view)->data, 3 * 64 * 64 * 4);
+  g_assert_cmpfloat_with_epsilon (back->dx, 0.2, 1e-6);
+  g_assert_cmpfloat_with_epsilon (back->dz, 0.4, 1e-9);
+  g_unlink (png);
+  g_unlink (png2);
+  g_unlink (raw);
+  g_unlink (tif);
+}
+
+static void
+test_gl_bad_files (Fixture *f, gconstpointer data)
+{
+  g_autofree char *junk = g_build_filename (tmpdir, "junk.tif", NULL);
+  g_autofree char *text = g_build_filename (tmpdir, "notes.png", NULL);
+  g_autofree char *rgb16 = g_build_filename (tmpdir, "tiled.tif", NULL);
+  g_autoptr(GError) error = NULL;
+  AiryStack *before;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  airy_stack_viewer_set_stack (f->viewer, gradient_stack (2, 16, 16, 0.1, 0.1));
+  before = airy_stack_view_get_stack (f->view);
+  g_assert_true (g_file_set_contents (junk, "II*\0 not really a tiff at all", 30, NULL));
+  g_assert_true (g_file_set_contents (text, "\x89PNG\r\n\x1a\n truncated", 19, NULL));
+  g_assert_false (airy_stack_viewer_open (f->viewer, junk, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_FILE);
+  g_assert_true (g_str_has_prefix (airy_stack_viewer_get_message (f->viewer), "Could not open: "));
+  g_assert_true (airy_stack_view_get_stack (f->view) == before);   /* the last good stack stays */
+  g_clear_error (&error);
+  g_assert_false (airy_stack_viewer_open (f->viewer, text, &error));
+  g_clear_error (&error);
+  g_assert_false (airy_stack_viewer_open (f->viewer, "/nonexistent/beads.tif", &error));
+  g_assert_nonnull (strstr (airy_stack_viewer_get_message (f->viewer), "/nonexistent/beads.tif"));
+  g_clear_error (&error);
+  (void) rgb16;
+  g_unlink (junk);
+  g_unlink (text);
+}
+
+int
+main (int argc, char **argv)
+{
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+  airy_init ();
+  have_display = gtk_init_check ();
+  tmpdir = g_dir_make_tmp ("airy-viewer-XXXXXX", NULL);
+
+  g_test_add_func ("/viewer/math/display-index", test_display_index);
+  g_test_add_func ("/viewer/math/histogram-contrast", test_histogram_contrast);
+  g_test_add_func ("/viewer/math/fwhm-gaussian", test_fwhm_gaussian);
+  g_test_add_func ("/viewer/math/scale-bar", test_scale_bar);
+  g_test_add_func ("/viewer/math/pixel-to-um", test_pixel_to_um);
+  g_test_add ("/viewer/gl/colormap-contrast-gamma-log", Fixture, NULL, fixture_setup, test_gl_colormap, fixture_teardown);
+  g_test_add ("/viewer/gl/sections", Fixture, NULL, fixture_setup, test_gl_sections, fixture_teardown);
+  g_test_add ("/viewer/gl/cursor-readout-scale-bar", Fixture, NULL, fixture_setup, test_gl_cursor_and_readout, fixture_teardown);
+  g_test_add ("/viewer/gl/line-profile", Fixture, NULL, fixture_setup, test_gl_line_profile, fixture_teardown);
+  g_test_add ("/viewer/gl/export", Fixture, NULL, fixture_setup, test_gl_export, fixture_teardown);
+  g_test_add ("/viewer/gl/bad-files", Fixture, NULL, fixture_setup, test_gl_bad_files, fixture_teardown);
+  status = g_test_run ();
+  g_rmdir (tmpdir);
+  return status;
+}

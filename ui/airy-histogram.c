@@ -1,0 +1,130 @@
+#define G_LOG_DOMAIN "airy-histogram"
+
+#include "config.h"
+
+#include <math.h>
+
+#include "airy-histogram.h"
+#include "airy-view-math.h"
+
+#define BINS 256
+
+struct _AiryHistogramWidget
+{
+  GtkDrawingArea parent_instance;
+  guint64        counts[BINS];
+  float          min, max;
+  float          lo, hi;
+  int            dragging;   /* 0 none, 1 lo, 2 hi */
+};
+
+G_DEFINE_FINAL_TYPE (AiryHistogramWidget, airy_histogram_widget, GTK_TYPE_DRAWING_AREA)
+
+enum { SIGNAL_LIMITS, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static double
+value_to_x (AiryHistogramWidget *self, float v, int width)
+{
+  return self->max > self->min ? (v - self->min) / (self->max - self->min) * width : 0.0;
+}
+
+static void
+draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  AiryHistogramWidget *self = AIRY_HISTOGRAM_WIDGET (area);
+  double top = 0.0;
+  guint i;
+
+  cairo_set_source_rgb (cr, 0.12, 0.12, 0.13);
+  cairo_paint (cr);
+  for (i = 0; i < BINS; i++)
+    top = MAX (top, log1p ((double) self->counts[i]));
+  if (top <= 0)
+    return;
+  cairo_set_source_rgb (cr, 0.55, 0.6, 0.7);
+  for (i = 0; i < BINS; i++)
+    {
+      double h = log1p ((double) self->counts[i]) / top * (height - 2);
+      cairo_rectangle (cr, (double) i * width / BINS, height - h, (double) width / BINS + 0.5, h);
+    }
+  cairo_fill (cr);
+  cairo_set_source_rgb (cr, 1.0, 0.8, 0.2);
+  cairo_set_line_width (cr, 2);
+  cairo_move_to (cr, value_to_x (self, self->lo, width), 0);
+  cairo_line_to (cr, value_to_x (self, self->lo, width), height);
+  cairo_move_to (cr, value_to_x (self, self->hi, width), 0);
+  cairo_line_to (cr, value_to_x (self, self->hi, width), height);
+  cairo_stroke (cr);
+}
+
+static void
+drag_begin (GtkGestureDrag *g, double x, double y, AiryHistogramWidget *self)
+{
+  int w = gtk_widget_get_width (GTK_WIDGET (self));
+  double dl = fabs (x - value_to_x (self, self->lo, w)), dh = fabs (x - value_to_x (self, self->hi, w));
+
+  self->dragging = dl <= dh ? 1 : 2;
+}
+
+static void
+drag_update (GtkGestureDrag *g, double dx, double dy, AiryHistogramWidget *self)
+{
+  double sx, sy;
+  int w = gtk_widget_get_width (GTK_WIDGET (self));
+  float v;
+
+  gtk_gesture_drag_get_start_point (g, &sx, &sy);
+  v = self->min + (float) (CLAMP ((sx + dx) / MAX (w, 1), 0.0, 1.0)) * (self->max - self->min);
+  if (self->dragging == 1)
+    self->lo = MIN (v, self->hi);
+  else
+    self->hi = MAX (v, self->lo);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  g_signal_emit (self, signals[SIGNAL_LIMITS], 0, (double) self->lo, (double) self->hi);
+}
+
+static void
+airy_histogram_widget_class_init (AiryHistogramWidgetClass *klass)
+{
+  signals[SIGNAL_LIMITS] = g_signal_new ("limits-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                         0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
+}
+
+static void
+airy_histogram_widget_init (AiryHistogramWidget *self)
+{
+  GtkGesture *drag = gtk_gesture_drag_new ();
+
+  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self), draw, NULL, NULL);
+  gtk_widget_set_size_request (GTK_WIDGET (self), 240, 70);
+  g_signal_connect (drag, "drag-begin", G_CALLBACK (drag_begin), self);
+  g_signal_connect (drag, "drag-update", G_CALLBACK (drag_update), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
+}
+
+GtkWidget *
+airy_histogram_widget_new (void)
+{
+  return g_object_new (AIRY_TYPE_HISTOGRAM, NULL);
+}
+
+void
+airy_histogram_widget_set_values (AiryHistogramWidget *self,
+                                  const float         *values,
+                                  gsize                n)
+{
+  airy_auto_contrast (values, n, 0.0, &self->min, &self->max);
+  airy_histogram (values, n, self->min, self->max, BINS, self->counts);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+airy_histogram_widget_set_limits (AiryHistogramWidget *self,
+                                  float                lo,
+                                  float                hi)
+{
+  self->lo = lo;
+  self->hi = hi;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <gtk/gtk.h>
+
+G_BEGIN_DECLS
+
+#define AIRY_TYPE_HISTOGRAM (airy_histogram_widget_get_type ())
+G_DECLARE_FINAL_TYPE (AiryHistogramWidget, airy_histogram_widget, AIRY, HISTOGRAM_WIDGET, GtkDrawingArea)
+
+/* Log-count histogram of the shown data with the contrast limits on it;
+ * dragging near a limit moves it (::limits-changed). */
+GtkWidget *airy_histogram_widget_new        (void);
+void       airy_histogram_widget_set_values (AiryHistogramWidget *self,
+                                             const float         *values,
+                                             gsize                n);
+void       airy_histogram_widget_set_limits (AiryHistogramWidget *self,
+                                             float                lo,
+                                             float                hi);
+
+G_END_DECLS

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <gtk/gtk.h>
+
+G_BEGIN_DECLS
+
+#define AIRY_TYPE_PLOT (airy_plot_get_type ())
+G_DECLARE_FINAL_TYPE (AiryPlot, airy_plot, AIRY, PLOT, GtkDrawingArea)
+
+/* A profile plot: samples `step` µm apart starting at x0 µm, axes labelled in
+ * µm, and the FWHM of the peak nearest `mark` (a sample index) when asked. */
+GtkWidget *airy_plot_new      (const char  *title);
+void       airy_plot_set_data (AiryPlot    *self,
+                               const float *samples,
+                               guint        n,
+                               double       x0,
+                               double       step,
+                               guint        mark,
+                               gboolean     fwhm);
+double     airy_plot_get_fwhm (AiryPlot    *self);
+
+G_END_DECLS

@@ -1,0 +1,776 @@
+#define G_LOG_DOMAIN "airy-stack-viewer"
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+#include <glib/gi18n.h>
+
+#include "airy-stack-viewer.h"
+#include "airy-histogram.h"
+#include "airy-error.h"
+
+struct _AiryStackViewer
+{
+  GtkBox               parent_instance;
+
+  AiryStackView       *view;
+  GtkWidget           *colormap;
+  GtkWidget           *invert;
+  GtkWidget           *scale;
+  GtkWidget           *gamma;
+  GtkWidget           *auto_mode;
+  GtkWidget           *auto_on;
+  GtkWidget           *smooth;
+  GtkWidget           *mip;
+  GtkWidget           *sections;
+  GtkWidget           *line_tool;
+  GtkWidget           *z_scale;
+  GtkWidget           *z_label;
+  GtkWidget           *play;
+  GtkWidget           *lo_spin;
+  GtkWidget           *hi_spin;
+  AiryHistogramWidget *histogram;
+  AiryPlot            *line_plot;
+  AiryPlot            *axial_plot;
+  GtkWidget           *readout;
+  GtkWidget           *message;
+  GtkWidget           *message_revealer;
+  guint                play_source;
+  gboolean             updating;
+  char                *readout_text;
+};
+
+G_DEFINE_FINAL_TYPE (AiryStackViewer, airy_stack_viewer, GTK_TYPE_BOX)
+
+static void
+airy_stack_viewer_dispose (GObject *object)
+{
+  AiryStackViewer *self = AIRY_STACK_VIEWER (object);
+
+  g_clear_handle_id (&self->play_source, g_source_remove);
+  G_OBJECT_CLASS (airy_stack_viewer_parent_class)->dispose (object);
+}
+
+static void
+airy_stack_viewer_finalize (GObject *object)
+{
+  g_free (AIRY_STACK_VIEWER (object)->readout_text);
+  G_OBJECT_CLASS (airy_stack_viewer_parent_class)->finalize (object);
+}
+
+static void
+airy_stack_viewer_class_init (AiryStackViewerClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = airy_stack_viewer_dispose;
+  G_OBJECT_CLASS (klass)->finalize = airy_stack_viewer_finalize;
+}
+
+void
+airy_stack_viewer_show_message (AiryStackViewer *self,
+                                const char      *message)
+{
+  gtk_label_set_text (GTK_LABEL (self->message), message ? message : "");
+  gtk_revealer_set_reveal_child (GTK_REVEALER (self->message_revealer), message != NULL);
+}
+
+const char *
+airy_stack_viewer_get_message (AiryStackViewer *self)
+{
+  return gtk_revealer_get_reveal_child (GTK_REVEALER (self->message_revealer))
+         ? gtk_label_get_text (GTK_LABEL (self->message)) : NULL;
+}
+
+const char *
+airy_stack_viewer_get_readout (AiryStackViewer *self)
+{
+  return self->readout_text;
+}
+
+/* the display settings from the controls */
+static void
+display_from_controls (AiryStackViewer *self)
+{
+  AiryDisplay d = *airy_stack_view_get_display (self->view);
+
+  if (self->updating)
+    return;
+  d.colormap = gtk_drop_down_get_selected (GTK_DROP_DOWN (self->colormap));
+  d.inverted = gtk_check_button_get_active (GTK_CHECK_BUTTON (self->invert));
+  d.scale = gtk_drop_down_get_selected (GTK_DROP_DOWN (self->scale));
+  d.gamma = (float) gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->gamma));
+  d.lo = (float) gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->lo_spin));
+  d.hi = (float) gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->hi_spin));
+  airy_stack_view_set_display (self->view, &d);
+  airy_histogram_widget_set_limits (self->histogram, d.lo, d.hi);
+}
+
+void
+airy_stack_viewer_set_display (AiryStackViewer   *self,
+                               const AiryDisplay *d)
+{
+  self->updating = TRUE;
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (self->colormap), d->colormap);
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (self->invert), d->inverted);
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (self->scale), d->scale);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->gamma), d->gamma);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->lo_spin), d->lo);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->hi_spin), d->hi);
+  self->updating = FALSE;
+  airy_stack_view_set_display (self->view, d);
+  airy_histogram_widget_set_limits (self->histogram, d->lo, d->hi);
+}
+
+static void
+set_limit_range (AiryStackViewer *self)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  float lo = 0, hi = 1;
+  double span;
+
+  if (s)
+    airy_stack_min_max (s, &lo, &hi);
+  span = MAX (fabs (lo), fabs (hi)) * 10 + 1;
+  gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->lo_spin), -span, span);
+  gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->hi_spin), -span, span);
+  gtk_spin_button_set_increments (GTK_SPIN_BUTTON (self->lo_spin), (hi - lo) / 100.0 + 1e-12, (hi - lo) / 10.0 + 1e-12);
+  gtk_spin_button_set_increments (GTK_SPIN_BUTTON (self->hi_spin), (hi - lo) / 100.0 + 1e-12, (hi - lo) / 10.0 + 1e-12);
+}
+
+void
+airy_stack_viewer_auto_contrast (AiryStackViewer *self,
+                                 AiryAutoContrast mode)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  AiryDisplay d = *airy_stack_view_get_display (self->view);
+  gboolean stack = mode == AIRY_AUTO_MINMAX_STACK || mode == AIRY_AUTO_PERCENTILE_STACK;
+  double percent = mode == AIRY_AUTO_PERCENTILE_SLICE || mode == AIRY_AUTO_PERCENTILE_STACK ? 0.1 : 0.0;
+
+  if (s == NULL)
+    return;
+  if (stack)
+    airy_auto_contrast (s->data, (gsize) s->depth * airy_stack_plane_size (s), percent, &d.lo, &d.hi);
+  else
+    airy_auto_contrast (airy_stack_view_get_xy_plane (self->view), airy_stack_plane_size (s), percent,
+                        &d.lo, &d.hi);
+  airy_stack_viewer_set_display (self, &d);
+}
+
+static void
+update_readout (AiryStackViewer *self, guint x, guint y)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  guint z = airy_stack_view_get_z (self->view);
+  float v;
+
+  if (s == NULL || x >= s->width || y >= s->height)
+    return;
+  v = airy_stack_view_get_xy_plane (self->view)[(gsize) y * s->width + x];
+  g_free (self->readout_text);
+  self->readout_text = g_strdup_printf (_("x %+.4f µm  y %+.4f µm  z %+.4f µm  value %.6g"),
+                                        airy_pixel_to_um (x, s->width, s->dx),
+                                        airy_pixel_to_um (y, s->height, s->dy),
+                                        s->z0 + z * s->dz, v);
+  gtk_label_set_text (GTK_LABEL (self->readout), self->readout_text);
+}
+
+static void
+update_plots (AiryStackViewer *self)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  const float *plane;
+  double x0, y0, x1, y1;
+  gboolean valid;
+  guint cx, cy, z;
+
+  if (s == NULL)
+    return;
+  plane = airy_stack_view_get_xy_plane (self->view);
+  airy_stack_view_get_cursor (self->view, &cx, &cy);
+  airy_stack_view_get_line (self->view, &x0, &y0, &x1, &y1, &valid);
+  if (valid)
+    {
+      /* one sample per pixel of length along the drawn line */
+      double len = hypot ((x1 - x0) * s->dx, (y1 - y0) * s->dy);
+      guint n = MAX (2, (guint) ceil (hypot (x1 - x0, y1 - y0)) * 4 + 1);
+      g_autofree float *p = g_new (float, n);
+
+      airy_line_profile (plane, s->height, s->width, x0, y0, x1, y1, n, p);
+      airy_plot_set_data (self->line_plot, p, n, 0.0, len / (n - 1), n / 2, TRUE);
+    }
+  else
+    {
+      /* without a line: the row through the cursor */
+      airy_plot_set_data (self->line_plot, plane + (gsize) cy * s->width, s->width,
+                          airy_pixel_to_um (0, s->width, s->dx), s->dx, cx, TRUE);
+    }
+  if (s->depth > 1)
+    {
+      g_autofree float *axial = g_new (float, s->depth);
+
+      for (z = 0; z < s->depth; z++)
+        axial[z] = airy_stack_plane (s, z)[(gsize) cy * s->width + cx];
+      airy_plot_set_data (self->axial_plot, axial, s->depth, s->z0, s->dz > 0 ? s->dz : 1.0,
+                          airy_stack_view_get_z (self->view), TRUE);
+    }
+  update_readout (self, cx, cy);
+}
+
+static void
+on_view_changed (AiryStackView *view, AiryStackViewer *self)
+{
+  AiryStack *s = airy_stack_view_get_stack (view);
+  guint z = airy_stack_view_get_z (view);
+
+  if (s)
+    {
+      g_autofree char *label = g_strdup_printf (_("z %u/%u  %+.3f µm"), z + 1, s->depth, s->z0 + z * s->dz);
+      self->updating = TRUE;
+      gtk_range_set_value (GTK_RANGE (self->z_scale), z);
+      self->updating = FALSE;
+      gtk_label_set_text (GTK_LABEL (self->z_label), label);
+      airy_histogram_widget_set_values (self->histogram, airy_stack_view_get_xy_plane (view),
+                                        airy_stack_plane_size (s));
+    }
+  update_plots (self);
+}
+
+static void
+on_hover (AiryStackView *view, double x, double y, AiryStackViewer *self)
+{
+  update_readout (self, (guint) x, (guint) y);
+}
+
+void
+airy_stack_viewer_set_stack (AiryStackViewer *self,
+                             AiryStack       *stack)
+{
+  gboolean first = airy_stack_view_get_stack (self->view) == NULL;
+
+  airy_stack_view_set_stack (self->view, stack);
+  if (stack)
+    {
+      gtk_range_set_range (GTK_RANGE (self->z_scale), 0, MAX (stack->depth - 1, 1));
+      gtk_widget_set_sensitive (self->z_scale, stack->depth > 1);
+      gtk_widget_set_sensitive (self->play, stack->depth > 1);
+      if (first)
+        {
+          airy_stack_view_set_cursor (self->view, stack->width / 2, stack->height / 2);
+          airy_stack_view_set_z (self->view, stack->depth / 2);
+        }
+      set_limit_range (self);
+      if (first || gtk_check_button_get_active (GTK_CHECK_BUTTON (self->auto_on)))
+        airy_stack_viewer_auto_contrast (self, gtk_drop_down_get_selected (GTK_DROP_DOWN (self->auto_mode)));
+    }
+  airy_stack_viewer_show_message (self, NULL);
+  on_view_changed (self->view, self);
+}
+
+AiryStackView *
+airy_stack_viewer_get_view (AiryStackViewer *self)
+{
+  return self->view;
+}
+
+AiryPlot *
+airy_stack_viewer_get_line_plot (AiryStackViewer *self)
+{
+  return self->line_plot;
+}
+
+AiryPlot *
+airy_stack_viewer_get_axial_plot (AiryStackViewer *self)
+{
+  return self->axial_plot;
+}
+
+gboolean
+airy_stack_viewer_open (AiryStackViewer *self,
+                        const char      *path,
+                        GError         **error)
+{
+  g_autoptr(GError) local = NULL;
+  AiryStack *stack = airy_image_read (path, &local);
+
+  if (stack == NULL)
+    {
+      g_autofree char *msg = g_strdup_printf (_("Could not open: %s"), local->message);
+      airy_stack_viewer_show_message (self, msg);
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  if (stack->dx <= 0)
+    stack->dx = stack->dy = 1.0;   /* unknown: pixels */
+  airy_stack_viewer_set_stack (self, stack);
+  return TRUE;
+}
+
+guint8 *
+airy_stack_viewer_render_view (AiryStackViewer *self,
+                               guint            scale,
+                               gboolean         bar,
+                               guint           *width,
+                               guint           *height)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  const AiryDisplay *d = airy_stack_view_get_display (self->view);
+  g_autofree guint8 *rgb = NULL;
+  guint8 *out;
+  guint W, H, y, x;
+
+  if (s == NULL)
+    return NULL;
+  scale = CLAMP (scale, 1, 8);
+  rgb = g_malloc (airy_stack_plane_size (s) * 3);
+  airy_display_render_rgb (d, airy_stack_view_get_xy_plane (self->view), s->height, s->width, rgb);
+  W = s->width * scale;
+  H = s->height * scale;
+  out = g_malloc ((gsize) W * H * 3);
+  for (y = 0; y < H; y++)
+    for (x = 0; x < W; x++)
+      memcpy (out + ((gsize) y * W + x) * 3, rgb + ((gsize) (y / scale) * s->width + x / scale) * 3, 3);
+
+  if (bar && s->dx > 0)
+    {
+      /* the same bar as on screen: at most a quarter of the width */
+      double px, len = airy_scale_bar (scale / s->dx, W / 4.0, &px);
+      cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, (int) W, (int) H);
+      unsigned char *data;
+      int stride;
+      cairo_t *cr;
+
+      cairo_surface_flush (surface);
+      data = cairo_image_surface_get_data (surface);
+      stride = cairo_image_surface_get_stride (surface);
+      for (y = 0; y < H; y++)
+        for (x = 0; x < W; x++)
+          {
+            guint8 *p = out + ((gsize) y * W + x) * 3;
+            *(guint32 *) (data + (gsize) y * stride + x * 4) = ((guint32) p[0] << 16) | ((guint32) p[1] << 8) | p[2];
+          }
+      cairo_surface_mark_dirty (surface);
+      if (len > 0 && px >= 4)
+        {
+          g_autofree char *label = airy_format_length (len);
+          double bx = 10 * scale, by = H - 12.0 * scale;
+
+          cr = cairo_create (surface);
+          cairo_set_source_rgb (cr, 1, 1, 1);
+          cairo_rectangle (cr, bx, by, px, 3 * scale);
+          cairo_fill (cr);
+          cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+          cairo_set_font_size (cr, 11 * scale);
+          cairo_move_to (cr, bx, by - 3 * scale);
+          cairo_show_text (cr, label);
+          cairo_destroy (cr);
+        }
+      cairo_surface_flush (surface);
+      for (y = 0; y < H; y++)
+        for (x = 0; x < W; x++)
+          {
+            guint32 v = *(guint32 *) (data + (gsize) y * stride + x * 4);
+            guint8 *p = out + ((gsize) y * W + x) * 3;
+            p[0] = (v >> 16) & 0xff;
+            p[1] = (v >> 8) & 0xff;
+            p[2] = v & 0xff;
+          }
+      cairo_surface_destroy (surface);
+    }
+  *width = W;
+  *height = H;
+  return out;
+}
+
+static gboolean
+need_stack (AiryStackViewer *self, GError **error)
+{
+  if (airy_stack_view_get_stack (self->view) != NULL)
+    return TRUE;
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("nothing to export: no stack is shown"));
+  return FALSE;
+}
+
+gboolean
+airy_stack_viewer_export_view (AiryStackViewer *self,
+                               const char      *path,
+                               guint            scale,
+                               GError         **error)
+{
+  g_autofree guint8 *rgb = NULL;
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  guint w, h;
+
+  if (!need_stack (self, error))
+    return FALSE;
+  rgb = airy_stack_viewer_render_view (self, scale, TRUE, &w, &h);
+  return airy_png_write_rgb (path, rgb, h, w, s->dx / scale, error);
+}
+
+gboolean
+airy_stack_viewer_export_raw (AiryStackViewer *self,
+                              const char      *path,
+                              GError         **error)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+
+  if (!need_stack (self, error))
+    return FALSE;
+  return airy_png_write_gray16 (path, airy_stack_view_get_xy_plane (self->view), s->height, s->width,
+                                s->dx, error);
+}
+
+gboolean
+airy_stack_viewer_export_tiff (AiryStackViewer *self,
+                               const char      *path,
+                               gboolean         section,
+                               GError         **error)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  g_autoptr(AiryStack) xz = NULL;
+  guint cx, cy;
+
+  if (!need_stack (self, error))
+    return FALSE;
+  if (!section)
+    return airy_tiff_write (path, s, error);
+  /* the XZ section through the cursor: one image, rows are z */
+  airy_stack_view_get_cursor (self->view, &cx, &cy);
+  xz = airy_stack_new (1, s->depth, s->width);
+  airy_stack_section_xz (s, cy, xz->data);
+  xz->dx = s->dx;
+  xz->dy = s->dz > 0 ? s->dz : s->dy;
+  return airy_tiff_write (path, xz, error);
+}
+
+/* ---- controls ---- */
+
+static void
+on_z (GtkRange *range, AiryStackViewer *self)
+{
+  if (!self->updating)
+    airy_stack_view_set_z (self->view, (guint) gtk_range_get_value (range));
+}
+
+static gboolean
+play_tick (gpointer data)
+{
+  AiryStackViewer *self = data;
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+
+  if (s && s->depth > 1)
+    airy_stack_view_set_z (self->view, (airy_stack_view_get_z (self->view) + 1) % s->depth);
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+on_play (GtkToggleButton *button, AiryStackViewer *self)
+{
+  g_clear_handle_id (&self->play_source, g_source_remove);
+  if (gtk_toggle_button_get_active (button))
+    self->play_source = g_timeout_add (80, play_tick, self);
+}
+
+static void
+on_auto (GtkButton *button, AiryStackViewer *self)
+{
+  airy_stack_viewer_auto_contrast (self, gtk_drop_down_get_selected (GTK_DROP_DOWN (self->auto_mode)));
+}
+
+static void
+on_limits (AiryHistogramWidget *h, double lo, double hi, AiryStackViewer *self)
+{
+  AiryDisplay d = *airy_stack_view_get_display (self->view);
+
+  d.lo = (float) lo;
+  d.hi = (float) hi;
+  airy_stack_viewer_set_display (self, &d);
+}
+
+static void
+on_display_control (GObject *object, GParamSpec *pspec, AiryStackViewer *self)
+{
+  display_from_controls (self);
+}
+
+static void
+on_toggle (GtkToggleButton *button, AiryStackViewer *self)
+{
+  airy_stack_view_set_linear (self->view, gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->smooth)));
+  airy_stack_view_set_mip (self->view, gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->mip)));
+  airy_stack_view_set_sections (self->view, gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->sections)));
+  airy_stack_view_set_tool (self->view, gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->line_tool))
+                                        ? AIRY_TOOL_LINE : AIRY_TOOL_CURSOR);
+}
+
+static void
+on_fit (GtkButton *button, AiryStackViewer *self)
+{
+  airy_stack_view_fit (self->view);
+}
+
+static void
+on_one (GtkButton *button, AiryStackViewer *self)
+{
+  airy_stack_view_set_zoom (self->view, 1.0);
+}
+
+static gboolean
+on_drop (GtkDropTarget *target, const GValue *value, double x, double y, AiryStackViewer *self)
+{
+  GSList *files;
+  g_autofree char *path = NULL;
+
+  if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
+    return FALSE;
+  files = gdk_file_list_get_files (g_value_get_boxed (value));
+  if (files == NULL)
+    return FALSE;
+  path = g_file_get_path (files->data);
+  g_slist_free (files);
+  return path != NULL && airy_stack_viewer_open (self, path, NULL);
+}
+
+/* file choosers (portal-friendly native dialogs on GTK 4.8) */
+
+typedef enum { FILE_OPEN, FILE_VIEW_1X, FILE_VIEW_2X, FILE_RAW, FILE_TIFF, FILE_SECTION } FileJob;
+
+static void
+on_file_response (GtkNativeDialog *dialog, int response, gpointer data)
+{
+  AiryStackViewer *self = g_object_get_data (G_OBJECT (dialog), "viewer");
+  FileJob job = GPOINTER_TO_INT (data);
+  g_autoptr(GFile) file = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean ok = TRUE;
+
+  if (response == GTK_RESPONSE_ACCEPT
+      && (file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog))) != NULL
+      && (path = g_file_get_path (file)) != NULL)
+    {
+      switch (job)
+        {
+        case FILE_OPEN:    ok = airy_stack_viewer_open (self, path, &error); break;
+        case FILE_VIEW_1X: ok = airy_stack_viewer_export_view (self, path, 1, &error); break;
+        case FILE_VIEW_2X: ok = airy_stack_viewer_export_view (self, path, 2, &error); break;
+        case FILE_RAW:     ok = airy_stack_viewer_export_raw (self, path, &error); break;
+        case FILE_TIFF:    ok = airy_stack_viewer_export_tiff (self, path, FALSE, &error); break;
+        case FILE_SECTION: ok = airy_stack_viewer_export_tiff (self, path, TRUE, &error); break;
+        default: break;
+        }
+      if (!ok && job != FILE_OPEN)
+        airy_stack_viewer_show_message (self, error->message);
+    }
+  g_object_unref (dialog);
+}
+
+static void
+choose_file (AiryStackViewer *self, FileJob job)
+{
+  static const char *titles[] = { N_("Open Stack"), N_("Export View as PNG"), N_("Export View as PNG (2×)"),
+                                  N_("Export Raw Slice (16-bit PNG)"), N_("Export Stack (TIFF)"),
+                                  N_("Export XZ Section (TIFF)") };
+  static const char *names[] = { NULL, "view.png", "view@2x.png", "slice-16bit.png", "stack.tif", "section-xz.tif" };
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  GtkFileChooserNative *dialog;
+
+  dialog = gtk_file_chooser_native_new (_(titles[job]), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                        job == FILE_OPEN ? GTK_FILE_CHOOSER_ACTION_OPEN : GTK_FILE_CHOOSER_ACTION_SAVE,
+                                        job == FILE_OPEN ? _("_Open") : _("_Export"), _("_Cancel"));
+  if (names[job])
+    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), names[job]);
+  else
+    {
+      GtkFileFilter *filter = gtk_file_filter_new ();
+      gtk_file_filter_set_name (filter, _("TIFF and PNG images"));
+      gtk_file_filter_add_suffix (filter, "tif");
+      gtk_file_filter_add_suffix (filter, "tiff");
+      gtk_file_filter_add_suffix (filter, "png");
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+      g_object_unref (filter);
+    }
+  g_object_set_data (G_OBJECT (dialog), "viewer", self);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_file_response), GINT_TO_POINTER (job));
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+action_file (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  const char *name = g_action_get_name (G_ACTION (action));
+  FileJob job = g_str_equal (name, "open") ? FILE_OPEN
+              : g_str_equal (name, "export-png") ? FILE_VIEW_1X
+              : g_str_equal (name, "export-png-2x") ? FILE_VIEW_2X
+              : g_str_equal (name, "export-raw") ? FILE_RAW
+              : g_str_equal (name, "export-tiff") ? FILE_TIFF : FILE_SECTION;
+  choose_file (data, job);
+}
+
+static GtkWidget *
+labelled (const char *text, GtkWidget *child)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 4);
+
+  gtk_box_append (GTK_BOX (box), gtk_label_new (text));
+  gtk_box_append (GTK_BOX (box), child);
+  return box;
+}
+
+static void
+airy_stack_viewer_init (AiryStackViewer *self)
+{
+  static const char *colormaps[] = { N_("Gray"), N_("Inferno"), N_("Magma"), N_("Viridis"), N_("Fire"), NULL };
+  static const char *scales[] = { N_("Linear"), N_("Log"), N_("Sqrt"), NULL };
+  static const char *autos[] = { N_("Min–max, slice"), N_("Min–max, stack"), N_("0.1 %, slice"),
+                                 N_("0.1 %, stack"), NULL };
+  static const GActionEntry entries[] = {
+    { "open", action_file }, { "export-png", action_file }, { "export-png-2x", action_file },
+    { "export-raw", action_file }, { "export-tiff", action_file }, { "export-section", action_file },
+  };
+  g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
+  GtkWidget *toolbar, *toolbar2, *paned, *side, *bottom, *button;
+  GtkDropTarget *drop;
+  const char *translated[6];
+  guint i;
+
+  gtk_orientable_set_orientation (GTK_ORIENTABLE (self), GTK_ORIENTATION_VERTICAL);
+  gtk_box_set_spacing (GTK_BOX (self), 4);
+
+  g_action_map_add_action_entries (G_ACTION_MAP (group), entries, G_N_ELEMENTS (entries), self);
+  gtk_widget_insert_action_group (GTK_WIDGET (self), "viewer", G_ACTION_GROUP (group));
+
+  /* display controls */
+  toolbar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  gtk_widget_set_margin_start (toolbar, 6);
+  gtk_widget_set_margin_top (toolbar, 4);
+  for (i = 0; colormaps[i]; i++)
+    translated[i] = _(colormaps[i]);
+  translated[i] = NULL;
+  self->colormap = gtk_drop_down_new_from_strings (translated);
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (self->colormap), AIRY_COLORMAP_INFERNO);
+  gtk_box_append (GTK_BOX (toolbar), labelled (_("Colormap"), self->colormap));
+  self->invert = gtk_check_button_new_with_label (_("Invert"));
+  gtk_box_append (GTK_BOX (toolbar), self->invert);
+  for (i = 0; scales[i]; i++)
+    translated[i] = _(scales[i]);
+  translated[i] = NULL;
+  self->scale = gtk_drop_down_new_from_strings (translated);
+  gtk_box_append (GTK_BOX (toolbar), labelled (_("Scale"), self->scale));
+  self->gamma = gtk_spin_button_new_with_range (0.1, 5.0, 0.05);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->gamma), 1.0);
+  gtk_box_append (GTK_BOX (toolbar), labelled (_("Gamma"), self->gamma));
+  self->lo_spin = gtk_spin_button_new_with_range (-1e12, 1e12, 0.01);
+  self->hi_spin = gtk_spin_button_new_with_range (-1e12, 1e12, 0.01);
+  gtk_spin_button_set_digits (GTK_SPIN_BUTTON (self->lo_spin), 4);
+  gtk_spin_button_set_digits (GTK_SPIN_BUTTON (self->hi_spin), 4);
+  gtk_box_append (GTK_BOX (toolbar), labelled (_("Min"), self->lo_spin));
+  gtk_box_append (GTK_BOX (toolbar), labelled (_("Max"), self->hi_spin));
+
+  toolbar2 = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  gtk_widget_set_margin_start (toolbar2, 6);
+  for (i = 0; autos[i]; i++)
+    translated[i] = _(autos[i]);
+  translated[i] = NULL;
+  self->auto_mode = gtk_drop_down_new_from_strings (translated);
+  button = gtk_button_new_with_label (_("Auto contrast"));
+  g_signal_connect (button, "clicked", G_CALLBACK (on_auto), self);
+  gtk_box_append (GTK_BOX (toolbar2), button);
+  gtk_box_append (GTK_BOX (toolbar2), self->auto_mode);
+  self->auto_on = gtk_check_button_new_with_label (_("on new data"));
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (self->auto_on), TRUE);
+  gtk_box_append (GTK_BOX (toolbar2), self->auto_on);
+  self->smooth = gtk_toggle_button_new_with_label (_("Smooth"));
+  self->mip = gtk_toggle_button_new_with_label (_("MIP"));
+  self->sections = gtk_toggle_button_new_with_label (_("Sections"));
+  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (self->sections), TRUE);
+  self->line_tool = gtk_toggle_button_new_with_label (_("Line profile"));
+  gtk_box_append (GTK_BOX (toolbar2), self->smooth);
+  gtk_box_append (GTK_BOX (toolbar2), self->mip);
+  gtk_box_append (GTK_BOX (toolbar2), self->sections);
+  gtk_box_append (GTK_BOX (toolbar2), self->line_tool);
+  button = gtk_button_new_with_label (_("Fit"));
+  g_signal_connect (button, "clicked", G_CALLBACK (on_fit), self);
+  gtk_box_append (GTK_BOX (toolbar2), button);
+  button = gtk_button_new_with_label ("1:1");
+  g_signal_connect (button, "clicked", G_CALLBACK (on_one), self);
+  gtk_box_append (GTK_BOX (toolbar2), button);
+
+  self->message = gtk_label_new ("");
+  gtk_label_set_wrap (GTK_LABEL (self->message), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (self->message), 0);
+  gtk_widget_add_css_class (self->message, "airy-error");
+  self->message_revealer = gtk_revealer_new ();
+  gtk_revealer_set_child (GTK_REVEALER (self->message_revealer), self->message);
+
+  /* canvas and side panel */
+  paned = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
+  gtk_widget_set_vexpand (paned, TRUE);
+  self->view = AIRY_STACK_VIEW (airy_stack_view_new ());
+  gtk_paned_set_start_child (GTK_PANED (paned), GTK_WIDGET (self->view));
+  gtk_paned_set_resize_start_child (GTK_PANED (paned), TRUE);
+  side = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  gtk_widget_add_css_class (side, "airy-sidebar");
+  self->histogram = AIRY_HISTOGRAM_WIDGET (airy_histogram_widget_new ());
+  self->line_plot = AIRY_PLOT (airy_plot_new (_("Line profile")));
+  self->axial_plot = AIRY_PLOT (airy_plot_new (_("Axial profile")));
+  gtk_widget_set_vexpand (GTK_WIDGET (self->line_plot), TRUE);
+  gtk_widget_set_vexpand (GTK_WIDGET (self->axial_plot), TRUE);
+  gtk_box_append (GTK_BOX (side), gtk_label_new (_("Histogram (log counts)")));
+  gtk_box_append (GTK_BOX (side), GTK_WIDGET (self->histogram));
+  gtk_box_append (GTK_BOX (side), GTK_WIDGET (self->line_plot));
+  gtk_box_append (GTK_BOX (side), GTK_WIDGET (self->axial_plot));
+  gtk_paned_set_end_child (GTK_PANED (paned), side);
+  gtk_paned_set_resize_end_child (GTK_PANED (paned), FALSE);
+  gtk_paned_set_shrink_end_child (GTK_PANED (paned), TRUE);
+
+  /* z and readout */
+  bottom = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  gtk_widget_set_margin_start (bottom, 6);
+  gtk_widget_set_margin_end (bottom, 6);
+  gtk_widget_set_margin_bottom (bottom, 4);
+  self->play = gtk_toggle_button_new ();
+  gtk_button_set_icon_name (GTK_BUTTON (self->play), "media-playback-start-symbolic");
+  gtk_widget_set_tooltip_text (self->play, _("Play through z"));
+  self->z_scale = gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 0, 1, 1);
+  gtk_scale_set_draw_value (GTK_SCALE (self->z_scale), FALSE);
+  gtk_widget_set_hexpand (self->z_scale, TRUE);
+  self->z_label = gtk_label_new ("");
+  self->readout = gtk_label_new ("");
+  gtk_widget_add_css_class (self->readout, "airy-readout");
+  gtk_box_append (GTK_BOX (bottom), self->play);
+  gtk_box_append (GTK_BOX (bottom), self->z_scale);
+  gtk_box_append (GTK_BOX (bottom), self->z_label);
+
+  gtk_box_append (GTK_BOX (self), toolbar);
+  gtk_box_append (GTK_BOX (self), toolbar2);
+  gtk_box_append (GTK_BOX (self), self->message_revealer);
+  gtk_box_append (GTK_BOX (self), paned);
+  gtk_box_append (GTK_BOX (self), bottom);
+  gtk_box_append (GTK_BOX (self), self->readout);
+
+  g_signal_connect (self->z_scale, "value-changed", G_CALLBACK (on_z), self);
+  g_signal_connect (self->play, "toggled", G_CALLBACK (on_play), self);
+  g_signal_connect (self->histogram, "limits-changed", G_CALLBACK (on_limits), self);
+  g_signal_connect (self->colormap, "notify::selected", G_CALLBACK (on_display_control), self);
+  g_signal_connect (self->scale, "notify::selected", G_CALLBACK (on_display_control), self);
+  g_signal_connect (self->invert, "notify::active", G_CALLBACK (on_display_control), self);
+  g_signal_connect (self->gamma, "notify::value", G_CALLBACK (on_display_control), self);
+  g_signal_connect (self->lo_spin, "notify::value", G_CALLBACK (on_display_control), self);
+  g_signal_connect (self->hi_spin, "notify::value", G_CALLBACK (on_display_control), self);
+  g_signal_connect (self->smooth, "toggled", G_CALLBACK (on_toggle), self);
+  g_signal_connect (self->mip, "toggled", G_CALLBACK (on_toggle), self);
+  g_signal_connect (self->sections, "toggled", G_CALLBACK (on_toggle), self);
+  g_signal_connect (self->line_tool, "toggled", G_CALLBACK (on_toggle), self);
+  g_signal_connect (self->view, "changed", G_CALLBACK (on_view_changed), self);
+  g_signal_connect (self->view, "hover", G_CALLBACK (on_hover), self);
+
+  drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
+  g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop));
+}
+
+GtkWidget *
+airy_stack_viewer_new (void)
+{
+  return g_object_new (AIRY_TYPE_STACK_VIEWER, NULL);
+}

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "airy-stack.h"
+#include "airy-stack-view.h"
+#include "airy-plot.h"
+
+G_BEGIN_DECLS
+
+#define AIRY_TYPE_STACK_VIEWER (airy_stack_viewer_get_type ())
+G_DECLARE_FINAL_TYPE (AiryStackViewer, airy_stack_viewer, AIRY, STACK_VIEWER, GtkBox)
+
+typedef enum
+{
+  AIRY_AUTO_MINMAX_SLICE,
+  AIRY_AUTO_MINMAX_STACK,
+  AIRY_AUTO_PERCENTILE_SLICE,   /* 0.1 % clipped at each end */
+  AIRY_AUTO_PERCENTILE_STACK,
+} AiryAutoContrast;
+
+/* The stack viewer: the GL canvas with its sections, display controls
+ * (colormap, contrast with histogram, gamma, scale, interpolation), z
+ * slider with play, profiles with FWHM, readout, open and export. */
+GtkWidget     *airy_stack_viewer_new              (void);
+AiryStackView *airy_stack_viewer_get_view         (AiryStackViewer *self);
+AiryPlot      *airy_stack_viewer_get_line_plot    (AiryStackViewer *self);
+AiryPlot      *airy_stack_viewer_get_axial_plot   (AiryStackViewer *self);
+/* Shows a stack (transfer full); the display settings stay, contrast is
+ * set automatically when auto contrast is on. */
+void           airy_stack_viewer_set_stack        (AiryStackViewer *self,
+                                                   AiryStack       *stack);
+void           airy_stack_viewer_auto_contrast    (AiryStackViewer *self,
+                                                   AiryAutoContrast mode);
+void           airy_stack_viewer_set_display      (AiryStackViewer   *self,
+                                                   const AiryDisplay *display);
+/* Opens a TIFF or PNG; on failure the message is shown in the viewer, the
+ * current stack stays, and FALSE is returned with the error. */
+gboolean       airy_stack_viewer_open             (AiryStackViewer *self,
+                                                   const char      *path,
+                                                   GError         **error);
+/* Exports: the XY view as shown (colormap, contrast, scale bar) at `scale`
+ * (1 or 2), the raw slice as 16-bit PNG, the stack or the XZ section as
+ * float32 TIFF with its voxel size. */
+gboolean       airy_stack_viewer_export_view      (AiryStackViewer *self,
+                                                   const char      *path,
+                                                   guint            scale,
+                                                   GError         **error);
+gboolean       airy_stack_viewer_export_raw       (AiryStackViewer *self,
+                                                   const char      *path,
+                                                   GError         **error);
+gboolean       airy_stack_viewer_export_tiff      (AiryStackViewer *self,
+                                                   const char      *path,
+                                                   gboolean         section,
+                                                   GError         **error);
+const char    *airy_stack_viewer_get_message      (AiryStackViewer *self);
+const char    *airy_stack_viewer_get_readout      (AiryStackViewer *self);
+void           airy_stack_viewer_show_message     (AiryStackViewer *self,
+                                                   const char      *message);
+
+/* Renders the XY view as displayed into an RGB image (width·scale ×
+ * height·scale), scale bar included when `bar` is TRUE. */
+guint8        *airy_stack_viewer_render_view      (AiryStackViewer *self,
+                                                   guint            scale,
+                                                   gboolean         bar,
+                                                   guint           *width,
+                                                   guint           *height);
+
+G_END_DECLS

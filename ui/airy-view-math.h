@@ -1,0 +1,102 @@
+/* airy-view-math.h: what the stack viewer shows, as plain functions.
+ *
+ * The GL shader and the PNG export both map values to colours with these
+ * definitions (the shader repeats them in GLSL), and the tests check them
+ * without a display. */
+#pragma once
+
+#include <glib.h>
+
+#include "airy-stack.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  AIRY_SCALE_LINEAR,
+  AIRY_SCALE_LOG,
+  AIRY_SCALE_SQRT,
+} AiryDisplayScale;
+
+typedef struct
+{
+  float            lo;        /* contrast limits, in data units */
+  float            hi;
+  float            gamma;     /* t ↦ t^gamma after scaling */
+  AiryDisplayScale scale;
+  AiryColormap     colormap;
+  gboolean         inverted;
+} AiryDisplay;
+
+void   airy_display_init          (AiryDisplay       *display);
+/* The LUT index (0…255) of a value: t = scaled position of v between lo
+ * and hi, clamped to [0, 1], raised to gamma, index = ⌊255·t + ½⌋. */
+guint  airy_display_index         (const AiryDisplay *display,
+                                   float              value);
+/* Log scale: the lowest value shown (lo, or hi·1e-6 when lo ≤ 0). */
+float  airy_display_log_floor     (const AiryDisplay *display);
+void   airy_display_render_rgb    (const AiryDisplay *display,
+                                   const float       *plane,
+                                   guint              height,
+                                   guint              width,
+                                   guint8            *rgb);
+
+/* Histogram of n values in bins over [lo, hi] (values outside are ignored). */
+void   airy_histogram             (const float *values,
+                                   gsize        n,
+                                   float        lo,
+                                   float        hi,
+                                   guint        bins,
+                                   guint64     *counts);
+/* Contrast limits that leave `percent` % of the values below lo and above
+ * hi (0: the minimum and maximum). */
+void   airy_auto_contrast         (const float *values,
+                                   gsize        n,
+                                   double       percent,
+                                   float       *lo,
+                                   float       *hi);
+
+/* Full width at half maximum of the peak nearest to `near` in a profile of
+ * n samples spaced `step` apart (linear interpolation of the crossings);
+ * 0 when the peak does not fall to half on both sides. */
+double airy_profile_fwhm          (const float *profile,
+                                   guint        n,
+                                   double       step,
+                                   guint        near);
+/* Samples the plane along a line (bilinear) at `n` points from (x0, y0) to
+ * (x1, y1), in pixel coordinates (pixel centres at integers). */
+void   airy_line_profile          (const float *plane,
+                                   guint        height,
+                                   guint        width,
+                                   double       x0,
+                                   double       y0,
+                                   double       x1,
+                                   double       y1,
+                                   guint        n,
+                                   float       *out);
+
+/* A scale bar: the largest 1-2-5 × 10^k length in µm that spans at most
+ * `max_pixels` screen pixels at `pixels_per_um`; returns its length in µm
+ * and sets *pixels. */
+double airy_scale_bar             (double       pixels_per_um,
+                                   double       max_pixels,
+                                   double      *pixels);
+char  *airy_format_length         (double       um);
+
+/* Pixel index → µm on the optical-axis grid: (i − ⌊N/2⌋)·d. */
+double airy_pixel_to_um           (double       pixel,
+                                   guint        n,
+                                   double       spacing);
+
+/* Sections through a stack: XZ at row y (depth × width), YZ at column x
+ * (depth × height, one row per z), and the maximum-intensity projection. */
+void   airy_stack_section_xz      (const AiryStack *stack,
+                                   guint            y,
+                                   float           *out);
+void   airy_stack_section_yz      (const AiryStack *stack,
+                                   guint            x,
+                                   float           *out);
+void   airy_stack_mip             (const AiryStack *stack,
+                                   float           *out);
+
+G_END_DECLS
