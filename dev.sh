@@ -87,7 +87,8 @@ case "$cmd" in
     build
     if [ -x "$BUILD/app/airy" ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
       log "starting Airy on the widefield preset"
-      exec env AIRY_BACKEND_PATH="$BUILD/engine/cuda" "$BUILD/app/airy" --preset widefield
+      exec env AIRY_BACKEND_PATH="$BUILD/engine/cuda" GSETTINGS_SCHEMA_DIR="$BUILD/resources" \
+        "$BUILD/app/airy" --preset widefield
     fi
     out="$PWD/$BUILD/widefield.tif"
     log "running airy-sim on the widefield preset"

@@ -639,8 +639,9 @@ airy_stack_viewer_init (AiryStackViewer *self)
   g_action_map_add_action_entries (G_ACTION_MAP (group), entries, G_N_ELEMENTS (entries), self);
   gtk_widget_insert_action_group (GTK_WIDGET (self), "viewer", G_ACTION_GROUP (group));
 
-  /* display controls */
-  toolbar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  /* display controls: two rows that scroll sideways when the window is
+   * narrower than they are */
+  toolbar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   gtk_widget_set_margin_start (toolbar, 6);
   gtk_widget_set_margin_top (toolbar, 4);
   for (i = 0; colormaps[i]; i++)
@@ -663,10 +664,13 @@ airy_stack_viewer_init (AiryStackViewer *self)
   self->hi_spin = gtk_spin_button_new_with_range (-1e12, 1e12, 0.01);
   gtk_spin_button_set_digits (GTK_SPIN_BUTTON (self->lo_spin), 4);
   gtk_spin_button_set_digits (GTK_SPIN_BUTTON (self->hi_spin), 4);
+  gtk_editable_set_width_chars (GTK_EDITABLE (self->lo_spin), 8);
+  gtk_editable_set_width_chars (GTK_EDITABLE (self->hi_spin), 8);
+  gtk_editable_set_width_chars (GTK_EDITABLE (self->gamma), 4);
   gtk_box_append (GTK_BOX (toolbar), labelled (_("Min"), self->lo_spin));
   gtk_box_append (GTK_BOX (toolbar), labelled (_("Max"), self->hi_spin));
 
-  toolbar2 = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  toolbar2 = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   gtk_widget_set_margin_start (toolbar2, 6);
   for (i = 0; autos[i]; i++)
     translated[i] = _(autos[i]);
@@ -721,7 +725,7 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_box_append (GTK_BOX (side), GTK_WIDGET (self->axial_plot));
   gtk_paned_set_end_child (GTK_PANED (paned), side);
   gtk_paned_set_resize_end_child (GTK_PANED (paned), FALSE);
-  gtk_paned_set_shrink_end_child (GTK_PANED (paned), TRUE);
+  gtk_paned_set_shrink_end_child (GTK_PANED (paned), FALSE);
 
   /* z and readout */
   bottom = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
@@ -741,8 +745,14 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_box_append (GTK_BOX (bottom), self->z_scale);
   gtk_box_append (GTK_BOX (bottom), self->z_label);
 
-  gtk_box_append (GTK_BOX (self), toolbar);
-  gtk_box_append (GTK_BOX (self), toolbar2);
+  for (i = 0; i < 2; i++)
+    {
+      GtkWidget *scroller = gtk_scrolled_window_new ();
+
+      gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_EXTERNAL, GTK_POLICY_NEVER);
+      gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), i == 0 ? toolbar : toolbar2);
+      gtk_box_append (GTK_BOX (self), scroller);
+    }
   gtk_box_append (GTK_BOX (self), self->message_revealer);
   gtk_box_append (GTK_BOX (self), paned);
   gtk_box_append (GTK_BOX (self), bottom);

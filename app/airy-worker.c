@@ -1,0 +1,242 @@
+#define G_LOG_DOMAIN "airy-worker"
+
+#include "config.h"
+
+#include "airy-worker.h"
+
+typedef struct
+{
+  AirySystem *system;
+  char       *backend;
+  guint       threads;
+  guint64     hash;
+  /* progress, written by the engine's threads */
+  GMutex      lock;
+  guint       done;
+  guint       total;
+  guint       idle;
+  AiryWorker *worker;    /* weak: for the idle */
+  GCancellable *cancellable;
+} Job;
+
+struct _AiryWorker
+{
+  GObject       parent_instance;
+  guint         debounce_ms;
+  guint         timeout;
+  Job          *pending;
+  GCancellable *current;    /* the run whose result counts */
+  guint         running;
+  guint         started;
+};
+
+G_DEFINE_FINAL_TYPE (AiryWorker, airy_worker, G_TYPE_OBJECT)
+
+enum { SIGNAL_STARTED, SIGNAL_PROGRESS, SIGNAL_FINISHED, SIGNAL_FAILED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static void
+job_free (Job *job)
+{
+  if (job == NULL)
+    return;
+  g_clear_object (&job->system);
+  g_clear_object (&job->cancellable);
+  g_free (job->backend);
+  g_mutex_clear (&job->lock);
+  g_free (job);
+}
+
+static gboolean
+progress_idle (gpointer data)
+{
+  Job *job = data;
+  guint done, total;
+
+  g_mutex_lock (&job->lock);
+  done = job->done;
+  total = job->total;
+  job->idle = 0;
+  g_mutex_unlock (&job->lock);
+  if (job->worker && job->cancellable == job->worker->current)
+    g_signal_emit (job->worker, signals[SIGNAL_PROGRESS], 0, done, total);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_progress (guint done, guint total, gpointer data)
+{
+  Job *job = data;
+
+  g_mutex_lock (&job->lock);
+  job->done = done;
+  job->total = total;
+  /* one idle at a time, however fast the planes come */
+  if (job->idle == 0)
+    job->idle = g_idle_add_full (G_PRIORITY_DEFAULT, progress_idle, job, NULL);
+  g_mutex_unlock (&job->lock);
+}
+
+static void
+run_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  Job *job = data;
+  GError *error = NULL;
+  AiryRunOptions options = { .backend = job->backend, .threads = job->threads };
+  AiryResult *result = airy_run (job->system, &options, on_progress, job, cancellable, &error);
+
+  if (result == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, result, (GDestroyNotify) airy_result_free);
+}
+
+static void
+run_done (GObject *source, GAsyncResult *res, gpointer data)
+{
+  AiryWorker *self = AIRY_WORKER (source);
+  GTask *task = G_TASK (res);
+  Job *job = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  AiryResult *result = g_task_propagate_pointer (task, &error);
+
+  self->running--;
+  g_mutex_lock (&job->lock);
+  if (job->idle)
+    {
+      g_source_remove (job->idle);
+      job->idle = 0;
+    }
+  job->worker = NULL;
+  g_mutex_unlock (&job->lock);
+  /* a stale run (cancelled, or overtaken by a newer one) announces nothing */
+  if (job->cancellable != self->current)
+    {
+      airy_result_free (result);
+      return;
+    }
+  g_clear_object (&self->current);
+  if (result)
+    {
+      g_signal_emit (self, signals[SIGNAL_FINISHED], 0, result, job->hash);
+      airy_result_free (result);
+    }
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_signal_emit (self, signals[SIGNAL_FAILED], 0, error);
+}
+
+static gboolean
+start_pending (gpointer data)
+{
+  AiryWorker *self = data;
+  Job *job = g_steal_pointer (&self->pending);
+  g_autoptr(GTask) task = NULL;
+
+  self->timeout = 0;
+  if (job == NULL)
+    return G_SOURCE_REMOVE;
+  if (self->current)
+    g_cancellable_cancel (self->current);
+  g_clear_object (&self->current);
+  self->current = g_cancellable_new ();
+  job->cancellable = g_object_ref (self->current);
+  job->worker = self;
+  task = g_task_new (self, self->current, run_done, NULL);
+  g_task_set_task_data (task, job, (GDestroyNotify) job_free);
+  self->running++;
+  self->started++;
+  g_signal_emit (self, signals[SIGNAL_STARTED], 0);
+  g_task_run_in_thread (task, run_thread);
+  return G_SOURCE_REMOVE;
+}
+
+void
+airy_worker_submit (AiryWorker *self,
+                    AirySystem *system,
+                    const char *backend,
+                    guint       threads)
+{
+  Job *job = g_new0 (Job, 1);
+
+  g_return_if_fail (AIRY_IS_WORKER (self));
+
+  g_mutex_init (&job->lock);
+  job->system = airy_system_copy (system);
+  job->backend = g_strdup (backend);
+  job->threads = threads;
+  job->hash = airy_system_hash (system);
+  job_free (self->pending);
+  self->pending = job;
+  /* a newer edit makes the running one stale at once */
+  if (self->current)
+    {
+      g_cancellable_cancel (self->current);
+      g_clear_object (&self->current);
+    }
+  g_clear_handle_id (&self->timeout, g_source_remove);
+  self->timeout = g_timeout_add (self->debounce_ms, start_pending, self);
+}
+
+void
+airy_worker_cancel (AiryWorker *self)
+{
+  g_clear_handle_id (&self->timeout, g_source_remove);
+  g_clear_pointer (&self->pending, job_free);
+  if (self->current)
+    g_cancellable_cancel (self->current);
+  g_clear_object (&self->current);
+}
+
+gboolean
+airy_worker_is_busy (AiryWorker *self)
+{
+  return self->pending != NULL || self->running > 0;
+}
+
+guint
+airy_worker_get_started (AiryWorker *self)
+{
+  return self->started;
+}
+
+void
+airy_worker_set_debounce (AiryWorker *self,
+                          guint       milliseconds)
+{
+  self->debounce_ms = milliseconds;
+}
+
+static void
+airy_worker_dispose (GObject *object)
+{
+  airy_worker_cancel (AIRY_WORKER (object));
+  G_OBJECT_CLASS (airy_worker_parent_class)->dispose (object);
+}
+
+static void
+airy_worker_class_init (AiryWorkerClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = airy_worker_dispose;
+  signals[SIGNAL_STARTED] = g_signal_new ("started", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  signals[SIGNAL_PROGRESS] = g_signal_new ("progress", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                           0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_UINT);
+  /* (AiryResult *result, guint64 hash): the result is the handler's to take
+   * from (steal result->stack), and freed after */
+  signals[SIGNAL_FINISHED] = g_signal_new ("finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                           0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_POINTER, G_TYPE_UINT64);
+  signals[SIGNAL_FAILED] = g_signal_new ("failed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                         0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
+}
+
+static void
+airy_worker_init (AiryWorker *self)
+{
+  self->debounce_ms = 120;
+}
+
+AiryWorker *
+airy_worker_new (void)
+{
+  return g_object_new (AIRY_TYPE_WORKER, NULL);
+}

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <gio/gio.h>
+
+#include "airy.h"
+
+G_BEGIN_DECLS
+
+#define AIRY_TYPE_WORKER (airy_worker_get_type ())
+G_DECLARE_FINAL_TYPE (AiryWorker, airy_worker, AIRY, WORKER, GObject)
+
+/* The bridge between the window and the engine: every submission replaces
+ * the pending one (debounced), cancels the run in flight and starts a new
+ * one on a worker thread; only the newest run's result is announced
+ * (::finished with the result and the hash of the system it was computed
+ * for). Progress from the engine's threads reaches the main thread through
+ * at most one idle source at a time. */
+AiryWorker *airy_worker_new          (void);
+void        airy_worker_set_debounce (AiryWorker *self,
+                                      guint       milliseconds);
+void        airy_worker_submit       (AiryWorker *self,
+                                      AirySystem *system,
+                                      const char *backend,
+                                      guint       threads);
+void        airy_worker_cancel       (AiryWorker *self);
+gboolean    airy_worker_is_busy      (AiryWorker *self);
+guint       airy_worker_get_started  (AiryWorker *self);
+
+G_END_DECLS

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "airy-system.h"
+
+G_BEGIN_DECLS
+
+#define AIRY_TYPE_BENCH_PANEL (airy_bench_panel_get_type ())
+G_DECLARE_FINAL_TYPE (AiryBenchPanel, airy_bench_panel, AIRY, BENCH_PANEL, GtkBox)
+
+/* The optical bench: the system's grid, spectrum, z planes and run
+ * settings, and its elements in order, each row expanding into editors
+ * generated from the element's GParamSpecs. Every edit changes the system
+ * in place and emits ::changed. */
+GtkWidget  *airy_bench_panel_new          (void);
+void        airy_bench_panel_set_system   (AiryBenchPanel *self,
+                                           AirySystem     *system);
+AirySystem *airy_bench_panel_get_system   (AiryBenchPanel *self);
+/* The editor of a field by its JSON path ("elements[0].na", "grid.spacing",
+ * "microscope.na", "sample.file", "z.count" …), for tests and for marking
+ * errors. */
+GtkWidget  *airy_bench_panel_get_editor   (AiryBenchPanel *self,
+                                           const char     *path);
+/* Marks the field the message names (its path before ": ") and shows the
+ * message beside it; NULL clears. */
+void        airy_bench_panel_show_error   (AiryBenchPanel *self,
+                                           const char     *message);
+const char *airy_bench_panel_get_error    (AiryBenchPanel *self);
+void        airy_bench_panel_set_warnings (AiryBenchPanel *self,
+                                           GPtrArray      *warnings);
+/* Run settings chosen in the panel. */
+const char *airy_bench_panel_get_backend  (AiryBenchPanel *self);
+guint       airy_bench_panel_get_threads  (AiryBenchPanel *self);
+void        airy_bench_panel_set_backend  (AiryBenchPanel *self,
+                                           const char     *backend);
+
+G_END_DECLS
