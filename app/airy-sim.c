@@ -85,7 +85,7 @@ cmd_info (int argc, char **argv)
     {
       AiryBackend *b = g_ptr_array_index (backends, i);
 
-      g_print ("  %-5s %s\n", b->ops->name, b->ops->description);
+      g_print ("  %-5s %s\n", b->ops->name, _(b->ops->description));
       if (b->module_path)
         g_print (_("        module: %s\n"), b->module_path);
       if (!b->available)
@@ -131,12 +131,12 @@ cmd_info (int argc, char **argv)
           g_autofree GParamSpec **pspecs = NULL;
           guint np, k;
 
-          g_print ("  %-24s %s\n", ec->type_name, ec->title);
+          g_print ("  %-24s %s\n", ec->type_name, _(ec->title));
           pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &np);
           for (k = 0; k < np; k++)
             {
               g_autofree char *range = airy_param_spec_range_string (pspecs[k]);
-              g_print ("      %-22s %s %s\n", pspecs[k]->name, g_param_spec_get_blurb (pspecs[k]), range);
+              g_print ("      %-22s %s %s\n", pspecs[k]->name, _(g_param_spec_get_blurb (pspecs[k])), range);
             }
         }
     }
@@ -223,8 +223,8 @@ on_progress (guint done, guint total, gpointer user_data)
   /* a progress line only on a terminal, and only for runs longer than 1 s */
   if (!p->tty || now - p->start < G_USEC_PER_SEC)
     return;
-  fprintf (stderr, "\r%s", "");
-  fprintf (stderr, _("\rplane %u of %u (%.0f %%)"), done, total, 100.0 * done / total);
+  fputc ('\r', stderr);
+  fprintf (stderr, _("plane %u of %u (%.0f %%)"), done, total, 100.0 * done / total);
   fflush (stderr);
   p->shown = TRUE;
 }
@@ -570,7 +570,8 @@ main (int argc, char **argv)
   const char *cmd;
 
   setlocale (LC_ALL, "");
-  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+  /* AIRY_LOCALEDIR: the build tree's translations, for tests and development */
+  bindtextdomain (GETTEXT_PACKAGE, g_getenv ("AIRY_LOCALEDIR") ? g_getenv ("AIRY_LOCALEDIR") : LOCALEDIR);
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
 

@@ -111,7 +111,8 @@ main (int argc, char **argv)
   int status;
 
   setlocale (LC_ALL, "");
-  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+  /* AIRY_LOCALEDIR: the build tree's translations, for tests and development */
+  bindtextdomain (GETTEXT_PACKAGE, g_getenv ("AIRY_LOCALEDIR") ? g_getenv ("AIRY_LOCALEDIR") : LOCALEDIR);
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
   airy_init ();

@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <gmodule.h>
 #include <string.h>
 
@@ -97,16 +99,16 @@ airy_backend_choose (const char *name,
     {
       if (g_str_equal (name, "cuda"))
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_NO_DEVICE,
-                     "backend: no CUDA device: the CUDA backend module is not installed "
-                     "(this build has no CUDA support, or the module is not on the modules path)");
+                     _("backend: no CUDA device: the CUDA backend module is not installed "
+                     "(this build has no CUDA support, or the module is not on the modules path)"));
       else
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                     "backend: must be one of cpu, cuda, auto, got \"%s\"", name);
+                     _("backend: must be one of cpu, cuda, auto, got \"%s\""), name);
       return NULL;
     }
   if (!backend->available)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_NO_DEVICE, "backend %s: %s", name,
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_NO_DEVICE, _("backend %s: %s"), name,
                    backend->unavailable_reason);
       return NULL;
     }
@@ -136,13 +138,13 @@ load_module (const char *path, GError **error)
   module = g_module_open (path, G_MODULE_BIND_LAZY | G_MODULE_BIND_LOCAL);
   if (module == NULL)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_MODULE, "%s: %s", path, g_module_error ());
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_MODULE, _("%s: %s"), path, g_module_error ());
       return FALSE;
     }
   if (!g_module_symbol (module, "airy_module_register", (gpointer *) &reg) || reg == NULL)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_MODULE,
-                   "%s: not an Airy module (no airy_module_register)", path);
+                   _("%s: not an Airy module (no airy_module_register)"), path);
       g_module_close (module);
       return FALSE;
     }
@@ -150,7 +152,7 @@ load_module (const char *path, GError **error)
   g_module_make_resident (module);
   if (!reg (path, &local))
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_MODULE, "%s: %s", path,
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_MODULE, _("%s: %s"), path,
                    local ? local->message : "registration failed");
       return FALSE;
     }

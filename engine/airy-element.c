@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -120,7 +122,7 @@ airy_element_class_init (AiryElementClass *klass)
   flags_quark = g_quark_from_static_string ("airy-flags");
 
   properties[PROP_ENABLED] =
-    airy_param_spec_boolean ("enabled", "Enabled", "Whether the element takes part in the run", TRUE);
+    airy_param_spec_boolean ("enabled", N_("Enabled"), N_("Whether the element takes part in the run"), TRUE);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -287,7 +289,7 @@ airy_param_check_value (GParamSpec   *pspec,
       if (!isfinite (v) || v < d->minimum || v > d->maximum || (open && v <= d->minimum))
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "%s: must be in %s, got %g", path, range, v);
+                       _("%s: must be in %s, got %g"), path, range, v);
           return FALSE;
         }
     }
@@ -299,7 +301,7 @@ airy_param_check_value (GParamSpec   *pspec,
       if (v < i->minimum || v > i->maximum || (open && v <= i->minimum))
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "%s: must be in %s, got %d", path, range, v);
+                       _("%s: must be in %s, got %d"), path, range, v);
           return FALSE;
         }
     }
@@ -490,8 +492,8 @@ airy_value_from_json (GParamSpec *pspec,
         {
           g_autofree char *range = airy_param_spec_range_string (pspec);
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "%s: must be in %s, got %" G_GINT64_FORMAT, path, range,
-                       json_node_get_int (node));
+                       _("%s: must be in %s, got %lld"), path, range,
+                       (long long) json_node_get_int (node));
           return FALSE;
         }
       g_value_set_int (value, (int) json_node_get_int (node));
@@ -520,7 +522,7 @@ airy_value_from_json (GParamSpec *pspec,
         {
           g_autofree char *range = airy_param_spec_range_string (pspec);
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "%s: must be %s, got \"%s\"", path, range, json_node_get_string (node));
+                       _("%s: must be %s, got \"%s\""), path, range, json_node_get_string (node));
           return FALSE;
         }
       g_value_set_enum (value, ev->value);
@@ -543,14 +545,14 @@ airy_value_from_json (GParamSpec *pspec,
           if (!json_is_number (e))
             {
               g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE,
-                           "%s[%u]: expected a number, got %s", path, i, json_kind (e));
+                           _("%s[%u]: expected a number, got %s"), path, i, json_kind (e));
               return FALSE;
             }
           v[i] = json_node_get_double (e);
           if (!isfinite (v[i]))
             {
               g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                           "%s[%u]: must be finite, got %g", path, i, v[i]);
+                           _("%s[%u]: must be finite, got %g"), path, i, v[i]);
               return FALSE;
             }
         }
@@ -570,7 +572,7 @@ wrong:
                      : t == G_TYPE_VARIANT ? "an array of numbers"
                      : "a string";
     g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE,
-                 "%s: expected %s, got %s", path, want, json_kind (node));
+                 _("%s: expected %s, got %s"), path, want, json_kind (node));
     return FALSE;
   }
 }
@@ -615,7 +617,7 @@ airy_element_set_from_json (AiryElement *self,
         {
           g_autofree char *known = known_keys (klass);
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_UNKNOWN_KEY,
-                       "%s: unknown key for \"%s\" (known: %s)", sub,
+                       _("%s: unknown key for \"%s\" (known: %s)"), sub,
                        airy_element_get_type_name (self), known);
           return FALSE;
         }
@@ -643,13 +645,13 @@ airy_element_new_from_json (JsonObject *object,
   if (type_node == NULL)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "%s: missing \"type\"", path);
+                   _("%s: missing \"type\""), path);
       return NULL;
     }
   if (!JSON_NODE_HOLDS_VALUE (type_node) || json_node_get_value_type (type_node) != G_TYPE_STRING)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE,
-                   "%s.type: expected a string, got %s", path, json_kind (type_node));
+                   _("%s.type: expected a string, got %s"), path, json_kind (type_node));
       return NULL;
     }
   type_name = json_node_get_string (type_node);
@@ -657,14 +659,14 @@ airy_element_new_from_json (JsonObject *object,
   if (type == G_TYPE_INVALID)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_UNKNOWN_TYPE,
-                   "%s.type: unknown element type \"%s\" (see `airy-sim info --elements`)",
+                   _("%s.type: unknown element type \"%s\" (see `airy-sim info --elements`)"),
                    path, type_name);
       return NULL;
     }
   if (required_type != G_TYPE_INVALID && !g_type_is_a (type, required_type))
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "%s.type: \"%s\" is not allowed here", path, type_name);
+                   _("%s.type: \"%s\" is not allowed here"), path, type_name);
       return NULL;
     }
   element = g_object_new (type, NULL);
@@ -792,7 +794,7 @@ airy_element_new (const char *type_name,
   if (type == G_TYPE_INVALID)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_UNKNOWN_TYPE,
-                   "unknown element type \"%s\"", type_name);
+                   _("unknown element type \"%s\""), type_name);
       return NULL;
     }
   return g_object_new (type, NULL);

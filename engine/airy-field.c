@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -21,7 +23,7 @@ airy_spectrum_new (const double *wavelengths,
   if (n == 0)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "spectrum.wavelengths: must hold at least one wavelength, got none");
+                   _("spectrum.wavelengths: must hold at least one wavelength, got none"));
       return NULL;
     }
 
@@ -36,14 +38,14 @@ airy_spectrum_new (const double *wavelengths,
       if (!(wavelengths[i] > 0.0 && wavelengths[i] <= 100.0))
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "spectrum.wavelengths[%u]: must be in (0, 100] µm, got %g",
+                       _("spectrum.wavelengths[%u]: must be in (0, 100] µm, got %g"),
                        i, wavelengths[i]);
           return NULL;
         }
       if (!(w >= 0.0) || !isfinite (w))
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "spectrum.weights[%u]: must be ≥ 0, got %g", i, w);
+                       _("spectrum.weights[%u]: must be ≥ 0, got %g"), i, w);
           return NULL;
         }
       spectrum->wavelengths[i] = wavelengths[i];
@@ -53,7 +55,7 @@ airy_spectrum_new (const double *wavelengths,
   if (!(sum > 0.0))
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "spectrum.weights: must not all be zero");
+                   _("spectrum.weights: must not all be zero"));
       return NULL;
     }
   for (i = 0; i < n; i++)

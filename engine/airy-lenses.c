@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -19,7 +21,7 @@ lens_check_na (AiryElement *self, AiryContext *ctx, GError **error)
   if (na > n)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "%s.na: must be in [0, n=%g] (0: no pupil), got %g", ctx->path, n, na);
+                   _("%s.na: must be in [0, n=%g] (0: no pupil), got %g"), ctx->path, n, na);
       return FALSE;
     }
   return TRUE;
@@ -121,9 +123,9 @@ check_nyquist (AiryContext *ctx)
 
       if (du > limit * (1.0 + 1e-9))
         {
-          airy_context_warn (ctx, "%s: the PSF is undersampled: output spacing %.4g µm > "
+          airy_context_warn (ctx, _("%s: the PSF is undersampled: output spacing %.4g µm > "
                              "λ/(4·NA) = %.4g µm (λ = %g µm, NA = %g); use a finer camera "
-                             "spacing or a larger grid", ctx->path, du, limit,
+                             "spacing or a larger grid"), ctx->path, du, limit,
                              ctx->spectrum->wavelengths[l], ctx->na);
           return;
         }
@@ -134,16 +136,16 @@ static void
 install_lens_properties (GObjectClass *object_class, gboolean with_inverse)
 {
   airy_element_class_install_property (object_class, 1,
-    airy_param_spec_double ("f", "Focal length", "Focal length", "µm",
+    airy_param_spec_double ("f", N_("Focal length"), N_("Focal length"), "µm",
                             0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
   airy_element_class_install_property (object_class, 2,
-    airy_param_spec_double ("n", "Refractive index", "Medium index", NULL, 1.0, 4.0, 1.0, 0));
+    airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
   airy_element_class_install_property (object_class, 3,
-    airy_param_spec_double ("na", "NA", "Pupil applied before the lens (0: none)", NULL,
+    airy_param_spec_double ("na", N_("NA"), N_("Pupil applied before the lens (0: none)"), NULL,
                             0.0, 4.0, 0.0, 0));
   if (with_inverse)
     airy_element_class_install_property (object_class, 4,
-      airy_param_spec_boolean ("inverse", "Inverse", "Apply the inverse transform", FALSE));
+      airy_param_spec_boolean ("inverse", N_("Inverse"), N_("Apply the inverse transform"), FALSE));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -179,7 +181,7 @@ _airy_ff_lens_class_init (AiryFfLensClass *klass)
 {
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
-  airy_element_class_set_metadata (element_class, "ff-lens", "FF lens (Fourier transform)",
+  airy_element_class_set_metadata (element_class, "ff-lens", N_("FF lens (Fourier transform)"),
                                    AIRY_CATEGORY_LENS);
   element_class->check = ff_check;
   element_class->apply = ff_apply;
@@ -225,13 +227,13 @@ _airy_df_lens_class_init (AiryDfLensClass *klass)
 {
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
-  airy_element_class_set_metadata (element_class, "df-lens", "DF lens (object at distance d)",
+  airy_element_class_set_metadata (element_class, "df-lens", N_("DF lens (object at distance d)"),
                                    AIRY_CATEGORY_LENS);
   element_class->check = ff_check;
   element_class->apply = df_apply;
   install_lens_properties (G_OBJECT_CLASS (klass), TRUE);
   airy_element_class_install_property (G_OBJECT_CLASS (klass), 5,
-    airy_param_spec_double ("d", "Distance", "Distance of the input plane in front of the lens", "µm",
+    airy_param_spec_double ("d", N_("Distance"), N_("Distance of the input plane in front of the lens"), "µm",
                             -1e6, 1e6, 100.0, 0));
 }
 
@@ -275,7 +277,7 @@ _airy_thin_lens_class_init (AiryThinLensClass *klass)
 {
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
-  airy_element_class_set_metadata (element_class, "thin-lens", "Thin lens", AIRY_CATEGORY_LENS);
+  airy_element_class_set_metadata (element_class, "thin-lens", N_("Thin lens"), AIRY_CATEGORY_LENS);
   element_class->elementwise = TRUE;
   element_class->check = thin_check;
   element_class->apply = thin_apply;

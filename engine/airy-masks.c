@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -49,8 +51,8 @@ _airy_context_check_pupil (AiryContext *ctx,
 
       if (radius > half * (1.0 + 1e-9))
         {
-          airy_context_warn (ctx, "%s: the %s (radius %.4g µm) is clipped by the grid "
-                             "(half-width %.4g µm at λ = %g µm); enlarge the grid or its spacing",
+          airy_context_warn (ctx, _("%s: the %s (radius %.4g µm) is clipped by the grid "
+                             "(half-width %.4g µm at λ = %g µm); enlarge the grid or its spacing"),
                              ctx->path, what, radius, half, ctx->spectrum->wavelengths[l]);
           return;
         }
@@ -76,7 +78,7 @@ _airy_load_mask_image (AiryElement *self,
   if (path == NULL || *path == '\0')
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
-                   "%s: no file given", property);
+                   _("%s: no file given"), property);
       return NULL;
     }
   full = g_path_is_absolute (path) || base == NULL ? g_strdup (path)
@@ -84,7 +86,7 @@ _airy_load_mask_image (AiryElement *self,
   image = airy_image_read (full, &local);
   if (image == NULL)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", property, local->message);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: %s"), property, local->message);
       return NULL;
     }
 
@@ -159,13 +161,13 @@ circular_check (AiryElement *self, AiryContext *ctx, GError **error)
   if (na > n)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "%s.na: must be in [0, n=%g], got %g", ctx->path, n, na);
+                   _("%s.na: must be in [0, n=%g], got %g"), ctx->path, n, na);
       return FALSE;
     }
   if (na == 0.0 && airy_element_get_double (self, "diameter") <= 0.0)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "%s.diameter: must be > 0 µm when na is 0, got %g", ctx->path,
+                   _("%s.diameter: must be > 0 µm when na is 0, got %g"), ctx->path,
                    airy_element_get_double (self, "diameter"));
       return FALSE;
     }
@@ -189,20 +191,20 @@ _airy_circular_pupil_class_init (AiryCircularPupilClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
-  airy_element_class_set_metadata (element_class, "circular-pupil", "Circular pupil", AIRY_CATEGORY_MASK);
+  airy_element_class_set_metadata (element_class, "circular-pupil", N_("Circular pupil"), AIRY_CATEGORY_MASK);
   element_class->elementwise = TRUE;
   element_class->check = circular_check;
   element_class->apply = circular_apply;
   airy_element_class_install_property (object_class, 1,
-    airy_param_spec_double ("diameter", "Diameter", "Aperture diameter (used when na is 0)", "µm",
+    airy_param_spec_double ("diameter", N_("Diameter"), N_("Aperture diameter (used when na is 0)"), "µm",
                             0.0, 1e6, 100.0, 0));
   airy_element_class_install_property (object_class, 2,
-    airy_param_spec_double ("na", "NA", "When > 0, the diameter is 2·f·NA/n", NULL, 0.0, 4.0, 0.0, 0));
+    airy_param_spec_double ("na", N_("NA"), N_("When > 0, the diameter is 2·f·NA/n"), NULL, 0.0, 4.0, 0.0, 0));
   airy_element_class_install_property (object_class, 3,
-    airy_param_spec_double ("f", "Focal length", "Focal length for the NA form", "µm",
+    airy_param_spec_double ("f", N_("Focal length"), N_("Focal length for the NA form"), "µm",
                             0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
   airy_element_class_install_property (object_class, 4,
-    airy_param_spec_double ("n", "Refractive index", "Medium index for the NA form", NULL,
+    airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index for the NA form"), NULL,
                             1.0, 4.0, 1.0, 0));
 }
 
@@ -255,11 +257,11 @@ _airy_square_pupil_class_init (AirySquarePupilClass *klass)
 {
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
-  airy_element_class_set_metadata (element_class, "square-pupil", "Square pupil", AIRY_CATEGORY_MASK);
+  airy_element_class_set_metadata (element_class, "square-pupil", N_("Square pupil"), AIRY_CATEGORY_MASK);
   element_class->elementwise = TRUE;
   element_class->apply = square_apply;
   airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
-    airy_param_spec_double ("width", "Width", "Side of the square aperture", "µm",
+    airy_param_spec_double ("width", N_("Width"), N_("Side of the square aperture"), "µm",
                             0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
 }
 
@@ -273,15 +275,15 @@ _airy_rectangular_pupil_class_init (AiryRectangularPupilClass *klass)
 {
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
-  airy_element_class_set_metadata (element_class, "rectangular-pupil", "Rectangular pupil",
+  airy_element_class_set_metadata (element_class, "rectangular-pupil", N_("Rectangular pupil"),
                                    AIRY_CATEGORY_MASK);
   element_class->elementwise = TRUE;
   element_class->apply = rectangular_apply;
   airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
-    airy_param_spec_double ("width", "Width", "Aperture width (x)", "µm",
+    airy_param_spec_double ("width", N_("Width"), N_("Aperture width (x)"), "µm",
                             0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
   airy_element_class_install_property (G_OBJECT_CLASS (klass), 2,
-    airy_param_spec_double ("height", "Height", "Aperture height (y)", "µm",
+    airy_param_spec_double ("height", N_("Height"), N_("Aperture height (y)"), "µm",
                             0.0, 1e6, 50.0, AIRY_PARAM_EXCLUSIVE_MIN));
 }
 
@@ -319,11 +321,11 @@ _airy_gaussian_pupil_class_init (AiryGaussianPupilClass *klass)
 {
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
-  airy_element_class_set_metadata (element_class, "gaussian-pupil", "Gaussian pupil", AIRY_CATEGORY_MASK);
+  airy_element_class_set_metadata (element_class, "gaussian-pupil", N_("Gaussian pupil"), AIRY_CATEGORY_MASK);
   element_class->elementwise = TRUE;
   element_class->apply = gaussian_pupil_apply;
   airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
-    airy_param_spec_double ("waist", "Waist", "Amplitude falls to 1/e at this radius", "µm",
+    airy_param_spec_double ("waist", N_("Waist"), N_("Amplitude falls to 1/e at this radius"), "µm",
                             0.0, 1e6, 50.0, AIRY_PARAM_EXCLUSIVE_MIN));
 }
 
@@ -404,17 +406,17 @@ _airy_amplitude_mask_class_init (AiryAmplitudeMaskClass *klass)
 {
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
-  airy_element_class_set_metadata (element_class, "amplitude-mask", "Amplitude mask", AIRY_CATEGORY_MASK);
+  airy_element_class_set_metadata (element_class, "amplitude-mask", N_("Amplitude mask"), AIRY_CATEGORY_MASK);
   element_class->elementwise = TRUE;
   element_class->check = amplitude_mask_check;
   element_class->prepare = amplitude_mask_prepare;
   element_class->free_state = image_state_free;
   element_class->apply = amplitude_mask_apply;
   airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
-    airy_param_spec_string ("file", "File", "PNG or TIFF image stretched over the grid; values → [0, 1]",
+    airy_param_spec_string ("file", N_("File"), N_("PNG or TIFF image stretched over the grid; values → [0, 1]"),
                             AIRY_PARAM_FILE));
   airy_element_class_install_property (G_OBJECT_CLASS (klass), 2,
-    airy_param_spec_boolean ("invert", "Invert", "Use 1 − value", FALSE));
+    airy_param_spec_boolean ("invert", N_("Invert"), N_("Use 1 − value"), FALSE));
 }
 
 static void
@@ -473,8 +475,8 @@ phase_check (AiryElement *self, AiryContext *ctx, GError **error)
       if (ni != nc)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "%s.zernike-coefficients: must have as many entries as zernike-indices (%"
-                       G_GSIZE_FORMAT "), got %" G_GSIZE_FORMAT, ctx->path, ni, nc);
+                       _("%s.zernike-coefficients: must have as many entries as zernike-indices (%lu), got %lu"),
+                       ctx->path, (unsigned long) ni, (unsigned long) nc);
           return FALSE;
         }
       for (i = 0; i < ni; i++)
@@ -483,8 +485,8 @@ phase_check (AiryElement *self, AiryContext *ctx, GError **error)
           if (idx[i] != floor (idx[i]) || idx[i] < lo || idx[i] > 230)
             {
               g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                           "%s.zernike-indices[%" G_GSIZE_FORMAT "]: must be an integer in [%g, 230], got %g",
-                           ctx->path, i, lo, idx[i]);
+                           _("%s.zernike-indices[%lu]: must be an integer in [%g, 230], got %g"),
+                           ctx->path, (unsigned long) i, lo, idx[i]);
               return FALSE;
             }
         }
@@ -501,7 +503,7 @@ phase_check (AiryElement *self, AiryContext *ctx, GError **error)
            && airy_element_get_double (self, "period") <= 0.0)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "%s.period: must be > 0 µm for a grating, got %g", ctx->path,
+                   _("%s.period: must be > 0 µm for a grating, got %g"), ctx->path,
                    airy_element_get_double (self, "period"));
       return FALSE;
     }
@@ -714,7 +716,7 @@ _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
   guint id = 1;
 
-  airy_element_class_set_metadata (element_class, "phase-mask", "Phase mask", AIRY_CATEGORY_MASK);
+  airy_element_class_set_metadata (element_class, "phase-mask", N_("Phase mask"), AIRY_CATEGORY_MASK);
   element_class->elementwise = TRUE;
   element_class->check = phase_check;
   element_class->prepare = phase_prepare;
@@ -722,55 +724,55 @@ _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
   element_class->apply = phase_apply;
 
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_enum ("source", "Source", "Where the phase comes from",
+    airy_param_spec_enum ("source", N_("Source"), N_("Where the phase comes from"),
                           _airy_phase_source_get_type (), AIRY_PHASE_CONSTANT, 0));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_double ("value", "Phase", "Constant phase", "rad", -1e4, 1e4, 0.0, AIRY_PARAM_PHASE));
+    airy_param_spec_double ("value", N_("Phase"), N_("Constant phase"), "rad", -1e4, 1e4, 0.0, AIRY_PARAM_PHASE));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_string ("file", "File", "PNG or TIFF phase image, stretched over the grid",
+    airy_param_spec_string ("file", N_("File"), N_("PNG or TIFF phase image, stretched over the grid"),
                             AIRY_PARAM_FILE));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_double ("phase-min", "Phase of 0", "Phase of the image's lowest value", "rad",
+    airy_param_spec_double ("phase-min", N_("Phase of 0"), N_("Phase of the image's lowest value"), "rad",
                             -1e4, 1e4, 0.0, AIRY_PARAM_PHASE));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_double ("phase-max", "Phase of 1", "Phase of the image's highest value", "rad",
+    airy_param_spec_double ("phase-max", N_("Phase of 1"), N_("Phase of the image's highest value"), "rad",
                             -1e4, 1e4, 2.0 * G_PI, AIRY_PARAM_PHASE));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_enum ("zernike-indexing", "Zernike indexing", "Single-index convention",
+    airy_param_spec_enum ("zernike-indexing", N_("Zernike indexing"), N_("Single-index convention"),
                           _airy_zernike_indexing_get_type (), AIRY_ZERNIKE_ANSI, 0));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_doubles ("zernike-indices", "Zernike indices", "Single indices (ANSI from 0, Noll from 1)", NULL));
+    airy_param_spec_doubles ("zernike-indices", N_("Zernike indices"), N_("Single indices (ANSI from 0, Noll from 1)"), NULL));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_doubles ("zernike-coefficients", "Zernike coefficients", "One per index", NULL));
+    airy_param_spec_doubles ("zernike-coefficients", N_("Zernike coefficients"), N_("One per index"), NULL));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_enum ("zernike-unit", "Zernike unit", "Coefficients in waves or in µm of wavefront",
+    airy_param_spec_enum ("zernike-unit", N_("Zernike unit"), N_("Coefficients in waves or in µm of wavefront"),
                           _airy_zernike_unit_get_type (), AIRY_ZERNIKE_WAVES, 0));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_boolean ("zernike-normalised", "Normalised", "Unit-RMS Zernike polynomials", TRUE));
+    airy_param_spec_boolean ("zernike-normalised", N_("Normalised"), N_("Unit-RMS Zernike polynomials"), TRUE));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_enum ("named", "Named mask", "Which named mask",
+    airy_param_spec_enum ("named", N_("Named mask"), N_("Which named mask"),
                           _airy_named_mask_get_type (), AIRY_NAMED_CUBIC, 0));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_double ("strength", "Strength",
-                            "Cubic α, vortex charge, axicon or ramp slope, prism tilt (rad at the rim)",
+    airy_param_spec_double ("strength", N_("Strength"),
+                            N_("Cubic α, vortex charge, axicon or ramp slope, prism tilt (rad at the rim)"),
                             "rad", -1e5, 1e5, 0.0, 0));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_int ("count", "Ramps", "Number of defocused ramps", 1, 64, 6, 0));
+    airy_param_spec_int ("count", N_("Ramps"), N_("Number of defocused ramps"), 1, 64, 6, 0));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_double ("defocus", "Ramp defocus", "Defocus of the ramps at the rim", "rad",
+    airy_param_spec_double ("defocus", N_("Ramp defocus"), N_("Defocus of the ramps at the rim"), "rad",
                             -1e5, 1e5, 0.0, 0));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_double ("period", "Period", "Grating period", "µm", 0.0, 1e6, 10.0, 0));
+    airy_param_spec_double ("period", N_("Period"), N_("Grating period"), "µm", 0.0, 1e6, 10.0, 0));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_double ("angle", "Angle", "Grating or prism direction", "rad", -10.0, 10.0, 0.0, 0));
+    airy_param_spec_double ("angle", N_("Angle"), N_("Grating or prism direction"), "rad", -10.0, 10.0, 0.0, 0));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_double ("pupil-radius", "Pupil radius",
-                            "Radius of the unit pupil (0: the objective's f·NA/n)", "µm",
+    airy_param_spec_double ("pupil-radius", N_("Pupil radius"),
+                            N_("Radius of the unit pupil (0: the objective's f·NA/n)"), "µm",
                             0.0, 1e6, 0.0, 0));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_boolean ("wrap", "Wrap", "Wrap the phase into [0, 2π) like an SLM", FALSE));
+    airy_param_spec_boolean ("wrap", N_("Wrap"), N_("Wrap the phase into [0, 2π) like an SLM"), FALSE));
   airy_element_class_install_property (object_class, id++,
-    airy_param_spec_int ("bits", "SLM bits", "Quantise the wrapped phase to 2^bits levels (0: off)",
+    airy_param_spec_int ("bits", N_("SLM bits"), N_("Quantise the wrapped phase to 2^bits levels (0: off)"),
                          0, 16, 0, 0));
 }
 

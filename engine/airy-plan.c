@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -123,13 +125,13 @@ load_volume (AiryPlan *plan, const char *base_dir, GError **error)
   plan->volume = airy_tiff_read (path, &local);
   if (plan->volume == NULL)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "sample.file: %s", local->message);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("sample.file: %s"), local->message);
       return FALSE;
     }
   if (plan->volume->depth != plan->n_planes)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "sample.file: %s has %u planes, the system has %u z planes",
+                   _("sample.file: %s has %u planes, the system has %u z planes"),
                    path, plan->volume->depth, plan->n_planes);
       return FALSE;
     }
@@ -158,7 +160,7 @@ _airy_plan_new (AirySystem           *system,
   if (plan->n_planes == 0)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "z.count: must be in [1, 1000000], got 0");
+                   _("z.count: must be in [1, 1000000], got 0"));
       return NULL;
     }
   plan->z = g_memdup2 (z, sizeof (double) * plan->n_planes);
@@ -169,13 +171,13 @@ _airy_plan_new (AirySystem           *system,
   if (h < 1 || w < 1 || h > 65536 || w > 65536)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "grid.shape: must be in [1, 65536] × [1, 65536], got [%u, %u]", h, w);
+                   _("grid.shape: must be in [1, 65536] × [1, 65536], got [%u, %u]"), h, w);
       return NULL;
     }
   if (!(spacing > 0.0))
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "grid.spacing: must be in (0, 10000] µm, got %g", spacing);
+                   _("grid.spacing: must be in (0, 10000] µm, got %g"), spacing);
       return NULL;
     }
 
@@ -210,8 +212,8 @@ _airy_plan_new (AirySystem           *system,
           if (klass->category == AIRY_CATEGORY_SOURCE)
             {
               g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                           "elements[%u]: a microscope has its own source (the objective); "
-                           "remove \"%s\"", i, klass->type_name);
+                           _("elements[%u]: a microscope has its own source (the objective); "
+                           "remove \"%s\""), i, klass->type_name);
               return NULL;
             }
           if (airy_element_get_enabled (e))
@@ -241,7 +243,7 @@ _airy_plan_new (AirySystem           *system,
           if (i == 0 && !airy_element_get_enabled (e))
             {
               g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                           "elements[0]: the source cannot be disabled");
+                           _("elements[0]: the source cannot be disabled"));
               return NULL;
             }
           if (airy_element_get_enabled (e))
@@ -250,7 +252,7 @@ _airy_plan_new (AirySystem           *system,
       if (plan->chain->len == 0)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "elements: an optical system needs at least a source");
+                       _("elements: an optical system needs at least a source"));
           return NULL;
         }
     }
@@ -294,9 +296,9 @@ _airy_plan_new (AirySystem           *system,
     for (l = 1; l < plan->spectrum->n; l++)
       if (fabs (ctx.dx[l] - ctx.dx[0]) > 1e-9 * ctx.dx[0])
         {
-          airy_context_warn (&ctx, "the output spacing differs between wavelengths (%.4g µm at "
+          airy_context_warn (&ctx, _("the output spacing differs between wavelengths (%.4g µm at "
                              "%g µm, %.4g µm at %g µm); intensities are summed pixel by pixel "
-                             "as in chromatix, and the first wavelength's spacing is reported",
+                             "as in chromatix, and the first wavelength's spacing is reported"),
                              ctx.dx[0], plan->spectrum->wavelengths[0], ctx.dx[l],
                              plan->spectrum->wavelengths[l]);
           break;
@@ -340,7 +342,7 @@ _airy_plan_new (AirySystem           *system,
       else if (sample->kind == AIRY_SAMPLE_NONE)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "sample: missing (a microscope needs a sample)");
+                       _("sample: missing (a microscope needs a sample)"));
           return NULL;
         }
       if (sample->kind == AIRY_SAMPLE_CONSTANT)
@@ -388,9 +390,9 @@ _airy_plan_new (AirySystem           *system,
       g_autofree char *budget_s = airy_format_bytes (budget);
 
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
-                   "grid.shape: a run of %u plane%s on a %u × %u grid needs %s of memory, more than "
+                   _("grid.shape: a run of %u plane%s on a %u × %u grid needs %s of memory, more than "
                    "the budget of %s (90 %% of available memory, or AIRY_MEMORY_BUDGET); reduce "
-                   "grid.shape or z.count", plan->n_planes, plan->n_planes == 1 ? "" : "s", h, w,
+                   "grid.shape or z.count"), plan->n_planes, plan->n_planes == 1 ? "" : "s", h, w,
                    need_s, budget_s);
       return NULL;
     }

@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -96,7 +98,7 @@ write_png_rows (const char    *path,
     {
       int e = errno;
       airy_atomic_abort (tmp);
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, g_strerror (e));
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: %s"), path, g_strerror (e));
       return FALSE;
     }
   return airy_atomic_commit (tmp, path, error);
@@ -109,7 +111,7 @@ fail:
   else
     close (fd);
   airy_atomic_abort (tmp);
-  g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, err.message);
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: %s"), path, err.message);
   return FALSE;
 }
 
@@ -195,7 +197,7 @@ airy_png_read (const char *path,
   if (f == NULL)
     {
       int e = errno;
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", path, g_strerror (e));
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: %s"), path, g_strerror (e));
       return NULL;
     }
   png = png_create_read_struct (PNG_LIBPNG_VER_STRING, &err, png_error_fn, png_warning_fn);
@@ -278,7 +280,7 @@ fail:
   fclose (f);
   g_free (row);
   airy_stack_free (stack);
-  g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: not a readable PNG (%s)", path,
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: not a readable PNG (%s)"), path,
                err.message[0] ? err.message : "unknown error");
   return NULL;
 }

@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -32,14 +34,14 @@ propagate_check (AiryElement *self, AiryContext *ctx, GError **error)
   if (ph > 65536 || pw > 65536)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "%s.pad: the padded grid must be at most 65536 pixels wide, got %u × %u",
+                   _("%s.pad: the padded grid must be at most 65536 pixels wide, got %u × %u"),
                    ctx->path, ph, pw);
       return FALSE;
     }
   if (method == AIRY_PROPAGATE_SINGLE_FFT && z == 0.0)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "%s.z: must not be 0 for the single-FFT method", ctx->path);
+                   _("%s.z: must not be 0 for the single-FFT method"), ctx->path);
       return FALSE;
     }
   if (airy_element_get_enum (self, "output") == AIRY_OUTPUT_FULL)
@@ -221,28 +223,28 @@ _airy_propagate_class_init (AiryPropagateClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
-  airy_element_class_set_metadata (element_class, "propagate", "Free-space propagation",
+  airy_element_class_set_metadata (element_class, "propagate", N_("Free-space propagation"),
                                    AIRY_CATEGORY_PROPAGATION);
   element_class->check = propagate_check;
   element_class->apply = propagate_apply;
   airy_element_class_install_property (object_class, 1,
-    airy_param_spec_double ("z", "Distance", "Propagation distance", "µm", -1e7, 1e7, 100.0, 0));
+    airy_param_spec_double ("z", N_("Distance"), N_("Propagation distance"), "µm", -1e7, 1e7, 100.0, 0));
   airy_element_class_install_property (object_class, 2,
-    airy_param_spec_double ("n", "Refractive index", "Medium index", NULL, 1.0, 4.0, 1.0, 0));
+    airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
   airy_element_class_install_property (object_class, 3,
-    airy_param_spec_enum ("method", "Method", "Transfer function, angular spectrum or single FFT",
+    airy_param_spec_enum ("method", N_("Method"), N_("Transfer function, angular spectrum or single FFT"),
                           _airy_propagate_method_get_type (), AIRY_PROPAGATE_TRANSFER, 0));
   airy_element_class_install_property (object_class, 4,
-    airy_param_spec_int ("pad", "Padding", "Zero padding on each side (pixels)", 0, 32768, 0,
+    airy_param_spec_int ("pad", N_("Padding"), N_("Zero padding on each side (pixels)"), 0, 32768, 0,
                          AIRY_PARAM_NEEDS_PLAN));
   airy_element_class_install_property (object_class, 5,
-    airy_param_spec_enum ("output", "Output", "Crop back to the input shape, or keep the padding",
+    airy_param_spec_enum ("output", N_("Output"), N_("Crop back to the input shape, or keep the padding"),
                           _airy_output_mode_get_type (), AIRY_OUTPUT_SAME, AIRY_PARAM_NEEDS_PLAN));
   airy_element_class_install_property (object_class, 6,
-    airy_param_spec_boolean ("band-limit", "Band limit", "Band-limited angular spectrum (Matsushima)", FALSE));
+    airy_param_spec_boolean ("band-limit", N_("Band limit"), N_("Band-limited angular spectrum (Matsushima)"), FALSE));
   airy_element_class_install_property (object_class, 7,
-    airy_param_spec_boolean ("remove-evanescent", "Remove evanescent",
-                             "Drop evanescent waves instead of letting them decay", TRUE));
+    airy_param_spec_boolean ("remove-evanescent", N_("Remove evanescent"),
+                             N_("Drop evanescent waves instead of letting them decay"), TRUE));
 }
 
 static void

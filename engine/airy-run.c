@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <string.h>
 
 #include "airy-run.h"
@@ -68,7 +70,7 @@ choose_devices (AiryBackend          *backend,
       if (d >= available)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "devices: device %u does not exist; the %s backend has %u (0 … %u)",
+                       _("devices: device %u does not exist; the %s backend has %u (0 … %u)"),
                        d, backend->ops->name, available, available - 1);
           return FALSE;
         }
@@ -76,7 +78,7 @@ choose_devices (AiryBackend          *backend,
         if (g_array_index (devices, guint, j) == d)
           {
             g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                         "devices: device %u is listed twice", d);
+                         _("devices: device %u is listed twice"), d);
             return FALSE;
           }
       g_array_append_val (devices, d);
@@ -114,7 +116,7 @@ airy_run (AirySystem           *system,
   if (backend->ops->execute == NULL && backend->ops->prepare == NULL)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
-                   "backend %s: cannot run systems", backend->ops->name);
+                   _("backend %s: cannot run systems"), backend->ops->name);
       return NULL;
     }
   if (!choose_devices (backend, &opts, devices, error))
@@ -139,7 +141,7 @@ airy_run (AirySystem           *system,
       if (sum != plan->n_planes)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "chunks: must add up to the %u planes, got %u", plan->n_planes, sum);
+                       _("chunks: must add up to the %u planes, got %u"), plan->n_planes, sum);
           return NULL;
         }
     }

@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <math.h>
 
 #include "airy-elements-private.h"
@@ -63,7 +65,7 @@ objective_check (AiryElement *self, AiryContext *ctx, GError **error)
   if (na > n)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "%s.na: must be in (0, n=%g], got %g", ctx->path, n, na);
+                   _("%s.na: must be in (0, n=%g], got %g"), ctx->path, n, na);
       return FALSE;
     }
   ctx->n = n;
@@ -196,38 +198,38 @@ _airy_objective_point_source_class_init (AiryObjectivePointSourceClass *klass)
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
   airy_element_class_set_metadata (element_class, "objective-point-source",
-                                   "Objective point source", AIRY_CATEGORY_SOURCE);
+                                   N_("Objective point source"), AIRY_CATEGORY_SOURCE);
   element_class->check = objective_check;
   element_class->prepare = objective_prepare;
   element_class->free_state = objective_free_state;
   element_class->apply = objective_apply;
 
   airy_element_class_install_property (object_class, 1,
-    airy_param_spec_double ("f", "Focal length", "Objective focal length", "µm",
+    airy_param_spec_double ("f", N_("Focal length"), N_("Objective focal length"), "µm",
                             0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
   airy_element_class_install_property (object_class, 2,
-    airy_param_spec_double ("n", "Refractive index", "Immersion medium index", NULL,
+    airy_param_spec_double ("n", N_("Refractive index"), N_("Immersion medium index"), NULL,
                             1.0, 4.0, 1.33, 0));
   airy_element_class_install_property (object_class, 3,
-    airy_param_spec_double ("na", "NA", "Numerical aperture (≤ n)", NULL,
+    airy_param_spec_double ("na", N_("NA"), N_("Numerical aperture (≤ n)"), NULL,
                             0.0, 4.0, 0.8, AIRY_PARAM_EXCLUSIVE_MIN));
   airy_element_class_install_property (object_class, 4,
-    airy_param_spec_double ("power", "Power", "Power of each plane (Σ|u|²·dx·dy)", NULL,
+    airy_param_spec_double ("power", N_("Power"), N_("Power of each plane (Σ|u|²·dx·dy)"), NULL,
                             0.0, 1e12, 1.0, AIRY_PARAM_EXCLUSIVE_MIN));
   airy_element_class_install_property (object_class, 5,
-    airy_param_spec_enum ("defocus-model", "Defocus model", "Paraxial (chromatix) or non-paraxial",
+    airy_param_spec_enum ("defocus-model", N_("Defocus model"), N_("Paraxial (chromatix) or non-paraxial"),
                           _airy_defocus_model_get_type (), AIRY_DEFOCUS_PARAXIAL, 0));
   airy_element_class_install_property (object_class, 6,
-    airy_param_spec_enum ("apodisation", "Apodisation", "Pupil apodisation",
+    airy_param_spec_enum ("apodisation", N_("Apodisation"), N_("Pupil apodisation"),
                           _airy_apodisation_get_type (), AIRY_APODISATION_NONE, 0));
   airy_element_class_install_property (object_class, 7,
-    airy_param_spec_double ("offset-x", "Offset x", "Lateral offset of the point", "µm",
+    airy_param_spec_double ("offset-x", N_("Offset x"), N_("Lateral offset of the point"), "µm",
                             -1e4, 1e4, 0.0, 0));
   airy_element_class_install_property (object_class, 8,
-    airy_param_spec_double ("offset-y", "Offset y", "Lateral offset of the point", "µm",
+    airy_param_spec_double ("offset-y", N_("Offset y"), N_("Lateral offset of the point"), "µm",
                             -1e4, 1e4, 0.0, 0));
   airy_element_class_install_property (object_class, 9,
-    airy_param_spec_double ("z", "Extra defocus", "Added to each plane's z", "µm",
+    airy_param_spec_double ("z", N_("Extra defocus"), N_("Added to each plane's z"), "µm",
                             -1e4, 1e4, 0.0, 0));
 }
 
@@ -277,19 +279,19 @@ _airy_plane_wave_class_init (AiryPlaneWaveClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
-  airy_element_class_set_metadata (element_class, "plane-wave", "Plane wave", AIRY_CATEGORY_SOURCE);
+  airy_element_class_set_metadata (element_class, "plane-wave", N_("Plane wave"), AIRY_CATEGORY_SOURCE);
   element_class->check = check_medium;
   element_class->apply = plane_wave_apply;
   airy_element_class_install_property (object_class, 1,
-    airy_param_spec_double ("n", "Refractive index", "Medium index", NULL, 1.0, 4.0, 1.0, 0));
+    airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
   airy_element_class_install_property (object_class, 2,
-    airy_param_spec_double ("power", "Power", "Σ|u|²·dx·dy", NULL, 0.0, 1e12, 1.0,
+    airy_param_spec_double ("power", N_("Power"), N_("Σ|u|²·dx·dy"), NULL, 0.0, 1e12, 1.0,
                             AIRY_PARAM_EXCLUSIVE_MIN));
   airy_element_class_install_property (object_class, 3,
-    airy_param_spec_double ("angle-x", "Angle x", "Propagation angle to the axis in x", "rad",
+    airy_param_spec_double ("angle-x", N_("Angle x"), N_("Propagation angle to the axis in x"), "rad",
                             -1.5, 1.5, 0.0, 0));
   airy_element_class_install_property (object_class, 4,
-    airy_param_spec_double ("angle-y", "Angle y", "Propagation angle to the axis in y", "rad",
+    airy_param_spec_double ("angle-y", N_("Angle y"), N_("Propagation angle to the axis in y"), "rad",
                             -1.5, 1.5, 0.0, 0));
 }
 
@@ -318,7 +320,7 @@ point_source_apply (AiryElement *self, gpointer state, AiryField *field,
   if (fabs (z) < 1e-9)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "point-source: distance z must not be 0 (plane %u has z = %g µm)",
+                   _("point-source: distance z must not be 0 (plane %u has z = %g µm)"),
                    plane->index, z);
       return FALSE;
     }
@@ -347,16 +349,16 @@ _airy_point_source_class_init (AiryPointSourceClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
-  airy_element_class_set_metadata (element_class, "point-source", "Point source", AIRY_CATEGORY_SOURCE);
+  airy_element_class_set_metadata (element_class, "point-source", N_("Point source"), AIRY_CATEGORY_SOURCE);
   element_class->check = check_medium;
   element_class->apply = point_source_apply;
   airy_element_class_install_property (object_class, 1,
-    airy_param_spec_double ("n", "Refractive index", "Medium index", NULL, 1.0, 4.0, 1.0, 0));
+    airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
   airy_element_class_install_property (object_class, 2,
-    airy_param_spec_double ("power", "Power", "Σ|u|²·dx·dy", NULL, 0.0, 1e12, 1.0,
+    airy_param_spec_double ("power", N_("Power"), N_("Σ|u|²·dx·dy"), NULL, 0.0, 1e12, 1.0,
                             AIRY_PARAM_EXCLUSIVE_MIN));
   airy_element_class_install_property (object_class, 3,
-    airy_param_spec_double ("z", "Distance", "Added to each plane's z", "µm", -1e6, 1e6, 0.0, 0));
+    airy_param_spec_double ("z", N_("Distance"), N_("Added to each plane's z"), "µm", -1e6, 1e6, 0.0, 0));
 }
 
 static void
@@ -411,19 +413,19 @@ _airy_gaussian_beam_class_init (AiryGaussianBeamClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
-  airy_element_class_set_metadata (element_class, "gaussian-beam", "Gaussian beam", AIRY_CATEGORY_SOURCE);
+  airy_element_class_set_metadata (element_class, "gaussian-beam", N_("Gaussian beam"), AIRY_CATEGORY_SOURCE);
   element_class->check = check_medium;
   element_class->apply = gaussian_beam_apply;
   airy_element_class_install_property (object_class, 1,
-    airy_param_spec_double ("n", "Refractive index", "Medium index", NULL, 1.0, 4.0, 1.0, 0));
+    airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
   airy_element_class_install_property (object_class, 2,
-    airy_param_spec_double ("power", "Power", "Σ|u|²·dx·dy", NULL, 0.0, 1e12, 1.0,
+    airy_param_spec_double ("power", N_("Power"), N_("Σ|u|²·dx·dy"), NULL, 0.0, 1e12, 1.0,
                             AIRY_PARAM_EXCLUSIVE_MIN));
   airy_element_class_install_property (object_class, 3,
-    airy_param_spec_double ("waist", "Waist", "1/e² intensity radius w0 at the waist", "µm",
+    airy_param_spec_double ("waist", N_("Waist"), N_("1/e² intensity radius w0 at the waist"), "µm",
                             0.0, 1e6, 10.0, AIRY_PARAM_EXCLUSIVE_MIN));
   airy_element_class_install_property (object_class, 4,
-    airy_param_spec_double ("z", "Distance from waist", "Added to each plane's z", "µm",
+    airy_param_spec_double ("z", N_("Distance from waist"), N_("Added to each plane's z"), "µm",
                             -1e6, 1e6, 0.0, 0));
 }
 

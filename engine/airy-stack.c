@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -261,7 +263,7 @@ airy_atomic_begin (const char *path,
     {
       int e = errno;
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE,
-                   "%s: cannot write: %s", path, g_strerror (e));
+                   _("%s: cannot write: %s"), path, g_strerror (e));
       return -1;
     }
   *tmp_path = g_steal_pointer (&tmpl);
@@ -280,7 +282,7 @@ airy_atomic_commit (const char *tmp_path,
       int e = errno;
       g_unlink (tmp_path);
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE,
-                   "%s: cannot write: %s", path, g_strerror (e));
+                   _("%s: cannot write: %s"), path, g_strerror (e));
       return FALSE;
     }
   return TRUE;
@@ -304,7 +306,7 @@ airy_image_read (const char *path,
   if (f == NULL)
     {
       int e = errno;
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", path, g_strerror (e));
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: %s"), path, g_strerror (e));
       return NULL;
     }
   got = fread (magic, 1, sizeof magic, f);
@@ -315,6 +317,6 @@ airy_image_read (const char *path,
                    || memcmp (magic, "II+\0", 4) == 0 || memcmp (magic, "MM\0+", 4) == 0))
     return airy_tiff_read (path, error);
   g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
-               "%s: not a TIFF or PNG image", path);
+               _("%s: not a TIFF or PNG image"), path);
   return NULL;
 }

@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <math.h>
 #include <string.h>
 #include <gio/gio.h>
@@ -124,7 +126,7 @@ check_keys (JsonObject *object, const char *path, const char *const *allowed, GE
       {
         g_autofree char *known = g_strjoinv (", ", (char **) allowed);
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_UNKNOWN_KEY,
-                     "%s%s%s: unknown key (known: %s)", path, *path ? "." : "",
+                     _("%s%s%s: unknown key (known: %s)"), path, *path ? "." : "",
                      (char *) m->data, known);
         return FALSE;
       }
@@ -139,12 +141,12 @@ get_object (JsonObject *parent, const char *key, const char *path, gboolean requ
   if (node == NULL)
     {
       if (required)
-        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, "%s: missing", path);
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("%s: missing"), path);
       return NULL;
     }
   if (!JSON_NODE_HOLDS_OBJECT (node))
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, "%s: expected an object, got %s",
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, _("%s: expected an object, got %s"),
                    path, kind_of (node));
       return NULL;
     }
@@ -158,12 +160,12 @@ get_number (JsonObject *parent, const char *key, const char *path, double *out, 
 
   if (node == NULL)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, "%s: missing", path);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("%s: missing"), path);
       return FALSE;
     }
   if (!is_number (node))
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, "%s: expected a number, got %s",
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, _("%s: expected a number, got %s"),
                    path, kind_of (node));
       return FALSE;
     }
@@ -180,20 +182,20 @@ get_uint (JsonObject *parent, const char *key, const char *path, guint lo, guint
 
   if (node == NULL)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, "%s: missing", path);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("%s: missing"), path);
       return FALSE;
     }
   if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, "%s: expected an integer, got %s",
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, _("%s: expected an integer, got %s"),
                    path, kind_of (node));
       return FALSE;
     }
   v = json_node_get_int (node);
   if (v < lo || v > hi)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, "%s: must be in [%u, %u], got %"
-                   G_GINT64_FORMAT, path, lo, hi, v);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("%s: must be in [%u, %u], got %lld"),
+                   path, lo, hi, (long long) v);
       return FALSE;
     }
   *out = (guint) v;
@@ -210,12 +212,12 @@ get_numbers (JsonObject *parent, const char *key, const char *path, guint *n, GE
 
   if (node == NULL)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, "%s: missing", path);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("%s: missing"), path);
       return NULL;
     }
   if (!JSON_NODE_HOLDS_ARRAY (node))
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, "%s: expected an array of numbers, got %s",
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, _("%s: expected an array of numbers, got %s"),
                    path, kind_of (node));
       return NULL;
     }
@@ -227,7 +229,7 @@ get_numbers (JsonObject *parent, const char *key, const char *path, guint *n, GE
       JsonNode *e = json_array_get_element (array, i);
       if (!is_number (e))
         {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, "%s[%u]: expected a number, got %s",
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, _("%s[%u]: expected a number, got %s"),
                        path, i, kind_of (e));
           g_free (out);
           return NULL;
@@ -251,13 +253,13 @@ parse_grid (AirySystem *self, JsonObject *root, GError **error)
   shape = json_object_get_member (grid, "shape");
   if (shape == NULL)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, "grid.shape: missing");
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("grid.shape: missing"));
       return FALSE;
     }
   if (!JSON_NODE_HOLDS_ARRAY (shape) || json_array_get_length (json_node_get_array (shape)) != 2)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE,
-                   "grid.shape: expected [height, width], got %s", kind_of (shape));
+                   _("grid.shape: expected [height, width], got %s"), kind_of (shape));
       return FALSE;
     }
   a = json_node_get_array (shape);
@@ -269,14 +271,14 @@ parse_grid (AirySystem *self, JsonObject *root, GError **error)
       if (!JSON_NODE_HOLDS_VALUE (e) || json_node_get_value_type (e) != G_TYPE_INT64)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE,
-                       "grid.shape[%u]: expected an integer, got %s", i, kind_of (e));
+                       _("grid.shape[%u]: expected an integer, got %s"), i, kind_of (e));
           return FALSE;
         }
       v = json_node_get_int (e);
       if (v < 1 || v > 65536)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "grid.shape[%u]: must be in [1, 65536], got %" G_GINT64_FORMAT, i, v);
+                       _("grid.shape[%u]: must be in [1, 65536], got %lld"), i, (long long) v);
           return FALSE;
         }
       hw[i] = (guint) v;
@@ -288,7 +290,7 @@ parse_grid (AirySystem *self, JsonObject *root, GError **error)
   if (!(self->spacing > 0.0 && self->spacing <= 1e4))
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "grid.spacing: must be in (0, 10000] µm, got %g", self->spacing);
+                   _("grid.spacing: must be in (0, 10000] µm, got %g"), self->spacing);
       return FALSE;
     }
   return TRUE;
@@ -317,7 +319,7 @@ parse_spectrum (AirySystem *self, JsonObject *root, GError **error)
       if (nw != n)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "spectrum.weights: must have one weight per wavelength (%u), got %u", n, nw);
+                       _("spectrum.weights: must have one weight per wavelength (%u), got %u"), n, nw);
           return FALSE;
         }
     }
@@ -354,14 +356,14 @@ parse_z (AirySystem *self, JsonObject *root, GError **error)
       if (n == 0)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "z.values: must hold at least one plane, got none");
+                       _("z.values: must hold at least one plane, got none"));
           return FALSE;
         }
       for (i = 0; i < n; i++)
         if (fabs (v[i]) > 1e6)
           {
             g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                         "z.values[%u]: must be in [-1e6, 1e6] µm, got %g", i, v[i]);
+                         _("z.values[%u]: must be in [-1e6, 1e6] µm, got %g"), i, v[i]);
             return FALSE;
           }
       airy_system_set_z_values (self, v, n);
@@ -384,7 +386,7 @@ parse_z (AirySystem *self, JsonObject *root, GError **error)
       if (fabs (start) > 1e6 || fabs (stop) > 1e6)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "z: start and stop must be in [-1e6, 1e6] µm, got %g and %g", start, stop);
+                       _("z: start and stop must be in [-1e6, 1e6] µm, got %g and %g"), start, stop);
           return FALSE;
         }
       airy_system_set_z_range (self, start, stop, count);
@@ -407,7 +409,7 @@ parse_sample (AirySystem *self, JsonObject *root, GError **error)
   if (g_list_length (members) != 1)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "sample: must have exactly one of constant, file, beads");
+                   _("sample: must have exactly one of constant, file, beads"));
       return FALSE;
     }
   if (json_object_has_member (s, "constant"))
@@ -418,7 +420,7 @@ parse_sample (AirySystem *self, JsonObject *root, GError **error)
       if (!(sample.value >= 0.0 && sample.value <= 1e12))
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "sample.constant: must be in [0, 1e12], got %g", sample.value);
+                       _("sample.constant: must be in [0, 1e12], got %g"), sample.value);
           return FALSE;
         }
     }
@@ -428,7 +430,7 @@ parse_sample (AirySystem *self, JsonObject *root, GError **error)
 
       if (!JSON_NODE_HOLDS_VALUE (f) || json_node_get_value_type (f) != G_TYPE_STRING)
         {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, "sample.file: expected a string, got %s",
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, _("sample.file: expected a string, got %s"),
                        kind_of (f));
           return FALSE;
         }
@@ -454,7 +456,7 @@ parse_sample (AirySystem *self, JsonObject *root, GError **error)
       if (!(sample.intensity > 0.0))
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "sample.beads.intensity: must be > 0, got %g", sample.intensity);
+                       _("sample.beads.intensity: must be > 0, got %g"), sample.intensity);
           return FALSE;
         }
     }
@@ -473,7 +475,7 @@ parse_root (AirySystem *self, JsonNode *root_node, GError **error)
 
   if (root_node == NULL || !JSON_NODE_HOLDS_OBJECT (root_node))
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, "(top level): expected an object, got %s",
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, _("(top level): expected an object, got %s"),
                    root_node ? kind_of (root_node) : "nothing");
       return FALSE;
     }
@@ -484,14 +486,14 @@ parse_root (AirySystem *self, JsonNode *root_node, GError **error)
   if (version == NULL)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "airy: missing (an Airy system file starts with \"airy\": 1)");
+                   _("airy: missing (an Airy system file starts with \"airy\": 1)"));
       return FALSE;
     }
   if (!JSON_NODE_HOLDS_VALUE (version) || json_node_get_value_type (version) != G_TYPE_INT64
       || json_node_get_int (version) != 1)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "airy: this version reads format 1, got %s",
+                   _("airy: this version reads format 1, got %s"),
                    is_number (version) ? "another number" : kind_of (version));
       return FALSE;
     }
@@ -500,7 +502,7 @@ parse_root (AirySystem *self, JsonNode *root_node, GError **error)
       JsonNode *n = json_object_get_member (root, "name");
       if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
         {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, "name: expected a string, got %s",
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, _("name: expected a string, got %s"),
                        kind_of (n));
           return FALSE;
         }
@@ -525,7 +527,7 @@ parse_root (AirySystem *self, JsonNode *root_node, GError **error)
       if (!(f_tube > 0.0 && f_tube <= 1e6))
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                     "microscope.f-tube: must be in (0, 1e+06] µm, got %g", f_tube);
+                     _("microscope.f-tube: must be in (0, 1e+06] µm, got %g"), f_tube);
           return FALSE;
         }
       rest = json_object_new ();
@@ -546,7 +548,7 @@ parse_root (AirySystem *self, JsonNode *root_node, GError **error)
 
       if (!JSON_NODE_HOLDS_ARRAY (elements))
         {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, "elements: expected an array, got %s",
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, _("elements: expected an array, got %s"),
                        kind_of (elements));
           return FALSE;
         }
@@ -559,7 +561,7 @@ parse_root (AirySystem *self, JsonNode *root_node, GError **error)
 
           if (!JSON_NODE_HOLDS_OBJECT (e))
             {
-              g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, "%s: expected an object, got %s",
+              g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE, _("%s: expected an object, got %s"),
                            path, kind_of (e));
               return FALSE;
             }
@@ -573,7 +575,7 @@ parse_root (AirySystem *self, JsonNode *root_node, GError **error)
                 {
                   g_object_unref (element);
                   g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                               "%s: a sensor must be the last element, and only one", path);
+                               _("%s: a sensor must be the last element, and only one"), path);
                   return FALSE;
                 }
               airy_system_set_sensor (self, element);
@@ -608,7 +610,7 @@ parse_root (AirySystem *self, JsonNode *root_node, GError **error)
       if (self->objective == NULL)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "sample: only a microscope (with a \"microscope\" object) images a sample");
+                       _("sample: only a microscope (with a \"microscope\" object) images a sample"));
           return FALSE;
         }
       if (!parse_sample (self, root, error))
@@ -617,13 +619,13 @@ parse_root (AirySystem *self, JsonNode *root_node, GError **error)
   else if (self->objective != NULL)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "sample: missing (a microscope needs {\"constant\": v}, {\"file\": …} or {\"beads\": {…}})");
+                   _("sample: missing (a microscope needs {\"constant\": v}, {\"file\": …} or {\"beads\": {…}})"));
       return FALSE;
     }
   if (self->objective == NULL && self->elements->len == 0)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "elements: an optical system needs at least a source");
+                   _("elements: an optical system needs at least a source"));
       return FALSE;
     }
   return TRUE;
@@ -638,7 +640,7 @@ set_parse_error (GError **error, const char *source, const GError *json_error)
 
   if (g_str_has_prefix (msg, "<data>:"))
     msg += strlen ("<data>:");
-  g_set_error (error, AIRY_ERROR, AIRY_ERROR_PARSE, "%s:%s", source, msg);
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_PARSE, _("%s:%s"), source, msg);
 }
 
 AirySystem *
@@ -677,12 +679,12 @@ airy_system_new_from_file (const char *path,
 
   if (!g_file_get_contents (path, &data, &length, &local))
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s", local->message);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s"), local->message);
       return NULL;
     }
   if (!g_utf8_validate (data, length, NULL))
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_PARSE, "%s: not UTF-8 text", path);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_PARSE, _("%s: not UTF-8 text"), path);
       return NULL;
     }
   dir = g_path_get_dirname (path);
@@ -726,7 +728,7 @@ airy_preset_get_json (const char *name,
       g_auto(GStrv) names = airy_presets_list ();
       g_autofree char *list = g_strjoinv (", ", names);
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   "preset: unknown preset \"%s\" (known: %s)", name, list);
+                   _("preset: unknown preset \"%s\" (known: %s)"), name, list);
       return NULL;
     }
   return g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
@@ -901,7 +903,7 @@ airy_system_save (AirySystem *self,
   /* g_file_set_contents writes a temporary file and renames it */
   if (!g_file_set_contents (path, data, -1, &local))
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s", local->message);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s"), local->message);
       return FALSE;
     }
   return TRUE;

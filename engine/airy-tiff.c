@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,7 +75,7 @@ airy_tiff_write (const char      *path,
     {
       close (fd);
       airy_atomic_abort (tmp);
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, tiff_last_message ());
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: %s"), path, tiff_last_message ());
       return FALSE;
     }
 
@@ -115,7 +117,7 @@ airy_tiff_write (const char      *path,
                                  (tmsize_t) (airy_stack_plane_size (stack) * sizeof (float))) < 0
           || !TIFFWriteDirectory (tif))
         {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, tiff_last_message ());
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: %s"), path, tiff_last_message ());
           TIFFClose (tif);
           airy_atomic_abort (tmp);
           return FALSE;
@@ -159,13 +161,13 @@ airy_tiff_read (const char *path,
   tiff_handlers_install ();
   if (!g_file_test (path, G_FILE_TEST_EXISTS))
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: no such file", path);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: no such file"), path);
       return NULL;
     }
   tif = TIFFOpen (path, "r");
   if (tif == NULL)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: not a readable TIFF (%s)",
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: not a readable TIFF (%s)"),
                    path, tiff_last_message ());
       return NULL;
     }
@@ -175,7 +177,7 @@ airy_tiff_read (const char *path,
   while (TIFFReadDirectory (tif));
   if (g_private_get (&tiff_message) != NULL)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: corrupt TIFF (%s)", path, tiff_last_message ());
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: corrupt TIFF (%s)"), path, tiff_last_message ());
       TIFFClose (tif);
       return NULL;
     }
@@ -187,7 +189,7 @@ airy_tiff_read (const char *path,
   TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
   if (width == 0 || height == 0 || width > 65536 || height > 65536)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: unsupported image size %u × %u",
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: unsupported image size %u × %u"),
                    path, width, height);
       TIFFClose (tif);
       return NULL;
@@ -197,8 +199,8 @@ airy_tiff_read (const char *path,
            || (bits == 32 && format == SAMPLEFORMAT_IEEEFP)))
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
-                   "%s: unsupported TIFF (%u-bit, sample format %u, %u samples per pixel%s); "
-                   "Airy reads single-channel 8/16-bit unsigned and 32-bit float strips",
+                   _("%s: unsupported TIFF (%u-bit, sample format %u, %u samples per pixel%s); "
+                   "Airy reads single-channel 8/16-bit unsigned and 32-bit float strips"),
                    path, bits, format, spp, TIFFIsTiled (tif) ? ", tiled" : "");
       TIFFClose (tif);
       return NULL;
@@ -212,7 +214,7 @@ airy_tiff_read (const char *path,
   stack = airy_stack_new (depth, height, width);
   if (stack == NULL)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, "%s: not enough memory for %u × %u × %u",
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("%s: not enough memory for %u × %u × %u"),
                    path, depth, height, width);
       TIFFClose (tif);
       return NULL;
@@ -246,7 +248,7 @@ airy_tiff_read (const char *path,
       if (w != width || h != height || b != bits)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
-                       "%s: page %u is %u × %u × %u-bit, page 0 is %u × %u × %u-bit", path, z,
+                       _("%s: page %u is %u × %u × %u-bit, page 0 is %u × %u × %u-bit"), path, z,
                        w, h, b, width, height, bits);
           TIFFClose (tif);
           return NULL;
@@ -272,7 +274,7 @@ airy_tiff_read (const char *path,
   return g_steal_pointer (&stack);
 
 corrupt:
-  g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: corrupt or truncated TIFF (%s)",
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: corrupt or truncated TIFF (%s)"),
                path, tiff_last_message ());
   TIFFClose (tif);
   return NULL;

@@ -227,6 +227,28 @@ test_bench (void)
   g_assert_nonnull (strstr (bad.err, "--repeat: must be in [1, 1000], got 0"));
 }
 
+static void
+test_german (void)
+{
+  /* LANGUAGE=de: airy-sim and the engine speak German */
+  g_auto(GStrv) env = g_get_environ ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL, *err = NULL;
+  const char *argv[] = { g_getenv ("AIRY_SIM"), "run", "--preset", "nope", "-o", "x.tif", NULL };
+  const char *argv2[] = { g_getenv ("AIRY_SIM"), "frobnicate", NULL };
+  int status;
+
+  env = g_environ_setenv (env, "LANGUAGE", "de", TRUE);
+  env = g_environ_setenv (env, "LANG", "C.UTF-8", TRUE);
+  g_assert_true (g_spawn_sync (tmpdir, (char **) argv2, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error));
+  g_assert_cmpstr (err, ==, "airy-sim: unbekannter Befehl „frobnicate“\nSiehe „airy-sim --help“.\n");
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_true (g_spawn_sync (tmpdir, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error));
+  g_assert_cmpstr (err, ==, "airy-sim: preset: unbekannte Vorlage „nope“ "
+                   "(bekannt: imaging, seed-imaging, seed-widefield, widefield)\n");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -245,6 +267,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/run-validate", test_run_and_validate);
   g_test_add_func ("/cli/bad-input", test_bad_input);
   g_test_add_func ("/cli/bench", test_bench);
+  g_test_add_func ("/cli/german", test_german);
   status = g_test_run ();
   {
     g_autofree char *bad = g_build_filename (tmpdir, "bad.json", NULL);

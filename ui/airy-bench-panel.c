@@ -362,9 +362,10 @@ add_editors (AiryBenchPanel *self, GtkGrid *grid, AiryElement *e, const char *pr
       AiryParamFlags flags = airy_param_spec_get_flags (pspec);
       g_autofree char *path = g_strdup_printf ("%s.%s", prefix, pspec->name);
       g_autofree char *range = airy_param_spec_range_string (pspec);
-      g_autofree char *tip = g_strdup_printf ("%s %s", g_param_spec_get_blurb (pspec), range);
-      g_autofree char *text = unit ? g_strdup_printf ("%s (%s)", g_param_spec_get_nick (pspec), unit)
-                                   : g_strdup (g_param_spec_get_nick (pspec));
+      /* the engine marks nicks and blurbs for translation in the same domain */
+      g_autofree char *tip = g_strdup_printf ("%s %s", _(g_param_spec_get_blurb (pspec)), range);
+      g_autofree char *text = unit ? g_strdup_printf ("%s (%s)", _(g_param_spec_get_nick (pspec)), unit)
+                                   : g_strdup (_(g_param_spec_get_nick (pspec)));
       GtkWidget *label, *editor = NULL, *focus = NULL;
 
       if (g_str_equal (pspec->name, "enabled") || (skip && g_strv_contains (skip, pspec->name))
@@ -565,7 +566,7 @@ element_row (AiryBenchPanel *self, AiryElement *e, guint index, gboolean movable
   GtkWidget *expander = gtk_expander_new (NULL);
   GtkWidget *header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 4);
   GtkWidget *check = gtk_check_button_new ();
-  GtkWidget *title = gtk_label_new (klass->title);
+  GtkWidget *title = gtk_label_new (_(klass->title));
   GtkWidget *body = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
   GtkWidget *grid = editor_grid ();
   GtkWidget *err = error_label_new ();
@@ -661,7 +662,7 @@ add_menu (gboolean microscope)
 
           if (ec->category != c)
             continue;
-          item = g_menu_item_new (ec->title, NULL);
+          item = g_menu_item_new (_(ec->title), NULL);
           g_menu_item_set_action_and_target_value (item, "bench.add", g_variant_new_string (ec->type_name));
           g_menu_append_item (section, item);
         }

@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <string.h>
 
 #include "airy-cpu-backend.h"
@@ -148,7 +150,7 @@ cpu_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
       plan->out = _airy_stack_new_uninitialised (plan->out_depth, plan->out_height, plan->out_width);
       if (plan->out == NULL)
         {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, "not enough memory for the output stack");
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("not enough memory for the output stack"));
           return FALSE;
         }
     }
@@ -592,7 +594,7 @@ cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
 
 static const AiryBackendOps cpu_ops = {
   .name = "cpu",
-  .description = "CPU (FFTW single precision, threads)",
+  .description = N_("CPU (FFTW single precision, threads)"),
   .open = cpu_open,
   .n_devices = cpu_n_devices,
   .device_info = cpu_device_info,

@@ -2,6 +2,7 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
 #include <gmodule.h>
 #include <cuda_runtime_api.h>
 #include <cufft.h>
@@ -46,8 +47,8 @@ cuda_open (AiryBackend *backend, GError **error)
     {
       /* cudaErrorInsufficientDriver (35) and cudaErrorNoDevice (100) both
        * mean "not here": the CPU backend runs instead. */
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_NO_DEVICE, "no CUDA device: %s",
-                   status != cudaSuccess ? cudaGetErrorString (status) : "the driver reports none");
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_NO_DEVICE, _("no CUDA device: %s"),
+                   status != cudaSuccess ? cudaGetErrorString (status) : _("the driver reports none"));
       self->count = 0;
       cudaGetLastError ();
       return FALSE;
@@ -109,14 +110,14 @@ cuda_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
    * backend says so instead of computing anything on the CPU behind the
    * user's back. */
   g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
-               "backend cuda: running systems on the GPU is not implemented in this version; "
-               "use --backend cpu");
+               _("backend cuda: running systems on the GPU is not implemented in this version; "
+                 "use --backend cpu"));
   return FALSE;
 }
 
 static const AiryBackendOps cuda_ops = {
   .name = "cuda",
-  .description = "NVIDIA GPUs (CUDA runtime, cuFFT, NCCL)",
+  .description = N_("NVIDIA GPUs (CUDA runtime, cuFFT, NCCL)"),
   .open = cuda_open,
   .close = cuda_close,
   .n_devices = cuda_n_devices,
