@@ -71,6 +71,8 @@ recompute (AiryWindow *self)
 {
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) error = NULL;
+  const guint *devices;
+  guint n_devices;
 
   if (!airy_system_validate (self->system, warnings, &error))
     {
@@ -82,8 +84,9 @@ recompute (AiryWindow *self)
     }
   airy_bench_panel_show_error (self->panel, NULL);
   airy_bench_panel_set_warnings (self->panel, warnings);
+  devices = airy_bench_panel_get_devices (self->panel, &n_devices);
   airy_worker_submit (self->worker, self->system, airy_bench_panel_get_backend (self->panel),
-                      airy_bench_panel_get_threads (self->panel));
+                      airy_bench_panel_get_threads (self->panel), devices, n_devices);
 }
 
 static void
@@ -290,8 +293,20 @@ airy_window_command_line (AiryWindow *self)
   g_autofree char *json = NULL;
   guint threads = airy_bench_panel_get_threads (self->panel);
   const char *backend = airy_bench_panel_get_backend (self->panel);
-  g_autofree char *opts = threads ? g_strdup_printf ("--backend %s --threads %u", backend, threads)
-                                  : g_strdup_printf ("--backend %s", backend);
+  guint n_devices, i;
+  const guint *devices = airy_bench_panel_get_devices (self->panel, &n_devices);
+  g_autoptr(GString) o = g_string_new (NULL);
+  g_autofree char *opts = NULL;
+
+  g_string_append_printf (o, "--backend %s", backend);
+  if (threads)
+    g_string_append_printf (o, " --threads %u", threads);
+  for (i = 0; i < n_devices; i++)
+    g_string_append_printf (o, "%s%u", i ? "," : " --devices ", devices[i]);
+  /* one device is written "0," so that airy-sim reads a list, not a count */
+  if (n_devices == 1)
+    g_string_append_c (o, ',');
+  opts = g_string_free (g_steal_pointer (&o), FALSE);
   if (self->path && !self->dirty)
     {
       g_autofree char *quoted = g_shell_quote (self->path);

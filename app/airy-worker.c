@@ -9,6 +9,7 @@ typedef struct
   AirySystem *system;
   char       *backend;
   guint       threads;
+  GArray     *devices;
   guint64     hash;
   /* progress, written by the engine's threads */
   GMutex      lock;
@@ -43,6 +44,7 @@ job_free (Job *job)
   g_clear_object (&job->system);
   g_clear_object (&job->cancellable);
   g_free (job->backend);
+  g_array_unref (job->devices);
   g_mutex_clear (&job->lock);
   g_free (job);
 }
@@ -82,7 +84,9 @@ run_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellab
 {
   Job *job = data;
   GError *error = NULL;
-  AiryRunOptions options = { .backend = job->backend, .threads = job->threads };
+  AiryRunOptions options = { .backend = job->backend, .threads = job->threads,
+                             .devices = job->devices->len ? (guint *) job->devices->data : NULL,
+                             .n_devices = job->devices->len };
   AiryResult *result = airy_run (job->system, &options, on_progress, job, cancellable, &error);
 
   if (result == NULL)
@@ -151,10 +155,12 @@ start_pending (gpointer data)
 }
 
 void
-airy_worker_submit (AiryWorker *self,
-                    AirySystem *system,
-                    const char *backend,
-                    guint       threads)
+airy_worker_submit (AiryWorker  *self,
+                    AirySystem  *system,
+                    const char  *backend,
+                    guint        threads,
+                    const guint *devices,
+                    guint        n_devices)
 {
   Job *job = g_new0 (Job, 1);
 
@@ -164,6 +170,9 @@ airy_worker_submit (AiryWorker *self,
   job->system = airy_system_copy (system);
   job->backend = g_strdup (backend);
   job->threads = threads;
+  job->devices = g_array_new (FALSE, FALSE, sizeof (guint));
+  if (devices)
+    g_array_append_vals (job->devices, devices, n_devices);
   job->hash = airy_system_hash (system);
   job_free (self->pending);
   self->pending = job;

@@ -18,10 +18,12 @@ G_DECLARE_FINAL_TYPE (AiryWorker, airy_worker, AIRY, WORKER, GObject)
 AiryWorker *airy_worker_new          (void);
 void        airy_worker_set_debounce (AiryWorker *self,
                                       guint       milliseconds);
-void        airy_worker_submit       (AiryWorker *self,
-                                      AirySystem *system,
-                                      const char *backend,
-                                      guint       threads);
+void        airy_worker_submit       (AiryWorker  *self,
+                                      AirySystem  *system,
+                                      const char  *backend,
+                                      guint        threads,
+                                      const guint *devices,
+                                      guint        n_devices);
 void        airy_worker_cancel       (AiryWorker *self);
 gboolean    airy_worker_is_busy      (AiryWorker *self);
 guint       airy_worker_get_started  (AiryWorker *self);

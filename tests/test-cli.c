@@ -171,6 +171,11 @@ test_bad_input (void)
   expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
               " \"z\": {\"start\": 0, \"stop\": 1, \"count\": 0}, \"elements\": []}",
               "airy-sim: z.count: must be in [1, 1000000], got 0\n");
+  /* a microscope whose sample volume is missing */
+  expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.1}, \"spectrum\": {\"wavelengths\": [0.5]},"
+              " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
+              " \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"file\": \"/nonexistent/volume.tif\"}}",
+              "airy-sim: sample.file: /nonexistent/volume.tif: no such file\n");
 
   sim (&r, "run", missing, "-o", new_out, NULL);
   g_assert_cmpint (r.status, ==, 2);

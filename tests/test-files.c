@@ -1,6 +1,8 @@
 /* System JSON, TIFF and PNG: round trips and bad input. */
 #include "config.h"
 
+#include <tiffio.h>
+
 #include "airy-test-util.h"
 
 static char *tmpdir;
@@ -187,6 +189,85 @@ test_tiff_round_trip (void)
 }
 
 static void
+write_int_tiff (const char *path, int bits, int spp, guint pages, const char *desc)
+{
+  TIFF *tif = TIFFOpen (path, "w");
+  guint p, y, x, c;
+
+  g_assert_nonnull (tif);
+  for (p = 0; p < pages; p++)
+    {
+      TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, 6);
+      TIFFSetField (tif, TIFFTAG_IMAGELENGTH, 4);
+      TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, bits);
+      TIFFSetField (tif, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_UINT);
+      TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, spp);
+      TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, spp == 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
+      TIFFSetField (tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+      TIFFSetField (tif, TIFFTAG_ROWSPERSTRIP, 4);
+      TIFFSetField (tif, TIFFTAG_XRESOLUTION, 1.0f / 0.25f);
+      TIFFSetField (tif, TIFFTAG_YRESOLUTION, 1.0f / 0.25f);
+      TIFFSetField (tif, TIFFTAG_RESOLUTIONUNIT, RESUNIT_NONE);
+      if (p == 0 && desc)
+        TIFFSetField (tif, TIFFTAG_IMAGEDESCRIPTION, desc);
+      for (y = 0; y < 4; y++)
+        {
+          guint16 row16[6 * 3];
+          guint8 row8[6 * 3];
+
+          for (x = 0; x < 6; x++)
+            for (c = 0; c < (guint) spp; c++)
+              {
+                guint v = 1000 * p + 10 * y + x;
+                row16[x * spp + c] = (guint16) (bits == 16 ? v * 50 : 0);
+                row8[x * spp + c] = (guint8) (v % 256);
+              }
+          g_assert_cmpint (TIFFWriteScanline (tif, bits == 16 ? (void *) row16 : (void *) row8, y, 0), ==, 1);
+        }
+      TIFFWriteDirectory (tif);
+    }
+  TIFFClose (tif);
+}
+
+static void
+test_tiff_integer (void)
+{
+  g_autofree char *p16 = g_build_filename (tmpdir, "u16.tif", NULL);
+  g_autofree char *p8 = g_build_filename (tmpdir, "u8.tif", NULL);
+  g_autofree char *rgb = g_build_filename (tmpdir, "rgb.tif", NULL);
+  g_autoptr(AiryStack) s16 = NULL;
+  g_autoptr(AiryStack) s8 = NULL;
+  g_autoptr(GError) error = NULL;
+
+  /* 16-bit, two pages, ImageJ z spacing and pixel size */
+  write_int_tiff (p16, 16, 1, 2, "ImageJ=1.53t\nimages=2\nslices=2\nunit=micron\nspacing=0.75\n");
+  s16 = airy_tiff_read (p16, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (s16->depth, ==, 2);
+  g_assert_cmpuint (s16->width, ==, 6);
+  g_assert_cmpint (s16->bits, ==, 16);
+  g_assert_cmpfloat (airy_stack_plane (s16, 1)[2 * 6 + 3], ==, (1000 + 23) * 50.0f);
+  g_assert_cmpfloat_with_epsilon (s16->dx, 0.25, 1e-6);
+  g_assert_cmpfloat_with_epsilon (s16->dz, 0.75, 1e-12);
+  /* 8-bit, no metadata */
+  write_int_tiff (p8, 8, 1, 1, NULL);
+  s8 = airy_tiff_read (p8, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (s8->bits, ==, 8);
+  g_assert_cmpfloat (s8->data[3 * 6 + 5], ==, 35.0f);
+  g_assert_cmpfloat (s8->dz, ==, 0.0);
+  /* RGB is not a stack Airy reads: the message says what it reads */
+  write_int_tiff (rgb, 8, 3, 1, NULL);
+  g_assert_null (airy_tiff_read (rgb, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_FILE);
+  g_assert_true (g_str_has_prefix (error->message, rgb));
+  g_assert_nonnull (strstr (error->message, "unsupported TIFF (8-bit, sample format 1, 3 samples per pixel)"));
+  g_unlink (p16);
+  g_unlink (p8);
+  g_unlink (rgb);
+}
+
+static void
 test_png_round_trip (void)
 {
   g_autofree float *plane = g_new (float, 16 * 12);
@@ -314,6 +395,7 @@ main (int argc, char **argv)
   g_test_add_func ("/files/json/round-trip", test_json_round_trip);
   g_test_add_func ("/files/json/seed-presets", test_seed_presets);
   g_test_add_func ("/files/tiff/round-trip", test_tiff_round_trip);
+  g_test_add_func ("/files/tiff/integer-and-unsupported", test_tiff_integer);
   g_test_add_func ("/files/png/round-trip", test_png_round_trip);
   g_test_add_func ("/files/bad-files", test_bad_files);
   g_test_add_func ("/files/atomic-write", test_atomic_write);

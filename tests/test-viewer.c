@@ -270,6 +270,48 @@ test_gl_colormap (Fixture *f, gconstpointer data)
 }
 
 static void
+test_gl_mip (Fixture *f, gconstpointer data)
+{
+  /* the projection shows the largest value along z at every pixel */
+  AiryStack *s = airy_stack_new (3, 16, 16);
+  AiryDisplay d;
+  const guint8 *px;
+  int w, h, ox, oy, x, y;
+  guint z;
+
+  if (!have_display)
+    {
+      airy_stack_free (s);
+      g_test_skip ("no display");
+      return;
+    }
+  for (z = 0; z < 3; z++)
+    for (y = 0; y < 16; y++)
+      for (x = 0; x < 16; x++)
+        airy_stack_plane (s, z)[y * 16 + x] = (float) ((x + 5 * z + 3 * y) % 17);
+  s->dx = s->dy = 0.1;
+  airy_stack_viewer_set_stack (f->viewer, s);
+  airy_stack_view_set_sections (f->view, FALSE);
+  airy_stack_view_set_zoom (f->view, 1.0);
+  airy_stack_view_set_mip (f->view, TRUE);
+  airy_display_init (&d);
+  d.colormap = AIRY_COLORMAP_GRAY;
+  d.lo = 0.0f;
+  d.hi = 16.0f;
+  airy_stack_viewer_set_display (f->viewer, &d);
+  px = read_frame (f, &w, &h);
+  image_origin (f, &ox, &oy);
+  for (y = 0; y < 16; y++)
+    for (x = 0; x < 16; x++)
+      {
+        float m = 0.0f;
+        for (z = 0; z < 3; z++)
+          m = MAX (m, airy_stack_plane (s, z)[y * 16 + x]);
+        g_assert_cmpint (abs ((int) px[((gsize) (oy + y) * w + ox + x) * 4] - (int) airy_display_index (&d, m)), <=, 1);
+      }
+}
+
+static void
 test_gl_sections (Fixture *f, gconstpointer data)
 {
   /* 8 planes 2 µm apart on 0.5 µm pixels: the XZ section is 8·4 = 32 image
@@ -478,7 +520,6 @@ test_gl_bad_files (Fixture *f, gconstpointer data)
 {
   g_autofree char *junk = g_build_filename (tmpdir, "junk.tif", NULL);
   g_autofree char *text = g_build_filename (tmpdir, "notes.png", NULL);
-  g_autofree char *rgb16 = g_build_filename (tmpdir, "tiled.tif", NULL);
   g_autoptr(GError) error = NULL;
   AiryStack *before;
 
@@ -501,7 +542,6 @@ test_gl_bad_files (Fixture *f, gconstpointer data)
   g_assert_false (airy_stack_viewer_open (f->viewer, "/nonexistent/beads.tif", &error));
   g_assert_nonnull (strstr (airy_stack_viewer_get_message (f->viewer), "/nonexistent/beads.tif"));
   g_clear_error (&error);
-  (void) rgb16;
   g_unlink (junk);
   g_unlink (text);
 }
@@ -523,6 +563,7 @@ main (int argc, char **argv)
   g_test_add_func ("/viewer/math/pixel-to-um", test_pixel_to_um);
   g_test_add ("/viewer/gl/colormap-contrast-gamma-log", Fixture, NULL, fixture_setup, test_gl_colormap, fixture_teardown);
   g_test_add ("/viewer/gl/sections", Fixture, NULL, fixture_setup, test_gl_sections, fixture_teardown);
+  g_test_add ("/viewer/gl/mip", Fixture, NULL, fixture_setup, test_gl_mip, fixture_teardown);
   g_test_add ("/viewer/gl/cursor-readout-scale-bar", Fixture, NULL, fixture_setup, test_gl_cursor_and_readout, fixture_teardown);
   g_test_add ("/viewer/gl/line-profile", Fixture, NULL, fixture_setup, test_gl_line_profile, fixture_teardown);
   g_test_add ("/viewer/gl/export", Fixture, NULL, fixture_setup, test_gl_export, fixture_teardown);

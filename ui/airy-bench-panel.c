@@ -26,6 +26,8 @@ struct _AiryBenchPanel
   char       *error;
   char       *backend;
   guint       threads;
+  GArray     *devices;       /* chosen device indices; empty: all */
+  GPtrArray  *device_checks;
   gboolean    building;
 };
 
@@ -804,8 +806,39 @@ on_backend (GtkDropDown *drop, GParamSpec *pspec, AiryBenchPanel *self)
 
   if (item == NULL)
     return;
+  if (g_strcmp0 (self->backend, gtk_string_object_get_string (item)) == 0)
+    return;
   g_free (self->backend);
   self->backend = g_strdup (gtk_string_object_get_string (item));
+  g_array_set_size (self->devices, 0);
+  rebuild_later (self);    /* the device list is the backend's */
+}
+
+static void
+on_device (GtkCheckButton *check, GParamSpec *pspec, AiryBenchPanel *self)
+{
+  guint i, chosen = 0;
+
+  if (self->building)
+    return;
+  g_array_set_size (self->devices, 0);
+  for (i = 0; i < self->device_checks->len; i++)
+    if (gtk_check_button_get_active (g_ptr_array_index (self->device_checks, i)))
+      {
+        g_array_append_val (self->devices, i);
+        chosen++;
+      }
+  if (chosen == 0)
+    {
+      /* a run needs a device: keep this one */
+      self->building = TRUE;
+      gtk_check_button_set_active (check, TRUE);
+      self->building = FALSE;
+      on_device (check, pspec, self);
+      return;
+    }
+  if (chosen == self->device_checks->len)
+    g_array_set_size (self->devices, 0);
   changed (self);
 }
 
@@ -1139,6 +1172,37 @@ rebuild (AiryBenchPanel *self)
   g_signal_connect (drop, "notify::selected", G_CALLBACK (on_backend), self);
   grid_row (GTK_GRID (grid), row++, _("Backend"), drop);
   register_editor (self, "backend", drop);
+  /* the backend's devices, as check boxes (all by default) */
+  g_ptr_array_set_size (self->device_checks, 0);
+  {
+    AiryBackend *b = airy_backend_lookup (self->backend ? self->backend : "cpu");
+    GtkWidget *dbox = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+    guint d, n = b && b->available ? b->ops->n_devices (b) : 0;
+
+    for (d = 0; d < n; d++)
+      {
+        AiryDeviceInfo info = { 0 };
+        g_autofree char *label = NULL;
+        g_autofree char *path = g_strdup_printf ("devices[%u]", d);
+        GtkWidget *check;
+        gboolean on = self->devices->len == 0;
+        guint k;
+
+        b->ops->device_info (b, d, &info);
+        label = g_strdup_printf ("%u: %s", d, info.name);
+        airy_device_info_clear (&info);
+        for (k = 0; k < self->devices->len; k++)
+          on |= g_array_index (self->devices, guint, k) == d;
+        check = gtk_check_button_new_with_label (label);
+        gtk_check_button_set_active (GTK_CHECK_BUTTON (check), on);
+        g_signal_connect (check, "notify::active", G_CALLBACK (on_device), self);
+        g_ptr_array_add (self->device_checks, check);
+        register_editor (self, path, check);
+        gtk_box_append (GTK_BOX (dbox), check);
+      }
+    grid_row (GTK_GRID (grid), row++, _("Devices"), dbox);
+    register_editor (self, "devices", dbox);
+  }
   spin = gtk_spin_button_new_with_range (0, 256, 1);
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), self->threads);
   gtk_widget_set_tooltip_text (spin, _("Host threads (0: all cores)"));
@@ -1352,6 +1416,14 @@ airy_bench_panel_get_threads (AiryBenchPanel *self)
   return self->threads;
 }
 
+const guint *
+airy_bench_panel_get_devices (AiryBenchPanel *self,
+                              guint          *n)
+{
+  *n = self->devices->len;
+  return self->devices->len ? (const guint *) self->devices->data : NULL;
+}
+
 static void
 airy_bench_panel_finalize (GObject *object)
 {
@@ -1361,6 +1433,8 @@ airy_bench_panel_finalize (GObject *object)
   g_hash_table_unref (self->editors);
   g_hash_table_unref (self->row_errors);
   g_ptr_array_unref (self->marked);
+  g_ptr_array_unref (self->device_checks);
+  g_array_unref (self->devices);
   g_free (self->error);
   g_free (self->backend);
   G_OBJECT_CLASS (airy_bench_panel_parent_class)->finalize (object);
@@ -1387,6 +1461,8 @@ airy_bench_panel_init (AiryBenchPanel *self)
   self->editors = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->row_errors = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->marked = g_ptr_array_new ();
+  self->devices = g_array_new (FALSE, FALSE, sizeof (guint));
+  self->device_checks = g_ptr_array_new ();
   self->backend = g_strdup ("cpu");
   g_action_map_add_action_entries (G_ACTION_MAP (group), entries, G_N_ELEMENTS (entries), self);
   gtk_widget_insert_action_group (GTK_WIDGET (self), "bench", G_ACTION_GROUP (group));

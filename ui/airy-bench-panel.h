@@ -32,6 +32,9 @@ void        airy_bench_panel_set_warnings (AiryBenchPanel *self,
 /* Run settings chosen in the panel. */
 const char *airy_bench_panel_get_backend  (AiryBenchPanel *self);
 guint       airy_bench_panel_get_threads  (AiryBenchPanel *self);
+/* The chosen devices of the backend; NULL (and *n = 0) for all of them. */
+const guint *airy_bench_panel_get_devices (AiryBenchPanel *self,
+                                           guint          *n);
 void        airy_bench_panel_set_backend  (AiryBenchPanel *self,
                                            const char     *backend);
 
