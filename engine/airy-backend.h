@@ -69,6 +69,15 @@ typedef struct _AiryBackendOps
   void     (*release)       (AiryBackend     *backend,
                              AiryPlan        *plan);
 
+  /* The benchmark floor on this backend: seconds for `planes` bare 2-D
+   * complex single-precision transforms of h × w on one device. */
+  double   (*fft_floor)     (AiryBackend     *backend,
+                             guint            device,
+                             guint            height,
+                             guint            width,
+                             guint            planes,
+                             GError         **error);
+
   /* Copy plane z of the result into a GL texture (name) without a host
    * round trip; the caller has the GL context current. */
   gboolean (*gl_copy_slice) (AiryBackend     *backend,

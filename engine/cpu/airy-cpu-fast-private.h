@@ -18,6 +18,18 @@ AiryPsfShared *_airy_psf_shared_new     (AiryPlan       *plan,
 void           _airy_psf_shared_free    (AiryPsfShared  *shared);
 AiryPsfWorker *_airy_psf_worker_new     (AiryPsfShared  *shared);
 void           _airy_psf_worker_free    (AiryPsfWorker  *worker);
+/* For device backends: the pupil field F(x, y) (centring modulation
+ * included, so a plain forward DFT gives the centred one up to a phase per
+ * output pixel) and the defocus phase per µm G, on the full grid of
+ * wavelength l; |DFT(F·e^{i(z+z0)G})|²·scale_l is the plane's intensity. */
+void           _airy_psf_shared_full    (AiryPsfShared  *shared,
+                                         guint           l,
+                                         fftwf_complex  *F,
+                                         float          *G);
+float          _airy_psf_shared_scale   (AiryPsfShared  *shared,
+                                         guint           l);
+double         _airy_psf_shared_z0      (AiryPsfShared  *shared);
+
 /* Writes the weighted intensity of plane b (psf_height × psf_width). */
 void           _airy_psf_worker_plane   (AiryPsfWorker  *worker,
                                          guint           b,

@@ -624,3 +624,40 @@ _airy_conv_columns (AiryConvWorker             *psf,
         }
     }
 }
+
+/* The shared pupil data in full-grid form, for backends that generate the
+ * field on their own device (CUDA): F (with the centring modulation) and
+ * the defocus phase per µm G, zero outside the pupil's rows and spans. */
+void
+_airy_psf_shared_full (AiryPsfShared *s,
+                       guint          l,
+                       fftwf_complex *F,
+                       float         *G)
+{
+  guint b, x;
+
+  memset (F, 0, (gsize) s->h * s->w * sizeof (fftwf_complex));
+  memset (G, 0, (gsize) s->h * s->w * sizeof (float));
+  for (b = 0; b < s->nb; b++)
+    for (x = s->x0[b]; x < s->x1[b]; x++)
+      {
+        gsize i = (gsize) (s->y0 + b) * s->w + x;
+        guint k = s->off[b] + x - s->x0[b];
+
+        F[i] = s->F[l][k];
+        G[i] = (float) s->G[l][k];
+      }
+}
+
+float
+_airy_psf_shared_scale (AiryPsfShared *s,
+                        guint          l)
+{
+  return s->scale[l];
+}
+
+double
+_airy_psf_shared_z0 (AiryPsfShared *s)
+{
+  return s->z0;
+}

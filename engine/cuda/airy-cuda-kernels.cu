@@ -1,5 +1,6 @@
 // CUDA kernels of the Airy backend module. Per-pixel physics comes from
-// airy-physics.h, shared with the CPU backend (AIRY_HD = __host__ __device__).
+// airy-physics.h, shared with the CPU backend (AIRY_HD = __host__ __device__),
+// so the noise and the beads are the CPU's numbers.
 #include <cuda_runtime.h>
 
 #include "airy-physics.h"
@@ -7,30 +8,280 @@
 
 namespace {
 
+constexpr unsigned kThreads = 256;
+
+inline unsigned
+blocks_for (size_t n)
+{
+    return (unsigned) ((n + kThreads - 1) / kThreads);
+}
+
 __global__ void
-intensity_kernel (const float2 *__restrict__ field, const float *__restrict__ weights,
-                  unsigned n_lambda, size_t n, float *__restrict__ out, int accumulate)
+generate_kernel (const float2 *__restrict__ F, const float *__restrict__ G,
+                 const float *__restrict__ z, size_t n, float2 *__restrict__ field)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    unsigned b = blockIdx.y;
+    if (i >= n)
+        return;
+    float2 f = F[i];
+    float s, c;
+    sincosf (z[b] * G[i], &s, &c);
+    field[b * n + i] = make_float2 (f.x * c - f.y * s, f.x * s + f.y * c);
+}
+
+__global__ void
+intensity_kernel (const float2 *__restrict__ field, float scale, size_t n,
+                  float *__restrict__ out, int accumulate)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    unsigned b = blockIdx.y;
+    if (i >= n)
+        return;
+    float2 u = field[b * n + i];
+    float v = scale * (u.x * u.x + u.y * u.y);
+    out[b * n + i] = accumulate ? out[b * n + i] + v : v;
+}
+
+__global__ void
+sum_planes_kernel (const float *__restrict__ in, unsigned batch, size_t n, float *__restrict__ acc)
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    float sum = accumulate ? out[i] : 0.0f;
-    for (unsigned l = 0; l < n_lambda; l++) {
-        float2 u = field[l * n + i];
-        sum += weights[l] * (u.x * u.x + u.y * u.y);
+    float s = acc[i];
+    for (unsigned b = 0; b < batch; b++)
+        s += in[b * n + i];
+    acc[i] = s;
+}
+
+__global__ void
+pad_kernel (const float *__restrict__ in, unsigned h, unsigned w,
+            float *__restrict__ pad, unsigned ph, unsigned pw)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    unsigned b = blockIdx.y;
+    size_t np = (size_t) ph * pw;
+    if (i >= np)
+        return;
+    unsigned y = (unsigned) (i / pw), x = (unsigned) (i % pw);
+    pad[b * np + i] = (y < h && x < w) ? in[(size_t) b * h * w + (size_t) y * w + x] : 0.0f;
+}
+
+__global__ void
+mac_kernel (const float2 *__restrict__ P, const float2 *__restrict__ V, int v_per_plane,
+            unsigned batch, size_t n, float2 *__restrict__ acc)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float2 a = acc[i];
+    for (unsigned b = 0; b < batch; b++) {
+        float2 p = P[b * n + i];
+        float2 v = V[(v_per_plane ? b : 0) * n + i];
+        a.x += p.x * v.x - p.y * v.y;
+        a.y += p.x * v.y + p.y * v.x;
     }
-    out[i] = sum;
+    acc[i] = a;
+}
+
+__global__ void
+crop_kernel (const float *__restrict__ full, unsigned pw, unsigned h, unsigned w,
+             unsigned cy, unsigned cx, float norm, float *__restrict__ image)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i >= (size_t) h * w)
+        return;
+    unsigned y = (unsigned) (i / w), x = (unsigned) (i % w);
+    image[i] = full[(size_t) (y + cy) * pw + x + cx] * norm;
+}
+
+__global__ void
+fill_kernel (float *plane, size_t n, float value)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i < n)
+        plane[i] = value;
+}
+
+// one thread per bead, as airy_plan_volume_plane draws them on the CPU
+__global__ void
+beads_kernel (float *plane, unsigned h, unsigned w, unsigned z, unsigned planes,
+              unsigned count, unsigned seed, float intensity)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count)
+        return;
+    unsigned bz = (unsigned) (airy_uniform (seed, i, 0) * planes);
+    unsigned by = (unsigned) (airy_uniform (seed, i, 1) * h);
+    unsigned bx = (unsigned) (airy_uniform (seed, i, 2) * w);
+    if (bz == z)
+        atomicAdd (&plane[(size_t) by * w + bx], intensity);
+}
+
+__global__ void
+block_sum_kernel (const float *__restrict__ in, unsigned w, unsigned f,
+                  float *__restrict__ out, unsigned oh, unsigned ow)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i >= (size_t) oh * ow)
+        return;
+    unsigned oy = (unsigned) (i / ow), ox = (unsigned) (i % ow);
+    float s = 0.0f;
+    for (unsigned y = 0; y < f; y++)
+        for (unsigned x = 0; x < f; x++)
+            s += in[(size_t) (oy * f + y) * w + ox * f + x];
+    out[i] = s;
+}
+
+__global__ void
+linear_kernel (const float *__restrict__ in, unsigned h, unsigned w, double dy, double dx,
+               float *__restrict__ out, unsigned oh, unsigned ow, double ody, double odx, double scale)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i >= (size_t) oh * ow)
+        return;
+    unsigned oy = (unsigned) (i / ow), ox = (unsigned) (i % ow);
+    double sy = airy_grid_coord (oy, oh, ody) / dy + h / 2;
+    double sx = airy_grid_coord (ox, ow, odx) / dx + w / 2;
+    int y0 = (int) floor (sy), x0 = (int) floor (sx);
+    double fy = sy - y0, fx = sx - x0, v = 0.0;
+    for (int j = 0; j < 2; j++)
+        for (int k = 0; k < 2; k++) {
+            int yy = y0 + j, xx = x0 + k;
+            double wgt = (j ? fy : 1 - fy) * (k ? fx : 1 - fx);
+            if (yy >= 0 && yy < (int) h && xx >= 0 && xx < (int) w)
+                v += wgt * in[(size_t) yy * w + xx];
+        }
+    out[i] = (float) (scale * v);
+}
+
+__global__ void
+noise_kernel (float *data, size_t n, AiryCudaNoise p)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    double e = p.exposure * data[i];
+    unsigned long long s = (p.stream << 40) ^ (unsigned long long) i;
+    if (p.noise == 1)
+        e = airy_poisson (e, p.seed, s);
+    else if (p.noise == 2)
+        e = fmax (0.0, e + sqrt (fmax (e, 0.0)) * airy_normal (p.seed, s, 1));
+    if (p.full_well > 0.0)
+        e = fmin (e, p.full_well);
+    if (p.read_noise > 0.0)
+        e += p.read_noise * airy_normal (p.seed, s, 2);
+    e = p.gain * e + p.offset;
+    if (p.bits > 0)
+        e = fmin (fmax (floor (e + 0.5), 0.0), ldexp (1.0, p.bits) - 1.0);
+    data[i] = (float) e;
 }
 
 } // namespace
 
-extern "C" int
-airy_cuda_launch_intensity (const void *field, const float *weights, unsigned n_lambda,
-                            size_t n, float *out, int accumulate, void *stream)
+extern "C" {
+
+int
+airy_cuda_launch_generate (const void *F, const float *G, const float *z, unsigned batch,
+                           size_t n, void *field, void *stream)
 {
-    unsigned threads = 256;
-    unsigned blocks = (unsigned) ((n + threads - 1) / threads);
-    intensity_kernel<<<blocks, threads, 0, (cudaStream_t) stream>>> (
-        (const float2 *) field, weights, n_lambda, n, out, accumulate);
+    dim3 grid (blocks_for (n), batch);
+    generate_kernel<<<grid, kThreads, 0, (cudaStream_t) stream>>> (
+        (const float2 *) F, G, z, n, (float2 *) field);
     return (int) cudaGetLastError ();
 }
+
+int
+airy_cuda_launch_intensity (const void *field, float scale, unsigned batch, size_t n,
+                            float *out, int accumulate, void *stream)
+{
+    dim3 grid (blocks_for (n), batch);
+    intensity_kernel<<<grid, kThreads, 0, (cudaStream_t) stream>>> (
+        (const float2 *) field, scale, n, out, accumulate);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_sum_planes (const float *in, unsigned batch, size_t n, float *acc, void *stream)
+{
+    sum_planes_kernel<<<blocks_for (n), kThreads, 0, (cudaStream_t) stream>>> (in, batch, n, acc);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_pad (const float *in, unsigned h, unsigned w, unsigned batch,
+                      float *pad, unsigned ph, unsigned pw, void *stream)
+{
+    dim3 grid (blocks_for ((size_t) ph * pw), batch);
+    pad_kernel<<<grid, kThreads, 0, (cudaStream_t) stream>>> (in, h, w, pad, ph, pw);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_mac (const void *P, const void *V, int v_per_plane, unsigned batch,
+                      size_t nspec, void *acc, void *stream)
+{
+    mac_kernel<<<blocks_for (nspec), kThreads, 0, (cudaStream_t) stream>>> (
+        (const float2 *) P, (const float2 *) V, v_per_plane, batch, nspec, (float2 *) acc);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_crop (const float *full, unsigned pw, unsigned h, unsigned w,
+                       unsigned cy, unsigned cx, float norm, float *image, void *stream)
+{
+    crop_kernel<<<blocks_for ((size_t) h * w), kThreads, 0, (cudaStream_t) stream>>> (
+        full, pw, h, w, cy, cx, norm, image);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_fill (float *plane, size_t n, float value, void *stream)
+{
+    fill_kernel<<<blocks_for (n), kThreads, 0, (cudaStream_t) stream>>> (plane, n, value);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_beads (float *plane, unsigned h, unsigned w, unsigned z, unsigned planes,
+                        unsigned count, unsigned seed, float intensity, void *stream)
+{
+    cudaError_t e = cudaMemsetAsync (plane, 0, (size_t) h * w * sizeof (float), (cudaStream_t) stream);
+    if (e != cudaSuccess || count == 0)
+        return (int) e;
+    beads_kernel<<<blocks_for (count), kThreads, 0, (cudaStream_t) stream>>> (
+        plane, h, w, z, planes, count, seed, intensity);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_block_sum (const float *in, unsigned h, unsigned w, unsigned factor,
+                            float *out, unsigned oh, unsigned ow, void *stream)
+{
+    block_sum_kernel<<<blocks_for ((size_t) oh * ow), kThreads, 0, (cudaStream_t) stream>>> (
+        in, w, factor, out, oh, ow);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_linear (const float *in, unsigned h, unsigned w, double dy, double dx,
+                         float *out, unsigned oh, unsigned ow, double ody, double odx,
+                         double scale, void *stream)
+{
+    linear_kernel<<<blocks_for ((size_t) oh * ow), kThreads, 0, (cudaStream_t) stream>>> (
+        in, h, w, dy, dx, out, oh, ow, ody, odx, scale);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_noise (float *data, size_t n, const AiryCudaNoise *noise, void *stream)
+{
+    if (noise->noise == 0 && noise->exposure == 1.0 && noise->read_noise == 0.0 && noise->gain == 1.0
+        && noise->offset == 0.0 && noise->full_well == 0.0 && noise->bits == 0)
+        return (int) cudaSuccess;
+    noise_kernel<<<blocks_for (n), kThreads, 0, (cudaStream_t) stream>>> (data, n, *noise);
+    return (int) cudaGetLastError ();
+}
+
+} // extern "C"

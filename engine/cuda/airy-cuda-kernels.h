@@ -1,5 +1,6 @@
 /* Plain C declarations of the CUDA launchers (no CUDA types), for the C
- * side of the module. */
+ * side of the module. Complex arrays are interleaved float pairs (float2);
+ * every launcher enqueues on `stream` and returns a cudaError_t. */
 #pragma once
 
 #include <stddef.h>
@@ -8,14 +9,47 @@
 extern "C" {
 #endif
 
-/* I[i] (+)= Σ_l w_l |u_l[i]|² over n_lambda planes of n pixels, on stream. */
-int airy_cuda_launch_intensity (const void  *field,
-                                const float *weights,
-                                unsigned     n_lambda,
-                                size_t       n,
-                                float       *out,
-                                int          accumulate,
-                                void        *stream);
+/* field[b][i] = F[i] · exp(i·z[b]·G[i]) for b < batch, i < n */
+int airy_cuda_launch_generate  (const void *F, const float *G, const float *z, unsigned batch,
+                                size_t n, void *field, void *stream);
+/* out[b][i] (+)= scale · |field[b][i]|² */
+int airy_cuda_launch_intensity (const void *field, float scale, unsigned batch, size_t n,
+                                float *out, int accumulate, void *stream);
+/* acc[i] += in[b][i] summed over b (real planes) */
+int airy_cuda_launch_sum_planes (const float *in, unsigned batch, size_t n, float *acc, void *stream);
+/* pad[b] (ph × pw) = in[b] (h × w) in the top-left, zeros elsewhere */
+int airy_cuda_launch_pad       (const float *in, unsigned h, unsigned w, unsigned batch,
+                                float *pad, unsigned ph, unsigned pw, void *stream);
+/* acc[i] += Σ_b P[b][i]·V[b or 0][i] over nspec values */
+int airy_cuda_launch_mac       (const void *P, const void *V, int v_per_plane, unsigned batch,
+                                size_t nspec, void *acc, void *stream);
+/* image[y][x] = full[(y + cy)][(x + cx)] · norm */
+int airy_cuda_launch_crop      (const float *full, unsigned pw, unsigned h, unsigned w,
+                                unsigned cy, unsigned cx, float norm, float *image, void *stream);
+/* one sample plane: the constant, or the beads (counter-based, as on the CPU) of plane z */
+int airy_cuda_launch_fill      (float *plane, size_t n, float value, void *stream);
+int airy_cuda_launch_beads     (float *plane, unsigned h, unsigned w, unsigned z, unsigned planes,
+                                unsigned count, unsigned seed, float intensity, void *stream);
+
+/* the sensor: block sum, bilinear resampling, then the noise chain */
+int airy_cuda_launch_block_sum (const float *in, unsigned h, unsigned w, unsigned factor,
+                                float *out, unsigned oh, unsigned ow, void *stream);
+int airy_cuda_launch_linear    (const float *in, unsigned h, unsigned w, double dy, double dx,
+                                float *out, unsigned oh, unsigned ow, double ody, double odx,
+                                double scale, void *stream);
+typedef struct
+{
+  int                noise;        /* 0 none, 1 Poisson, 2 Gaussian */
+  double             exposure;
+  double             read_noise;
+  double             gain;
+  double             offset;
+  double             full_well;
+  int                bits;
+  unsigned long long seed;
+  unsigned long long stream;       /* the plane, as on the CPU */
+} AiryCudaNoise;
+int airy_cuda_launch_noise     (float *data, size_t n, const AiryCudaNoise *noise, void *stream);
 
 #ifdef __cplusplus
 }
