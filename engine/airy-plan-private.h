@@ -61,6 +61,9 @@ gboolean  _airy_plan_volume_plane (AiryPlan *plan,
                                    guint     z,
                                    float    *out);
 guint64   _airy_plan_bytes_per_slot (AiryPlan *plan);
+gboolean  _airy_plan_alloc_outputs  (AiryPlan *plan,
+                                     GError  **error);
+void      _airy_plan_set_metadata   (AiryPlan *plan);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryPlan, _airy_plan_free)
 

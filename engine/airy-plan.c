@@ -446,3 +446,46 @@ _airy_plan_volume_plane (AiryPlan *plan,
       return FALSE;
     }
 }
+
+/* The host stacks a backend fills: the result (unless the run reduces to
+ * one image, made at the end) and the PSF stack when kept. */
+gboolean
+_airy_plan_alloc_outputs (AiryPlan *plan,
+                          GError  **error)
+{
+  if (!plan->reduce)
+    {
+      /* every plane is written by the run */
+      plan->out = _airy_stack_new_uninitialised (plan->out_depth, plan->out_height, plan->out_width);
+      if (plan->out == NULL)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("not enough memory for the output stack"));
+          return FALSE;
+        }
+    }
+  if (plan->keep_psf)
+    plan->psf = airy_stack_new (plan->n_planes, plan->psf_height, plan->psf_width);
+  return TRUE;
+}
+
+/* Voxel sizes and z origin of the finished stacks. */
+void
+_airy_plan_set_metadata (AiryPlan *plan)
+{
+  double dz = plan->n_planes > 1 ? (plan->z[plan->n_planes - 1] - plan->z[0]) / (plan->n_planes - 1) : 0.0;
+
+  plan->out->dy = plan->out_dy;
+  plan->out->dx = plan->out_dx;
+  if (!plan->reduce)
+    {
+      plan->out->dz = dz;
+      plan->out->z0 = plan->z[0];
+    }
+  if (plan->psf)
+    {
+      plan->psf->dy = plan->psf_dy;
+      plan->psf->dx = plan->psf_dx;
+      plan->psf->dz = dz;
+      plan->psf->z0 = plan->z[0];
+    }
+}

@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 
 #include "airy-bench-panel.h"
+#include "airy-stack-viewer.h"
 #include "airy-backend.h"
 #include "airy-error.h"
 #include "airy-run.h"
@@ -165,14 +166,7 @@ on_browse (GtkButton *button, GtkEditable *entry)
   GtkFileChooserNative *dialog =
     gtk_file_chooser_native_new (_("Choose an Image"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
                                  GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
-  GtkFileFilter *filter = gtk_file_filter_new ();
-
-  gtk_file_filter_set_name (filter, _("TIFF and PNG images"));
-  gtk_file_filter_add_suffix (filter, "tif");
-  gtk_file_filter_add_suffix (filter, "tiff");
-  gtk_file_filter_add_suffix (filter, "png");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
-  g_object_unref (filter);
+  airy_file_chooser_add_image_filter (GTK_FILE_CHOOSER (dialog));
   g_signal_connect (dialog, "response", G_CALLBACK (on_file_chosen), g_object_ref (entry));
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }

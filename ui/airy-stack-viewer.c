@@ -532,6 +532,19 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y, AirySta
 
 /* file choosers (portal-friendly native dialogs on GTK 4.8) */
 
+void
+airy_file_chooser_add_image_filter (GtkFileChooser *chooser)
+{
+  GtkFileFilter *filter = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (filter, _("TIFF and PNG images"));
+  gtk_file_filter_add_suffix (filter, "tif");
+  gtk_file_filter_add_suffix (filter, "tiff");
+  gtk_file_filter_add_suffix (filter, "png");
+  gtk_file_chooser_add_filter (chooser, filter);
+  g_object_unref (filter);
+}
+
 typedef enum { FILE_OPEN, FILE_VIEW_1X, FILE_VIEW_2X, FILE_RAW, FILE_TIFF, FILE_SECTION } FileJob;
 
 static void
@@ -580,15 +593,7 @@ choose_file (AiryStackViewer *self, FileJob job)
   if (names[job])
     gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), names[job]);
   else
-    {
-      GtkFileFilter *filter = gtk_file_filter_new ();
-      gtk_file_filter_set_name (filter, _("TIFF and PNG images"));
-      gtk_file_filter_add_suffix (filter, "tif");
-      gtk_file_filter_add_suffix (filter, "tiff");
-      gtk_file_filter_add_suffix (filter, "png");
-      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
-      g_object_unref (filter);
-    }
+    airy_file_chooser_add_image_filter (GTK_FILE_CHOOSER (dialog));
   g_object_set_data (G_OBJECT (dialog), "viewer", self);
   g_signal_connect (dialog, "response", G_CALLBACK (on_file_response), GINT_TO_POINTER (job));
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));

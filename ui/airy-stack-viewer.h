@@ -58,6 +58,9 @@ const char    *airy_stack_viewer_get_readout      (AiryStackViewer *self);
 void           airy_stack_viewer_show_message     (AiryStackViewer *self,
                                                    const char      *message);
 
+/* A "TIFF and PNG images" filter, for every chooser of images. */
+void           airy_file_chooser_add_image_filter (GtkFileChooser *chooser);
+
 /* Renders the XY view as displayed into an RGB image (width·scale ×
  * height·scale), scale bar included when `bar` is TRUE. */
 guint8        *airy_stack_viewer_render_view      (AiryStackViewer *self,

@@ -144,18 +144,8 @@ cpu_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
   guint i;
 
   plan->backend_data = run;
-  if (!plan->reduce)
-    {
-      /* every plane is written by the run */
-      plan->out = _airy_stack_new_uninitialised (plan->out_depth, plan->out_height, plan->out_width);
-      if (plan->out == NULL)
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("not enough memory for the output stack"));
-          return FALSE;
-        }
-    }
-  if (plan->keep_psf)
-    plan->psf = airy_stack_new (plan->n_planes, plan->psf_height, plan->psf_width);
+  if (!_airy_plan_alloc_outputs (plan, error))
+    return FALSE;
 
   if (plan->imaging)
     {
@@ -525,10 +515,7 @@ cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
 
   if (!plan->reduce)
     {
-      plan->out->dy = plan->out_dy;
-      plan->out->dx = plan->out_dx;
-      plan->out->dz = plan->n_planes > 1 ? (plan->z[plan->n_planes - 1] - plan->z[0]) / (plan->n_planes - 1) : 0.0;
-      plan->out->z0 = plan->z[0];
+      _airy_plan_set_metadata (plan);
       return TRUE;
     }
 
@@ -580,15 +567,7 @@ cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
     }
   else
     memcpy (plan->out->data, image, (gsize) h * w * sizeof (float));
-  plan->out->dy = plan->out_dy;
-  plan->out->dx = plan->out_dx;
-  if (plan->psf)
-    {
-      plan->psf->dy = plan->psf_dy;
-      plan->psf->dx = plan->psf_dx;
-      plan->psf->dz = plan->n_planes > 1 ? (plan->z[plan->n_planes - 1] - plan->z[0]) / (plan->n_planes - 1) : 0.0;
-      plan->psf->z0 = plan->z[0];
-    }
+  _airy_plan_set_metadata (plan);
   return TRUE;
 }
 

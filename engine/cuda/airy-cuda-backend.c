@@ -266,18 +266,7 @@ cuda_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
     }
   run->z0 = _airy_psf_shared_z0 (run->shared);
   run->slots = g_new0 (Slot, plan->n_slots);
-  if (!plan->reduce)
-    {
-      plan->out = _airy_stack_new_uninitialised (plan->out_depth, plan->out_height, plan->out_width);
-      if (plan->out == NULL)
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("not enough memory for the output stack"));
-          return FALSE;
-        }
-    }
-  if (plan->keep_psf)
-    plan->psf = airy_stack_new (plan->n_planes, plan->psf_height, plan->psf_width);
-  return TRUE;
+  return _airy_plan_alloc_outputs (plan, error);
 }
 
 static gboolean
@@ -608,27 +597,6 @@ cuda_all_reduce (AiryBackend *backend, AiryPlan *plan, GError **error)
   return TRUE;
 }
 
-static void
-set_metadata (AiryPlan *plan)
-{
-  double dz = plan->n_planes > 1 ? (plan->z[plan->n_planes - 1] - plan->z[0]) / (plan->n_planes - 1) : 0.0;
-
-  plan->out->dy = plan->out_dy;
-  plan->out->dx = plan->out_dx;
-  if (!plan->reduce)
-    {
-      plan->out->dz = dz;
-      plan->out->z0 = plan->z[0];
-    }
-  if (plan->psf)
-    {
-      plan->psf->dy = plan->psf_dy;
-      plan->psf->dx = plan->psf_dx;
-      plan->psf->dz = dz;
-      plan->psf->z0 = plan->z[0];
-    }
-}
-
 static gboolean
 cuda_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
 {
@@ -664,7 +632,7 @@ cuda_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
           g_ptr_array_add (self->last, part);
           g_mutex_unlock (&self->lock);
         }
-      set_metadata (plan);
+      _airy_plan_set_metadata (plan);
       return TRUE;
     }
 
@@ -710,7 +678,7 @@ cuda_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
     g_mutex_lock (&self->lock);
     g_ptr_array_add (self->last, part);
     g_mutex_unlock (&self->lock);
-    set_metadata (plan);
+    _airy_plan_set_metadata (plan);
     return TRUE;
 
   fail:
