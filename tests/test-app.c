@@ -92,6 +92,28 @@ close_window (AiryWindow *window)
 }
 
 static void
+test_small_window (void)
+{
+  /* the window goes down well below 1280 × 800 without clipping controls:
+   * its minimum size is small (toolbars scroll, the panel scrolls) */
+  AiryWindow *window;
+  int min_w, min_h, nat;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = new_window ("widefield");
+  gtk_widget_measure (GTK_WIDGET (window), GTK_ORIENTATION_HORIZONTAL, -1, &min_w, &nat, NULL, NULL);
+  gtk_widget_measure (GTK_WIDGET (window), GTK_ORIENTATION_VERTICAL, min_w, &min_h, &nat, NULL, NULL);
+  g_test_message ("minimum window size %d × %d", min_w, min_h);
+  g_assert_cmpint (min_w, <=, 1024);
+  g_assert_cmpint (min_h, <=, 700);
+  close_window (window);
+}
+
+static void
 test_na_changes_fwhm (void)
 {
   AiryWindow *window;
@@ -344,6 +366,7 @@ main (int argc, char **argv)
   g_application_register (G_APPLICATION (app), NULL, NULL);
 
   g_test_add_func ("/app/na-changes-fwhm", test_na_changes_fwhm);
+  g_test_add_func ("/app/small-window", test_small_window);
   g_test_add_func ("/app/burst-of-edits", test_burst);
   g_test_add_func ("/app/invalid-keeps-result", test_invalid_keeps_result);
   g_test_add_func ("/app/save-reopen-export", test_save_reopen_export);
