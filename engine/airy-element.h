@@ -87,7 +87,16 @@ struct _AiryElementClass
                           const AiryPlane   *plane,
                           GError           **error);
 
-  gpointer padding[7];
+  /* Describe apply() as device operations (AiryOp, airy-ops-private.h)
+   * appended to ops, advancing field's shape and spacing past this element.
+   * NULL for elementwise types: their factor is apply() on a field of ones. */
+  gboolean (*compile)    (AiryElement       *self,
+                          gpointer           state,
+                          AiryField         *field,
+                          GPtrArray         *ops,
+                          GError           **error);
+
+  gpointer padding[6];
 };
 
 /* Parameter declarations (range, default, unit, flags in one place). */

@@ -130,6 +130,36 @@ airy_field_resize (AiryField *field,
   memset (field->data, 0, n * sizeof (fftwf_complex));
 }
 
+/* Pads with zeros or crops about the centre pixel ⌊N/2⌋, keeping the content:
+ * out[y][x] = in[y − ⌊H'/2⌋ + ⌊H/2⌋][x − ⌊W'/2⌋ + ⌊W/2⌋]. */
+void
+airy_field_resize_centred (AiryField *field,
+                           guint      height,
+                           guint      width)
+{
+  guint h = field->height, w = field->width, l, y;
+  int oy = (int) (height / 2) - (int) (h / 2), ox = (int) (width / 2) - (int) (w / 2);
+  gsize np = (gsize) h * w, nn = (gsize) height * width;
+  fftwf_complex *src;
+
+  if (h == height && w == width)
+    return;
+  src = fftwf_alloc_complex (np * field->n_lambda);
+  memcpy (src, field->data, np * field->n_lambda * sizeof (fftwf_complex));
+  airy_field_resize (field, height, width);
+  for (l = 0; l < field->n_lambda; l++)
+    for (y = 0; y < height; y++)
+      {
+        int sy = (int) y - oy, x0 = MAX (0, ox), x1 = MIN ((int) width, ox + (int) w);
+
+        if (sy < 0 || sy >= (int) h || x1 <= x0)
+          continue;
+        memcpy (field->data + l * nn + (gsize) y * width + x0, src + l * np + (gsize) sy * w + (x0 - ox),
+                (gsize) (x1 - x0) * sizeof (fftwf_complex));
+      }
+  fftwf_free (src);
+}
+
 void
 airy_field_free (AiryField *field)
 {

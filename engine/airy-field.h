@@ -51,6 +51,9 @@ void       airy_field_free         (AiryField *field);
 void       airy_field_resize       (AiryField *field,
                                     guint      height,
                                     guint      width);
+void       airy_field_resize_centred (AiryField *field,
+                                      guint      height,
+                                      guint      width);
 void       airy_field_swap         (AiryField *field);
 void       airy_field_zero         (AiryField *field);
 gsize      airy_field_plane_size   (const AiryField *field);

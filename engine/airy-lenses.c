@@ -10,6 +10,7 @@
 #include "airy-elements-private.h"
 #include "airy-error.h"
 #include "airy-fft-private.h"
+#include "airy-ops-private.h"
 
 /* Lens helpers shared by the three lens types. */
 
@@ -68,6 +69,27 @@ multiply_quadratic_phase (AiryField *field, guint l, double c)
 /* FF lens: u' = (∓i·dx·dy·n/(λf)) · centred DFT^{±1}(u), du = fλ/(n·N·dx).
  * The inverse uses the unnormalised backward DFT and +i, so that forward
  * then inverse is the identity (Σ|u'|²du² = Σ|u|²dx² both ways). */
+static fftwf_complex
+ff_factor (const AiryField *field, guint l, double f, double n, gboolean inverse)
+{
+  double a = field->dx[l] * field->dy[l] * n / (field->lambda[l] * f);
+
+  return inverse ? (float) a * I : -(float) a * I;
+}
+
+/* the output grid becomes the field's */
+static void
+ff_advance (AiryField *field, double f, double n)
+{
+  guint l;
+
+  for (l = 0; l < field->n_lambda; l++)
+    {
+      field->dx[l] = f * field->lambda[l] / (n * field->width * field->dx[l]);
+      field->dy[l] = f * field->lambda[l] / (n * field->height * field->dy[l]);
+    }
+}
+
 void
 _airy_ff_transform (AiryField *field,
                     double     f,
@@ -82,14 +104,12 @@ _airy_ff_transform (AiryField *field,
   for (l = 0; l < field->n_lambda; l++)
     {
       fftwf_complex *u = field->data + l * np;
-      double a = field->dx[l] * field->dy[l] * n / (field->lambda[l] * f);
-      fftwf_complex c = inverse ? (float) a * I : -(float) a * I;
+      fftwf_complex c = ff_factor (field, l, f, n, inverse);
 
       for (i = 0; i < np; i++)
         u[i] *= c;
-      field->dx[l] = f * field->lambda[l] / (n * field->width * field->dx[l]);
-      field->dy[l] = f * field->lambda[l] / (n * field->height * field->dy[l]);
     }
+  ff_advance (field, f, n);
 }
 
 static void
@@ -166,6 +186,9 @@ ff_check (AiryElement *self, AiryContext *ctx, GError **error)
   return TRUE;
 }
 
+static gboolean lens_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *ops,
+                              GError **error);
+
 static gboolean
 ff_apply (AiryElement *self, gpointer state, AiryField *field,
           const AiryPlane *plane, GError **error)
@@ -185,6 +208,7 @@ _airy_ff_lens_class_init (AiryFfLensClass *klass)
                                    AIRY_CATEGORY_LENS);
   element_class->check = ff_check;
   element_class->apply = ff_apply;
+  element_class->compile = lens_compile;
   install_lens_properties (G_OBJECT_CLASS (klass), TRUE);
 }
 
@@ -201,24 +225,70 @@ typedef struct { AiryElement parent; } AiryDfLens;
 typedef struct { AiryElementClass parent_class; } AiryDfLensClass;
 G_DEFINE_FINAL_TYPE (AiryDfLens, _airy_df_lens, AIRY_TYPE_ELEMENT)
 
-static gboolean
-df_apply (AiryElement *self, gpointer state, AiryField *field,
-          const AiryPlane *plane, GError **error)
+/* the df-lens chirp: exp(i·c·r²) after a forward lens, its conjugate
+ * before an inverse one */
+static void
+df_chirp (AiryElement *self, AiryField *field, double sign)
 {
   double f = airy_element_get_double (self, "f");
   double n = airy_element_get_double (self, "n");
   double d = airy_element_get_double (self, "d");
-  gboolean inverse = airy_element_get_boolean (self, "inverse");
   guint l;
+
+  for (l = 0; l < field->n_lambda; l++)
+    multiply_quadratic_phase (field, l, sign * AIRY_PI * (1.0 - d / f) * n / (field->lambda[l] * f));
+}
+
+static gboolean
+df_apply (AiryElement *self, gpointer state, AiryField *field,
+          const AiryPlane *plane, GError **error)
+{
+  gboolean inverse = airy_element_get_boolean (self, "inverse");
 
   lens_apply_pupil (self, field);
   if (inverse)
-    for (l = 0; l < field->n_lambda; l++)
-      multiply_quadratic_phase (field, l, -AIRY_PI * (1.0 - d / f) * n / (field->lambda[l] * f));
-  _airy_ff_transform (field, f, n, inverse, plane->threads);
+    df_chirp (self, field, -1.0);
+  _airy_ff_transform (field, airy_element_get_double (self, "f"), airy_element_get_double (self, "n"),
+                      inverse, plane->threads);
   if (!inverse)
-    for (l = 0; l < field->n_lambda; l++)
-      multiply_quadratic_phase (field, l, AIRY_PI * (1.0 - d / f) * n / (field->lambda[l] * f));
+    df_chirp (self, field, 1.0);
+  return TRUE;
+}
+
+/* ff-lens and df-lens as device operations: pupil (and chirp) factor,
+ * centred transform with its constant, chirp factor. */
+static gboolean
+lens_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *ops, GError **error)
+{
+  gboolean df = g_str_equal (airy_element_get_type_name (self), "df-lens");
+  gboolean inverse = airy_element_get_boolean (self, "inverse");
+  double f = airy_element_get_double (self, "f");
+  double n = airy_element_get_double (self, "n");
+  AiryOp *op;
+  guint l;
+
+  if (airy_element_get_double (self, "na") > 0.0 || (df && inverse))
+    {
+      _airy_field_fill_ones (field);
+      lens_apply_pupil (self, field);
+      if (df && inverse)
+        df_chirp (self, field, -1.0);
+      g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
+    }
+  op = _airy_op_new (AIRY_OP_FFT, field);
+  op->centred = TRUE;
+  op->sign = inverse ? AIRY_FFT_BACKWARD : AIRY_FFT_FORWARD;
+  op->scale = fftwf_alloc_complex (field->n_lambda);
+  for (l = 0; l < field->n_lambda; l++)
+    op->scale[l] = ff_factor (field, l, f, n, inverse);
+  g_ptr_array_add (ops, op);
+  ff_advance (field, f, n);
+  if (df && !inverse)
+    {
+      _airy_field_fill_ones (field);
+      df_chirp (self, field, 1.0);
+      g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
+    }
   return TRUE;
 }
 
@@ -231,6 +301,7 @@ _airy_df_lens_class_init (AiryDfLensClass *klass)
                                    AIRY_CATEGORY_LENS);
   element_class->check = ff_check;
   element_class->apply = df_apply;
+  element_class->compile = lens_compile;
   install_lens_properties (G_OBJECT_CLASS (klass), TRUE);
   airy_element_class_install_property (G_OBJECT_CLASS (klass), 5,
     airy_param_spec_double ("d", N_("Distance"), N_("Distance of the input plane in front of the lens"), "µm",

@@ -10,6 +10,7 @@
 #include "airy-elements-private.h"
 #include "airy-error.h"
 #include "airy-fft-private.h"
+#include "airy-ops-private.h"
 
 /* Free-space propagation by z in a medium n:
  *  - transfer: Fresnel transfer function H = e^{ikz} exp(−iπ λ z f²/n);
@@ -67,153 +68,198 @@ fft_freq (guint k, guint n, double d)
   return kk / (n * d);
 }
 
+/* single-fft, before the transform: the input chirp exp(iπ n x²/(λ z)) */
 static void
-pad_field (AiryField *field, guint pad)
+single_fft_chirp_in (AiryField *field, double n, double z)
 {
-  guint h = field->height, w = field->width, ph = h + 2 * pad, pw = w + 2 * pad, l, y;
-  gsize np = (gsize) h * w, pnp = (gsize) ph * pw;
-  fftwf_complex *src;
+  gsize np = airy_field_plane_size (field);
+  guint h = field->height, w = field->width, l, y, x;
 
-  if (pad == 0)
-    return;
-  src = fftwf_alloc_complex (np * field->n_lambda);
-  memcpy (src, field->data, np * field->n_lambda * sizeof (fftwf_complex));
-  airy_field_resize (field, ph, pw);
   for (l = 0; l < field->n_lambda; l++)
-    for (y = 0; y < h; y++)
-      memcpy (field->data + l * pnp + (gsize) (y + pad) * pw + pad, src + l * np + (gsize) y * w,
-              w * sizeof (fftwf_complex));
-  fftwf_free (src);
+    {
+      double c = AIRY_PI * n / (field->lambda[l] * z);
+      fftwf_complex *u = field->data + l * np;
+
+      for (y = 0; y < h; y++)
+        for (x = 0; x < w; x++)
+          {
+            double xx = airy_grid_coord (x, w, field->dx[l]);
+            double yy = airy_grid_coord (y, h, field->dy[l]);
+            u[(gsize) y * w + x] *= _airy_cis (c * (xx * xx + yy * yy));
+          }
+    }
 }
 
+/* single-fft, after the centred transform: prefactor and output chirp on
+ * the output grid, which becomes the field's */
 static void
-crop_field (AiryField *field, guint h, guint w)
+single_fft_chirp_out (AiryField *field, double n, double z)
 {
-  guint ph = field->height, pw = field->width, oy = ph / 2 - h / 2, ox = pw / 2 - w / 2, l, y;
-  gsize np = (gsize) h * w, pnp = (gsize) ph * pw;
-  fftwf_complex *src;
+  gsize np = airy_field_plane_size (field);
+  guint h = field->height, w = field->width, l, y, x;
 
-  if (ph == h && pw == w)
-    return;
-  src = fftwf_alloc_complex (pnp * field->n_lambda);
-  memcpy (src, field->data, pnp * field->n_lambda * sizeof (fftwf_complex));
-  airy_field_resize (field, h, w);
   for (l = 0; l < field->n_lambda; l++)
-    for (y = 0; y < h; y++)
-      memcpy (field->data + l * np + (gsize) y * w, src + l * pnp + (gsize) (y + oy) * pw + ox,
-              w * sizeof (fftwf_complex));
-  fftwf_free (src);
+    {
+      double lambda = field->lambda[l];
+      double k = 2.0 * AIRY_PI * n / lambda;
+      double dx = field->dx[l], dy = field->dy[l];
+      double ndx = lambda * fabs (z) / (n * w * dx), ndy = lambda * fabs (z) / (n * h * dy);
+      double c = AIRY_PI * n / (lambda * z);
+      /* prefactor e^{ikz} / (iλz/n) · dx·dy */
+      double complex pre = cexp (I * k * z) / (I * lambda * z / n) * dx * dy;
+      fftwf_complex *u = field->data + l * np;
+
+      if (z < 0)
+        {
+          /* a negative distance mirrors the output grid */
+          ndx = -ndx;
+          ndy = -ndy;
+        }
+      for (y = 0; y < h; y++)
+        for (x = 0; x < w; x++)
+          {
+            double xx = airy_grid_coord (x, w, ndx), yy = airy_grid_coord (y, h, ndy);
+            double complex v = pre * cexp (I * c * (xx * xx + yy * yy));
+            u[(gsize) y * w + x] *= (float) creal (v) + I * (float) cimag (v);
+          }
+      field->dx[l] = fabs (ndx);
+      field->dy[l] = fabs (ndy);
+    }
 }
 
-static gboolean
-propagate_apply (AiryElement *self, gpointer state, AiryField *field,
-                 const AiryPlane *plane, GError **error)
+/* transfer and angular spectrum: plane l (its uncentred spectrum) times
+ * H/N, N for the unnormalised backward transform */
+static void
+multiply_transfer (AiryElement *self, AiryField *field, guint l)
 {
   int method = airy_element_get_enum (self, "method");
   double z = airy_element_get_double (self, "z");
   double n = airy_element_get_double (self, "n");
   gboolean band_limit = airy_element_get_boolean (self, "band-limit");
   gboolean remove_evanescent = airy_element_get_boolean (self, "remove-evanescent");
-  guint h0 = field->height, w0 = field->width, h, w, l, y, x;
+  guint h = field->height, w = field->width, y, x;
+  gsize np = (gsize) h * w;
+  double lambda = field->lambda[l];
+  double k = 2.0 * AIRY_PI * n / lambda;
+  double limit_x = airy_angular_spectrum_band_limit (z, n, lambda, 1.0 / (w * field->dx[l]));
+  double limit_y = airy_angular_spectrum_band_limit (z, n, lambda, 1.0 / (h * field->dy[l]));
+  float scale = 1.0f / (float) np;
+  fftwf_complex *u = field->data + l * np;
+
+  for (y = 0; y < h; y++)
+    {
+      double fy = fft_freq (y, h, field->dy[l]);
+      for (x = 0; x < w; x++)
+        {
+          double fx = fft_freq (x, w, field->dx[l]);
+          double f2 = fx * fx + fy * fy;
+          fftwf_complex hval;
+
+          if (method == AIRY_PROPAGATE_TRANSFER)
+            hval = _airy_cis (k * z + airy_fresnel_tf_phase (f2, z, n, lambda));
+          else
+            {
+              int propagating;
+              double decay;
+              double phi = airy_angular_spectrum_phase (f2, z, n, lambda, &propagating, &decay);
+
+              if (!propagating)
+                hval = remove_evanescent ? 0.0f : (float) decay;
+              else if (band_limit && (fabs (fx) > limit_x || fabs (fy) > limit_y))
+                hval = 0.0f;
+              else
+                hval = _airy_cis (phi);
+            }
+          u[(gsize) y * w + x] *= hval * scale;
+        }
+    }
+}
+
+static guint
+padded (AiryElement *self, guint n)
+{
+  return n + 2 * (guint) airy_element_get_int (self, "pad");
+}
+
+static gboolean
+propagate_apply (AiryElement *self, gpointer state, AiryField *field,
+                 const AiryPlane *plane, GError **error)
+{
+  double z = airy_element_get_double (self, "z");
+  double n = airy_element_get_double (self, "n");
+  guint h0 = field->height, w0 = field->width, l;
   gsize np;
 
-  pad_field (field, (guint) airy_element_get_int (self, "pad"));
-  h = field->height;
-  w = field->width;
-  np = (gsize) h * w;
-
-  if (method == AIRY_PROPAGATE_SINGLE_FFT)
+  airy_field_resize_centred (field, padded (self, h0), padded (self, w0));
+  np = airy_field_plane_size (field);
+  if (airy_element_get_enum (self, "method") == AIRY_PROPAGATE_SINGLE_FFT)
     {
-      for (l = 0; l < field->n_lambda; l++)
-        {
-          /* input chirp exp(iπ n x²/(λ z)) */
-          double c = AIRY_PI * n / (field->lambda[l] * z);
-          fftwf_complex *u = field->data + l * np;
-
-          for (y = 0; y < h; y++)
-            for (x = 0; x < w; x++)
-              {
-                double xx = airy_grid_coord (x, w, field->dx[l]);
-                double yy = airy_grid_coord (y, h, field->dy[l]);
-                u[(gsize) y * w + x] *= _airy_cis (c * (xx * xx + yy * yy));
-              }
-        }
+      single_fft_chirp_in (field, n, z);
       _airy_fft_centred (field, AIRY_FFT_FORWARD, plane->threads);
-      for (l = 0; l < field->n_lambda; l++)
-        {
-          double lambda = field->lambda[l];
-          double k = 2.0 * AIRY_PI * n / lambda;
-          double dx = field->dx[l], dy = field->dy[l];
-          double ndx = lambda * fabs (z) / (n * w * dx), ndy = lambda * fabs (z) / (n * h * dy);
-          double c = AIRY_PI * n / (lambda * z);
-          /* prefactor e^{ikz} / (iλz/n) · dx·dy */
-          double complex pre = cexp (I * k * z) / (I * lambda * z / n) * dx * dy;
-          fftwf_complex *u = field->data + l * np;
+      single_fft_chirp_out (field, n, z);
+    }
+  else
+    for (l = 0; l < field->n_lambda; l++)
+      {
+        fftwf_complex *u = field->data + l * np;
 
-          if (z < 0)
-            {
-              /* a negative distance mirrors the output grid */
-              ndx = -ndx;
-              ndy = -ndy;
-            }
-          for (y = 0; y < h; y++)
-            for (x = 0; x < w; x++)
-              {
-                double xx = airy_grid_coord (x, w, ndx), yy = airy_grid_coord (y, h, ndy);
-                double complex v = pre * cexp (I * c * (xx * xx + yy * yy));
-                u[(gsize) y * w + x] *= (float) creal (v) + I * (float) cimag (v);
-              }
-          field->dx[l] = fabs (ndx);
-          field->dy[l] = fabs (ndy);
-        }
+        /* The field is centred at ⌊N/2⌋ and H is even in f, so an uncentred
+         * transform pair leaves the result in place. */
+        _airy_fft_c2c_execute (field->height, field->width, AIRY_FFT_FORWARD, plane->threads, u, u);
+        multiply_transfer (self, field, l);
+        _airy_fft_c2c_execute (field->height, field->width, AIRY_FFT_BACKWARD, plane->threads, u, u);
+      }
+  if (airy_element_get_enum (self, "output") == AIRY_OUTPUT_SAME)
+    airy_field_resize_centred (field, h0, w0);
+  return TRUE;
+}
+
+/* The same steps as device operations. */
+static gboolean
+propagate_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *ops, GError **error)
+{
+  double z = airy_element_get_double (self, "z");
+  double n = airy_element_get_double (self, "n");
+  guint h0 = field->height, w0 = field->width, l;
+  AiryOp *op;
+
+  if (padded (self, h0) != h0 || padded (self, w0) != w0)
+    {
+      airy_field_resize (field, padded (self, h0), padded (self, w0));
+      g_ptr_array_add (ops, _airy_op_new (AIRY_OP_RESIZE, field));
+    }
+  if (airy_element_get_enum (self, "method") == AIRY_PROPAGATE_SINGLE_FFT)
+    {
+      _airy_field_fill_ones (field);
+      single_fft_chirp_in (field, n, z);
+      g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
+      op = _airy_op_new (AIRY_OP_FFT, field);
+      op->centred = TRUE;
+      op->sign = AIRY_FFT_FORWARD;
+      g_ptr_array_add (ops, op);
+      _airy_field_fill_ones (field);
+      single_fft_chirp_out (field, n, z);
+      g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
     }
   else
     {
+      op = _airy_op_new (AIRY_OP_FFT, field);
+      op->sign = AIRY_FFT_FORWARD;
+      g_ptr_array_add (ops, op);
+      _airy_field_fill_ones (field);
       for (l = 0; l < field->n_lambda; l++)
-        {
-          double lambda = field->lambda[l];
-          double k = 2.0 * AIRY_PI * n / lambda;
-          double limit_x = airy_angular_spectrum_band_limit (z, n, lambda, 1.0 / (w * field->dx[l]));
-          double limit_y = airy_angular_spectrum_band_limit (z, n, lambda, 1.0 / (h * field->dy[l]));
-          float scale = 1.0f / (float) np;
-          fftwf_complex *u = field->data + l * np;
-
-          /* The field is centred at ⌊N/2⌋ and H is even in f, so an uncentred
-           * transform pair leaves the result in place. */
-          _airy_fft_c2c_execute (h, w, AIRY_FFT_FORWARD, plane->threads, u, u);
-          for (y = 0; y < h; y++)
-            {
-              double fy = fft_freq (y, h, field->dy[l]);
-              for (x = 0; x < w; x++)
-                {
-                  double fx = fft_freq (x, w, field->dx[l]);
-                  double f2 = fx * fx + fy * fy;
-                  fftwf_complex hval;
-
-                  if (method == AIRY_PROPAGATE_TRANSFER)
-                    hval = _airy_cis (k * z + airy_fresnel_tf_phase (f2, z, n, lambda));
-                  else
-                    {
-                      int propagating;
-                      double decay;
-                      double phi = airy_angular_spectrum_phase (f2, z, n, lambda, &propagating, &decay);
-
-                      if (!propagating)
-                        hval = remove_evanescent ? 0.0f : (float) decay;
-                      else if (band_limit && (fabs (fx) > limit_x || fabs (fy) > limit_y))
-                        hval = 0.0f;
-                      else
-                        hval = _airy_cis (phi);
-                    }
-                  u[(gsize) y * w + x] *= hval * scale;
-                }
-            }
-          _airy_fft_c2c_execute (h, w, AIRY_FFT_BACKWARD, plane->threads, u, u);
-        }
+        multiply_transfer (self, field, l);
+      g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
+      op = _airy_op_new (AIRY_OP_FFT, field);
+      op->sign = AIRY_FFT_BACKWARD;
+      g_ptr_array_add (ops, op);
     }
-
-  if (airy_element_get_enum (self, "output") == AIRY_OUTPUT_SAME)
-    crop_field (field, h0, w0);
+  if (airy_element_get_enum (self, "output") == AIRY_OUTPUT_SAME
+      && (field->height != h0 || field->width != w0))
+    {
+      airy_field_resize (field, h0, w0);
+      g_ptr_array_add (ops, _airy_op_new (AIRY_OP_RESIZE, field));
+    }
   return TRUE;
 }
 
@@ -227,6 +273,7 @@ _airy_propagate_class_init (AiryPropagateClass *klass)
                                    AIRY_CATEGORY_PROPAGATION);
   element_class->check = propagate_check;
   element_class->apply = propagate_apply;
+  element_class->compile = propagate_compile;
   airy_element_class_install_property (object_class, 1,
     airy_param_spec_double ("z", N_("Distance"), N_("Propagation distance"), "µm", -1e7, 1e7, 100.0, 0));
   airy_element_class_install_property (object_class, 2,

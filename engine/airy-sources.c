@@ -8,6 +8,7 @@
 
 #include "airy-elements-private.h"
 #include "airy-error.h"
+#include "airy-ops-private.h"
 
 /* Sources write a fresh field for each plane. Their normalisation follows
  * chromatix: every wavelength carries `power` (Σ|u|²·dx·dy = power). */
@@ -191,6 +192,42 @@ objective_apply (AiryElement *self, gpointer state, AiryField *field,
   return TRUE;
 }
 
+/* On a device: F = the field at z = 0 and φ per µm of z (both defocus
+ * models are linear in z), so u(z) = F·e^{i z φ}. */
+static gboolean
+objective_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *ops, GError **error)
+{
+  ObjectiveState *s = state;
+  AiryPlane at_zero = { 0, -s->z0, 1 };
+  double radius = s->f * s->na / s->n;
+  gsize np = airy_field_plane_size (field);
+  AiryOp *op;
+  guint l, y, x;
+
+  if (!objective_apply (self, state, field, &at_zero, error))
+    return FALSE;
+  op = _airy_op_take_factor (AIRY_OP_OBJECTIVE, field);
+  op->z = s->z0;
+  op->phase = g_new0 (float, field->n_lambda * np);
+  for (l = 0; l < field->n_lambda; l++)
+    for (y = 0; y < field->height; y++)
+      {
+        double yy = airy_grid_coord (y, field->height, field->dy[l]);
+        for (x = 0; x < field->width; x++)
+          {
+            double xx = airy_grid_coord (x, field->width, field->dx[l]);
+            double r2 = xx * xx + yy * yy;
+
+            if (airy_inside_circle (r2, radius))
+              op->phase[l * np + (gsize) y * field->width + x] = (float)
+                (s->model == AIRY_DEFOCUS_NONPARAXIAL ? airy_defocus_nonparaxial (r2, 1.0, s->n, field->lambda[l], s->f)
+                                                      : airy_defocus_paraxial (r2, 1.0, s->n, field->lambda[l], s->f));
+          }
+      }
+  g_ptr_array_add (ops, op);
+  return TRUE;
+}
+
 static void
 _airy_objective_point_source_class_init (AiryObjectivePointSourceClass *klass)
 {
@@ -203,6 +240,7 @@ _airy_objective_point_source_class_init (AiryObjectivePointSourceClass *klass)
   element_class->prepare = objective_prepare;
   element_class->free_state = objective_free_state;
   element_class->apply = objective_apply;
+  element_class->compile = objective_compile;
 
   airy_element_class_install_property (object_class, 1,
     airy_param_spec_double ("f", N_("Focal length"), N_("Objective focal length"), "µm",
@@ -273,6 +311,17 @@ plane_wave_apply (AiryElement *self, gpointer state, AiryField *field,
   return TRUE;
 }
 
+static gboolean
+plane_wave_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *ops, GError **error)
+{
+  AiryPlane any = { 0, 0.0, 1 };
+
+  if (!plane_wave_apply (self, state, field, &any, error))
+    return FALSE;
+  g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_SET, field));
+  return TRUE;
+}
+
 static void
 _airy_plane_wave_class_init (AiryPlaneWaveClass *klass)
 {
@@ -282,6 +331,7 @@ _airy_plane_wave_class_init (AiryPlaneWaveClass *klass)
   airy_element_class_set_metadata (element_class, "plane-wave", N_("Plane wave"), AIRY_CATEGORY_SOURCE);
   element_class->check = check_medium;
   element_class->apply = plane_wave_apply;
+  element_class->compile = plane_wave_compile;
   airy_element_class_install_property (object_class, 1,
     airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
   airy_element_class_install_property (object_class, 2,
@@ -307,6 +357,35 @@ typedef struct { AiryElement parent; } AiryPointSource;
 typedef struct { AiryElementClass parent_class; } AiryPointSourceClass;
 G_DEFINE_FINAL_TYPE (AiryPointSource, _airy_point_source, AIRY_TYPE_ELEMENT)
 
+gboolean
+_airy_point_source_check_z (guint index, double z, GError **error)
+{
+  if (fabs (z) < 1e-9)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("point-source: distance z must not be 0 (plane %u has z = %g µm)"), index, z);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* point-source and gaussian-beam on a device: generated there per plane */
+static gboolean
+generated_source_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *ops, GError **error)
+{
+  gboolean gauss = g_str_equal (airy_element_get_type_name (self), "gaussian-beam");
+  AiryOp *op = _airy_op_new (gauss ? AIRY_OP_GAUSS : AIRY_OP_POINT, field);
+
+  op->z = airy_element_get_double (self, "z");
+  op->n = airy_element_get_double (self, "n");
+  op->power = airy_element_get_double (self, "power");
+  op->waist = gauss ? airy_element_get_double (self, "waist") : 0.0;
+  op->element = self;
+  op->state = state;
+  g_ptr_array_add (ops, op);
+  return TRUE;
+}
+
 static gboolean
 point_source_apply (AiryElement *self, gpointer state, AiryField *field,
                     const AiryPlane *plane, GError **error)
@@ -317,13 +396,8 @@ point_source_apply (AiryElement *self, gpointer state, AiryField *field,
   gsize np = airy_field_plane_size (field);
   guint l, y, x;
 
-  if (fabs (z) < 1e-9)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("point-source: distance z must not be 0 (plane %u has z = %g µm)"),
-                   plane->index, z);
-      return FALSE;
-    }
+  if (!_airy_point_source_check_z (plane->index, z, error))
+    return FALSE;
   for (l = 0; l < field->n_lambda; l++)
     {
       fftwf_complex *u = field->data + l * np;
@@ -352,6 +426,7 @@ _airy_point_source_class_init (AiryPointSourceClass *klass)
   airy_element_class_set_metadata (element_class, "point-source", N_("Point source"), AIRY_CATEGORY_SOURCE);
   element_class->check = check_medium;
   element_class->apply = point_source_apply;
+  element_class->compile = generated_source_compile;
   airy_element_class_install_property (object_class, 1,
     airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
   airy_element_class_install_property (object_class, 2,
@@ -416,6 +491,7 @@ _airy_gaussian_beam_class_init (AiryGaussianBeamClass *klass)
   airy_element_class_set_metadata (element_class, "gaussian-beam", N_("Gaussian beam"), AIRY_CATEGORY_SOURCE);
   element_class->check = check_medium;
   element_class->apply = gaussian_beam_apply;
+  element_class->compile = generated_source_compile;
   airy_element_class_install_property (object_class, 1,
     airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
   airy_element_class_install_property (object_class, 2,

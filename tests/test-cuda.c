@@ -62,6 +62,28 @@ test_psf_agreement (void)
 }
 
 static void
+test_ops_agreement (void)
+{
+  /* chains without the fused path run as device operation lists: a plane
+   * wave through propagations with padding and an inverse lens; a point
+   * source with single-FFT Fresnel and a DF lens; a Gaussian beam */
+  agree ("{\"airy\": 1, \"grid\": {\"shape\": [96, 80], \"spacing\": 1.0}, \"spectrum\": {\"wavelengths\": [0.5, 0.6]},"
+         " \"z\": {\"values\": [0]},"
+         " \"elements\": [{\"type\": \"plane-wave\", \"angle-x\": 0.01}, {\"type\": \"square-pupil\", \"width\": 60},"
+         "  {\"type\": \"thin-lens\", \"f\": 4000}, {\"type\": \"propagate\", \"z\": 300, \"pad\": 16},"
+         "  {\"type\": \"propagate\", \"z\": 150, \"method\": \"angular-spectrum\", \"band-limit\": true, \"pad\": 8, \"output\": \"full\"},"
+         "  {\"type\": \"ff-lens\", \"f\": 500, \"inverse\": true}]}", 1e-4);
+  agree ("{\"airy\": 1, \"grid\": {\"shape\": [128, 128], \"spacing\": 1.0}, \"spectrum\": {\"wavelengths\": [0.532]},"
+         " \"z\": {\"start\": -50, \"stop\": 50, \"count\": 5},"
+         " \"elements\": [{\"type\": \"point-source\", \"z\": 400}, {\"type\": \"gaussian-pupil\", \"waist\": 40},"
+         "  {\"type\": \"propagate\", \"z\": 1000, \"method\": \"single-fft\"}, {\"type\": \"df-lens\", \"f\": 800, \"d\": 300}]}", 1e-4);
+  agree ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.25}, \"spectrum\": {\"wavelengths\": [0.532]},"
+         " \"z\": {\"start\": 0, \"stop\": 20, \"count\": 4},"
+         " \"elements\": [{\"type\": \"gaussian-beam\", \"waist\": 2},"
+         "  {\"type\": \"propagate\", \"z\": 5, \"method\": \"angular-spectrum\", \"remove-evanescent\": false}]}", 1e-4);
+}
+
+static void
 test_imaging_agreement (void)
 {
   /* the seed imaging workload at reduced size (the NCCL path on one device),
@@ -199,6 +221,7 @@ main (int argc, char **argv)
       return 0;
     }
   g_test_add_func ("/cuda/psf-agreement", test_psf_agreement);
+  g_test_add_func ("/cuda/ops-agreement", test_ops_agreement);
   g_test_add_func ("/cuda/imaging-agreement", test_imaging_agreement);
   g_test_add_func ("/cuda/noise", test_noise);
   g_test_add_func ("/cuda/multi-device", test_multi_device);

@@ -13,6 +13,7 @@
 #include "airy-backend.h"
 #include "airy-error.h"
 #include "airy-plan-private.h"
+#include "airy-ops-private.h"
 #include "airy-sensor-private.h"
 #include "cpu/airy-cpu-fast-private.h"
 #include "airy-cuda-kernels.h"
@@ -28,7 +29,13 @@
  * device's share of the stack, or for a microscope the padded real-to-
  * complex transform and the product with the sample's spectrum, summed on
  * the device and then across devices with one NCCL all-reduce. One inverse
- * transform makes the image. */
+ * transform makes the image.
+ *
+ * Any other chain runs as its device operation list (airy-ops-private.h):
+ * sources generated on the device, pixelwise factors uploaded once, centred
+ * or plain batched cuFFT transforms over the wavelengths, pad and crop,
+ * then Σ_l w_l |u_l|², one plane at a time; the rest of the run (sums,
+ * imaging, sensor) is the same. */
 
 #define MAX_BATCH 16
 
@@ -77,6 +84,16 @@ typedef struct
   float2       *acc;      /* Σ_z P̂·V̂ */
   cufftHandle   c2c, c2c_rest, r2c, r2c_rest, r2c_one, c2r;
   guint         rest;
+  /* the operation list: two fields of the largest shape, each op's data */
+  float2       *ga, *gb;
+  void        **op_factor;
+  float       **op_phase;
+  float2      **op_scale;
+  double      **op_geom;    /* λ, dy, dx per wavelength */
+  cufftHandle  *op_plan;
+  guint         n_ops;
+  double       *sums;
+  float        *weights;
 } Slot;
 
 typedef struct
@@ -87,6 +104,7 @@ typedef struct
   float        **G;
   float         *scale;
   double         z0;
+  AiryOpList    *ops;     /* chains without the fused path */
 } CudaRun;
 
 #define CHECK(expr, error) airy_cuda_check ((int) (expr), #expr, __FILE__, __LINE__, 0, (error))
@@ -221,36 +239,25 @@ cuda_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
 {
   CudaRun *run;
   gsize n = (gsize) plan->in_height * plan->in_width;
-  guint i, l;
-
-  /* What the GPU path computes: an objective, pixelwise masks and a final
-   * FF lens (every PSF and microscope preset). Anything else is said, not
-   * quietly computed on the CPU. */
-  if (!_airy_psf_fast_supported (plan))
-    {
-      for (i = 0; i < plan->chain->len; i++)
-        {
-          AiryElement *e = g_ptr_array_index (plan->chain, i);
-          if (!AIRY_ELEMENT_GET_CLASS (e)->elementwise
-              && !g_str_equal (airy_element_get_type_name (e), "objective-point-source")
-              && !g_str_equal (airy_element_get_type_name (e), "ff-lens"))
-            break;
-        }
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
-                   _("backend cuda: this version runs an objective, pixelwise masks and an FF lens on the GPU; "
-                     "\"%s\" is not supported there yet (use --backend cpu)"),
-                   i < plan->chain->len ? airy_element_get_type_name (g_ptr_array_index (plan->chain, i))
-                                        : "ff-lens (inverse)");
-      return FALSE;
-    }
-  if (plan->in_height != plan->psf_height || plan->in_width != plan->psf_width)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND, _("backend cuda: the chain changes the grid"));
-      return FALSE;
-    }
+  guint l;
 
   run = g_new0 (CudaRun, 1);
   plan->backend_data = run;
+  run->slots = g_new0 (Slot, plan->n_slots);
+  /* every chain runs on the GPU: the fused path when it applies (an
+   * objective, pixelwise masks, an FF lens), else the operation list */
+  if (!_airy_psf_fast_supported (plan) || plan->in_height != plan->psf_height || plan->in_width != plan->psf_width)
+    {
+      AiryOp *first;
+
+      run->ops = _airy_ops_compile (plan, error);
+      if (run->ops == NULL)
+        return FALSE;
+      first = g_ptr_array_index (run->ops->ops, 0);
+      run->z0 = first->kind == AIRY_OP_OBJECTIVE ? first->z : 0.0;
+      return _airy_plan_alloc_outputs (plan, error);
+    }
+
   run->shared = _airy_psf_shared_new (plan, error);
   if (run->shared == NULL)
     return FALSE;
@@ -265,7 +272,6 @@ cuda_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
       run->scale[l] = _airy_psf_shared_scale (run->shared, l);
     }
   run->z0 = _airy_psf_shared_z0 (run->shared);
-  run->slots = g_new0 (Slot, plan->n_slots);
   return _airy_plan_alloc_outputs (plan, error);
 }
 
@@ -281,6 +287,61 @@ plan_many (cufftHandle *plan, guint h, guint w, cufftType type, guint batch, cud
 }
 
 static gboolean
+upload (void **dst, const void *src, gsize bytes, cudaStream_t stream, GError **error)
+{
+  return CHECK (cudaMalloc (dst, bytes), error)
+         && CHECK (cudaMemcpyAsync (*dst, src, bytes, cudaMemcpyHostToDevice, stream), error);
+}
+
+/* The operation list on this device: its factors, scales and grids, one
+ * cuFFT plan per transform (all wavelengths in one batch), two fields of
+ * the largest shape. */
+static gboolean
+slot_alloc_ops (AiryPlan *plan, Slot *s, GError **error)
+{
+  CudaRun *run = plan->backend_data;
+  guint L = s->n_lambda, i, l;
+  g_autofree float *weights = g_new (float, L);
+
+  s->n_ops = run->ops->ops->len;
+  s->op_factor = g_new0 (void *, s->n_ops);
+  s->op_phase = g_new0 (float *, s->n_ops);
+  s->op_scale = g_new0 (float2 *, s->n_ops);
+  s->op_geom = g_new0 (double *, s->n_ops);
+  s->op_plan = g_new0 (cufftHandle, s->n_ops);
+  for (l = 0; l < L; l++)
+    weights[l] = (float) plan->spectrum->weights[l];
+  if (!CHECK (cudaMalloc ((void **) &s->ga, run->ops->max_size * sizeof (float2)), error)
+      || !CHECK (cudaMalloc ((void **) &s->gb, run->ops->max_size * sizeof (float2)), error)
+      || !CHECK (cudaMalloc ((void **) &s->sums, L * sizeof (double)), error)
+      || !upload ((void **) &s->weights, weights, L * sizeof (float), s->stream, error))
+    return FALSE;
+  for (i = 0; i < s->n_ops; i++)
+    {
+      AiryOp *op = g_ptr_array_index (run->ops->ops, i);
+      gsize n = (gsize) L * op->height * op->width;
+
+      if (op->factor && !upload (&s->op_factor[i], op->factor, n * sizeof (float2), s->stream, error))
+        return FALSE;
+      if (op->phase && !upload ((void **) &s->op_phase[i], op->phase, n * sizeof (float), s->stream, error))
+        return FALSE;
+      if (op->scale && !upload ((void **) &s->op_scale[i], op->scale, L * sizeof (float2), s->stream, error))
+        return FALSE;
+      if (op->lambda
+          && (!CHECK (cudaMalloc ((void **) &s->op_geom[i], 3 * L * sizeof (double)), error)
+              || !CHECK (cudaMemcpyAsync (s->op_geom[i], op->lambda, L * sizeof (double), cudaMemcpyHostToDevice, s->stream), error)
+              || !CHECK (cudaMemcpyAsync (s->op_geom[i] + L, op->dy, L * sizeof (double), cudaMemcpyHostToDevice, s->stream), error)
+              || !CHECK (cudaMemcpyAsync (s->op_geom[i] + 2 * L, op->dx, L * sizeof (double), cudaMemcpyHostToDevice, s->stream), error)))
+        return FALSE;
+      if (op->kind == AIRY_OP_FFT && !plan_many (&s->op_plan[i], op->height, op->width, CUFFT_C2C, L, s->stream, error))
+        return FALSE;
+    }
+  /* the host arrays above are pageable: the copies are done on return,
+   * but wait for them before the list's buffers can be freed */
+  return CHECK (cudaStreamSynchronize (s->stream), error);
+}
+
+static gboolean
 slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
 {
   gsize n = (gsize) plan->psf_height * plan->psf_width;
@@ -288,16 +349,18 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
   gsize nspec = plan->imaging ? (gsize) plan->pad_height * (plan->pad_width / 2 + 1) : 0;
   gsize nvol = plan->imaging ? (gsize) plan->vol_height * plan->vol_width : 0;
   gboolean varying = plan->imaging && plan->sample.kind != AIRY_SAMPLE_CONSTANT;
+  CudaRun *run = plan->backend_data;
   gsize fixed, per_plane, free_b = 0, total = 0;
   guint l;
 
   /* budget the device before allocating: fixed buffers, then as many
    * planes per batch as fit (cuFFT's work area counted as one more copy) */
-  fixed = s->n_lambda * n * (sizeof (float2) + sizeof (float))
+  fixed = (run->ops ? _airy_ops_bytes (run->ops) + 3 * run->ops->max_size * sizeof (float2)
+                    : s->n_lambda * n * (sizeof (float2) + sizeof (float)))
           + (plan->reduce ? 0 : (gsize) chunk->count * plan->out_height * plan->out_width * sizeof (float))
           + (plan->reduce && !plan->imaging ? n * sizeof (float) : 0)
           + (plan->imaging ? 2 * nspec * sizeof (float2) + np * sizeof (float) : 0);
-  per_plane = n * (2 * sizeof (float2) + sizeof (float))
+  per_plane = n * ((run->ops ? 0 : 2 * sizeof (float2)) + sizeof (float))
               + (plan->imaging ? np * sizeof (float) + 2 * nspec * sizeof (float2) : 0)
               + (varying ? nvol * sizeof (float) + np * sizeof (float) + 2 * nspec * sizeof (float2) : 0);
   if (!CHECK (cudaMemGetInfo (&free_b, &total), error))
@@ -314,11 +377,13 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
   s->batch = MAX (s->batch, 1);
   s->rest = chunk->count % s->batch;
 
-  if (!CHECK (cudaMalloc ((void **) &s->F, s->n_lambda * n * sizeof (float2)), error)
-      || !CHECK (cudaMalloc ((void **) &s->G, s->n_lambda * n * sizeof (float)), error)
-      || !CHECK (cudaMalloc ((void **) &s->field, s->batch * n * sizeof (float2)), error)
-      || !CHECK (cudaMalloc ((void **) &s->inten, s->batch * n * sizeof (float)), error)
+  if (!CHECK (cudaMalloc ((void **) &s->inten, s->batch * n * sizeof (float)), error)
       || !CHECK (cudaMalloc ((void **) &s->zbuf, s->batch * sizeof (float)), error))
+    return FALSE;
+  if (run->ops ? !slot_alloc_ops (plan, s, error)
+               : (!CHECK (cudaMalloc ((void **) &s->F, s->n_lambda * n * sizeof (float2)), error)
+                  || !CHECK (cudaMalloc ((void **) &s->G, s->n_lambda * n * sizeof (float)), error)
+                  || !CHECK (cudaMalloc ((void **) &s->field, s->batch * n * sizeof (float2)), error)))
     return FALSE;
   if (!plan->reduce
       && !CHECK (cudaMalloc ((void **) &s->out, MAX (chunk->count, 1) * (gsize) plan->out_height * plan->out_width * sizeof (float)), error))
@@ -343,15 +408,15 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
       else if (!CHECK (cudaMalloc ((void **) &s->vconst, nspec * sizeof (float2)), error))
         return FALSE;
     }
-  for (l = 0; l < s->n_lambda; l++)
+  for (l = 0; !run->ops && l < s->n_lambda; l++)
     {
-      CudaRun *run = plan->backend_data;
       if (!CHECK (cudaMemcpyAsync (s->F + l * n, run->F[l], n * sizeof (float2), cudaMemcpyHostToDevice, s->stream), error)
           || !CHECK (cudaMemcpyAsync (s->G + l * n, run->G[l], n * sizeof (float), cudaMemcpyHostToDevice, s->stream), error))
         return FALSE;
     }
-  if (!plan_many (&s->c2c, plan->psf_height, plan->psf_width, CUFFT_C2C, s->batch, s->stream, error)
-      || !plan_many (&s->c2c_rest, plan->psf_height, plan->psf_width, CUFFT_C2C, s->rest, s->stream, error))
+  if (!run->ops
+      && (!plan_many (&s->c2c, plan->psf_height, plan->psf_width, CUFFT_C2C, s->batch, s->stream, error)
+          || !plan_many (&s->c2c_rest, plan->psf_height, plan->psf_width, CUFFT_C2C, s->rest, s->stream, error)))
     return FALSE;
   if (plan->imaging
       && (!plan_many (&s->r2c, plan->pad_height, plan->pad_width, CUFFT_R2C, s->batch, s->stream, error)
@@ -364,6 +429,8 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
 static void
 slot_free (AiryPlan *plan, Slot *s)
 {
+  guint i;
+
   cudaSetDevice (s->device);
   if (s->stream)
     cudaStreamSynchronize (s->stream);
@@ -380,6 +447,23 @@ slot_free (AiryPlan *plan, Slot *s)
   cudaFree (s->vspec);
   cudaFree (s->vconst);
   cudaFree (s->acc);
+  for (i = 0; i < s->n_ops; i++)
+    {
+      cudaFree (s->op_factor[i]);
+      cudaFree (s->op_phase[i]);
+      cudaFree (s->op_scale[i]);
+      cudaFree (s->op_geom[i]);
+      if (s->op_plan[i]) cufftDestroy (s->op_plan[i]);
+    }
+  g_free (s->op_factor);
+  g_free (s->op_phase);
+  g_free (s->op_scale);
+  g_free (s->op_geom);
+  g_free (s->op_plan);
+  cudaFree (s->ga);
+  cudaFree (s->gb);
+  cudaFree (s->sums);
+  cudaFree (s->weights);
   if (s->c2c) cufftDestroy (s->c2c);
   if (s->c2c_rest) cufftDestroy (s->c2c_rest);
   if (s->r2c) cufftDestroy (s->r2c);
@@ -433,6 +517,81 @@ sensor_plane (AiryPlan *plan, Slot *s, const float *in, float *out, guint64 stre
   return CHECK (airy_cuda_launch_noise (out, no, &noise, s->stream), error);
 }
 
+static cufftResult
+fft_exec (cufftHandle plan, float2 *u, AiryFftSign sign)
+{
+  return cufftExecC2C (plan, (cufftComplex *) u, (cufftComplex *) u,
+                       sign == AIRY_FFT_FORWARD ? CUFFT_FORWARD : CUFFT_INVERSE);
+}
+
+/* One plane through the operation list: the field ends in s->ga or s->gb,
+ * its weighted intensity in out. z: the objective's defocus, on the device. */
+static gboolean
+ops_plane (AiryPlan *plan, Slot *s, guint b, const float *z, float *out, GError **error)
+{
+  CudaRun *run = plan->backend_data;
+  float2 *u = s->ga, *t = s->gb, *swap;
+  guint L = s->n_lambda, h = plan->in_height, w = plan->in_width, i;
+  gboolean ok = TRUE;
+
+  for (i = 0; ok && i < s->n_ops; i++)
+    {
+      AiryOp *op = g_ptr_array_index (run->ops->ops, i);
+      gsize np = (gsize) op->height * op->width;
+      double zs = plan->z[b] + op->z;
+      const double *g = s->op_geom[i];
+
+      switch (op->kind)
+        {
+        case AIRY_OP_SET:
+          ok = CHECK (cudaMemcpyAsync (u, s->op_factor[i], L * np * sizeof (float2), cudaMemcpyDeviceToDevice,
+                                       s->stream), error);
+          break;
+        case AIRY_OP_OBJECTIVE:
+          /* F and φ of all wavelengths are contiguous: one flat batch */
+          ok = CHECK (airy_cuda_launch_generate (s->op_factor[i], s->op_phase[i], z, 1, L * np, u, s->stream), error);
+          break;
+        case AIRY_OP_POINT:
+          ok = _airy_point_source_check_z (b, zs, error)
+               && CHECK (airy_cuda_launch_point (u, L, op->height, op->width, g, g + L, g + 2 * L, op->n, zs,
+                                                 op->power, s->stream), error);
+          break;
+        case AIRY_OP_GAUSS:
+          ok = CHECK (airy_cuda_launch_gauss (u, L, op->height, op->width, g, g + L, g + 2 * L, op->n, zs,
+                                              op->waist, op->power, s->sums, s->stream), error);
+          break;
+        case AIRY_OP_MULTIPLY:
+          ok = CHECK (airy_cuda_launch_multiply (u, s->op_factor[i], L, np, s->stream), error);
+          break;
+        case AIRY_OP_FFT:
+          if (op->centred)
+            {
+              /* ifftshift, transform, fftshift with the scale, as the CPU */
+              ok = CHECK (airy_cuda_launch_roll_scale (u, t, L, h, w, h - h / 2, w - w / 2, NULL, s->stream), error)
+                   && CUFFT (fft_exec (s->op_plan[i], t, op->sign), error)
+                   && CHECK (airy_cuda_launch_roll_scale (t, u, L, h, w, h / 2, w / 2, s->op_scale[i], s->stream), error);
+            }
+          else
+            {
+              ok = CUFFT (fft_exec (s->op_plan[i], u, op->sign), error);
+              if (ok && s->op_scale[i])
+                {
+                  ok = CHECK (airy_cuda_launch_roll_scale (u, t, L, h, w, 0, 0, s->op_scale[i], s->stream), error);
+                  swap = u, u = t, t = swap;
+                }
+            }
+          break;
+        case AIRY_OP_RESIZE:
+          ok = CHECK (airy_cuda_launch_resize (u, h, w, t, op->height, op->width, L, s->stream), error);
+          swap = u, u = t, t = swap;
+          break;
+        }
+      h = op->height;
+      w = op->width;
+    }
+  return ok && CHECK (airy_cuda_launch_weighted_intensity (u, s->weights, L, (gsize) h * w, out, s->stream), error);
+}
+
 static gboolean
 cuda_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GError **error)
 {
@@ -475,7 +634,10 @@ cuda_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErr
         zhost[k] = (float) (plan->z[b0 + k] + run->z0);
       if (!CHECK (cudaMemcpyAsync (s->zbuf, zhost, nb * sizeof (float), cudaMemcpyHostToDevice, s->stream), error))
         return FALSE;
-      for (l = 0; l < s->n_lambda; l++)
+      for (k = 0; run->ops && k < nb; k++)
+        if (!ops_plane (plan, s, b0 + k, s->zbuf + k, target + k * n, error))
+          return FALSE;
+      for (l = 0; !run->ops && l < s->n_lambda; l++)
         if (!CHECK (airy_cuda_launch_generate (s->F + l * n, s->G + l * n, s->zbuf, nb, n, s->field, s->stream), error)
             || !CUFFT (cufftExecC2C (nb == s->batch ? s->c2c : s->c2c_rest, (cufftComplex *) s->field,
                                      (cufftComplex *) s->field, CUFFT_FORWARD), error)
@@ -709,6 +871,7 @@ cuda_release (AiryBackend *backend, AiryPlan *plan)
   g_free (run->scale);
   g_free (run->slots);
   _airy_psf_shared_free (run->shared);
+  _airy_ops_free (run->ops);
   g_free (run);
   plan->backend_data = NULL;
 }

@@ -31,6 +31,28 @@ int airy_cuda_launch_fill      (float *plane, size_t n, float value, void *strea
 int airy_cuda_launch_beads     (float *plane, unsigned h, unsigned w, unsigned z, unsigned planes,
                                 unsigned count, unsigned seed, float intensity, void *stream);
 
+/* The element-by-element path, one plane of L wavelengths (L planes of
+ * h × w, contiguous). */
+/* out[l] = roll(in[l]) · scale[l] (scale: L complex values, or NULL for 1);
+ * roll moves pixel (y, x) to ((y + sy) mod h, (x + sx) mod w) */
+int airy_cuda_launch_roll_scale (const void *in, void *out, unsigned lambdas, unsigned h, unsigned w,
+                                 unsigned sy, unsigned sx, const void *scale, void *stream);
+/* u[l][i] *= factor[l][i] */
+int airy_cuda_launch_multiply   (void *u, const void *factor, unsigned lambdas, size_t n, void *stream);
+/* out (oh × ow per wavelength) = in (h × w) centred with zeros around, or its centre (oh ≤ h) */
+int airy_cuda_launch_resize     (const void *in, unsigned h, unsigned w, void *out, unsigned oh, unsigned ow,
+                                 unsigned lambdas, void *stream);
+/* sources: a paraxial spherical wave and a Gaussian beam at distance z, per
+ * wavelength with its spacing (lambda, dy, dx: L values each) */
+int airy_cuda_launch_point      (void *u, unsigned lambdas, unsigned h, unsigned w, const double *lambda,
+                                 const double *dy, const double *dx, double n, double z, double power, void *stream);
+int airy_cuda_launch_gauss      (void *u, unsigned lambdas, unsigned h, unsigned w, const double *lambda,
+                                 const double *dy, const double *dx, double n, double z, double waist,
+                                 double power, double *sums, void *stream);
+/* out[i] = Σ_l weight[l] |u[l][i]|² (weights: L values, device) */
+int airy_cuda_launch_weighted_intensity (const void *u, const float *weights, unsigned lambdas, size_t n,
+                                         float *out, void *stream);
+
 /* the sensor: block sum, bilinear resampling, then the noise chain */
 int airy_cuda_launch_block_sum (const float *in, unsigned h, unsigned w, unsigned factor,
                                 float *out, unsigned oh, unsigned ow, void *stream);
