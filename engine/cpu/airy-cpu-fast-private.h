@@ -29,6 +29,10 @@ void           _airy_psf_shared_full    (AiryPsfShared  *shared,
 float          _airy_psf_shared_scale   (AiryPsfShared  *shared,
                                          guint           l);
 double         _airy_psf_shared_z0      (AiryPsfShared  *shared);
+/* rows [y0, y0 + rows) hold the pupil; F and G are zero on all others */
+void           _airy_psf_shared_band    (AiryPsfShared  *shared,
+                                         guint          *y0,
+                                         guint          *rows);
 
 /* Writes the weighted intensity of plane b (psf_height × psf_width). */
 void           _airy_psf_worker_plane   (AiryPsfWorker  *worker,

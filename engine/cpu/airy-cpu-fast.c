@@ -656,6 +656,15 @@ _airy_psf_shared_scale (AiryPsfShared *s,
   return s->scale[l];
 }
 
+void
+_airy_psf_shared_band (AiryPsfShared *s,
+                       guint         *y0,
+                       guint         *rows)
+{
+  *y0 = s->y0;
+  *rows = s->nb;
+}
+
 double
 _airy_psf_shared_z0 (AiryPsfShared *s)
 {

@@ -23,9 +23,11 @@
  * and then reports "no CUDA device: …".
  *
  * A run: the host prepares the pupil field F and the defocus phase G once
- * (as the CPU fast path does) and every device gets its own copy; planes
- * are generated on the device in batches (u = F·e^{i z G}), transformed
- * with one batched cuFFT plan, and |u|² is written where it is needed: the
+ * (as the CPU fast path does) and every device gets its own copy of their
+ * pupil rows; planes are generated on the device in batches (u = F·e^{i z G},
+ * the pupil's rows only), transformed with the pruned pass of the CPU path
+ * (a batched row transform of the pupil's rows, a batched column transform
+ * of everything), and |u|² is written where it is needed: the
  * device's share of the stack, or for a microscope the padded real-to-
  * complex transform and the product with the sample's spectrum, summed on
  * the device and then across devices with one NCCL all-reduce. One inverse
@@ -69,9 +71,10 @@ typedef struct
   cudaStream_t  stream;
   guint         batch;
   guint         n_lambda;
-  float2       *F;        /* n_lambda × h × w */
+  float2       *F;        /* n_lambda × rows × w: the pupil's rows */
   float        *G;
-  float2       *field;    /* batch × h × w */
+  float2       *field;    /* h × batch × w (row-interleaved), zero outside the pupil's rows */
+  float2       *field2;   /* the column pass's output, same layout */
   float        *inten;    /* batch × h × w */
   float        *zbuf;     /* batch */
   float        *out;      /* this device's planes of the stack (no reduction) */
@@ -82,7 +85,7 @@ typedef struct
   float2       *vspec;    /* batch × nspec */
   float2       *vconst;   /* the constant sample's spectrum */
   float2       *acc;      /* Σ_z P̂·V̂ */
-  cufftHandle   c2c, c2c_rest, r2c, r2c_rest, r2c_one, c2r;
+  cufftHandle   rows, rows_rest, cols, cols_rest, r2c, r2c_rest, r2c_one, c2r;
   guint         rest;
   /* the operation list: two fields of the largest shape, each op's data */
   float2       *ga, *gb;
@@ -104,6 +107,7 @@ typedef struct
   float        **G;
   float         *scale;
   double         z0;
+  guint          y0, rows;  /* the pupil's rows */
   AiryOpList    *ops;     /* chains without the fused path */
 } CudaRun;
 
@@ -272,6 +276,7 @@ cuda_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
       run->scale[l] = _airy_psf_shared_scale (run->shared, l);
     }
   run->z0 = _airy_psf_shared_z0 (run->shared);
+  _airy_psf_shared_band (run->shared, &run->y0, &run->rows);
   return _airy_plan_alloc_outputs (plan, error);
 }
 
@@ -284,6 +289,24 @@ plan_many (cufftHandle *plan, guint h, guint w, cufftType type, guint batch, cud
     return TRUE;
   return CUFFT (cufftPlanMany (plan, 2, n, NULL, 1, 0, NULL, 1, 0, type, (int) batch), error)
          && CUFFT (cufftSetStream (*plan, stream), error);
+}
+
+/* The pruned 2-D transform of `batch` row-interleaved planes (u[y][b][x]):
+ * rows: the pupil's rows of all planes, one contiguous block, in place;
+ * cols: every column of every plane (stride batch·w), field → field2. */
+static gboolean
+pruned_plans (AiryPlan *plan, Slot *s, guint batch, cufftHandle *rows, cufftHandle *cols, GError **error)
+{
+  CudaRun *run = plan->backend_data;
+  int nw[1] = { (int) plan->psf_width }, nh[1] = { (int) plan->psf_height };
+  int stride = (int) (batch * plan->psf_width);
+
+  if (batch == 0)
+    return TRUE;
+  return CUFFT (cufftPlanMany (rows, 1, nw, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, (int) (run->rows * batch)), error)
+         && CUFFT (cufftSetStream (*rows, s->stream), error)
+         && CUFFT (cufftPlanMany (cols, 1, nh, nh, stride, 1, nh, stride, 1, CUFFT_C2C, stride), error)
+         && CUFFT (cufftSetStream (*cols, s->stream), error);
 }
 
 static gboolean
@@ -350,17 +373,18 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
   gsize nvol = plan->imaging ? (gsize) plan->vol_height * plan->vol_width : 0;
   gboolean varying = plan->imaging && plan->sample.kind != AIRY_SAMPLE_CONSTANT;
   CudaRun *run = plan->backend_data;
+  gsize nband = (gsize) run->rows * plan->psf_width;
   gsize fixed, per_plane, free_b = 0, total = 0;
   guint l;
 
   /* budget the device before allocating: fixed buffers, then as many
    * planes per batch as fit (cuFFT's work area counted as one more copy) */
   fixed = (run->ops ? _airy_ops_bytes (run->ops) + 3 * run->ops->max_size * sizeof (float2)
-                    : s->n_lambda * n * (sizeof (float2) + sizeof (float)))
+                    : s->n_lambda * (gsize) run->rows * plan->psf_width * (sizeof (float2) + sizeof (float)))
           + (plan->reduce ? 0 : (gsize) chunk->count * plan->out_height * plan->out_width * sizeof (float))
           + (plan->reduce && !plan->imaging ? n * sizeof (float) : 0)
           + (plan->imaging ? 2 * nspec * sizeof (float2) + np * sizeof (float) : 0);
-  per_plane = n * ((run->ops ? 0 : 2 * sizeof (float2)) + sizeof (float))
+  per_plane = n * ((run->ops ? 0 : 3 * sizeof (float2)) + sizeof (float))
               + (plan->imaging ? np * sizeof (float) + 2 * nspec * sizeof (float2) : 0)
               + (varying ? nvol * sizeof (float) + np * sizeof (float) + 2 * nspec * sizeof (float2) : 0);
   if (!CHECK (cudaMemGetInfo (&free_b, &total), error))
@@ -381,9 +405,11 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
       || !CHECK (cudaMalloc ((void **) &s->zbuf, s->batch * sizeof (float)), error))
     return FALSE;
   if (run->ops ? !slot_alloc_ops (plan, s, error)
-               : (!CHECK (cudaMalloc ((void **) &s->F, s->n_lambda * n * sizeof (float2)), error)
-                  || !CHECK (cudaMalloc ((void **) &s->G, s->n_lambda * n * sizeof (float)), error)
-                  || !CHECK (cudaMalloc ((void **) &s->field, s->batch * n * sizeof (float2)), error)))
+               : (!CHECK (cudaMalloc ((void **) &s->F, s->n_lambda * nband * sizeof (float2)), error)
+                  || !CHECK (cudaMalloc ((void **) &s->G, s->n_lambda * nband * sizeof (float)), error)
+                  || !CHECK (cudaMalloc ((void **) &s->field, s->batch * n * sizeof (float2)), error)
+                  || !CHECK (cudaMemsetAsync (s->field, 0, s->batch * n * sizeof (float2), s->stream), error)
+                  || !CHECK (cudaMalloc ((void **) &s->field2, s->batch * n * sizeof (float2)), error)))
     return FALSE;
   if (!plan->reduce
       && !CHECK (cudaMalloc ((void **) &s->out, MAX (chunk->count, 1) * (gsize) plan->out_height * plan->out_width * sizeof (float)), error))
@@ -410,13 +436,17 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
     }
   for (l = 0; !run->ops && l < s->n_lambda; l++)
     {
-      if (!CHECK (cudaMemcpyAsync (s->F + l * n, run->F[l], n * sizeof (float2), cudaMemcpyHostToDevice, s->stream), error)
-          || !CHECK (cudaMemcpyAsync (s->G + l * n, run->G[l], n * sizeof (float), cudaMemcpyHostToDevice, s->stream), error))
+      gsize first = (gsize) run->y0 * plan->psf_width;
+
+      if (!CHECK (cudaMemcpyAsync (s->F + l * nband, run->F[l] + first, nband * sizeof (float2), cudaMemcpyHostToDevice,
+                                   s->stream), error)
+          || !CHECK (cudaMemcpyAsync (s->G + l * nband, run->G[l] + first, nband * sizeof (float), cudaMemcpyHostToDevice,
+                                      s->stream), error))
         return FALSE;
     }
   if (!run->ops
-      && (!plan_many (&s->c2c, plan->psf_height, plan->psf_width, CUFFT_C2C, s->batch, s->stream, error)
-          || !plan_many (&s->c2c_rest, plan->psf_height, plan->psf_width, CUFFT_C2C, s->rest, s->stream, error)))
+      && (!pruned_plans (plan, s, s->batch, &s->rows, &s->cols, error)
+          || !pruned_plans (plan, s, s->rest, &s->rows_rest, &s->cols_rest, error)))
     return FALSE;
   if (plan->imaging
       && (!plan_many (&s->r2c, plan->pad_height, plan->pad_width, CUFFT_R2C, s->batch, s->stream, error)
@@ -464,8 +494,11 @@ slot_free (AiryPlan *plan, Slot *s)
   cudaFree (s->gb);
   cudaFree (s->sums);
   cudaFree (s->weights);
-  if (s->c2c) cufftDestroy (s->c2c);
-  if (s->c2c_rest) cufftDestroy (s->c2c_rest);
+  cudaFree (s->field2);
+  if (s->rows) cufftDestroy (s->rows);
+  if (s->rows_rest) cufftDestroy (s->rows_rest);
+  if (s->cols) cufftDestroy (s->cols);
+  if (s->cols_rest) cufftDestroy (s->cols_rest);
   if (s->r2c) cufftDestroy (s->r2c);
   if (s->r2c_rest) cufftDestroy (s->r2c_rest);
   if (s->r2c_one) cufftDestroy (s->r2c_one);
@@ -601,6 +634,7 @@ cuda_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErr
   gsize nspec = plan->imaging ? (gsize) plan->pad_height * (plan->pad_width / 2 + 1) : 0;
   gsize nvol = plan->imaging ? (gsize) plan->vol_height * plan->vol_width : 0;
   gboolean varying = plan->imaging && plan->sample.kind != AIRY_SAMPLE_CONSTANT;
+  gsize nband = (gsize) run->rows * plan->psf_width;
   g_autofree float *zhost = NULL;
   guint b0, k, l;
 
@@ -637,12 +671,24 @@ cuda_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErr
       for (k = 0; run->ops && k < nb; k++)
         if (!ops_plane (plan, s, b0 + k, s->zbuf + k, target + k * n, error))
           return FALSE;
+      /* the last, smaller batch has its own layout: zero it once */
+      if (!run->ops && nb != s->batch
+          && !CHECK (cudaMemsetAsync (s->field, 0, nb * n * sizeof (float2), s->stream), error))
+        return FALSE;
       for (l = 0; !run->ops && l < s->n_lambda; l++)
-        if (!CHECK (airy_cuda_launch_generate (s->F + l * n, s->G + l * n, s->zbuf, nb, n, s->field, s->stream), error)
-            || !CUFFT (cufftExecC2C (nb == s->batch ? s->c2c : s->c2c_rest, (cufftComplex *) s->field,
-                                     (cufftComplex *) s->field, CUFFT_FORWARD), error)
-            || !CHECK (airy_cuda_launch_intensity (s->field, run->scale[l], nb, n, target, l > 0, s->stream), error))
-          return FALSE;
+        {
+          float2 *band = s->field + (gsize) run->y0 * nb * plan->psf_width;
+
+          if (!CHECK (airy_cuda_launch_generate_band (s->F + l * nband, s->G + l * nband, s->zbuf, nb, run->rows,
+                                                      plan->psf_width, band, s->stream), error)
+              || !CUFFT (cufftExecC2C (nb == s->batch ? s->rows : s->rows_rest, (cufftComplex *) band,
+                                       (cufftComplex *) band, CUFFT_FORWARD), error)
+              || !CUFFT (cufftExecC2C (nb == s->batch ? s->cols : s->cols_rest, (cufftComplex *) s->field,
+                                       (cufftComplex *) s->field2, CUFFT_FORWARD), error)
+              || !CHECK (airy_cuda_launch_intensity_interleaved (s->field2, run->scale[l], nb, plan->psf_height,
+                                                                 plan->psf_width, target, l > 0, s->stream), error))
+            return FALSE;
+        }
       if (plan->psf
           && !CHECK (cudaMemcpyAsync (airy_stack_plane (plan->psf, b0), target, nb * n * sizeof (float),
                                       cudaMemcpyDeviceToHost, s->stream), error))

@@ -30,17 +30,41 @@ generate_kernel (const float2 *__restrict__ F, const float *__restrict__ G,
     field[b * n + i] = make_float2 (f.x * c - f.y * s, f.x * s + f.y * c);
 }
 
+// The pruned transform works on a row-interleaved batch, u[y][b][x]: the
+// pupil's rows of all planes are one contiguous block (one batched row pass
+// over them alone) and every column of every plane is a stride-(batch·w)
+// sequence (one batched column pass). F and G hold the band rows only.
 __global__ void
-intensity_kernel (const float2 *__restrict__ field, float scale, size_t n,
-                  float *__restrict__ out, int accumulate)
+generate_band_kernel (const float2 *__restrict__ F, const float *__restrict__ G,
+                      const float *__restrict__ z, unsigned batch, unsigned rows, unsigned w,
+                      float2 *__restrict__ band)
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
-    unsigned b = blockIdx.y;
-    if (i >= n)
+    if (i >= (size_t) rows * batch * w)
         return;
-    float2 u = field[b * n + i];
-    float v = scale * (u.x * u.x + u.y * u.y);
-    out[b * n + i] = accumulate ? out[b * n + i] + v : v;
+    unsigned x = (unsigned) (i % w);
+    size_t rb = i / w;
+    unsigned b = (unsigned) (rb % batch), r = (unsigned) (rb / batch);
+    size_t k = (size_t) r * w + x;
+    float2 f = F[k];
+    float s, c;
+    sincosf (z[b] * G[k], &s, &c);
+    band[i] = make_float2 (f.x * c - f.y * s, f.x * s + f.y * c);
+}
+
+// out[b][y][x] (+)= scale · |u[y][b][x]|²
+__global__ void
+intensity_interleaved_kernel (const float2 *__restrict__ u, float scale, unsigned batch, unsigned h,
+                              unsigned w, float *__restrict__ out, int accumulate)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    size_t n = (size_t) h * w;
+    if (i >= n * batch)
+        return;
+    unsigned b = (unsigned) (i / n), y = (unsigned) ((i % n) / w), x = (unsigned) (i % w);
+    float2 v = u[((size_t) y * batch + b) * w + x];
+    float p = scale * (v.x * v.x + v.y * v.y);
+    out[i] = accumulate ? out[i] + p : p;
 }
 
 __global__ void
@@ -368,22 +392,30 @@ airy_cuda_launch_weighted_intensity (const void *u, const float *weights, unsign
 }
 
 int
+airy_cuda_launch_generate_band (const void *F, const float *G, const float *z, unsigned batch,
+                                unsigned rows, unsigned w, void *band, void *stream)
+{
+    generate_band_kernel<<<blocks_for ((size_t) rows * batch * w), kThreads, 0, (cudaStream_t) stream>>> (
+        (const float2 *) F, G, z, batch, rows, w, (float2 *) band);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_intensity_interleaved (const void *u, float scale, unsigned batch, unsigned h, unsigned w,
+                                        float *out, int accumulate, void *stream)
+{
+    intensity_interleaved_kernel<<<blocks_for ((size_t) batch * h * w), kThreads, 0, (cudaStream_t) stream>>> (
+        (const float2 *) u, scale, batch, h, w, out, accumulate);
+    return (int) cudaGetLastError ();
+}
+
+int
 airy_cuda_launch_generate (const void *F, const float *G, const float *z, unsigned batch,
                            size_t n, void *field, void *stream)
 {
     dim3 grid (blocks_for (n), batch);
     generate_kernel<<<grid, kThreads, 0, (cudaStream_t) stream>>> (
         (const float2 *) F, G, z, n, (float2 *) field);
-    return (int) cudaGetLastError ();
-}
-
-int
-airy_cuda_launch_intensity (const void *field, float scale, unsigned batch, size_t n,
-                            float *out, int accumulate, void *stream)
-{
-    dim3 grid (blocks_for (n), batch);
-    intensity_kernel<<<grid, kThreads, 0, (cudaStream_t) stream>>> (
-        (const float2 *) field, scale, n, out, accumulate);
     return (int) cudaGetLastError ();
 }
 

@@ -12,9 +12,13 @@ extern "C" {
 /* field[b][i] = F[i] · exp(i·z[b]·G[i]) for b < batch, i < n */
 int airy_cuda_launch_generate  (const void *F, const float *G, const float *z, unsigned batch,
                                 size_t n, void *field, void *stream);
-/* out[b][i] (+)= scale · |field[b][i]|² */
-int airy_cuda_launch_intensity (const void *field, float scale, unsigned batch, size_t n,
-                                float *out, int accumulate, void *stream);
+/* The pruned transform's row-interleaved layout u[y][b][x]: the band rows
+ * (F, G: rows × w, the pupil's rows only) of `batch` planes, and the
+ * intensity out[b][y][x] (+)= scale · |u[y][b][x]|². */
+int airy_cuda_launch_generate_band (const void *F, const float *G, const float *z, unsigned batch,
+                                    unsigned rows, unsigned w, void *band, void *stream);
+int airy_cuda_launch_intensity_interleaved (const void *u, float scale, unsigned batch, unsigned h,
+                                            unsigned w, float *out, int accumulate, void *stream);
 /* acc[i] += in[b][i] summed over b (real planes) */
 int airy_cuda_launch_sum_planes (const float *in, unsigned batch, size_t n, float *acc, void *stream);
 /* pad[b] (ph × pw) = in[b] (h × w) in the top-left, zeros elsewhere */
