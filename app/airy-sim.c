@@ -437,7 +437,7 @@ cmd_bench (int argc, char **argv)
   AiryRunOptions options = { 0 };
   double t_cold, floor_s, median, tmin, tmax;
   guint h, w, nz, n_threads, i;
-  guint64 peak;
+  guint64 peak, peak_device = 0;
   int k;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
@@ -517,6 +517,14 @@ cmd_bench (int argc, char **argv)
       g_array_append_val (times, r->seconds);
     }
   peak = peak_rss_bytes ();
+  {
+    AiryBackend *b = airy_backend_lookup (cold_backend);
+    guint d;
+
+    /* the device memory a run took, on the busiest device */
+    for (d = 0; b && b->ops->peak_memory && d < b->ops->n_devices (b); d++)
+      peak_device = MAX (peak_device, b->ops->peak_memory (b, d));
+  }
   g_array_sort (times, compare_doubles);
   median = times->len % 2 ? g_array_index (times, double, times->len / 2)
                           : 0.5 * (g_array_index (times, double, times->len / 2 - 1)
@@ -550,9 +558,10 @@ cmd_bench (int argc, char **argv)
              "\"backend\": \"%s\", \"devices\": %u, \"threads\": %u, \"repeat\": %d, "
              "\"warmup\": %d, \"cold_s\": %.6f, \"median_s\": %.6f, \"min_s\": %.6f, "
              "\"max_s\": %.6f, \"floor_s\": %.6f, \"floor\": \"%s\", \"ratio\": %.4f, \"planes_per_s\": %.2f, "
-             "\"peak_rss_bytes\": %" G_GUINT64_FORMAT ", \"output_bytes\": %" G_GUINT64_FORMAT "}\n",
+             "\"peak_rss_bytes\": %" G_GUINT64_FORMAT ", \"peak_device_bytes\": %" G_GUINT64_FORMAT ", "
+             "\"output_bytes\": %" G_GUINT64_FORMAT "}\n",
              what, nz, h, w, cold_backend, cold_devices, n_threads, repeat, warmup, t_cold,
-             median, tmin, tmax, floor_s, floor_kind, median / floor_s, nz / median, peak, out_bytes);
+             median, tmin, tmax, floor_s, floor_kind, median / floor_s, nz / median, peak, peak_device, out_bytes);
   else
     {
       g_autofree char *peak_s = airy_format_bytes (peak);
@@ -570,6 +579,11 @@ cmd_bench (int argc, char **argv)
       g_print ("ratio       %.3f (run / floor)\n", median / floor_s);
       g_print ("throughput  %.1f planes/s\n", nz / median);
       g_print ("memory      peak RSS %s (output %s)\n", peak_s, out_s);
+      if (peak_device > 0)
+        {
+          g_autofree char *dev_s = airy_format_bytes (peak_device);
+          g_print ("device      %s allocated by one run on the busiest device\n", dev_s);
+        }
     }
   return EXIT_OK;
 }

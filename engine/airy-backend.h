@@ -78,6 +78,11 @@ typedef struct _AiryBackendOps
                              guint            planes,
                              GError         **error);
 
+  /* The most device memory one run allocated on `device` since the
+   * backend opened (bytes: buffers, FFT plans and their work areas). */
+  guint64  (*peak_memory)   (AiryBackend     *backend,
+                             guint            device);
+
   /* Copy plane z of the result into a GL texture (name) without a host
    * round trip; the caller has the GL context current. */
   gboolean (*gl_copy_slice) (AiryBackend     *backend,

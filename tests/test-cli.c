@@ -203,7 +203,7 @@ test_bench (void)
   /* bench runs and reports its fields; its numbers are never asserted */
   static const char *const fields[] = { "system", "planes", "height", "width", "backend", "threads",
                                         "cold_s", "median_s", "min_s", "max_s", "floor_s", "ratio",
-                                        "planes_per_s", "peak_rss_bytes", NULL };
+                                        "planes_per_s", "peak_rss_bytes", "peak_device_bytes", NULL };
   g_auto(Run) r = { 0 }, text = { 0 }, bad = { 0 };
   g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(GError) error = NULL;
@@ -221,6 +221,8 @@ test_bench (void)
   g_assert_cmpint (json_object_get_int_member (o, "width"), ==, 64);
   g_assert_cmpfloat (json_object_get_double_member (o, "median_s"), >, 0.0);
   g_assert_cmpfloat (json_object_get_double_member (o, "floor_s"), >, 0.0);
+  /* the CPU backend allocates no device memory */
+  g_assert_cmpint (json_object_get_int_member (o, "peak_device_bytes"), ==, 0);
 
   sim (&text, "bench", "imaging", "--repeat", "1", "--warmup", "0", "--planes", "2", "--size", "64", NULL);
   g_assert_cmpint (text.status, ==, 0);

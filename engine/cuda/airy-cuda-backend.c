@@ -53,6 +53,7 @@ typedef struct
   GMutex           lock;
   GPtrArray       *last;     /* ResultPart* */
   GHashTable      *registered;   /* GL texture name → cudaGraphicsResource_t */
+  guint64         *peak;     /* per device: the most one run allocated */
 } CudaBackend;
 
 typedef struct
@@ -109,6 +110,7 @@ typedef struct
   double         z0;
   guint          y0, rows;  /* the pupil's rows */
   AiryOpList    *ops;     /* chains without the fused path */
+  CudaBackend   *backend;
 } CudaRun;
 
 #define CHECK(expr, error) airy_cuda_check ((int) (expr), #expr, __FILE__, __LINE__, 0, (error))
@@ -164,6 +166,7 @@ cuda_open (AiryBackend *backend, GError **error)
       return FALSE;
     }
   self->props = g_new0 (struct cudaDeviceProp, self->count);
+  self->peak = g_new0 (guint64, self->count);
   for (i = 0; i < self->count; i++)
     if (!CHECK (cudaGetDeviceProperties (&self->props[i], i), error))
       return FALSE;
@@ -201,6 +204,7 @@ cuda_close (AiryBackend *backend)
   g_ptr_array_unref (self->last);
   g_hash_table_unref (self->registered);
   g_free (self->props);
+  g_free (self->peak);
   g_free (self);
   backend->priv = NULL;
 }
@@ -246,6 +250,7 @@ cuda_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
   guint l;
 
   run = g_new0 (CudaRun, 1);
+  run->backend = backend->priv;
   plan->backend_data = run;
   run->slots = g_new0 (Slot, plan->n_slots);
   /* every chain runs on the GPU: the fused path when it applies (an
@@ -453,6 +458,18 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
           || !plan_many (&s->r2c_rest, plan->pad_height, plan->pad_width, CUFFT_R2C, s->rest, s->stream, error)
           || !plan_many (&s->r2c_one, plan->pad_height, plan->pad_width, CUFFT_R2C, 1, s->stream, error)))
     return FALSE;
+
+  /* what this run took on the device, for `airy-sim bench` */
+  {
+    size_t now = 0;
+
+    if (!CHECK (cudaMemGetInfo (&now, &total), error))
+      return FALSE;
+    g_mutex_lock (&run->backend->lock);
+    if (free_b > now)
+      run->backend->peak[s->device] = MAX (run->backend->peak[s->device], (guint64) (free_b - now));
+    g_mutex_unlock (&run->backend->lock);
+  }
   return TRUE;
 }
 
@@ -986,6 +1003,14 @@ cuda_gl_copy_slice (AiryBackend *backend, AiryPlan *plan, guint z, guint texture
 
 /* The floor for `airy-sim bench`: batched in-place C2C transforms of the
  * stack's planes, timed with events after one warm-up. */
+static guint64
+cuda_peak_memory (AiryBackend *backend, guint device)
+{
+  CudaBackend *self = backend->priv;
+
+  return device < (guint) self->count ? self->peak[device] : 0;
+}
+
 static double
 cuda_fft_floor (AiryBackend *backend, guint device, guint h, guint w, guint planes, GError **error)
 {
@@ -1037,6 +1062,7 @@ static const AiryBackendOps cuda_ops = {
   .finish = cuda_finish,
   .release = cuda_release,
   .fft_floor = cuda_fft_floor,
+  .peak_memory = cuda_peak_memory,
   .gl_copy_slice = cuda_gl_copy_slice,
 };
 
