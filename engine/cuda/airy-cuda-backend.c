@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <glib/gi18n-lib.h>
+#include <glib/gstdio.h>
 #include <gmodule.h>
 #include <string.h>
 #include <cuda_runtime_api.h>
@@ -41,6 +42,32 @@
 
 #define MAX_BATCH 16
 
+/* The fused path's pupil data, kept across runs of the same optics: the
+ * host computes F, G (pupil rows only) once per change, each device gets
+ * its copy once. */
+typedef struct
+{
+  gint      ref;
+  char     *key;
+  guint     n_lambda;
+  gsize     nband;       /* rows × w */
+  guint     y0, rows;
+  float    *scale;
+  double    z0;
+  float2   *F;           /* host: n_lambda × nband */
+  float    *G;
+  int       count;       /* devices */
+  float2  **dF;          /* per device, NULL until uploaded */
+  float   **dG;
+} Pupil;
+
+/* A cuFFT plan waiting in the pool for the next run of the same shape */
+typedef struct
+{
+  int          device;
+  cufftHandle  handle;
+} PooledPlan;
+
 typedef struct
 {
   int              count;
@@ -54,6 +81,8 @@ typedef struct
   GPtrArray       *last;     /* ResultPart* */
   GHashTable      *registered;   /* GL texture name → cudaGraphicsResource_t */
   guint64         *peak;     /* per device: the most one run allocated */
+  Pupil           *pupil;    /* the last fused run's pupil data */
+  GHashTable      *plans;    /* key → PooledPlan*: the last run's cuFFT plans, per device */
 } CudaBackend;
 
 typedef struct
@@ -98,17 +127,18 @@ typedef struct
   guint         n_ops;
   double       *sums;
   float        *weights;
+  CudaBackend  *backend;
+  GPtrArray    *taken;     /* keys of the pooled plans this slot holds … */
+  GArray       *taken_handles;   /* … and their handles */
 } Slot;
 
 typedef struct
 {
   Slot          *slots;
-  AiryPsfShared *shared;
-  float2       **F;       /* host, per wavelength */
-  float        **G;
-  float         *scale;
+  float         *scale;   /* the pupil's, per wavelength */
   double         z0;
   guint          y0, rows;  /* the pupil's rows */
+  Pupil         *pupil;
   AiryOpList    *ops;     /* chains without the fused path */
   CudaBackend   *backend;
 } CudaRun;
@@ -142,6 +172,50 @@ airy_cuda_check (int status, const char *expr, const char *file, int line, int a
   return FALSE;
 }
 
+static void
+pupil_unref (Pupil *p)
+{
+  int d;
+
+  if (p == NULL || !g_atomic_int_dec_and_test (&p->ref))
+    return;
+  for (d = 0; d < p->count; d++)
+    if (p->dF[d])
+      {
+        cudaSetDevice (d);
+        cudaFree (p->dF[d]);
+        cudaFree (p->dG[d]);
+      }
+  g_free (p->dF);
+  g_free (p->dG);
+  g_free (p->F);
+  g_free (p->G);
+  g_free (p->scale);
+  g_free (p->key);
+  g_free (p);
+}
+
+/* Destroys the pooled plans of one device (-1: all); with the lock held. */
+static void
+plans_destroy (CudaBackend *self, int device)
+{
+  GHashTableIter iter;
+  gpointer value;
+
+  g_hash_table_iter_init (&iter, self->plans);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      PooledPlan *pp = value;
+
+      if (device >= 0 && pp->device != device)
+        continue;
+      cudaSetDevice (pp->device);
+      cufftDestroy (pp->handle);
+      g_free (pp);
+      g_hash_table_iter_remove (&iter);
+    }
+}
+
 /* ---- devices ---- */
 
 static gboolean
@@ -155,6 +229,7 @@ cuda_open (AiryBackend *backend, GError **error)
   g_mutex_init (&self->lock);
   self->last = g_ptr_array_new ();
   self->registered = g_hash_table_new (NULL, NULL);
+  self->plans = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   if (status != cudaSuccess || self->count == 0)
     {
       /* cudaErrorInsufficientDriver (35) and cudaErrorNoDevice (100) both
@@ -197,12 +272,15 @@ cuda_close (AiryBackend *backend)
   if (self == NULL)
     return;
   free_last (self);
+  pupil_unref (self->pupil);
+  plans_destroy (self, -1);
   for (i = 0; i < self->n_comms; i++)
     ncclCommDestroy (self->comms[i]);
   g_free (self->comms);
   g_free (self->comm_devices);
   g_ptr_array_unref (self->last);
   g_hash_table_unref (self->registered);
+  g_hash_table_unref (self->plans);
   g_free (self->props);
   g_free (self->peak);
   g_free (self);
@@ -242,17 +320,112 @@ cuda_free_memory (AiryBackend *backend, guint device)
 
 /* ---- a run ---- */
 
+/* What the pupil data depend on: the system, and the files it reads. */
+static char *
+pupil_key (AiryPlan *plan)
+{
+  g_autofree char *json = airy_system_to_json (plan->system);
+  GString *key = g_string_new (json);
+  const char *base = airy_system_get_base_dir (plan->system);
+  guint i, k, n;
+
+  for (i = 0; i < plan->chain->len; i++)
+    {
+      AiryElement *e = g_ptr_array_index (plan->chain, i);
+      g_autofree GParamSpec **specs = g_object_class_list_properties (G_OBJECT_GET_CLASS (e), &n);
+
+      for (k = 0; k < n; k++)
+        {
+          const char *file;
+          g_autofree char *path = NULL;
+          GStatBuf st;
+
+          if (!(airy_param_spec_get_flags (specs[k]) & AIRY_PARAM_FILE)
+              || (file = airy_element_get_string (e, specs[k]->name)) == NULL || *file == '\0')
+            continue;
+          path = g_path_is_absolute (file) || base == NULL ? g_strdup (file) : g_build_filename (base, file, NULL);
+          if (g_stat (path, &st) == 0)
+            g_string_append_printf (key, "|%s %" G_GINT64_FORMAT " %" G_GINT64_FORMAT, path,
+                                    (gint64) st.st_mtime, (gint64) st.st_size);
+        }
+    }
+  return g_string_free (key, FALSE);
+}
+
+static Pupil *
+pupil_new (AiryPlan *plan, int count, GError **error)
+{
+  AiryPsfShared *shared = _airy_psf_shared_new (plan, error);
+  guint w = plan->psf_width, l;
+  gsize n = (gsize) plan->psf_height * w;
+  g_autofree float2 *F = NULL;
+  g_autofree float *G = NULL;
+  Pupil *p;
+
+  if (shared == NULL)
+    return NULL;
+  p = g_new0 (Pupil, 1);
+  p->ref = 1;
+  p->n_lambda = plan->spectrum->n;
+  _airy_psf_shared_band (shared, &p->y0, &p->rows);
+  p->nband = (gsize) p->rows * w;
+  p->F = g_new (float2, p->n_lambda * p->nband);
+  p->G = g_new (float, p->n_lambda * p->nband);
+  p->scale = g_new (float, p->n_lambda);
+  F = g_new (float2, n);
+  G = g_new (float, n);
+  for (l = 0; l < p->n_lambda; l++)
+    {
+      _airy_psf_shared_full (shared, l, (fftwf_complex *) F, G);
+      memcpy (p->F + l * p->nband, F + (gsize) p->y0 * w, p->nband * sizeof (float2));
+      memcpy (p->G + l * p->nband, G + (gsize) p->y0 * w, p->nband * sizeof (float));
+      p->scale[l] = _airy_psf_shared_scale (shared, l);
+    }
+  p->z0 = _airy_psf_shared_z0 (shared);
+  p->count = count;
+  p->dF = g_new0 (float2 *, count);
+  p->dG = g_new0 (float *, count);
+  _airy_psf_shared_free (shared);
+  return p;
+}
+
+/* The device's copy of the pupil data, made once. */
+static gboolean
+pupil_upload (CudaBackend *self, Pupil *p, int device, GError **error)
+{
+  gboolean ok = TRUE;
+
+  g_mutex_lock (&self->lock);
+  if (p->dF[device] == NULL)
+    {
+      ok = CHECK (cudaMalloc ((void **) &p->dF[device], p->n_lambda * p->nband * sizeof (float2)), error)
+           && CHECK (cudaMalloc ((void **) &p->dG[device], p->n_lambda * p->nband * sizeof (float)), error)
+           && CHECK (cudaMemcpy (p->dF[device], p->F, p->n_lambda * p->nband * sizeof (float2), cudaMemcpyHostToDevice), error)
+           && CHECK (cudaMemcpy (p->dG[device], p->G, p->n_lambda * p->nband * sizeof (float), cudaMemcpyHostToDevice), error);
+      if (!ok)
+        {
+          cudaFree (p->dF[device]);
+          cudaFree (p->dG[device]);
+          p->dF[device] = NULL;
+          p->dG[device] = NULL;
+        }
+    }
+  g_mutex_unlock (&self->lock);
+  return ok;
+}
+
 static gboolean
 cuda_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
 {
   CudaRun *run;
-  gsize n = (gsize) plan->in_height * plan->in_width;
-  guint l;
+  guint i;
 
   run = g_new0 (CudaRun, 1);
   run->backend = backend->priv;
   plan->backend_data = run;
   run->slots = g_new0 (Slot, plan->n_slots);
+  for (i = 0; i < plan->n_slots; i++)
+    run->slots[i].backend = run->backend;
   /* every chain runs on the GPU: the fused path when it applies (an
    * objective, pixelwise masks, an FF lens), else the operation list */
   if (!_airy_psf_fast_supported (plan) || plan->in_height != plan->psf_height || plan->in_width != plan->psf_width)
@@ -267,33 +440,115 @@ cuda_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
       return _airy_plan_alloc_outputs (plan, error);
     }
 
-  run->shared = _airy_psf_shared_new (plan, error);
-  if (run->shared == NULL)
-    return FALSE;
-  run->F = g_new0 (float2 *, plan->spectrum->n);
-  run->G = g_new0 (float *, plan->spectrum->n);
-  run->scale = g_new0 (float, plan->spectrum->n);
-  for (l = 0; l < plan->spectrum->n; l++)
-    {
-      run->F[l] = g_new (float2, n);
-      run->G[l] = g_new (float, n);
-      _airy_psf_shared_full (run->shared, l, (fftwf_complex *) run->F[l], run->G[l]);
-      run->scale[l] = _airy_psf_shared_scale (run->shared, l);
-    }
-  run->z0 = _airy_psf_shared_z0 (run->shared);
-  _airy_psf_shared_band (run->shared, &run->y0, &run->rows);
+  /* the pupil data of the last run when the optics are the same */
+  {
+    CudaBackend *self = run->backend;
+    g_autofree char *key = pupil_key (plan);
+    Pupil *p = NULL;
+
+    g_mutex_lock (&self->lock);
+    if (self->pupil && g_str_equal (self->pupil->key, key))
+      {
+        p = self->pupil;
+        g_atomic_int_inc (&p->ref);
+      }
+    g_mutex_unlock (&self->lock);
+    if (p == NULL)
+      {
+        if ((p = pupil_new (plan, self->count, error)) == NULL)
+          return FALSE;
+        p->key = g_steal_pointer (&key);
+        g_atomic_int_inc (&p->ref);      /* the cache's and this run's */
+        g_mutex_lock (&self->lock);
+        pupil_unref (self->pupil);
+        self->pupil = p;
+        g_mutex_unlock (&self->lock);
+      }
+    run->pupil = p;
+    run->scale = p->scale;
+    run->z0 = p->z0;
+    run->y0 = p->y0;
+    run->rows = p->rows;
+  }
   return _airy_plan_alloc_outputs (plan, error);
 }
 
+/* cuFFT plans come from the backend's pool, so that a run of the same
+ * shapes as the last one plans nothing; they go back in slot_free(). */
 static gboolean
-plan_many (cufftHandle *plan, guint h, guint w, cufftType type, guint batch, cudaStream_t stream, GError **error)
+plan_take (Slot *s, cufftHandle *out, int rank, int *n, int *embed, int stride, int dist, cufftType type,
+           int batch, GError **error)
+{
+  char *key = g_strdup_printf ("%d|%d|%d×%d|%d|%d|%d|%d|%d", s->device, rank, n[0], rank > 1 ? n[1] : 0,
+                               embed != NULL, stride, dist, (int) type, batch);
+  PooledPlan *pp;
+
+  if (s->taken == NULL)
+    {
+      s->taken = g_ptr_array_new ();
+      s->taken_handles = g_array_new (FALSE, FALSE, sizeof (cufftHandle));
+    }
+  g_mutex_lock (&s->backend->lock);
+  pp = g_hash_table_lookup (s->backend->plans, key);
+  if (pp)
+    g_hash_table_steal (s->backend->plans, key);
+  g_mutex_unlock (&s->backend->lock);
+  if (pp)
+    {
+      *out = pp->handle;
+      g_free (pp);
+    }
+  else if (!CUFFT (cufftPlanMany (out, rank, n, embed, stride, dist, embed, stride, dist, type, batch), error))
+    {
+      g_free (key);
+      return FALSE;
+    }
+  g_ptr_array_add (s->taken, key);
+  g_array_append_val (s->taken_handles, *out);
+  return CUFFT (cufftSetStream (*out, s->stream), error);
+}
+
+static gboolean
+plan_many (Slot *s, cufftHandle *plan, guint h, guint w, cufftType type, guint batch, GError **error)
 {
   int n[2] = { (int) h, (int) w };
 
-  if (batch == 0)
-    return TRUE;
-  return CUFFT (cufftPlanMany (plan, 2, n, NULL, 1, 0, NULL, 1, 0, type, (int) batch), error)
-         && CUFFT (cufftSetStream (*plan, stream), error);
+  return batch == 0 || plan_take (s, plan, 2, n, NULL, 1, 0, type, (int) batch, error);
+}
+
+/* The slot's plans back into the pool, replacing the device's older ones
+ * (so the pool never holds more than one run's plans per device). */
+static void
+plans_return (Slot *s)
+{
+  guint i;
+
+  if (s->taken == NULL)
+    return;
+  g_mutex_lock (&s->backend->lock);
+  plans_destroy (s->backend, s->device);
+  for (i = 0; i < s->taken->len; i++)
+    {
+      PooledPlan *pp = g_new (PooledPlan, 1);
+      char *key = g_ptr_array_index (s->taken, i);
+
+      pp->device = s->device;
+      pp->handle = g_array_index (s->taken_handles, cufftHandle, i);
+      if (g_hash_table_contains (s->backend->plans, key))
+        {
+          /* two of a kind: keep one */
+          cufftDestroy (pp->handle);
+          g_free (pp);
+          g_free (key);
+        }
+      else
+        g_hash_table_insert (s->backend->plans, key, pp);
+    }
+  g_mutex_unlock (&s->backend->lock);
+  g_ptr_array_free (s->taken, FALSE);
+  g_array_unref (s->taken_handles);
+  s->taken = NULL;
+  s->taken_handles = NULL;
 }
 
 /* The pruned 2-D transform of `batch` row-interleaved planes (u[y][b][x]):
@@ -308,10 +563,8 @@ pruned_plans (AiryPlan *plan, Slot *s, guint batch, cufftHandle *rows, cufftHand
 
   if (batch == 0)
     return TRUE;
-  return CUFFT (cufftPlanMany (rows, 1, nw, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, (int) (run->rows * batch)), error)
-         && CUFFT (cufftSetStream (*rows, s->stream), error)
-         && CUFFT (cufftPlanMany (cols, 1, nh, nh, stride, 1, nh, stride, 1, CUFFT_C2C, stride), error)
-         && CUFFT (cufftSetStream (*cols, s->stream), error);
+  return plan_take (s, rows, 1, nw, NULL, 1, 0, CUFFT_C2C, (int) (run->rows * batch), error)
+         && plan_take (s, cols, 1, nh, nh, stride, 1, CUFFT_C2C, stride, error);
 }
 
 static gboolean
@@ -361,7 +614,7 @@ slot_alloc_ops (AiryPlan *plan, Slot *s, GError **error)
               || !CHECK (cudaMemcpyAsync (s->op_geom[i] + L, op->dy, L * sizeof (double), cudaMemcpyHostToDevice, s->stream), error)
               || !CHECK (cudaMemcpyAsync (s->op_geom[i] + 2 * L, op->dx, L * sizeof (double), cudaMemcpyHostToDevice, s->stream), error)))
         return FALSE;
-      if (op->kind == AIRY_OP_FFT && !plan_many (&s->op_plan[i], op->height, op->width, CUFFT_C2C, L, s->stream, error))
+      if (op->kind == AIRY_OP_FFT && !plan_many (s, &s->op_plan[i], op->height, op->width, CUFFT_C2C, L, error))
         return FALSE;
     }
   /* the host arrays above are pageable: the copies are done on return,
@@ -380,12 +633,11 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
   CudaRun *run = plan->backend_data;
   gsize nband = (gsize) run->rows * plan->psf_width;
   gsize fixed, per_plane, free_b = 0, total = 0;
-  guint l;
 
   /* budget the device before allocating: fixed buffers, then as many
    * planes per batch as fit (cuFFT's work area counted as one more copy) */
   fixed = (run->ops ? _airy_ops_bytes (run->ops) + 3 * run->ops->max_size * sizeof (float2)
-                    : s->n_lambda * (gsize) run->rows * plan->psf_width * (sizeof (float2) + sizeof (float)))
+                    : run->pupil->dF[s->device] ? 0 : s->n_lambda * nband * (sizeof (float2) + sizeof (float)))
           + (plan->reduce ? 0 : (gsize) chunk->count * plan->out_height * plan->out_width * sizeof (float))
           + (plan->reduce && !plan->imaging ? n * sizeof (float) : 0)
           + (plan->imaging ? 2 * nspec * sizeof (float2) + np * sizeof (float) : 0);
@@ -394,6 +646,15 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
               + (varying ? nvol * sizeof (float) + np * sizeof (float) + 2 * nspec * sizeof (float2) : 0);
   if (!CHECK (cudaMemGetInfo (&free_b, &total), error))
     return FALSE;
+  if (fixed + per_plane > free_b * 0.9)
+    {
+      /* the pooled plans of earlier runs go first */
+      g_mutex_lock (&run->backend->lock);
+      plans_destroy (run->backend, s->device);
+      g_mutex_unlock (&run->backend->lock);
+      if (!CHECK (cudaMemGetInfo (&free_b, &total), error))
+        return FALSE;
+    }
   if (fixed + per_plane > free_b * 0.9)
     {
       g_autofree char *need = airy_format_bytes (fixed + per_plane);
@@ -410,8 +671,7 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
       || !CHECK (cudaMalloc ((void **) &s->zbuf, s->batch * sizeof (float)), error))
     return FALSE;
   if (run->ops ? !slot_alloc_ops (plan, s, error)
-               : (!CHECK (cudaMalloc ((void **) &s->F, s->n_lambda * nband * sizeof (float2)), error)
-                  || !CHECK (cudaMalloc ((void **) &s->G, s->n_lambda * nband * sizeof (float)), error)
+               : (!pupil_upload (run->backend, run->pupil, s->device, error)
                   || !CHECK (cudaMalloc ((void **) &s->field, s->batch * n * sizeof (float2)), error)
                   || !CHECK (cudaMemsetAsync (s->field, 0, s->batch * n * sizeof (float2), s->stream), error)
                   || !CHECK (cudaMalloc ((void **) &s->field2, s->batch * n * sizeof (float2)), error)))
@@ -439,24 +699,19 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
       else if (!CHECK (cudaMalloc ((void **) &s->vconst, nspec * sizeof (float2)), error))
         return FALSE;
     }
-  for (l = 0; !run->ops && l < s->n_lambda; l++)
+  if (!run->ops)
     {
-      gsize first = (gsize) run->y0 * plan->psf_width;
-
-      if (!CHECK (cudaMemcpyAsync (s->F + l * nband, run->F[l] + first, nband * sizeof (float2), cudaMemcpyHostToDevice,
-                                   s->stream), error)
-          || !CHECK (cudaMemcpyAsync (s->G + l * nband, run->G[l] + first, nband * sizeof (float), cudaMemcpyHostToDevice,
-                                      s->stream), error))
-        return FALSE;
+      s->F = run->pupil->dF[s->device];     /* borrowed from the pupil cache */
+      s->G = run->pupil->dG[s->device];
     }
   if (!run->ops
       && (!pruned_plans (plan, s, s->batch, &s->rows, &s->cols, error)
           || !pruned_plans (plan, s, s->rest, &s->rows_rest, &s->cols_rest, error)))
     return FALSE;
   if (plan->imaging
-      && (!plan_many (&s->r2c, plan->pad_height, plan->pad_width, CUFFT_R2C, s->batch, s->stream, error)
-          || !plan_many (&s->r2c_rest, plan->pad_height, plan->pad_width, CUFFT_R2C, s->rest, s->stream, error)
-          || !plan_many (&s->r2c_one, plan->pad_height, plan->pad_width, CUFFT_R2C, 1, s->stream, error)))
+      && (!plan_many (s, &s->r2c, plan->pad_height, plan->pad_width, CUFFT_R2C, s->batch, error)
+          || !plan_many (s, &s->r2c_rest, plan->pad_height, plan->pad_width, CUFFT_R2C, s->rest, error)
+          || !plan_many (s, &s->r2c_one, plan->pad_height, plan->pad_width, CUFFT_R2C, 1, error)))
     return FALSE;
 
   /* what this run took on the device, for `airy-sim bench` */
@@ -481,8 +736,6 @@ slot_free (AiryPlan *plan, Slot *s)
   cudaSetDevice (s->device);
   if (s->stream)
     cudaStreamSynchronize (s->stream);
-  cudaFree (s->F);
-  cudaFree (s->G);
   cudaFree (s->field);
   cudaFree (s->inten);
   cudaFree (s->zbuf);
@@ -500,7 +753,6 @@ slot_free (AiryPlan *plan, Slot *s)
       cudaFree (s->op_phase[i]);
       cudaFree (s->op_scale[i]);
       cudaFree (s->op_geom[i]);
-      if (s->op_plan[i]) cufftDestroy (s->op_plan[i]);
     }
   g_free (s->op_factor);
   g_free (s->op_phase);
@@ -512,14 +764,7 @@ slot_free (AiryPlan *plan, Slot *s)
   cudaFree (s->sums);
   cudaFree (s->weights);
   cudaFree (s->field2);
-  if (s->rows) cufftDestroy (s->rows);
-  if (s->rows_rest) cufftDestroy (s->rows_rest);
-  if (s->cols) cufftDestroy (s->cols);
-  if (s->cols_rest) cufftDestroy (s->cols_rest);
-  if (s->r2c) cufftDestroy (s->r2c);
-  if (s->r2c_rest) cufftDestroy (s->r2c_rest);
-  if (s->r2c_one) cufftDestroy (s->r2c_one);
-  if (s->c2r) cufftDestroy (s->c2r);
+  plans_return (s);
   if (s->stream)
     cudaStreamDestroy (s->stream);
   memset (s, 0, sizeof *s);
@@ -878,7 +1123,7 @@ cuda_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
     if (plan->imaging)
       {
         /* the inverse transform of Σ_z V̂_z·P̂_z, then the "same" crop */
-        if (!plan_many (&s0->c2r, plan->pad_height, plan->pad_width, CUFFT_C2R, 1, s0->stream, error)
+        if (!plan_many (s0, &s0->c2r, plan->pad_height, plan->pad_width, CUFFT_C2R, 1, error)
             || !CUFFT (cufftExecC2R (s0->c2r, (cufftComplex *) s0->acc, s0->pad), error)
             || !CHECK (airy_cuda_launch_crop (s0->pad, plan->pad_width, h, w, plan->psf_height / 2, plan->psf_width / 2,
                                               1.0f / ((float) plan->pad_height * plan->pad_width), image, s0->stream), error))
@@ -917,23 +1162,15 @@ static void
 cuda_release (AiryBackend *backend, AiryPlan *plan)
 {
   CudaRun *run = plan->backend_data;
-  guint i, l;
+  guint i;
 
   if (run == NULL)
     return;
   for (i = 0; run->slots && i < plan->n_slots; i++)
     if (run->slots[i].stream || run->slots[i].F)
       slot_free (plan, &run->slots[i]);
-  for (l = 0; run->F && l < plan->spectrum->n; l++)
-    {
-      g_free (run->F[l]);
-      g_free (run->G[l]);
-    }
-  g_free (run->F);
-  g_free (run->G);
-  g_free (run->scale);
+  pupil_unref (run->pupil);
   g_free (run->slots);
-  _airy_psf_shared_free (run->shared);
   _airy_ops_free (run->ops);
   g_free (run);
   plan->backend_data = NULL;
@@ -1029,7 +1266,8 @@ cuda_fft_floor (AiryBackend *backend, guint device, guint h, guint w, guint plan
   ok = CHECK (cudaStreamCreate (&stream), error)
        && CHECK (cudaMalloc ((void **) &data, batch * n * sizeof (float2)), error)
        && CHECK (cudaMemsetAsync (data, 0, batch * n * sizeof (float2), stream), error)
-       && plan_many (&plan, h, w, CUFFT_C2C, batch, stream, error)
+       && CUFFT (cufftPlanMany (&plan, 2, (int[]) { (int) h, (int) w }, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, (int) batch), error)
+       && CUFFT (cufftSetStream (plan, stream), error)
        && CHECK (cudaEventCreate (&start), error) && CHECK (cudaEventCreate (&stop), error)
        && CUFFT (cufftExecC2C (plan, (cufftComplex *) data, (cufftComplex *) data, CUFFT_FORWARD), error)
        && CHECK (cudaEventRecord (start, stream), error);
