@@ -339,3 +339,41 @@ airy_poisson (double mean, unsigned long long seed, unsigned long long stream)
       return floor (mean + 0.5);
     }
 }
+
+/* The sensor's noise chain for one pixel: photo-electrons = exposure ·
+ * intensity, shot noise (Poisson or its Gaussian approximation), full-well
+ * saturation, read noise, gain and offset, rounding to the bit depth. The
+ * random numbers are counter-based: (seed, plane << 40 ^ pixel), so the CPU
+ * and the GPU draw the same ones. */
+typedef struct
+{
+  int                noise;        /* 0 none, 1 Poisson, 2 Gaussian */
+  double             exposure;
+  double             read_noise;
+  double             gain;
+  double             offset;
+  double             full_well;    /* 0: none */
+  int                bits;         /* 0: no rounding */
+  unsigned long long seed;
+  unsigned long long stream;       /* the plane */
+} AiryNoiseParams;
+
+AIRY_HD double
+airy_sensor_pixel (const AiryNoiseParams *p, double intensity, unsigned long long i)
+{
+  double e = p->exposure * intensity;
+  unsigned long long s = (p->stream << 40) ^ i;
+
+  if (p->noise == 1)
+    e = airy_poisson (e, p->seed, s);
+  else if (p->noise == 2)
+    e = fmax (0.0, e + sqrt (fmax (e, 0.0)) * airy_normal (p->seed, s, 1));
+  if (p->full_well > 0.0)
+    e = fmin (e, p->full_well);
+  if (p->read_noise > 0.0)
+    e += p->read_noise * airy_normal (p->seed, s, 2);
+  e = p->gain * e + p->offset;
+  if (p->bits > 0)
+    e = fmin (fmax (floor (e + 0.5), 0.0), ldexp (1.0, p->bits) - 1.0);
+  return e;
+}

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "airy-element.h"
+#include "airy-physics.h"
 
 G_BEGIN_DECLS
 
@@ -8,6 +9,10 @@ void     _airy_sensor_output_shape (AiryElement *self,
                                     guint h, guint w, double dy, double dx,
                                     guint *oh, guint *ow, double *ody, double *odx);
 gboolean _airy_sensor_reduces      (AiryElement *self);
+/* the noise chain's parameters for plane `stream` */
+void     _airy_sensor_noise        (AiryElement *self,
+                                    guint64 stream,
+                                    AiryNoiseParams *noise);
 float   *_airy_sensor_process      (AiryElement *self,
                                     const float *in,
                                     guint h, guint w, double dy, double dx,

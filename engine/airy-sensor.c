@@ -96,6 +96,22 @@ sample_bilinear (const float *img, guint h, guint w, double dy, double dx, doubl
   return v;
 }
 
+void
+_airy_sensor_noise (AiryElement     *self,
+                    guint64          stream,
+                    AiryNoiseParams *noise)
+{
+  noise->noise = airy_element_get_enum (self, "noise");
+  noise->exposure = airy_element_get_double (self, "exposure");
+  noise->read_noise = airy_element_get_double (self, "read-noise");
+  noise->gain = airy_element_get_double (self, "gain");
+  noise->offset = airy_element_get_double (self, "offset");
+  noise->full_well = airy_element_get_double (self, "full-well");
+  noise->bits = airy_element_get_int (self, "bit-depth");
+  noise->seed = (guint64) airy_element_get_int (self, "seed");
+  noise->stream = stream;
+}
+
 float *
 _airy_sensor_process (AiryElement *self,
                       const float *in,
@@ -103,14 +119,7 @@ _airy_sensor_process (AiryElement *self,
                       guint64 stream)
 {
   int resample = airy_element_get_enum (self, "resample");
-  int noise = airy_element_get_enum (self, "noise");
-  double exposure = airy_element_get_double (self, "exposure");
-  double read_noise = airy_element_get_double (self, "read-noise");
-  double gain = airy_element_get_double (self, "gain");
-  double offset = airy_element_get_double (self, "offset");
-  double full_well = airy_element_get_double (self, "full-well");
-  int bits = airy_element_get_int (self, "bit-depth");
-  guint64 seed = (guint64) airy_element_get_int (self, "seed");
+  AiryNoiseParams noise;
   guint oh, ow, y, x;
   double ody, odx;
   float *out;
@@ -142,24 +151,9 @@ _airy_sensor_process (AiryElement *self,
   else
     memcpy (out, in, n * sizeof (float));
 
+  _airy_sensor_noise (self, stream, &noise);
   for (i = 0; i < n; i++)
-    {
-      double e = exposure * out[i];
-      guint64 s = (stream << 40) ^ (guint64) i;
-
-      if (noise == AIRY_NOISE_POISSON)
-        e = airy_poisson (e, seed, s);
-      else if (noise == AIRY_NOISE_GAUSSIAN)
-        e = MAX (0.0, e + sqrt (MAX (e, 0.0)) * airy_normal (seed, s, 1));
-      if (full_well > 0.0)
-        e = MIN (e, full_well);
-      if (read_noise > 0.0)
-        e += read_noise * airy_normal (seed, s, 2);
-      e = gain * e + offset;
-      if (bits > 0)
-        e = CLAMP (floor (e + 0.5), 0.0, ldexp (1.0, bits) - 1.0);
-      out[i] = (float) e;
-    }
+    out[i] = (float) airy_sensor_pixel (&noise, out[i], i);
   return out;
 }
 

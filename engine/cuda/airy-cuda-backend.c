@@ -782,17 +782,7 @@ sensor_plane (AiryPlan *plan, Slot *s, const float *in, float *out, guint64 stre
   double dy = plan->imaging ? airy_system_get_spacing (plan->system) : plan->psf_dy;
   double dx = plan->imaging ? airy_system_get_spacing (plan->system) : plan->psf_dx;
   gsize no = (gsize) plan->out_height * plan->out_width;
-  AiryCudaNoise noise = {
-    .noise = airy_element_get_enum (e, "noise"),
-    .exposure = airy_element_get_double (e, "exposure"),
-    .read_noise = airy_element_get_double (e, "read-noise"),
-    .gain = airy_element_get_double (e, "gain"),
-    .offset = airy_element_get_double (e, "offset"),
-    .full_well = airy_element_get_double (e, "full-well"),
-    .bits = airy_element_get_int (e, "bit-depth"),
-    .seed = (unsigned long long) airy_element_get_int (e, "seed"),
-    .stream = stream_id,
-  };
+  AiryNoiseParams noise;
 
   if (resample == 1)
     {
@@ -809,6 +799,7 @@ sensor_plane (AiryPlan *plan, Slot *s, const float *in, float *out, guint64 stre
     }
   else if (!CHECK (cudaMemcpyAsync (out, in, no * sizeof (float), cudaMemcpyDeviceToDevice, s->stream), error))
     return FALSE;
+  _airy_sensor_noise (e, stream_id, &noise);
   return CHECK (airy_cuda_launch_noise (out, no, &noise, s->stream), error);
 }
 

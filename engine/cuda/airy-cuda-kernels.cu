@@ -181,25 +181,12 @@ linear_kernel (const float *__restrict__ in, unsigned h, unsigned w, double dy, 
 }
 
 __global__ void
-noise_kernel (float *data, size_t n, AiryCudaNoise p)
+noise_kernel (float *data, size_t n, AiryNoiseParams p)
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    double e = p.exposure * data[i];
-    unsigned long long s = (p.stream << 40) ^ (unsigned long long) i;
-    if (p.noise == 1)
-        e = airy_poisson (e, p.seed, s);
-    else if (p.noise == 2)
-        e = fmax (0.0, e + sqrt (fmax (e, 0.0)) * airy_normal (p.seed, s, 1));
-    if (p.full_well > 0.0)
-        e = fmin (e, p.full_well);
-    if (p.read_noise > 0.0)
-        e += p.read_noise * airy_normal (p.seed, s, 2);
-    e = p.gain * e + p.offset;
-    if (p.bits > 0)
-        e = fmin (fmax (floor (e + 0.5), 0.0), ldexp (1.0, p.bits) - 1.0);
-    data[i] = (float) e;
+    data[i] = (float) airy_sensor_pixel (&p, data[i], i);
 }
 
 __global__ void
@@ -493,7 +480,7 @@ airy_cuda_launch_linear (const float *in, unsigned h, unsigned w, double dy, dou
 }
 
 int
-airy_cuda_launch_noise (float *data, size_t n, const AiryCudaNoise *noise, void *stream)
+airy_cuda_launch_noise (float *data, size_t n, const AiryNoiseParams *noise, void *stream)
 {
     if (noise->noise == 0 && noise->exposure == 1.0 && noise->read_noise == 0.0 && noise->gain == 1.0
         && noise->offset == 0.0 && noise->full_well == 0.0 && noise->bits == 0)

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "airy-physics.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -63,19 +65,7 @@ int airy_cuda_launch_block_sum (const float *in, unsigned h, unsigned w, unsigne
 int airy_cuda_launch_linear    (const float *in, unsigned h, unsigned w, double dy, double dx,
                                 float *out, unsigned oh, unsigned ow, double ody, double odx,
                                 double scale, void *stream);
-typedef struct
-{
-  int                noise;        /* 0 none, 1 Poisson, 2 Gaussian */
-  double             exposure;
-  double             read_noise;
-  double             gain;
-  double             offset;
-  double             full_well;
-  int                bits;
-  unsigned long long seed;
-  unsigned long long stream;       /* the plane, as on the CPU */
-} AiryCudaNoise;
-int airy_cuda_launch_noise     (float *data, size_t n, const AiryCudaNoise *noise, void *stream);
+int airy_cuda_launch_noise     (float *data, size_t n, const AiryNoiseParams *noise, void *stream);
 
 #ifdef __cplusplus
 }
