@@ -790,7 +790,7 @@ sensor_plane (AiryPlan *plan, Slot *s, const float *in, float *out, guint64 stre
                                               plan->out_height, plan->out_width, s->stream), error))
         return FALSE;
     }
-  else if (resample == 2 && (plan->out_height != h || plan->out_width != w))
+  else if (resample == 2 && (plan->out_height != h || plan->out_width != w || plan->out_dy != dy || plan->out_dx != dx))
     {
       double scale = airy_element_get_boolean (e, "sum-preserving") ? plan->out_dy * plan->out_dx / (dy * dx) : 1.0;
       if (!CHECK (airy_cuda_launch_linear (in, h, w, dy, dx, out, plan->out_height, plan->out_width,
