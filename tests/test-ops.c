@@ -1,8 +1,6 @@
 #include "config.h"
 
-#include <math.h>
-
-#include "airy.h"
+#include "airy-test-util.h"
 #include "airy-ops-private.h"
 
 /* The device operation lists (what the CUDA backend runs for chains
@@ -18,11 +16,10 @@ plan_for (guint h, guint w, double spacing, const char *elements)
 {
   g_autofree char *json = g_strdup_printf (HEAD, h, w, spacing, elements);
   g_autoptr (GError) error = NULL;
-  g_autoptr (AirySystem) system = airy_system_new_from_data (json, -1, NULL, "test", &error);
+  g_autoptr (AirySystem) system = test_system (json);
   AiryRunOptions options = { .backend = "cpu" };
   AiryPlan *plan;
 
-  g_assert_no_error (error);
   plan = _airy_plan_new (system, &options, NULL, &error);
   g_assert_no_error (error);
   return plan;
