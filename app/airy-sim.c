@@ -4,6 +4,8 @@
 
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -51,11 +53,16 @@ print_help (void)
              "  airy-sim info [--elements]                     backends, devices, modules, elements\n"
              "  airy-sim bench [PRESET|SYSTEM.json] [--repeat N] [--warmup N] [--threads N]\n"
              "                 [--devices N|LIST] [--planes N] [--size N] [--backend B] [--json]\n"
-             "                                                 time runs against the bare FFT floor\n"
+             "                 [--write-dir DIR | --no-write]\n"
+             "                                                 time runs against the bare FFT floor,\n"
+             "                                                 and the TIFF write against a plain write\n"
              "  airy-sim --version | --help\n"
              "\n"
              "Run options:\n"
-             "  -o, --output FILE.tif     output: float32 TIFF stack with voxel size (ImageJ)\n"
+             "  -o, --output FILE.tif     output: float32 TIFF stack with voxel size (ImageJ);\n"
+             "                            FILE.ome.tif: OME-TIFF with physical sizes and every plane's z\n"
+             "  --format imagej|ome|bigtiff  TIFF flavour (default: by the name; bigtiff: ImageJ\n"
+             "                            metadata in a BigTIFF with one IFD per plane)\n"
              "  --psf-out FILE.tif        imaging: also write the PSF stack\n"
              "  --png FILE.png            also write the middle plane as a colormapped PNG\n"
              "  --backend cpu|cuda|auto   compute backend (default auto: CUDA if usable, else CPU)\n"
@@ -299,11 +306,29 @@ check_output_path (const char *option, const char *path, const char *const *suff
   return TRUE;
 }
 
+static gboolean
+parse_tiff_format (const char *arg, AiryTiffFormat *format)
+{
+  static const struct { const char *name; AiryTiffFormat format; } names[] = {
+    { "imagej", AIRY_TIFF_IMAGEJ }, { "ome", AIRY_TIFF_OME }, { "bigtiff", AIRY_TIFF_BIGTIFF },
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (names); i++)
+    if (g_str_equal (arg, names[i].name))
+      {
+        *format = names[i].format;
+        return TRUE;
+      }
+  return FALSE;
+}
+
 static int
 cmd_run (int argc, char **argv)
 {
   g_autofree char *output = NULL, *psf_out = NULL, *png_out = NULL, *backend = NULL;
-  g_autofree char *devices_arg = NULL, *preset = NULL;
+  g_autofree char *devices_arg = NULL, *preset = NULL, *format_arg = NULL;
+  AiryTiffFormat tiff_format = AIRY_TIFF_AUTO;
   int threads = 0;
   gboolean quiet = FALSE;
   GOptionEntry entries[] = {
@@ -315,6 +340,7 @@ cmd_run (int argc, char **argv)
     { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
     { "preset", 0, 0, G_OPTION_ARG_STRING, &preset, NULL, NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, NULL, NULL },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format_arg, NULL, NULL },
     { NULL }
   };
   static const char *const tif[] = { ".tif", ".tiff", NULL };
@@ -339,6 +365,8 @@ cmd_run (int argc, char **argv)
     return usage_error ("--threads: must be in [0, 4096], got %d", threads);
   if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
     return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
+  if (format_arg && !parse_tiff_format (format_arg, &tiff_format))
+    return usage_error ("--format: must be one of imagej, ome, bigtiff, got \"%s\"", format_arg);
   if (!check_output_path ("-o", output, tif, &error)
       || (psf_out && !check_output_path ("--psf-out", psf_out, tif, &error))
       || (png_out && !check_output_path ("--png", png_out, png, &error))
@@ -361,10 +389,15 @@ cmd_run (int argc, char **argv)
     return fail (error);
   print_warnings (result->warnings);
 
-  if (!airy_tiff_write (output, result->stack, &error))
-    return fail (error);
-  if (psf_out && result->psf && !airy_tiff_write (psf_out, result->psf, &error))
-    return fail (error);
+  {
+    g_autoptr(GPtrArray) write_warnings = g_ptr_array_new_with_free_func (g_free);
+    AiryTiffWriteOptions wo = { tiff_format, write_warnings, 0 };
+
+    if (!airy_tiff_write_full (output, result->stack, &wo, &error)
+        || (psf_out && result->psf && !airy_tiff_write_full (psf_out, result->psf, &wo, &error)))
+      return fail (error);
+    print_warnings (write_warnings);
+  }
   if (png_out)
     {
       AiryStack *s = result->stack;
@@ -406,12 +439,112 @@ peak_rss_bytes (void)
   return (guint64) ru.ru_maxrss * 1024;
 }
 
+typedef struct
+{
+  double write_s;     /* median TIFF write of one result */
+  double plain_s;     /* median plain write of as many bytes (dd's floor) */
+  double e2e_s;       /* median run + TIFF write */
+  char   dir[256];
+} BenchWrite;
+
+static double
+median_of (GArray *t)
+{
+  g_array_sort (t, compare_doubles);
+  return t->len % 2 ? g_array_index (t, double, t->len / 2)
+                    : 0.5 * (g_array_index (t, double, t->len / 2 - 1) + g_array_index (t, double, t->len / 2));
+}
+
+/* A plain write(2) of the result's bytes in 16 MiB pieces, as
+ * `dd bs=16M` does, into a new file that is then removed. */
+static gboolean
+plain_write (const char *path, const void *data, guint64 n, GError **error)
+{
+  const guint8 *p = data;
+  int fd = g_open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+  if (fd < 0)
+    {
+      int e = errno;
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, g_strerror (e));
+      return FALSE;
+    }
+  while (n > 0)
+    {
+      gssize w = write (fd, p, (gsize) MIN (n, (guint64) 16 << 20));
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        {
+          int e = w < 0 ? errno : ENOSPC;
+          close (fd);
+          g_unlink (path);
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, g_strerror (e));
+          return FALSE;
+        }
+      p += w;
+      n -= (guint64) w;
+    }
+  close (fd);
+  return TRUE;
+}
+
+static gboolean
+bench_write (AirySystem *system, const AiryRunOptions *options, const char *dir, guint n,
+             BenchWrite *out, GError **error)
+{
+  g_autoptr(GArray) tw = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) tp = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) te = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autofree char *name = g_strdup_printf ("airy-bench-%d.tif", (int) getpid ());
+  g_autofree char *raw_name = g_strdup_printf ("airy-bench-%d.raw", (int) getpid ());
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autofree char *raw = g_build_filename (dir, raw_name, NULL);
+  guint i;
+
+  if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, "--write-dir: %s is not a folder", dir);
+      return FALSE;
+    }
+  g_strlcpy (out->dir, dir, sizeof out->dir);
+  for (i = 0; i < n; i++)
+    {
+      g_autoptr(AiryResult) r = NULL;
+      guint64 bytes;
+      gint64 t0, t1, t2, t3;
+
+      t0 = g_get_monotonic_time ();
+      r = airy_run (system, options, NULL, NULL, NULL, error);
+      if (r == NULL)
+        return FALSE;
+      t1 = g_get_monotonic_time ();
+      if (!airy_tiff_write (path, r->stack, error))
+        return FALSE;
+      t2 = g_get_monotonic_time ();
+      g_unlink (path);
+      bytes = (guint64) r->stack->depth * airy_stack_plane_size (r->stack) * 4;
+      t3 = g_get_monotonic_time ();
+      if (!plain_write (raw, r->stack->data, bytes, error))
+        return FALSE;
+      g_array_append_val (tp, (double) { (g_get_monotonic_time () - t3) / 1e6 });
+      g_unlink (raw);
+      g_array_append_val (tw, (double) { (t2 - t1) / 1e6 });
+      g_array_append_val (te, (double) { (t2 - t0) / 1e6 });
+    }
+  out->write_s = median_of (tw);
+  out->plain_s = median_of (tp);
+  out->e2e_s = median_of (te);
+  return TRUE;
+}
+
 static int
 cmd_bench (int argc, char **argv)
 {
   g_autofree char *backend = NULL, *devices_arg = NULL;
   int repeat = 5, warmup = 1, threads = 0, planes = 0, size = 0;
-  gboolean json = FALSE;
+  gboolean json = FALSE, no_write = FALSE;
+  g_autofree char *write_dir = NULL;
   GOptionEntry entries[] = {
     { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, NULL, NULL },
     { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, NULL, NULL },
@@ -421,6 +554,8 @@ cmd_bench (int argc, char **argv)
     { "planes", 0, 0, G_OPTION_ARG_INT, &planes, NULL, NULL },
     { "size", 0, 0, G_OPTION_ARG_INT, &size, NULL, NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, NULL, NULL },
+    { "write-dir", 0, 0, G_OPTION_ARG_FILENAME, &write_dir, NULL, NULL },
+    { "no-write", 0, 0, G_OPTION_ARG_NONE, &no_write, NULL, NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
@@ -428,6 +563,7 @@ cmd_bench (int argc, char **argv)
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
+  BenchWrite wr = { 0 };
   g_autoptr(AiryResult) cold = NULL;
   g_autofree char *cold_backend = NULL;
   const char *floor_kind = "FFTW";
@@ -516,6 +652,11 @@ cmd_bench (int argc, char **argv)
         return fail (error);
       g_array_append_val (times, r->seconds);
     }
+  /* files: the TIFF write of one result, a plain write of as many bytes
+   * to the same folder (the dd floor), and compute + write together */
+  if (!no_write && !bench_write (system, &options, write_dir ? write_dir : g_get_tmp_dir (),
+                                 MAX (3, MIN (repeat, 5)), &wr, &error))
+    return fail (error);
   peak = peak_rss_bytes ();
   {
     AiryBackend *b = airy_backend_lookup (cold_backend);
@@ -559,9 +700,11 @@ cmd_bench (int argc, char **argv)
              "\"warmup\": %d, \"cold_s\": %.6f, \"median_s\": %.6f, \"min_s\": %.6f, "
              "\"max_s\": %.6f, \"floor_s\": %.6f, \"floor\": \"%s\", \"ratio\": %.4f, \"planes_per_s\": %.2f, "
              "\"peak_rss_bytes\": %" G_GUINT64_FORMAT ", \"peak_device_bytes\": %" G_GUINT64_FORMAT ", "
-             "\"output_bytes\": %" G_GUINT64_FORMAT "}\n",
+             "\"output_bytes\": %" G_GUINT64_FORMAT ", \"write_s\": %.6f, \"plain_write_s\": %.6f, "
+             "\"end_to_end_s\": %.6f, \"end_to_end_ratio\": %.4f}\n",
              what, nz, h, w, cold_backend, cold_devices, n_threads, repeat, warmup, t_cold,
-             median, tmin, tmax, floor_s, floor_kind, median / floor_s, nz / median, peak, peak_device, out_bytes);
+             median, tmin, tmax, floor_s, floor_kind, median / floor_s, nz / median, peak, peak_device, out_bytes,
+             wr.write_s, wr.plain_s, wr.e2e_s, wr.e2e_s > 0 ? wr.e2e_s / (median + wr.plain_s) : 0.0);
   else
     {
       g_autofree char *peak_s = airy_format_bytes (peak);
@@ -579,6 +722,13 @@ cmd_bench (int argc, char **argv)
       g_print ("ratio       %.3f (run / floor)\n", median / floor_s);
       g_print ("throughput  %.1f planes/s\n", nz / median);
       g_print ("memory      peak RSS %s (output %s)\n", peak_s, out_s);
+      if (wr.e2e_s > 0)
+        {
+          g_print ("write       %.1f ms TIFF, %.1f ms plain write of the same bytes (%s)\n",
+                   wr.write_s * 1e3, wr.plain_s * 1e3, wr.dir);
+          g_print ("end to end  %.1f ms run + write, %.3f × (run + plain write)\n",
+                   wr.e2e_s * 1e3, wr.e2e_s / (median + wr.plain_s));
+        }
       if (peak_device > 0)
         {
           g_autofree char *dev_s = airy_format_bytes (peak_device);

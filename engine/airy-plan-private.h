@@ -64,6 +64,9 @@ guint64   _airy_plan_bytes_per_slot (AiryPlan *plan);
 gboolean  _airy_plan_alloc_outputs  (AiryPlan *plan,
                                      GError  **error);
 void      _airy_plan_set_metadata   (AiryPlan *plan);
+void      _airy_plan_plane_range    (AiryPlan    *plan,
+                                     guint        b,
+                                     const float *plane);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryPlan, _airy_plan_free)
 

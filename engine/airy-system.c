@@ -397,21 +397,29 @@ parse_z (AirySystem *self, JsonObject *root, GError **error)
 static gboolean
 parse_sample (AirySystem *self, JsonObject *root, GError **error)
 {
-  static const char *const keys[] = { "constant", "file", "beads", NULL };
+  static const char *const keys[] = { "constant", "file", "beads", "channel", "frame", "resample", NULL };
+  static const char *const file_options[] = { "channel", "frame", "resample", NULL };
   static const char *const bead_keys[] = { "count", "seed", "intensity", NULL };
   JsonObject *s = get_object (root, "sample", "sample", TRUE, error);
-  g_autoptr(GList) members = NULL;
   AirySample sample = { AIRY_SAMPLE_NONE, 0 };
+  guint i;
 
   if (s == NULL || !check_keys (s, "sample", keys, error))
     return FALSE;
-  members = json_object_get_members (s);
-  if (g_list_length (members) != 1)
+  if (json_object_has_member (s, "constant") + json_object_has_member (s, "file")
+      + json_object_has_member (s, "beads") != 1)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    _("sample: must have exactly one of constant, file, beads"));
       return FALSE;
     }
+  for (i = 0; file_options[i]; i++)
+    if (json_object_has_member (s, file_options[i]) && !json_object_has_member (s, "file"))
+      {
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                     _("sample.%s: only a sample file has this option"), file_options[i]);
+        return FALSE;
+      }
   if (json_object_has_member (s, "constant"))
     {
       sample.kind = AIRY_SAMPLE_CONSTANT;
@@ -436,6 +444,25 @@ parse_sample (AirySystem *self, JsonObject *root, GError **error)
         }
       sample.kind = AIRY_SAMPLE_FILE;
       sample.file = (char *) json_node_get_string (f);
+      sample.channel_set = json_object_has_member (s, "channel");
+      sample.frame_set = json_object_has_member (s, "frame");
+      if ((sample.channel_set
+           && !get_uint (s, "channel", "sample.channel", 0, 1000000, &sample.channel, error))
+          || (sample.frame_set
+              && !get_uint (s, "frame", "sample.frame", 0, 1000000, &sample.frame, error)))
+        return FALSE;
+      if (json_object_has_member (s, "resample"))
+        {
+          JsonNode *r = json_object_get_member (s, "resample");
+
+          if (!JSON_NODE_HOLDS_VALUE (r) || json_node_get_value_type (r) != G_TYPE_BOOLEAN)
+            {
+              g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE,
+                           _("sample.resample: expected true or false, got %s"), kind_of (r));
+              return FALSE;
+            }
+          sample.resample = json_node_get_boolean (r);
+        }
     }
   else
     {
@@ -864,6 +891,21 @@ airy_system_to_json (AirySystem *self)
         case AIRY_SAMPLE_FILE:
           json_builder_set_member_name (b, "file");
           json_builder_add_string_value (b, self->sample.file);
+          if (self->sample.channel_set)
+            {
+              json_builder_set_member_name (b, "channel");
+              json_builder_add_int_value (b, self->sample.channel);
+            }
+          if (self->sample.frame_set)
+            {
+              json_builder_set_member_name (b, "frame");
+              json_builder_add_int_value (b, self->sample.frame);
+            }
+          if (self->sample.resample)
+            {
+              json_builder_set_member_name (b, "resample");
+              json_builder_add_boolean_value (b, TRUE);
+            }
           break;
         case AIRY_SAMPLE_BEADS:
           json_builder_set_member_name (b, "beads");

@@ -26,6 +26,14 @@ typedef struct
   guint          count;      /* beads */
   guint          seed;
   double         intensity;
+  /* file: which channel and frame of a hyperstack (unset: the file must
+   * hold one), and whether a voxel size other than the system's is
+   * resampled instead of refused */
+  gboolean       channel_set;
+  guint          channel;
+  gboolean       frame_set;
+  guint          frame;
+  gboolean       resample;
 } AirySample;
 
 AirySystem   *airy_system_new              (void);

@@ -395,6 +395,7 @@ job_run (gpointer data)
         }
       else if (!direct)
         memcpy (airy_stack_plane (plan->out, b), target, npsf * sizeof (float));
+      _airy_plan_plane_range (plan, b, NULL);
       _airy_plan_plane_done (plan);
     }
 
