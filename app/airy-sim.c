@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include <glib/gstdio.h>
 
 #include "airy.h"
+#include "airy-atomic-private.h"
 
 enum { EXIT_OK = 0, EXIT_RUN = 1, EXIT_INPUT = 2 };
 
@@ -51,6 +54,7 @@ print_help (void)
              "  airy-sim validate SYSTEM.json                  check a system file, print warnings\n"
              "  airy-sim preset NAME                           print a preset's JSON (--list: names)\n"
              "  airy-sim info [--elements]                     backends, devices, modules, elements\n"
+             "  airy-sim schema [--builtin]                    print the JSON Schema of system files\n"
              "  airy-sim bench [PRESET|SYSTEM.json] [--repeat N] [--warmup N] [--threads N]\n"
              "                 [--devices N|LIST] [--planes N] [--size N] [--backend B] [--json]\n"
              "                 [--write-dir DIR | --no-write]\n"
@@ -176,6 +180,32 @@ cmd_preset (int argc, char **argv)
   return EXIT_OK;
 }
 
+/* ---- schema ---- */
+
+static int
+cmd_schema (int argc, char **argv)
+{
+  g_autofree char *schema = NULL;
+
+  if (argc > 2 || (argc == 2 && !g_str_equal (argv[1], "--builtin")))
+    return usage_error (_("schema: the only option is --builtin (leave out the modules' element types)"));
+  schema = airy_system_schema (argc == 1);
+  /* bytes as they are (UTF-8), whatever the locale's charset */
+  fputs (schema, stdout);
+  fputc ('\n', stdout);
+  return EXIT_OK;
+}
+
+/* ---- environment ---- */
+
+/* Variables the engine reads: a wrong value is bad input, found before
+ * anything runs. */
+static gboolean
+check_environment (GError **error)
+{
+  return airy_memory_budget_get (NULL, error) && airy_cpu_devices_from_env (NULL, error);
+}
+
 /* ---- validate ---- */
 
 static void
@@ -204,6 +234,8 @@ cmd_validate (int argc, char **argv)
 
   if (argc != 2)
     return usage_error (_("validate: give one system file"));
+  if (!check_environment (&error))
+    return fail (error);
   system = load_system (argv[1], NULL, &error);
   if (system == NULL || !airy_system_validate (system, warnings, &error))
     return fail (error);
@@ -323,6 +355,129 @@ parse_tiff_format (const char *arg, AiryTiffFormat *format)
   return FALSE;
 }
 
+/* ---- outputs and inputs ---- */
+
+/* A name with its folder's symbolic links and ./.. resolved: two names of a
+ * file that does not exist yet compare equal. */
+static char *
+canonical_name (const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  char *real = realpath (dir, NULL);
+  g_autofree char *canon = real ? g_strdup (real) : g_canonicalize_filename (dir, NULL);
+
+  free (real);
+  return g_build_filename (canon, base, NULL);
+}
+
+/* The same file: the same device and inode when both exist (hard and
+ * symbolic links included), else the same canonical name. */
+static gboolean
+same_file (const char *a, const char *b)
+{
+  g_autofree char *ca = NULL, *cb = NULL;
+  GStatBuf sa, sb;
+  gboolean ea = g_stat (a, &sa) == 0, eb = g_stat (b, &sb) == 0;
+
+  if (ea && eb)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  ca = canonical_name (a);
+  cb = canonical_name (b);
+  return g_str_equal (ca, cb);
+}
+
+typedef struct
+{
+  const char *role;
+  const char *path;
+} NamedFile;
+
+/* Every output its own file, and none of them an input (a NULL path: an
+ * option not given). */
+static gboolean
+check_outputs (const NamedFile *outputs, guint n_outputs, const NamedFile *inputs, guint n_inputs,
+               GError **error)
+{
+  guint i, j;
+
+  for (i = 0; i < n_outputs; i++)
+    {
+      if (outputs[i].path == NULL)
+        continue;
+      for (j = i + 1; j < n_outputs; j++)
+        if (outputs[j].path && same_file (outputs[i].path, outputs[j].path))
+          {
+            g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                         _("%s and %s name the same file %s: give each output its own file"),
+                         outputs[i].role, outputs[j].role, outputs[j].path);
+            return FALSE;
+          }
+      for (j = 0; j < n_inputs; j++)
+        if (inputs[j].path && same_file (outputs[i].path, inputs[j].path))
+          {
+            g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                         _("%s and %s name the same file %s: an output must not overwrite an input"),
+                         outputs[i].role, inputs[j].role, outputs[i].path);
+            return FALSE;
+          }
+    }
+  return TRUE;
+}
+
+static gboolean
+check_outputs_against_system (const NamedFile *outputs, guint n_outputs, AirySystem *system,
+                              GError **error)
+{
+  g_autoptr(GPtrArray) files = airy_system_list_input_files (system);
+  g_autofree NamedFile *inputs = g_new0 (NamedFile, MAX (files->len, 1));
+  guint i;
+
+  for (i = 0; i < files->len; i++)
+    {
+      AiryInputFile *f = g_ptr_array_index (files, i);
+      inputs[i] = (NamedFile) { f->role, f->path };
+    }
+  return check_outputs (outputs, n_outputs, inputs, files->len, error);
+}
+
+/* ---- signals ---- */
+
+/* SIGINT, SIGTERM or SIGHUP while a TIFF or PNG is being written: remove its
+ * temporary, then die of the signal as without a handler. The main thread
+ * may be inside write (), so this runs in the handler itself, with
+ * async-signal-safe calls only (unlink, signal, raise). */
+static void
+on_fatal_signal (int sig)
+{
+  _airy_atomic_remove_live ();
+  signal (sig, SIG_DFL);
+  raise (sig);
+}
+
+static void
+remove_temporaries_on_signals (void)
+{
+  static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+  struct sigaction sa;
+  guint i;
+
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_fatal_signal;
+  sigemptyset (&sa.sa_mask);
+  for (i = 0; i < G_N_ELEMENTS (sigs); i++)
+    sigaddset (&sa.sa_mask, sigs[i]);
+  for (i = 0; i < G_N_ELEMENTS (sigs); i++)
+    {
+      struct sigaction old;
+
+      /* nohup and friends ignore a signal on purpose: keep it ignored */
+      if (sigaction (sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+        continue;
+      sigaction (sigs[i], &sa, NULL);
+    }
+}
+
 static int
 cmd_run (int argc, char **argv)
 {
@@ -370,12 +525,21 @@ cmd_run (int argc, char **argv)
   if (!check_output_path ("-o", output, tif, &error)
       || (psf_out && !check_output_path ("--psf-out", psf_out, tif, &error))
       || (png_out && !check_output_path ("--png", png_out, png, &error))
-      || (devices_arg && !parse_devices (devices_arg, devices, &error)))
+      || (devices_arg && !parse_devices (devices_arg, devices, &error))
+      || !check_environment (&error))
     return fail (error);
+  {
+    const NamedFile outputs[] = { { "-o", output }, { "--psf-out", psf_out }, { "--png", png_out } };
+    const NamedFile system_file = { _("the system file"), preset ? NULL : argv[1] };
 
-  system = load_system (preset ? NULL : argv[1], preset, &error);
-  if (system == NULL)
-    return fail (error);
+    if (!check_outputs (outputs, G_N_ELEMENTS (outputs), &system_file, 1, &error))
+      return fail (error);
+
+    system = load_system (preset ? NULL : argv[1], preset, &error);
+    if (system == NULL || !check_outputs_against_system (outputs, G_N_ELEMENTS (outputs), system, &error))
+      return fail (error);
+  }
+  remove_temporaries_on_signals ();
 
   options.backend = backend;
   options.devices = devices->len ? (guint *) devices->data : NULL;
@@ -773,6 +937,8 @@ main (int argc, char **argv)
     return cmd_preset (argc - 1, argv + 1);
   if (g_str_equal (cmd, "validate"))
     return cmd_validate (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "schema"))
+    return cmd_schema (argc - 1, argv + 1);
   if (g_str_equal (cmd, "run"))
     return cmd_run (argc - 1, argv + 1);
   if (g_str_equal (cmd, "bench"))

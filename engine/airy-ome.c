@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "airy-error.h"
+#include "airy-json-private.h"
 #include "airy-tiff-private.h"
 
 #define OME_NS "http://www.openmicroscopy.org/Schemas/OME/2016-06"
@@ -47,29 +48,12 @@ _airy_length_unit_to_um (const char *unit,
 
 /* ---- writing ---- */
 
-/* The shortest text that reads back to the same double. */
-static const char *
-shortest (char buf[G_ASCII_DTOSTR_BUF_SIZE], double v)
-{
-  static const char *const formats[] = { "%.15g", "%.16g", "%.17g" };
-  guint i;
-
-  for (i = 0; i < G_N_ELEMENTS (formats); i++)
-    {
-      g_ascii_formatd (buf, G_ASCII_DTOSTR_BUF_SIZE, formats[i], v);
-      if (g_ascii_strtod (buf, NULL) == v)
-        break;
-    }
-  return buf;
-}
-
-
 static void
 append_number_attr (GString *s, const char *name, double v)
 {
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
 
-  g_string_append_printf (s, " %s=\"%s\"", name, shortest (buf, v));
+  g_string_append_printf (s, " %s=\"%s\"", name, _airy_shortest_double (buf, v));
 }
 
 static void
@@ -92,7 +76,7 @@ numbers_text (const double *v, guint n)
     {
       if (i)
         g_string_append (s, ", ");
-      g_string_append (s, shortest (buf, v[i]));
+      g_string_append (s, _airy_shortest_double (buf, v[i]));
     }
   return g_string_free (s, FALSE);
 }

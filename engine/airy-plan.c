@@ -15,35 +15,6 @@
 
 #include <glib/gstdio.h>
 
-guint64
-airy_memory_budget (void)
-{
-  const char *env = g_getenv ("AIRY_MEMORY_BUDGET");
-  g_autofree char *meminfo = NULL;
-  const char *p;
-
-  if (env != NULL && *env)
-    {
-      char *end = NULL;
-      double v = g_ascii_strtod (env, &end);
-
-      switch (end ? g_ascii_toupper (*end) : 0)
-        {
-        case 'K': v *= 1024.0; break;
-        case 'M': v *= 1024.0 * 1024.0; break;
-        case 'G': v *= 1024.0 * 1024.0 * 1024.0; break;
-        case 'T': v *= 1024.0 * 1024.0 * 1024.0 * 1024.0; break;
-        default: break;
-        }
-      if (v > 0)
-        return (guint64) v;
-    }
-  if (g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL)
-      && (p = strstr (meminfo, "MemAvailable:")) != NULL)
-    return (guint64) (g_ascii_strtoull (p + strlen ("MemAvailable:"), NULL, 10) * 1024 * 0.9);
-  return G_GUINT64_CONSTANT (4) << 30;
-}
-
 char *
 airy_format_bytes (guint64 bytes)
 {

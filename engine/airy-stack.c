@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 
 #include "airy-stack.h"
+#include "airy-atomic-private.h"
 #include "airy-error.h"
 
 /* One freed large mapping is kept for the next stack of the same size: a
@@ -656,6 +657,7 @@ airy_atomic_begin (const char *path,
                    _("%s: cannot write: %s"), path, g_strerror (e));
       return -1;
     }
+  _airy_atomic_register (tmpl);
   *tmp_path = g_steal_pointer (&tmpl);
   return fd;
 }
@@ -671,10 +673,12 @@ airy_atomic_commit (const char *tmp_path,
     {
       int e = errno;
       g_unlink (tmp_path);
+      _airy_atomic_unregister (tmp_path);
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE,
                    _("%s: cannot write: %s"), path, g_strerror (e));
       return FALSE;
     }
+  _airy_atomic_unregister (tmp_path);
   return TRUE;
 }
 
@@ -682,7 +686,57 @@ void
 airy_atomic_abort (const char *tmp_path)
 {
   if (tmp_path != NULL)
-    g_unlink (tmp_path);
+    {
+      g_unlink (tmp_path);
+      _airy_atomic_unregister (tmp_path);
+    }
+}
+
+/* The temporaries being written, for a fatal signal's handler to remove
+ * (airy-sim): fixed slots that it reads without locks or allocation. A slot
+ * is 0 (free), 1 (being filled) or 2 (live). */
+#define LIVE_SLOTS 16
+static char live_paths[LIVE_SLOTS][4096];
+static gint live_state[LIVE_SLOTS];
+
+void
+_airy_atomic_register (const char *tmp_path)
+{
+  guint i;
+
+  if (strlen (tmp_path) >= sizeof live_paths[0])
+    return;
+  for (i = 0; i < LIVE_SLOTS; i++)
+    if (g_atomic_int_compare_and_exchange (&live_state[i], 0, 1))
+      {
+        strcpy (live_paths[i], tmp_path);
+        g_atomic_int_set (&live_state[i], 2);
+        return;
+      }
+}
+
+void
+_airy_atomic_unregister (const char *tmp_path)
+{
+  guint i;
+
+  for (i = 0; i < LIVE_SLOTS; i++)
+    if (g_atomic_int_get (&live_state[i]) == 2 && strcmp (live_paths[i], tmp_path) == 0)
+      {
+        g_atomic_int_set (&live_state[i], 0);
+        return;
+      }
+}
+
+/* Async-signal-safe: lock-free atomics and unlink () only. */
+void
+_airy_atomic_remove_live (void)
+{
+  guint i;
+
+  for (i = 0; i < LIVE_SLOTS; i++)
+    if (g_atomic_int_get (&live_state[i]) == 2)
+      unlink (live_paths[i]);
 }
 
 AiryStack *
