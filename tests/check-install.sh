@@ -21,7 +21,8 @@ if [ -x "$build/app/airy" ]; then
            share/metainfo/io.github.airyoptics.Airy.metainfo.xml \
            share/icons/hicolor/scalable/apps/io.github.airyoptics.Airy.svg \
            share/icons/hicolor/symbolic/apps/io.github.airyoptics.Airy-symbolic.svg \
-           share/glib-2.0/schemas/io.github.airyoptics.Airy.gschema.xml; do
+           share/glib-2.0/schemas/io.github.airyoptics.Airy.gschema.xml \
+           share/mime/packages/io.github.airyoptics.Airy.xml; do
     [ -f "$root/$f" ] || fail "missing $f"
   done
 fi
