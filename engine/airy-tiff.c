@@ -1106,8 +1106,8 @@ page_data_check (Reader *r, guint z, guint64 need, GError **error)
       if (err || off > r->size || count > r->size - off)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
-                       _("%s: plane %u: strip %u lies beyond the end of the file (%" G_GUINT64_FORMAT " bytes)"),
-                       r->name, z, s, r->size);
+                       _("%s: plane %u: strip %u lies beyond the end of the file (%llu bytes)"),
+                       r->name, z, s, (unsigned long long) r->size);
           return FALSE;
         }
       total += count;
@@ -1118,8 +1118,8 @@ page_data_check (Reader *r, guint z, guint64 need, GError **error)
       || (compression != COMPRESSION_NONE && total * 1100 < need))
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
-                   _("%s: plane %u: %" G_GUINT64_FORMAT " bytes of image data for a %" G_GUINT64_FORMAT
-                     "-byte plane: truncated or corrupt"), r->name, z, total, need);
+                   _("%s: plane %u: %llu bytes of image data for a %llu-byte plane: truncated or corrupt"),
+                   r->name, z, (unsigned long long) total, (unsigned long long) need);
       return FALSE;
     }
   return TRUE;
@@ -1181,9 +1181,9 @@ budget_check (Reader *r, const AiryReadOptions *o, guint64 planes, guint h, guin
       g_autofree char *budget_s = airy_format_bytes (budget);
 
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
-                   _("%s: a stack of %" G_GUINT64_FORMAT " × %u × %u pixels needs %s as float32, more than "
+                   _("%s: a stack of %llu × %u × %u pixels needs %s as float32, more than "
                      "the memory budget of %s (90 %% of available memory, or AIRY_MEMORY_BUDGET)"),
-                   r->name, planes, h, w, need_s, budget_s);
+                   r->name, (unsigned long long) planes, h, w, need_s, budget_s);
       return FALSE;
     }
   return TRUE;
@@ -1258,8 +1258,7 @@ layout_find (Reader *r, const AiryReadOptions *o, Layout *l, GError **error)
       C = om.size_c;
       Z = om.size_z;
       T = om.size_t;
-      axes = g_strdup_printf (_("an OME-TIFF image of %u channel%s × %u z plane%s × %u time point%s"),
-                              C, C == 1 ? "" : "s", Z, Z == 1 ? "" : "s", T, T == 1 ? "" : "s");
+      axes = g_strdup_printf (_("an OME-TIFF image of channels × z planes × time points = %u × %u × %u"), C, Z, T);
       if (!pick_axis (r, _("channel"), axes, o->channel, C, &c, error)
           || !pick_axis (r, _("frame"), axes, o->frame, T, &t, error))
         goto ome_fail;
@@ -1295,8 +1294,8 @@ layout_find (Reader *r, const AiryReadOptions *o, Layout *l, GError **error)
             if ((guint) index[zi] >= pages->len)
               {
                 g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
-                             _("%s: OME-XML puts plane z=%u in IFD %" G_GINT64_FORMAT ", but the file has %u"),
-                             r->name, zi, index[zi], pages->len);
+                             _("%s: OME-XML puts plane z=%u in IFD %lld, but the file has %u"),
+                             r->name, zi, (long long) index[zi], pages->len);
                 goto ome_fail;
               }
             l->ifd[zi] = g_array_index (pages, Page, index[zi]).offset;
@@ -1345,8 +1344,7 @@ layout_find (Reader *r, const AiryReadOptions *o, Layout *l, GError **error)
           /* a plain stack written with images=N and no slices key */
           if (C * Z * T == 1 && images > 1)
             Z = images;
-          axes = g_strdup_printf (_("an ImageJ hyperstack of %u channel%s × %u slice%s × %u frame%s"),
-                                  C, C == 1 ? "" : "s", Z, Z == 1 ? "" : "s", T, T == 1 ? "" : "s");
+          axes = g_strdup_printf (_("an ImageJ hyperstack of channels × slices × frames = %u × %u × %u"), C, Z, T);
           if (!pick_axis (r, _("channel"), axes, o->channel, C, &c, error)
               || !pick_axis (r, _("frame"), axes, o->frame, T, &t, error))
             return FALSE;
@@ -1415,10 +1413,11 @@ layout_find (Reader *r, const AiryReadOptions *o, Layout *l, GError **error)
           if (off == 0 || off > r->size || (guint64) C * Z * T * plane_bytes > r->size - off)
             {
               g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
-                           _("%s: truncated: the ImageJ description says %u images of %u × %u (%" G_GUINT64_FORMAT
-                             " bytes from offset %" G_GUINT64_FORMAT "), the file has %" G_GUINT64_FORMAT " bytes"),
-                           r->name, C * Z * T, first.width, first.height, (guint64) C * Z * T * plane_bytes,
-                           off, r->size);
+                           _("%s: truncated: the ImageJ description says %u images of %u × %u (%llu bytes "
+                             "from offset %llu), the file has %llu bytes"),
+                           r->name, C * Z * T, first.width, first.height,
+                           (unsigned long long) ((guint64) C * Z * T * plane_bytes), (unsigned long long) off,
+                           (unsigned long long) r->size);
               return FALSE;
             }
           l->contiguous = TRUE;

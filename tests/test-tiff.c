@@ -348,7 +348,7 @@ test_imagej_files (void)
   /* no axis is flattened into z: the message names them */
   g_assert_null (airy_tiff_read (path, &error));
   g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
-  g_assert_cmpstr (error->message, ==, g_strdup_printf ("%s: an ImageJ hyperstack of 2 channels × 3 slices × 2 frames; "
+  g_assert_cmpstr (error->message, ==, g_strdup_printf ("%s: an ImageJ hyperstack of channels × slices × frames = 2 × 3 × 2; "
                    "Airy reads one z stack: choose a channel and a frame (0-based: \"channel\" and \"frame\" of the "
                    "sample, or the viewer's choice), a channel in [0, 1]", path));
   g_clear_error (&error);
@@ -522,7 +522,7 @@ test_ome_read (void)
   g_string_append (xml, "</Pixels></Image></OME>");
   write_pages (path, 6, 6, 5, 16, SAMPLEFORMAT_UINT, NULL, xml->str, 0, 0);
   g_assert_null (airy_tiff_read (path, &error));
-  g_assert_nonnull (strstr (error->message, "an OME-TIFF image of 2 channels × 3 z planes × 1 time point"));
+  g_assert_nonnull (strstr (error->message, "an OME-TIFF image of channels × z planes × time points = 2 × 3 × 1"));
   g_clear_error (&error);
   ro.channel = 1;
   {
