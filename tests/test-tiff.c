@@ -689,6 +689,50 @@ test_many_pages (void)
   g_unlink (path);
 }
 
+/* The writers' display range comes from the ranges the workers took while
+ * each plane was in cache: they must be every plane's exact min and max,
+ * on the fused path (one and two wavelengths) and element by element. */
+static void
+test_plane_ranges (void)
+{
+  static const char *const systems[] = {
+    "{\"airy\": 1, \"grid\": {\"shape\": [96, 80], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.532]},"
+    " \"z\": {\"start\": -2, \"stop\": 2, \"count\": 7}, \"elements\": [{\"type\": \"objective-point-source\","
+    " \"f\": 100, \"n\": 1.33, \"na\": 0.8}, {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}",
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5, 0.6],"
+    " \"weights\": [1, 2]}, \"z\": {\"start\": -1, \"stop\": 1, \"count\": 5}, \"elements\": [{\"type\":"
+    " \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8}, {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}",
+    "{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.532]},"
+    " \"z\": {\"values\": [-1, 0, 0.5]}, \"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"circular-pupil\","
+    " \"diameter\": 10}, {\"type\": \"propagate\", \"z\": 50}]}",
+  };
+  guint i, k;
+
+  for (i = 0; i < G_N_ELEMENTS (systems); i++)
+    {
+      g_autoptr(AirySystem) system = test_system (systems[i]);
+      g_autoptr(AiryResult) result = test_run (system, NULL);
+      AiryStack *s = result->stack;
+      gsize n = airy_stack_plane_size (s);
+
+      g_assert_nonnull (s->plane_min);
+      for (k = 0; k < s->depth; k++)
+        {
+          const float *p = airy_stack_plane (s, k);
+          float lo = INFINITY, hi = -INFINITY;
+          gsize j;
+
+          for (j = 0; j < n; j++)
+            {
+              lo = MIN (lo, p[j]);
+              hi = MAX (hi, p[j]);
+            }
+          g_assert_cmpfloat (s->plane_min[k], ==, lo);
+          g_assert_cmpfloat (s->plane_max[k], ==, hi);
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -707,6 +751,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiff/ome-read", test_ome_read);
   g_test_add_func ("/tiff/bad-files", test_bad_files);
   g_test_add_func ("/tiff/many-pages", test_many_pages);
+  g_test_add_func ("/tiff/plane-ranges", test_plane_ranges);
   status = g_test_run ();
   g_rmdir (tmpdir);
   return status;

@@ -368,7 +368,16 @@ job_run (gpointer data)
           break;
         }
       if (fast)
-        _airy_psf_worker_plane (fast, b, plan->z[b], target);
+        {
+          float lo, hi;
+
+          _airy_psf_worker_plane (fast, b, plan->z[b], target, &lo, &hi);
+          if (direct && plan->out->plane_min)
+            {
+              plan->out->plane_min[b] = lo;
+              plan->out->plane_max[b] = hi;
+            }
+        }
       else if (!generic_plane (plan, &generic, &plane, target, &job->error))
         {
           ok = FALSE;
@@ -417,7 +426,8 @@ job_run (gpointer data)
         }
       else if (!direct)
         memcpy (airy_stack_plane (plan->out, b), target, npsf * sizeof (float));
-      _airy_plan_plane_range (plan, b, NULL);
+      if (!(fast && direct))
+        _airy_plan_plane_range (plan, b, NULL);
       _airy_plan_plane_done (plan);
     }
 
