@@ -245,6 +245,149 @@ test_resampling (void)
   g_assert_cmpfloat_with_epsilon (linear->stack->data[64 * 128 + 64], 6.0, 1e-4);
 }
 
+/* A sample volume's voxel size against the system's camera pixel (0.1 µm)
+ * and z step (0.5 µm for 5 planes over [−1, 1]). */
+static AiryResult *
+run_sample (const char *sample_json, GError **error)
+{
+  g_autofree char *json = microscope_json (sample_json, "\"reduce\": \"sum\"", 32, 5);
+  g_autoptr(AirySystem) system = test_system (json);
+
+  return airy_run (system, NULL, NULL, NULL, NULL, error);
+}
+
+static void
+test_sample_voxels (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "vol.tif", NULL);
+  g_autofree char *sample = g_strdup_printf ("{\"file\": \"%s\"}", path);
+  g_autofree char *resampled = g_strdup_printf ("{\"file\": \"%s\", \"resample\": true}", path);
+  g_autofree char *expected = NULL;
+  g_autoptr(AiryStack) v = airy_stack_new (5, 64, 64);
+  g_autoptr(GError) error = NULL;
+  guint i, k;
+
+  for (i = 0; i < 5 * 64 * 64; i++)
+    v->data[i] = 2.0f;
+  /* the case: 0.05 µm / 0.25 µm voxels on a 0.1 µm / 0.5 µm system */
+  v->dx = v->dy = 0.05;
+  v->dz = 0.25;
+  g_assert_true (airy_tiff_write (path, v, &error));
+  g_assert_null (run_sample (sample, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+  expected = g_strdup_printf ("sample.file: %s has voxels of 0.05 × 0.05 × 0.25 µm, the system images 0.1 × 0.1 × 0.5 µm "
+                              "(grid.spacing and the z step); resample the volume to the system's grid, or add "
+                              "\"resample\": true to the sample", path);
+  g_assert_cmpstr (error->message, ==, expected);
+  g_clear_error (&error);
+
+  /* resampled: 32 × 32 pixels of 0.1 µm, the five system planes; the
+   * values are densities, so a uniform 2 stays 2 */
+  {
+    g_autoptr(AiryResult) r = run_sample (resampled, &error);
+    g_autoptr(AiryResult) direct = NULL;
+    g_autoptr(AiryStack) same = airy_stack_new (5, 32, 32);
+    static const float expect[5] = { 0.0f, 1.5f, 2.0f, 1.5f, 0.0f };
+    gboolean said = FALSE;
+
+    g_assert_no_error (error);
+    for (i = 0; i < r->warnings->len; i++)
+      said |= strstr (g_ptr_array_index (r->warnings, i),
+                      "resampled from 5 × 64 × 64 voxels of 0.05 × 0.05 × 0.25 µm to 5 × 32 × 32 of 0.1 × 0.1 × 0.5 µm")
+              != NULL;
+    g_assert_true (said);
+    /* the same image as a volume already on the system's grid: the file's
+     * five 0.25 µm planes, centred on the system's z range, fill
+     * [−0.625, 0.625]; each system plane takes the mean over its 0.5 µm:
+     * 0 at ±1, (2·0.25 + 2·0.125)/0.5 = 1.5 at ±0.5, 2 at 0 */
+    /* and laterally: column (row) 0 of 0.1 µm at −1.6 µm has the file's
+     * 0.05 µm pixels only from −1.625 µm on, 3/4 of its width */
+    for (k = 0; k < 5; k++)
+      for (i = 0; i < 32 * 32; i++)
+        airy_stack_plane (same, k)[i] = expect[k] * (i % 32 == 0 ? 0.75f : 1.0f) * (i / 32 == 0 ? 0.75f : 1.0f);
+    same->dx = same->dy = 0.1;
+    same->dz = 0.5;
+    g_assert_true (airy_tiff_write (path, same, &error));
+    direct = run_sample (sample, &error);
+    g_assert_no_error (error);
+    for (i = 0; i < 32 * 32; i++)
+      g_assert_cmpfloat_with_epsilon (r->stack->data[i], direct->stack->data[i], 1e-4 * direct->stack->data[32 * 16 + 16]);
+  }
+
+  /* the plane count: more planes than z planes stop the read early */
+  {
+    g_autoptr(AiryStack) deep = airy_stack_new (7, 32, 32);
+
+    deep->dx = deep->dy = 0.1;
+    deep->dz = 0.5;
+    g_assert_true (airy_tiff_write (path, deep, &error));
+    g_assert_null (run_sample (sample, &error));
+    g_free (expected);
+    expected = g_strdup_printf ("sample.file: %s: has 7 z planes, more than the 5 expected", path);
+    g_assert_cmpstr (error->message, ==, expected);
+    g_clear_error (&error);
+  }
+  /* no voxel size: the system's, said in a warning */
+  {
+    g_autoptr(AiryStack) plain = airy_stack_new (5, 32, 32);
+    g_autoptr(AiryResult) r = NULL;
+    gboolean said = FALSE;
+
+    g_assert_true (airy_tiff_write (path, plain, &error));
+    r = run_sample (sample, &error);
+    g_assert_no_error (error);
+    for (i = 0; i < r->warnings->len; i++)
+      said |= g_str_has_suffix (g_ptr_array_index (r->warnings, i),
+                                "has no pixel size; it is taken to have the camera's 0.1 µm pixels");
+    g_assert_true (said);
+    g_assert_null (run_sample (resampled, &error));
+    g_assert_nonnull (strstr (error->message, "does not say its voxel size (no pixel size), so it cannot be resampled"));
+    g_clear_error (&error);
+  }
+  g_unlink (path);
+}
+
+/* The resampler itself: a density keeps its integral when the grid gets
+ * coarser, a linear ramp is reproduced when it gets finer, and the optical
+ * axis (pixel ⌊N/2⌋) stays put. */
+static void
+test_resampler (void)
+{
+  g_autoptr(AiryStack) src = airy_stack_new (3, 40, 40);
+  g_autoptr(AiryStack) coarse = NULL;
+  g_autoptr(AiryStack) fine = NULL;
+  static const double z3[3] = { -1, 0, 1 }, z5[5] = { -1, -0.5, 0, 0.5, 1 };
+  double before = 0, after = 0;
+  guint y, x, k;
+
+  src->dx = src->dy = 0.05;
+  src->dz = 1.0;
+  src->z0 = -1.0;
+  /* one bright voxel on the axis of plane 1, and a ramp in x in plane 2 */
+  airy_stack_plane (src, 1)[20 * 40 + 20] = 8.0f;
+  for (y = 0; y < 40; y++)
+    for (x = 0; x < 40; x++)
+      airy_stack_plane (src, 2)[y * 40 + x] = (float) (0.5 * ((double) x - 20.0));
+  before = 8.0 * 0.05 * 0.05;
+
+  coarse = _airy_stack_resample (src, 20, 20, 0.1, 0.1, 3, z3, NULL);
+  for (y = 0; y < 20; y++)
+    for (x = 0; x < 20; x++)
+      after += airy_stack_plane (coarse, 1)[y * 20 + x] * 0.1 * 0.1;
+  g_assert_cmpfloat_with_epsilon (after, before, 1e-9);
+  /* the bright voxel stays on the axis: pixel (10, 10) holds its largest share */
+  g_assert_cmpfloat_with_epsilon (airy_stack_plane (coarse, 1)[10 * 20 + 10], 8.0 * 0.25, 1e-6);
+
+  fine = _airy_stack_resample (src, 80, 80, 0.025, 0.025, 5, z5, NULL);
+  /* x = (j − 40)·0.025 µm, the ramp is 0.5 per 0.05 µm = 10 per µm */
+  for (x = 2; x < 78; x++)
+    g_assert_cmpfloat_with_epsilon (airy_stack_plane (fine, 4)[40 * 80 + x], 10.0 * ((double) x - 40.0) * 0.025, 1e-5);
+  /* z = 0.5 lies half way between plane 1 and plane 2 */
+  g_assert_cmpfloat_with_epsilon (airy_stack_plane (fine, 3)[40 * 80 + 60], 0.5 * 10.0 * 20 * 0.025, 1e-5);
+  for (k = 0; k < 5; k++)
+    g_assert_cmpfloat (airy_stack_get_z (fine, k), ==, z5[k]);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -258,6 +401,8 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/imaging/uniform-volume", test_uniform_volume);
   g_test_add_func ("/engine/imaging/sharding", test_sharding_image);
   g_test_add_func ("/engine/imaging/volume-cache", test_volume_cache);
+  g_test_add_func ("/engine/imaging/sample-voxels", test_sample_voxels);
+  g_test_add_func ("/engine/imaging/resampler", test_resampler);
   g_test_add_func ("/engine/sensor/poisson", test_poisson);
   g_test_add_func ("/engine/sensor/noise-model", test_noise_model);
   g_test_add_func ("/engine/sensor/resampling", test_resampling);
