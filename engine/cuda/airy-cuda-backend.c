@@ -129,7 +129,10 @@ typedef struct
 } Staging;
 
 /* The GL context a texture belongs to, and the CUDA device that drives it
- * (cudaGLGetDevices; -1: none, slices go through host memory). */
+ * (cudaGLGetDevices; -1: none, slices go through host memory; GL_PROBE:
+ * the driver did not say, the first registration that works tells). */
+#define GL_PROBE (-2)
+
 typedef struct
 {
   gpointer    context;
@@ -917,10 +920,10 @@ cuda_resident_stats (AiryResident *r, const AirySlice *slice, AirySliceStats *st
 }
 
 /* The CUDA device of the GL context (cudaGLGetDevices, asked once per
- * context with it current); -1 when it is not on one of ours. With the
- * lock held. */
-static int
-gl_context_device (CudaBackend *self, gpointer context, const char **note)
+ * context with it current); -1 when it is not on one of ours, GL_PROBE
+ * when the driver does not say. With the lock held. */
+static GlContext *
+gl_context_get (CudaBackend *self, gpointer context)
 {
   unsigned int n = 0;
   int devices[8];
@@ -931,24 +934,49 @@ gl_context_device (CudaBackend *self, gpointer context, const char **note)
     {
       c = g_ptr_array_index (self->gl_contexts, i);
       if (c->context == context)
-        {
-          *note = c->note;
-          return c->device;
-        }
+        return c;
     }
   c = g_new0 (GlContext, 1);
   c->context = context;
-  c->device = -1;
   if (cudaGLGetDevices (&n, devices, G_N_ELEMENTS (devices), cudaGLDeviceListAll) != cudaSuccess || n == 0)
     {
       cudaGetLastError ();
-      c->note = N_("the GL context is not on a CUDA device");
+      c->device = GL_PROBE;
     }
   else
     c->device = devices[0];
   g_ptr_array_add (self->gl_contexts, c);
-  *note = c->note;
-  return c->device;
+  return c;
+}
+
+/* The driver did not name the context's GPU: the first device (those that
+ * hold the result first) on which the texture registers is it. With the
+ * lock held. */
+static void
+gl_context_probe (CudaBackend *self, CudaResident *cr, GlContext *c, const AiryGlRegistration *key)
+{
+  AiryGlRegistration k = *key;
+  int order[64], n = 0, d, status;
+  guint i;
+
+  for (i = 0; i < cr->parts->len && n < (int) G_N_ELEMENTS (order); i++)
+    order[n++] = ((ResultPart *) g_ptr_array_index (cr->parts, i))->device;
+  for (d = 0; d < self->count && n < (int) G_N_ELEMENTS (order); d++)
+    order[n++] = d;
+  c->device = -1;
+  c->note = N_("the GL context is not on a CUDA device");
+  for (i = 0; i < (guint) n; i++)
+    {
+      k.device = order[i];
+      if (cudaSetDevice (k.device) == cudaSuccess
+          && _airy_gl_registration_get (self->registered, &k, &gl_registration_ops, NULL, &status) != NULL)
+        {
+          c->device = k.device;
+          c->note = NULL;
+          break;
+        }
+      cudaGetLastError ();
+    }
 }
 
 /* Device to device into the viewer's texture when its GL context is on one
@@ -975,7 +1003,15 @@ cuda_resident_to_texture (AiryResident *r, const AirySlice *slice, AiryTexture *
   else if (!texture->interop)
     note = N_("the GL context is not on an NVIDIA GPU");
   else
-    dev = gl_context_device (self, texture->context, &note);
+    {
+      GlContext *c = gl_context_get (self, texture->context);
+
+      if (c->device == GL_PROBE)
+        gl_context_probe (self, cr, c, &(AiryGlRegistration) { texture->context, texture->texture,
+                                                               texture->generation, w, h, 0, NULL });
+      dev = c->device;
+      note = c->note;
+    }
   if (dev < 0)
     {
       /* through host memory, as the CPU's */
