@@ -9,6 +9,7 @@
 # the GPU machine's own CUDA 13.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+ldconfig=$(command -v ldconfig || echo /sbin/ldconfig)
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH="/usr/local/cuda/bin:$PATH"
 
 want="cuda=enabled gui=disabled buildtype=release tests=true"
@@ -54,7 +55,7 @@ done | sort -u | grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libs
   | while read -r lib; do cp -L "$lib" build-device/libs/; done
 # the loaders epoxy opens (the NVIDIA vendor libraries come with the driver)
 for lib in libEGL.so.1 libOpenGL.so.0 libGLdispatch.so.0; do
-  path=$(/sbin/ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
+  path=$("$ldconfig" -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
   [ -n "$path" ] && cp -L "$path" build-device/libs/gl/
 done
 echo "prepare: build-device: $want; $(ls build-device/libs | grep -c '\.so') libraries packed, $(ls build-device/libs/gl | wc -l) GL loaders"

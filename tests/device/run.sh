@@ -19,6 +19,7 @@
 # FAILED with the reason and how the CUDA libraries resolve (ldd).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+ldconfig=$(command -v ldconfig || echo /sbin/ldconfig)
 start=$SECONDS
 cap=${AIRY_DEVICE_TIME_CAP:-510}
 out=${1:-${OUT:-/tmp/airy-device}}
@@ -45,7 +46,7 @@ cuda_shown=${cuda_libs#:}
 # glvnd's loaders from the pack only where the machine has none: epoxy
 # aborts without libEGL.so.1 (test-cuda then skips its GL case instead)
 gl_libs=""
-if ! /sbin/ldconfig -p 2>/dev/null | grep -q 'libEGL.so.1 '; then
+if ! "$ldconfig" -p 2>/dev/null | grep -q 'libEGL.so.1 '; then
   gl_libs=":$PWD/build-device/libs/gl"
 fi
 # Only Airy's own programs see the packed libraries (first: they are what
@@ -70,7 +71,7 @@ resolution() {
   say "   ldd of the CUDA module (LD_LIBRARY_PATH as Airy's programs get it):"
   with_airy ldd build-device/engine/cuda/airy-cuda.so 2>&1 | grep -E 'libcudart|libcufft|libnccl|libcuda|not found' \
     | sed 's/^[[:space:]]*/     /' | tee -a "$summary"
-  driver=$(/sbin/ldconfig -p 2>/dev/null | awk '$1 == "libcuda.so.1" {print $NF; exit}')
+  driver=$("$ldconfig" -p 2>/dev/null | awk '$1 == "libcuda.so.1" {print $NF; exit}')
   say "   libcuda.so.1 (the driver): ${driver:-not found}"
   say "   CUDA libraries searched: $cuda_shown"
 }
