@@ -11,7 +11,9 @@ BUILD=${AIRY_BUILD_DIR:-build}
 PACKAGES=(meson ninja-build pkg-config gcc libc6-dev python3 gettext
           libglib2.0-dev libjson-glib-dev libfftw3-dev libpng-dev libtiff-dev
           libgtk-4-dev libepoxy-dev)
-TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri libgtk-4-bin desktop-file-utils appstream flatpak-builder)
+TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri libgtk-4-bin desktop-file-utils appstream flatpak-builder
+               python3-jsonschema shared-mime-info libglib2.0-bin libxml2-utils
+               imagej python3-tifffile python3-numpy)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -104,7 +106,9 @@ case "$cmd" in
       runner=(xvfb-run -a -s "-screen 0 1280x800x24")
     fi
     set +e
-    "${runner[@]}" meson test -C "$BUILD" --print-errorlogs --num-processes 1 >&2
+    # the second readers (ImageJ, tifffile) are installed above: a missing
+    # one fails instead of skipping
+    AIRY_REQUIRE_READERS=1 "${runner[@]}" meson test -C "$BUILD" --print-errorlogs --num-processes 1 >&2
     set -e
     summarize
     ;;

@@ -4,7 +4,11 @@
 
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +17,7 @@
 #include <glib/gstdio.h>
 
 #include "airy.h"
+#include "airy-atomic-private.h"
 
 enum { EXIT_OK = 0, EXIT_RUN = 1, EXIT_INPUT = 2 };
 
@@ -49,13 +54,19 @@ print_help (void)
              "  airy-sim validate SYSTEM.json                  check a system file, print warnings\n"
              "  airy-sim preset NAME                           print a preset's JSON (--list: names)\n"
              "  airy-sim info [--elements]                     backends, devices, modules, elements\n"
+             "  airy-sim schema [--builtin]                    print the JSON Schema of system files\n"
              "  airy-sim bench [PRESET|SYSTEM.json] [--repeat N] [--warmup N] [--threads N]\n"
              "                 [--devices N|LIST] [--planes N] [--size N] [--backend B] [--json]\n"
-             "                                                 time runs against the bare FFT floor\n"
+             "                 [--write-dir DIR | --no-write]\n"
+             "                                                 time runs against the bare FFT floor,\n"
+             "                                                 and the TIFF write against a plain write\n"
              "  airy-sim --version | --help\n"
              "\n"
              "Run options:\n"
-             "  -o, --output FILE.tif     output: float32 TIFF stack with voxel size (ImageJ)\n"
+             "  -o, --output FILE.tif     output: float32 TIFF stack with voxel size (ImageJ);\n"
+             "                            FILE.ome.tif: OME-TIFF with physical sizes and every plane's z\n"
+             "  --format imagej|ome|bigtiff  TIFF flavour (default: by the name; bigtiff: ImageJ\n"
+             "                            metadata in a BigTIFF with one IFD per plane)\n"
              "  --psf-out FILE.tif        imaging: also write the PSF stack\n"
              "  --png FILE.png            also write the middle plane as a colormapped PNG\n"
              "  --backend cpu|cuda|auto   compute backend (default auto: CUDA if usable, else CPU)\n"
@@ -169,6 +180,32 @@ cmd_preset (int argc, char **argv)
   return EXIT_OK;
 }
 
+/* ---- schema ---- */
+
+static int
+cmd_schema (int argc, char **argv)
+{
+  g_autofree char *schema = NULL;
+
+  if (argc > 2 || (argc == 2 && !g_str_equal (argv[1], "--builtin")))
+    return usage_error (_("schema: the only option is --builtin (leave out the modules' element types)"));
+  schema = airy_system_schema (argc == 1);
+  /* bytes as they are (UTF-8), whatever the locale's charset */
+  fputs (schema, stdout);
+  fputc ('\n', stdout);
+  return EXIT_OK;
+}
+
+/* ---- environment ---- */
+
+/* Variables the engine reads: a wrong value is bad input, found before
+ * anything runs. */
+static gboolean
+check_environment (GError **error)
+{
+  return airy_memory_budget_get (NULL, error) && airy_cpu_devices_from_env (NULL, error);
+}
+
 /* ---- validate ---- */
 
 static void
@@ -197,6 +234,8 @@ cmd_validate (int argc, char **argv)
 
   if (argc != 2)
     return usage_error (_("validate: give one system file"));
+  if (!check_environment (&error))
+    return fail (error);
   system = load_system (argv[1], NULL, &error);
   if (system == NULL || !airy_system_validate (system, warnings, &error))
     return fail (error);
@@ -299,11 +338,152 @@ check_output_path (const char *option, const char *path, const char *const *suff
   return TRUE;
 }
 
+static gboolean
+parse_tiff_format (const char *arg, AiryTiffFormat *format)
+{
+  static const struct { const char *name; AiryTiffFormat format; } names[] = {
+    { "imagej", AIRY_TIFF_IMAGEJ }, { "ome", AIRY_TIFF_OME }, { "bigtiff", AIRY_TIFF_BIGTIFF },
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (names); i++)
+    if (g_str_equal (arg, names[i].name))
+      {
+        *format = names[i].format;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+/* ---- outputs and inputs ---- */
+
+/* A name with its folder's symbolic links and ./.. resolved: two names of a
+ * file that does not exist yet compare equal. */
+static char *
+canonical_name (const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  char *real = realpath (dir, NULL);
+  g_autofree char *canon = real ? g_strdup (real) : g_canonicalize_filename (dir, NULL);
+
+  free (real);
+  return g_build_filename (canon, base, NULL);
+}
+
+/* The same file: the same device and inode when both exist (hard and
+ * symbolic links included), else the same canonical name. */
+static gboolean
+same_file (const char *a, const char *b)
+{
+  g_autofree char *ca = NULL, *cb = NULL;
+  GStatBuf sa, sb;
+  gboolean ea = g_stat (a, &sa) == 0, eb = g_stat (b, &sb) == 0;
+
+  if (ea && eb)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  ca = canonical_name (a);
+  cb = canonical_name (b);
+  return g_str_equal (ca, cb);
+}
+
+typedef struct
+{
+  const char *role;
+  const char *path;
+} NamedFile;
+
+/* Every output its own file, and none of them an input (a NULL path: an
+ * option not given). */
+static gboolean
+check_outputs (const NamedFile *outputs, guint n_outputs, const NamedFile *inputs, guint n_inputs,
+               GError **error)
+{
+  guint i, j;
+
+  for (i = 0; i < n_outputs; i++)
+    {
+      if (outputs[i].path == NULL)
+        continue;
+      for (j = i + 1; j < n_outputs; j++)
+        if (outputs[j].path && same_file (outputs[i].path, outputs[j].path))
+          {
+            g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                         _("%s and %s name the same file %s: give each output its own file"),
+                         outputs[i].role, outputs[j].role, outputs[j].path);
+            return FALSE;
+          }
+      for (j = 0; j < n_inputs; j++)
+        if (inputs[j].path && same_file (outputs[i].path, inputs[j].path))
+          {
+            g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                         _("%s and %s name the same file %s: an output must not overwrite an input"),
+                         outputs[i].role, inputs[j].role, outputs[i].path);
+            return FALSE;
+          }
+    }
+  return TRUE;
+}
+
+static gboolean
+check_outputs_against_system (const NamedFile *outputs, guint n_outputs, AirySystem *system,
+                              GError **error)
+{
+  g_autoptr(GPtrArray) files = airy_system_list_input_files (system);
+  g_autofree NamedFile *inputs = g_new0 (NamedFile, MAX (files->len, 1));
+  guint i;
+
+  for (i = 0; i < files->len; i++)
+    {
+      AiryInputFile *f = g_ptr_array_index (files, i);
+      inputs[i] = (NamedFile) { f->role, f->path };
+    }
+  return check_outputs (outputs, n_outputs, inputs, files->len, error);
+}
+
+/* ---- signals ---- */
+
+/* SIGINT, SIGTERM or SIGHUP while a TIFF or PNG is being written: remove its
+ * temporary, then die of the signal as without a handler. The main thread
+ * may be inside write (), so this runs in the handler itself, with
+ * async-signal-safe calls only (unlink, signal, raise). */
+static void
+on_fatal_signal (int sig)
+{
+  _airy_atomic_remove_live ();
+  signal (sig, SIG_DFL);
+  raise (sig);
+}
+
+static void
+remove_temporaries_on_signals (void)
+{
+  static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+  struct sigaction sa;
+  guint i;
+
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_fatal_signal;
+  sigemptyset (&sa.sa_mask);
+  for (i = 0; i < G_N_ELEMENTS (sigs); i++)
+    sigaddset (&sa.sa_mask, sigs[i]);
+  for (i = 0; i < G_N_ELEMENTS (sigs); i++)
+    {
+      struct sigaction old;
+
+      /* nohup and friends ignore a signal on purpose: keep it ignored */
+      if (sigaction (sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+        continue;
+      sigaction (sigs[i], &sa, NULL);
+    }
+}
+
 static int
 cmd_run (int argc, char **argv)
 {
   g_autofree char *output = NULL, *psf_out = NULL, *png_out = NULL, *backend = NULL;
-  g_autofree char *devices_arg = NULL, *preset = NULL;
+  g_autofree char *devices_arg = NULL, *preset = NULL, *format_arg = NULL;
+  AiryTiffFormat tiff_format = AIRY_TIFF_AUTO;
   int threads = 0;
   gboolean quiet = FALSE;
   GOptionEntry entries[] = {
@@ -315,6 +495,7 @@ cmd_run (int argc, char **argv)
     { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
     { "preset", 0, 0, G_OPTION_ARG_STRING, &preset, NULL, NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, NULL, NULL },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format_arg, NULL, NULL },
     { NULL }
   };
   static const char *const tif[] = { ".tif", ".tiff", NULL };
@@ -339,15 +520,26 @@ cmd_run (int argc, char **argv)
     return usage_error ("--threads: must be in [0, 4096], got %d", threads);
   if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
     return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
+  if (format_arg && !parse_tiff_format (format_arg, &tiff_format))
+    return usage_error ("--format: must be one of imagej, ome, bigtiff, got \"%s\"", format_arg);
   if (!check_output_path ("-o", output, tif, &error)
       || (psf_out && !check_output_path ("--psf-out", psf_out, tif, &error))
       || (png_out && !check_output_path ("--png", png_out, png, &error))
-      || (devices_arg && !parse_devices (devices_arg, devices, &error)))
+      || (devices_arg && !parse_devices (devices_arg, devices, &error))
+      || !check_environment (&error))
     return fail (error);
+  {
+    const NamedFile outputs[] = { { "-o", output }, { "--psf-out", psf_out }, { "--png", png_out } };
+    const NamedFile system_file = { _("the system file"), preset ? NULL : argv[1] };
 
-  system = load_system (preset ? NULL : argv[1], preset, &error);
-  if (system == NULL)
-    return fail (error);
+    if (!check_outputs (outputs, G_N_ELEMENTS (outputs), &system_file, 1, &error))
+      return fail (error);
+
+    system = load_system (preset ? NULL : argv[1], preset, &error);
+    if (system == NULL || !check_outputs_against_system (outputs, G_N_ELEMENTS (outputs), system, &error))
+      return fail (error);
+  }
+  remove_temporaries_on_signals ();
 
   options.backend = backend;
   options.devices = devices->len ? (guint *) devices->data : NULL;
@@ -361,10 +553,15 @@ cmd_run (int argc, char **argv)
     return fail (error);
   print_warnings (result->warnings);
 
-  if (!airy_tiff_write (output, result->stack, &error))
-    return fail (error);
-  if (psf_out && result->psf && !airy_tiff_write (psf_out, result->psf, &error))
-    return fail (error);
+  {
+    g_autoptr(GPtrArray) write_warnings = g_ptr_array_new_with_free_func (g_free);
+    AiryTiffWriteOptions wo = { tiff_format, write_warnings, 0 };
+
+    if (!airy_tiff_write_full (output, result->stack, &wo, &error)
+        || (psf_out && result->psf && !airy_tiff_write_full (psf_out, result->psf, &wo, &error)))
+      return fail (error);
+    print_warnings (write_warnings);
+  }
   if (png_out)
     {
       AiryStack *s = result->stack;
@@ -406,12 +603,112 @@ peak_rss_bytes (void)
   return (guint64) ru.ru_maxrss * 1024;
 }
 
+typedef struct
+{
+  double write_s;     /* median TIFF write of one result */
+  double plain_s;     /* median plain write of as many bytes (dd's floor) */
+  double e2e_s;       /* median run + TIFF write */
+  char   dir[256];
+} BenchWrite;
+
+static double
+median_of (GArray *t)
+{
+  g_array_sort (t, compare_doubles);
+  return t->len % 2 ? g_array_index (t, double, t->len / 2)
+                    : 0.5 * (g_array_index (t, double, t->len / 2 - 1) + g_array_index (t, double, t->len / 2));
+}
+
+/* A plain write(2) of the result's bytes in 16 MiB pieces, as
+ * `dd bs=16M` does, into a new file that is then removed. */
+static gboolean
+plain_write (const char *path, const void *data, guint64 n, GError **error)
+{
+  const guint8 *p = data;
+  int fd = g_open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+  if (fd < 0)
+    {
+      int e = errno;
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, g_strerror (e));
+      return FALSE;
+    }
+  while (n > 0)
+    {
+      gssize w = write (fd, p, (gsize) MIN (n, (guint64) 16 << 20));
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        {
+          int e = w < 0 ? errno : ENOSPC;
+          close (fd);
+          g_unlink (path);
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, g_strerror (e));
+          return FALSE;
+        }
+      p += w;
+      n -= (guint64) w;
+    }
+  close (fd);
+  return TRUE;
+}
+
+static gboolean
+bench_write (AirySystem *system, const AiryRunOptions *options, const char *dir, guint n,
+             BenchWrite *out, GError **error)
+{
+  g_autoptr(GArray) tw = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) tp = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) te = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autofree char *name = g_strdup_printf ("airy-bench-%d.tif", (int) getpid ());
+  g_autofree char *raw_name = g_strdup_printf ("airy-bench-%d.raw", (int) getpid ());
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autofree char *raw = g_build_filename (dir, raw_name, NULL);
+  guint i;
+
+  if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, "--write-dir: %s is not a folder", dir);
+      return FALSE;
+    }
+  g_strlcpy (out->dir, dir, sizeof out->dir);
+  for (i = 0; i < n; i++)
+    {
+      g_autoptr(AiryResult) r = NULL;
+      guint64 bytes;
+      gint64 t0, t1, t2, t3;
+
+      t0 = g_get_monotonic_time ();
+      r = airy_run (system, options, NULL, NULL, NULL, error);
+      if (r == NULL)
+        return FALSE;
+      t1 = g_get_monotonic_time ();
+      if (!airy_tiff_write (path, r->stack, error))
+        return FALSE;
+      t2 = g_get_monotonic_time ();
+      g_unlink (path);
+      bytes = (guint64) r->stack->depth * airy_stack_plane_size (r->stack) * 4;
+      t3 = g_get_monotonic_time ();
+      if (!plain_write (raw, r->stack->data, bytes, error))
+        return FALSE;
+      g_array_append_val (tp, (double) { (g_get_monotonic_time () - t3) / 1e6 });
+      g_unlink (raw);
+      g_array_append_val (tw, (double) { (t2 - t1) / 1e6 });
+      g_array_append_val (te, (double) { (t2 - t0) / 1e6 });
+    }
+  out->write_s = median_of (tw);
+  out->plain_s = median_of (tp);
+  out->e2e_s = median_of (te);
+  return TRUE;
+}
+
 static int
 cmd_bench (int argc, char **argv)
 {
   g_autofree char *backend = NULL, *devices_arg = NULL;
   int repeat = 5, warmup = 1, threads = 0, planes = 0, size = 0;
-  gboolean json = FALSE;
+  gboolean json = FALSE, no_write = FALSE;
+  g_autofree char *write_dir = NULL;
   GOptionEntry entries[] = {
     { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, NULL, NULL },
     { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, NULL, NULL },
@@ -421,6 +718,8 @@ cmd_bench (int argc, char **argv)
     { "planes", 0, 0, G_OPTION_ARG_INT, &planes, NULL, NULL },
     { "size", 0, 0, G_OPTION_ARG_INT, &size, NULL, NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, NULL, NULL },
+    { "write-dir", 0, 0, G_OPTION_ARG_FILENAME, &write_dir, NULL, NULL },
+    { "no-write", 0, 0, G_OPTION_ARG_NONE, &no_write, NULL, NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
@@ -428,6 +727,7 @@ cmd_bench (int argc, char **argv)
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
+  BenchWrite wr = { 0 };
   g_autoptr(AiryResult) cold = NULL;
   g_autofree char *cold_backend = NULL;
   const char *floor_kind = "FFTW";
@@ -516,6 +816,11 @@ cmd_bench (int argc, char **argv)
         return fail (error);
       g_array_append_val (times, r->seconds);
     }
+  /* files: the TIFF write of one result, a plain write of as many bytes
+   * to the same folder (the dd floor), and compute + write together */
+  if (!no_write && !bench_write (system, &options, write_dir ? write_dir : g_get_tmp_dir (),
+                                 MAX (3, MIN (repeat, 5)), &wr, &error))
+    return fail (error);
   peak = peak_rss_bytes ();
   {
     AiryBackend *b = airy_backend_lookup (cold_backend);
@@ -559,9 +864,11 @@ cmd_bench (int argc, char **argv)
              "\"warmup\": %d, \"cold_s\": %.6f, \"median_s\": %.6f, \"min_s\": %.6f, "
              "\"max_s\": %.6f, \"floor_s\": %.6f, \"floor\": \"%s\", \"ratio\": %.4f, \"planes_per_s\": %.2f, "
              "\"peak_rss_bytes\": %" G_GUINT64_FORMAT ", \"peak_device_bytes\": %" G_GUINT64_FORMAT ", "
-             "\"output_bytes\": %" G_GUINT64_FORMAT "}\n",
+             "\"output_bytes\": %" G_GUINT64_FORMAT ", \"write_s\": %.6f, \"plain_write_s\": %.6f, "
+             "\"end_to_end_s\": %.6f, \"end_to_end_ratio\": %.4f}\n",
              what, nz, h, w, cold_backend, cold_devices, n_threads, repeat, warmup, t_cold,
-             median, tmin, tmax, floor_s, floor_kind, median / floor_s, nz / median, peak, peak_device, out_bytes);
+             median, tmin, tmax, floor_s, floor_kind, median / floor_s, nz / median, peak, peak_device, out_bytes,
+             wr.write_s, wr.plain_s, wr.e2e_s, wr.e2e_s > 0 ? wr.e2e_s / (median + wr.plain_s) : 0.0);
   else
     {
       g_autofree char *peak_s = airy_format_bytes (peak);
@@ -579,6 +886,13 @@ cmd_bench (int argc, char **argv)
       g_print ("ratio       %.3f (run / floor)\n", median / floor_s);
       g_print ("throughput  %.1f planes/s\n", nz / median);
       g_print ("memory      peak RSS %s (output %s)\n", peak_s, out_s);
+      if (wr.e2e_s > 0)
+        {
+          g_print ("write       %.1f ms TIFF, %.1f ms plain write of the same bytes (%s)\n",
+                   wr.write_s * 1e3, wr.plain_s * 1e3, wr.dir);
+          g_print ("end to end  %.1f ms run + write, %.3f × (run + plain write)\n",
+                   wr.e2e_s * 1e3, wr.e2e_s / (median + wr.plain_s));
+        }
       if (peak_device > 0)
         {
           g_autofree char *dev_s = airy_format_bytes (peak_device);
@@ -623,6 +937,8 @@ main (int argc, char **argv)
     return cmd_preset (argc - 1, argv + 1);
   if (g_str_equal (cmd, "validate"))
     return cmd_validate (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "schema"))
+    return cmd_schema (argc - 1, argv + 1);
   if (g_str_equal (cmd, "run"))
     return cmd_run (argc - 1, argv + 1);
   if (g_str_equal (cmd, "bench"))

@@ -2,7 +2,9 @@
 
 #include "config.h"
 
+#include <string.h>
 #include <glib/gi18n.h>
+#include <glib/gstdio.h>
 
 #include "airy-window.h"
 
@@ -20,6 +22,10 @@ struct _AiryWindow
   GtkWidget       *title;
   GtkWidget       *subtitle;
   GtkWidget       *progress;
+  GtkWidget       *notice;         /* a revealer: a message that stays until dismissed */
+  GtkWidget       *notice_label;
+  GtkWidget       *notice_folder;  /* "Choose Folder…", for files the sandbox hides */
+  gboolean         notice_access;  /* the notice is about such files */
   GMenu           *recent_menu;
   GSettings       *settings;
   guint            shown;
@@ -82,6 +88,210 @@ airy_window_get_status (AiryWindow *self)
   return gtk_label_get_text (GTK_LABEL (self->subtitle));
 }
 
+/* ---- the notice: messages that must outlive the next result ---- */
+
+static void
+show_notice (AiryWindow *self,
+             const char *text,
+             gboolean    access)
+{
+  gtk_label_set_text (GTK_LABEL (self->notice_label), text ? text : "");
+  gtk_widget_set_visible (self->notice_folder, access);
+  gtk_revealer_set_reveal_child (GTK_REVEALER (self->notice), text != NULL);
+  self->notice_access = text != NULL && access;
+}
+
+static void
+dismiss_notice (AiryWindow *self)
+{
+  show_notice (self, NULL, FALSE);
+}
+
+static void
+report (AiryWindow   *self,
+        const GError *error)
+{
+  show_notice (self, error->message, FALSE);
+}
+
+const char *
+airy_window_get_notice (AiryWindow *self,
+                        gboolean   *offers_folder)
+{
+  gboolean shown = gtk_revealer_get_reveal_child (GTK_REVEALER (self->notice));
+
+  if (offers_folder)
+    *offers_folder = shown && gtk_widget_get_visible (self->notice_folder);
+  return shown ? gtk_label_get_text (GTK_LABEL (self->notice_label)) : NULL;
+}
+
+/* ---- the Flatpak sandbox ---- */
+
+/* Flatpak puts /.flatpak-info in every sandbox. AIRY_TEST_FLATPAK=1 pretends
+ * to be inside one: it exists for the tests only, which cannot run in a
+ * sandbox. */
+static gboolean
+in_flatpak (void)
+{
+  return g_strcmp0 (g_getenv ("AIRY_TEST_FLATPAK"), "1") == 0
+         || g_file_test ("/.flatpak-info", G_FILE_TEST_EXISTS);
+}
+
+typedef void (*FileFunc) (AirySystem  *system,
+                          AiryElement *element,   /* NULL: the sample */
+                          const char  *property,
+                          const char  *field,
+                          const char  *file,
+                          gpointer     data);
+
+/* Every file a system refers to: the sample volume and the file parameters
+ * (AIRY_PARAM_FILE) of its enabled elements. */
+static void
+foreach_file (AirySystem *system,
+              FileFunc    func,
+              gpointer    data)
+{
+  const AirySample *sample = airy_system_get_sample (system);
+  GPtrArray *elements = airy_system_get_elements (system);
+  guint i, j, n;
+
+  if (sample->kind == AIRY_SAMPLE_FILE && sample->file && *sample->file)
+    {
+      /* a copy: func may replace the sample */
+      g_autofree char *file = g_strdup (sample->file);
+
+      func (system, NULL, NULL, "sample.file", file, data);
+    }
+  for (i = 0; i < elements->len; i++)
+    {
+      AiryElement *e = g_ptr_array_index (elements, i);
+      g_autofree GParamSpec **specs = NULL;
+
+      if (!airy_element_get_enabled (e))
+        continue;
+      specs = g_object_class_list_properties (G_OBJECT_GET_CLASS (e), &n);
+      for (j = 0; j < n; j++)
+        if (G_IS_PARAM_SPEC_STRING (specs[j]) && (airy_param_spec_get_flags (specs[j]) & AIRY_PARAM_FILE)
+            && airy_element_get_string (e, specs[j]->name) && *airy_element_get_string (e, specs[j]->name))
+          {
+            g_autofree char *field = g_strdup_printf ("elements[%u].%s", i, specs[j]->name);
+            g_autofree char *file = g_strdup (airy_element_get_string (e, specs[j]->name));
+            func (system, e, specs[j]->name, field, file, data);
+          }
+    }
+}
+
+/* as the engine resolves it: relative to the system's folder */
+static char *
+resolve_file (AirySystem *system,
+              const char *file)
+{
+  const char *base = airy_system_get_base_dir (system);
+
+  return g_path_is_absolute (file) || base == NULL ? g_strdup (file) : g_build_filename (base, file, NULL);
+}
+
+static gboolean
+readable (const char *path)
+{
+  return g_access (path, R_OK) == 0 && !g_file_test (path, G_FILE_TEST_IS_DIR);
+}
+
+static void
+set_file (AirySystem  *system,
+          AiryElement *element,
+          const char  *property,
+          const char  *value)
+{
+  if (element)
+    g_object_set (element, property, value, NULL);
+  else
+    {
+      AirySample sample = *airy_system_get_sample (system);
+
+      sample.file = (char *) value;
+      airy_system_set_sample (system, &sample);
+    }
+}
+
+static void
+collect_unreadable (AirySystem *system, AiryElement *element, const char *property,
+                    const char *field, const char *file, gpointer data)
+{
+  g_autofree char *full = resolve_file (system, file);
+
+  if (!readable (full))
+    g_ptr_array_add (data, g_strdup_printf ("%s: %s", field, file));
+}
+
+static GPtrArray *
+unreadable_files (AirySystem *system)
+{
+  GPtrArray *list = g_ptr_array_new_with_free_func (g_free);
+
+  foreach_file (system, collect_unreadable, list);
+  return list;
+}
+
+/* A file error inside the sandbox: most likely a file next to the system that
+ * the portal did not hand over. Say so, and offer to choose its folder. */
+static void
+offer_folder (AiryWindow   *self,
+              const GError *error)
+{
+  g_autoptr(GPtrArray) missing = NULL;
+  g_autofree char *list = NULL;
+  g_autofree char *text = NULL;
+
+  if (!g_error_matches (error, AIRY_ERROR, AIRY_ERROR_FILE) || !in_flatpak ())
+    return;
+  missing = unreadable_files (self->system);
+  if (missing->len == 0)
+    return;
+  g_ptr_array_add (missing, NULL);
+  list = g_strjoinv (", ", (char **) missing->pdata);
+  text = g_strdup_printf (_("Airy cannot read %s. Inside the Flatpak sandbox it sees only the files you "
+                            "choose; choose the folder that contains them to give it access."), list);
+  show_notice (self, text, TRUE);
+}
+
+typedef struct
+{
+  const char *folder;
+  const char *old_base;
+  guint       missing;   /* still unreadable */
+  gboolean    moved;     /* a file name had to change */
+} Regrant;
+
+static void
+regrant_file (AirySystem *system, AiryElement *element, const char *property,
+              const char *field, const char *file, gpointer data)
+{
+  Regrant *r = data;
+  g_autofree char *full = resolve_file (system, file);
+  g_autofree char *before = NULL;
+  g_autofree char *base = NULL;
+  g_autofree char *there = NULL;
+
+  if (readable (full))
+    return;
+  /* it was readable where it was: keep it there */
+  before = g_path_is_absolute (file) || r->old_base == NULL ? g_strdup (file)
+                                                             : g_build_filename (r->old_base, file, NULL);
+  base = g_path_get_basename (file);
+  there = g_build_filename (r->folder, base, NULL);
+  if (readable (before))
+    set_file (system, element, property, before);
+  else if (readable (there))
+    set_file (system, element, property, there);
+  else
+    {
+      r->missing++;
+      return;
+    }
+  r->moved = TRUE;
+}
+
 /* Every edit: check the system as the engine would, mark a bad field and keep
  * the last result, or hand a copy to the worker. */
 static void
@@ -98,9 +308,12 @@ recompute (AiryWindow *self)
       airy_bench_panel_show_error (self->panel, error->message);
       set_status (self, _("not computed: fix the marked field"));
       gtk_widget_set_visible (self->progress, FALSE);
+      offer_folder (self, error);
       return;
     }
   airy_bench_panel_show_error (self->panel, NULL);
+  if (self->notice_access)
+    show_notice (self, NULL, FALSE);
   airy_bench_panel_set_warnings (self->panel, warnings);
   devices = airy_bench_panel_get_devices (self->panel, &n_devices);
   airy_worker_submit (self->worker, self->system, airy_bench_panel_get_backend (self->panel),
@@ -158,14 +371,33 @@ on_failed (AiryWorker *worker, GError *error, AiryWindow *self)
   /* the last good result stays on screen */
   airy_bench_panel_show_error (self->panel, error->message);
   set_status (self, _("failed"));
+  offer_folder (self, error);
+}
+
+/* what needs a system: nothing to save or run in the viewer alone */
+static void
+enable_system_actions (AiryWindow *self,
+                       gboolean    enabled)
+{
+  static const char *const names[] = { "save", "save-as", "copy-command", "choose-folder" };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (names); i++)
+    g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), names[i])),
+                                 enabled);
 }
 
 static void
 set_system (AiryWindow *self, AirySystem *system, const char *path)
 {
+  char *copy = g_strdup (path);   /* path may be self->path */
+
+  /* a system is edited in the bench, also in a window that was the viewer's */
+  enable_system_actions (self, TRUE);
+  gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), TRUE);
   g_set_object (&self->system, system);
   g_free (self->path);
-  self->path = g_strdup (path);
+  self->path = copy;
   self->dirty = FALSE;
   airy_bench_panel_set_system (self->panel, system);
   update_title (self);
@@ -226,12 +458,213 @@ airy_window_open_file (AiryWindow *self,
 
   if (system == NULL)
     {
-      airy_stack_viewer_show_message (self->viewer, local->message);
+      /* in the window until dismissed: the bench keeps what it had */
+      report (self, local);
       g_propagate_error (error, g_steal_pointer (&local));
       return FALSE;
     }
+  show_notice (self, NULL, FALSE);
   set_system (self, system, path);
   remember (self, path);
+  return TRUE;
+}
+
+gboolean
+airy_window_view_file (AiryWindow *self,
+                       const char *path,
+                       GError    **error)
+{
+  g_autoptr(GError) local = NULL;
+
+  if (!airy_stack_viewer_open (self->viewer, path, &local))
+    {
+      report (self, local);
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  /* the viewer on its own: no system, no bench */
+  airy_worker_cancel (self->worker);
+  show_notice (self, NULL, FALSE);
+  gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), FALSE);
+  set_status (self, path);
+  gtk_label_set_text (GTK_LABEL (self->title), "Airy");
+  return TRUE;
+}
+
+typedef enum { KIND_UNKNOWN, KIND_IMAGE, KIND_SYSTEM } FileKind;
+
+/* By content, not by name: TIFF and PNG magic numbers, or a JSON object. */
+static FileKind
+sniff (const guint8 *head,
+       gsize         n)
+{
+  gsize i = 0;
+
+  if ((n >= 8 && memcmp (head, "\x89PNG\r\n\x1a\n", 8) == 0)
+      || (n >= 4 && (memcmp (head, "II*\0", 4) == 0 || memcmp (head, "MM\0*", 4) == 0
+                     || memcmp (head, "II+\0", 4) == 0 || memcmp (head, "MM\0+", 4) == 0)))
+    return KIND_IMAGE;
+  if (n >= 3 && memcmp (head, "\xef\xbb\xbf", 3) == 0)
+    i = 3;
+  while (i < n && g_ascii_isspace (head[i]))
+    i++;
+  return i < n && head[i] == '{' ? KIND_SYSTEM : KIND_UNKNOWN;
+}
+
+/* A file that is not on a local path (a URI from a portal or GVfs without a
+ * FUSE path): systems are parsed from memory, images from a temporary copy. */
+static gboolean
+open_remote (AiryWindow *self,
+             GFile      *file,
+             FileKind    kind,
+             const char *name,
+             GError    **error)
+{
+  g_autofree char *data = NULL;
+  g_autofree char *tmp = NULL;
+  g_autoptr(GError) local = NULL;
+  gsize length;
+  gboolean ok;
+  int fd;
+
+  if (!g_file_load_contents (file, NULL, &data, &length, NULL, &local))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", name, local->message);
+      return FALSE;
+    }
+  if (kind == KIND_SYSTEM)
+    {
+      g_autoptr(AirySystem) system = airy_system_new_from_data (data, length, NULL, name, error);
+
+      if (system == NULL)
+        return FALSE;
+      show_notice (self, NULL, FALSE);
+      set_system (self, system, NULL);
+      return TRUE;
+    }
+  fd = g_file_open_tmp ("airy-XXXXXX", &tmp, &local);
+  if (fd < 0 || !g_close (fd, &local) || !g_file_set_contents (tmp, data, length, &local))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", name, local->message);
+      if (tmp)
+        g_unlink (tmp);
+      return FALSE;
+    }
+  ok = airy_window_view_file (self, tmp, error);
+  g_unlink (tmp);
+  if (ok)
+    set_status (self, name);
+  return ok;
+}
+
+gboolean
+airy_window_open_location (AiryWindow *self,
+                           GFile      *file,
+                           GError    **error)
+{
+  g_autofree char *path = g_file_get_path (file);
+  g_autofree char *name = g_file_get_parse_name (file);
+  g_autoptr(GFileInputStream) in = NULL;
+  g_autoptr(GError) local = NULL;
+  g_autoptr(GError) why = NULL;
+  guint8 head[512];
+  gssize n = -1;
+  FileKind kind;
+  gboolean ok;
+
+  g_return_val_if_fail (G_IS_FILE (file), FALSE);
+
+  in = g_file_read (file, NULL, &local);
+  if (in)
+    n = g_input_stream_read (G_INPUT_STREAM (in), head, sizeof head, NULL, &local);
+  if (n < 0)
+    {
+      /* GIO's own message names the file */
+      why = g_steal_pointer (&local);
+      if (g_error_matches (why, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+        g_set_error (&local, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: no such file"), name);
+      else
+        g_set_error_literal (&local, AIRY_ERROR, AIRY_ERROR_FILE, why->message);
+      goto failed;
+    }
+  g_clear_object (&in);
+  kind = sniff (head, n);
+  if (kind == KIND_UNKNOWN)
+    {
+      g_set_error (&local, AIRY_ERROR, AIRY_ERROR_FILE,
+                   _("%s: neither a TIFF or PNG image nor an Airy system (JSON)"), name);
+      goto failed;
+    }
+  if (path == NULL)
+    ok = open_remote (self, file, kind, name, &local);
+  else if (kind == KIND_SYSTEM)
+    ok = airy_window_open_file (self, path, &local);
+  else
+    ok = airy_window_view_file (self, path, &local);
+  if (ok)
+    return TRUE;
+
+failed:
+  report (self, local);
+  g_propagate_error (error, g_steal_pointer (&local));
+  return FALSE;
+}
+
+void
+airy_window_open_files (GApplication *application,
+                        GFile       **files,
+                        int           n_files,
+                        const char   *hint,
+                        gpointer      data)
+{
+  int i;
+
+  /* one window per file: stacks in the viewer, systems in the bench */
+  for (i = 0; i < n_files; i++)
+    {
+      AiryWindow *window = airy_window_new (GTK_APPLICATION (application));
+      g_autoptr(GError) error = NULL;
+
+      gtk_window_present (GTK_WINDOW (window));
+      if (!airy_window_open_location (window, files[i], &error))
+        {
+          /* the message stays in the window, which opens on the default bench */
+          g_printerr ("airy: %s\n", error->message);
+          airy_window_load_preset (window, "widefield", NULL);
+        }
+    }
+}
+
+gboolean
+airy_window_grant_folder (AiryWindow *self,
+                          const char *folder,
+                          GError    **error)
+{
+  g_autofree char *json = airy_system_to_json (self->system);
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(GPtrArray) before = unreadable_files (self->system);
+  Regrant r = { folder, airy_system_get_base_dir (self->system), 0, FALSE };
+  gboolean dirty = self->dirty;
+
+  g_return_val_if_fail (folder != NULL, FALSE);
+
+  /* the same system, its relative file names now resolved in the folder */
+  system = airy_system_new_from_data (json, -1, folder, self->path, error);
+  if (system == NULL)
+    return FALSE;
+  foreach_file (system, regrant_file, &r);
+  if (before->len > 0 && r.missing >= before->len)
+    {
+      g_autofree char *list = NULL;
+
+      g_ptr_array_add (before, NULL);
+      list = g_strjoinv (", ", (char **) before->pdata);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s holds none of the files Airy is missing (%s)"), folder, list);
+      return FALSE;
+    }
+  set_system (self, system, self->path);
+  self->dirty = dirty || r.moved;
+  update_title (self);
   return TRUE;
 }
 
@@ -301,16 +734,32 @@ choose (AiryWindow *self, Choose what)
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
   g_object_unref (filter);
   if (what != CHOOSE_OPEN)
-    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), "system.json");
+    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), "system.airy.json");
   g_object_set_data (G_OBJECT (dialog), "window", self);
   g_signal_connect (dialog, "response", G_CALLBACK (on_chosen), GINT_TO_POINTER (what));
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+make_absolute (AirySystem *system, AiryElement *element, const char *property,
+               const char *field, const char *file, gpointer data)
+{
+  const char *base = airy_system_get_base_dir (system);
+  g_autofree char *full = NULL;
+
+  if (g_path_is_absolute (file) || base == NULL)
+    return;
+  full = g_canonicalize_filename (file, base);
+  set_file (system, element, property, full);
 }
 
 char *
 airy_window_command_line (AiryWindow *self)
 {
   g_autofree char *json = NULL;
+  g_autofree char *dir = NULL;
+  g_autoptr(AirySystem) copy = NULL;
+  const char *sim;
   guint threads = airy_bench_panel_get_threads (self->panel);
   const char *backend = airy_bench_panel_get_backend (self->panel);
   guint n_devices, i;
@@ -327,14 +776,21 @@ airy_window_command_line (AiryWindow *self)
   if (n_devices == 1)
     g_string_append_c (o, ',');
   opts = g_string_free (g_steal_pointer (&o), FALSE);
-  if (self->path && !self->dirty)
+  /* in the sandbox airy-sim is the Flatpak's; the result goes where the
+   * command runs, which the sandbox sees only when told */
+  sim = in_flatpak () ? "flatpak run --command=airy-sim --filesystem=\"$PWD\" " AIRY_APP_ID : "airy-sim";
+  dir = self->path ? g_path_get_dirname (self->path) : NULL;
+  if (self->path && !self->dirty && g_strcmp0 (dir, airy_system_get_base_dir (self->system)) == 0)
     {
       g_autofree char *quoted = g_shell_quote (self->path);
-      return g_strdup_printf ("airy-sim run %s -o airy-result.tif %s", quoted, opts);
+      return g_strdup_printf ("%s run %s -o airy-result.tif %s", sim, quoted, opts);
     }
-  /* unsaved: the system travels in a here-document */
-  json = airy_system_to_json (self->system);
-  return g_strdup_printf ("airy-sim run /dev/stdin -o airy-result.tif %s <<'AIRY'\n%s\nAIRY\n", opts, json);
+  /* unsaved, or its files found in another folder: the system travels in a
+   * here-document, its file names absolute (/dev/stdin has no folder) */
+  copy = airy_system_copy (self->system);
+  foreach_file (copy, make_absolute, NULL);
+  json = airy_system_to_json (copy);
+  return g_strdup_printf ("%s run /dev/stdin -o airy-result.tif %s <<'AIRY'\n%s\nAIRY\n", sim, opts, json);
 }
 
 /* ---- actions ---- */
@@ -389,6 +845,74 @@ action_export_tiff (GSimpleAction *a, GVariant *p, gpointer data)
   AiryWindow *self = data;
 
   gtk_widget_activate_action (GTK_WIDGET (self->viewer), "viewer.export-tiff", NULL);
+}
+
+/* The folder of a system's files, through the file chooser portal in the
+ * sandbox: choosing a folder there grants access to all of it. */
+static void
+folder_chosen (AiryWindow *self,
+               GFile      *folder)
+{
+  g_autofree char *path = g_file_get_path (folder);
+  g_autoptr(GError) error = NULL;
+
+  if (path == NULL)
+    {
+      g_autofree char *name = g_file_get_parse_name (folder);
+      g_autofree char *text = g_strdup_printf (_("%s: not a local folder"), name);
+
+      show_notice (self, text, TRUE);
+    }
+  else if (!airy_window_grant_folder (self, path, &error))
+    show_notice (self, error->message, TRUE);
+}
+
+#if GTK_CHECK_VERSION (4, 10, 0)
+static void
+on_folder_dialog (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr(AiryWindow) self = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GFile) folder = gtk_file_dialog_select_folder_finish (GTK_FILE_DIALOG (source), result, &error);
+
+  if (folder)
+    folder_chosen (self, folder);
+  else if (!g_error_matches (error, GTK_DIALOG_ERROR, GTK_DIALOG_ERROR_DISMISSED)
+           && !g_error_matches (error, GTK_DIALOG_ERROR, GTK_DIALOG_ERROR_CANCELLED))
+    show_notice (self, error->message, TRUE);
+}
+#else
+static void
+on_folder_response (GtkNativeDialog *dialog, int response, gpointer data)
+{
+  AiryWindow *self = data;
+  g_autoptr(GFile) folder = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)) : NULL;
+
+  if (folder)
+    folder_chosen (self, folder);
+  g_object_unref (dialog);
+}
+#endif
+
+static void
+action_choose_folder (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  AiryWindow *self = data;
+  const char *title = _("Choose the Folder of the System's Files");
+#if GTK_CHECK_VERSION (4, 10, 0)
+  g_autoptr(GtkFileDialog) dialog = gtk_file_dialog_new ();
+
+  gtk_file_dialog_set_title (dialog, title);
+  gtk_file_dialog_select_folder (dialog, GTK_WINDOW (self), NULL, on_folder_dialog, g_object_ref (self));
+#else
+  GtkFileChooserNative *dialog = gtk_file_chooser_native_new (title, GTK_WINDOW (self),
+                                                              GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER,
+                                                              _("_Choose"), _("_Cancel"));
+
+  g_signal_connect_data (dialog, "response", G_CALLBACK (on_folder_response), g_object_ref (self),
+                         (GClosureNotify) (void (*) (void)) g_object_unref, 0);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+#endif
 }
 
 static void
@@ -547,17 +1071,23 @@ airy_window_init (AiryWindow *self)
     { "open", action_open }, { "open-recent", action_open_recent, "s" }, { "save", action_save },
     { "save-as", action_save_as }, { "new", action_new, "s" }, { "export", action_export },
     { "export-tiff", action_export_tiff }, { "copy-command", action_copy_command },
+    { "choose-folder", action_choose_folder },
   };
   GtkWidget *header = gtk_header_bar_new ();
   GtkWidget *titles = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *menu_button = gtk_menu_button_new ();
   GtkWidget *scroller = gtk_scrolled_window_new ();
+  GtkWidget *content = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  GtkWidget *dismiss = gtk_button_new_from_icon_name ("window-close-symbolic");
   g_autoptr(GMenuModel) menu = NULL;
   int w = 1280, h = 800;
 
   self->settings = settings_new ();
   self->recent_menu = g_menu_new ();
   g_action_map_add_action_entries (G_ACTION_MAP (self), entries, G_N_ELEMENTS (entries), self);
+  enable_system_actions (self, FALSE);
 
   self->title = gtk_label_new ("Airy");
   self->subtitle = gtk_label_new ("");
@@ -591,7 +1121,36 @@ airy_window_init (AiryWindow *self)
   gtk_paned_set_shrink_start_child (GTK_PANED (self->paned), FALSE);
   gtk_paned_set_resize_start_child (GTK_PANED (self->paned), FALSE);
   gtk_paned_set_position (GTK_PANED (self->paned), 380);
-  gtk_window_set_child (GTK_WINDOW (self), self->paned);
+  gtk_widget_set_vexpand (self->paned, TRUE);
+
+  /* the notice above everything: files that could not be opened, files the
+   * sandbox hides. Its buttons go below the text: a wrapped label beside
+   * buttons in one row trips GTK 4.8's height-for-width check in a revealer. */
+  self->notice_label = gtk_label_new ("");
+  gtk_label_set_wrap (GTK_LABEL (self->notice_label), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (self->notice_label), 0);
+  gtk_widget_set_hexpand (self->notice_label, TRUE);
+  gtk_widget_add_css_class (self->notice_label, "airy-error");
+  self->notice_folder = gtk_button_new_with_mnemonic (_("Choose _Folder…"));
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->notice_folder), "win.choose-folder");
+  gtk_widget_set_valign (self->notice_folder, GTK_ALIGN_CENTER);
+  gtk_widget_add_css_class (self->notice_folder, "suggested-action");
+  gtk_widget_set_visible (self->notice_folder, FALSE);
+  gtk_widget_set_tooltip_text (dismiss, _("Dismiss"));
+  gtk_widget_set_valign (dismiss, GTK_ALIGN_CENTER);
+  gtk_widget_add_css_class (dismiss, "flat");
+  g_signal_connect_swapped (dismiss, "clicked", G_CALLBACK (dismiss_notice), self);
+  gtk_widget_set_halign (buttons, GTK_ALIGN_END);
+  gtk_widget_add_css_class (buttons, "toolbar");
+  gtk_box_append (GTK_BOX (buttons), self->notice_folder);
+  gtk_box_append (GTK_BOX (buttons), dismiss);
+  gtk_box_append (GTK_BOX (bar), self->notice_label);
+  gtk_box_append (GTK_BOX (bar), buttons);
+  self->notice = gtk_revealer_new ();
+  gtk_revealer_set_child (GTK_REVEALER (self->notice), bar);
+  gtk_box_append (GTK_BOX (content), self->notice);
+  gtk_box_append (GTK_BOX (content), self->paned);
+  gtk_window_set_child (GTK_WINDOW (self), content);
 
   self->worker = airy_worker_new ();
   g_signal_connect (self->worker, "started", G_CALLBACK (on_started), self);
@@ -617,17 +1176,6 @@ airy_window_init (AiryWindow *self)
       rebuild_recent (self);
     }
   gtk_window_set_default_size (GTK_WINDOW (self), MAX (w, 640), MAX (h, 480));
-}
-
-void
-airy_window_view_file (AiryWindow *self,
-                       const char *path)
-{
-  /* the viewer on its own: no system, no bench */
-  gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), FALSE);
-  if (airy_stack_viewer_open (self->viewer, path, NULL))
-    set_status (self, path);
-  gtk_label_set_text (GTK_LABEL (self->title), "Airy");
 }
 
 AiryWindow *

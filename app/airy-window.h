@@ -22,8 +22,35 @@ gboolean         airy_window_load_preset     (AiryWindow     *self,
 gboolean         airy_window_save            (AiryWindow     *self,
                                               const char     *path,
                                               GError        **error);
-void             airy_window_view_file       (AiryWindow     *self,
-                                              const char     *path);
+/* The viewer alone (the bench hidden) on a TIFF or PNG. */
+gboolean         airy_window_view_file       (AiryWindow     *self,
+                                              const char     *path,
+                                              GError        **error);
+/* Opens what the file holds, decided by its content: a TIFF or PNG stack in
+ * the viewer alone, a system (JSON) in the bench. A file that cannot be read
+ * is reported in the window's notice and the window stays as it was. */
+gboolean         airy_window_open_location   (AiryWindow     *self,
+                                              GFile          *file,
+                                              GError        **error);
+/* The application's "open" handler: one window per file, through
+ * airy_window_open_location; a window whose file fails opens on the default
+ * preset with the message in its notice (and on stderr). */
+void             airy_window_open_files      (GApplication   *application,
+                                              GFile         **files,
+                                              int             n_files,
+                                              const char     *hint,
+                                              gpointer        data);
+/* Reloads the system with its relative file names resolved in `folder` (the
+ * folder the user chose, e.g. through the file chooser portal), and files
+ * found nowhere else looked up there by name. Fails, changing nothing, when
+ * the folder holds none of the missing files. */
+gboolean         airy_window_grant_folder    (AiryWindow     *self,
+                                              const char     *folder,
+                                              GError        **error);
+/* The notice's text, or NULL when none is shown; *offers_folder tells whether
+ * it offers to choose a folder (files the Flatpak sandbox does not see). */
+const char      *airy_window_get_notice      (AiryWindow     *self,
+                                              gboolean       *offers_folder);
 AirySystem      *airy_window_get_system      (AiryWindow     *self);
 AiryBenchPanel  *airy_window_get_panel       (AiryWindow     *self);
 AiryStackViewer *airy_window_get_viewer      (AiryWindow     *self);

@@ -1,7 +1,9 @@
 /* airy: the desktop program — an optical bench panel beside the stack
  * viewer, recomputing in the background on every edit.
- *   airy [FILE.json]   open a system (default: the widefield preset)
- *   airy --preset NAME
+ *   airy [FILE…]       one window per file, by content: a TIFF or PNG stack
+ *                      in the viewer, a system (JSON) in the bench; paths or
+ *                      URIs (the desktop file passes %U)
+ *   airy --preset NAME   (default: the widefield preset)
  *   airy --view FILE   the viewer alone on a TIFF or PNG */
 #define G_LOG_DOMAIN "airy"
 
@@ -51,28 +53,18 @@ activate (GApplication *application, gpointer data)
   g_autoptr(GError) error = NULL;
 
   gtk_window_present (GTK_WINDOW (window));
-  if (options.view_file)
-    airy_window_view_file (window, options.view_file);
-  else if (!airy_window_load_preset (window, options.preset ? options.preset : "widefield", &error))
+  if (options.view_file && airy_window_view_file (window, options.view_file, &error))
+    return;
+  if (error)
+    {
+      /* shown in the window too, which opens on the default bench */
+      g_printerr ("airy: %s\n", error->message);
+      g_clear_error (&error);
+    }
+  if (!airy_window_load_preset (window, options.preset ? options.preset : "widefield", &error))
     {
       g_printerr ("airy: %s\n", error->message);
       airy_window_load_preset (window, "widefield", NULL);
-    }
-}
-
-static void
-open_files (GApplication *application, GFile **files, int n, const char *hint, gpointer data)
-{
-  int i;
-
-  for (i = 0; i < n; i++)
-    {
-      AiryWindow *window = airy_window_new (GTK_APPLICATION (application));
-      g_autofree char *path = g_file_get_path (files[i]);
-
-      gtk_window_present (GTK_WINDOW (window));
-      if (path == NULL || !airy_window_open_file (window, path, NULL))
-        airy_window_load_preset (window, "widefield", NULL);
     }
 }
 
@@ -119,10 +111,10 @@ main (int argc, char **argv)
 
   app = gtk_application_new (AIRY_APP_ID, G_APPLICATION_NON_UNIQUE | G_APPLICATION_HANDLES_OPEN);
   g_application_add_main_option_entries (G_APPLICATION (app), entries);
-  g_application_set_option_context_parameter_string (G_APPLICATION (app), _("[SYSTEM.json]"));
+  g_application_set_option_context_parameter_string (G_APPLICATION (app), _("[FILE…]"));
   g_signal_connect (app, "startup", G_CALLBACK (startup), NULL);
   g_signal_connect (app, "activate", G_CALLBACK (activate), NULL);
-  g_signal_connect (app, "open", G_CALLBACK (open_files), NULL);
+  g_signal_connect (app, "open", G_CALLBACK (airy_window_open_files), NULL);
   status = g_application_run (G_APPLICATION (app), argc, argv);
   g_free (options.view_file);
   g_free (options.preset);

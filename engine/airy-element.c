@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "airy-element.h"
+#include "airy-elements-private.h"
 #include "airy-error.h"
 
 /* Element parameters live in one generic store keyed by property name, so an
@@ -45,6 +46,19 @@ value_free (gpointer p)
   g_free (v);
 }
 
+static gboolean
+doubles_are_finite (const GValue *value)
+{
+  GVariant *var = g_value_get_variant (value);
+  gsize n = 0, i;
+  const double *d = var ? g_variant_get_fixed_array (var, &n, sizeof (double)) : NULL;
+
+  for (i = 0; i < n; i++)
+    if (!isfinite (d[i]))
+      return FALSE;
+  return TRUE;
+}
+
 static void
 airy_element_set_property (GObject      *object,
                            guint         prop_id,
@@ -56,6 +70,13 @@ airy_element_set_property (GObject      *object,
   GValue *old = g_hash_table_lookup (priv->values, pspec->name);
   GValue *copy;
 
+  /* GObject keeps doubles in their (finite) range; arrays are ours to check */
+  if (G_VALUE_HOLDS_VARIANT (value) && !doubles_are_finite (value))
+    {
+      g_warning ("%s.%s: refusing an array with a non-finite number",
+                 airy_element_get_type_name (self), pspec->name);
+      return;
+    }
   if (old != NULL && g_param_values_cmp (pspec, old, value) == 0)
     return;
   if (old == NULL)
@@ -171,6 +192,9 @@ airy_param_spec_double (const char    *name,
                         double         default_value,
                         AiryParamFlags flags)
 {
+  /* a finite range keeps inf and nan out of every setter: GObject refuses
+   * values outside it (nan included) */
+  g_return_val_if_fail (isfinite (minimum) && isfinite (maximum), NULL);
   return decorate (g_param_spec_double (name, nick, blurb, minimum, maximum, default_value,
                                         PARAM_FLAGS), unit, flags);
 }
@@ -482,6 +506,14 @@ airy_value_from_json (GParamSpec *pspec,
     {
       if (!json_is_number (node))
         goto wrong;
+      /* the system loader's text scan reports 1e999 as written; this guards
+       * JSON built in memory */
+      if (!isfinite (json_node_get_double (node)))
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("%s: must be a finite number, got %g"), path, json_node_get_double (node));
+          return FALSE;
+        }
       g_value_set_double (value, json_node_get_double (node));
     }
   else if (t == G_TYPE_INT)
@@ -552,7 +584,7 @@ airy_value_from_json (GParamSpec *pspec,
           if (!isfinite (v[i]))
             {
               g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                           _("%s[%u]: must be finite, got %g"), path, i, v[i]);
+                           _("%s[%u]: must be a finite number, got %g"), path, i, v[i]);
               return FALSE;
             }
         }
@@ -800,13 +832,141 @@ airy_element_new (const char *type_name,
   return g_object_new (type, NULL);
 }
 
-const char *_airy_element_get_base_dir (AiryElement *self);
-
 const char *
 _airy_element_get_base_dir (AiryElement *self)
 {
   AiryElementPrivate *priv = airy_element_get_instance_private (self);
   return priv->base_dir;
+}
+
+void
+_airy_element_set_base_dir (AiryElement *self,
+                            const char  *base_dir)
+{
+  AiryElementPrivate *priv = airy_element_get_instance_private (self);
+  char *copy = g_strdup (base_dir);
+
+  g_free (priv->base_dir);
+  priv->base_dir = copy;
+}
+
+/* ---- JSON Schema ---- */
+
+static void
+set_double (JsonObject *o, const char *key, double v)
+{
+  json_object_set_double_member (o, key, v);
+}
+
+static char *
+schema_description (GParamSpec *pspec)
+{
+  const char *blurb = g_param_spec_get_blurb (pspec);
+  const char *unit = airy_param_spec_get_unit (pspec);
+
+  if (airy_param_spec_get_flags (pspec) & AIRY_PARAM_FILE)
+    return g_strdup_printf ("%s (a relative name is relative to the system file's folder)", blurb);
+  if (unit != NULL)
+    return g_strdup_printf ("%s, in %s", blurb, unit);
+  return g_strdup (blurb);
+}
+
+/* One parameter as JSON Schema (draft 2020-12): type, range (exclusive
+ * bounds too), enumeration, default, and the blurb with its unit. */
+JsonObject *
+_airy_param_spec_schema (GParamSpec *pspec)
+{
+  JsonObject *o = json_object_new ();
+  gboolean open = airy_param_spec_get_flags (pspec) & AIRY_PARAM_EXCLUSIVE_MIN;
+  g_autofree char *description = schema_description (pspec);
+
+  json_object_set_string_member (o, "title", g_param_spec_get_nick (pspec));
+  json_object_set_string_member (o, "description", description);
+  if (G_IS_PARAM_SPEC_DOUBLE (pspec))
+    {
+      GParamSpecDouble *d = G_PARAM_SPEC_DOUBLE (pspec);
+
+      json_object_set_string_member (o, "type", "number");
+      set_double (o, open ? "exclusiveMinimum" : "minimum", d->minimum);
+      set_double (o, "maximum", d->maximum);
+      set_double (o, "default", d->default_value);
+    }
+  else if (G_IS_PARAM_SPEC_INT (pspec))
+    {
+      GParamSpecInt *i = G_PARAM_SPEC_INT (pspec);
+
+      json_object_set_string_member (o, "type", "integer");
+      json_object_set_int_member (o, open ? "exclusiveMinimum" : "minimum", i->minimum);
+      json_object_set_int_member (o, "maximum", i->maximum);
+      json_object_set_int_member (o, "default", i->default_value);
+    }
+  else if (G_IS_PARAM_SPEC_BOOLEAN (pspec))
+    {
+      json_object_set_string_member (o, "type", "boolean");
+      json_object_set_boolean_member (o, "default", G_PARAM_SPEC_BOOLEAN (pspec)->default_value);
+    }
+  else if (G_IS_PARAM_SPEC_ENUM (pspec))
+    {
+      GParamSpecEnum *e = G_PARAM_SPEC_ENUM (pspec);
+      JsonArray *nicks = json_array_new ();
+      GEnumValue *def = g_enum_get_value (e->enum_class, e->default_value);
+      guint i;
+
+      for (i = 0; i < e->enum_class->n_values; i++)
+        json_array_add_string_element (nicks, e->enum_class->values[i].value_nick);
+      json_object_set_string_member (o, "type", "string");
+      json_object_set_array_member (o, "enum", nicks);
+      if (def != NULL)
+        json_object_set_string_member (o, "default", def->value_nick);
+    }
+  else if (G_IS_PARAM_SPEC_STRING (pspec))
+    json_object_set_string_member (o, "type", "string");
+  else if (G_IS_PARAM_SPEC_VARIANT (pspec))
+    {
+      JsonObject *items = json_object_new ();
+
+      json_object_set_string_member (items, "type", "number");
+      json_object_set_string_member (o, "type", "array");
+      json_object_set_object_member (o, "items", items);
+    }
+  return o;
+}
+
+/* An element type's object: its parameters, and "type" as the
+ * discriminator (required in "elements", optional or absent elsewhere). */
+JsonObject *
+_airy_element_schema (GType            type,
+                      AirySchemaTypeKey type_key)
+{
+  g_autoptr(GTypeClass) klass = g_type_class_ref (type);
+  AiryElementClass *ec = (AiryElementClass *) klass;
+  JsonObject *o = json_object_new ();
+  JsonObject *props = json_object_new ();
+  g_autofree GParamSpec **pspecs = NULL;
+  guint n, i;
+
+  json_object_set_string_member (o, "title", ec->title);
+  json_object_set_string_member (o, "type", "object");
+  if (type_key != AIRY_SCHEMA_TYPE_NONE)
+    {
+      JsonObject *t = json_object_new ();
+
+      json_object_set_string_member (t, "const", ec->type_name);
+      json_object_set_object_member (props, "type", t);
+    }
+  pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n);
+  for (i = 0; i < n; i++)
+    json_object_set_object_member (props, pspecs[i]->name, _airy_param_spec_schema (pspecs[i]));
+  json_object_set_object_member (o, "properties", props);
+  if (type_key == AIRY_SCHEMA_TYPE_REQUIRED)
+    {
+      JsonArray *required = json_array_new ();
+
+      json_array_add_string_element (required, "type");
+      json_object_set_array_member (o, "required", required);
+    }
+  json_object_set_boolean_member (o, "additionalProperties", FALSE);
+  return o;
 }
 
 /* ---- context ---- */

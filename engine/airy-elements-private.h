@@ -47,7 +47,22 @@ GType _airy_propagate_get_type              (void);
 GType _airy_sensor_get_type                 (void);
 
 void        _airy_elements_register_builtin (void);
+gboolean    _airy_elements_is_builtin       (GType        type);
 const char *_airy_element_get_base_dir      (AiryElement *self);
+void        _airy_element_set_base_dir      (AiryElement *self,
+                                             const char  *base_dir);
+
+/* JSON Schema of parameters and element types (airy-sim schema). */
+typedef enum
+{
+  AIRY_SCHEMA_TYPE_NONE,      /* no "type" key */
+  AIRY_SCHEMA_TYPE_OPTIONAL,  /* "type" may name the element type */
+  AIRY_SCHEMA_TYPE_REQUIRED,  /* "type" must: the discriminator in "elements" */
+} AirySchemaTypeKey;
+
+JsonObject *_airy_param_spec_schema         (GParamSpec        *pspec);
+JsonObject *_airy_element_schema            (GType              type,
+                                             AirySchemaTypeKey  type_key);
 
 /* Loads an image file (TIFF or PNG) as float values in [0, 1] for integer
  * images (scaled by the type's maximum) or as stored for float TIFFs, and

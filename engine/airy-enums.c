@@ -70,22 +70,42 @@ DEFINE_ENUM (_airy_noise_get_type, "AiryNoise",
   { AIRY_NOISE_POISSON, "AIRY_NOISE_POISSON", "poisson" },
   { AIRY_NOISE_GAUSSIAN, "AIRY_NOISE_GAUSSIAN", "gaussian" })
 
+/* The built-in element types, in the order "airy-sim info" lists them. */
+static GType (*const builtin_types[]) (void) = {
+  _airy_objective_point_source_get_type,
+  _airy_plane_wave_get_type,
+  _airy_point_source_get_type,
+  _airy_gaussian_beam_get_type,
+  _airy_circular_pupil_get_type,
+  _airy_square_pupil_get_type,
+  _airy_rectangular_pupil_get_type,
+  _airy_gaussian_pupil_get_type,
+  _airy_amplitude_mask_get_type,
+  _airy_phase_mask_get_type,
+  _airy_ff_lens_get_type,
+  _airy_df_lens_get_type,
+  _airy_thin_lens_get_type,
+  _airy_propagate_get_type,
+  _airy_sensor_get_type,
+};
+
 void
 _airy_elements_register_builtin (void)
 {
-  airy_element_register (_airy_objective_point_source_get_type ());
-  airy_element_register (_airy_plane_wave_get_type ());
-  airy_element_register (_airy_point_source_get_type ());
-  airy_element_register (_airy_gaussian_beam_get_type ());
-  airy_element_register (_airy_circular_pupil_get_type ());
-  airy_element_register (_airy_square_pupil_get_type ());
-  airy_element_register (_airy_rectangular_pupil_get_type ());
-  airy_element_register (_airy_gaussian_pupil_get_type ());
-  airy_element_register (_airy_amplitude_mask_get_type ());
-  airy_element_register (_airy_phase_mask_get_type ());
-  airy_element_register (_airy_ff_lens_get_type ());
-  airy_element_register (_airy_df_lens_get_type ());
-  airy_element_register (_airy_thin_lens_get_type ());
-  airy_element_register (_airy_propagate_get_type ());
-  airy_element_register (_airy_sensor_get_type ());
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (builtin_types); i++)
+    airy_element_register (builtin_types[i] ());
+}
+
+/* TRUE for Airy's own types, FALSE for those a module brought. */
+gboolean
+_airy_elements_is_builtin (GType type)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (builtin_types); i++)
+    if (builtin_types[i] () == type)
+      return TRUE;
+  return FALSE;
 }

@@ -15,35 +15,6 @@
 
 #include <glib/gstdio.h>
 
-guint64
-airy_memory_budget (void)
-{
-  const char *env = g_getenv ("AIRY_MEMORY_BUDGET");
-  g_autofree char *meminfo = NULL;
-  const char *p;
-
-  if (env != NULL && *env)
-    {
-      char *end = NULL;
-      double v = g_ascii_strtod (env, &end);
-
-      switch (end ? g_ascii_toupper (*end) : 0)
-        {
-        case 'K': v *= 1024.0; break;
-        case 'M': v *= 1024.0 * 1024.0; break;
-        case 'G': v *= 1024.0 * 1024.0 * 1024.0; break;
-        case 'T': v *= 1024.0 * 1024.0 * 1024.0 * 1024.0; break;
-        default: break;
-        }
-      if (v > 0)
-        return (guint64) v;
-    }
-  if (g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL)
-      && (p = strstr (meminfo, "MemAvailable:")) != NULL)
-    return (guint64) (g_ascii_strtoull (p + strlen ("MemAvailable:"), NULL, 10) * 1024 * 0.9);
-  return G_GUINT64_CONSTANT (4) << 30;
-}
-
 char *
 airy_format_bytes (guint64 bytes)
 {
@@ -109,31 +80,139 @@ _airy_plan_bytes_per_slot (AiryPlan *plan)
 }
 
 static gboolean
-load_volume (AiryPlan *plan, const char *base_dir, GError **error)
+same_size (double a, double b)
+{
+  return fabs (a - b) <= 1e-4 * MAX (fabs (a), fabs (b));
+}
+
+/* Whether the volume's z steps are the system's (positions themselves do
+ * not matter: plane k of the volume is imaged at z[k]). */
+static gboolean
+same_z_steps (const AiryStack *v, const double *z, guint n)
+{
+  guint k;
+
+  if (v->depth != n)
+    return FALSE;
+  for (k = 0; k + 1 < n; k++)
+    if (!same_size (airy_stack_get_z (v, k + 1) - airy_stack_get_z (v, k), z[k + 1] - z[k]))
+      return FALSE;
+  return TRUE;
+}
+
+/* The sample volume: checked against the system's camera pixel and z
+ * planes before its pixels are read, then read, and resampled on request. */
+static gboolean
+load_volume (AiryPlan *plan, const char *base_dir, double spacing, GPtrArray *warnings, GError **error)
 {
   g_autofree char *path = NULL;
   g_autoptr(GError) local = NULL;
+  g_autoptr(AiryStack) head = NULL;
+  AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+  const AirySample *s = &plan->sample;
+  guint n = plan->n_planes;
+  double mean_dz = n > 1 ? (plan->z[n - 1] - plan->z[0]) / (n - 1) : 0.0;
+  gboolean lateral_known, axial_known, lateral_ok, axial_ok;
 
-  path = g_path_is_absolute (plan->sample.file) || base_dir == NULL
-         ? g_strdup (plan->sample.file) : g_build_filename (base_dir, plan->sample.file, NULL);
+  path = g_path_is_absolute (s->file) || base_dir == NULL
+         ? g_strdup (s->file) : g_build_filename (base_dir, s->file, NULL);
+  ro.channel = s->channel_set ? (int) s->channel : -1;
+  ro.frame = s->frame_set ? (int) s->frame : -1;
+  /* without resampling the file must have the system's planes: stop
+   * walking a file with more */
+  ro.max_planes = s->resample ? 0 : n;
   {
     GStatBuf st;
     if (g_stat (path, &st) == 0)
-      plan->volume_key = g_strdup_printf ("file %s %lld %lld", path, (long long) st.st_mtime,
-                                          (long long) st.st_size);
+      plan->volume_key = g_strdup_printf ("file %s %lld %lld c%d t%d r%d", path, (long long) st.st_mtime,
+                                          (long long) st.st_size, ro.channel, ro.frame, s->resample);
   }
-  plan->volume = airy_tiff_read (path, &local);
-  if (plan->volume == NULL)
+  head = airy_tiff_probe (path, &ro, &local);
+  if (head == NULL)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("sample.file: %s"), local->message);
+      g_set_error (error, AIRY_ERROR, local->domain == AIRY_ERROR ? local->code : AIRY_ERROR_FILE,
+                   _("sample.file: %s"), local->message);
       return FALSE;
     }
-  if (plan->volume->depth != plan->n_planes)
+
+  lateral_known = head->dx > 0 && head->dy > 0;
+  axial_known = n == 1 || (head->depth > 1 && (head->z != NULL || head->dz != 0));
+  lateral_ok = !lateral_known || (same_size (head->dx, spacing) && same_size (head->dy, spacing));
+  axial_ok = !axial_known || n == 1 || same_z_steps (head, plan->z, n);
+  if (!s->resample && (!lateral_ok || !axial_ok))
+    {
+      AiryStack sys = { .depth = n, .z = plan->z };
+      g_autofree char *vz = head->depth > 1 && axial_known
+                            ? g_strdup_printf (airy_stack_z_uniform (head) ? "%.4g" : _("%.4g (uneven)"), fabs (head->dz))
+                            : g_strdup ("?");
+      g_autofree char *sz = g_strdup_printf (airy_stack_z_uniform (&sys) ? "%.4g" : _("%.4g (uneven)"), fabs (mean_dz));
+
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("sample.file: %s has voxels of %.4g × %.4g × %s µm, the system images %.4g × %.4g × %s µm "
+                     "(grid.spacing and the z step); resample the volume to the system's grid, or add "
+                     "\"resample\": true to the sample"),
+                   path, head->dx, head->dy, vz, spacing, spacing, sz);
+      return FALSE;
+    }
+  if (!s->resample && head->depth != n)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("sample.file: %s has %u planes, the system has %u z planes"),
-                   path, plan->volume->depth, plan->n_planes);
+                   _("sample.file: %s has %u planes, the system has %u z planes"), path, head->depth, n);
       return FALSE;
+    }
+  if (s->resample && (!lateral_known || (n > 1 && head->depth > 1 && !axial_known)))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("sample.resample: %s does not say its voxel size (%s), so it cannot be resampled"),
+                   path, !lateral_known ? _("no pixel size") : _("no z spacing"));
+      return FALSE;
+    }
+  if (warnings && !lateral_known)
+    g_ptr_array_add (warnings, g_strdup_printf (_("sample.file: %s has no pixel size; it is taken to have the "
+                                                  "camera's %.4g µm pixels"), path, spacing));
+  if (warnings && !axial_known && n > 1)
+    g_ptr_array_add (warnings, g_strdup_printf (_("sample.file: %s has no z spacing; its planes are taken "
+                                                  "as the system's z planes"), path));
+
+  plan->volume = airy_tiff_read_full (path, &ro, &local);
+  if (plan->volume == NULL)
+    {
+      g_set_error (error, AIRY_ERROR, local->domain == AIRY_ERROR ? local->code : AIRY_ERROR_FILE,
+                   _("sample.file: %s"), local->message);
+      return FALSE;
+    }
+  if (s->resample && (!lateral_ok || !axial_ok || head->depth != n))
+    {
+      const AiryStack *v = plan->volume;
+      guint h = (guint) CLAMP (floor (v->height * v->dy / spacing + 0.5), 1, 65536);
+      guint w = (guint) CLAMP (floor (v->width * v->dx / spacing + 0.5), 1, 65536);
+      g_autofree double *zsrc = NULL;
+      AiryStack *r;
+      guint k;
+
+      /* a file with its own z positions keeps them relative to its middle */
+      if (v->depth > 1)
+        {
+          zsrc = g_new (double, v->depth);
+          for (k = 0; k < v->depth; k++)
+            zsrc[k] = airy_stack_get_z (v, k) - 0.5 * (airy_stack_get_z (v, 0) + airy_stack_get_z (v, v->depth - 1))
+                      + 0.5 * (plan->z[0] + plan->z[n - 1]);
+        }
+      r = _airy_stack_resample (v, h, w, spacing, spacing, n, plan->z, zsrc);
+      if (r == NULL)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
+                       _("sample.file: not enough memory to resample %s to %u × %u × %u"), path, n, h, w);
+          return FALSE;
+        }
+      if (warnings)
+        g_ptr_array_add (warnings,
+                         g_strdup_printf (_("sample.file: %s resampled from %u × %u × %u voxels of %.4g × %.4g × %.4g µm "
+                                            "to %u × %u × %u of %.4g × %.4g × %.4g µm"),
+                                          path, v->depth, v->height, v->width, v->dx, v->dy, fabs (v->dz),
+                                          n, h, w, spacing, spacing, fabs (mean_dz)));
+      airy_stack_free (plan->volume);
+      plan->volume = r;
     }
   return TRUE;
 }
@@ -334,7 +413,7 @@ _airy_plan_new (AirySystem           *system,
       plan->vol_width = w;
       if (sample->kind == AIRY_SAMPLE_FILE)
         {
-          if (!load_volume (plan, airy_system_get_base_dir (system), error))
+          if (!load_volume (plan, airy_system_get_base_dir (system), spacing, warnings, error))
             return NULL;
           plan->vol_height = plan->volume->height;
           plan->vol_width = plan->volume->width;
@@ -465,27 +544,51 @@ _airy_plan_alloc_outputs (AiryPlan *plan,
     }
   if (plan->keep_psf)
     plan->psf = airy_stack_new (plan->n_planes, plan->psf_height, plan->psf_width);
+  /* backends take each plane's range while it is in cache */
+  if (plan->out)
+    _airy_stack_init_plane_ranges (plan->out);
   return TRUE;
 }
 
-/* Voxel sizes and z origin of the finished stacks. */
+/* Records the range of result plane b (a worker thread, right after
+ * writing it). */
+void
+_airy_plan_plane_range (AiryPlan    *plan,
+                        guint        b,
+                        const float *plane)
+{
+  AiryStack *out = plan->out;
+
+  if (out == NULL || out->plane_min == NULL || b >= out->depth)
+    return;
+  _airy_floats_min_max (plane ? plane : airy_stack_plane (out, b), airy_stack_plane_size (out),
+                        &out->plane_min[b], &out->plane_max[b]);
+}
+
+/* Voxel sizes, plane positions and provenance of the finished stacks. */
 void
 _airy_plan_set_metadata (AiryPlan *plan)
 {
-  double dz = plan->n_planes > 1 ? (plan->z[plan->n_planes - 1] - plan->z[0]) / (plan->n_planes - 1) : 0.0;
+  AiryStack *stacks[2] = { plan->out, plan->psf };
+  g_autofree char *json = airy_system_to_json (plan->system);
+  guint i;
 
   plan->out->dy = plan->out_dy;
   plan->out->dx = plan->out_dx;
-  if (!plan->reduce)
-    {
-      plan->out->dz = dz;
-      plan->out->z0 = plan->z[0];
-    }
   if (plan->psf)
     {
       plan->psf->dy = plan->psf_dy;
       plan->psf->dx = plan->psf_dx;
-      plan->psf->dz = dz;
-      plan->psf->z0 = plan->z[0];
+    }
+  for (i = 0; i < G_N_ELEMENTS (stacks); i++)
+    {
+      AiryStack *s = stacks[i];
+
+      if (s == NULL)
+        continue;
+      if (s->depth == plan->n_planes)
+        airy_stack_set_z (s, plan->z);
+      airy_stack_set_provenance (s, plan->spectrum->n, plan->spectrum->wavelengths,
+                                 plan->spectrum->weights, json);
     }
 }

@@ -11,6 +11,68 @@
 #include "airy-fft-private.h"
 #include "airy-plan-private.h"
 
+/* 90 % of MemAvailable (4 GiB where /proc/meminfo says nothing) */
+static guint64
+available_budget (void)
+{
+  g_autofree char *meminfo = NULL;
+  const char *p;
+
+  if (g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL)
+      && (p = strstr (meminfo, "MemAvailable:")) != NULL)
+    return (guint64) (g_ascii_strtoull (p + strlen ("MemAvailable:"), NULL, 10) * 1024 * 0.9);
+  return G_GUINT64_CONSTANT (4) << 30;
+}
+
+gboolean
+airy_memory_budget_get (guint64 *budget,
+                        GError **error)
+{
+  const char *env = g_getenv ("AIRY_MEMORY_BUDGET");
+  char *end = NULL;
+  double v, scale = 1.0;
+
+  if (env == NULL || *env == '\0')
+    {
+      if (budget)
+        *budget = available_budget ();
+      return TRUE;
+    }
+  v = g_ascii_strtod (env, &end);
+  if (end != env)
+    switch (g_ascii_toupper (*end))
+      {
+      case 'K': scale = 1024.0; end++; break;
+      case 'M': scale = 1024.0 * 1024.0; end++; break;
+      case 'G': scale = 1024.0 * 1024.0 * 1024.0; end++; break;
+      case 'T': scale = 1024.0 * 1024.0 * 1024.0 * 1024.0; end++; break;
+      default: break;
+      }
+  v *= scale;
+  /* at least a byte, and below 2^63 so that it converts exactly */
+  if (end == env || *end != '\0' || !(v >= 1.0 && v < 9223372036854775808.0))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("AIRY_MEMORY_BUDGET: must be a size from 1 byte to 8 EiB, a number with an optional "
+                     "K, M, G or T suffix (powers of 1024) such as 8G, got \"%s\""), env);
+      return FALSE;
+    }
+  if (budget)
+    *budget = (guint64) v;
+  return TRUE;
+}
+
+guint64
+airy_memory_budget (void)
+{
+  guint64 budget;
+
+  /* a wrong value is reported by airy_run () and airy_system_validate () */
+  if (!airy_memory_budget_get (&budget, NULL))
+    budget = available_budget ();
+  return budget;
+}
+
 void
 airy_result_free (AiryResult *result)
 {
@@ -123,6 +185,9 @@ airy_run (AirySystem           *system,
   g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
 
   opts = options ? *options : defaults;
+  /* wrong settings in the environment are errors, not defaults in disguise */
+  if (!airy_memory_budget_get (NULL, error) || !airy_cpu_devices_from_env (NULL, error))
+    return NULL;
   backend = airy_backend_choose (opts.backend, error);
   if (backend == NULL)
     return NULL;

@@ -57,8 +57,15 @@ double      airy_bench_fft_floor (guint h,
                                   guint threads);
 
 /* Host memory budget in bytes: AIRY_MEMORY_BUDGET (e.g. "2G") or 90 % of
- * MemAvailable. */
+ * MemAvailable. airy_memory_budget() falls back to the latter on a wrong
+ * value, which airy_memory_budget_get() reports. */
 guint64     airy_memory_budget (void);
+gboolean    airy_memory_budget_get (guint64 *budget,
+                                    GError **error);
+/* AIRY_CPU_DEVICES: the CPU backend's number of virtual devices, 1 … 64
+ * (default 1). */
+gboolean    airy_cpu_devices_from_env (guint   *n_devices,
+                                       GError **error);
 char       *airy_format_bytes  (guint64 bytes);
 
 G_END_DECLS

@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 
 #include "airy-stack.h"
+#include "airy-atomic-private.h"
 #include "airy-error.h"
 
 /* One freed large mapping is kept for the next stack of the same size: a
@@ -130,6 +131,12 @@ airy_stack_free (AiryStack *stack)
     give_spare (stack->data, stack->mapped);
   else
     g_free (stack->data);
+  g_free (stack->z);
+  g_free (stack->plane_min);
+  g_free (stack->plane_max);
+  g_free (stack->wavelengths);
+  g_free (stack->weights);
+  g_free (stack->system_json);
   g_free (stack);
 }
 
@@ -138,13 +145,110 @@ airy_stack_copy (const AiryStack *stack)
 {
   AiryStack *copy = airy_stack_new (stack->depth, stack->height, stack->width);
 
+  if (copy == NULL)
+    return NULL;
   memcpy (copy->data, stack->data, (gsize) stack->depth * airy_stack_plane_size (stack) * sizeof (float));
-  copy->dx = stack->dx;
-  copy->dy = stack->dy;
-  copy->dz = stack->dz;
-  copy->z0 = stack->z0;
+  airy_stack_copy_metadata (copy, stack);
   copy->bits = stack->bits;
+  if (stack->plane_min != NULL)
+    {
+      copy->plane_min = g_memdup2 (stack->plane_min, stack->depth * sizeof (float));
+      copy->plane_max = g_memdup2 (stack->plane_max, stack->depth * sizeof (float));
+    }
   return copy;
+}
+
+void
+airy_stack_copy_metadata (AiryStack       *dst,
+                          const AiryStack *src)
+{
+  g_return_if_fail (dst != NULL && src != NULL);
+
+  dst->dx = src->dx;
+  dst->dy = src->dy;
+  dst->dz = src->dz;
+  dst->z0 = src->z0;
+  g_clear_pointer (&dst->z, g_free);
+  if (src->z != NULL && dst->depth == src->depth)
+    dst->z = g_memdup2 (src->z, src->depth * sizeof (double));
+  airy_stack_set_provenance (dst, src->n_wavelengths, src->wavelengths, src->weights, src->system_json);
+}
+
+void
+airy_stack_set_provenance (AiryStack    *stack,
+                           guint         n_wavelengths,
+                           const double *wavelengths,
+                           const double *weights,
+                           const char   *system_json)
+{
+  g_autofree double *lambda = n_wavelengths ? g_memdup2 (wavelengths, n_wavelengths * sizeof (double)) : NULL;
+  g_autofree double *w = n_wavelengths && weights ? g_memdup2 (weights, n_wavelengths * sizeof (double)) : NULL;
+  g_autofree char *json = g_strdup (system_json);
+
+  g_free (stack->wavelengths);
+  g_free (stack->weights);
+  g_free (stack->system_json);
+  stack->n_wavelengths = n_wavelengths;
+  stack->wavelengths = g_steal_pointer (&lambda);
+  stack->weights = g_steal_pointer (&w);
+  stack->system_json = g_steal_pointer (&json);
+}
+
+double
+airy_stack_get_z (const AiryStack *stack,
+                  guint            k)
+{
+  g_return_val_if_fail (k < stack->depth, 0.0);
+  return stack->z ? stack->z[k] : stack->z0 + k * stack->dz;
+}
+
+static gboolean
+z_list_uniform (const double *z, guint n)
+{
+  double dz;
+  guint k;
+
+  if (n < 3)
+    return TRUE;
+  dz = (z[n - 1] - z[0]) / (n - 1);
+  for (k = 1; k + 1 < n; k++)
+    if (fabs (z[k] - (z[0] + k * dz)) > 1e-6 * MAX (fabs (dz), 1e-9))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+airy_stack_z_uniform (const AiryStack *stack)
+{
+  return stack->z == NULL || z_list_uniform (stack->z, stack->depth);
+}
+
+void
+airy_stack_set_z (AiryStack    *stack,
+                  const double *z)
+{
+  guint n = stack->depth;
+
+  g_clear_pointer (&stack->z, g_free);
+  if (z == NULL || n == 0)
+    return;
+  stack->z0 = z[0];
+  stack->dz = n > 1 ? (z[n - 1] - z[0]) / (n - 1) : 0.0;
+  if (!z_list_uniform (z, n))
+    stack->z = g_memdup2 (z, n * sizeof (double));
+}
+
+void
+_airy_stack_init_plane_ranges (AiryStack *stack)
+{
+  guint k;
+
+  g_free (stack->plane_min);
+  g_free (stack->plane_max);
+  stack->plane_min = g_new (float, MAX (stack->depth, 1));
+  stack->plane_max = g_new (float, MAX (stack->depth, 1));
+  for (k = 0; k < stack->depth; k++)
+    stack->plane_min[k] = stack->plane_max[k] = NAN;
 }
 
 gsize
@@ -162,20 +266,307 @@ airy_stack_plane (const AiryStack *stack,
 }
 
 void
+_airy_floats_min_max (const float *v,
+                      gsize        n,
+                      float       *min,
+                      float       *max)
+{
+  /* eight independent lanes so the compiler can keep them in one vector;
+   * NaN compares false and is skipped */
+  float lo[8], hi[8];
+  gsize i, k;
+
+  for (k = 0; k < 8; k++)
+    {
+      lo[k] = INFINITY;
+      hi[k] = -INFINITY;
+    }
+  for (i = 0; i + 8 <= n; i += 8)
+    for (k = 0; k < 8; k++)
+      {
+        lo[k] = v[i + k] < lo[k] ? v[i + k] : lo[k];
+        hi[k] = v[i + k] > hi[k] ? v[i + k] : hi[k];
+      }
+  for (; i < n; i++)
+    {
+      lo[0] = v[i] < lo[0] ? v[i] : lo[0];
+      hi[0] = v[i] > hi[0] ? v[i] : hi[0];
+    }
+  for (k = 1; k < 8; k++)
+    {
+      lo[0] = MIN (lo[0], lo[k]);
+      hi[0] = MAX (hi[0], hi[k]);
+    }
+  *min = lo[0];
+  *max = hi[0];
+}
+
+typedef struct
+{
+  const AiryStack *stack;
+  guint            first, last;   /* planes [first, last) */
+  float           *lo, *hi;       /* per plane */
+} RangeJob;
+
+static gpointer
+range_job (gpointer data)
+{
+  RangeJob *j = data;
+  gsize n = airy_stack_plane_size (j->stack);
+  guint k;
+
+  for (k = j->first; k < j->last; k++)
+    if (isnan (j->lo[k]))
+      _airy_floats_min_max (j->stack->data + k * n, n, &j->lo[k], &j->hi[k]);
+  return NULL;
+}
+
+void
 airy_stack_min_max (const AiryStack *stack,
                     float           *min,
                     float           *max)
 {
-  gsize n = (gsize) stack->depth * airy_stack_plane_size (stack), i;
-  float lo = INFINITY, hi = -INFINITY;
+  g_autofree float *lo = NULL, *hi = NULL;
+  g_autofree guint *todo = NULL;
+  float a = INFINITY, b = -INFINITY;
+  guint k, n_todo = 0;
+
+  g_return_if_fail (stack != NULL && stack->data != NULL);
+
+  lo = g_new (float, MAX (stack->depth, 1));
+  hi = g_new (float, MAX (stack->depth, 1));
+  for (k = 0; k < stack->depth; k++)
+    {
+      gboolean known = stack->plane_min != NULL && !isnan (stack->plane_min[k]);
+
+      lo[k] = known ? stack->plane_min[k] : NAN;
+      hi[k] = known ? stack->plane_max[k] : NAN;
+      n_todo += !known;
+    }
+  if (n_todo > 0)
+    {
+      /* the planes nobody measured, split over the cores in contiguous runs */
+      guint64 bytes = (guint64) n_todo * airy_stack_plane_size (stack) * 4;
+      guint n_threads = (guint) MIN ((guint64) g_get_num_processors (), MAX (bytes >> 24, 1));
+      g_autofree RangeJob *jobs = g_new0 (RangeJob, MAX (n_threads, 1));
+      g_autofree GThread **threads = g_new0 (GThread *, MAX (n_threads, 1));
+      guint t, per = (stack->depth + n_threads - 1) / n_threads;
+
+      for (t = 0; t < n_threads; t++)
+        {
+          jobs[t] = (RangeJob) { stack, MIN (t * per, stack->depth), MIN ((t + 1) * per, stack->depth), lo, hi };
+          threads[t] = t + 1 < n_threads ? g_thread_new ("airy-range", range_job, &jobs[t]) : NULL;
+        }
+      range_job (&jobs[n_threads - 1]);
+      for (t = 0; t + 1 < n_threads; t++)
+        g_thread_join (threads[t]);
+    }
+  for (k = 0; k < stack->depth; k++)
+    {
+      a = MIN (a, lo[k]);
+      b = MAX (b, hi[k]);
+    }
+  *min = a;
+  *max = b;
+}
+
+/* ---- resampling ---- */
+
+/* Weights of a 1-D resampling: destination sample j takes
+ * Σ_k w[off[j] + k]·src[first[j] + k] for k < n[j]. */
+typedef struct
+{
+  guint  *first, *n, *off;
+  float  *w;
+} Taps;
+
+static void
+taps_free (Taps *t)
+{
+  g_free (t->first);
+  g_free (t->n);
+  g_free (t->off);
+  g_free (t->w);
+}
+
+/* Source samples at u[i] with cell width a (uniform), destinations at x[j]
+ * with footprint b[j]. */
+static void
+taps_build (Taps *t, const double *u, guint n_src, double a, const double *x, const double *b, guint n_dst)
+{
+  g_autoptr(GArray) w = g_array_new (FALSE, FALSE, sizeof (float));
+  guint j;
+
+  t->first = g_new0 (guint, n_dst);
+  t->n = g_new0 (guint, n_dst);
+  t->off = g_new0 (guint, n_dst);
+  for (j = 0; j < n_dst; j++)
+    {
+      t->off[j] = w->len;
+      if (n_src == 1)
+        {
+          /* one source sample: it fills its own cell */
+          if (fabs (x[j] - u[0]) <= 0.5 * a + 1e-9 * a)
+            {
+              float one = 1.0f;
+              g_array_append_val (w, one);
+              t->n[j] = 1;
+            }
+          continue;
+        }
+      if (b[j] <= a)
+        {
+          /* finer: linear interpolation between the two neighbours */
+          double p = (x[j] - u[0]) / a;
+          double fl = floor (p), f = p - fl;
+          int i0 = (int) fl;
+
+          if (p < -1e-9 || p > n_src - 1 + 1e-9)
+            continue;
+          if (i0 >= (int) n_src - 1)
+            {
+              i0 = n_src - 2;
+              f = 1.0;
+            }
+          if (i0 < 0)
+            {
+              i0 = 0;
+              f = 0.0;
+            }
+          t->first[j] = (guint) i0;
+          t->n[j] = 2;
+          g_array_append_val (w, (float) { 1.0 - f });
+          g_array_append_val (w, (float) { f });
+        }
+      else
+        {
+          /* coarser: the mean of the source cells over the footprint */
+          double lo = x[j] - 0.5 * b[j], hi = x[j] + 0.5 * b[j];
+          int i0 = (int) floor ((lo - u[0]) / a + 0.5), i1 = (int) floor ((hi - u[0]) / a + 0.5), i;
+
+          i0 = MAX (i0, 0);
+          i1 = MIN (i1, (int) n_src - 1);
+          if (i1 < i0)
+            continue;
+          t->first[j] = (guint) i0;
+          t->n[j] = (guint) (i1 - i0 + 1);
+          for (i = i0; i <= i1; i++)
+            {
+              double c0 = u[0] + (i - 0.5) * a, c1 = c0 + a;
+              double overlap = MAX (0.0, MIN (hi, c1) - MAX (lo, c0));
+              g_array_append_val (w, (float) { overlap / b[j] });
+            }
+        }
+    }
+  t->w = (float *) g_array_free (g_steal_pointer (&w), FALSE);
+}
+
+static void
+centred_positions (double *x, guint n, double d)
+{
+  guint i;
 
   for (i = 0; i < n; i++)
+    x[i] = ((double) i - (double) (n / 2)) * d;
+}
+
+AiryStack *
+_airy_stack_resample (const AiryStack *src,
+                      guint            height,
+                      guint            width,
+                      double           dy,
+                      double           dx,
+                      guint            depth,
+                      const double    *z_dst,
+                      const double    *z_src)
+{
+  g_autoptr(AiryStack) dst = NULL;
+  g_autofree double *ux = g_new (double, src->width), *xx = g_new (double, width), *bx = g_new (double, width);
+  g_autofree double *uy = g_new (double, src->height), *yy = g_new (double, height), *by = g_new (double, height);
+  g_autofree double *uz = g_new (double, src->depth), *bz = g_new (double, depth);
+  g_autofree float *rows = NULL, *plane = NULL;
+  double az = src->depth > 1 ? fabs (src->dz) : 1.0, mid;
+  Taps tx, ty, tz;
+  guint i, j, k, y, x;
+
+  g_return_val_if_fail (src->dx > 0 && src->dy > 0 && depth > 0, NULL);
+
+  centred_positions (ux, src->width, src->dx);
+  centred_positions (xx, width, dx);
+  centred_positions (uy, src->height, src->dy);
+  centred_positions (yy, height, dy);
+  for (i = 0; i < width; i++)
+    bx[i] = dx;
+  for (i = 0; i < height; i++)
+    by[i] = dy;
+  /* source planes: their own positions, or centred on the new range */
+  mid = 0.5 * (z_dst[0] + z_dst[depth - 1]);
+  for (k = 0; k < src->depth; k++)
+    uz[k] = z_src ? z_src[k] : mid + ((double) k - 0.5 * (src->depth - 1)) * az;
+  if (z_src && src->depth > 1)
+    az = fabs (z_src[src->depth - 1] - z_src[0]) / (src->depth - 1);
+  for (k = 0; k < depth; k++)
+    bz[k] = depth > 1 ? fabs (z_dst[MIN (k + 1, depth - 1)] - z_dst[k > 0 ? k - 1 : 0]) / (k > 0 && k + 1 < depth ? 2 : 1)
+                      : az;
+  taps_build (&tx, ux, src->width, src->dx, xx, bx, width);
+  taps_build (&ty, uy, src->height, src->dy, yy, by, height);
+  taps_build (&tz, uz, src->depth, az, z_dst, bz, depth);
+
+  dst = airy_stack_new (depth, height, width);
+  rows = g_try_new (float, (gsize) src->height * width);
+  plane = g_try_new (float, (gsize) height * width);
+  if (dst == NULL || rows == NULL || plane == NULL)
     {
-      lo = MIN (lo, stack->data[i]);
-      hi = MAX (hi, stack->data[i]);
+      taps_free (&tx);
+      taps_free (&ty);
+      taps_free (&tz);
+      return NULL;
     }
-  *min = lo;
-  *max = hi;
+  dst->dx = dx;
+  dst->dy = dy;
+  for (k = 0; k < src->depth; k++)
+    {
+      const float *s = airy_stack_plane (src, k);
+
+      /* x, then y, into `plane`; then spread into the planes that use k */
+      for (y = 0; y < src->height; y++)
+        for (x = 0; x < width; x++)
+          {
+            const float *w = tx.w + tx.off[x];
+            const float *sp = s + (gsize) y * src->width + tx.first[x];
+            float v = 0;
+            for (i = 0; i < tx.n[x]; i++)
+              v += w[i] * sp[i];
+            rows[(gsize) y * width + x] = v;
+          }
+      for (y = 0; y < height; y++)
+        {
+          const float *w = ty.w + ty.off[y];
+          float *out = plane + (gsize) y * width;
+
+          memset (out, 0, width * sizeof (float));
+          for (i = 0; i < ty.n[y]; i++)
+            {
+              const float *r = rows + (gsize) (ty.first[y] + i) * width;
+              for (x = 0; x < width; x++)
+                out[x] += w[i] * r[x];
+            }
+        }
+      for (j = 0; j < depth; j++)
+        if (k >= tz.first[j] && k < tz.first[j] + tz.n[j])
+          {
+            float wk = tz.w[tz.off[j] + (k - tz.first[j])];
+            float *out = airy_stack_plane (dst, j);
+            gsize n = (gsize) height * width, p;
+            for (p = 0; p < n; p++)
+              out[p] += wk * plane[p];
+          }
+    }
+  airy_stack_set_z (dst, z_dst);
+  taps_free (&tx);
+  taps_free (&ty);
+  taps_free (&tz);
+  return g_steal_pointer (&dst);
 }
 
 /* ---- colormaps: perceptual maps as 10 evenly spaced stops (matplotlib's
@@ -266,6 +657,7 @@ airy_atomic_begin (const char *path,
                    _("%s: cannot write: %s"), path, g_strerror (e));
       return -1;
     }
+  _airy_atomic_register (tmpl);
   *tmp_path = g_steal_pointer (&tmpl);
   return fd;
 }
@@ -281,10 +673,12 @@ airy_atomic_commit (const char *tmp_path,
     {
       int e = errno;
       g_unlink (tmp_path);
+      _airy_atomic_unregister (tmp_path);
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE,
                    _("%s: cannot write: %s"), path, g_strerror (e));
       return FALSE;
     }
+  _airy_atomic_unregister (tmp_path);
   return TRUE;
 }
 
@@ -292,7 +686,57 @@ void
 airy_atomic_abort (const char *tmp_path)
 {
   if (tmp_path != NULL)
-    g_unlink (tmp_path);
+    {
+      g_unlink (tmp_path);
+      _airy_atomic_unregister (tmp_path);
+    }
+}
+
+/* The temporaries being written, for a fatal signal's handler to remove
+ * (airy-sim): fixed slots that it reads without locks or allocation. A slot
+ * is 0 (free), 1 (being filled) or 2 (live). */
+#define LIVE_SLOTS 16
+static char live_paths[LIVE_SLOTS][4096];
+static gint live_state[LIVE_SLOTS];
+
+void
+_airy_atomic_register (const char *tmp_path)
+{
+  guint i;
+
+  if (strlen (tmp_path) >= sizeof live_paths[0])
+    return;
+  for (i = 0; i < LIVE_SLOTS; i++)
+    if (g_atomic_int_compare_and_exchange (&live_state[i], 0, 1))
+      {
+        strcpy (live_paths[i], tmp_path);
+        g_atomic_int_set (&live_state[i], 2);
+        return;
+      }
+}
+
+void
+_airy_atomic_unregister (const char *tmp_path)
+{
+  guint i;
+
+  for (i = 0; i < LIVE_SLOTS; i++)
+    if (g_atomic_int_get (&live_state[i]) == 2 && strcmp (live_paths[i], tmp_path) == 0)
+      {
+        g_atomic_int_set (&live_state[i], 0);
+        return;
+      }
+}
+
+/* Async-signal-safe: lock-free atomics and unlink () only. */
+void
+_airy_atomic_remove_live (void)
+{
+  guint i;
+
+  for (i = 0; i < LIVE_SLOTS; i++)
+    if (g_atomic_int_get (&live_state[i]) == 2)
+      unlink (live_paths[i]);
 }
 
 AiryStack *

@@ -26,7 +26,26 @@ typedef struct
   guint          count;      /* beads */
   guint          seed;
   double         intensity;
+  /* file: which channel and frame of a hyperstack (unset: the file must
+   * hold one), and whether a voxel size other than the system's is
+   * resampled instead of refused */
+  gboolean       channel_set;
+  guint          channel;
+  gboolean       frame_set;
+  guint          frame;
+  gboolean       resample;
 } AirySample;
+
+/* A file a system reads, for checks such as "an output must not overwrite
+ * an input": its role ("sample.file", "elements[1].file") and its name
+ * resolved against the system's folder. */
+typedef struct
+{
+  char *role;
+  char *path;
+} AiryInputFile;
+
+void          airy_input_file_free         (AiryInputFile *file);
 
 AirySystem   *airy_system_new              (void);
 AirySystem   *airy_system_new_from_data    (const char  *data,
@@ -45,6 +64,12 @@ gboolean      airy_system_save             (AirySystem  *self,
                                             const char  *path,
                                             GError     **error);
 guint64       airy_system_hash             (AirySystem  *self);
+GPtrArray    *airy_system_list_input_files (AirySystem  *self);
+
+/* JSON Schema (draft 2020-12) of system files, from the registered element
+ * types' parameters; with_modules FALSE: the built-in types only (the
+ * installed airy-system.schema.json). */
+char         *airy_system_schema           (gboolean     with_modules);
 
 /* Checks everything a run would check (ranges, cross-field rules, files,
  * memory budget) and collects warnings (char*) without computing. */
@@ -55,6 +80,9 @@ gboolean      airy_system_validate         (AirySystem  *self,
 const char   *airy_system_get_name         (AirySystem  *self);
 void          airy_system_set_name         (AirySystem  *self,
                                             const char  *name);
+const char   *airy_system_get_description  (AirySystem  *self);
+void          airy_system_set_description  (AirySystem  *self,
+                                            const char  *description);
 const char   *airy_system_get_base_dir     (AirySystem  *self);
 gboolean      airy_system_is_microscope    (AirySystem  *self);
 void          airy_system_get_shape        (AirySystem  *self,
@@ -99,5 +127,7 @@ void          airy_system_changed          (AirySystem  *self);
 char        **airy_presets_list            (void);
 char         *airy_preset_get_json         (const char  *name,
                                             GError     **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryInputFile, airy_input_file_free)
 
 G_END_DECLS

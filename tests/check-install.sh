@@ -13,7 +13,7 @@ root="$dest$prefix"
 fail() { echo "check-install: $*" >&2; exit 1; }
 
 for f in bin/airy-sim share/airy/presets/widefield.json share/airy/presets/seed-widefield.json \
-         share/locale/de/LC_MESSAGES/airy.mo; do
+         share/airy/airy-system.schema.json share/locale/de/LC_MESSAGES/airy.mo; do
   [ -f "$root/$f" ] || fail "missing $f"
 done
 if [ -x "$build/app/airy" ]; then
@@ -21,7 +21,8 @@ if [ -x "$build/app/airy" ]; then
            share/metainfo/io.github.airyoptics.Airy.metainfo.xml \
            share/icons/hicolor/scalable/apps/io.github.airyoptics.Airy.svg \
            share/icons/hicolor/symbolic/apps/io.github.airyoptics.Airy-symbolic.svg \
-           share/glib-2.0/schemas/io.github.airyoptics.Airy.gschema.xml; do
+           share/glib-2.0/schemas/io.github.airyoptics.Airy.gschema.xml \
+           share/mime/packages/io.github.airyoptics.Airy.xml; do
     [ -f "$root/$f" ] || fail "missing $f"
   done
 fi
@@ -33,6 +34,8 @@ if [ -f "$build/engine/cuda/airy-cuda.so" ]; then
   echo "$info" | grep -q "module: $root/$libdir/airy/backends/airy-cuda.so" || fail "the installed CUDA module was not found: $info"
   echo "$info" | grep -q "no CUDA device" || fail "no 'no CUDA device' line: $info"
 fi
+"$root/bin/airy-sim" schema --builtin | cmp -s - "$root/share/airy/airy-system.schema.json" \
+  || fail "the installed schema is not what the installed airy-sim describes"
 "$root/bin/airy-sim" run --preset widefield -o "$dest/wf.tif" -q --threads 1
 [ -s "$dest/wf.tif" ] || fail "the installed airy-sim wrote nothing"
 echo "check-install: ok ($root)"

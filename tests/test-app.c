@@ -251,7 +251,7 @@ test_save_reopen_export (void)
   a = airy_system_to_json (airy_window_get_system (window));
   b = airy_system_to_json (airy_window_get_system (again));
   g_assert_cmpstr (a, ==, b);
-  g_assert_nonnull (strstr (b, "\"na\" : 0.69999999999999996"));
+  g_assert_nonnull (strstr (b, "\"na\" : 0.7"));
 
   /* exports through the viewer decode */
   g_assert_true (airy_stack_viewer_export_view (airy_window_get_viewer (again), png, 1, &error));
@@ -353,6 +353,346 @@ test_imaging_and_bad_sample (void)
   close_window (window);
 }
 
+/* ---- files from the file manager, and the Flatpak sandbox ---- */
+
+static void
+write_file (const char *path, const char *text)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (g_file_set_contents (path, text, -1, &error));
+  g_assert_no_error (error);
+}
+
+/* a small PSF system whose phase mask comes from an image file */
+static char *
+masked_system (const char *mask)
+{
+  return g_strdup_printf ("{ \"airy\": 1, \"name\": \"masked\",\n"
+                          "  \"grid\": { \"shape\": [64, 64], \"spacing\": 2.0 },\n"
+                          "  \"spectrum\": { \"wavelengths\": [0.532], \"weights\": [1.0] },\n"
+                          "  \"z\": { \"start\": -1.0, \"stop\": 1.0, \"count\": 3 },\n"
+                          "  \"elements\": [\n"
+                          "    { \"type\": \"objective-point-source\", \"f\": 100.0, \"n\": 1.33, \"na\": 0.8 },\n"
+                          "    { \"type\": \"phase-mask\", \"source\": \"image\", \"file\": \"%s\" },\n"
+                          "    { \"type\": \"ff-lens\", \"f\": 100.0, \"n\": 1.33 } ] }\n", mask);
+}
+
+static void
+write_mask (const char *path)
+{
+  g_autoptr(AiryStack) mask = airy_stack_new (1, 8, 8);
+  g_autoptr(GError) error = NULL;
+  guint i;
+
+  for (i = 0; i < 64; i++)
+    mask->data[i] = (float) (i % 8);
+  g_assert_true (airy_tiff_write (path, mask, &error));
+  g_assert_no_error (error);
+}
+
+static gboolean
+bench_shown (AiryWindow *window)
+{
+  return gtk_widget_is_visible (GTK_WIDGET (airy_window_get_panel (window)));
+}
+
+static void
+test_open_by_content (void)
+{
+  /* what the file manager does: files through the application's "open"
+   * signal, one window each, decided by content, not by name */
+  g_autofree char *stack_path = g_build_filename (tmpdir, "stack.dat", NULL);
+  g_autofree char *system_path = g_build_filename (tmpdir, "bench.txt", NULL);
+  g_autofree char *notes_path = g_build_filename (tmpdir, "notes.tif", NULL);
+  g_autofree char *missing_path = g_build_filename (tmpdir, "missing.airy.json", NULL);
+  g_autofree char *json = masked_system ("mask.tif");
+  g_autofree char *mask_path = g_build_filename (tmpdir, "mask.tif", NULL);
+  g_autofree char *want_notes = NULL, *want_missing = NULL;
+  g_autoptr(AiryStack) stack = airy_stack_new (3, 16, 24);
+  g_autoptr(GError) error = NULL;
+  GFile *files[5];
+  GList *before, *l;
+  AiryWindow *viewer = NULL, *bench = NULL, *notes = NULL, *missing = NULL, *remote = NULL;
+  AiryStack *shown;
+  guint i;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  for (i = 0; i < 3 * 16 * 24; i++)
+    stack->data[i] = (float) i;
+  stack->dx = stack->dy = 0.1;
+  stack->dz = 0.25;
+  g_assert_true (airy_tiff_write (stack_path, stack, &error));
+  g_assert_no_error (error);
+  write_mask (mask_path);
+  write_file (system_path, json);
+  write_file (notes_path, "These are notes, not an image.\n");
+  files[0] = g_file_new_for_path (stack_path);
+  files[1] = g_file_new_for_path (system_path);
+  files[2] = g_file_new_for_path (notes_path);
+  files[3] = g_file_new_for_path (missing_path);
+  /* a URI without a local path (as GVfs may give): read through GIO */
+  files[4] = g_file_new_for_uri ("resource:///io/github/airyoptics/Airy/presets/imaging.json");
+
+  before = g_list_copy (gtk_application_get_windows (app));
+  g_application_open (G_APPLICATION (app), files, 5, "");
+  for (l = gtk_application_get_windows (app); l; l = l->next)
+    {
+      AiryWindow *w = l->data;
+      AirySystem *system = airy_window_get_system (w);
+
+      if (g_list_find (before, w))
+        continue;
+      airy_worker_set_debounce (airy_window_get_worker (w), 30);
+      if (airy_window_get_notice (w, NULL) && strstr (airy_window_get_notice (w, NULL), "notes.tif"))
+        notes = w;
+      else if (airy_window_get_notice (w, NULL))
+        missing = w;
+      else if (system && g_strcmp0 (airy_system_get_name (system), "masked") == 0)
+        bench = w;
+      else if (system)
+        remote = w;
+      else
+        viewer = w;
+    }
+  g_list_free (before);
+  g_assert_nonnull (viewer);
+  g_assert_nonnull (bench);
+  g_assert_nonnull (notes);
+  g_assert_nonnull (missing);
+  g_assert_nonnull (remote);
+
+  /* the TIFF named .dat: the viewer alone, with the stack as written */
+  g_assert_false (bench_shown (viewer));
+  g_assert_null (airy_window_get_system (viewer));
+  shown = airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (viewer)));
+  g_assert_nonnull (shown);
+  g_assert_cmpuint (shown->depth, ==, 3);
+  g_assert_cmpuint (shown->height, ==, 16);
+  g_assert_cmpuint (shown->width, ==, 24);
+  g_assert_cmpfloat (shown->data[3 * 16 * 24 - 1], ==, 3 * 16 * 24 - 1);
+  g_assert_cmpstr (airy_window_get_status (viewer), ==, stack_path);
+  /* nothing to save or run there */
+  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (viewer), "save"));
+  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (viewer), "copy-command"));
+
+  /* the JSON named .txt: the bench, computing (its mask lies next to it) */
+  wait_idle (bench);
+  g_assert_true (bench_shown (bench));
+  g_assert_null (airy_bench_panel_get_error (airy_window_get_panel (bench)));
+  g_assert_cmpuint (airy_window_get_shown (bench), ==, 1);
+  g_assert_cmpuint (airy_window_get_shown_hash (bench), ==, airy_system_hash (airy_window_get_system (bench)));
+  g_assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (bench), "save"));
+
+  /* neither: the message stays in the window after the default bench has
+   * computed, and the bench is usable */
+  want_notes = g_strdup_printf ("%s: neither a TIFF or PNG image nor an Airy system (JSON)", notes_path);
+  want_missing = g_strdup_printf ("%s: no such file", missing_path);
+  wait_idle (notes);
+  wait_idle (missing);
+  g_assert_cmpstr (airy_window_get_notice (notes, NULL), ==, want_notes);
+  g_assert_cmpstr (airy_window_get_notice (missing, NULL), ==, want_missing);
+  g_assert_true (bench_shown (notes));
+  g_assert_cmpuint (airy_window_get_shown (notes), ==, 1);
+  g_assert_cmpstr (airy_system_get_name (airy_window_get_system (notes)), ==, "widefield");
+
+  /* the system from a URI: in the bench, with no file to save back to */
+  wait_idle (remote);
+  g_assert_true (bench_shown (remote));
+  g_assert_cmpstr (airy_system_get_name (airy_window_get_system (remote)), ==, "imaging");
+  g_assert_true (airy_system_is_microscope (airy_window_get_system (remote)));
+  g_assert_cmpuint (airy_window_get_shown (remote), ==, 1);
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (remote)), ==, "imaging — Airy");
+
+  /* opening a system in the viewer window brings the bench back */
+  g_assert_true (airy_window_open_file (viewer, system_path, &error));
+  g_assert_no_error (error);
+  g_assert_true (bench_shown (viewer));
+  g_assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (viewer), "save"));
+
+  close_window (viewer);
+  close_window (bench);
+  close_window (notes);
+  close_window (missing);
+  close_window (remote);
+  for (i = 0; i < 5; i++)
+    g_object_unref (files[i]);
+  g_unlink (stack_path);
+  g_unlink (system_path);
+  g_unlink (notes_path);
+  g_unlink (mask_path);
+}
+
+static void
+test_sandbox_folder (void)
+{
+  /* a system chosen through the portal comes without its sibling files: the
+   * window says so and reloads it with the folder the user then chooses */
+  g_autofree char *sys_dir = g_build_filename (tmpdir, "portal-doc", NULL);
+  g_autofree char *data_dir = g_build_filename (tmpdir, "lab-data", NULL);
+  g_autofree char *empty_dir = g_build_filename (tmpdir, "empty", NULL);
+  g_autofree char *path = g_build_filename (sys_dir, "masked.airy.json", NULL);
+  g_autofree char *abs_path = g_build_filename (sys_dir, "absolute.airy.json", NULL);
+  g_autofree char *mask = g_build_filename (data_dir, "mask.tif", NULL);
+  g_autofree char *json = masked_system ("mask.tif");
+  g_autofree char *abs_json = masked_system ("/nonexistent/lab/mask.tif");
+  g_autofree char *cmd = NULL, *saved = NULL;
+  g_autoptr(GError) error = NULL;
+  AiryWindow *window;
+  AirySystem *before;
+  gboolean offers = FALSE;
+  const char *notice;
+  guint shown;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  g_assert_cmpint (g_mkdir_with_parents (sys_dir, 0700), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (data_dir, 0700), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (empty_dir, 0700), ==, 0);
+  write_file (path, json);
+  write_file (abs_path, abs_json);
+  write_mask (mask);
+
+  /* outside a sandbox a missing file is the field's error, nothing more */
+  window = new_window (NULL);
+  g_assert_true (airy_window_open_file (window, path, &error));
+  wait_idle (window);
+  g_assert_true (g_str_has_prefix (airy_bench_panel_get_error (airy_window_get_panel (window)), "elements[1].file: "));
+  g_assert_null (airy_window_get_notice (window, NULL));
+  close_window (window);
+
+  g_setenv ("AIRY_TEST_FLATPAK", "1", TRUE);
+  window = new_window (NULL);
+  g_assert_true (airy_window_open_file (window, path, &error));
+  wait_idle (window);
+  shown = airy_window_get_shown (window);
+  notice = airy_window_get_notice (window, &offers);
+  g_assert_cmpstr (notice, ==, "Airy cannot read elements[1].file: mask.tif. Inside the Flatpak sandbox it sees "
+                               "only the files you choose; choose the folder that contains them to give it access.");
+  g_assert_true (offers);
+
+  /* a folder without the file changes nothing */
+  before = airy_window_get_system (window);
+  g_assert_false (airy_window_grant_folder (window, empty_dir, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_FILE);
+  g_assert_nonnull (strstr (error->message, "holds none of the files Airy is missing (elements[1].file: mask.tif)"));
+  g_clear_error (&error);
+  g_assert_true (airy_window_get_system (window) == before);
+
+  /* the folder that holds it: the system computes, its file names unchanged */
+  g_assert_true (airy_window_grant_folder (window, data_dir, &error));
+  g_assert_no_error (error);
+  wait_idle (window);
+  g_assert_null (airy_bench_panel_get_error (airy_window_get_panel (window)));
+  g_assert_null (airy_window_get_notice (window, NULL));
+  g_assert_cmpuint (airy_window_get_shown (window), ==, shown + 1);
+  g_assert_cmpstr (airy_system_get_base_dir (airy_window_get_system (window)), ==, data_dir);
+  g_assert_cmpstr (airy_element_get_string (g_ptr_array_index (airy_system_get_elements (airy_window_get_system (window)), 1),
+                                            "file"), ==, "mask.tif");
+  g_assert_false (airy_window_get_dirty (window));
+
+  /* the command line runs the Flatpak's airy-sim, with the file found */
+  cmd = airy_window_command_line (window);
+  g_assert_true (g_str_has_prefix (cmd, "flatpak run --command=airy-sim --filesystem=\"$PWD\" io.github.airyoptics.Airy "
+                                        "run /dev/stdin -o airy-result.tif --backend cpu"));
+  saved = g_strdup_printf ("\"file\" : \"%s\"", mask);
+  g_assert_nonnull (strstr (cmd, saved));
+  close_window (window);
+
+  /* an absolute name that does not exist here: looked up in the folder by
+   * name, which changes the system */
+  window = new_window (NULL);
+  g_assert_true (airy_window_open_file (window, abs_path, &error));
+  wait_idle (window);
+  g_assert_nonnull (strstr (airy_window_get_notice (window, NULL), "elements[1].file: /nonexistent/lab/mask.tif"));
+  g_assert_true (airy_window_grant_folder (window, data_dir, &error));
+  wait_idle (window);
+  g_assert_null (airy_bench_panel_get_error (airy_window_get_panel (window)));
+  g_assert_cmpstr (airy_element_get_string (g_ptr_array_index (airy_system_get_elements (airy_window_get_system (window)), 1),
+                                            "file"), ==, mask);
+  g_assert_true (airy_window_get_dirty (window));
+  close_window (window);
+  g_unsetenv ("AIRY_TEST_FLATPAK");
+
+  g_unlink (path);
+  g_unlink (abs_path);
+  g_unlink (mask);
+  g_rmdir (sys_dir);
+  g_rmdir (data_dir);
+  g_rmdir (empty_dir);
+}
+
+static void
+test_command_line_files (void)
+{
+  /* an edited system travels in a here-document: its relative file names
+   * must still reach the files next to the system */
+  g_autofree char *dir = g_build_filename (tmpdir, "with-mask", NULL);
+  g_autofree char *path = g_build_filename (dir, "masked.airy.json", NULL);
+  g_autofree char *mask = g_build_filename (dir, "mask.tif", NULL);
+  g_autofree char *json = masked_system ("mask.tif");
+  g_autofree char *out = g_build_filename (tmpdir, "airy-result.tif", NULL);
+  g_autofree char *cmd = NULL, *script = NULL, *bin = NULL, *quoted = NULL;
+  g_autoptr(AiryStack) back = NULL;
+  g_autoptr(GError) error = NULL;
+  AiryStack *shown;
+  AiryWindow *window;
+  int status = -1;
+  float lo, hi;
+  gsize k, n;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  write_file (path, json);
+  write_mask (mask);
+  window = new_window (NULL);
+  g_assert_true (airy_window_open_file (window, path, &error));
+  wait_idle (window);
+  /* saved: the file itself */
+  cmd = airy_window_command_line (window);
+  quoted = g_shell_quote (path);
+  g_assert_true (g_str_has_prefix (cmd, "airy-sim run "));
+  g_assert_nonnull (strstr (cmd, quoted));
+  g_clear_pointer (&cmd, g_free);
+
+  spin_set (window, "z.count", 2);
+  wait_idle (window);
+  g_assert_true (airy_window_get_dirty (window));
+  cmd = airy_window_command_line (window);
+  g_assert_true (g_str_has_prefix (cmd, "airy-sim run /dev/stdin -o airy-result.tif"));
+  bin = g_path_get_dirname (g_getenv ("AIRY_SIM"));
+  script = g_strdup_printf ("cd '%s' && PATH='%s':\"$PATH\" %s", tmpdir, bin, cmd);
+  g_assert_true (g_spawn_sync (NULL, (char *[]) { (char *) "/bin/sh", (char *) "-c", script, NULL }, NULL,
+                               G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  back = airy_tiff_read (out, &error);
+  g_assert_no_error (error);
+  shown = airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)));
+  n = (gsize) shown->depth * airy_stack_plane_size (shown);
+  g_assert_cmpuint (back->depth, ==, 2);
+  airy_stack_min_max (shown, &lo, &hi);
+  g_assert_cmpfloat (hi, >, 0);
+  for (k = 0; k < n; k++)
+    g_assert_cmpfloat_with_epsilon (back->data[k], shown->data[k], 1e-5 * hi);
+  close_window (window);
+  g_unlink (out);
+  g_unlink (path);
+  g_unlink (mask);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -362,7 +702,9 @@ main (int argc, char **argv)
   airy_init ();
   have_display = gtk_init_check ();
   tmpdir = g_dir_make_tmp ("airy-app-XXXXXX", NULL);
-  app = gtk_application_new ("io.github.airyoptics.Airy.Test", G_APPLICATION_NON_UNIQUE);
+  app = gtk_application_new ("io.github.airyoptics.Airy.Test", G_APPLICATION_NON_UNIQUE | G_APPLICATION_HANDLES_OPEN);
+  /* the program's own "open" handler, as in airy.c */
+  g_signal_connect (app, "open", G_CALLBACK (airy_window_open_files), NULL);
   g_application_register (G_APPLICATION (app), NULL, NULL);
 
   g_test_add_func ("/app/na-changes-fwhm", test_na_changes_fwhm);
@@ -372,6 +714,9 @@ main (int argc, char **argv)
   g_test_add_func ("/app/save-reopen-export", test_save_reopen_export);
   g_test_add_func ("/app/command-line", test_command_line);
   g_test_add_func ("/app/imaging-and-bad-sample", test_imaging_and_bad_sample);
+  g_test_add_func ("/app/open-by-content", test_open_by_content);
+  g_test_add_func ("/app/sandbox-folder", test_sandbox_folder);
+  g_test_add_func ("/app/command-line-files", test_command_line_files);
   status = g_test_run ();
   g_rmdir (tmpdir);
   g_object_unref (app);

@@ -1,6 +1,11 @@
 /* airy-sim as a user runs it: exit status, messages, files. */
 #include "config.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <json-glib/json-glib.h>
+
 #include "airy-test-util.h"
 
 static char *tmpdir;
@@ -22,24 +27,43 @@ run_clear (Run *r)
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Run, run_clear)
 
 static void
-sim (Run *r, const char *first, ...)
+sim_v (Run *r, char **envp, const char *first, va_list args)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new ();
   g_autoptr(GError) error = NULL;
   const char *arg;
-  va_list args;
   int wait_status;
 
   g_ptr_array_add (argv, (char *) g_getenv ("AIRY_SIM"));
-  va_start (args, first);
   for (arg = first; arg; arg = va_arg (args, const char *))
     g_ptr_array_add (argv, (char *) arg);
-  va_end (args);
   g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (tmpdir, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+  g_assert_true (g_spawn_sync (tmpdir, (char **) argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL,
                                &r->out, &r->err, &wait_status, &error));
   g_assert_no_error (error);
   r->status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : 128;
+}
+
+static void
+sim (Run *r, const char *first, ...)
+{
+  va_list args;
+
+  va_start (args, first);
+  sim_v (r, NULL, first, args);
+  va_end (args);
+}
+
+/* with one more variable in the environment */
+static void
+sim_with (Run *r, const char *variable, const char *value, const char *first, ...)
+{
+  g_auto(GStrv) env = g_environ_setenv (g_get_environ (), variable, value, TRUE);
+  va_list args;
+
+  va_start (args, first);
+  sim_v (r, env, first, args);
+  va_end (args);
 }
 
 static char *
@@ -234,6 +258,352 @@ test_bench (void)
   g_assert_nonnull (strstr (bad.err, "--repeat: must be in [1, 1000], got 0"));
 }
 
+/* ---- issue 12: system files that no one can break, outputs that are not inputs ---- */
+
+static void
+test_schema_command (void)
+{
+  g_auto(Run) r = { 0 }, builtin = { 0 }, bad = { 0 };
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *installed = g_test_build_filename (G_TEST_DIST, "..", "resources", "airy-system.schema.json", NULL);
+  g_autofree char *installed_text = NULL;
+  JsonObject *root, *na;
+  JsonArray *types;
+  guint i;
+  gboolean ring = FALSE;
+
+  sim (&r, "schema", NULL);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_true (json_parser_load_from_data (parser, r.out, -1, &error));
+  root = json_node_get_object (json_parser_get_root (parser));
+  g_assert_cmpstr (json_object_get_string_member (root, "$schema"), ==, "https://json-schema.org/draft/2020-12/schema");
+  types = json_object_get_array_member (json_object_get_object_member (json_object_get_object_member (
+            json_object_get_object_member (root, "properties"), "elements"), "items"), "oneOf");
+  for (i = 0; i < json_array_get_length (types); i++)
+    {
+      JsonObject *t = json_array_get_object_element (types, i);
+      const char *name = json_object_get_string_member (json_object_get_object_member (
+                           json_object_get_object_member (t, "properties"), "type"), "const");
+
+      ring |= g_str_equal (name, "ring-mask");
+      if (!g_str_equal (name, "objective-point-source"))
+        continue;
+      /* the parameter spec: (0, 4], default 0.8 */
+      na = json_object_get_object_member (json_object_get_object_member (t, "properties"), "na");
+      g_assert_cmpstr (json_object_get_string_member (na, "type"), ==, "number");
+      g_assert_cmpfloat (json_object_get_double_member (na, "exclusiveMinimum"), ==, 0.0);
+      g_assert_cmpfloat (json_object_get_double_member (na, "maximum"), ==, 4.0);
+      g_assert_cmpfloat (json_object_get_double_member (na, "default"), ==, 0.8);
+      g_assert_false (json_object_has_member (na, "minimum"));
+    }
+  g_assert_cmpuint (json_array_get_length (types), >=, 16);
+  /* the modules' element types are in, --builtin leaves them out: the installed file */
+  g_assert_true (ring);
+  sim (&builtin, "schema", "--builtin", NULL);
+  g_assert_cmpint (builtin.status, ==, 0);
+  g_assert_null (strstr (builtin.out, "ring-mask"));
+  g_assert_true (g_file_get_contents (installed, &installed_text, NULL, NULL));
+  g_assert_cmpstr (builtin.out, ==, installed_text);
+  sim (&bad, "schema", "--all", NULL);
+  g_assert_cmpint (bad.status, ==, 2);
+  g_assert_true (g_str_has_prefix (bad.err, "airy-sim: schema: the only option is --builtin"));
+}
+
+static void
+test_bad_system_files (void)
+{
+  GString *deep = g_string_new (NULL);
+  g_autofree char *new_out = g_build_filename (tmpdir, "new.tif", NULL);
+  g_auto(Run) zero = { 0 };
+  guint i;
+
+  for (i = 0; i < 100000; i++)
+    g_string_append_c (deep, '[');
+  for (i = 0; i < 100000; i++)
+    g_string_append_c (deep, ']');
+  expect_bad (deep->str, "@: arrays and objects nested 100000 levels deep, more than the limit of 64\n");
+  g_string_free (deep, TRUE);
+  expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.1}, \"spectrum\": {\"wavelengths\": [0.5]},"
+              " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
+              " \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"beads\": {\"count\": 3, \"intensity\": 1e999}}}",
+              "airy-sim: sample.beads.intensity: must be a finite number, got 1e999\n");
+  expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
+              " \"z\": {\"values\": [0, 1], \"count\": 2}, \"elements\": [{\"type\": \"objective-point-source\"}]}",
+              "airy-sim: z: give either values or start, stop and count, got values and count\n");
+  /* a file that never ends */
+  sim (&zero, "run", "/dev/zero", "-o", new_out, NULL);
+  g_assert_cmpint (zero.status, ==, 2);
+  g_assert_cmpstr (zero.err, ==, "airy-sim: /dev/zero: larger than 16 MiB, the limit for a system file\n");
+  g_assert_false (g_file_test (new_out, G_FILE_TEST_EXISTS));
+}
+
+/* refused before anything runs: a clear message, exit 2, every file as it was */
+static void
+expect_same_file (const char *message, ...)
+{
+  const char *ls[] = { "sh", "-c", "ls -lAR --time-style=+%s.%N | sort", NULL };
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  g_autofree char *out = NULL, *err = NULL;
+  g_autofree char *listing = NULL, *listing_after = NULL;
+  const char *arg;
+  va_list ap;
+  int wait_status;
+
+  g_ptr_array_add (args, (char *) g_getenv ("AIRY_SIM"));
+  va_start (ap, message);
+  for (arg = va_arg (ap, const char *); arg; arg = va_arg (ap, const char *))
+    g_ptr_array_add (args, (char *) arg);
+  va_end (ap);
+  g_ptr_array_add (args, NULL);
+  g_assert_true (g_spawn_sync (tmpdir, (char **) ls, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &listing, NULL, NULL, NULL));
+  g_assert_true (g_spawn_sync (tmpdir, (char **) args->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &out, &err, &wait_status, NULL));
+  g_assert_true (g_spawn_sync (tmpdir, (char **) ls, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &listing_after, NULL, NULL, NULL));
+  g_assert_true (WIFEXITED (wait_status));
+  g_assert_cmpint (WEXITSTATUS (wait_status), ==, 2);
+  g_assert_cmpstr (err, ==, message);
+  /* nothing written, nothing touched */
+  g_assert_cmpstr (listing_after, ==, listing);
+}
+
+#define MICROSCOPE_WITH(sample) \
+  "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.1}, \"spectrum\": {\"wavelengths\": [0.5]}," \
+  " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100}, \"sensor\": {\"reduce\": \"sum\"}," \
+  " \"sample\": " sample "}"
+
+static void
+test_output_is_input (void)
+{
+  g_autofree char *dir = g_build_filename (tmpdir, "same", NULL);
+  g_autofree char *sub = g_build_filename (dir, "sub", NULL);
+  g_autofree char *vol = g_build_filename (dir, "vol.tif", NULL);
+  g_autofree char *mask = g_build_filename (dir, "mask.tif", NULL);
+  g_autofree char *link = g_build_filename (dir, "link.tif", NULL);
+  g_autofree char *png_link = g_build_filename (dir, "mid.png", NULL);
+  g_autofree char *sys_link = g_build_filename (dir, "sys-alias.tif", NULL);
+  g_autofree char *imaging = NULL, *psf = NULL;
+  g_autoptr(AiryStack) volume = airy_stack_new (1, 32, 32);
+  g_autoptr(GError) error = NULL;
+  g_auto(Run) ok = { 0 };
+
+  g_assert_cmpint (g_mkdir_with_parents (sub, 0755), ==, 0);
+  volume->dx = volume->dy = 0.1;
+  g_assert_true (airy_tiff_write (vol, volume, &error));
+  g_assert_true (airy_tiff_write (mask, volume, &error));
+  g_assert_cmpint (symlink ("vol.tif", link), ==, 0);
+  g_assert_cmpint (symlink ("vol.tif", png_link), ==, 0);
+  g_assert_cmpint (symlink ("imaging.json", sys_link), ==, 0);
+  imaging = g_build_filename (dir, "imaging.json", NULL);
+  g_assert_true (g_file_set_contents (imaging, MICROSCOPE_WITH ("{\"file\": \"vol.tif\"}"), -1, NULL));
+  psf = g_build_filename (dir, "psf.json", NULL);
+  g_assert_true (g_file_set_contents (psf,
+    "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
+    " \"elements\": [{\"type\": \"objective-point-source\"}, {\"type\": \"amplitude-mask\", \"file\": \"mask.tif\"},"
+    " {\"type\": \"phase-mask\", \"source\": \"image\", \"file\": \"sub/../vol.tif\"}, {\"type\": \"ff-lens\"}]}", -1, NULL));
+
+  /* the sample, under its own name, through ./.. and through a symbolic link */
+  expect_same_file ("airy-sim: -o and sample.file name the same file same/vol.tif: an output must not overwrite an input\n",
+                    "run", "same/imaging.json", "-o", "same/vol.tif", NULL);
+  expect_same_file ("airy-sim: -o and sample.file name the same file ./same/sub/../vol.tif: an output must not overwrite an input\n",
+                    "run", "same/imaging.json", "-o", "./same/sub/../vol.tif", NULL);
+  expect_same_file ("airy-sim: --psf-out and sample.file name the same file same/link.tif: an output must not overwrite an input\n",
+                    "run", "same/imaging.json", "-o", "same/image.tif", "--psf-out", "same/link.tif", NULL);
+  /* two outputs, also when neither exists yet, and --png */
+  expect_same_file ("airy-sim: -o and --psf-out name the same file ./same/a.tif: give each output its own file\n",
+                    "run", "same/imaging.json", "-o", "same/a.tif", "--psf-out", "./same/a.tif", NULL);
+  expect_same_file ("airy-sim: --png and sample.file name the same file same/mid.png: an output must not overwrite an input\n",
+                    "run", "same/imaging.json", "-o", "same/image.tif", "--png", "same/mid.png", NULL);
+  expect_same_file ("airy-sim: -o and --png name the same file same/mid.png: give each output its own file\n",
+                    "run", "same/psf.json", "-o", "same/link.tif", "--png", "same/mid.png", NULL);
+  /* the system file itself */
+  expect_same_file ("airy-sim: -o and the system file name the same file same/sys-alias.tif: an output must not overwrite an input\n",
+                    "run", "same/imaging.json", "-o", "same/sys-alias.tif", NULL);
+  /* the images of masks */
+  expect_same_file ("airy-sim: -o and elements[1].file name the same file same/mask.tif: an output must not overwrite an input\n",
+                    "run", "same/psf.json", "-o", "same/mask.tif", NULL);
+  expect_same_file ("airy-sim: -o and elements[2].file name the same file same/vol.tif: an output must not overwrite an input\n",
+                    "run", "same/psf.json", "-o", "same/vol.tif", NULL);
+  /* and a run with its own outputs goes ahead */
+  sim (&ok, "run", "same/imaging.json", "-o", "same/image.tif", "-q", NULL);
+  g_assert_cmpint (ok.status, ==, 0);
+  g_assert_cmpstr (ok.err, ==, "");
+
+  g_unlink (psf);
+  g_unlink (imaging);
+  g_unlink (sys_link);
+  g_unlink (png_link);
+  g_unlink (link);
+  g_unlink (mask);
+  g_unlink (vol);
+  {
+    g_autofree char *image = g_build_filename (dir, "image.tif", NULL);
+    g_unlink (image);
+  }
+  g_rmdir (sub);
+  g_rmdir (dir);
+}
+
+static void
+test_environment (void)
+{
+  static const char *const budgets[] = { "lots", "-5G", "0", "1e999", "8 G", NULL };
+  static const char *const devices[] = { "zero", "0", "100000", "-1", "2.5", NULL };
+  g_autofree char *out = g_build_filename (tmpdir, "env.tif", NULL);
+  g_autofree char *sys = write_file ("env.json",
+    "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
+    " \"elements\": [{\"type\": \"objective-point-source\"}, {\"type\": \"ff-lens\"}]}");
+  guint i;
+
+  for (i = 0; budgets[i]; i++)
+    {
+      g_auto(Run) r = { 0 }, v = { 0 };
+      g_autofree char *expected = g_strdup_printf (
+        "airy-sim: AIRY_MEMORY_BUDGET: must be a size from 1 byte to 8 EiB, a number with an optional "
+        "K, M, G or T suffix (powers of 1024) such as 8G, got \"%s\"\n", budgets[i]);
+
+      sim_with (&r, "AIRY_MEMORY_BUDGET", budgets[i], "run", sys, "-o", out, NULL);
+      g_assert_cmpint (r.status, ==, 2);
+      g_assert_cmpstr (r.err, ==, expected);
+      g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+      sim_with (&v, "AIRY_MEMORY_BUDGET", budgets[i], "validate", sys, NULL);
+      g_assert_cmpint (v.status, ==, 2);
+      g_assert_cmpstr (v.err, ==, expected);
+    }
+  for (i = 0; devices[i]; i++)
+    {
+      g_auto(Run) r = { 0 };
+      g_autofree char *expected = g_strdup_printf (
+        "airy-sim: AIRY_CPU_DEVICES: must be a whole number of virtual CPU devices in [1, 64], got \"%s\"\n",
+        devices[i]);
+
+      sim_with (&r, "AIRY_CPU_DEVICES", devices[i], "run", sys, "-o", out, NULL);
+      g_assert_cmpint (r.status, ==, 2);
+      g_assert_cmpstr (r.err, ==, expected);
+      g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+    }
+  /* in German too */
+  {
+    g_auto(Run) de = { 0 };
+
+    sim_with (&de, "LANGUAGE", "de", "run", "--preset", "widefield", "-o", "env.tif", "--psf-out", "./env.tif", NULL);
+    g_assert_cmpint (de.status, ==, 2);
+    g_assert_cmpstr (de.err, ==, "airy-sim: -o und --psf-out bezeichnen dieselbe Datei ./env.tif: "
+                     "jede Ausgabe braucht eine eigene Datei\n");
+  }
+  /* good values still work */
+  {
+    g_auto(Run) r = { 0 }, d = { 0 };
+
+    sim_with (&r, "AIRY_MEMORY_BUDGET", "1.5G", "run", sys, "-o", out, "-q", NULL);
+    g_assert_cmpint (r.status, ==, 0);
+    sim_with (&d, "AIRY_CPU_DEVICES", "3", "run", sys, "-o", out, "--devices", "2", "-q", NULL);
+    g_assert_cmpint (d.status, ==, 0);
+  }
+  g_unlink (out);
+  g_unlink (sys);
+}
+
+static char *
+file_text (const char *path)
+{
+  char *text = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  return text;
+}
+
+/* the size of the file in dir whose name starts with prefix; -1: none */
+static gint64
+temporary_size (const char *dir, const char *prefix)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while (d && (name = g_dir_read_name (d)) != NULL)
+    if (g_str_has_prefix (name, prefix))
+      {
+        g_autofree char *path = g_build_filename (dir, name, NULL);
+        GStatBuf st;
+
+        return g_stat (path, &st) == 0 ? (gint64) st.st_size : -1;
+      }
+  return -1;
+}
+
+static GPid
+spawn_sim (const char *sys, const char *out)
+{
+  const char *argv[] = { g_getenv ("AIRY_SIM"), "run", sys, "-o", out, "-q", NULL };
+  g_autoptr(GError) error = NULL;
+  GPid pid;
+
+  g_assert_true (g_spawn_async (tmpdir, (char **) argv, NULL,
+                                G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                                NULL, NULL, &pid, &error));
+  g_assert_no_error (error);
+  return pid;
+}
+
+/* SIGTERM while the TIFF is being written and SIGINT while the run computes:
+ * no temporary left, the old output intact, death by the signal. */
+static void
+test_signal_cleanup (void)
+{
+  /* 256 planes of 512²: a 256 MiB stack, written in a few tenths of a second */
+  g_autofree char *sys = write_file ("signal.json",
+    "{\"airy\": 1, \"grid\": {\"shape\": [512, 512], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.532]},"
+    " \"z\": {\"start\": -4, \"stop\": 4, \"count\": 256},"
+    " \"elements\": [{\"type\": \"objective-point-source\"}, {\"type\": \"ff-lens\"}]}");
+  g_autofree char *out = g_build_filename (tmpdir, "signal.tif", NULL);
+  g_autofree char *text = NULL;
+  gint64 deadline;
+  GPid pid;
+  int status;
+
+  g_assert_true (g_file_set_contents (out, "precious", -1, NULL));
+
+  /* while writing: stop it once its temporary holds data (long after the
+   * temporary was made and registered), then terminate it */
+  pid = spawn_sim (sys, out);
+  deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  while (temporary_size (tmpdir, ".signal.tif.") <= 0 && g_get_monotonic_time () < deadline)
+    {
+      g_assert_cmpint (waitpid (pid, &status, WNOHANG), ==, 0);
+      g_usleep (500);
+    }
+  g_assert_cmpint (kill (pid, SIGSTOP), ==, 0);
+  g_assert_true (dir_has_prefix (tmpdir, ".signal.tif."));
+  text = file_text (out);
+  g_assert_cmpstr (text, ==, "precious");
+  g_clear_pointer (&text, g_free);
+  g_assert_cmpint (kill (pid, SIGTERM), ==, 0);
+  g_assert_cmpint (kill (pid, SIGCONT), ==, 0);
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_spawn_close_pid (pid);
+  g_assert_true (WIFSIGNALED (status));
+  g_assert_cmpint (WTERMSIG (status), ==, SIGTERM);
+  g_assert_false (dir_has_prefix (tmpdir, ".signal.tif."));
+  text = file_text (out);
+  g_assert_cmpstr (text, ==, "precious");
+  g_clear_pointer (&text, g_free);
+
+  /* while computing: nothing written yet, nothing left */
+  pid = spawn_sim (sys, out);
+  g_usleep (100 * 1000);
+  g_assert_cmpint (kill (pid, SIGINT), ==, 0);
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_spawn_close_pid (pid);
+  g_assert_true (WIFSIGNALED (status));
+  g_assert_cmpint (WTERMSIG (status), ==, SIGINT);
+  g_assert_false (dir_has_prefix (tmpdir, ".signal.tif."));
+  text = file_text (out);
+  g_assert_cmpstr (text, ==, "precious");
+
+  g_unlink (out);
+  g_unlink (sys);
+}
+
 static void
 test_german (void)
 {
@@ -275,6 +645,11 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/bad-input", test_bad_input);
   g_test_add_func ("/cli/bench", test_bench);
   g_test_add_func ("/cli/german", test_german);
+  g_test_add_func ("/cli/schema", test_schema_command);
+  g_test_add_func ("/cli/bad-system-files", test_bad_system_files);
+  g_test_add_func ("/cli/output-is-input", test_output_is_input);
+  g_test_add_func ("/cli/environment", test_environment);
+  g_test_add_func ("/cli/signal-cleanup", test_signal_cleanup);
   status = g_test_run ();
   {
     g_autofree char *bad = g_build_filename (tmpdir, "bad.json", NULL);

@@ -8,6 +8,7 @@
 
 #include "airy-cpu-backend.h"
 #include "airy-error.h"
+#include "airy-run.h"
 #include "airy-fft-private.h"
 #include "airy-plan-private.h"
 #include "airy-sensor-private.h"
@@ -99,13 +100,34 @@ typedef struct
   gboolean     volume_fill;  /* this run computes the entry */
 } CpuRun;
 
+gboolean
+airy_cpu_devices_from_env (guint   *n_devices,
+                           GError **error)
+{
+  const char *env = g_getenv ("AIRY_CPU_DEVICES");
+  guint64 n = 1;
+
+  if (env != NULL && *env != '\0' && !g_ascii_string_to_unsigned (env, 10, 1, 64, &n, NULL))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("AIRY_CPU_DEVICES: must be a whole number of virtual CPU devices in [1, 64], got \"%s\""),
+                   env);
+      return FALSE;
+    }
+  if (n_devices)
+    *n_devices = (guint) n;
+  return TRUE;
+}
+
+/* a wrong value is reported by airy_run () */
 static guint
 cpu_device_count (void)
 {
-  const char *env = g_getenv ("AIRY_CPU_DEVICES");
-  guint64 n = env ? g_ascii_strtoull (env, NULL, 10) : 1;
+  guint n;
 
-  return (guint) CLAMP (n, 1, 64);
+  if (!airy_cpu_devices_from_env (&n, NULL))
+    n = 1;
+  return n;
 }
 
 static gboolean
@@ -347,7 +369,16 @@ job_run (gpointer data)
           break;
         }
       if (fast)
-        _airy_psf_worker_plane (fast, b, plan->z[b], target);
+        {
+          float lo, hi;
+
+          _airy_psf_worker_plane (fast, b, plan->z[b], target, &lo, &hi);
+          if (direct && plan->out->plane_min)
+            {
+              plan->out->plane_min[b] = lo;
+              plan->out->plane_max[b] = hi;
+            }
+        }
       else if (!generic_plane (plan, &generic, &plane, target, &job->error))
         {
           ok = FALSE;
@@ -396,6 +427,8 @@ job_run (gpointer data)
         }
       else if (!direct)
         memcpy (airy_stack_plane (plan->out, b), target, npsf * sizeof (float));
+      if (!(fast && direct))
+        _airy_plan_plane_range (plan, b, NULL);
       _airy_plan_plane_done (plan);
     }
 
