@@ -208,10 +208,8 @@ airy_resident_to_stack (AiryResident *resident,
       airy_stack_free (copy);
       return NULL;
     }
-  copy->dx = s->dx;
-  copy->dy = s->dy;
-  copy->dz = s->dz;
-  copy->z0 = s->z0;
+  /* voxel size, exact z, provenance: what a saved file carries */
+  airy_stack_copy_metadata (copy, s);
   copy->bits = s->bits;
   return copy;
 }

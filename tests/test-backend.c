@@ -551,6 +551,64 @@ test_resident_host (void)
   g_assert_cmpfloat (copy->dz, ==, ref->dz);
 }
 
+/* A result whose values are elsewhere (a GPU): saving reads every value
+ * through the box slot and keeps what a file carries (exact z, provenance). */
+static gboolean
+formula_box (AiryResident *r, const AiryBox *box, float *out, GError **error)
+{
+  guint z, y, x;
+
+  for (z = 0; z < box->depth; z++)
+    for (y = 0; y < box->height; y++)
+      for (x = 0; x < box->width; x++)
+        out[((gsize) z * box->height + y) * box->width + x] = (float) (1000 * (box->z + z) + 10 * (box->y + y) + box->x + x);
+  return TRUE;
+}
+
+static gboolean
+unused_slice (AiryResident *r, const AirySlice *slice, float *out, GError **error)
+{
+  g_assert_not_reached ();
+  return FALSE;
+}
+
+static gboolean
+unused_stats (AiryResident *r, const AirySlice *slice, AirySliceStats *stats, GError **error)
+{
+  g_assert_not_reached ();
+  return FALSE;
+}
+
+static const AiryResidentOps formula_ops = { .read_slice = unused_slice, .read_box = formula_box, .stats = unused_stats };
+
+static void
+test_resident_to_stack (void)
+{
+  static const double z[] = { -1.0, 0.25, 3.0 };
+  static const double wavelengths[] = { 0.532 }, weights[] = { 1.0 };
+  AiryStack *geometry = g_new0 (AiryStack, 1);
+  g_autoptr(AiryResident) r = NULL;
+  g_autoptr(AiryStack) copy = NULL;
+  g_autoptr(GError) error = NULL;
+
+  geometry->depth = 3;
+  geometry->height = 4;
+  geometry->width = 5;
+  geometry->dx = geometry->dy = 0.1;
+  geometry->bits = 32;
+  airy_stack_set_z (geometry, z);
+  airy_stack_set_provenance (geometry, 1, wavelengths, weights, "{\"airy\": 1}");
+  r = airy_resident_new (NULL, &formula_ops, geometry, NULL);
+  copy = airy_resident_to_stack (r, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (copy->data);
+  g_assert_cmpfloat (airy_stack_plane (copy, 2)[3 * 5 + 4], ==, 2034.0f);
+  g_assert_cmpfloat (copy->dx, ==, 0.1);
+  g_assert_cmpfloat (airy_stack_get_z (copy, 1), ==, 0.25);
+  g_assert_cmpstr (copy->system_json, ==, "{\"airy\": 1}");
+  g_assert_cmpuint (copy->n_wavelengths, ==, 1);
+}
+
 /* A constant slice: every value in the first bin, as the viewer's
  * histogram always showed it. */
 static void
@@ -586,5 +644,6 @@ main (int argc, char **argv)
   g_test_add_func ("/backend/sharding/empty-slots", test_empty_slots);
   g_test_add_func ("/backend/resident/host", test_resident_host);
   g_test_add_func ("/backend/resident/stats-constant", test_stats_constant);
+  g_test_add_func ("/backend/resident/to-stack", test_resident_to_stack);
   return g_test_run ();
 }

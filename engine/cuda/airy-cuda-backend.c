@@ -616,10 +616,7 @@ resident_spill (CudaResident *cr)
           return FALSE;
         }
     }
-  host->dx = g->dx;
-  host->dy = g->dy;
-  host->dz = g->dz;
-  host->z0 = g->z0;
+  airy_stack_copy_metadata (host, g);
   host->bits = g->bits;
   resident_free_device (cr);
   cr->host = airy_resident_new_host (host);
