@@ -30,6 +30,7 @@ struct _AiryWindow
   GSettings       *settings;
   guint            shown;
   guint64          shown_hash;
+  char            *run_status;     /* what was run; the slice path follows it */
   gboolean         closing;
 };
 
@@ -62,6 +63,23 @@ static void
 set_status (AiryWindow *self, const char *text)
 {
   gtk_label_set_text (GTK_LABEL (self->subtitle), text);
+}
+
+/* "64 planes 512² · 41 ms · CUDA 2 threads · slices: copied on GPU 0 …" */
+static void
+show_run_status (AiryWindow *self)
+{
+  const char *path = airy_stack_view_get_slice_path (airy_stack_viewer_get_view (self->viewer));
+  g_autofree char *text = path ? g_strdup_printf ("%s · %s", self->run_status, path) : NULL;
+
+  if (self->run_status)
+    set_status (self, text ? text : self->run_status);
+}
+
+static void
+on_slice_path (AiryStackView *view, AiryWindow *self)
+{
+  show_run_status (self);
 }
 
 const char *
@@ -333,13 +351,15 @@ on_finished (AiryWorker *worker, AiryResult *result, guint64 hash, AiryWindow *s
   /* only a result of the parameters now in the panel is shown */
   if (hash != airy_system_hash (self->system))
     return;
-  s = g_steal_pointer (&result->stack);
+  s = (AiryStack *) airy_resident_get_stack (result->resident);
   status = g_strdup_printf (_("%u plane%s %u² · %.0f ms · %s %u thread%s"), s->depth, s->depth == 1 ? "" : "s",
                             s->width, result->seconds * 1e3,
                             g_str_equal (result->backend, "cpu") ? "CPU" : "CUDA", result->threads,
                             result->threads == 1 ? "" : "s");
-  set_status (self, status);
-  airy_stack_viewer_set_stack (self->viewer, s);
+  g_free (self->run_status);
+  self->run_status = g_steal_pointer (&status);
+  airy_stack_viewer_set_resident (self->viewer, g_steal_pointer (&result->resident));
+  show_run_status (self);
   self->shown++;
   self->shown_hash = hash;
 }
@@ -994,6 +1014,7 @@ airy_window_finalize (GObject *object)
   g_clear_object (&self->settings);
   g_clear_object (&self->recent_menu);
   g_free (self->path);
+  g_free (self->run_status);
   G_OBJECT_CLASS (airy_window_parent_class)->finalize (object);
 }
 
@@ -1090,6 +1111,8 @@ airy_window_init (AiryWindow *self)
 
   self->panel = AIRY_BENCH_PANEL (airy_bench_panel_new ());
   self->viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+  g_signal_connect_object (airy_stack_viewer_get_view (self->viewer), "slice-path-changed", G_CALLBACK (on_slice_path),
+                          self, 0);
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), GTK_WIDGET (self->panel));
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
   self->paned = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);

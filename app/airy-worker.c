@@ -84,9 +84,11 @@ run_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellab
 {
   Job *job = data;
   GError *error = NULL;
+  /* the result stays with its backend (on the GPUs for CUDA): the viewer
+   * reads it through the resident's slots */
   AiryRunOptions options = { .backend = job->backend, .threads = job->threads,
                              .devices = job->devices->len ? (guint *) job->devices->data : NULL,
-                             .n_devices = job->devices->len };
+                             .n_devices = job->devices->len, .resident = TRUE };
   AiryResult *result = airy_run (job->system, &options, on_progress, job, cancellable, &error);
 
   if (result == NULL)
@@ -230,8 +232,8 @@ airy_worker_class_init (AiryWorkerClass *klass)
                                           0, NULL, NULL, NULL, G_TYPE_NONE, 0);
   signals[SIGNAL_PROGRESS] = g_signal_new ("progress", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                            0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_UINT);
-  /* (AiryResult *result, guint64 hash): the result is the handler's to take
-   * from (steal result->stack), and freed after */
+  /* (AiryResult *result, guint64 hash): the result (result->resident, kept
+   * by its backend) is the handler's to take from, and freed after */
   signals[SIGNAL_FINISHED] = g_signal_new ("finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                            0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_POINTER, G_TYPE_UINT64);
   signals[SIGNAL_FAILED] = g_signal_new ("failed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,

@@ -115,6 +115,21 @@ airy_backend_choose (const char *name,
   return backend;
 }
 
+void
+airy_backends_gl_release (gpointer context)
+{
+  g_autoptr(GPtrArray) list = airy_backend_list ();
+  guint i;
+
+  for (i = 0; i < list->len; i++)
+    {
+      AiryBackend *backend = g_ptr_array_index (list, i);
+
+      if (backend->available && backend->ops->gl_release)
+        backend->ops->gl_release (backend, context);
+    }
+}
+
 static int
 compare_names (gconstpointer a, gconstpointer b)
 {

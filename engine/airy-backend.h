@@ -3,6 +3,8 @@
 #include <glib.h>
 #include <gio/gio.h>
 
+#include "airy-resident.h"
+
 G_BEGIN_DECLS
 
 typedef struct _AiryBackend AiryBackend;
@@ -52,7 +54,10 @@ typedef struct _AiryBackendOps
 
   /* Run state for one plan on the chosen devices, then chunks (one call
    * per device, from its own thread), the cross-device reduction, and the
-   * host copy of the result. */
+   * host copy of the result, or (plan->want_resident) the result kept by
+   * the backend in plan->resident (airy-resident.h; NULL: airy_run keeps
+   * the host stack as a resident of the CPU backend). release is called
+   * after every prepare, also a failed one. */
   gboolean (*prepare)       (AiryBackend     *backend,
                              AiryPlan        *plan,
                              GError         **error);
@@ -83,13 +88,12 @@ typedef struct _AiryBackendOps
   guint64  (*peak_memory)   (AiryBackend     *backend,
                              guint            device);
 
-  /* Copy plane z of the result into a GL texture (name) without a host
-   * round trip; the caller has the GL context current. */
-  gboolean (*gl_copy_slice) (AiryBackend     *backend,
-                             AiryPlan        *plan,
-                             guint            z,
-                             guint            texture,
-                             GError         **error);
+  /* The viewer's GL context is going away (its textures with it): drop
+   * whatever the backend registered for it (CUDA–GL registrations); the
+   * context is current. Slices reach the textures through the resident's
+   * slots (AiryResidentOps.to_texture). */
+  void     (*gl_release)    (AiryBackend     *backend,
+                             gpointer         context);
 } AiryBackendOps;
 
 struct _AiryBackend
@@ -108,6 +112,9 @@ AiryBackend  *airy_backend_lookup     (const char           *name);
 GPtrArray    *airy_backend_list       (void);
 AiryBackend  *airy_backend_choose     (const char           *name,
                                        GError              **error);
+
+/* Every backend's gl_release for this context. */
+void          airy_backends_gl_release (gpointer             context);
 
 /* Modules: shared libraries on the modules path that export
  * `gboolean airy_module_register (GError **error)` and register backends

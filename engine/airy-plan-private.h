@@ -42,6 +42,8 @@ struct _AiryPlan
   gboolean       keep_psf;
   AiryStack     *out;            /* host result */
   AiryStack     *psf;            /* host PSF stack when kept */
+  gboolean       want_resident;  /* AiryRunOptions.resident */
+  AiryResident  *resident;       /* the backend's result when wanted (finish) */
   gpointer       backend_data;
 
   GMutex         lock;
@@ -64,6 +66,10 @@ guint64   _airy_plan_bytes_per_slot (AiryPlan *plan);
 gboolean  _airy_plan_alloc_outputs  (AiryPlan *plan,
                                      GError  **error);
 void      _airy_plan_set_metadata   (AiryPlan *plan);
+/* The slots that have planes, in order: active[0] is the reduction's root
+ * (where the image is made); returns how many. */
+guint     _airy_plan_active_slots   (AiryPlan *plan,
+                                     guint    *active);
 void      _airy_plan_plane_range    (AiryPlan    *plan,
                                      guint        b,
                                      const float *plane);

@@ -80,6 +80,7 @@ airy_result_free (AiryResult *result)
     return;
   airy_stack_free (result->stack);
   airy_stack_free (result->psf);
+  airy_resident_unref (result->resident);
   g_clear_pointer (&result->warnings, g_ptr_array_unref);
   g_free (result->backend);
   g_free (result);
@@ -146,6 +147,18 @@ choose_devices (AiryBackend          *backend,
       g_array_append_val (devices, d);
     }
   return TRUE;
+}
+
+guint
+_airy_plan_active_slots (AiryPlan *plan,
+                         guint    *active)
+{
+  guint i, n = 0;
+
+  for (i = 0; i < plan->n_slots; i++)
+    if (plan->chunks[i].count > 0)
+      active[n++] = i;
+  return n;
 }
 
 AiryResult *
@@ -224,6 +237,7 @@ airy_run (AirySystem           *system,
       first += count;
     }
 
+  plan->want_resident = opts.resident;
   plan->progress = progress;
   plan->progress_data = user_data;
   plan->cancellable = g_cancellable_new ();
@@ -233,6 +247,9 @@ airy_run (AirySystem           *system,
 
   if (backend->ops->prepare && !backend->ops->prepare (backend, plan, error))
     {
+      /* what prepare made so far (buffers, cache references) goes too */
+      if (backend->ops->release)
+        backend->ops->release (backend, plan);
       g_cancellable_disconnect (cancellable, handler);
       return NULL;
     }
@@ -282,13 +299,18 @@ airy_run (AirySystem           *system,
     backend->ops->release (backend, plan);
   if (local != NULL)
     {
+      g_clear_pointer (&plan->resident, airy_resident_unref);
       g_propagate_error (error, g_steal_pointer (&local));
       return NULL;
     }
 
   _airy_fft_save_wisdom ();
   result = g_new0 (AiryResult, 1);
-  result->stack = g_steal_pointer (&plan->out);
+  if (plan->want_resident)
+    result->resident = plan->resident ? g_steal_pointer (&plan->resident)
+                                      : airy_resident_new_host (g_steal_pointer (&plan->out));
+  else
+    result->stack = g_steal_pointer (&plan->out);
   result->psf = g_steal_pointer (&plan->psf);
   result->warnings = g_steal_pointer (&warnings);
   result->hash = airy_system_hash (system);

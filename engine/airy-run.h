@@ -16,6 +16,9 @@ typedef struct
   guint        threads;    /* host threads in all; 0: all cores */
   const guint *chunks;     /* explicit planes per device (sum = planes); NULL: even split */
   gboolean     keep_psf;   /* imaging: also return the PSF stack */
+  gboolean     resident;   /* return the result kept by its backend (result->resident,
+                            * for the viewer; CUDA: on the GPUs, no host copy) instead
+                            * of result->stack */
 } AiryRunOptions;
 
 typedef void (*AiryProgressFunc) (guint    done,
@@ -26,6 +29,7 @@ typedef struct
 {
   AiryStack *stack;        /* PSF stack, or the image (depth 1) of a reduction */
   AiryStack *psf;          /* imaging with keep_psf */
+  AiryResident *resident;  /* with AiryRunOptions.resident (stack is NULL then) */
   GPtrArray *warnings;     /* char* */
   guint64    hash;         /* airy_system_hash() of the system run */
   double     seconds;

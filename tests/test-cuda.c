@@ -1,53 +1,100 @@
 /* The CUDA backend against the CPU one. Without a CUDA device the whole
- * binary is skipped (TAP "1..0 # SKIP"), as on CI. */
+ * binary is skipped (TAP "1..0 # SKIP"), as on CI; tests/device/run.sh
+ * counts that as a failure on a GPU machine. */
 #include "config.h"
 
 #include <math.h>
 #include <string.h>
+#include <gmodule.h>
+#include <glib/gstdio.h>
 #include <epoxy/egl.h>
 #include <epoxy/gl.h>
 
 #include "airy-test-util.h"
 
+#ifndef EGL_CUDA_DEVICE_NV
+#define EGL_CUDA_DEVICE_NV 0x323A
+#endif
+
 static AiryBackend *cuda;
+static char *tmpdir;
 
 static AiryResult *
-run_on (AirySystem *system, const char *backend, const guint *devices, guint n_devices)
+run_with (AirySystem *system, const char *backend, const guint *devices, guint n_devices, gboolean resident,
+          gboolean keep_psf)
 {
-  AiryRunOptions options = { .backend = backend, .devices = devices, .n_devices = n_devices };
+  AiryRunOptions options = { .backend = backend, .devices = devices, .n_devices = n_devices,
+                             .resident = resident, .keep_psf = keep_psf };
 
   return test_run (system, &options);
 }
 
-/* max |gpu − cpu| ≤ tolerance × peak */
+static AiryResult *
+run_on (AirySystem *system, const char *backend, const guint *devices, guint n_devices)
+{
+  return run_with (system, backend, devices, n_devices, FALSE, FALSE);
+}
+
+/* The GPU's stack has the CPU's shape, voxel size and z, and agrees to
+ * tolerance × the peak of each plane (a plane far from focus is compared
+ * with its own peak, not the stack's). */
+static void
+assert_agree (AiryStack *gpu, AiryStack *cpu, double tolerance)
+{
+  gsize n = airy_stack_plane_size (cpu), i;
+  double worst = 0.0;
+  guint z;
+
+  g_assert_cmpuint (gpu->depth, ==, cpu->depth);
+  g_assert_cmpuint (gpu->height, ==, cpu->height);
+  g_assert_cmpuint (gpu->width, ==, cpu->width);
+  g_assert_cmpfloat (gpu->dx, ==, cpu->dx);
+  g_assert_cmpfloat (gpu->dy, ==, cpu->dy);
+  g_assert_cmpfloat (gpu->dz, ==, cpu->dz);
+  g_assert_cmpfloat (gpu->z0, ==, cpu->z0);
+  for (z = 0; z < cpu->depth; z++)
+    {
+      const float *a = airy_stack_plane (gpu, z), *b = airy_stack_plane (cpu, z);
+      float peak = plane_max (b, n, NULL), plane_worst = 0.0f;
+
+      g_assert_cmpfloat (peak, >, 0.0f);
+      for (i = 0; i < n; i++)
+        plane_worst = MAX (plane_worst, fabsf (a[i] - b[i]));
+      worst = MAX (worst, plane_worst / peak);
+    }
+  g_test_message ("worst |gpu − cpu| = %.3g of a plane's peak", worst);
+  g_assert_cmpfloat (worst, <=, tolerance);
+}
+
 static void
 agree (const char *json, double tolerance)
 {
   g_autoptr(AirySystem) system = test_system (json);
   g_autoptr(AiryResult) cpu = run_on (system, "cpu", NULL, 0);
   g_autoptr(AiryResult) gpu = run_on (system, "cuda", (guint[]) { 0 }, 1);
-  gsize n = (gsize) cpu->stack->depth * airy_stack_plane_size (cpu->stack), i;
-  float lo, hi;
-  double worst = 0.0;
 
-  g_assert_cmpuint (gpu->stack->depth, ==, cpu->stack->depth);
-  g_assert_cmpuint (gpu->stack->width, ==, cpu->stack->width);
-  g_assert_cmpfloat (gpu->stack->dx, ==, cpu->stack->dx);
-  airy_stack_min_max (cpu->stack, &lo, &hi);
-  for (i = 0; i < n; i++)
-    worst = MAX (worst, fabs (gpu->stack->data[i] - cpu->stack->data[i]));
-  g_test_message ("worst |gpu − cpu| = %.3g of the peak", worst / hi);
-  g_assert_cmpfloat (worst, <=, tolerance * hi);
+  assert_agree (gpu->stack, cpu->stack, tolerance);
 }
+
+static const char *widefield_384 =
+  "{\"airy\": 1, \"grid\": {\"shape\": [384, 384], \"spacing\": 1.2}, \"spectrum\": {\"wavelengths\": [0.532]},"
+  " \"z\": {\"start\": -4, \"stop\": 4, \"count\": 19},"
+  " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8},"
+  "  {\"type\": \"phase-mask\", \"value\": 1.0}, {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}";
+
+/* 19 planes of 256², a constant sample: a full batch of 16 and a last one of 3 */
+static const char *imaging_19 =
+  "{\"airy\": 1, \"grid\": {\"shape\": [256, 256], \"spacing\": 0.3}, \"spectrum\": {\"wavelengths\": [0.532]},"
+  " \"z\": {\"start\": -4, \"stop\": 4, \"count\": 19},"
+  " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
+  " \"elements\": [{\"type\": \"phase-mask\", \"value\": 0}], \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"constant\": 1}}";
 
 static void
 test_psf_agreement (void)
 {
-  /* the seed widefield workload at reduced size, and one with every mask kind */
-  agree ("{\"airy\": 1, \"grid\": {\"shape\": [384, 384], \"spacing\": 1.2}, \"spectrum\": {\"wavelengths\": [0.532]},"
-         " \"z\": {\"start\": -4, \"stop\": 4, \"count\": 19},"
-         " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8},"
-         "  {\"type\": \"phase-mask\", \"value\": 1.0}, {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}", 1e-5);
+  /* the seed widefield workload at reduced size (19 planes: a full batch
+   * and a last one of 3), and one with every mask kind */
+  agree (widefield_384, 1e-5);
   agree ("{\"airy\": 1, \"grid\": {\"shape\": [200, 256], \"spacing\": 1.0}, \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"weights\": [1, 2]},"
          " \"z\": {\"values\": [-2, 0.5, 3]},"
          " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 80, \"n\": 1.0, \"na\": 0.7,"
@@ -55,6 +102,18 @@ test_psf_agreement (void)
          "  {\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [5, 7], \"zernike-coefficients\": [0.1, 0.05]},"
          "  {\"type\": \"gaussian-pupil\", \"waist\": 50}, {\"type\": \"phase-mask\", \"source\": \"named\", \"named\": \"vortex\", \"strength\": 1},"
          "  {\"type\": \"ff-lens\", \"f\": 80, \"na\": 0.65}]}", 1e-5);
+}
+
+static void
+test_defocus_far (void)
+{
+  /* planes far from focus: a defocus phase of thousands of radians, which
+   * the device computes in double as the CPU does (each plane against its
+   * own peak) */
+  agree ("{\"airy\": 1, \"grid\": {\"shape\": [256, 256], \"spacing\": 1.2}, \"spectrum\": {\"wavelengths\": [0.532]},"
+         " \"z\": {\"values\": [-1000, -250, 40, 600]},"
+         " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8},"
+         "  {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}", 2e-5);
 }
 
 static void
@@ -82,17 +141,134 @@ test_ops_agreement (void)
 static void
 test_imaging_agreement (void)
 {
-  /* the seed imaging workload at reduced size (the NCCL path on one device),
-   * and a bead sample */
-  agree ("{\"airy\": 1, \"grid\": {\"shape\": [256, 256], \"spacing\": 0.3}, \"spectrum\": {\"wavelengths\": [0.532]},"
-         " \"z\": {\"start\": -4, \"stop\": 4, \"count\": 16},"
-         " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
-         " \"elements\": [{\"type\": \"phase-mask\", \"value\": 0}], \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"constant\": 1}}", 1e-5);
+  /* the seed imaging workload at reduced size with its last, smaller
+   * batch; a bead sample with block sums; linear resampling */
+  agree (imaging_19, 1e-5);
   agree ("{\"airy\": 1, \"grid\": {\"shape\": [128, 128], \"spacing\": 0.1}, \"spectrum\": {\"wavelengths\": [0.532]},"
          " \"z\": {\"start\": -2, \"stop\": 2, \"count\": 12},"
          " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
          " \"sensor\": {\"reduce\": \"sum\", \"resample\": \"block-sum\", \"factor\": 2},"
          " \"sample\": {\"beads\": {\"count\": 30, \"seed\": 4}}}", 1e-5);
+  agree ("{\"airy\": 1, \"grid\": {\"shape\": [128, 128], \"spacing\": 0.1}, \"spectrum\": {\"wavelengths\": [0.532]},"
+         " \"z\": {\"start\": -2, \"stop\": 2, \"count\": 5},"
+         " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
+         " \"sensor\": {\"reduce\": \"sum\", \"resample\": \"linear\", \"spacing\": 0.15},"
+         " \"sample\": {\"beads\": {\"count\": 30, \"seed\": 4}}}", 1e-5);
+  /* and a PSF stack resampled linearly per plane */
+  agree ("{\"airy\": 1, \"grid\": {\"shape\": [128, 128], \"spacing\": 1.0}, \"spectrum\": {\"wavelengths\": [0.5]},"
+         " \"z\": {\"values\": [-1, 0, 1.5]}, \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.0, \"na\": 0.4},"
+         "  {\"type\": \"ff-lens\", \"f\": 100}, {\"type\": \"sensor\", \"resample\": \"linear\", \"spacing\": 0.61}]}", 1e-5);
+}
+
+static void
+test_file_sample (void)
+{
+  /* a sample volume from a TIFF file: uploaded plane by plane through the
+   * pinned staging */
+  g_autofree char *path = g_build_filename (tmpdir, "volume.tif", NULL);
+  g_autofree char *json = NULL;
+  g_autoptr(AiryStack) volume = airy_stack_new (7, 96, 96);
+  g_autoptr(GError) error = NULL;
+  guint z, i;
+
+  for (z = 0; z < 7; z++)
+    for (i = 0; i < 96 * 96; i++)
+      airy_stack_plane (volume, z)[i] = (float) ((i * 7 + z * 13) % 29) / 29.0f;
+  volume->dx = volume->dy = 0.1;
+  volume->dz = 0.5;
+  g_assert_true (airy_tiff_write (path, volume, &error));
+  g_assert_no_error (error);
+  json = g_strdup_printf ("{\"airy\": 1, \"grid\": {\"shape\": [96, 96], \"spacing\": 0.1}, \"spectrum\": {\"wavelengths\": [0.532]},"
+                          " \"z\": {\"start\": -1.5, \"stop\": 1.5, \"count\": 7},"
+                          " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
+                          " \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"file\": \"%s\"}}", path);
+  agree (json, 1e-5);
+  g_unlink (path);
+}
+
+static void
+test_keep_psf (void)
+{
+  g_autoptr(AirySystem) system = test_system (imaging_19);
+  g_autoptr(AiryResult) cpu = run_with (system, "cpu", NULL, 0, FALSE, TRUE);
+  g_autoptr(AiryResult) gpu = run_with (system, "cuda", (guint[]) { 0 }, 1, FALSE, TRUE);
+
+  g_assert_nonnull (gpu->psf);
+  assert_agree (gpu->psf, cpu->psf, 1e-5);
+  assert_agree (gpu->stack, cpu->stack, 1e-5);
+}
+
+static void
+test_memory_limited (void)
+{
+  /* a forced budget of 40 MiB: the 384² planes go in batches of a few,
+   * the imaging planes too; both with a last, smaller batch */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) big = NULL;
+
+  g_setenv ("AIRY_DEVICE_MEMORY_BUDGET", "40M", TRUE);
+  agree (widefield_384, 1e-5);
+  agree (imaging_19, 1e-5);
+  /* what cannot fit at all says so, naming what it needs */
+  g_setenv ("AIRY_DEVICE_MEMORY_BUDGET", "2M", TRUE);
+  big = test_system (widefield_384);
+  g_assert_null (airy_run (big, &(AiryRunOptions) { .backend = "cuda" }, NULL, NULL, NULL, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET);
+  g_assert_true (g_str_has_prefix (error->message, "grid.shape: device 0 needs at least "));
+  g_clear_error (&error);
+  g_setenv ("AIRY_DEVICE_MEMORY_BUDGET", "lots", TRUE);
+  g_assert_null (airy_run (big, &(AiryRunOptions) { .backend = "cuda" }, NULL, NULL, NULL, &error));
+  g_assert_cmpstr (error->message, ==, "AIRY_DEVICE_MEMORY_BUDGET: must be a size such as 512M or 2G, got \"lots\"");
+  g_unsetenv ("AIRY_DEVICE_MEMORY_BUDGET");
+  /* and a failed run leaves nothing behind for the next one */
+  agree (widefield_384, 1e-5);
+}
+
+static void
+test_second_run (void)
+{
+  /* the second identical run uses the kept pupil data and pooled plans:
+   * the same numbers, no more memory */
+  g_autoptr(AirySystem) system = test_system (widefield_384);
+  g_autoptr(AirySystem) imaging = test_system (imaging_19);
+  g_autoptr(AiryResult) cpu = run_on (system, "cpu", NULL, 0);
+  g_autoptr(AiryResult) first = run_on (system, "cuda", (guint[]) { 0 }, 1);
+  guint64 peak = cuda->ops->peak_memory (cuda, 0), free_before = cuda->ops->free_memory (cuda, 0);
+  g_autoptr(AiryResult) second = run_on (system, "cuda", (guint[]) { 0 }, 1);
+  g_autoptr(AiryResult) other = run_on (imaging, "cuda", (guint[]) { 0 }, 1);
+  g_autoptr(AiryResult) third = run_on (system, "cuda", (guint[]) { 0 }, 1);
+
+  g_assert_cmpmem (second->stack->data, 19 * 384 * 384 * sizeof (float), first->stack->data,
+                   19 * 384 * 384 * sizeof (float));
+  g_assert_cmpmem (third->stack->data, 19 * 384 * 384 * sizeof (float), first->stack->data,
+                   19 * 384 * 384 * sizeof (float));
+  assert_agree (third->stack, cpu->stack, 1e-5);
+  g_assert_cmpuint (cuda->ops->peak_memory (cuda, 0), >=, peak);
+  /* nothing of the runs stays on the device but the caches of the last */
+  g_test_message ("free before %" G_GUINT64_FORMAT " MiB, after %" G_GUINT64_FORMAT " MiB", free_before >> 20,
+                  cuda->ops->free_memory (cuda, 0) >> 20);
+  g_assert_cmpuint (cuda->ops->free_memory (cuda, 0) + (64u << 20), >=, free_before);
+}
+
+static void
+test_seed_presets (void)
+{
+  /* both seed workloads at the CPU's own shape (128 planes of 1536²) */
+  static const char *presets[] = { "seed-widefield", "seed-imaging" };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (presets); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AirySystem) system = airy_system_new_from_preset (presets[i], &error);
+      g_autoptr(AiryResult) cpu = NULL, gpu = NULL;
+
+      g_assert_no_error (error);
+      cpu = run_on (system, "cpu", NULL, 0);
+      gpu = run_on (system, "cuda", NULL, 0);
+      g_test_message ("%s", presets[i]);
+      assert_agree (gpu->stack, cpu->stack, 2e-5);
+    }
 }
 
 static void
@@ -116,6 +292,12 @@ test_noise (void)
   g_assert_cmpfloat ((double) same / n, >=, 0.999);
 }
 
+static const char *beads_24 =
+  "{\"airy\": 1, \"grid\": {\"shape\": [256, 256], \"spacing\": 0.3}, \"spectrum\": {\"wavelengths\": [0.532]},"
+  " \"z\": {\"start\": -4, \"stop\": 4, \"count\": 24},"
+  " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
+  " \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"beads\": {\"count\": 50, \"seed\": 1}}}";
+
 static void
 test_multi_device (void)
 {
@@ -128,99 +310,438 @@ test_multi_device (void)
       g_test_skip ("one CUDA device: nothing to compare across devices");
       return;
     }
-  system = test_system ("{\"airy\": 1, \"grid\": {\"shape\": [256, 256], \"spacing\": 0.3}, \"spectrum\": {\"wavelengths\": [0.532]},"
-                        " \"z\": {\"start\": -4, \"stop\": 4, \"count\": 24},"
-                        " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
-                        " \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"beads\": {\"count\": 50, \"seed\": 1}}}");
+  system = test_system (beads_24);
   one = run_on (system, "cuda", (guint[]) { 0 }, 1);
   for (k = 2; k <= MIN (n, 4); k++)
     {
       guint devices[4] = { 0, 1, 2, 3 };
       g_autoptr(AiryResult) many = run_on (system, "cuda", devices, k);
-      float lo, hi;
-      double worst = 0.0;
-      gsize i;
 
-      airy_stack_min_max (one->stack, &lo, &hi);
-      for (i = 0; i < airy_stack_plane_size (one->stack); i++)
-        worst = MAX (worst, fabs (one->stack->data[i] - many->stack->data[i]));
-      g_assert_cmpfloat (worst, <=, 1e-6 * hi);
+      assert_agree (many->stack, one->stack, 1e-6);
     }
+}
+
+static void
+test_fewer_planes_than_devices (void)
+{
+  /* slots without planes: left out of the NCCL communicator, no image on
+   * an empty root; one plane per device set, and explicit chunks with 0 */
+  guint n = cuda->ops->n_devices (cuda);
+  guint devices[] = { 0, 1 };
+  g_autoptr(AirySystem) psf = NULL, image = NULL;
+  g_autoptr(AiryResult) psf_one = NULL, image_one = NULL;
+
+  if (n < 2)
+    {
+      g_test_skip ("one CUDA device: no slot can be empty (tests/test-backend covers the logic on CPU devices)");
+      return;
+    }
+  psf = test_system ("{\"airy\": 1, \"grid\": {\"shape\": [128, 128], \"spacing\": 1.0}, \"spectrum\": {\"wavelengths\": [0.5]},"
+                     " \"z\": {\"values\": [0.5]}, \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.5},"
+                     "  {\"type\": \"ff-lens\", \"f\": 50}]}");
+  image = test_system (beads_24);
+  psf_one = run_on (psf, "cuda", devices, 1);
+  image_one = run_on (image, "cuda", devices, 1);
+  {
+    g_autoptr(AiryResult) psf_two = run_on (psf, "cuda", devices, 2);
+    g_autoptr(AiryResult) image_two = test_run (image, &(AiryRunOptions) {
+      .backend = "cuda", .devices = devices, .n_devices = 2, .chunks = (guint[]) { 0, 24 } });
+    g_autoptr(AiryResult) image_three = test_run (image, &(AiryRunOptions) {
+      .backend = "cuda", .devices = devices, .n_devices = 2, .chunks = (guint[]) { 24, 0 } });
+
+    assert_agree (psf_two->stack, psf_one->stack, 1e-6);
+    assert_agree (image_two->stack, image_one->stack, 1e-6);
+    assert_agree (image_three->stack, image_one->stack, 1e-6);
+  }
+}
+
+/* ---- results kept on the device, for the viewer ---- */
+
+typedef struct
+{
+  guint calls;
+  float *data;
+  guint width, height;
+} HostUpload;
+
+static void
+host_upload (const float *data, guint width, guint height, gpointer user_data)
+{
+  HostUpload *u = user_data;
+
+  u->calls++;
+  g_free (u->data);
+  u->data = g_memdup2 (data, (gsize) width * height * sizeof (float));
+  u->width = width;
+  u->height = height;
+}
+
+/* Every slot of a device result against the same slot of the CPU's. */
+static void
+compare_slots (AiryResident *gpu, AiryResident *cpu)
+{
+  const AiryStack *s = airy_resident_get_stack (cpu);
+  AirySlice slices[] = { { AIRY_SLICE_XY, 0 }, { AIRY_SLICE_XY, s->depth - 1 }, { AIRY_SLICE_XZ, s->height / 2 },
+                         { AIRY_SLICE_YZ, s->width / 3 }, { AIRY_SLICE_MIP, 0 } };
+  gsize big = (gsize) MAX (s->height, s->depth) * MAX (s->width, s->height);
+  g_autofree float *a = g_new (float, big), *b = g_new (float, big);
+  g_autofree float *axial_a = g_new (float, s->depth), *axial_b = g_new (float, s->depth);
+  g_autoptr(GError) error = NULL;
+  guint64 ca[64], cb[64];
+  AirySliceStats sa = { 0, 0, 64, ca }, sb = { 0, 0, 64, cb };
+  guint i, w, h, k;
+
+  g_assert_null (airy_resident_get_stack (gpu)->data);
+  for (i = 0; i < G_N_ELEMENTS (slices); i++)
+    {
+      float peak, worst = 0.0f;
+      guint64 moved = 0;
+
+      airy_slice_size (s, &slices[i], &w, &h);
+      g_assert_true (airy_resident_read_slice (gpu, &slices[i], a, &error));
+      g_assert_no_error (error);
+      g_assert_true (airy_resident_read_slice (cpu, &slices[i], b, &error));
+      peak = plane_max (b, (gsize) w * h, NULL);
+      for (k = 0; k < w * h; k++)
+        worst = MAX (worst, fabsf (a[k] - b[k]));
+      g_assert_cmpfloat (worst, <=, 1e-5 * peak);
+      /* statistics on the device: the extremes, and the histogram up to the
+       * few values at bin edges that rounding moves */
+      g_assert_true (airy_resident_stats (gpu, &slices[i], &sa, &error));
+      g_assert_true (airy_resident_stats (cpu, &slices[i], &sb, &error));
+      g_assert_cmpfloat_with_epsilon (sa.max, sb.max, 1e-5 * peak);
+      for (k = 0; k < 64; k++)
+        moved += ca[k] > cb[k] ? ca[k] - cb[k] : cb[k] - ca[k];
+      g_assert_cmpuint (moved, <=, w * h / 100 + 2);
+    }
+  g_assert_true (airy_resident_stats (gpu, &(AirySlice) { AIRY_SLICE_STACK, 0 }, &sa, &error));
+  g_assert_true (airy_resident_stats (cpu, &(AirySlice) { AIRY_SLICE_STACK, 0 }, &sb, &error));
+  g_assert_cmpfloat_with_epsilon (sa.max, sb.max, 1e-5 * sb.max);
+  /* the axial profile through the centre, across the device's parts */
+  g_assert_true (airy_resident_read_box (gpu, &(AiryBox) { 0, s->height / 2, s->width / 2, s->depth, 1, 1 }, axial_a, &error));
+  g_assert_true (airy_resident_read_box (cpu, &(AiryBox) { 0, s->height / 2, s->width / 2, s->depth, 1, 1 }, axial_b, &error));
+  for (k = 0; k < s->depth; k++)
+    g_assert_cmpfloat_with_epsilon (axial_a[k], axial_b[k], 1e-5 * sb.max);
+}
+
+static void
+test_resident (void)
+{
+  g_autoptr(AirySystem) system = test_system (widefield_384);
+  g_autoptr(AiryResult) cpu = run_with (system, "cpu", NULL, 0, TRUE, FALSE);
+  g_autoptr(AiryResult) gpu = run_with (system, "cuda", (guint[]) { 0 }, 1, TRUE, FALSE);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryStack) copy = NULL;
+  HostUpload up = { 0 };
+  AiryTexture texture = { .texture = 7, .interop = FALSE, .upload = host_upload, .user_data = &up };
+  g_autofree float *plane = g_new (float, 384 * 384);
+
+  /* no host copy of the stack: its geometry only */
+  g_assert_null (gpu->stack);
+  g_assert_cmpstr (airy_resident_get_backend_name (gpu->resident), ==, "cuda");
+  g_assert_cmpfloat (airy_resident_get_stack (gpu->resident)->dz, ==, airy_resident_get_stack (cpu->resident)->dz);
+  compare_slots (gpu->resident, cpu->resident);
+  /* a GL context not on an NVIDIA GPU: through host memory, saying why */
+  g_assert_true (airy_resident_to_texture (gpu->resident, &(AirySlice) { AIRY_SLICE_XY, 5 }, &texture, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (texture.path, ==, AIRY_TEXTURE_HOST);
+  g_assert_nonnull (texture.note);
+  g_assert_cmpuint (up.calls, ==, 1);
+  g_assert_true (airy_resident_read_slice (gpu->resident, &(AirySlice) { AIRY_SLICE_XY, 5 }, plane, &error));
+  g_assert_cmpmem (up.data, 384 * 384 * sizeof (float), plane, 384 * 384 * sizeof (float));
+  /* saving brings it home, once */
+  copy = airy_resident_to_stack (gpu->resident, &error);
+  g_assert_no_error (error);
+  assert_agree (copy, (AiryStack *) airy_resident_get_stack (cpu->resident), 1e-5);
+  g_free (up.data);
+
+  /* an image (one plane, made on the root) stays on the device too */
+  {
+    g_autoptr(AirySystem) imaging = test_system (imaging_19);
+    g_autoptr(AiryResult) icpu = run_with (imaging, "cpu", NULL, 0, TRUE, FALSE);
+    g_autoptr(AiryResult) igpu = run_with (imaging, "cuda", (guint[]) { 0 }, 1, TRUE, FALSE);
+    g_autofree float *a = g_new (float, 256 * 256), *b = g_new (float, 256 * 256);
+    float peak, worst = 0.0f;
+    guint k;
+
+    g_assert_true (airy_resident_read_slice (igpu->resident, &(AirySlice) { AIRY_SLICE_XY, 0 }, a, &error));
+    g_assert_true (airy_resident_read_slice (icpu->resident, &(AirySlice) { AIRY_SLICE_XY, 0 }, b, &error));
+    peak = plane_max (b, 256 * 256, NULL);
+    for (k = 0; k < 256 * 256; k++)
+      worst = MAX (worst, fabsf (a[k] - b[k]));
+    g_assert_cmpfloat (worst, <=, 1e-5 * peak);
+  }
+}
+
+static void
+test_resident_makes_room (void)
+{
+  /* the result the viewer shows is held on the device; a later run that
+   * needs the room moves it to host memory (no false "needs X, Y free",
+   * no smaller batches), and the viewer still reads the same values */
+  g_autoptr(AirySystem) system = test_system (widefield_384);
+  g_autoptr(AiryResult) cpu = run_with (system, "cpu", NULL, 0, TRUE, FALSE);
+  g_autoptr(AiryResult) held = run_with (system, "cuda", (guint[]) { 0 }, 1, TRUE, FALSE);
+  g_autoptr(AiryResult) next = NULL;
+  g_autoptr(GError) error = NULL;
+  HostUpload up = { 0 };
+  AiryTexture texture = { .texture = 7, .interop = TRUE, .upload = host_upload, .user_data = &up };
+
+  /* 19 × 384² floats are 10.7 MiB held; the next run's full batches of 16
+   * planes (≈ 77 MiB) do not fit within 64 MiB: the held result moves to
+   * host memory first, then the run takes what is there */
+  g_setenv ("AIRY_DEVICE_MEMORY_BUDGET", "64M", TRUE);
+  next = run_on (system, "cuda", (guint[]) { 0 }, 1);
+  g_unsetenv ("AIRY_DEVICE_MEMORY_BUDGET");
+  assert_agree (next->stack, (AiryStack *) airy_resident_get_stack (cpu->resident), 1e-5);
+  compare_slots (held->resident, cpu->resident);
+  g_assert_true (airy_resident_to_texture (held->resident, &(AirySlice) { AIRY_SLICE_XZ, 100 }, &texture, &error));
+  g_assert_cmpint (texture.path, ==, AIRY_TEXTURE_HOST);
+  g_assert_cmpstr (texture.note, ==, "the result was moved to host memory to make room for a later run");
+  g_free (up.data);
+}
+
+/* ---- GL interop through an EGL context on the device ---- */
+
+static gboolean
+have_library (const char *name, char **why)
+{
+  GModule *m = g_module_open (name, G_MODULE_BIND_LAZY | G_MODULE_BIND_LOCAL);
+
+  if (m == NULL)
+    {
+      *why = g_strdup_printf ("no %s here (libepoxy would abort without it): %s", name, g_module_error ());
+      return FALSE;
+    }
+  g_module_close (m);
+  return TRUE;
+}
+
+typedef struct
+{
+  EGLDisplay display;
+  EGLContext context;
+  int        cuda_device;   /* the CUDA device of the EGL device, -1 unknown */
+} Egl;
+
+/* An OpenGL context on the EGL device that is a CUDA device; FALSE with
+ * the reason when there is none. Probes the libraries first: libepoxy
+ * aborts when libEGL.so.1 or the GL library is missing. */
+static gboolean
+egl_open (Egl *egl, char **why)
+{
+  static const EGLint config_attribs[] = { EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE };
+  EGLDeviceEXT devices[16];
+  EGLint n_devices = 0, major, minor, n_config = 0, i;
+  EGLConfig config;
+  EGLDeviceEXT chosen = NULL;
+
+  egl->cuda_device = -1;
+  if (!have_library ("libEGL.so.1", why))
+    return FALSE;
+  if (!have_library ("libOpenGL.so.0", why) && !have_library ("libGL.so.1", why))
+    return FALSE;
+  g_clear_pointer (why, g_free);
+  if (!epoxy_has_egl_extension (EGL_NO_DISPLAY, "EGL_EXT_device_enumeration")
+      || !eglQueryDevicesEXT (G_N_ELEMENTS (devices), devices, &n_devices) || n_devices == 0)
+    {
+      *why = g_strdup ("no EGL device enumeration here (no NVIDIA EGL vendor library?)");
+      return FALSE;
+    }
+  /* the device that is a CUDA device (Mesa's software device may come first) */
+  for (i = 0; i < n_devices && chosen == NULL; i++)
+    {
+      const char *ext = eglQueryDeviceStringEXT (devices[i], EGL_EXTENSIONS);
+      EGLAttrib attrib = -1;
+
+      if (ext && strstr (ext, "EGL_NV_device_cuda") && eglQueryDeviceAttribEXT (devices[i], EGL_CUDA_DEVICE_NV, &attrib))
+        {
+          chosen = devices[i];
+          egl->cuda_device = (int) attrib;
+        }
+    }
+  if (chosen == NULL)
+    {
+      *why = g_strdup_printf ("none of the %d EGL devices is a CUDA device", n_devices);
+      return FALSE;
+    }
+  egl->display = eglGetPlatformDisplayEXT (EGL_PLATFORM_DEVICE_EXT, chosen, NULL);
+  if (egl->display == EGL_NO_DISPLAY || !eglInitialize (egl->display, &major, &minor) || !eglBindAPI (EGL_OPENGL_API)
+      || !eglChooseConfig (egl->display, config_attribs, &config, 1, &n_config) || n_config == 0)
+    {
+      *why = g_strdup ("no EGL OpenGL display on the device");
+      return FALSE;
+    }
+  egl->context = eglCreateContext (egl->display, config, EGL_NO_CONTEXT, NULL);
+  if (egl->context == EGL_NO_CONTEXT || !eglMakeCurrent (egl->display, EGL_NO_SURFACE, EGL_NO_SURFACE, egl->context))
+    {
+      *why = g_strdup_printf ("no surfaceless EGL context (0x%x)", eglGetError ());
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+egl_close (Egl *egl)
+{
+  eglMakeCurrent (egl->display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+  eglDestroyContext (egl->display, egl->context);
+  eglTerminate (egl->display);
+}
+
+static void
+gl_upload (const float *data, guint width, guint height, gpointer user_data)
+{
+  glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
+  glTexSubImage2D (GL_TEXTURE_2D, 0, 0, 0, (GLsizei) width, (GLsizei) height, GL_RED, GL_FLOAT, data);
+}
+
+/* The slice through the slot into a texture of its size, read back. */
+static float *
+through_texture (AiryResident *r, GLuint texture, guint generation, const AirySlice *slice, gboolean interop,
+                 AiryTexture *out)
+{
+  g_autoptr(GError) error = NULL;
+  guint w, h;
+  float *back;
+
+  airy_slice_size (airy_resident_get_stack (r), slice, &w, &h);
+  *out = (AiryTexture) { .texture = texture, .generation = generation, .context = eglGetCurrentContext (),
+                         .interop = interop, .upload = gl_upload };
+  glBindTexture (GL_TEXTURE_2D, texture);
+  g_assert_true (airy_resident_to_texture (r, slice, out, &error));
+  g_assert_no_error (error);
+  back = g_new (float, (gsize) w * h);
+  glBindTexture (GL_TEXTURE_2D, texture);
+  glPixelStorei (GL_PACK_ALIGNMENT, 4);
+  glGetTexImage (GL_TEXTURE_2D, 0, GL_RED, GL_FLOAT, back);
+  g_assert_cmpint (glGetError (), ==, GL_NO_ERROR);
+  return back;
 }
 
 static void
 test_gl_interop (void)
 {
-  /* an EGL context on the device, a texture filled through the slot, read back */
-  EGLDisplay dpy = EGL_NO_DISPLAY;
-  EGLDeviceEXT devices[8];
-  EGLint n_devices = 0, major, minor;
-  EGLContext ctx;
-  EGLConfig config;
-  EGLint n_config = 0;
-  static const EGLint config_attribs[] = { EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE };
+  /* the viewer's slot: slices of a result on the device go device to
+   * device into GL textures (the section gathered by a kernel), exactly
+   * the values the host path gives; re-specified textures and a context
+   * going away drop their registrations */
+  g_autofree char *why = NULL;
+  Egl egl = { 0 };
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(AiryResult) gpu = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree float *back = NULL;
-  GLuint texture;
-  gsize n, i;
+  AirySlice slices[] = { { AIRY_SLICE_XY, 2 }, { AIRY_SLICE_XZ, 64 }, { AIRY_SLICE_YZ, 40 }, { AIRY_SLICE_MIP, 0 } };
+  GLuint textures[G_N_ELEMENTS (slices)];
+  guint i;
 
-  if (!epoxy_has_egl_extension (EGL_NO_DISPLAY, "EGL_EXT_device_enumeration")
-      || !eglQueryDevicesEXT (8, devices, &n_devices) || n_devices == 0)
+  if (!egl_open (&egl, &why))
     {
-      g_test_skip ("no EGL device enumeration here");
+      g_test_skip (why);
       return;
     }
-  dpy = eglGetPlatformDisplayEXT (EGL_PLATFORM_DEVICE_EXT, devices[0], NULL);
-  if (dpy == EGL_NO_DISPLAY || !eglInitialize (dpy, &major, &minor) || !eglBindAPI (EGL_OPENGL_API)
-      || !eglChooseConfig (dpy, config_attribs, &config, 1, &n_config) || n_config == 0)
+  if (egl.cuda_device >= (int) cuda->ops->n_devices (cuda))
     {
-      g_test_skip ("no EGL OpenGL display on the device");
+      g_test_skip ("the EGL device's CUDA index is not among this process's CUDA devices");
+      egl_close (&egl);
       return;
     }
-  ctx = eglCreateContext (dpy, config, EGL_NO_CONTEXT, NULL);
-  g_assert_true (ctx != EGL_NO_CONTEXT);
-  g_assert_true (eglMakeCurrent (dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx));
-
   system = test_system ("{\"airy\": 1, \"grid\": {\"shape\": [128, 96], \"spacing\": 1.0}, \"spectrum\": {\"wavelengths\": [0.5]},"
-                        " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 3},"
+                        " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 5},"
                         " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.5},"
                         "  {\"type\": \"ff-lens\", \"f\": 50}]}");
-  gpu = run_on (system, "cuda", (guint[]) { 0 }, 1);
-  glGenTextures (1, &texture);
-  glBindTexture (GL_TEXTURE_2D, texture);
+  gpu = run_with (system, "cuda", (guint[]) { egl.cuda_device }, 1, TRUE, FALSE);
+  glGenTextures (G_N_ELEMENTS (slices), textures);
+  for (i = 0; i < G_N_ELEMENTS (slices); i++)
+    {
+      g_autofree float *device = NULL, *host = NULL, *again = NULL;
+      AiryTexture t;
+      guint w, h;
+
+      airy_slice_size (airy_resident_get_stack (gpu->resident), &slices[i], &w, &h);
+      glBindTexture (GL_TEXTURE_2D, textures[i]);
+      glTexImage2D (GL_TEXTURE_2D, 0, GL_R32F, (GLsizei) w, (GLsizei) h, 0, GL_RED, GL_FLOAT, NULL);
+      device = through_texture (gpu->resident, textures[i], 1, &slices[i], TRUE, &t);
+      g_assert_cmpint (t.path, ==, AIRY_TEXTURE_DEVICE);
+      g_assert_cmpint (t.device, ==, egl.cuda_device);
+      host = through_texture (gpu->resident, textures[i], 1, &slices[i], FALSE, &t);
+      g_assert_cmpint (t.path, ==, AIRY_TEXTURE_HOST);
+      g_assert_cmpmem (device, (gsize) w * h * sizeof (float), host, (gsize) w * h * sizeof (float));
+      /* the texture re-specified (the viewer bumps its generation): the
+       * registration is made anew, the copy still lands */
+      glTexImage2D (GL_TEXTURE_2D, 0, GL_R32F, (GLsizei) w, (GLsizei) h, 0, GL_RED, GL_FLOAT, NULL);
+      again = through_texture (gpu->resident, textures[i], 2, &slices[i], TRUE, &t);
+      g_assert_cmpmem (again, (gsize) w * h * sizeof (float), host, (gsize) w * h * sizeof (float));
+    }
+  /* deleted textures, a new one under a recycled name after the context's
+   * registrations were dropped */
+  airy_backends_gl_release (eglGetCurrentContext ());
+  glDeleteTextures (G_N_ELEMENTS (slices), textures);
+  glGenTextures (1, textures);
+  glBindTexture (GL_TEXTURE_2D, textures[0]);
   glTexImage2D (GL_TEXTURE_2D, 0, GL_R32F, 96, 128, 0, GL_RED, GL_FLOAT, NULL);
-  g_assert_true (cuda->ops->gl_copy_slice (cuda, NULL, 2, texture, &error));
-  g_assert_no_error (error);
-  n = 96 * 128;
-  back = g_new (float, n);
-  glGetTexImage (GL_TEXTURE_2D, 0, GL_RED, GL_FLOAT, back);
-  for (i = 0; i < n; i++)
-    g_assert_cmpfloat (back[i], ==, airy_stack_plane (gpu->stack, 2)[i]);
-  glDeleteTextures (1, &texture);
-  eglMakeCurrent (dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-  eglDestroyContext (dpy, ctx);
-  eglTerminate (dpy);
+  {
+    g_autofree float *back = NULL, *ref = g_new (float, 96 * 128);
+    g_autoptr(GError) error = NULL;
+    AiryTexture t;
+
+    back = through_texture (gpu->resident, textures[0], 1, &slices[0], TRUE, &t);
+    g_assert_true (airy_resident_read_slice (gpu->resident, &slices[0], ref, &error));
+    g_assert_cmpmem (back, 96 * 128 * sizeof (float), ref, 96 * 128 * sizeof (float));
+  }
+  airy_backends_gl_release (eglGetCurrentContext ());
+  glDeleteTextures (1, textures);
+  egl_close (&egl);
+}
+
+static void
+test_versions (void)
+{
+  /* the libraries loaded here, as `airy-sim info` prints them */
+  AiryDeviceInfo info = { 0 };
+
+  cuda->ops->device_info (cuda, 0, &info);
+  g_test_message ("%s: %s", info.name, info.detail);
+  g_assert_nonnull (strstr (info.detail, "cuFFT "));
+  g_assert_nonnull (strstr (info.detail, "NCCL 2."));
+  g_assert_nonnull (strstr (info.detail, "driver "));
+  airy_device_info_clear (&info);
 }
 
 int
 main (int argc, char **argv)
 {
+  int status;
+
   g_test_init (&argc, &argv, NULL);
   airy_init ();
   cuda = airy_backend_lookup ("cuda");
   if (cuda == NULL || !cuda->available)
     {
-      g_print ("1..0 # SKIP no CUDA device: %s\n",
-               cuda ? cuda->unavailable_reason : "the CUDA module is not on the modules path");
+      const char *why = cuda ? cuda->unavailable_reason : "the CUDA module is not on the modules path";
+
+      g_print ("1..0 # SKIP %s%s\n", g_str_has_prefix (why, "no CUDA device") ? "" : "no CUDA device: ", why);
       return 0;
     }
+  tmpdir = g_dir_make_tmp ("airy-cuda-XXXXXX", NULL);
+  /* the GL interop first: it is what the viewer needs, and it must not
+   * depend on what ran before */
+  g_test_add_func ("/cuda/gl-interop", test_gl_interop);
+  g_test_add_func ("/cuda/versions", test_versions);
   g_test_add_func ("/cuda/psf-agreement", test_psf_agreement);
+  g_test_add_func ("/cuda/defocus-far", test_defocus_far);
   g_test_add_func ("/cuda/ops-agreement", test_ops_agreement);
   g_test_add_func ("/cuda/imaging-agreement", test_imaging_agreement);
+  g_test_add_func ("/cuda/file-sample", test_file_sample);
+  g_test_add_func ("/cuda/keep-psf", test_keep_psf);
+  g_test_add_func ("/cuda/memory-limited", test_memory_limited);
+  g_test_add_func ("/cuda/second-run", test_second_run);
+  g_test_add_func ("/cuda/resident", test_resident);
+  g_test_add_func ("/cuda/resident-makes-room", test_resident_makes_room);
   g_test_add_func ("/cuda/noise", test_noise);
   g_test_add_func ("/cuda/multi-device", test_multi_device);
-  g_test_add_func ("/cuda/gl-interop", test_gl_interop);
-  return g_test_run ();
+  g_test_add_func ("/cuda/fewer-planes-than-devices", test_fewer_planes_than_devices);
+  g_test_add_func ("/cuda/seed-presets", test_seed_presets);
+  status = g_test_run ();
+  g_rmdir (tmpdir);
+  return status;
 }

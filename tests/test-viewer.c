@@ -69,6 +69,28 @@ test_histogram_contrast (void)
 }
 
 static void
+test_histogram_percentiles (void)
+{
+  /* percentiles from the statistics slot's fine histogram: one bin's
+   * precision (1/4096 of the range) */
+  g_autofree float *v = g_new (float, 10000);
+  guint64 counts[4096];
+  AirySliceStats stats = { 0, 0, 4096, counts };
+  float lo, hi;
+  guint i;
+
+  for (i = 0; i < 10000; i++)
+    v[i] = (float) i;
+  airy_values_stats (v, 10000, &stats);
+  airy_histogram_percentiles (counts, 4096, stats.min, stats.max, 1.0, &lo, &hi);
+  g_assert_cmpfloat_with_epsilon (lo, 99.0f, 9999.0f / 4096 + 0.5f);
+  g_assert_cmpfloat_with_epsilon (hi, 9900.0f, 9999.0f / 4096 + 0.5f);
+  airy_histogram_percentiles (counts, 4096, stats.min, stats.max, 0.0, &lo, &hi);
+  g_assert_cmpfloat (lo, ==, 0.0f);
+  g_assert_cmpfloat (hi, ==, 9999.0f);
+}
+
+static void
 test_fwhm_gaussian (void)
 {
   /* a sampled Gaussian, σ = 2.5 samples of 0.1 µm: FWHM = 2√(2 ln 2)·σ */
@@ -546,6 +568,227 @@ test_gl_bad_files (Fixture *f, gconstpointer data)
   g_unlink (text);
 }
 
+/* ---- the slot path ---- */
+
+/* A result "on a device": no host stack, values x + 100 z served only
+ * through the resident's slots, which count what they are asked. */
+typedef struct
+{
+  guint to_texture, read_slice, read_box, stats;
+  gsize largest_box;
+  gboolean host_path;
+} FakeDevice;
+
+static FakeDevice fake;
+
+static float
+fake_value (guint z, guint y, guint x)
+{
+  return (float) x + 100.0f * z;
+}
+
+static void
+fake_slice (AiryResident *r, const AirySlice *slice, float *out)
+{
+  const AiryStack *s = r->stack;
+  guint z, y, x;
+
+  switch (slice->kind)
+    {
+    case AIRY_SLICE_XY:
+      for (y = 0; y < s->height; y++)
+        for (x = 0; x < s->width; x++)
+          out[y * s->width + x] = fake_value (slice->index, y, x);
+      break;
+    case AIRY_SLICE_MIP:
+      for (y = 0; y < s->height; y++)
+        for (x = 0; x < s->width; x++)
+          out[y * s->width + x] = fake_value (s->depth - 1, y, x);
+      break;
+    case AIRY_SLICE_XZ:
+      for (z = 0; z < s->depth; z++)
+        for (x = 0; x < s->width; x++)
+          out[z * s->width + x] = fake_value (z, slice->index, x);
+      break;
+    case AIRY_SLICE_YZ:
+      for (z = 0; z < s->depth; z++)
+        for (y = 0; y < s->height; y++)
+          out[z * s->height + y] = fake_value (z, y, slice->index);
+      break;
+    default:
+      for (z = 0; z < s->depth; z++)
+        for (y = 0; y < s->height; y++)
+          for (x = 0; x < s->width; x++)
+            out[((gsize) z * s->height + y) * s->width + x] = fake_value (z, y, x);
+      break;
+    }
+}
+
+static gboolean
+fake_read_slice (AiryResident *r, const AirySlice *slice, float *out, GError **error)
+{
+  fake.read_slice++;
+  fake_slice (r, slice, out);
+  return TRUE;
+}
+
+static gboolean
+fake_read_box (AiryResident *r, const AiryBox *box, float *out, GError **error)
+{
+  guint z, y, x;
+
+  fake.read_box++;
+  fake.largest_box = MAX (fake.largest_box, (gsize) box->depth * box->height * box->width);
+  for (z = 0; z < box->depth; z++)
+    for (y = 0; y < box->height; y++)
+      for (x = 0; x < box->width; x++)
+        out[((gsize) z * box->height + y) * box->width + x] = fake_value (box->z + z, box->y + y, box->x + x);
+  return TRUE;
+}
+
+static gboolean
+fake_stats (AiryResident *r, const AirySlice *slice, AirySliceStats *stats, GError **error)
+{
+  const AiryStack *s = r->stack;
+  gsize n = slice->kind == AIRY_SLICE_STACK ? (gsize) s->depth * s->height * s->width
+                                            : (gsize) MAX (s->depth, s->height) * MAX (s->height, s->width);
+  g_autofree float *v = g_new (float, n);
+  guint w, h;
+
+  fake.stats++;
+  fake_slice (r, slice, v);
+  airy_slice_size (s, slice, &w, &h);
+  airy_values_stats (v, slice->kind == AIRY_SLICE_STACK ? n : (gsize) w * h, stats);
+  return TRUE;
+}
+
+static gboolean
+fake_to_texture (AiryResident *r, const AirySlice *slice, AiryTexture *texture, GError **error)
+{
+  guint w, h;
+  g_autofree float *v = NULL;
+
+  fake.to_texture++;
+  airy_slice_size (r->stack, slice, &w, &h);
+  v = g_new (float, (gsize) w * h);
+  fake_slice (r, slice, v);
+  /* the pixels have to get there somehow; the path is what a GPU reports */
+  texture->upload (v, w, h, texture->user_data);
+  texture->path = fake.host_path ? AIRY_TEXTURE_HOST : AIRY_TEXTURE_DEVICE;
+  texture->device = 0;
+  texture->note = fake.host_path ? "the GL context is not on a CUDA device" : NULL;
+  return TRUE;
+}
+
+static const AiryResidentOps fake_ops = {
+  .read_slice = fake_read_slice, .read_box = fake_read_box, .stats = fake_stats, .to_texture = fake_to_texture,
+};
+
+static const AiryBackendOps fake_backend_ops = { .name = "test-device" };
+
+static AiryResident *
+fake_resident (guint depth, guint h, guint w)
+{
+  AiryStack *geometry = g_new0 (AiryStack, 1);
+
+  geometry->depth = depth;
+  geometry->height = h;
+  geometry->width = w;
+  geometry->dx = geometry->dy = 0.5;
+  geometry->dz = 2.0;
+  geometry->bits = 32;
+  return airy_resident_new (airy_backend_register (&fake_backend_ops, NULL), &fake_ops, geometry, NULL);
+}
+
+static void
+test_gl_slot_path (Fixture *f, gconstpointer data)
+{
+  /* the viewer on a result whose values are not in host memory: slices,
+   * sections, histogram, readout and profiles all come through the slots,
+   * the z slider moves one plane, and the view says which path it uses */
+  AiryDisplay d;
+  const guint8 *px;
+  guint to_texture, read_slice;
+  int w, h, ox, oy, x, y;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  memset (&fake, 0, sizeof fake);
+  airy_stack_viewer_set_resident (f->viewer, fake_resident (8, 48, 40));
+  g_assert_null (airy_stack_view_get_stack (f->view)->data);
+  airy_stack_view_set_sections (f->view, TRUE);
+  airy_stack_view_set_zoom (f->view, 1.0);
+  airy_display_init (&d);
+  d.colormap = AIRY_COLORMAP_GRAY;
+  d.lo = 0.0f;
+  d.hi = 800.0f;
+  airy_stack_viewer_set_display (f->viewer, &d);
+  airy_stack_view_set_cursor (f->view, 10, 20);
+  airy_stack_view_set_z (f->view, 3);
+  px = read_frame (f, &w, &h);
+  image_origin (f, &ox, &oy);
+  g_assert_null (airy_stack_view_get_gl_error (f->view));
+  g_assert_cmpuint (fake.to_texture, >=, 3);
+  g_assert_cmpstr (airy_stack_view_get_slice_path (f->view), ==, "slices: copied on GPU 0 (CUDA–GL interop)");
+  /* XY shows plane 3, XZ below it the row y = 20, YZ beside it x = 10 */
+  for (x = 0; x < 40; x++)
+    g_assert_cmpint (abs ((int) px[((gsize) (oy + 5) * w + ox + x) * 4] - (int) airy_display_index (&d, x + 300.0f)), <=, 1);
+  for (y = 0; y < 32; y++)
+    g_assert_cmpint (abs ((int) px[((gsize) (oy + 48 + 6 + y) * w + ox + 30) * 4]
+                          - (int) airy_display_index (&d, 30.0f + 100.0f * (y / 4))), <=, 1);
+  for (x = 0; x < 32; x++)
+    g_assert_cmpint (abs ((int) px[((gsize) (oy + 5) * w + ox + 40 + 6 + x) * 4]
+                          - (int) airy_display_index (&d, 10.0f + 100.0f * (x / 4))), <=, 1);
+  /* the readout and the profiles read values, never a whole plane */
+  g_assert_cmpstr (airy_stack_viewer_get_readout (f->viewer), ==,
+                   "x -5.0000 µm  y -2.0000 µm  z +6.0000 µm  value 310");
+  g_assert_cmpuint (fake.largest_box, <=, 40);
+  g_assert_cmpuint (fake.read_slice, ==, 0);
+  g_assert_cmpuint (fake.stats, >=, 2);    /* the limits (stack), the histogram (slice) */
+
+  /* the z slider: one plane to GL, nothing else big */
+  to_texture = fake.to_texture;
+  airy_stack_view_set_z (f->view, 6);
+  read_frame (f, &w, &h);
+  g_assert_cmpuint (fake.to_texture, ==, to_texture + 1);
+  g_assert_cmpuint (fake.largest_box, <=, 40);
+  g_assert_cmpuint (fake.read_slice, ==, 0);
+
+  /* a drawn line needs the plane itself: fetched once, then reused */
+  read_slice = fake.read_slice;
+  airy_stack_view_set_line (f->view, 2, 2, 30, 2);
+  airy_stack_view_set_cursor (f->view, 12, 20);
+  g_assert_cmpuint (fake.read_slice, ==, read_slice + 1);
+
+  /* a fallback to host memory is said too */
+  fake.host_path = TRUE;
+  airy_stack_view_set_z (f->view, 1);
+  read_frame (f, &w, &h);
+  g_assert_true (g_str_has_prefix (airy_stack_view_get_slice_path (f->view), "slices: uploaded from host memory (GL renderer "));
+  g_assert_true (g_str_has_suffix (airy_stack_view_get_slice_path (f->view), " is not an NVIDIA GPU)"));
+}
+
+static void
+test_gl_cpu_slot (Fixture *f, gconstpointer data)
+{
+  /* a stack in host memory goes through the CPU backend's slot */
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  airy_stack_viewer_set_stack (f->viewer, gradient_stack (4, 32, 32, 0.1, 0.2));
+  {
+    int w, h;
+    read_frame (f, &w, &h);
+  }
+  g_assert_cmpstr (airy_resident_get_backend_name (airy_stack_view_get_resident (f->view)), ==, "cpu");
+  g_assert_cmpstr (airy_stack_view_get_slice_path (f->view), ==, "slices: uploaded from host memory (a CPU result)");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -558,6 +801,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/viewer/math/display-index", test_display_index);
   g_test_add_func ("/viewer/math/histogram-contrast", test_histogram_contrast);
+  g_test_add_func ("/viewer/math/histogram-percentiles", test_histogram_percentiles);
   g_test_add_func ("/viewer/math/fwhm-gaussian", test_fwhm_gaussian);
   g_test_add_func ("/viewer/math/scale-bar", test_scale_bar);
   g_test_add_func ("/viewer/math/pixel-to-um", test_pixel_to_um);
@@ -568,6 +812,8 @@ main (int argc, char **argv)
   g_test_add ("/viewer/gl/line-profile", Fixture, NULL, fixture_setup, test_gl_line_profile, fixture_teardown);
   g_test_add ("/viewer/gl/export", Fixture, NULL, fixture_setup, test_gl_export, fixture_teardown);
   g_test_add ("/viewer/gl/bad-files", Fixture, NULL, fixture_setup, test_gl_bad_files, fixture_teardown);
+  g_test_add ("/viewer/gl/slot-path", Fixture, NULL, fixture_setup, test_gl_slot_path, fixture_teardown);
+  g_test_add ("/viewer/gl/cpu-slot", Fixture, NULL, fixture_setup, test_gl_cpu_slot, fixture_teardown);
   status = g_test_run ();
   g_rmdir (tmpdir);
   return status;

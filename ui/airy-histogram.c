@@ -3,11 +3,12 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "airy-histogram.h"
 #include "airy-view-math.h"
 
-#define BINS 256
+#define BINS AIRY_HISTOGRAM_BINS
 
 struct _AiryHistogramWidget
 {
@@ -114,8 +115,25 @@ airy_histogram_widget_set_values (AiryHistogramWidget *self,
                                   const float         *values,
                                   gsize                n)
 {
-  airy_auto_contrast (values, n, 0.0, &self->min, &self->max);
-  airy_histogram (values, n, self->min, self->max, BINS, self->counts);
+  guint64 counts[BINS];
+  AirySliceStats stats = { 0, 0, BINS, counts };
+
+  airy_values_stats (values, n, &stats);
+  airy_histogram_widget_set_counts (self, stats.min, airy_stats_hist_max (&stats), counts, BINS);
+}
+
+void
+airy_histogram_widget_set_counts (AiryHistogramWidget *self,
+                                  float                min,
+                                  float                max,
+                                  const guint64       *counts,
+                                  guint                n_bins)
+{
+  g_return_if_fail (n_bins == AIRY_HISTOGRAM_BINS);
+
+  self->min = min;
+  self->max = max;
+  memcpy (self->counts, counts, sizeof self->counts);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 

@@ -13,6 +13,14 @@ GtkWidget *airy_histogram_widget_new        (void);
 void       airy_histogram_widget_set_values (AiryHistogramWidget *self,
                                              const float         *values,
                                              gsize                n);
+/* Counts computed elsewhere (where the values are: AirySliceStats) over
+ * [min, max], AIRY_HISTOGRAM_BINS of them. */
+#define AIRY_HISTOGRAM_BINS 256
+void       airy_histogram_widget_set_counts (AiryHistogramWidget *self,
+                                             float                min,
+                                             float                max,
+                                             const guint64       *counts,
+                                             guint                n_bins);
 void       airy_histogram_widget_set_limits (AiryHistogramWidget *self,
                                              float                lo,
                                              float                hi);

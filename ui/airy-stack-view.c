@@ -4,15 +4,20 @@
 
 #include <math.h>
 #include <string.h>
+#include <glib/gi18n.h>
 #include <epoxy/gl.h>
 
 #include "airy-stack-view.h"
 
 /* The stack viewer's canvas: XY, and beside it the XZ and YZ sections with
- * the true z spacing, drawn through the colormap in a shader. Only the
- * visible slices are uploaded (glTexSubImage2D); sections are cut from the
- * stack in memory when the cursor moves. Overlays (cursor, scale bar,
- * profile line) are drawn with GtkSnapshot on top of the GL frame. */
+ * the true z spacing, drawn through the colormap in a shader. The view
+ * shows a result kept by its backend (AiryResident) and fills its textures
+ * through the resident's slot: a CPU result (or a stack from a file) is
+ * uploaded from host memory (glTexSubImage2D), a CUDA result is copied on
+ * the GPU when the GL context runs on one (CUDA–GL interop), and only the
+ * visible slices move: the z slider copies one plane, the cursor one
+ * section. Overlays (cursor, scale bar, profile line) are drawn with
+ * GtkSnapshot on top of the GL frame. */
 
 #define GAP 6.0
 
@@ -20,8 +25,10 @@ struct _AiryStackView
 {
   GtkGLArea     parent_instance;
 
-  AiryStack    *stack;
-  float        *mip;            /* maximum-intensity projection, on demand */
+  AiryResident *resident;
+  AiryStack    *stack;          /* the resident's geometry (data NULL on a GPU) */
+  float        *xy_host;        /* the shown plane in host memory, fetched on demand */
+  gboolean      xy_host_valid;
   guint         z;
   guint         cx, cy;         /* cursor, image pixels */
   AiryDisplay   display;
@@ -48,6 +55,11 @@ struct _AiryStackView
   GLuint        vao, vbo;
   GLuint        tex[3];         /* xy, xz, yz */
   guint         tex_w[3], tex_h[3];
+  guint         tex_generation[3];  /* bumped when a texture is re-specified */
+  gboolean      interop;        /* the GL context runs on an NVIDIA GPU */
+  char         *renderer;
+  char         *slice_path;     /* how slices reach GL, said in the status bar */
+  guint         slice_path_idle;
   GLuint        lut;
   gboolean      dirty[3];
   gboolean      lut_dirty;
@@ -61,7 +73,7 @@ struct _AiryStackView
 
 G_DEFINE_FINAL_TYPE (AiryStackView, airy_stack_view, GTK_TYPE_GL_AREA)
 
-enum { SIGNAL_CHANGED, SIGNAL_HOVER, SIGNAL_READBACK, N_SIGNALS };
+enum { SIGNAL_CHANGED, SIGNAL_HOVER, SIGNAL_READBACK, SIGNAL_SLICE_PATH, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 typedef struct { double x, y, w, h; } Rect;
@@ -172,6 +184,17 @@ airy_stack_view_realize (GtkWidget *widget)
       return;
     }
   self->use_es = gdk_gl_context_get_use_es (gtk_gl_area_get_context (GTK_GL_AREA (widget)));
+  /* device copies only where GL runs on an NVIDIA GPU (AIRY_GL_INTEROP=0
+   * turns them off, for comparisons) */
+  {
+    const char *vendor = (const char *) glGetString (GL_VENDOR);
+    const char *renderer = (const char *) glGetString (GL_RENDERER);
+
+    g_free (self->renderer);
+    self->renderer = g_strdup (renderer ? renderer : "?");
+    self->interop = vendor != NULL && strstr (vendor, "NVIDIA") != NULL
+                    && g_strcmp0 (g_getenv ("AIRY_GL_INTEROP"), "0") != 0;
+  }
   header = self->use_es ? "#version 300 es\n" : "#version 330 core\n";
   vs = compile (GL_VERTEX_SHADER, header, "/io/github/airyoptics/Airy/shaders/stack.vert", &error);
   fs = vs ? compile (GL_FRAGMENT_SHADER, header, "/io/github/airyoptics/Airy/shaders/stack.frag", &error) : 0;
@@ -209,6 +232,7 @@ airy_stack_view_realize (GtkWidget *widget)
   glGenTextures (3, self->tex);
   glGenTextures (1, &self->lut);
   memset (self->tex_w, 0, sizeof self->tex_w);
+  memset (self->tex_h, 0, sizeof self->tex_h);
   self->dirty[0] = self->dirty[1] = self->dirty[2] = TRUE;
   self->lut_dirty = TRUE;
 }
@@ -221,6 +245,8 @@ airy_stack_view_unrealize (GtkWidget *widget)
   gtk_gl_area_make_current (GTK_GL_AREA (widget));
   if (gtk_gl_area_get_error (GTK_GL_AREA (widget)) == NULL && self->program)
     {
+      /* the backends' registrations of these textures go first */
+      airy_backends_gl_release (gtk_gl_area_get_context (GTK_GL_AREA (widget)));
       glDeleteTextures (3, self->tex);
       glDeleteTextures (1, &self->lut);
       glDeleteBuffers (1, &self->vbo);
@@ -232,41 +258,160 @@ airy_stack_view_unrealize (GtkWidget *widget)
 }
 
 static void
-upload (AiryStackView *self, guint i, const float *data, guint w, guint h)
+texture_upload (const float *data, guint width, guint height, gpointer user_data)
+{
+  glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
+  glTexSubImage2D (GL_TEXTURE_2D, 0, 0, 0, (GLsizei) width, (GLsizei) height, GL_RED, GL_FLOAT, data);
+}
+
+static gboolean
+emit_slice_path (gpointer data)
+{
+  AiryStackView *self = data;
+
+  self->slice_path_idle = 0;
+  g_signal_emit (self, signals[SIGNAL_SLICE_PATH], 0);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+set_slice_path (AiryStackView *self, const AiryTexture *texture)
+{
+  g_autofree char *path = NULL;
+
+  if (texture->path == AIRY_TEXTURE_DEVICE)
+    path = g_strdup_printf (_("slices: copied on GPU %d (CUDA–GL interop)"), texture->device);
+  else if (g_str_equal (airy_resident_get_backend_name (self->resident), "cpu"))
+    path = g_strdup (_("slices: uploaded from host memory (a CPU result)"));
+  else if (!self->interop)
+    path = g_strdup_printf (_("slices: uploaded from host memory (GL renderer %s is not an NVIDIA GPU)"),
+                            self->renderer);
+  else
+    path = g_strdup_printf (_("slices: uploaded from host memory (%s)"), texture->note ? _(texture->note) : "?");
+  if (g_strcmp0 (path, self->slice_path) == 0)
+    return;
+  g_free (self->slice_path);
+  self->slice_path = g_steal_pointer (&path);
+  g_info ("%s", self->slice_path);
+  /* told after the frame: widgets must not change while GTK renders */
+  if (self->slice_path_idle == 0)
+    self->slice_path_idle = g_idle_add (emit_slice_path, self);
+}
+
+/* Texture i holds the slice, through the resident's slot. */
+static void
+fill_texture (AiryStackView *self, guint i, const AirySlice *slice)
 {
   GLint filter = (self->linear && !self->use_es) ? GL_LINEAR : GL_NEAREST;
+  g_autoptr(GError) error = NULL;
+  AiryTexture texture = { 0 };
+  guint w, h;
 
+  airy_slice_size (self->stack, slice, &w, &h);
   glBindTexture (GL_TEXTURE_2D, self->tex[i]);
-  glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
   if (self->tex_w[i] != w || self->tex_h[i] != h)
     {
-      glTexImage2D (GL_TEXTURE_2D, 0, GL_R32F, (GLsizei) w, (GLsizei) h, 0, GL_RED, GL_FLOAT, data);
+      /* new storage: a backend's registration of the old one is stale */
+      glTexImage2D (GL_TEXTURE_2D, 0, GL_R32F, (GLsizei) w, (GLsizei) h, 0, GL_RED, GL_FLOAT, NULL);
       self->tex_w[i] = w;
       self->tex_h[i] = h;
+      self->tex_generation[i]++;
     }
-  else
-    glTexSubImage2D (GL_TEXTURE_2D, 0, 0, 0, (GLsizei) w, (GLsizei) h, GL_RED, GL_FLOAT, data);
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  texture.texture = self->tex[i];
+  texture.generation = self->tex_generation[i];
+  texture.context = gtk_gl_area_get_context (GTK_GL_AREA (self));
+  texture.interop = self->interop;
+  texture.upload = texture_upload;
+  texture.user_data = self;
+  if (!airy_resident_to_texture (self->resident, slice, &texture, &error))
+    {
+      g_free (self->gl_error);
+      self->gl_error = g_strdup (error->message);
+      return;
+    }
+  /* a device copy wrote the texture behind GL's back: rebind it */
+  glBindTexture (GL_TEXTURE_2D, self->tex[i]);
+  set_slice_path (self, &texture);
 }
 
+static AirySlice
+xy_slice (AiryStackView *self)
+{
+  return self->show_mip && self->stack->depth > 1 ? (AirySlice) { AIRY_SLICE_MIP, 0 }
+                                                   : (AirySlice) { AIRY_SLICE_XY, self->z };
+}
+
+/* The shown plane in host memory, for what reads a whole plane (a drawn
+ * line's profile, exports): fetched once per plane, never on the z slider's
+ * way. */
 const float *
 airy_stack_view_get_xy_plane (AiryStackView *self)
 {
+  AirySlice slice;
+  g_autoptr(GError) error = NULL;
+
   if (self->stack == NULL)
     return NULL;
-  if (self->show_mip && self->stack->depth > 1)
+  slice = xy_slice (self);
+  if (slice.kind == AIRY_SLICE_XY && self->stack->data != NULL)
+    return airy_stack_plane (self->stack, self->z);
+  if (!self->xy_host_valid)
     {
-      if (self->mip == NULL)
-        {
-          self->mip = g_new (float, airy_stack_plane_size (self->stack));
-          airy_stack_mip (self->stack, self->mip);
-        }
-      return self->mip;
+      if (self->xy_host == NULL)
+        self->xy_host = g_new0 (float, airy_stack_plane_size (self->stack));
+      if (!airy_resident_read_slice (self->resident, &slice, self->xy_host, &error))
+        g_warning ("%s", error->message);
+      self->xy_host_valid = TRUE;
     }
-  return airy_stack_plane (self->stack, self->z);
+  return self->xy_host;
+}
+
+gboolean
+airy_stack_view_read_row (AiryStackView *self,
+                          guint          y,
+                          float         *out,
+                          GError       **error)
+{
+  AirySlice slice = xy_slice (self);
+
+  if (slice.kind == AIRY_SLICE_MIP || self->xy_host_valid)
+    {
+      memcpy (out, airy_stack_view_get_xy_plane (self) + (gsize) y * self->stack->width,
+              self->stack->width * sizeof (float));
+      return TRUE;
+    }
+  return airy_resident_read_box (self->resident, &(AiryBox) { self->z, y, 0, 1, 1, self->stack->width }, out, error);
+}
+
+gboolean
+airy_stack_view_read_value (AiryStackView *self,
+                            guint          x,
+                            guint          y,
+                            float         *value,
+                            GError       **error)
+{
+  AirySlice slice = xy_slice (self);
+
+  if (slice.kind == AIRY_SLICE_MIP || self->xy_host_valid)
+    {
+      *value = airy_stack_view_get_xy_plane (self)[(gsize) y * self->stack->width + x];
+      return TRUE;
+    }
+  return airy_resident_read_box (self->resident, &(AiryBox) { self->z, y, x, 1, 1, 1 }, value, error);
+}
+
+gboolean
+airy_stack_view_xy_stats (AiryStackView  *self,
+                          AirySliceStats *stats,
+                          GError        **error)
+{
+  AirySlice slice = xy_slice (self);
+
+  return airy_resident_stats (self->resident, &slice, stats, error);
 }
 
 static void
@@ -289,21 +434,16 @@ upload_dirty (AiryStackView *self)
   if (s == NULL)
     return;
   if (self->dirty[0])
-    upload (self, 0, airy_stack_view_get_xy_plane (self), s->width, s->height);
+    {
+      AirySlice slice = xy_slice (self);
+      fill_texture (self, 0, &slice);
+    }
   if (s->depth > 1 && self->sections)
     {
       if (self->dirty[1])
-        {
-          g_autofree float *xz = g_new (float, (gsize) s->depth * s->width);
-          airy_stack_section_xz (s, self->cy, xz);
-          upload (self, 1, xz, s->width, s->depth);
-        }
+        fill_texture (self, 1, &(AirySlice) { AIRY_SLICE_XZ, self->cy });
       if (self->dirty[2])
-        {
-          g_autofree float *yz = g_new (float, (gsize) s->depth * s->height);
-          airy_stack_section_yz (s, self->cx, yz);
-          upload (self, 2, yz, s->height, s->depth);
-        }
+        fill_texture (self, 2, &(AirySlice) { AIRY_SLICE_YZ, self->cx });
       self->dirty[1] = self->dirty[2] = FALSE;
     }
   self->dirty[0] = FALSE;
@@ -701,10 +841,13 @@ airy_stack_view_finalize (GObject *object)
 {
   AiryStackView *self = AIRY_STACK_VIEW (object);
 
-  airy_stack_free (self->stack);
-  g_free (self->mip);
+  g_clear_handle_id (&self->slice_path_idle, g_source_remove);
+  airy_resident_unref (self->resident);
+  g_free (self->xy_host);
   g_free (self->readback);
   g_free (self->gl_error);
+  g_free (self->renderer);
+  g_free (self->slice_path);
   G_OBJECT_CLASS (airy_stack_view_parent_class)->finalize (object);
 }
 
@@ -729,6 +872,9 @@ airy_stack_view_class_init (AiryStackViewClass *klass)
                                         0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
   signals[SIGNAL_READBACK] = g_signal_new ("readback", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                            0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  /* airy_stack_view_get_slice_path() changed */
+  signals[SIGNAL_SLICE_PATH] = g_signal_new ("slice-path-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                             0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 static void
@@ -783,9 +929,26 @@ airy_stack_view_set_stack (AiryStackView *self,
 {
   g_return_if_fail (AIRY_IS_STACK_VIEW (self));
 
-  airy_stack_free (self->stack);
-  g_clear_pointer (&self->mip, g_free);
+  /* a stack in host memory is the CPU backend's resident: one path */
+  airy_stack_view_set_resident (self, stack ? airy_resident_new_host (stack) : NULL);
+}
+
+void
+airy_stack_view_set_resident (AiryStackView *self,
+                              AiryResident  *resident)
+{
+  AiryStack *stack = resident ? resident->stack : NULL;
+  AiryResident *old = self->resident;
+  gsize old_n = self->stack ? airy_stack_plane_size (self->stack) : 0;
+
+  g_return_if_fail (AIRY_IS_STACK_VIEW (self));
+
+  self->resident = resident;
   self->stack = stack;
+  airy_resident_unref (old);
+  if (stack == NULL || airy_stack_plane_size (stack) != old_n)
+    g_clear_pointer (&self->xy_host, g_free);
+  self->xy_host_valid = FALSE;
   self->line_valid = FALSE;
   if (stack)
     {
@@ -803,6 +966,18 @@ airy_stack_view_get_stack (AiryStackView *self)
   return self->stack;
 }
 
+AiryResident *
+airy_stack_view_get_resident (AiryStackView *self)
+{
+  return self->resident;
+}
+
+const char *
+airy_stack_view_get_slice_path (AiryStackView *self)
+{
+  return self->slice_path;
+}
+
 void
 airy_stack_view_set_z (AiryStackView *self,
                        guint          z)
@@ -813,6 +988,8 @@ airy_stack_view_set_z (AiryStackView *self,
   if (z == self->z)
     return;
   self->z = z;
+  if (!self->show_mip)
+    self->xy_host_valid = FALSE;
   invalidate (self, !self->show_mip, FALSE, FALSE);
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
@@ -850,6 +1027,8 @@ void
 airy_stack_view_set_mip (AiryStackView *self,
                          gboolean       mip)
 {
+  if (mip != self->show_mip)
+    self->xy_host_valid = FALSE;
   self->show_mip = mip;
   invalidate (self, TRUE, FALSE, FALSE);
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);

@@ -3,6 +3,7 @@
 #include <gtk/gtk.h>
 
 #include "airy-stack.h"
+#include "airy-backend.h"
 #include "airy-view-math.h"
 
 G_BEGIN_DECLS
@@ -17,10 +18,20 @@ typedef enum
 } AiryViewTool;
 
 GtkWidget         *airy_stack_view_new            (void);
-/* Takes the stack (transfer full); NULL clears. */
+/* Takes the stack (transfer full) as a CPU resident; NULL clears. */
 void               airy_stack_view_set_stack      (AiryStackView     *self,
                                                    AiryStack         *stack);
+/* Shows a result kept by its backend (transfer full); every slice, the
+ * statistics and the values shown come through its slots. */
+void               airy_stack_view_set_resident   (AiryStackView     *self,
+                                                   AiryResident      *resident);
+AiryResident      *airy_stack_view_get_resident   (AiryStackView     *self);
+/* Geometry and voxel size; data is NULL when the values are on a GPU. */
 AiryStack         *airy_stack_view_get_stack      (AiryStackView     *self);
+/* How the last slice reached GL ("slices: copied on GPU 0 (CUDA–GL
+ * interop)", "slices: uploaded from host memory (…)"), NULL before the
+ * first frame; ::slice-path-changed says when it changes. */
+const char        *airy_stack_view_get_slice_path (AiryStackView     *self);
 void               airy_stack_view_set_z          (AiryStackView     *self,
                                                    guint              z);
 guint              airy_stack_view_get_z          (AiryStackView     *self);
@@ -64,8 +75,23 @@ gboolean           airy_stack_view_widget_to_image (AiryStackView    *self,
                                                     double            wy,
                                                     double           *ix,
                                                     double           *iy);
-/* The plane shown in XY (the z plane, or the projection). */
+/* The plane shown in XY (the z plane, or the projection) in host memory:
+ * fetched from the resident on first use per plane. */
 const float       *airy_stack_view_get_xy_plane   (AiryStackView     *self);
+/* Reads of the shown plane that do not fetch it whole: a row, a value,
+ * and its statistics (computed where the values are). */
+gboolean           airy_stack_view_read_row       (AiryStackView     *self,
+                                                   guint              y,
+                                                   float             *out,
+                                                   GError           **error);
+gboolean           airy_stack_view_read_value     (AiryStackView     *self,
+                                                   guint              x,
+                                                   guint              y,
+                                                   float             *value,
+                                                   GError           **error);
+gboolean           airy_stack_view_xy_stats       (AiryStackView     *self,
+                                                   AirySliceStats    *stats,
+                                                   GError           **error);
 /* The scale bar for the current zoom: length in µm and in screen pixels. */
 double             airy_stack_view_get_scale_bar  (AiryStackView     *self,
                                                    double            *pixels);

@@ -121,21 +121,49 @@ airy_stack_viewer_set_display (AiryStackViewer   *self,
   airy_histogram_widget_set_limits (self->histogram, d->lo, d->hi);
 }
 
+/* Statistics of a slice through the resident's slot (on the GPU for a
+ * CUDA result); a failure leaves them empty and shows the message. */
+static gboolean
+slice_stats (AiryStackViewer *self, const AirySlice *slice, AirySliceStats *stats)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean ok = slice ? airy_resident_stats (airy_stack_view_get_resident (self->view), slice, stats, &error)
+                      : airy_stack_view_xy_stats (self->view, stats, &error);
+
+  if (!ok)
+    {
+      stats->min = 0.0f;
+      stats->max = 1.0f;
+      if (stats->n_bins)
+        memset (stats->counts, 0, stats->n_bins * sizeof (guint64));
+      airy_stack_viewer_show_message (self, error->message);
+    }
+  return ok;
+}
+
 static void
 set_limit_range (AiryStackViewer *self)
 {
   AiryStack *s = airy_stack_view_get_stack (self->view);
-  float lo = 0, hi = 1;
+  AirySliceStats stats = { 0.0f, 1.0f, 0, NULL };
+  float lo, hi;
   double span;
 
   if (s)
-    airy_stack_min_max (s, &lo, &hi);
+    slice_stats (self, &(AirySlice) { AIRY_SLICE_STACK, 0 }, &stats);
+  lo = stats.min;
+  hi = stats.max;
   span = MAX (fabs (lo), fabs (hi)) * 10 + 1;
   gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->lo_spin), -span, span);
   gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->hi_spin), -span, span);
   gtk_spin_button_set_increments (GTK_SPIN_BUTTON (self->lo_spin), (hi - lo) / 100.0 + 1e-12, (hi - lo) / 10.0 + 1e-12);
   gtk_spin_button_set_increments (GTK_SPIN_BUTTON (self->hi_spin), (hi - lo) / 100.0 + 1e-12, (hi - lo) / 10.0 + 1e-12);
 }
+
+/* Auto contrast from the slot's statistics (computed where the values
+ * are): the extremes, or the 0.1 % percentiles to one bin of a fine
+ * histogram (1/4096 of the range). */
+#define PERCENTILE_BINS 4096
 
 void
 airy_stack_viewer_auto_contrast (AiryStackViewer *self,
@@ -145,14 +173,21 @@ airy_stack_viewer_auto_contrast (AiryStackViewer *self,
   AiryDisplay d = *airy_stack_view_get_display (self->view);
   gboolean stack = mode == AIRY_AUTO_MINMAX_STACK || mode == AIRY_AUTO_PERCENTILE_STACK;
   double percent = mode == AIRY_AUTO_PERCENTILE_SLICE || mode == AIRY_AUTO_PERCENTILE_STACK ? 0.1 : 0.0;
+  g_autofree guint64 *counts = percent > 0 ? g_new (guint64, PERCENTILE_BINS) : NULL;
+  AirySliceStats stats = { 0.0f, 1.0f, percent > 0 ? PERCENTILE_BINS : 0, counts };
 
   if (s == NULL)
     return;
-  if (stack)
-    airy_auto_contrast (s->data, (gsize) s->depth * airy_stack_plane_size (s), percent, &d.lo, &d.hi);
+  if (!slice_stats (self, stack ? &(AirySlice) { AIRY_SLICE_STACK, 0 } : NULL, &stats))
+    return;
+  if (percent > 0)
+    airy_histogram_percentiles (counts, PERCENTILE_BINS, stats.min, airy_stats_hist_max (&stats), percent,
+                                &d.lo, &d.hi);
   else
-    airy_auto_contrast (airy_stack_view_get_xy_plane (self->view), airy_stack_plane_size (s), percent,
-                        &d.lo, &d.hi);
+    {
+      d.lo = stats.min;
+      d.hi = stats.max > stats.min ? stats.max : stats.min + 1.0f;
+    }
   airy_stack_viewer_set_display (self, &d);
 }
 
@@ -161,11 +196,16 @@ update_readout (AiryStackViewer *self, guint x, guint y)
 {
   AiryStack *s = airy_stack_view_get_stack (self->view);
   guint z = airy_stack_view_get_z (self->view);
+  g_autoptr(GError) error = NULL;
   float v;
 
   if (s == NULL || x >= s->width || y >= s->height)
     return;
-  v = airy_stack_view_get_xy_plane (self->view)[(gsize) y * s->width + x];
+  if (!airy_stack_view_read_value (self->view, x, y, &v, &error))
+    {
+      airy_stack_viewer_show_message (self, error->message);
+      return;
+    }
   g_free (self->readout_text);
   self->readout_text = g_strdup_printf (_("x %+.4f µm  y %+.4f µm  z %+.4f µm  value %.6g"),
                                         airy_pixel_to_um (x, s->width, s->dx),
@@ -178,18 +218,19 @@ static void
 update_plots (AiryStackViewer *self)
 {
   AiryStack *s = airy_stack_view_get_stack (self->view);
-  const float *plane;
+  g_autoptr(GError) error = NULL;
   double x0, y0, x1, y1;
   gboolean valid;
-  guint cx, cy, z;
+  guint cx, cy;
 
   if (s == NULL)
     return;
-  plane = airy_stack_view_get_xy_plane (self->view);
   airy_stack_view_get_cursor (self->view, &cx, &cy);
   airy_stack_view_get_line (self->view, &x0, &y0, &x1, &y1, &valid);
   if (valid)
     {
+      /* a drawn line needs the whole plane in host memory */
+      const float *plane = airy_stack_view_get_xy_plane (self->view);
       /* one sample per pixel of length along the drawn line */
       double len = hypot ((x1 - x0) * s->dx, (y1 - y0) * s->dy);
       guint n = MAX (2, (guint) ceil (hypot (x1 - x0, y1 - y0)) * 4 + 1);
@@ -201,15 +242,26 @@ update_plots (AiryStackViewer *self)
   else
     {
       /* without a line: the row through the cursor */
-      airy_plot_set_data (self->line_plot, plane + (gsize) cy * s->width, s->width,
-                          airy_pixel_to_um (0, s->width, s->dx), s->dx, cx, TRUE);
+      g_autofree float *row = g_new (float, s->width);
+
+      if (!airy_stack_view_read_row (self->view, cy, row, &error))
+        {
+          airy_stack_viewer_show_message (self, error->message);
+          return;
+        }
+      airy_plot_set_data (self->line_plot, row, s->width, airy_pixel_to_um (0, s->width, s->dx), s->dx, cx, TRUE);
     }
   if (s->depth > 1)
     {
+      /* the axial profile: one value per plane, wherever the planes are */
       g_autofree float *axial = g_new (float, s->depth);
 
-      for (z = 0; z < s->depth; z++)
-        axial[z] = airy_stack_plane (s, z)[(gsize) cy * s->width + cx];
+      if (!airy_resident_read_box (airy_stack_view_get_resident (self->view), &(AiryBox) { 0, cy, cx, s->depth, 1, 1 },
+                                   axial, &error))
+        {
+          airy_stack_viewer_show_message (self, error->message);
+          return;
+        }
       airy_plot_set_data (self->axial_plot, axial, s->depth, s->z0, s->dz > 0 ? s->dz : 1.0,
                           airy_stack_view_get_z (self->view), TRUE);
     }
@@ -225,12 +277,17 @@ on_view_changed (AiryStackView *view, AiryStackViewer *self)
   if (s)
     {
       g_autofree char *label = g_strdup_printf (_("z %u/%u  %+.3f µm"), z + 1, s->depth, s->z0 + z * s->dz);
+      guint64 counts[AIRY_HISTOGRAM_BINS];
+      AirySliceStats stats = { 0.0f, 1.0f, AIRY_HISTOGRAM_BINS, counts };
+
       self->updating = TRUE;
       gtk_range_set_value (GTK_RANGE (self->z_scale), z);
       self->updating = FALSE;
       gtk_label_set_text (GTK_LABEL (self->z_label), label);
-      airy_histogram_widget_set_values (self->histogram, airy_stack_view_get_xy_plane (view),
-                                        airy_stack_plane_size (s));
+      /* the histogram of the shown slice, computed where its values are */
+      slice_stats (self, NULL, &stats);
+      airy_histogram_widget_set_counts (self->histogram, stats.min, airy_stats_hist_max (&stats), counts,
+                                        AIRY_HISTOGRAM_BINS);
     }
   update_plots (self);
 }
@@ -245,9 +302,18 @@ void
 airy_stack_viewer_set_stack (AiryStackViewer *self,
                              AiryStack       *stack)
 {
-  gboolean first = airy_stack_view_get_stack (self->view) == NULL;
+  airy_stack_viewer_set_resident (self, stack ? airy_resident_new_host (stack) : NULL);
+}
 
-  airy_stack_view_set_stack (self->view, stack);
+void
+airy_stack_viewer_set_resident (AiryStackViewer *self,
+                                AiryResident    *resident)
+{
+  gboolean first = airy_stack_view_get_stack (self->view) == NULL;
+  const AiryStack *stack = resident ? airy_resident_get_stack (resident) : NULL;
+
+  airy_stack_viewer_show_message (self, NULL);
+  airy_stack_view_set_resident (self->view, resident);
   if (stack)
     {
       gtk_range_set_range (GTK_RANGE (self->z_scale), 0, MAX (stack->depth - 1, 1));
@@ -262,7 +328,6 @@ airy_stack_viewer_set_stack (AiryStackViewer *self,
       if (first || gtk_check_button_get_active (GTK_CHECK_BUTTON (self->auto_on)))
         airy_stack_viewer_auto_contrast (self, gtk_drop_down_get_selected (GTK_DROP_DOWN (self->auto_mode)));
     }
-  airy_stack_viewer_show_message (self, NULL);
   on_view_changed (self->view, self);
 }
 
@@ -426,17 +491,24 @@ airy_stack_viewer_export_tiff (AiryStackViewer *self,
                                GError         **error)
 {
   AiryStack *s = airy_stack_view_get_stack (self->view);
+  AiryResident *r = airy_stack_view_get_resident (self->view);
   g_autoptr(AiryStack) xz = NULL;
   guint cx, cy;
 
   if (!need_stack (self, error))
     return FALSE;
   if (!section)
-    return airy_tiff_write (path, s, error);
+    {
+      /* a result on a GPU comes to host memory for this only */
+      g_autoptr(AiryStack) copy = s->data ? NULL : airy_resident_to_stack (r, error);
+
+      return (s->data || copy) && airy_tiff_write (path, s->data ? s : copy, error);
+    }
   /* the XZ section through the cursor: one image, rows are z */
   airy_stack_view_get_cursor (self->view, &cx, &cy);
   xz = airy_stack_new (1, s->depth, s->width);
-  airy_stack_section_xz (s, cy, xz->data);
+  if (!airy_resident_read_slice (r, &(AirySlice) { AIRY_SLICE_XZ, cy }, xz->data, error))
+    return FALSE;
   xz->dx = s->dx;
   xz->dy = s->dz > 0 ? s->dz : s->dy;
   return airy_tiff_write (path, xz, error);

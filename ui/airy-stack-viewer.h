@@ -30,6 +30,10 @@ AiryPlot      *airy_stack_viewer_get_axial_plot   (AiryStackViewer *self);
  * set automatically when auto contrast is on. */
 void           airy_stack_viewer_set_stack        (AiryStackViewer *self,
                                                    AiryStack       *stack);
+/* Shows a result kept by its backend (transfer full; a CUDA result stays
+ * on the GPUs: slices, histogram and limits come through its slots). */
+void           airy_stack_viewer_set_resident     (AiryStackViewer *self,
+                                                   AiryResident    *resident);
 void           airy_stack_viewer_auto_contrast    (AiryStackViewer *self,
                                                    AiryAutoContrast mode);
 void           airy_stack_viewer_set_display      (AiryStackViewer   *self,

@@ -74,27 +74,6 @@ airy_display_render_rgb (const AiryDisplay *d,
     memcpy (rgb + 3 * i, lut + 3 * airy_display_index (d, plane[i]), 3);
 }
 
-void
-airy_histogram (const float *values,
-                gsize        n,
-                float        lo,
-                float        hi,
-                guint        bins,
-                guint64     *counts)
-{
-  gsize i;
-
-  memset (counts, 0, bins * sizeof (guint64));
-  if (!(hi > lo))
-    return;
-  for (i = 0; i < n; i++)
-    {
-      float v = values[i];
-      if (v >= lo && v <= hi)
-        counts[MIN ((guint) ((v - lo) / (hi - lo) * bins), bins - 1)]++;
-    }
-}
-
 static int
 compare_floats (const void *a, const void *b)
 {
@@ -116,17 +95,7 @@ airy_auto_contrast (const float *values,
   if (n == 0)
     return;
   if (percent <= 0.0)
-    {
-      float a = INFINITY, b = -INFINITY;
-      for (i = 0; i < n; i++)
-        if (isfinite (values[i]))
-          {
-            a = MIN (a, values[i]);
-            b = MAX (b, values[i]);
-          }
-      *lo = isfinite (a) ? a : 0.0f;
-      *hi = isfinite (b) ? b : 1.0f;
-    }
+    airy_values_min_max (values, n, lo, hi);
   else
     {
       /* a sorted sample of at most 2^20 values is plenty for a percentile */
@@ -141,6 +110,46 @@ airy_auto_contrast (const float *values,
       qsort (sample, m, sizeof (float), compare_floats);
       *lo = sample[(gsize) floor ((m - 1) * percent / 100.0)];
       *hi = sample[(gsize) ceil ((m - 1) * (1.0 - percent / 100.0))];
+    }
+  if (!(*hi > *lo))
+    *hi = *lo + 1.0f;
+}
+
+void
+airy_histogram_percentiles (const guint64 *counts,
+                            guint          bins,
+                            float          min,
+                            float          max,
+                            double         percent,
+                            float         *lo,
+                            float         *hi)
+{
+  double width = (max - min) / (double) bins;
+  guint64 total = 0, cum = 0, cut;
+  guint k, klo = 0, khi = bins - 1;
+
+  for (k = 0; k < bins; k++)
+    total += counts[k];
+  *lo = min;
+  *hi = max;
+  if (total > 0)
+    {
+      cut = (guint64) floor (total * percent / 100.0);
+      for (k = 0; k < bins; k++)
+        if ((cum += counts[k]) > cut)
+          {
+            klo = k;
+            break;
+          }
+      cum = 0;
+      for (k = bins; k-- > 0;)
+        if ((cum += counts[k]) > cut)
+          {
+            khi = k;
+            break;
+          }
+      *lo = (float) (min + klo * width);
+      *hi = (float) (min + (khi + 1) * width);
     }
   if (!(*hi > *lo))
     *hi = *lo + 1.0f;
@@ -282,47 +291,4 @@ airy_pixel_to_um (double pixel,
                   double spacing)
 {
   return (pixel - (double) (n / 2)) * spacing;
-}
-
-void
-airy_stack_section_xz (const AiryStack *s,
-                       guint            y,
-                       float           *out)
-{
-  guint z;
-
-  for (z = 0; z < s->depth; z++)
-    memcpy (out + (gsize) z * s->width, airy_stack_plane (s, z) + (gsize) y * s->width,
-            s->width * sizeof (float));
-}
-
-void
-airy_stack_section_yz (const AiryStack *s,
-                       guint            x,
-                       float           *out)
-{
-  guint z, y;
-
-  for (z = 0; z < s->depth; z++)
-    {
-      const float *p = airy_stack_plane (s, z);
-      for (y = 0; y < s->height; y++)
-        out[(gsize) z * s->height + y] = p[(gsize) y * s->width + x];
-    }
-}
-
-void
-airy_stack_mip (const AiryStack *s,
-                float           *out)
-{
-  gsize n = airy_stack_plane_size (s), i;
-  guint z;
-
-  memcpy (out, s->data, n * sizeof (float));
-  for (z = 1; z < s->depth; z++)
-    {
-      const float *p = airy_stack_plane (s, z);
-      for (i = 0; i < n; i++)
-        out[i] = MAX (out[i], p[i]);
-    }
 }

@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "airy-stack.h"
+#include "airy-resident.h"
 
 G_BEGIN_DECLS
 
@@ -41,13 +42,9 @@ void   airy_display_render_rgb    (const AiryDisplay *display,
                                    guint              width,
                                    guint8            *rgb);
 
-/* Histogram of n values in bins over [lo, hi] (values outside are ignored). */
-void   airy_histogram             (const float *values,
-                                   gsize        n,
-                                   float        lo,
-                                   float        hi,
-                                   guint        bins,
-                                   guint64     *counts);
+/* airy_histogram(), airy_stack_section_xz/yz() and airy_stack_mip() are the
+ * engine's (airy-resident.h): the CPU backend serves the viewer with them. */
+
 /* Contrast limits that leave `percent` % of the values below lo and above
  * hi (0: the minimum and maximum). */
 void   airy_auto_contrast         (const float *values,
@@ -55,6 +52,18 @@ void   airy_auto_contrast         (const float *values,
                                    double       percent,
                                    float       *lo,
                                    float       *hi);
+
+/* The same from a histogram of counts over [min, max] (what a backend's
+ * statistics slot gives): lo at the lower edge of the bin where `percent` %
+ * of the counts lie below it, hi at the upper edge of the one where they
+ * lie above (one bin's precision); hi > lo. */
+void   airy_histogram_percentiles (const guint64 *counts,
+                                   guint          bins,
+                                   float          min,
+                                   float          max,
+                                   double         percent,
+                                   float         *lo,
+                                   float         *hi);
 
 /* Full width at half maximum of the peak nearest to `near` in a profile of
  * n samples spaced `step` apart (linear interpolation of the crossings);
@@ -87,16 +96,5 @@ char  *airy_format_length         (double       um);
 double airy_pixel_to_um           (double       pixel,
                                    guint        n,
                                    double       spacing);
-
-/* Sections through a stack: XZ at row y (depth × width), YZ at column x
- * (depth × height, one row per z), and the maximum-intensity projection. */
-void   airy_stack_section_xz      (const AiryStack *stack,
-                                   guint            y,
-                                   float           *out);
-void   airy_stack_section_yz      (const AiryStack *stack,
-                                   guint            x,
-                                   float           *out);
-void   airy_stack_mip             (const AiryStack *stack,
-                                   float           *out);
 
 G_END_DECLS

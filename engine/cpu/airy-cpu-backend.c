@@ -211,7 +211,8 @@ cpu_release (AiryBackend *backend, AiryPlan *plan)
   if (run == NULL)
     return;
   volume_cache_unref (run->volume);
-  for (i = 0; i < plan->n_slots; i++)
+  /* also after a failed prepare: slots may not exist yet */
+  for (i = 0; run->slots && i < plan->n_slots; i++)
     {
       fftwf_free (run->slots[i].spectrum);
       g_free (run->slots[i].intensity);
@@ -502,29 +503,33 @@ cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErro
   return ok;
 }
 
-/* Virtual devices sum into slot 0, like an all-reduce whose result is read
- * from the first device. */
+/* Virtual devices sum into the root (the first slot with planes), like an
+ * all-reduce whose result is read there; slots without planes take no
+ * part, as on GPUs. */
 static gboolean
 cpu_all_reduce (AiryBackend *backend, AiryPlan *plan, GError **error)
 {
   CpuRun *run = plan->backend_data;
-  guint i;
+  g_autofree guint *active = g_new (guint, plan->n_slots);
+  guint n_active = _airy_plan_active_slots (plan, active), i;
+  Slot *root = &run->slots[active[0]];
 
-  for (i = 1; i < plan->n_slots; i++)
+  for (i = 1; i < n_active; i++)
     {
+      Slot *slot = &run->slots[active[i]];
       gsize k;
 
       if (plan->imaging)
         {
           gsize n = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
           for (k = 0; k < n; k++)
-            run->slots[0].spectrum[k] += run->slots[i].spectrum[k];
+            root->spectrum[k] += slot->spectrum[k];
         }
       else
         {
           gsize n = (gsize) plan->psf_height * plan->psf_width;
           for (k = 0; k < n; k++)
-            run->slots[0].intensity[k] += run->slots[i].intensity[k];
+            root->intensity[k] += slot->intensity[k];
         }
     }
   return TRUE;
@@ -535,6 +540,8 @@ cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
 {
   CpuRun *run = plan->backend_data;
   g_autofree float *image = NULL;
+  g_autofree guint *active = g_new (guint, plan->n_slots);
+  Slot *root = &run->slots[_airy_plan_active_slots (plan, active) > 0 ? active[0] : 0];
   guint h, w, y, x;
   double dy, dx;
 
@@ -560,7 +567,7 @@ cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
       guint cy = plan->psf_height / 2, cx = plan->psf_width / 2;
       float *full = fftwf_alloc_real ((gsize) ph * pw);
       fftwf_complex *spec = fftwf_alloc_complex ((gsize) ph * nh);
-      const fftwf_complex *acc_t = run->slots[0].spectrum;
+      const fftwf_complex *acc_t = root->spectrum;
       float norm = 1.0f / ((float) ph * pw);
 
       /* the accumulator is kept transposed (nh × ph): back to ph × nh */
@@ -587,7 +594,7 @@ cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
     {
       h = plan->psf_height;
       w = plan->psf_width;
-      image = g_memdup2 (run->slots[0].intensity, (gsize) h * w * sizeof (float));
+      image = g_memdup2 (root->intensity, (gsize) h * w * sizeof (float));
       dy = plan->psf_dy;
       dx = plan->psf_dx;
     }
@@ -615,8 +622,141 @@ static const AiryBackendOps cpu_ops = {
   .all_reduce = cpu_all_reduce,
   .finish = cpu_finish,
   .release = cpu_release,
-  .gl_copy_slice = NULL,   /* slices reach GL through glTexSubImage2D */
+  .gl_release = NULL,      /* slices reach GL through glTexSubImage2D: nothing registered */
 };
+
+/* ---- the viewer's slot: results in host memory ---- */
+
+typedef struct
+{
+  float *mip;     /* the projection, made on first use */
+} HostResident;
+
+static const float *
+host_mip (AiryResident *r)
+{
+  HostResident *h = r->priv;
+
+  if (h->mip == NULL)
+    {
+      h->mip = g_new (float, airy_stack_plane_size (r->stack));
+      airy_stack_mip (r->stack, h->mip);
+    }
+  return h->mip;
+}
+
+static gboolean
+host_read_slice (AiryResident *r, const AirySlice *slice, float *out, GError **error)
+{
+  const AiryStack *s = r->stack;
+
+  switch (slice->kind)
+    {
+    case AIRY_SLICE_XY:
+      memcpy (out, airy_stack_plane (s, slice->index), airy_stack_plane_size (s) * sizeof (float));
+      break;
+    case AIRY_SLICE_XZ:
+      airy_stack_section_xz (s, slice->index, out);
+      break;
+    case AIRY_SLICE_YZ:
+      airy_stack_section_yz (s, slice->index, out);
+      break;
+    case AIRY_SLICE_MIP:
+      memcpy (out, host_mip (r), airy_stack_plane_size (s) * sizeof (float));
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+  return TRUE;
+}
+
+static gboolean
+host_read_box (AiryResident *r, const AiryBox *box, float *out, GError **error)
+{
+  const AiryStack *s = r->stack;
+  guint z, y;
+
+  for (z = 0; z < box->depth; z++)
+    for (y = 0; y < box->height; y++)
+      memcpy (out + ((gsize) z * box->height + y) * box->width,
+              airy_stack_plane (s, box->z + z) + (gsize) (box->y + y) * s->width + box->x,
+              box->width * sizeof (float));
+  return TRUE;
+}
+
+static gboolean
+host_stats (AiryResident *r, const AirySlice *slice, AirySliceStats *stats, GError **error)
+{
+  const AiryStack *s = r->stack;
+  g_autofree float *section = NULL;
+  guint w, h;
+
+  switch (slice->kind)
+    {
+    case AIRY_SLICE_XY:
+      airy_values_stats (airy_stack_plane (s, slice->index), airy_stack_plane_size (s), stats);
+      return TRUE;
+    case AIRY_SLICE_MIP:
+      airy_values_stats (host_mip (r), airy_stack_plane_size (s), stats);
+      return TRUE;
+    case AIRY_SLICE_STACK:
+      airy_values_stats (s->data, (gsize) s->depth * airy_stack_plane_size (s), stats);
+      return TRUE;
+    default:
+      airy_slice_size (s, slice, &w, &h);
+      section = g_new (float, (gsize) w * h);
+      host_read_slice (r, slice, section, error);
+      airy_values_stats (section, (gsize) w * h, stats);
+      return TRUE;
+    }
+}
+
+/* An XY plane goes to GL straight from the stack; sections are cut first. */
+static gboolean
+host_to_texture (AiryResident *r, const AirySlice *slice, AiryTexture *texture, GError **error)
+{
+  const AiryStack *s = r->stack;
+  g_autofree float *section = NULL;
+  guint w, h;
+
+  airy_slice_size (s, slice, &w, &h);
+  if (slice->kind == AIRY_SLICE_XY)
+    texture->upload (airy_stack_plane (s, slice->index), w, h, texture->user_data);
+  else if (slice->kind == AIRY_SLICE_MIP)
+    texture->upload (host_mip (r), w, h, texture->user_data);
+  else
+    {
+      section = g_new (float, (gsize) w * h);
+      host_read_slice (r, slice, section, error);
+      texture->upload (section, w, h, texture->user_data);
+    }
+  return TRUE;
+}
+
+static void
+host_free (AiryResident *r)
+{
+  HostResident *h = r->priv;
+
+  g_free (h->mip);
+  g_free (h);
+}
+
+static const AiryResidentOps host_resident_ops = {
+  .read_slice = host_read_slice,
+  .read_box = host_read_box,
+  .stats = host_stats,
+  .to_texture = host_to_texture,
+  .free = host_free,
+};
+
+AiryResident *
+airy_resident_new_host (AiryStack *stack)
+{
+  g_return_val_if_fail (stack != NULL && stack->data != NULL, NULL);
+
+  return airy_resident_new (airy_backend_lookup ("cpu"), &host_resident_ops, stack, g_new0 (HostResident, 1));
+}
 
 const AiryBackendOps *
 _airy_cpu_backend_ops (void)

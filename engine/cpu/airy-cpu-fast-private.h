@@ -25,7 +25,7 @@ void           _airy_psf_worker_free    (AiryPsfWorker  *worker);
 void           _airy_psf_shared_full    (AiryPsfShared  *shared,
                                          guint           l,
                                          fftwf_complex  *F,
-                                         float          *G);
+                                         double         *G);
 float          _airy_psf_shared_scale   (AiryPsfShared  *shared,
                                          guint           l);
 double         _airy_psf_shared_z0      (AiryPsfShared  *shared);

@@ -657,12 +657,12 @@ void
 _airy_psf_shared_full (AiryPsfShared *s,
                        guint          l,
                        fftwf_complex *F,
-                       float         *G)
+                       double        *G)
 {
   guint b, x;
 
   memset (F, 0, (gsize) s->h * s->w * sizeof (fftwf_complex));
-  memset (G, 0, (gsize) s->h * s->w * sizeof (float));
+  memset (G, 0, (gsize) s->h * s->w * sizeof (double));
   for (b = 0; b < s->nb; b++)
     for (x = s->x0[b]; x < s->x1[b]; x++)
       {
@@ -670,7 +670,7 @@ _airy_psf_shared_full (AiryPsfShared *s,
         guint k = s->off[b] + x - s->x0[b];
 
         F[i] = s->F[l][k];
-        G[i] = (float) s->G[l][k];
+        G[i] = s->G[l][k];
       }
 }
 

@@ -1,6 +1,7 @@
 // CUDA kernels of the Airy backend module. Per-pixel physics comes from
 // airy-physics.h, shared with the CPU backend (AIRY_HD = __host__ __device__),
 // so the noise and the beads are the CPU's numbers.
+#include <algorithm>
 #include <cuda_runtime.h>
 
 #include "airy-physics.h"
@@ -18,7 +19,7 @@ blocks_for (size_t n)
 
 __global__ void
 generate_kernel (const float2 *__restrict__ F, const float *__restrict__ G,
-                 const float *__restrict__ z, size_t n, float2 *__restrict__ field)
+                 const double *__restrict__ z, size_t n, float2 *__restrict__ field)
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     unsigned b = blockIdx.y;
@@ -26,7 +27,7 @@ generate_kernel (const float2 *__restrict__ F, const float *__restrict__ G,
         return;
     float2 f = F[i];
     float s, c;
-    sincosf (z[b] * G[i], &s, &c);
+    airy_defocus_cis (z[b], (double) G[i], &s, &c);
     field[b * n + i] = make_float2 (f.x * c - f.y * s, f.x * s + f.y * c);
 }
 
@@ -35,8 +36,8 @@ generate_kernel (const float2 *__restrict__ F, const float *__restrict__ G,
 // over them alone) and every column of every plane is a stride-(batch·w)
 // sequence (one batched column pass). F and G hold the band rows only.
 __global__ void
-generate_band_kernel (const float2 *__restrict__ F, const float *__restrict__ G,
-                      const float *__restrict__ z, unsigned batch, unsigned rows, unsigned w,
+generate_band_kernel (const float2 *__restrict__ F, const double *__restrict__ G,
+                      const double *__restrict__ z, unsigned batch, unsigned rows, unsigned w,
                       float2 *__restrict__ band)
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
@@ -48,7 +49,7 @@ generate_band_kernel (const float2 *__restrict__ F, const float *__restrict__ G,
     size_t k = (size_t) r * w + x;
     float2 f = F[k];
     float s, c;
-    sincosf (z[b] * G[k], &s, &c);
+    airy_defocus_cis (z[b], G[k], &s, &c);
     band[i] = make_float2 (f.x * c - f.y * s, f.x * s + f.y * c);
 }
 
@@ -315,9 +316,129 @@ weighted_intensity_kernel (const float2 *__restrict__ u, const float *__restrict
     out[i] = s;
 }
 
+__global__ void
+section_kernel (const float *__restrict__ data, unsigned count, unsigned h, unsigned w, int yz, unsigned index,
+                float *__restrict__ out)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    unsigned len = yz ? h : w;
+    if (i >= (size_t) count * len)
+        return;
+    unsigned z = (unsigned) (i / len), j = (unsigned) (i % len);
+    const float *plane = data + (size_t) z * h * w;
+    out[i] = yz ? plane[(size_t) j * w + index] : plane[(size_t) index * w + j];
+}
+
+__global__ void
+max_planes_kernel (const float *__restrict__ data, unsigned count, size_t n, float *__restrict__ out, int accumulate)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float m = accumulate ? out[i] : data[i];
+    for (unsigned z = accumulate ? 0 : 1; z < count; z++)
+        m = fmaxf (m, data[(size_t) z * n + i]);
+    out[i] = m;
+}
+
+__global__ void
+minmax_kernel (const float *__restrict__ data, size_t n, float *__restrict__ partial)
+{
+    __shared__ float lo[kThreads], hi[kThreads];
+    float a = INFINITY, b = -INFINITY;
+    for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n; i += (size_t) gridDim.x * blockDim.x) {
+        float v = data[i];
+        if (isfinite (v)) {
+            a = fminf (a, v);
+            b = fmaxf (b, v);
+        }
+    }
+    lo[threadIdx.x] = a;
+    hi[threadIdx.x] = b;
+    __syncthreads ();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            lo[threadIdx.x] = fminf (lo[threadIdx.x], lo[threadIdx.x + s]);
+            hi[threadIdx.x] = fmaxf (hi[threadIdx.x], hi[threadIdx.x + s]);
+        }
+        __syncthreads ();
+    }
+    if (threadIdx.x == 0) {
+        partial[2 * blockIdx.x] = lo[0];
+        partial[2 * blockIdx.x + 1] = hi[0];
+    }
+}
+
+// bins ≤ kSharedBins count in shared memory first
+constexpr unsigned kSharedBins = 4096;
+
+__global__ void
+histogram_kernel (const float *__restrict__ data, size_t n, float lo, float hi, unsigned bins,
+                  unsigned long long *__restrict__ counts)
+{
+    __shared__ unsigned local[kSharedBins];
+    bool shared = bins <= kSharedBins;
+    if (shared)
+        for (unsigned k = threadIdx.x; k < bins; k += blockDim.x)
+            local[k] = 0;
+    __syncthreads ();
+    for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n; i += (size_t) gridDim.x * blockDim.x) {
+        float v = data[i];
+        if (v >= lo && v <= hi) {
+            // airy_histogram()'s bin, in the same float arithmetic
+            unsigned k = min ((unsigned) ((v - lo) / (hi - lo) * bins), bins - 1);
+            if (shared)
+                atomicAdd (&local[k], 1u);
+            else
+                atomicAdd (&counts[k], 1ull);
+        }
+    }
+    __syncthreads ();
+    if (shared)
+        for (unsigned k = threadIdx.x; k < bins; k += blockDim.x)
+            if (local[k])
+                atomicAdd (&counts[k], (unsigned long long) local[k]);
+}
+
 } // namespace
 
 extern "C" {
+
+int
+airy_cuda_launch_section (const float *data, unsigned count, unsigned h, unsigned w, int yz, unsigned index,
+                          float *out, void *stream)
+{
+    size_t n = (size_t) count * (yz ? h : w);
+    section_kernel<<<blocks_for (n), kThreads, 0, (cudaStream_t) stream>>> (data, count, h, w, yz, index, out);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_max_planes (const float *data, unsigned count, size_t n, float *out, int accumulate, void *stream)
+{
+    max_planes_kernel<<<blocks_for (n), kThreads, 0, (cudaStream_t) stream>>> (data, count, n, out, accumulate);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_minmax (const float *data, size_t n, float *partial, unsigned *blocks, void *stream)
+{
+    *blocks = (unsigned) std::max<size_t> (1, std::min<size_t> (AIRY_CUDA_STATS_BLOCKS, blocks_for (n)));
+    minmax_kernel<<<*blocks, kThreads, 0, (cudaStream_t) stream>>> (data, n, partial);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_histogram (const float *data, size_t n, float lo, float hi, unsigned bins,
+                            unsigned long long *counts, void *stream)
+{
+    unsigned blocks = (unsigned) std::max<size_t> (1, std::min<size_t> (AIRY_CUDA_STATS_BLOCKS, blocks_for (n)));
+    cudaError_t e = cudaMemsetAsync (counts, 0, bins * sizeof (unsigned long long), (cudaStream_t) stream);
+    if (e != cudaSuccess || bins == 0 || !(hi > lo))
+        return (int) e;
+    histogram_kernel<<<blocks, kThreads, 0, (cudaStream_t) stream>>> (data, n, lo, hi, bins, counts);
+    return (int) cudaGetLastError ();
+}
 
 int
 airy_cuda_launch_roll_scale (const void *in, void *out, unsigned lambdas, unsigned h, unsigned w,
@@ -379,7 +500,7 @@ airy_cuda_launch_weighted_intensity (const void *u, const float *weights, unsign
 }
 
 int
-airy_cuda_launch_generate_band (const void *F, const float *G, const float *z, unsigned batch,
+airy_cuda_launch_generate_band (const void *F, const double *G, const double *z, unsigned batch,
                                 unsigned rows, unsigned w, void *band, void *stream)
 {
     generate_band_kernel<<<blocks_for ((size_t) rows * batch * w), kThreads, 0, (cudaStream_t) stream>>> (
@@ -397,7 +518,7 @@ airy_cuda_launch_intensity_interleaved (const void *u, float scale, unsigned bat
 }
 
 int
-airy_cuda_launch_generate (const void *F, const float *G, const float *z, unsigned batch,
+airy_cuda_launch_generate (const void *F, const float *G, const double *z, unsigned batch,
                            size_t n, void *field, void *stream)
 {
     dim3 grid (blocks_for (n), batch);

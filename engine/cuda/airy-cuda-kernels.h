@@ -11,13 +11,30 @@
 extern "C" {
 #endif
 
+/* e^{i·z·g} in float, with the phase z·g and its reduction to [−π, π] in
+ * double, as the CPU computes it: a float product drifts by ≈ |z·g|·2⁻²³
+ * rad (10⁻³ rad at z·g = 10⁴), the reduced one stays at float rounding of
+ * the result whatever z is. */
+AIRY_HD void
+airy_defocus_cis (double z, double g, float *s, float *c)
+{
+    double phi = z * g;
+    float t = (float) (phi - 2.0 * AIRY_PI * rint (phi / (2.0 * AIRY_PI)));
+#ifdef __CUDA_ARCH__
+    sincosf (t, s, c);
+#else
+    *s = sinf (t);
+    *c = cosf (t);
+#endif
+}
+
 /* field[b][i] = F[i] · exp(i·z[b]·G[i]) for b < batch, i < n */
-int airy_cuda_launch_generate  (const void *F, const float *G, const float *z, unsigned batch,
+int airy_cuda_launch_generate  (const void *F, const float *G, const double *z, unsigned batch,
                                 size_t n, void *field, void *stream);
 /* The pruned transform's row-interleaved layout u[y][b][x]: the band rows
- * (F, G: rows × w, the pupil's rows only) of `batch` planes, and the
- * intensity out[b][y][x] (+)= scale · |u[y][b][x]|². */
-int airy_cuda_launch_generate_band (const void *F, const float *G, const float *z, unsigned batch,
+ * (F, G: rows × w, the pupil's rows only; G in double as on the CPU) of
+ * `batch` planes, and the intensity out[b][y][x] (+)= scale · |u[y][b][x]|². */
+int airy_cuda_launch_generate_band (const void *F, const double *G, const double *z, unsigned batch,
                                     unsigned rows, unsigned w, void *band, void *stream);
 int airy_cuda_launch_intensity_interleaved (const void *u, float scale, unsigned batch, unsigned h,
                                             unsigned w, float *out, int accumulate, void *stream);
@@ -66,6 +83,23 @@ int airy_cuda_launch_linear    (const float *in, unsigned h, unsigned w, double 
                                 float *out, unsigned oh, unsigned ow, double ody, double odx,
                                 double scale, void *stream);
 int airy_cuda_launch_noise     (float *data, size_t n, const AiryNoiseParams *noise, void *stream);
+
+/* The viewer's slots on a result kept on the device: `count` planes h × w.
+ * section: out[z][j] = data[z][index][j] (XZ, j < w) or data[z][j][index]
+ * (YZ, yz != 0, j < h); max_planes: out[i] = max(out[i] if accumulate,
+ * max_z data[z][i]). */
+int airy_cuda_launch_section    (const float *data, unsigned count, unsigned h, unsigned w, int yz,
+                                 unsigned index, float *out, void *stream);
+int airy_cuda_launch_max_planes (const float *data, unsigned count, size_t n, float *out, int accumulate,
+                                 void *stream);
+/* Statistics as the CPU's airy_values_stats(): the finite extremes per
+ * block (partial[2b], partial[2b + 1], *blocks ≤ AIRY_CUDA_STATS_BLOCKS
+ * blocks; the host takes min and max of those), and the histogram over
+ * [lo, hi] with airy_histogram()'s bins (counts zeroed here). */
+#define AIRY_CUDA_STATS_BLOCKS 256
+int airy_cuda_launch_minmax     (const float *data, size_t n, float *partial, unsigned *blocks, void *stream);
+int airy_cuda_launch_histogram  (const float *data, size_t n, float lo, float hi, unsigned bins,
+                                 unsigned long long *counts, void *stream);
 
 #ifdef __cplusplus
 }
