@@ -210,7 +210,7 @@ update_readout (AiryStackViewer *self, guint x, guint y)
   self->readout_text = g_strdup_printf (_("x %+.4f µm  y %+.4f µm  z %+.4f µm  value %.6g"),
                                         airy_pixel_to_um (x, s->width, s->dx),
                                         airy_pixel_to_um (y, s->height, s->dy),
-                                        s->z0 + z * s->dz, v);
+                                        airy_stack_get_z (s, z), v);
   gtk_label_set_text (GTK_LABEL (self->readout), self->readout_text);
 }
 
@@ -276,7 +276,7 @@ on_view_changed (AiryStackView *view, AiryStackViewer *self)
 
   if (s)
     {
-      g_autofree char *label = g_strdup_printf (_("z %u/%u  %+.3f µm"), z + 1, s->depth, s->z0 + z * s->dz);
+      g_autofree char *label = g_strdup_printf (_("z %u/%u  %+.3f µm"), z + 1, s->depth, airy_stack_get_z (s, z));
       guint64 counts[AIRY_HISTOGRAM_BINS];
       AirySliceStats stats = { 0.0f, 1.0f, AIRY_HISTOGRAM_BINS, counts };
 
