@@ -383,6 +383,122 @@ airy_tiff_format_for_path (const char *path)
   return AIRY_TIFF_IMAGEJ;
 }
 
+/* What every page's IFD says, and the first page's extra metadata. */
+typedef struct
+{
+  const AiryStack *stack;
+  const char      *desc;
+  const guint8    *ij_bytes;     /* ImageJ metadata (NULL for OME-TIFF) */
+  guint            n_ij_bytes;
+  const guint32   *ij_counts;
+  guint            n_ij_counts;
+  const double    *zs;           /* every plane's z */
+  guint32          width, height, xres[2], yres[2];
+} PageTags;
+
+static const guint16 bits32 = 32, one16 = 1, float_format = SAMPLEFORMAT_IEEEFP, unit_none = RESUNIT_NONE;
+static const guint32 zero32;
+static const char software[] = "Airy " PACKAGE_VERSION;
+
+/* The entries of one page's IFD; the first page also gets the description,
+ * ImageJ's metadata and the z tag. `shared` holds the offsets of the first
+ * page's out-of-line values (resolutions, software) for the others. */
+static guint
+page_entries (const PageTags *t, gboolean big, gboolean first, const guint64 *strip, const guint64 *count,
+              const guint64 shared[3], Entry *e)
+{
+  guint n = 0;
+
+  e[n++] = (Entry) { TAG_NEW_SUBFILE_TYPE, T_LONG, 1, &zero32, 0 };
+  e[n++] = (Entry) { TAG_IMAGE_WIDTH, T_LONG, 1, &t->width, 0 };
+  e[n++] = (Entry) { TAG_IMAGE_LENGTH, T_LONG, 1, &t->height, 0 };
+  e[n++] = (Entry) { TAG_BITS_PER_SAMPLE, T_SHORT, 1, &bits32, 0 };
+  e[n++] = (Entry) { TAG_COMPRESSION, T_SHORT, 1, &one16, 0 };
+  e[n++] = (Entry) { TAG_PHOTOMETRIC, T_SHORT, 1, &one16, 0 };
+  if (first)
+    e[n++] = (Entry) { TAG_IMAGE_DESCRIPTION, T_ASCII, strlen (t->desc) + 1, t->desc, 0 };
+  e[n++] = (Entry) { TAG_STRIP_OFFSETS, big ? T_LONG8 : T_LONG, 1, strip, 0 };
+  e[n++] = (Entry) { TAG_SAMPLES_PER_PIXEL, T_SHORT, 1, &one16, 0 };
+  e[n++] = (Entry) { TAG_ROWS_PER_STRIP, T_LONG, 1, &t->height, 0 };
+  e[n++] = (Entry) { TAG_STRIP_BYTE_COUNTS, big ? T_LONG8 : T_LONG, 1, count, 0 };
+  if (t->stack->dx > 0 && t->stack->dy > 0)
+    {
+      e[n++] = (Entry) { TAG_X_RESOLUTION, T_RATIONAL, 1, t->xres, shared[0] };
+      e[n++] = (Entry) { TAG_Y_RESOLUTION, T_RATIONAL, 1, t->yres, shared[1] };
+      e[n++] = (Entry) { TAG_RESOLUTION_UNIT, T_SHORT, 1, &unit_none, 0 };
+    }
+  e[n++] = (Entry) { TAG_PLANAR_CONFIG, T_SHORT, 1, &one16, 0 };
+  e[n++] = (Entry) { TAG_SOFTWARE, T_ASCII, sizeof software, software, shared[2] };
+  e[n++] = (Entry) { TAG_SAMPLE_FORMAT, T_SHORT, 1, &float_format, 0 };
+  if (first && t->ij_bytes)
+    {
+      e[n++] = (Entry) { TAG_IJ_META_COUNTS, T_LONG, t->n_ij_counts, t->ij_counts, 0 };
+      e[n++] = (Entry) { TAG_IJ_META, T_BYTE, t->n_ij_bytes, t->ij_bytes, 0 };
+    }
+  if (first)
+    e[n++] = (Entry) { TAG_AIRY_Z, T_DOUBLE, t->stack->depth, t->zs, 0 };
+  return n;
+}
+
+/* Lays a file out: `head` (header, the first IFD and its values, padded to
+ * a 4 KiB boundary where the pixel block starts) and `tail` (the other
+ * pages' IFDs, after the block; empty with single_ifd). Returns the file's
+ * size; *data_offset is where the block starts. */
+static guint64
+lay_out (const PageTags *t, gboolean big, gboolean single_ifd, GByteArray *head_buf, GByteArray *tail_buf,
+         guint64 *data_offset)
+{
+  const AiryStack *stack = t->stack;
+  guint64 plane_bytes = (guint64) t->width * t->height * 4, data_bytes = plane_bytes * stack->depth;
+  guint64 strip0 = 0, count0 = plane_bytes, shared[3] = { 0, 0, 0 };
+  Entry entries[24];
+  Out head, tail;
+  guint n, i, k, next_at;
+
+  g_byte_array_set_size (head_buf, 0);
+  g_byte_array_set_size (tail_buf, 0);
+  head = (Out) { big, head_buf, 0 };
+  header (&head);
+  /* the block's offset depends on the IFD's size: lay it out once to learn it */
+  {
+    g_autoptr(GByteArray) probe = g_byte_array_new ();
+    Out p = { big, probe, head_buf->len };
+
+    n = page_entries (t, big, TRUE, &strip0, &count0, shared, entries);
+    emit_ifd (&p, entries, n);
+    *data_offset = (head_buf->len + probe->len + 4095) & ~(guint64) 4095;
+  }
+  strip0 = *data_offset;
+  n = page_entries (t, big, TRUE, &strip0, &count0, shared, entries);
+  next_at = emit_ifd (&head, entries, n);
+  pad_to (&head, 4096);
+  g_assert (out_pos (&head) == *data_offset);
+  for (i = 0; i < n; i++)
+    if (entries[i].tag == TAG_X_RESOLUTION)
+      shared[0] = entries[i].shared;
+    else if (entries[i].tag == TAG_Y_RESOLUTION)
+      shared[1] = entries[i].shared;
+    else if (entries[i].tag == TAG_SOFTWARE)
+      shared[2] = entries[i].shared;
+
+  tail = (Out) { big, tail_buf, *data_offset + data_bytes };
+  if (!single_ifd && stack->depth > 1)
+    {
+      patch_offset (&head, next_at, out_pos (&tail));
+      for (k = 1; k < stack->depth; k++)
+        {
+          guint64 strip = *data_offset + k * plane_bytes, count = plane_bytes;
+          guint at;
+
+          n = page_entries (t, big, FALSE, &strip, &count, shared, entries);
+          at = emit_ifd (&tail, entries, n);
+          if (k + 1 < stack->depth)
+            patch_offset (&tail, at, out_pos (&tail));
+        }
+    }
+  return *data_offset + data_bytes + tail_buf->len;
+}
+
 gboolean
 airy_tiff_write_full (const char                 *path,
                       const AiryStack            *stack,
@@ -397,17 +513,12 @@ airy_tiff_write_full (const char                 *path,
   g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *tmp = NULL, *desc = NULL, *info = NULL, *base = g_path_get_basename (path);
   g_autofree double *zs = NULL;
-  const char *software = "Airy " PACKAGE_VERSION;
   AiryTiffFormat format;
-  guint64 plane_bytes, data_bytes, classic_limit, data_offset, tail_size, estimate;
-  gboolean ome, big, single_ifd = FALSE, uniform;
-  guint32 width, height, xres[2], yres[2];
-  guint16 bits = 32, one = 1, sample_format = SAMPLEFORMAT_IEEEFP, unit_none = RESUNIT_NONE;
-  guint32 zero32 = 0;
+  guint64 plane_bytes, data_bytes, classic_limit, data_offset, size;
+  gboolean ome, big, single_ifd = FALSE;
+  PageTags tags;
   float lo, hi;
-  Out head, tail;
-  Entry entries[20];
-  guint n, k, next_at, i;
+  guint k;
   int fd;
 
   g_return_val_if_fail (stack != NULL && stack->depth > 0 && stack->data != NULL, FALSE);
@@ -415,19 +526,15 @@ airy_tiff_write_full (const char                 *path,
 
   format = options->format == AIRY_TIFF_AUTO ? airy_tiff_format_for_path (path) : options->format;
   ome = format == AIRY_TIFF_OME;
-  width = stack->width;
-  height = stack->height;
-  plane_bytes = (guint64) width * height * 4;
+  plane_bytes = (guint64) stack->width * stack->height * 4;
   data_bytes = plane_bytes * stack->depth;
   classic_limit = options->classic_limit ? options->classic_limit : G_GUINT64_CONSTANT (0xffffffff);
-  uniform = airy_stack_z_uniform (stack);
 
   airy_stack_min_max (stack, &lo, &hi);
   if (ome)
     desc = _airy_ome_xml_new (stack, base);
   else
-    desc = imagej_description (path, stack, lo, hi, uniform, options->warnings);
-
+    desc = imagej_description (path, stack, lo, hi, airy_stack_z_uniform (stack), options->warnings);
   zs = g_new (double, stack->depth);
   for (k = 0; k < stack->depth; k++)
     zs[k] = airy_stack_get_z (stack, k);
@@ -442,142 +549,40 @@ airy_tiff_write_full (const char                 *path,
       info = imagej_info (stack);
       ij_metadata (info, (char **) labels->pdata, labels->len, ij_bytes, ij_counts);
     }
+  tags = (PageTags) { stack, desc, ome ? NULL : ij_bytes->data, ij_bytes->len,
+                      (const guint32 *) ij_counts->data, ij_counts->len, zs, stack->width, stack->height };
+  rational (stack->dx > 0 ? 1.0 / stack->dx : 0, tags.xres);
+  rational (stack->dy > 0 ? 1.0 / stack->dy : 0, tags.yres);
 
   /* Classic TIFF while every offset fits in 32 bits. Beyond: ImageJ's own
    * large-stack layout for ImageJ files (one IFD, the block after it) and
    * BigTIFF for OME-TIFF or on request. A plane of 4 GB or more needs
    * BigTIFF whatever the format. */
-  estimate = 4096 + strlen (desc) + ij_bytes->len + 8 * stack->depth + 64 * (guint64) stack->depth + data_bytes;
-  big = format == AIRY_TIFF_BIGTIFF || plane_bytes > classic_limit
-        || (estimate > classic_limit && ome);
-  if (!big && estimate > classic_limit)
-    single_ifd = TRUE;
+  big = format == AIRY_TIFF_BIGTIFF || plane_bytes > classic_limit;
+  size = lay_out (&tags, big, FALSE, head_buf, tail_buf, &data_offset);
+  if (!big && size > classic_limit)
+    {
+      if (ome)
+        big = TRUE;
+      else
+        single_ifd = TRUE;
+      size = lay_out (&tags, big, single_ifd, head_buf, tail_buf, &data_offset);
+    }
   if (options->warnings && single_ifd)
     {
-      g_autofree char *size = airy_format_bytes (data_bytes);
+      g_autofree char *bytes = airy_format_bytes (data_bytes);
       g_ptr_array_add (options->warnings,
                        g_strdup_printf (_("%s: %s of pixels, beyond classic TIFF's 4 GB: written as ImageJ's "
                                           "large-stack TIFF (one IFD describing all %u planes), which "
                                           "ImageJ, Fiji and tifffile/napari read; tools that read TIFF "
                                           "page by page see the first plane only (save as .ome.tif for "
                                           "Bio-Formats, or with the BigTIFF format)"),
-                                        path, size, stack->depth));
+                                        path, bytes, stack->depth));
     }
   if (options->warnings && big && format == AIRY_TIFF_IMAGEJ)
     g_ptr_array_add (options->warnings,
                      g_strdup_printf (_("%s: a plane of 4 GB or more needs BigTIFF, which ImageJ 1.x cannot "
                                         "open (tifffile/napari and Fiji's Bio-Formats can)"), path));
-
-  rational (stack->dx > 0 ? 1.0 / stack->dx : 0, xres);
-  rational (stack->dy > 0 ? 1.0 / stack->dy : 0, yres);
-
-  /* header and the first IFD with its values; the block from a page
-   * boundary so readers can map it */
-  head = (Out) { big, head_buf, 0 };
-  header (&head);
-  {
-    guint64 strip0 = 0, count0 = single_ifd ? plane_bytes : plane_bytes;
-    n = 0;
-    entries[n++] = (Entry) { TAG_NEW_SUBFILE_TYPE, T_LONG, 1, &zero32, 0 };
-    entries[n++] = (Entry) { TAG_IMAGE_WIDTH, T_LONG, 1, &width, 0 };
-    entries[n++] = (Entry) { TAG_IMAGE_LENGTH, T_LONG, 1, &height, 0 };
-    entries[n++] = (Entry) { TAG_BITS_PER_SAMPLE, T_SHORT, 1, &bits, 0 };
-    entries[n++] = (Entry) { TAG_COMPRESSION, T_SHORT, 1, &one, 0 };
-    entries[n++] = (Entry) { TAG_PHOTOMETRIC, T_SHORT, 1, &one, 0 };
-    entries[n++] = (Entry) { TAG_IMAGE_DESCRIPTION, T_ASCII, strlen (desc) + 1, desc, 0 };
-    /* strip offset and count patched below */
-    entries[n++] = (Entry) { TAG_STRIP_OFFSETS, big ? T_LONG8 : T_LONG, 1, &strip0, 0 };
-    entries[n++] = (Entry) { TAG_SAMPLES_PER_PIXEL, T_SHORT, 1, &one, 0 };
-    entries[n++] = (Entry) { TAG_ROWS_PER_STRIP, T_LONG, 1, &height, 0 };
-    entries[n++] = (Entry) { TAG_STRIP_BYTE_COUNTS, big ? T_LONG8 : T_LONG, 1, &count0, 0 };
-    if (stack->dx > 0 && stack->dy > 0)
-      {
-        entries[n++] = (Entry) { TAG_X_RESOLUTION, T_RATIONAL, 1, xres, 0 };
-        entries[n++] = (Entry) { TAG_Y_RESOLUTION, T_RATIONAL, 1, yres, 0 };
-        entries[n++] = (Entry) { TAG_RESOLUTION_UNIT, T_SHORT, 1, &unit_none, 0 };
-      }
-    entries[n++] = (Entry) { TAG_PLANAR_CONFIG, T_SHORT, 1, &one, 0 };
-    entries[n++] = (Entry) { TAG_SOFTWARE, T_ASCII, strlen (software) + 1, software, 0 };
-    entries[n++] = (Entry) { TAG_SAMPLE_FORMAT, T_SHORT, 1, &sample_format, 0 };
-    if (!ome)
-      {
-        entries[n++] = (Entry) { TAG_IJ_META_COUNTS, T_LONG, ij_counts->len, ij_counts->data, 0 };
-        entries[n++] = (Entry) { TAG_IJ_META, T_BYTE, ij_bytes->len, ij_bytes->data, 0 };
-      }
-    entries[n++] = (Entry) { TAG_AIRY_Z, T_DOUBLE, stack->depth, zs, 0 };
-    g_assert (n <= G_N_ELEMENTS (entries));
-
-    /* the data offset depends on the IFD's size: lay out once to learn it */
-    {
-      GByteArray *probe = g_byte_array_new ();
-      Out p = { big, probe, head_buf->len };
-      Entry copy[G_N_ELEMENTS (entries)];
-
-      memcpy (copy, entries, n * sizeof (Entry));
-      emit_ifd (&p, copy, n);
-      data_offset = (head_buf->len + probe->len + 4095) & ~(guint64) 4095;
-      g_byte_array_unref (probe);
-    }
-    strip0 = data_offset;
-    next_at = emit_ifd (&head, entries, n);
-    pad_to (&head, 4096);
-    g_assert (out_pos (&head) == data_offset);
-  }
-
-  /* the other pages' IFDs after the block, sharing the first page's values */
-  tail = (Out) { big, tail_buf, data_offset + data_bytes };
-  if (!single_ifd && stack->depth > 1)
-    {
-      guint64 shared_res_x = 0, shared_res_y = 0, shared_soft = 0;
-
-      for (i = 0; i < n; i++)
-        {
-          if (entries[i].tag == TAG_X_RESOLUTION)
-            shared_res_x = entries[i].shared;
-          else if (entries[i].tag == TAG_Y_RESOLUTION)
-            shared_res_y = entries[i].shared;
-          else if (entries[i].tag == TAG_SOFTWARE)
-            shared_soft = entries[i].shared;
-        }
-      patch_offset (&head, next_at, out_pos (&tail));
-      for (k = 1; k < stack->depth; k++)
-        {
-          guint64 strip = data_offset + k * plane_bytes, count = plane_bytes;
-          guint32 subfile = 0;
-          Entry e[16];
-          guint m = 0, at;
-
-          e[m++] = (Entry) { TAG_NEW_SUBFILE_TYPE, T_LONG, 1, &subfile, 0 };
-          e[m++] = (Entry) { TAG_IMAGE_WIDTH, T_LONG, 1, &width, 0 };
-          e[m++] = (Entry) { TAG_IMAGE_LENGTH, T_LONG, 1, &height, 0 };
-          e[m++] = (Entry) { TAG_BITS_PER_SAMPLE, T_SHORT, 1, &bits, 0 };
-          e[m++] = (Entry) { TAG_COMPRESSION, T_SHORT, 1, &one, 0 };
-          e[m++] = (Entry) { TAG_PHOTOMETRIC, T_SHORT, 1, &one, 0 };
-          e[m++] = (Entry) { TAG_STRIP_OFFSETS, big ? T_LONG8 : T_LONG, 1, &strip, 0 };
-          e[m++] = (Entry) { TAG_SAMPLES_PER_PIXEL, T_SHORT, 1, &one, 0 };
-          e[m++] = (Entry) { TAG_ROWS_PER_STRIP, T_LONG, 1, &height, 0 };
-          e[m++] = (Entry) { TAG_STRIP_BYTE_COUNTS, big ? T_LONG8 : T_LONG, 1, &count, 0 };
-          if (stack->dx > 0 && stack->dy > 0)
-            {
-              e[m++] = (Entry) { TAG_X_RESOLUTION, T_RATIONAL, 1, xres, shared_res_x };
-              e[m++] = (Entry) { TAG_Y_RESOLUTION, T_RATIONAL, 1, yres, shared_res_y };
-              e[m++] = (Entry) { TAG_RESOLUTION_UNIT, T_SHORT, 1, &unit_none, 0 };
-            }
-          e[m++] = (Entry) { TAG_PLANAR_CONFIG, T_SHORT, 1, &one, 0 };
-          e[m++] = (Entry) { TAG_SOFTWARE, T_ASCII, strlen (software) + 1, software, shared_soft };
-          e[m++] = (Entry) { TAG_SAMPLE_FORMAT, T_SHORT, 1, &sample_format, 0 };
-          at = emit_ifd (&tail, e, m);
-          if (k + 1 < stack->depth)
-            patch_offset (&tail, at, out_pos (&tail));
-        }
-    }
-  tail_size = tail_buf->len;
-  if (!big && data_offset + data_bytes + tail_size > G_GUINT64_CONSTANT (0xffffffff) && !single_ifd)
-    {
-      /* the estimate guards this; a layout beyond 32 bits would be corrupt */
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: internal error: TIFF layout beyond 4 GB"), path);
-      return FALSE;
-    }
 
   fd = airy_atomic_begin (path, &tmp, error);
   if (fd < 0)
@@ -597,6 +602,7 @@ airy_tiff_write_full (const char                 *path,
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), path, g_strerror (e));
       return FALSE;
     }
+  g_assert (data_offset + data_bytes + tail_buf->len == size);
   return airy_atomic_commit (tmp, path, error);
 }
 
