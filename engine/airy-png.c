@@ -204,9 +204,9 @@ airy_png_write_gray16 (const char  *path,
  * - 1-, 2- and 4-bit gray is scaled to 8 bits (a 1-bit 1 reads 255);
  *   palette images read their palette entries;
  * - colour becomes luminance with the Rec. 709 weights
- *   Y = (6966 R + 23435 G + 2367 B) / 32768, truncated (libpng's 15-bit
- *   fixed point of 0.2126, 0.7152, 0.0722); gray pixels (R = G = B) keep
- *   their value exactly;
+ *   Y = (6966 R + 23435 G + 2367 B) / 32768 (libpng's 15-bit fixed point
+ *   of 0.2126, 0.7152, 0.0722), truncated at 8 bits, rounded at 16; gray
+ *   pixels (R = G = B) keep their value exactly;
  * - alpha (an alpha channel or tRNS) is composited over black:
  *   v = round (Y · A / max), so a transparent pixel reads 0 whatever colour
  *   it stores;

@@ -526,6 +526,17 @@ test_png_colour_chunks_ignored (void)
       g_assert_cmpfloat (s->data[3], ==, 117.0f);
       g_assert_cmpfloat (s->data[4], ==, 77.0f);
     }
+
+  /* 16 bits round: (6966 · 1000 + 23435 · 2000 + 2367 · 3000) / 32768 = 1859.65 */
+  {
+    static const guint8 rgb16[] = { 0x03, 0xe8, 0x07, 0xd0, 0x0b, 0xb8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+    g_autoptr(AiryStack) s = NULL;
+
+    write_test_png (path, 2, 1, rgb16, &(TestPng) { .bit_depth = 16, .color_type = PNG_COLOR_TYPE_RGB });
+    s = read_png_ok (path, 2, 1, 16);
+    g_assert_cmpfloat (s->data[0], ==, 1860.0f);
+    g_assert_cmpfloat (s->data[1], ==, 65535.0f);
+  }
   g_unlink (path);
 }
 
