@@ -36,7 +36,7 @@ for name in $harnesses; do
   echo "== $name: ${secs} s, corpus $dir/corpus ($before files) + $here/corpus/$name"
   # fork mode: one worker at a time, a crash ends that worker, not the campaign
   "$bin" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
-    -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -max_len="${max_len[$name]}" \
+    -max_total_time="$secs" -rss_limit_mb=2048 -malloc_limit_mb=256 -timeout=10 -max_len="${max_len[$name]}" \
     -artifact_prefix="$dir/crashes/" "${dict[@]}" \
     "$dir/corpus" "$here/corpus/$name" > "$dir/log" 2>&1 || true
   last=$(grep -E '^#[0-9]+: cov:' "$dir/log" | tail -1 || true)
