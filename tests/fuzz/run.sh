@@ -9,7 +9,9 @@
 # and keeps what it finds in a work directory outside the source tree,
 # AIRY_FUZZ_WORK (default ~/.cache/airy-fuzz): NAME/corpus grows from run to
 # run, NAME/crashes gets one reproducer per crash, leak, out-of-memory
-# (-rss_limit_mb=2048) or timeout (-timeout=10 s), NAME/log the output.
+# (-rss_limit_mb=2048, or one malloc over -malloc_limit_mb=256: the
+# harnesses set a 64 MiB budget) or timeout (-timeout=10 s), NAME/log the
+# output.
 # Fuzzing goes on after a crash (fork mode). Exit status 1 if anything
 # was found; a reproducer replays with `build-fuzz/tests/fuzz/fuzz-NAME FILE`.
 set -euo pipefail
