@@ -734,7 +734,6 @@ static void
 test_png_limits (void)
 {
   g_autofree char *text = NULL, *ztxt = NULL, *huge = NULL, *wide = NULL, *json = NULL, *mask_error = NULL;
-  g_autoptr(GError) error = NULL;
   struct stat st;
 
   if (!g_test_subprocess ())
@@ -788,7 +787,7 @@ test_png_limits (void)
 static void
 test_png_corrupt (void)
 {
-  g_autofree char *good = NULL, *bad = NULL, *contents = NULL, *expect = NULL;
+  g_autofree char *good = NULL, *bad = NULL, *contents = NULL;
   g_autofree float *plane = g_new0 (float, 16 * 12);
   g_autoptr(GError) error = NULL;
   gsize len, cut, idat, idat_crc;
