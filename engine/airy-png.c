@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <png.h>
@@ -13,24 +14,42 @@
 
 #include "airy-stack.h"
 #include "airy-error.h"
+#include "airy-run.h"
 
+/* What libpng reports: the error, the first warning of the chunk it was in
+ * (libpng often says why in a warning and then only "invalid" in the
+ * error), and the file it reads. */
 typedef struct
 {
-  char message[256];
-} PngErrorBuffer;
+  char         message[384];
+  char         warning[128];
+  png_uint_32  warning_chunk;
+  FILE        *file;
+} PngIo;
 
 static void
 png_error_fn (png_structp png, png_const_charp msg)
 {
-  PngErrorBuffer *buf = png_get_error_ptr (png);
+  PngIo *io = png_get_error_ptr (png);
 
-  g_strlcpy (buf->message, msg, sizeof buf->message);
+  if (io->warning[0] && io->warning_chunk == png_get_io_chunk_type (png))
+    g_snprintf (io->message, sizeof io->message, "%s; %s", msg, io->warning);
+  else
+    g_strlcpy (io->message, msg, sizeof io->message);
   png_longjmp (png, 1);
 }
 
 static void
 png_warning_fn (png_structp png, png_const_charp msg)
 {
+  PngIo *io = png_get_error_ptr (png);
+  png_uint_32 chunk = png_get_io_chunk_type (png);
+
+  if (io->warning[0] == '\0' || io->warning_chunk != chunk)
+    {
+      g_strlcpy (io->warning, msg, sizeof io->warning);
+      io->warning_chunk = chunk;
+    }
 }
 
 /* Writes rows (8-bit RGB or 16-bit gray, big-endian as PNG wants) atomically. */
@@ -46,7 +65,7 @@ write_png_rows (const char    *path,
                 GError       **error)
 {
   g_autofree char *tmp = NULL;
-  PngErrorBuffer err = { "" };
+  PngIo err = { "" };
   png_structp png = NULL;
   png_infop info = NULL;
   gsize stride = (gsize) width * (color_type == PNG_COLOR_TYPE_RGB ? 3 : 1) * (bit_depth / 8);
@@ -178,109 +197,294 @@ airy_png_write_gray16 (const char  *path,
   return write_png_rows (path, px, height, width, 16, PNG_COLOR_TYPE_GRAY, dx, scale_text, error);
 }
 
+/* Reading.
+ *
+ * Every PNG becomes one plane of gray values in the file's own integer
+ * scale (bits = 8 or 16):
+ * - 1-, 2- and 4-bit gray is scaled to 8 bits (a 1-bit 1 reads 255);
+ *   palette images read their palette entries;
+ * - colour becomes luminance with the Rec. 709 weights
+ *   Y = (6966 R + 23435 G + 2367 B) / 32768 (libpng's 15-bit fixed point
+ *   of 0.2126, 0.7152, 0.0722), truncated at 8 bits, rounded at 16; gray
+ *   pixels (R = G = B) keep their value exactly;
+ * - alpha (an alpha channel or tRNS) is composited over black:
+ *   v = round (Y · A / max), so a transparent pixel reads 0 whatever colour
+ *   it stores;
+ * - colour-space chunks (gAMA, cHRM, sRGB, iCCP) are ignored: the stored
+ *   values are used as they are, like every other ancillary chunk except
+ *   tEXt (for "airy:scale") and pHYs;
+ * - a 16-bit gray file written by Airy (tEXt "airy:scale") comes back in
+ *   its original units (bits = 32).
+ * Adam7-interlaced files read the same as their non-interlaced twins.
+ *
+ * Limits: width and height in [1, 65536]; the decoded plane must fit the
+ * memory budget, checked after IHDR and before any pixel is decoded; a
+ * chunk longer than 1 MiB is skipped unread (a 199-byte file can claim a
+ * 1.9 GB tEXt chunk, which libpng 1.6.39 would otherwise allocate). */
+
+#define PNG_MAX_SIDE   65536
+#define PNG_MAX_CHUNK  (1u << 20)
+#define PNG_MAX_CHUNKS 32
+
+static void
+chunk_name (png_uint_32 chunk, char name[5])
+{
+  int i;
+
+  for (i = 0; i < 4; i++)
+    {
+      char c = (char) ((chunk >> (24 - 8 * i)) & 0xff);
+      name[i] = g_ascii_isalpha (c) ? c : '?';
+    }
+  name[4] = '\0';
+}
+
+static void
+png_read_fn (png_structp png, png_bytep data, size_t length)
+{
+  PngIo *io = png_get_io_ptr (png);
+  png_uint_32 where = png_get_io_state (png) & PNG_IO_MASK_LOC;
+  png_uint_32 chunk = png_get_io_chunk_type (png);
+  char msg[128], name[5];
+
+  if (fread (data, 1, length, io->file) == length)
+    return;
+  chunk_name (chunk, name);
+  if (ferror (io->file))
+    g_strlcpy (msg, g_strerror (errno), sizeof msg);
+  else if (where == PNG_IO_SIGNATURE)
+    g_strlcpy (msg, _("file ends inside the PNG signature"), sizeof msg);
+  else if (where == PNG_IO_CHUNK_HDR && chunk == 0)
+    g_strlcpy (msg, _("file ends after the PNG signature"), sizeof msg);
+  else if (where == PNG_IO_CHUNK_HDR)
+    g_snprintf (msg, sizeof msg, _("file ends after the %s chunk"), name);
+  else
+    g_snprintf (msg, sizeof msg, _("file ends inside the %s chunk"), name);
+  png_error (png, msg);
+}
+
+typedef struct
+{
+  PngIo        io;
+  png_structp  png;
+  png_infop    info;
+  const char  *path;
+  AiryStack   *stack;
+  guint8      *row;
+  gboolean     has_scale;
+  char         scale[64];   /* tEXt "airy:scale" */
+  GError      *error;       /* set for Airy's own refusals (budget, scale) */
+} PngReader;
+
+/* Every ancillary chunk but pHYs and tRNS comes here (libpng keeps at most
+ * PNG_MAX_CHUNK bytes of it, only for this call): tEXt "airy:scale" is
+ * kept, the rest dropped. Critical chunks libpng does not know are an
+ * error, as the PNG specification wants. */
+static int
+png_chunk_fn (png_structp png, png_unknown_chunkp chunk)
+{
+  PngReader *r = png_get_user_chunk_ptr (png);
+  static const char key[] = "airy:scale";
+  gsize n;
+
+  if (!(chunk->name[0] & 0x20))
+    png_chunk_error (png, "unknown critical chunk");
+  if (memcmp (chunk->name, "tEXt", 4) == 0 && chunk->size >= sizeof key
+      && memcmp (chunk->data, key, sizeof key) == 0)
+    {
+      r->has_scale = TRUE;
+      n = MIN (chunk->size - sizeof key, sizeof r->scale - 1);
+      memcpy (r->scale, chunk->data + sizeof key, n);
+      r->scale[n] = '\0';
+    }
+  return 1;
+}
+
+/* Everything libpng does, behind one setjmp: the caller owns what it
+ * allocates (in the reader), so a longjmp out of libpng leaks nothing. */
+static gboolean
+png_read_into (PngReader *r)
+{
+  png_structp png = r->png;
+  png_infop info = r->info;
+  static const png_byte keep[] = "pHYs";
+  png_uint_32 width, height, ppm_x = 0, ppm_y = 0, y, x;
+  int bit_depth, color_type, interlace, passes, pass, channels, unit = 0;
+  gboolean alpha;
+  volatile double scale = 0.0;   /* volatile: set after setjmp */
+  guint64 need, budget;
+  gsize rowbytes;
+
+  if (setjmp (png_jmpbuf (png)))
+    return FALSE;
+
+  png_set_read_fn (png, &r->io, png_read_fn);
+  png_set_user_limits (png, PNG_MAX_SIDE, PNG_MAX_SIDE);
+  png_set_chunk_malloc_max (png, PNG_MAX_CHUNK);
+  png_set_chunk_cache_max (png, PNG_MAX_CHUNKS);
+  /* all chunks but IHDR, PLTE, tRNS, IDAT, IEND and pHYs to png_chunk_fn */
+  png_set_keep_unknown_chunks (png, PNG_HANDLE_CHUNK_NEVER, NULL, -1);
+  png_set_keep_unknown_chunks (png, PNG_HANDLE_CHUNK_AS_DEFAULT, keep, 1);
+  png_set_read_user_chunk_fn (png, r, png_chunk_fn);
+
+  png_read_info (png, info);
+  png_get_IHDR (png, info, &width, &height, &bit_depth, &color_type, &interlace, NULL, NULL);
+
+  /* the plane and one row, before anything is decoded */
+  need = (guint64) width * height * sizeof (float) + (guint64) width * 8;
+  budget = airy_memory_budget ();
+  if (need > budget)
+    {
+      g_autofree char *need_s = airy_format_bytes (need);
+      g_autofree char *budget_s = airy_format_bytes (budget);
+
+      g_set_error (&r->error, AIRY_ERROR, AIRY_ERROR_BUDGET,
+                   _("%s: a %u × %u image needs %s of memory to read, more than the budget of %s "
+                     "(90 %% of available memory, or AIRY_MEMORY_BUDGET)"),
+                   r->path, width, height, need_s, budget_s);
+      return FALSE;
+    }
+
+  if (color_type == PNG_COLOR_TYPE_PALETTE)
+    png_set_palette_to_rgb (png);
+  if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8)
+    png_set_expand_gray_1_2_4_to_8 (png);
+  if (png_get_valid (png, info, PNG_INFO_tRNS))
+    png_set_tRNS_to_alpha (png);
+  if (color_type & PNG_COLOR_MASK_COLOR)
+    png_set_rgb_to_gray_fixed (png, PNG_ERROR_ACTION_NONE, 21260, 71520);
+  passes = png_set_interlace_handling (png);
+  png_read_update_info (png, info);
+  bit_depth = png_get_bit_depth (png, info);
+  channels = png_get_channels (png, info);
+  rowbytes = png_get_rowbytes (png, info);
+  alpha = channels == 2;
+  g_assert ((bit_depth == 8 || bit_depth == 16) && (channels == 1 || channels == 2));
+  g_assert (rowbytes == (gsize) width * channels * (bit_depth / 8));
+
+  if (png_get_pHYs (png, info, &ppm_x, &ppm_y, &unit) == 0 || unit != PNG_RESOLUTION_METER)
+    ppm_x = ppm_y = 0;
+  if (r->has_scale && color_type == PNG_COLOR_TYPE_GRAY && bit_depth == 16)
+    {
+      char *end = NULL;
+
+      scale = g_ascii_strtod (r->scale, &end);
+      if (end == r->scale || *end != '\0' || !(scale > 0.0 && scale <= G_MAXFLOAT))
+        {
+          g_set_error (&r->error, AIRY_ERROR, AIRY_ERROR_FILE,
+                       _("%s: airy:scale must be a positive finite number, got “%s”"),
+                       r->path, r->scale);
+          return FALSE;
+        }
+    }
+
+  r->stack = _airy_stack_new_uninitialised (1, height, width);
+  r->row = malloc (rowbytes);
+  if (r->stack == NULL || r->row == NULL)
+    png_error (png, "out of memory");
+  r->stack->bits = bit_depth;
+  if (ppm_x > 0)
+    {
+      r->stack->dx = 1e6 / ppm_x;
+      r->stack->dy = 1e6 / (ppm_y ? ppm_y : ppm_x);
+    }
+
+  /* Interlaced files come in 7 passes over all rows; each pass fills its
+   * own pixels of the row it returns, so only those are copied. */
+  for (pass = 0; pass < passes; pass++)
+    {
+      int x0 = passes > 1 ? PNG_PASS_START_COL (pass) : 0;
+      int dx = passes > 1 ? PNG_PASS_COL_OFFSET (pass) : 1;
+
+      for (y = 0; y < height; y++)
+        {
+          float *dst = r->stack->data + (gsize) y * width;
+          const guint8 *p = r->row;
+
+          png_read_row (png, r->row, NULL);
+          if (passes > 1 && !PNG_ROW_IN_INTERLACE_PASS (y, pass))
+            continue;
+          for (x = x0; x < width; x += dx)
+            {
+              guint32 v, a;
+
+              if (bit_depth == 16)
+                {
+                  v = (guint32) p[2 * channels * x] << 8 | p[2 * channels * x + 1];
+                  a = alpha ? (guint32) p[4 * x + 2] << 8 | p[4 * x + 3] : 65535;
+                  dst[x] = (float) (((guint64) v * a + 32767) / 65535);
+                }
+              else
+                {
+                  v = p[channels * x];
+                  a = alpha ? p[2 * x + 1] : 255;
+                  dst[x] = (float) ((v * a + 127) / 255);
+                }
+            }
+        }
+    }
+  png_read_end (png, NULL);
+
+  /* 16-bit files written by Airy carry their scale: restore raw units */
+  if (scale > 0.0)
+    {
+      gsize k, n = (gsize) height * width;
+
+      for (k = 0; k < n; k++)
+        r->stack->data[k] = (float) (r->stack->data[k] / 65535.0 * scale);
+      r->stack->bits = 32;
+    }
+  return TRUE;
+}
+
 AiryStack *
 airy_png_read (const char *path,
                GError    **error)
 {
-  PngErrorBuffer err = { "" };
-  png_structp png = NULL;
-  png_infop info = NULL;
-  AiryStack *volatile stack = NULL;
-  guint8 *volatile row = NULL;
-  FILE *f;
-  png_uint_32 width, height, y, x, ppm_x = 0, ppm_y = 0;
-  int bit_depth, color_type, unit = 0, n_text = 0, i;
-  png_textp text = NULL;
-  volatile double scale = 0.0;
+  PngReader r = { .path = path };
+  png_uint_32 width = 0, height = 0;
+  gboolean ok;
 
-  f = g_fopen (path, "rb");
-  if (f == NULL)
+  r.io.file = g_fopen (path, "rb");
+  if (r.io.file == NULL)
     {
       int e = errno;
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: %s"), path, g_strerror (e));
       return NULL;
     }
-  png = png_create_read_struct (PNG_LIBPNG_VER_STRING, &err, png_error_fn, png_warning_fn);
-  info = png ? png_create_info_struct (png) : NULL;
-  if (png == NULL || info == NULL)
-    {
-      g_strlcpy (err.message, "out of memory", sizeof err.message);
-      goto fail;
-    }
-  if (setjmp (png_jmpbuf (png)))
-    goto fail;
 
-  png_init_io (png, f);
-  png_read_info (png, info);
-  png_get_IHDR (png, info, &width, &height, &bit_depth, &color_type, NULL, NULL, NULL);
-  if (width > 65536 || height > 65536)
+  r.png = png_create_read_struct (PNG_LIBPNG_VER_STRING, &r.io, png_error_fn, png_warning_fn);
+  r.info = r.png ? png_create_info_struct (r.png) : NULL;
+  if (r.png == NULL || r.info == NULL)
     {
-      g_snprintf (err.message, sizeof err.message, "unsupported image size %u × %u", width, height);
-      goto fail;
+      g_strlcpy (r.io.message, "out of memory", sizeof r.io.message);
+      ok = FALSE;
     }
-  /* everything to 8- or 16-bit gray */
-  if (color_type == PNG_COLOR_TYPE_PALETTE)
-    png_set_palette_to_rgb (png);
-  if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8)
-    png_set_expand_gray_1_2_4_to_8 (png);
-  if (color_type & PNG_COLOR_MASK_ALPHA)
-    png_set_strip_alpha (png);
-  if (color_type & PNG_COLOR_MASK_COLOR || color_type == PNG_COLOR_TYPE_PALETTE)
-    png_set_rgb_to_gray_fixed (png, 1, -1, -1);
-  png_read_update_info (png, info);
-  bit_depth = png_get_bit_depth (png, info);
-
-  if (png_get_pHYs (png, info, &ppm_x, &ppm_y, &unit) && unit == PNG_RESOLUTION_METER && ppm_x > 0)
-    ;
   else
-    ppm_x = ppm_y = 0;
-  if (png_get_text (png, info, &text, &n_text) > 0)
-    for (i = 0; i < n_text; i++)
-      if (g_strcmp0 (text[i].key, "airy:scale") == 0)
-        scale = g_ascii_strtod (text[i].text, NULL);
+    ok = png_read_into (&r);
 
-  stack = airy_stack_new (1, height, width);
-  if (stack == NULL)
+  /* png_set_IHDR stores the size before it checks it against the user
+   * limits; libpng then says only "Invalid IHDR data" */
+  if (!ok && r.info != NULL)
     {
-      g_strlcpy (err.message, "out of memory", sizeof err.message);
-      goto fail;
+      width = png_get_image_width (r.png, r.info);
+      height = png_get_image_height (r.png, r.info);
     }
-  stack->bits = bit_depth;
-  if (ppm_x > 0)
-    {
-      stack->dx = 1e6 / ppm_x;
-      stack->dy = 1e6 / (ppm_y ? ppm_y : ppm_x);
-    }
-  row = g_malloc (png_get_rowbytes (png, info));
-  for (y = 0; y < height; y++)
-    {
-      float *dst = stack->data + (gsize) y * width;
-
-      png_read_row (png, row, NULL);
-      for (x = 0; x < width; x++)
-        dst[x] = bit_depth == 16 ? (float) ((row[2 * x] << 8) | row[2 * x + 1]) : (float) row[x];
-    }
-  png_read_end (png, NULL);
-  png_destroy_read_struct (&png, &info, NULL);
-  fclose (f);
-  g_free (row);
-  /* 16-bit files written by Airy carry their scale: restore raw units */
-  if (bit_depth == 16 && scale > 0)
-    {
-      gsize k, n = (gsize) height * width;
-      for (k = 0; k < n; k++)
-        stack->data[k] = (float) (stack->data[k] / 65535.0 * scale);
-      stack->bits = 32;
-    }
-  return stack;
-
-fail:
-  if (png != NULL)
-    png_destroy_read_struct (&png, info ? &info : NULL, NULL);
-  fclose (f);
-  g_free (row);
-  airy_stack_free (stack);
-  g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: not a readable PNG (%s)"), path,
-               err.message[0] ? err.message : "unknown error");
+  if (r.png != NULL)
+    png_destroy_read_struct (&r.png, r.info ? &r.info : NULL, NULL);
+  fclose (r.io.file);
+  free (r.row);
+  if (ok)
+    return r.stack;
+  airy_stack_free (r.stack);
+  if (r.error != NULL)
+    g_propagate_error (error, r.error);
+  else if (width > PNG_MAX_SIDE || height > PNG_MAX_SIDE)
+    g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                 _("%s: width and height must be in [1, %u], got %u × %u"),
+                 path, PNG_MAX_SIDE, width, height);
+  else
+    g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: not a readable PNG (%s)"), path,
+                 r.io.message[0] ? r.io.message : "unknown error");
   return NULL;
 }

@@ -213,8 +213,14 @@ gboolean   airy_png_write_gray16 (const char      *path,
                                   guint            width,
                                   double           dx,
                                   GError         **error);
-/* Reads a PNG as gray (colour converted to luminance); bits = 8 or 16; a
- * 16-bit file written by Airy comes back in its original units. */
+/* Reads any PNG as one plane of gray values in the file's integer scale,
+ * bits = 8 (1-, 2-, 4-bit gray scaled to 0 … 255; palette) or 16: colour
+ * becomes Rec. 709 luminance (0.2126 R + 0.7152 G + 0.0722 B, in integers),
+ * alpha and tRNS are composited over black (a transparent pixel reads 0),
+ * gAMA/cHRM/sRGB/iCCP are ignored, Adam7 files read like plain ones. A
+ * 16-bit file written by Airy comes back in its original units (bits = 32).
+ * Refused: width or height outside [1, 65536], a plane over the memory
+ * budget (checked from IHDR, before decoding), corrupt or truncated files. */
 AiryStack *airy_png_read         (const char      *path,
                                   GError         **error);
 
