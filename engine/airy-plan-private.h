@@ -70,9 +70,6 @@ void      _airy_plan_set_metadata   (AiryPlan *plan);
  * (where the image is made); returns how many. */
 guint     _airy_plan_active_slots   (AiryPlan *plan,
                                      guint    *active);
-void      _airy_plan_plane_range    (AiryPlan    *plan,
-                                     guint        b,
-                                     const float *plane);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryPlan, _airy_plan_free)
 

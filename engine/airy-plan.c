@@ -544,25 +544,7 @@ _airy_plan_alloc_outputs (AiryPlan *plan,
     }
   if (plan->keep_psf)
     plan->psf = airy_stack_new (plan->n_planes, plan->psf_height, plan->psf_width);
-  /* backends take each plane's range while it is in cache */
-  if (plan->out)
-    _airy_stack_init_plane_ranges (plan->out);
   return TRUE;
-}
-
-/* Records the range of result plane b (a worker thread, right after
- * writing it). */
-void
-_airy_plan_plane_range (AiryPlan    *plan,
-                        guint        b,
-                        const float *plane)
-{
-  AiryStack *out = plan->out;
-
-  if (out == NULL || out->plane_min == NULL || b >= out->depth)
-    return;
-  _airy_floats_min_max (plane ? plane : airy_stack_plane (out, b), airy_stack_plane_size (out),
-                        &out->plane_min[b], &out->plane_max[b]);
 }
 
 /* Voxel sizes, plane positions and provenance of the finished stacks. */

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#ifdef __SSE__
+#include <xmmintrin.h>
+#endif
 #include <glib/gstdio.h>
 
 #include "airy-stack.h"
@@ -132,8 +135,6 @@ airy_stack_free (AiryStack *stack)
   else
     g_free (stack->data);
   g_free (stack->z);
-  g_free (stack->plane_min);
-  g_free (stack->plane_max);
   g_free (stack->wavelengths);
   g_free (stack->weights);
   g_free (stack->system_json);
@@ -150,11 +151,6 @@ airy_stack_copy (const AiryStack *stack)
   memcpy (copy->data, stack->data, (gsize) stack->depth * airy_stack_plane_size (stack) * sizeof (float));
   airy_stack_copy_metadata (copy, stack);
   copy->bits = stack->bits;
-  if (stack->plane_min != NULL)
-    {
-      copy->plane_min = g_memdup2 (stack->plane_min, stack->depth * sizeof (float));
-      copy->plane_max = g_memdup2 (stack->plane_max, stack->depth * sizeof (float));
-    }
   return copy;
 }
 
@@ -238,19 +234,6 @@ airy_stack_set_z (AiryStack    *stack,
     stack->z = g_memdup2 (z, n * sizeof (double));
 }
 
-void
-_airy_stack_init_plane_ranges (AiryStack *stack)
-{
-  guint k;
-
-  g_free (stack->plane_min);
-  g_free (stack->plane_max);
-  stack->plane_min = g_new (float, MAX (stack->depth, 1));
-  stack->plane_max = g_new (float, MAX (stack->depth, 1));
-  for (k = 0; k < stack->depth; k++)
-    stack->plane_min[k] = stack->plane_max[k] = NAN;
-}
-
 gsize
 airy_stack_plane_size (const AiryStack *stack)
 {
@@ -271,53 +254,58 @@ _airy_floats_min_max (const float *v,
                       float       *min,
                       float       *max)
 {
-  /* eight independent lanes so the compiler can keep them in one vector;
-   * NaN compares false and is skipped */
-  float lo[8], hi[8];
-  gsize i, k;
+  float lo = INFINITY, hi = -INFINITY;
+  gsize i = 0;
 
-  for (k = 0; k < 8; k++)
-    {
-      lo[k] = INFINITY;
-      hi[k] = -INFINITY;
-    }
-  for (i = 0; i + 8 <= n; i += 8)
-    for (k = 0; k < 8; k++)
+#ifdef __SSE__
+  /* min_ps (x, m) is x < m ? x : m: a NaN in x leaves m as it was; two
+   * registers of each so the loads keep flowing */
+  {
+    __m128 lo0 = _mm_set1_ps (INFINITY), lo1 = lo0, hi0 = _mm_set1_ps (-INFINITY), hi1 = hi0;
+    float l[4], h[4];
+    guint k;
+
+    for (; i + 8 <= n; i += 8)
       {
-        lo[k] = v[i + k] < lo[k] ? v[i + k] : lo[k];
-        hi[k] = v[i + k] > hi[k] ? v[i + k] : hi[k];
+        __m128 a = _mm_loadu_ps (v + i), b = _mm_loadu_ps (v + i + 4);
+
+        lo0 = _mm_min_ps (a, lo0);
+        lo1 = _mm_min_ps (b, lo1);
+        hi0 = _mm_max_ps (a, hi0);
+        hi1 = _mm_max_ps (b, hi1);
       }
+    _mm_storeu_ps (l, _mm_min_ps (lo0, lo1));
+    _mm_storeu_ps (h, _mm_max_ps (hi0, hi1));
+    for (k = 0; k < 4; k++)
+      {
+        lo = MIN (lo, l[k]);
+        hi = MAX (hi, h[k]);
+      }
+  }
+#endif
+  /* NaN compares false and is skipped */
   for (; i < n; i++)
     {
-      lo[0] = v[i] < lo[0] ? v[i] : lo[0];
-      hi[0] = v[i] > hi[0] ? v[i] : hi[0];
+      lo = v[i] < lo ? v[i] : lo;
+      hi = v[i] > hi ? v[i] : hi;
     }
-  for (k = 1; k < 8; k++)
-    {
-      lo[0] = MIN (lo[0], lo[k]);
-      hi[0] = MAX (hi[0], hi[k]);
-    }
-  *min = lo[0];
-  *max = hi[0];
+  *min = lo;
+  *max = hi;
 }
 
 typedef struct
 {
-  const AiryStack *stack;
-  guint            first, last;   /* planes [first, last) */
-  float           *lo, *hi;       /* per plane */
+  const float *v;
+  gsize        n;
+  float        lo, hi;
 } RangeJob;
 
 static gpointer
 range_job (gpointer data)
 {
   RangeJob *j = data;
-  gsize n = airy_stack_plane_size (j->stack);
-  guint k;
 
-  for (k = j->first; k < j->last; k++)
-    if (isnan (j->lo[k]))
-      _airy_floats_min_max (j->stack->data + k * n, n, &j->lo[k], &j->hi[k]);
+  _airy_floats_min_max (j->v, j->n, &j->lo, &j->hi);
   return NULL;
 }
 
@@ -326,48 +314,36 @@ airy_stack_min_max (const AiryStack *stack,
                     float           *min,
                     float           *max)
 {
-  g_autofree float *lo = NULL, *hi = NULL;
-  g_autofree guint *todo = NULL;
-  float a = INFINITY, b = -INFINITY;
-  guint k, n_todo = 0;
+  gsize n = (gsize) stack->depth * airy_stack_plane_size (stack);
+  /* a thread per 16 MB, up to the cores */
+  guint n_threads = (guint) CLAMP (n >> 22, 1, g_get_num_processors ()), t;
+  g_autofree RangeJob *jobs = NULL;
+  g_autofree GThread **threads = NULL;
+  gsize per;
 
   g_return_if_fail (stack != NULL && stack->data != NULL);
 
-  lo = g_new (float, MAX (stack->depth, 1));
-  hi = g_new (float, MAX (stack->depth, 1));
-  for (k = 0; k < stack->depth; k++)
+  jobs = g_new0 (RangeJob, n_threads);
+  threads = g_new0 (GThread *, n_threads);
+  per = (n + n_threads - 1) / n_threads;
+  for (t = 0; t < n_threads; t++)
     {
-      gboolean known = stack->plane_min != NULL && !isnan (stack->plane_min[k]);
+      gsize first = MIN (t * per, n);
 
-      lo[k] = known ? stack->plane_min[k] : NAN;
-      hi[k] = known ? stack->plane_max[k] : NAN;
-      n_todo += !known;
+      jobs[t] = (RangeJob) { stack->data + first, MIN (per, n - first), INFINITY, -INFINITY };
+      if (t + 1 < n_threads)
+        threads[t] = g_thread_new ("airy-range", range_job, &jobs[t]);
     }
-  if (n_todo > 0)
+  range_job (&jobs[n_threads - 1]);
+  for (t = 0; t + 1 < n_threads; t++)
+    g_thread_join (threads[t]);
+  *min = INFINITY;
+  *max = -INFINITY;
+  for (t = 0; t < n_threads; t++)
     {
-      /* the planes nobody measured, split over the cores in contiguous runs */
-      guint64 bytes = (guint64) n_todo * airy_stack_plane_size (stack) * 4;
-      guint n_threads = (guint) MIN ((guint64) g_get_num_processors (), MAX (bytes >> 24, 1));
-      g_autofree RangeJob *jobs = g_new0 (RangeJob, MAX (n_threads, 1));
-      g_autofree GThread **threads = g_new0 (GThread *, MAX (n_threads, 1));
-      guint t, per = (stack->depth + n_threads - 1) / n_threads;
-
-      for (t = 0; t < n_threads; t++)
-        {
-          jobs[t] = (RangeJob) { stack, MIN (t * per, stack->depth), MIN ((t + 1) * per, stack->depth), lo, hi };
-          threads[t] = t + 1 < n_threads ? g_thread_new ("airy-range", range_job, &jobs[t]) : NULL;
-        }
-      range_job (&jobs[n_threads - 1]);
-      for (t = 0; t + 1 < n_threads; t++)
-        g_thread_join (threads[t]);
+      *min = MIN (*min, jobs[t].lo);
+      *max = MAX (*max, jobs[t].hi);
     }
-  for (k = 0; k < stack->depth; k++)
-    {
-      a = MIN (a, lo[k]);
-      b = MAX (b, hi[k]);
-    }
-  *min = a;
-  *max = b;
 }
 
 /* ---- resampling ---- */

@@ -11,10 +11,8 @@ G_BEGIN_DECLS
  *
  * z positions: plane k sits at z0 + k·dz, unless `z` holds the exact
  * position of every plane (a non-uniform list; dz is then their mean
- * spacing). Per-plane minimum and maximum are kept when the producer took
- * them (NaN where unknown); writers use them instead of a pass over the
- * stack. Computed stacks also carry their provenance: the spectrum and the
- * system as JSON, which OME-TIFF files store.
+ * spacing). Computed stacks also carry their provenance: the spectrum and
+ * the system as JSON, which OME-TIFF files store.
  */
 typedef struct
 {
@@ -28,8 +26,6 @@ typedef struct
   double  z0;      /* z of the first plane, µm */
   int     bits;    /* 8, 16 or 32 as read; 32 for computed stacks */
   double *z;       /* depth exact positions (µm), or NULL for z0 + k·dz */
-  float  *plane_min;   /* depth entries or NULL; NaN: not taken */
-  float  *plane_max;
   guint   n_wavelengths;   /* provenance, 0 when unknown */
   double *wavelengths;     /* vacuum, µm */
   double *weights;
@@ -49,8 +45,7 @@ AiryStack *airy_stack_copy       (const AiryStack *stack);
 float     *airy_stack_plane      (const AiryStack *stack,
                                   guint            z);
 gsize      airy_stack_plane_size (const AiryStack *stack);
-/* The whole stack's range: from the per-plane values where they were
- * taken, the rest computed on all cores. */
+/* The whole stack's range (NaN ignored), on all cores. */
 void       airy_stack_min_max    (const AiryStack *stack,
                                   float           *min,
                                   float           *max);
@@ -86,8 +81,6 @@ AiryStack *_airy_stack_resample  (const AiryStack *src,
                                   guint            depth,
                                   const double    *z_dst,
                                   const double    *z_src);
-/* Allocates the per-plane ranges (NaN) for a producer to fill. */
-void       _airy_stack_init_plane_ranges (AiryStack *stack);
 /* min and max of n floats (NaN ignored; +inf/−inf when all are NaN). */
 void       _airy_floats_min_max  (const float     *v,
                                   gsize            n,

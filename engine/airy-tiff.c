@@ -111,13 +111,15 @@ out_pos (Out *o)
   return o->base + o->buf->len;
 }
 
+/* zeros up to `pos` (the start of the pixel block) */
 static void
-pad_to (Out *o, guint64 align)
+pad_until (Out *o, guint64 pos)
 {
   static const guint8 zeros[4096];
 
-  while (out_pos (o) % align)
-    put (o, zeros, MIN (sizeof zeros, align - out_pos (o) % align));
+  g_assert (out_pos (o) <= pos);
+  while (out_pos (o) < pos)
+    put (o, zeros, (gsize) MIN (sizeof zeros, pos - out_pos (o)));
 }
 
 static void
@@ -471,8 +473,7 @@ lay_out (const PageTags *t, gboolean big, gboolean single_ifd, GByteArray *head_
   strip0 = *data_offset;
   n = page_entries (t, big, TRUE, &strip0, &count0, shared, entries);
   next_at = emit_ifd (&head, entries, n);
-  pad_to (&head, 4096);
-  g_assert (out_pos (&head) == *data_offset);
+  pad_until (&head, *data_offset);
   for (i = 0; i < n; i++)
     if (entries[i].tag == TAG_X_RESOLUTION)
       shared[0] = entries[i].shared;
@@ -517,7 +518,8 @@ airy_tiff_write_full (const char                 *path,
   guint64 plane_bytes, data_bytes, classic_limit, data_offset, size;
   gboolean ome, big, single_ifd = FALSE;
   PageTags tags;
-  float lo, hi;
+  float lo = 0, hi = 0;
+  gboolean ok;
   guint k;
   int fd;
 
@@ -530,11 +532,16 @@ airy_tiff_write_full (const char                 *path,
   data_bytes = plane_bytes * stack->depth;
   classic_limit = options->classic_limit ? options->classic_limit : G_GUINT64_CONSTANT (0xffffffff);
 
-  airy_stack_min_max (stack, &lo, &hi);
+  /* ImageJ's display range: the stack's min and max, on all cores (a pass
+   * over the stack costs less here than in the workers, where every run
+   * would pay it, and less than beside the write, which it slows) */
   if (ome)
     desc = _airy_ome_xml_new (stack, base);
   else
-    desc = imagej_description (path, stack, lo, hi, airy_stack_z_uniform (stack), options->warnings);
+    {
+      airy_stack_min_max (stack, &lo, &hi);
+      desc = imagej_description (path, stack, lo, hi, airy_stack_z_uniform (stack), options->warnings);
+    }
   zs = g_new (double, stack->depth);
   for (k = 0; k < stack->depth; k++)
     zs[k] = airy_stack_get_z (stack, k);
@@ -587,9 +594,10 @@ airy_tiff_write_full (const char                 *path,
   fd = airy_atomic_begin (path, &tmp, error);
   if (fd < 0)
     return FALSE;
-  if (!write_all (fd, head_buf->data, head_buf->len, path, error)
-      || !write_all (fd, stack->data, data_bytes, path, error)
-      || !write_all (fd, tail_buf->data, tail_buf->len, path, error))
+  ok = write_all (fd, head_buf->data, head_buf->len, path, error)
+       && write_all (fd, stack->data, data_bytes, path, error)
+       && write_all (fd, tail_buf->data, tail_buf->len, path, error);
+  if (!ok)
     {
       close (fd);
       airy_atomic_abort (tmp);

@@ -369,16 +369,7 @@ job_run (gpointer data)
           break;
         }
       if (fast)
-        {
-          float lo, hi;
-
-          _airy_psf_worker_plane (fast, b, plan->z[b], target, &lo, &hi);
-          if (direct && plan->out->plane_min)
-            {
-              plan->out->plane_min[b] = lo;
-              plan->out->plane_max[b] = hi;
-            }
-        }
+        _airy_psf_worker_plane (fast, b, plan->z[b], target);
       else if (!generic_plane (plan, &generic, &plane, target, &job->error))
         {
           ok = FALSE;
@@ -427,8 +418,6 @@ job_run (gpointer data)
         }
       else if (!direct)
         memcpy (airy_stack_plane (plan->out, b), target, npsf * sizeof (float));
-      if (!(fast && direct))
-        _airy_plan_plane_range (plan, b, NULL);
       _airy_plan_plane_done (plan);
     }
 

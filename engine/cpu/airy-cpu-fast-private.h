@@ -34,14 +34,11 @@ void           _airy_psf_shared_band    (AiryPsfShared  *shared,
                                          guint          *y0,
                                          guint          *rows);
 
-/* Writes the weighted intensity of plane b (psf_height × psf_width) and,
- * where asked, its range. */
+/* Writes the weighted intensity of plane b (psf_height × psf_width). */
 void           _airy_psf_worker_plane   (AiryPsfWorker  *worker,
                                          guint           b,
                                          double          z,
-                                         float          *out,
-                                         float          *out_min,
-                                         float          *out_max);
+                                         float          *out);
 
 /* The imaging convolution's forward transforms: h × w real planes in the
  * top-left of a ph × pw grid, real-to-complex. The first pass (rows; all-zero

@@ -369,21 +369,11 @@ void
 _airy_psf_worker_plane (AiryPsfWorker *w,
                         guint          b,
                         double         z,
-                        float         *out,
-                        float         *out_min,
-                        float         *out_max)
+                        float         *out)
 {
   AiryPsfShared *s = w->shared;
   guint l, r, y, x0, bb;
   gboolean synced = !(s->uniform && w->last_b == (int) b - 1 && w->since_sync < 16);
-  /* the plane's range, taken as the last wavelength's values are stored */
-  float lo[BLOCK], hi[BLOCK];
-
-  for (bb = 0; bb < BLOCK; bb++)
-    {
-      lo[bb] = INFINITY;
-      hi[bb] = -INFINITY;
-    }
 
   for (l = 0; l < s->n_lambda; l++)
     {
@@ -468,26 +458,11 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
                     float re = v[2 * (gsize) bb * w->ld], im = v[2 * (gsize) bb * w->ld + 1];
                     dst[bb] += scale * (re * re + im * im);
                   }
-              if (l + 1 == s->n_lambda)
-                for (bb = 0; bb < nbk; bb++)
-                  {
-                    lo[bb] = dst[bb] < lo[bb] ? dst[bb] : lo[bb];
-                    hi[bb] = dst[bb] > hi[bb] ? dst[bb] : hi[bb];
-                  }
             }
         }
     }
   w->since_sync = synced ? 1 : w->since_sync + 1;
   w->last_b = (int) b;
-  for (bb = 1; bb < BLOCK; bb++)
-    {
-      lo[0] = MIN (lo[0], lo[bb]);
-      hi[0] = MAX (hi[0], hi[bb]);
-    }
-  if (out_min)
-    *out_min = lo[0];
-  if (out_max)
-    *out_max = hi[0];
 }
 
 /* Blocks of the convolution's second pass: 16 columns × ph × 8 bytes =
