@@ -8,6 +8,26 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
   return 0;
 }
 
+/* The same bytes through the reader's memory entry point: the same answer. */
+static void
+check_memory_read (const uint8_t *data, size_t size, const AiryStack *from_file, const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryStack) stack = _airy_tiff_read_memory (data, size, path, NULL, &error);
+
+  if ((stack == NULL) != (from_file == NULL))
+    abort ();
+  if (stack == NULL)
+    {
+      if (error == NULL || error->domain != AIRY_ERROR || !g_str_has_prefix (error->message, path))
+        abort ();
+      return;
+    }
+  if (stack->depth != from_file->depth || stack->height != from_file->height || stack->width != from_file->width
+      || memcmp (stack->data, from_file->data, (gsize) stack->depth * airy_stack_plane_size (stack) * 4) != 0)
+    abort ();
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
@@ -15,6 +35,29 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   const char *path = fuzz_input_path (data, size);
   g_autoptr(AiryStack) stack = airy_tiff_read (path, &error);
 
+  check_memory_read (data, size, stack, path);
+  /* a hyperstack's first channel and frame, a probe, an expected plane
+   * count: other paths through the same checks */
+  {
+    AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+    g_autoptr(GError) e2 = NULL;
+    g_autoptr(AiryStack) picked = NULL;
+    g_autoptr(AiryStack) head = NULL;
+
+    ro.channel = 0;
+    ro.frame = 0;
+    ro.max_planes = 8;
+    picked = airy_tiff_read_full (path, &ro, &e2);
+    if (picked == NULL && (e2 == NULL || e2->domain != AIRY_ERROR))
+      abort ();
+    g_clear_error (&e2);
+    head = airy_tiff_probe (path, &ro, &e2);
+    /* a probe reads no pixels, so it may pass a file whose compressed
+     * data turn out corrupt; never the other way round */
+    if (picked != NULL && (head == NULL || head->data != NULL || head->depth != picked->depth
+                           || head->height != picked->height || head->width != picked->width))
+      abort ();
+  }
   if (stack == NULL)
     {
       if (error == NULL || error->domain != AIRY_ERROR || !g_str_has_prefix (error->message, path))
