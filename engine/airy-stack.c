@@ -719,6 +719,14 @@ AiryStack *
 airy_image_read (const char *path,
                  GError    **error)
 {
+  return airy_image_read_full (path, NULL, error);
+}
+
+AiryStack *
+airy_image_read_full (const char            *path,
+                      const AiryReadOptions *options,
+                      GError               **error)
+{
   guint8 magic[8] = { 0 };
   FILE *f = g_fopen (path, "rb");
   size_t got;
@@ -735,7 +743,7 @@ airy_image_read (const char *path,
     return airy_png_read (path, error);
   if (got >= 4 && (memcmp (magic, "II*\0", 4) == 0 || memcmp (magic, "MM\0*", 4) == 0
                    || memcmp (magic, "II+\0", 4) == 0 || memcmp (magic, "MM\0+", 4) == 0))
-    return airy_tiff_read (path, error);
+    return airy_tiff_read_full (path, options, error);
   g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
                _("%s: not a TIFF or PNG image"), path);
   return NULL;

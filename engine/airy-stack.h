@@ -26,6 +26,10 @@ typedef struct
   double  z0;      /* z of the first plane, µm */
   int     bits;    /* 8, 16 or 32 as read; 32 for computed stacks */
   double *z;       /* depth exact positions (µm), or NULL for z0 + k·dz */
+  guint   n_channels;      /* read from a hyperstack: its channels and time */
+  guint   n_frames;        /*   points (1 or 0: none), and which were read */
+  guint   channel;
+  guint   frame;
   guint   n_wavelengths;   /* provenance, 0 when unknown */
   double *wavelengths;     /* vacuum, µm */
   double *weights;

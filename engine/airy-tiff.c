@@ -1052,6 +1052,7 @@ desc_count (Reader *r, const char *desc, const char *key, guint *out, GError **e
 typedef struct
 {
   guint     depth;
+  guint     n_channels, n_frames, channel, frame;
   guint     height, width;
   guint16   bits, format;
   double    dx, dy, dz, z0;
@@ -1483,6 +1484,10 @@ layout_find (Reader *r, const AiryReadOptions *o, Layout *l, GError **error)
           l->dy = scale / yres;
         }
     }
+  l->n_channels = C;
+  l->n_frames = T;
+  l->channel = c;
+  l->frame = t;
   if (!(l->dx > 0 && isfinite (l->dx)) || !(l->dy > 0 && isfinite (l->dy)))
     l->dx = l->dy = 0;
   if (!isfinite (l->dz) || !isfinite (l->z0))
@@ -1659,6 +1664,10 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
         }
     }
   stack->bits = l.bits;
+  stack->n_channels = l.n_channels;
+  stack->n_frames = l.n_frames;
+  stack->channel = l.channel;
+  stack->frame = l.frame;
   stack->dx = l.dx;
   stack->dy = l.dy;
   stack->dz = l.dz;

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include <gtk/gtk.h>
+#include <tiffio.h>
 #include <glib/gstdio.h>
 
 #include "airy.h"
@@ -568,6 +569,75 @@ test_gl_bad_files (Fixture *f, gconstpointer data)
   g_unlink (text);
 }
 
+/* An ImageJ hyperstack (2 channels × 3 slices × 2 time points, written by
+ * tifffile's layout rules: one page per image, channel fastest): the
+ * viewer shows channel 1, time point 1 and offers the others; a choice
+ * reads the file again. No axis is folded into z. */
+static void
+test_gl_hyperstack (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "hyper.tif", NULL);
+  g_autoptr(GError) error = NULL;
+  AiryStack *shown;
+  guint n_c, n_t, c, t, k;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  {
+    TIFF *tif = TIFFOpen (path, "w");
+    float row[10];
+    guint y, x;
+
+    g_assert_nonnull (tif);
+    /* page (t·3 + z)·2 + c holds 100 c + 10 z + 1000 t */
+    for (k = 0; k < 12; k++)
+      {
+        TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, 10);
+        TIFFSetField (tif, TIFFTAG_IMAGELENGTH, 8);
+        TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 32);
+        TIFFSetField (tif, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
+        TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, 1);
+        TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+        TIFFSetField (tif, TIFFTAG_ROWSPERSTRIP, 8);
+        if (k == 0)
+          TIFFSetField (tif, TIFFTAG_IMAGEDESCRIPTION,
+                        "ImageJ=1.53t\nimages=12\nchannels=2\nslices=3\nframes=2\nhyperstack=true\n");
+        for (x = 0; x < 10; x++)
+          row[x] = (float) (100 * (k % 2) + 10 * ((k / 2) % 3) + 1000 * (k / 6));
+        for (y = 0; y < 8; y++)
+          g_assert_cmpint (TIFFWriteScanline (tif, row, y, 0), ==, 1);
+        TIFFWriteDirectory (tif);
+      }
+    TIFFClose (tif);
+  }
+  g_assert_true (airy_stack_viewer_open (f->viewer, path, &error));
+  shown = airy_stack_view_get_stack (f->view);
+  airy_stack_viewer_get_hyperstack (f->viewer, &n_c, &n_t, &c, &t);
+  g_assert_cmpuint (n_c, ==, 2);
+  g_assert_cmpuint (n_t, ==, 2);
+  g_assert_cmpuint (c, ==, 0);
+  g_assert_cmpuint (t, ==, 0);
+  g_assert_cmpuint (shown->depth, ==, 3);
+  g_assert_cmpfloat (airy_stack_plane (shown, 1)[0], ==, 10.0f);
+  /* channel 2, time point 2 */
+  airy_stack_viewer_set_hyperstack_plane (f->viewer, 1, 1);
+  shown = airy_stack_view_get_stack (f->view);
+  airy_stack_viewer_get_hyperstack (f->viewer, &n_c, &n_t, &c, &t);
+  g_assert_cmpuint (c, ==, 1);
+  g_assert_cmpuint (t, ==, 1);
+  g_assert_cmpuint (shown->depth, ==, 3);
+  for (k = 0; k < 3; k++)
+    g_assert_cmpfloat (airy_stack_plane (shown, k)[0], ==, 100.0f + 10.0f * k + 1000.0f);
+  /* a plain stack has no choosers */
+  airy_stack_viewer_set_stack (f->viewer, gradient_stack (2, 16, 16, 0.1, 0.1));
+  airy_stack_viewer_get_hyperstack (f->viewer, &n_c, &n_t, &c, &t);
+  g_assert_cmpuint (n_c, ==, 0);
+  g_unlink (path);
+}
+
 /* ---- the slot path ---- */
 
 /* A result "on a device": no host stack, values x + 100 z served only
@@ -812,6 +882,7 @@ main (int argc, char **argv)
   g_test_add ("/viewer/gl/line-profile", Fixture, NULL, fixture_setup, test_gl_line_profile, fixture_teardown);
   g_test_add ("/viewer/gl/export", Fixture, NULL, fixture_setup, test_gl_export, fixture_teardown);
   g_test_add ("/viewer/gl/bad-files", Fixture, NULL, fixture_setup, test_gl_bad_files, fixture_teardown);
+  g_test_add ("/viewer/gl/hyperstack", Fixture, NULL, fixture_setup, test_gl_hyperstack, fixture_teardown);
   g_test_add ("/viewer/gl/slot-path", Fixture, NULL, fixture_setup, test_gl_slot_path, fixture_teardown);
   g_test_add ("/viewer/gl/cpu-slot", Fixture, NULL, fixture_setup, test_gl_cpu_slot, fixture_teardown);
   status = g_test_run ();

@@ -39,6 +39,12 @@ struct _AiryStackViewer
   guint                play_source;
   gboolean             updating;
   char                *readout_text;
+  /* a hyperstack's channel and time point (the file is read again for
+   * another one) */
+  char                *path;
+  GtkWidget           *hyper_box;
+  GtkWidget           *channel_spin;
+  GtkWidget           *frame_spin;
 };
 
 G_DEFINE_FINAL_TYPE (AiryStackViewer, airy_stack_viewer, GTK_TYPE_BOX)
@@ -56,6 +62,7 @@ static void
 airy_stack_viewer_finalize (GObject *object)
 {
   g_free (AIRY_STACK_VIEWER (object)->readout_text);
+  g_free (AIRY_STACK_VIEWER (object)->path);
   G_OBJECT_CLASS (airy_stack_viewer_parent_class)->finalize (object);
 }
 
@@ -312,6 +319,9 @@ airy_stack_viewer_set_resident (AiryStackViewer *self,
   gboolean first = airy_stack_view_get_stack (self->view) == NULL;
   const AiryStack *stack = resident ? airy_resident_get_stack (resident) : NULL;
 
+  /* a new stack is not a file's channel or time point until open says so */
+  g_clear_pointer (&self->path, g_free);
+  gtk_widget_set_visible (self->hyper_box, FALSE);
   airy_stack_viewer_show_message (self, NULL);
   airy_stack_view_set_resident (self->view, resident);
   if (stack)
@@ -349,14 +359,18 @@ airy_stack_viewer_get_axial_plot (AiryStackViewer *self)
   return self->axial_plot;
 }
 
-gboolean
-airy_stack_viewer_open (AiryStackViewer *self,
-                        const char      *path,
-                        GError         **error)
+/* Reads one z stack of the file: of a hyperstack, the channel and time
+ * point asked for (0-based), and shows the choosers for them. */
+static gboolean
+open_stack (AiryStackViewer *self, const char *path, guint channel, guint frame, GError **error)
 {
   g_autoptr(GError) local = NULL;
-  AiryStack *stack = airy_image_read (path, &local);
+  AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+  AiryStack *stack;
 
+  ro.channel = (int) channel;
+  ro.frame = (int) frame;
+  stack = airy_image_read_full (path, &ro, &local);
   if (stack == NULL)
     {
       g_autofree char *msg = g_strdup_printf (_("Could not open: %s"), local->message);
@@ -367,7 +381,64 @@ airy_stack_viewer_open (AiryStackViewer *self,
   if (stack->dx <= 0)
     stack->dx = stack->dy = 1.0;   /* unknown: pixels */
   airy_stack_viewer_set_stack (self, stack);
+  /* after set_stack, which forgets the file */
+  self->path = g_strdup (path);
+  self->updating = TRUE;
+  gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->channel_spin), 1, MAX (stack->n_channels, 1));
+  gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->frame_spin), 1, MAX (stack->n_frames, 1));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->channel_spin), stack->channel + 1);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->frame_spin), stack->frame + 1);
+  gtk_widget_set_visible (gtk_widget_get_parent (self->channel_spin), stack->n_channels > 1);
+  gtk_widget_set_visible (gtk_widget_get_parent (self->frame_spin), stack->n_frames > 1);
+  gtk_widget_set_visible (self->hyper_box, stack->n_channels > 1 || stack->n_frames > 1);
+  self->updating = FALSE;
   return TRUE;
+}
+
+gboolean
+airy_stack_viewer_open (AiryStackViewer *self,
+                        const char      *path,
+                        GError         **error)
+{
+  return open_stack (self, path, 0, 0, error);
+}
+
+void
+airy_stack_viewer_get_hyperstack (AiryStackViewer *self,
+                                  guint           *n_channels,
+                                  guint           *n_frames,
+                                  guint           *channel,
+                                  guint           *frame)
+{
+  gboolean shown = gtk_widget_get_visible (self->hyper_box);
+  GtkAdjustment *c = gtk_spin_button_get_adjustment (GTK_SPIN_BUTTON (self->channel_spin));
+  GtkAdjustment *t = gtk_spin_button_get_adjustment (GTK_SPIN_BUTTON (self->frame_spin));
+
+  *n_channels = shown ? (guint) gtk_adjustment_get_upper (c) : 0;
+  *n_frames = shown ? (guint) gtk_adjustment_get_upper (t) : 0;
+  *channel = shown ? (guint) gtk_adjustment_get_value (c) - 1 : 0;
+  *frame = shown ? (guint) gtk_adjustment_get_value (t) - 1 : 0;
+}
+
+/* as a person would: through the spin buttons */
+void
+airy_stack_viewer_set_hyperstack_plane (AiryStackViewer *self,
+                                        guint            channel,
+                                        guint            frame)
+{
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->channel_spin), channel + 1);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->frame_spin), frame + 1);
+}
+
+static void
+on_hyper_axis (GtkSpinButton *spin, AiryStackViewer *self)
+{
+  g_autofree char *path = g_strdup (self->path);
+
+  if (self->updating || path == NULL)
+    return;
+  open_stack (self, path, (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->channel_spin)) - 1,
+              (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->frame_spin)) - 1, NULL);
 }
 
 guint8 *
@@ -775,6 +846,16 @@ airy_stack_viewer_init (AiryStackViewer *self)
   button = gtk_button_new_with_label ("1:1");
   g_signal_connect (button, "clicked", G_CALLBACK (on_one), self);
   gtk_box_append (GTK_BOX (toolbar2), button);
+  /* shown for hyperstacks only: which channel and time point is on screen */
+  self->hyper_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  self->channel_spin = gtk_spin_button_new_with_range (1, 1, 1);
+  self->frame_spin = gtk_spin_button_new_with_range (1, 1, 1);
+  gtk_box_append (GTK_BOX (self->hyper_box), labelled (_("Channel"), self->channel_spin));
+  gtk_box_append (GTK_BOX (self->hyper_box), labelled (_("Time point"), self->frame_spin));
+  g_signal_connect (self->channel_spin, "value-changed", G_CALLBACK (on_hyper_axis), self);
+  g_signal_connect (self->frame_spin, "value-changed", G_CALLBACK (on_hyper_axis), self);
+  gtk_widget_set_visible (self->hyper_box, FALSE);
+  gtk_box_append (GTK_BOX (toolbar2), self->hyper_box);
 
   self->message = gtk_label_new ("");
   gtk_label_set_wrap (GTK_LABEL (self->message), TRUE);

@@ -43,6 +43,17 @@ void           airy_stack_viewer_set_display      (AiryStackViewer   *self,
 gboolean       airy_stack_viewer_open             (AiryStackViewer *self,
                                                    const char      *path,
                                                    GError         **error);
+/* A hyperstack opened from a file: how many channels and time points it
+ * has (0 when the shown stack is no hyperstack), which are shown; and a
+ * choice of another (0-based), read from the file again. */
+void           airy_stack_viewer_get_hyperstack   (AiryStackViewer *self,
+                                                   guint           *n_channels,
+                                                   guint           *n_frames,
+                                                   guint           *channel,
+                                                   guint           *frame);
+void           airy_stack_viewer_set_hyperstack_plane (AiryStackViewer *self,
+                                                       guint            channel,
+                                                       guint            frame);
 /* Exports: the XY view as shown (colormap, contrast, scale bar) at `scale`
  * (1 or 2), the raw slice as 16-bit PNG, the stack or the XZ section as
  * float32 TIFF with its voxel size. */
