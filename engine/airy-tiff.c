@@ -1406,6 +1406,12 @@ layout_find (Reader *r, const AiryReadOptions *o, Layout *l, GError **error)
         }
       if (Z == 0)
         Z = pages->len;
+      if (Z == 0)
+        {
+          /* every page a reduced-resolution copy */
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: no full-resolution page"), r->name);
+          return FALSE;
+        }
 
       l->depth = Z;
       l->ifd = g_new0 (guint64, Z);

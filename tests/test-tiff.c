@@ -641,6 +641,55 @@ test_bad_files (void)
   ro.budget = G_GUINT64_CONSTANT (1) << 40;
   g_assert_cmpint (setrlimit (RLIMIT_AS, &old), ==, 0);
 
+  /* only reduced-resolution copies (a thumbnail-only file), and a stack
+   * whose second page is its thumbnail: that page is not a plane */
+  {
+    TIFF *tif = TIFFOpen (path, "w");
+    guint8 row[6] = { 1, 2, 3, 4, 5, 6 };
+    guint p, y;
+
+    for (p = 0; p < 2; p++)
+      {
+        TIFFSetField (tif, TIFFTAG_SUBFILETYPE, FILETYPE_REDUCEDIMAGE);
+        TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, 6);
+        TIFFSetField (tif, TIFFTAG_IMAGELENGTH, 2);
+        TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 8);
+        TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, 1);
+        TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+        for (y = 0; y < 2; y++)
+          TIFFWriteScanline (tif, row, y, 0);
+        TIFFWriteDirectory (tif);
+      }
+    TIFFClose (tif);
+    assert_refused (path, &ro, AIRY_ERROR_FILE, "no full-resolution page");
+  }
+  {
+    g_autoptr(AiryStack) one = NULL;
+    g_autoptr(GError) error = NULL;
+    TIFF *tif = TIFFOpen (path, "w");
+    guint8 row[6] = { 1, 2, 3, 4, 5, 6 };
+    guint p, y;
+
+    for (p = 0; p < 2; p++)
+      {
+        TIFFSetField (tif, TIFFTAG_SUBFILETYPE, p ? FILETYPE_REDUCEDIMAGE : 0);
+        TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, p ? 3 : 6);
+        TIFFSetField (tif, TIFFTAG_IMAGELENGTH, 2);
+        TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 8);
+        TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, 1);
+        TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+        for (y = 0; y < 2; y++)
+          TIFFWriteScanline (tif, row, y, 0);
+        TIFFWriteDirectory (tif);
+      }
+    TIFFClose (tif);
+    one = airy_tiff_read (path, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (one->depth, ==, 1);
+    g_assert_cmpuint (one->width, ==, 6);
+    g_assert_cmpfloat (one->data[11], ==, 6.0f);
+  }
+
   /* a header and nothing else */
   g_assert_true (g_file_set_contents (path, "II*\0\x08\0\0\0", 8, NULL));
   assert_refused (path, &ro, AIRY_ERROR_FILE, "");
