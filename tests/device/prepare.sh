@@ -60,3 +60,13 @@ for lib in libEGL.so.1 libOpenGL.so.0 libGLdispatch.so.0; do
 done
 echo "prepare: build-device: $want; $(ls build-device/libs | grep -c '\.so') libraries packed, $(ls build-device/libs/gl | wc -l) GL loaders"
 du -sh build-device | awk '{print "prepare: build-device is " $1 " (carry it: name build-device in run\x27s carry)"}'
+# chromatix beside Airy on the same GPU (the GPU issue): ../shared/peers,
+# when this checkout has it, travels inside build-device
+peers=$(cd .. && pwd)/shared/peers
+rm -rf build-device/peers
+if [ -f "$peers/chromatix_bench.py" ]; then
+  cp -r "$peers" build-device/peers
+  echo "prepare: chromatix and its benchmark copied to build-device/peers ($(du -sh build-device/peers | cut -f1))"
+else
+  echo "prepare: no ../shared/peers here: the device run will not time chromatix"
+fi

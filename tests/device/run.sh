@@ -9,7 +9,8 @@
 # CPU's shape and reduced, every mask kind, operation lists, imaging and
 # the NCCL path, memory-limited batches, repeated runs, results kept on the
 # device for the viewer, GL interop through EGL), then `airy-sim bench
-# --backend cuda` on both seed presets. The CPU steps come last and only
+# --backend cuda` on both seed presets, then chromatix on the same GPU
+# when prepare.sh packed it (at most 240 s). The CPU steps come last and only
 # while the time cap (AIRY_DEVICE_TIME_CAP seconds, default 510) allows:
 # the cap stops the CPU part, never the GPU part.
 #
@@ -128,6 +129,24 @@ for preset in seed-widefield seed-imaging; do
   fi
   bench 90 "$preset" --backend cuda --repeat 10 --warmup 2 || fail "bench $preset --backend cuda (exit status $?)"
 done
+
+# chromatix on the same GPU, for the side-by-side (not a failure when its
+# imports do not work there: said, and Airy's numbers stand alone)
+step "chromatix on the same GPU (mean, median, min of 10 jitted calls)"
+if [ ! -f build-device/peers/chromatix_bench.py ]; then
+  say "-- not run: build-device/peers/chromatix_bench.py was not prepared"
+elif ! python3 -c "import jax" 2>/dev/null; then
+  say "-- not run: this machine's python3 has no jax"
+else
+  PYTHONPATH="$PWD/build-device/peers" XLA_PYTHON_CLIENT_PREALLOCATE=false \
+    timeout 240 python3 build-device/peers/chromatix_bench.py --out "$out/chromatix.json" > "$out/chromatix.log" 2>&1
+  status=$?
+  if [ "$status" -eq 0 ]; then
+    tee -a "$summary" < "$out/chromatix.json"
+  else
+    say "-- chromatix did not run (exit status $status): $(grep -v '^ *$' "$out/chromatix.log" | tail -1)"
+  fi
+fi
 
 # The CPU part: only within the cap, each step cut at what is left.
 cpu_step() {
