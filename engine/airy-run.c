@@ -73,10 +73,22 @@ airy_memory_budget (void)
   return budget;
 }
 
+G_DEFINE_BOXED_TYPE (AiryResult, airy_result, airy_result_ref, airy_result_free)
+
+AiryResult *
+airy_result_ref (AiryResult *result)
+{
+  g_return_val_if_fail (result != NULL, NULL);
+
+  g_atomic_int_inc (&result->extra_refs);
+  return result;
+}
+
 void
 airy_result_free (AiryResult *result)
 {
-  if (result == NULL)
+  /* the counter is 0 while one reference is held */
+  if (result == NULL || g_atomic_int_add (&result->extra_refs, -1) > 0)
     return;
   airy_stack_free (result->stack);
   airy_stack_free (result->psf);

@@ -36,7 +36,13 @@ typedef struct
   char      *backend;
   guint      n_devices;
   guint      threads;
+  /*< private >*/
+  gint       extra_refs;   /* references beyond the first: a zeroed result has one */
 } AiryResult;
+
+/* A boxed type, so that signals carry results: a copy is a reference. */
+#define AIRY_TYPE_RESULT (airy_result_get_type ())
+GType       airy_result_get_type (void);
 
 AiryResult *airy_run          (AirySystem           *system,
                                const AiryRunOptions *options,
@@ -44,6 +50,8 @@ AiryResult *airy_run          (AirySystem           *system,
                                gpointer              user_data,
                                GCancellable         *cancellable,
                                GError              **error);
+AiryResult *airy_result_ref   (AiryResult           *result);
+/* Drops a reference; the last one frees the result. */
 void        airy_result_free  (AiryResult           *result);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryResult, airy_result_free)
