@@ -307,7 +307,6 @@ recompute (AiryWindow *self)
       airy_worker_cancel (self->worker);
       airy_bench_panel_show_error (self->panel, error->message);
       set_status (self, _("not computed: fix the marked field"));
-      gtk_widget_set_visible (self->progress, FALSE);
       offer_folder (self, error);
       return;
     }
@@ -329,45 +328,36 @@ on_panel_changed (AiryBenchPanel *panel, AiryWindow *self)
 }
 
 static void
-on_started (AiryWorker *worker, AiryWindow *self)
-{
-  gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (self->progress), 0.0);
-  gtk_widget_set_visible (self->progress, TRUE);
-}
-
-static void
-on_progress (AiryWorker *worker, guint done, guint total, AiryWindow *self)
-{
-  gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (self->progress), total ? (double) done / total : 0.0);
-}
-
-static void
-on_finished (AiryWorker *worker, AiryResult *result, guint64 hash, AiryWindow *self)
+on_finished (AiryWorker *worker,
+             AiryResult *result,
+             guint64     hash,
+             AiryWindow *self)
 {
   g_autofree char *status = NULL;
-  AiryStack *s;
+  const AiryStack *s;
 
-  gtk_widget_set_visible (self->progress, FALSE);
   /* only a result of the parameters now in the panel is shown */
   if (hash != airy_system_hash (self->system))
     return;
-  s = (AiryStack *) airy_resident_get_stack (result->resident);
+  s = airy_resident_get_stack (result->resident);
   status = g_strdup_printf (_("%u plane%s %u² · %.0f ms · %s %u thread%s"), s->depth, s->depth == 1 ? "" : "s",
                             s->width, result->seconds * 1e3,
                             g_str_equal (result->backend, "cpu") ? "CPU" : "CUDA", result->threads,
                             result->threads == 1 ? "" : "s");
   g_free (self->run_status);
   self->run_status = g_steal_pointer (&status);
-  airy_stack_viewer_set_resident (self->viewer, g_steal_pointer (&result->resident));
+  /* the result stays with its backend (on the GPUs for CUDA) */
+  airy_stack_viewer_set_resident (self->viewer, airy_resident_ref (result->resident));
   show_run_status (self);
   self->shown++;
   self->shown_hash = hash;
 }
 
 static void
-on_failed (AiryWorker *worker, GError *error, AiryWindow *self)
+on_failed (AiryWorker   *worker,
+           const GError *error,
+           AiryWindow   *self)
 {
-  gtk_widget_set_visible (self->progress, FALSE);
   /* the last good result stays on screen */
   airy_bench_panel_show_error (self->panel, error->message);
   set_status (self, _("failed"));
@@ -1100,7 +1090,6 @@ airy_window_init (AiryWindow *self)
   self->progress = gtk_progress_bar_new ();
   gtk_widget_set_valign (self->progress, GTK_ALIGN_CENTER);
   gtk_widget_set_size_request (self->progress, 120, -1);
-  gtk_widget_set_visible (self->progress, FALSE);
   gtk_header_bar_pack_start (GTK_HEADER_BAR (header), self->progress);
   menu = primary_menu (self);
   gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (menu_button), menu);
@@ -1153,8 +1142,9 @@ airy_window_init (AiryWindow *self)
   gtk_window_set_child (GTK_WINDOW (self), content);
 
   self->worker = airy_worker_new ();
-  g_signal_connect (self->worker, "started", G_CALLBACK (on_started), self);
-  g_signal_connect (self->worker, "progress", G_CALLBACK (on_progress), self);
+  /* shown while the engine works: from an edit until its result */
+  g_object_bind_property (self->worker, "busy", self->progress, "visible", G_BINDING_SYNC_CREATE);
+  g_object_bind_property (self->worker, "fraction", self->progress, "fraction", G_BINDING_SYNC_CREATE);
   g_signal_connect (self->worker, "finished", G_CALLBACK (on_finished), self);
   g_signal_connect (self->worker, "failed", G_CALLBACK (on_failed), self);
   g_signal_connect (self->panel, "changed", G_CALLBACK (on_panel_changed), self);

@@ -29,12 +29,39 @@ struct _AiryWorker
   GCancellable *current;    /* the run whose result counts */
   guint         running;
   guint         started;
+  gboolean      busy;       /* as last notified */
+  double        fraction;
 };
 
 G_DEFINE_FINAL_TYPE (AiryWorker, airy_worker, G_TYPE_OBJECT)
 
-enum { SIGNAL_STARTED, SIGNAL_PROGRESS, SIGNAL_FINISHED, SIGNAL_FAILED, N_SIGNALS };
+enum { SIGNAL_FINISHED, SIGNAL_FAILED, N_SIGNALS };
 static guint signals[N_SIGNALS];
+
+enum { PROP_0, PROP_BUSY, PROP_FRACTION, N_PROPS };
+static GParamSpec *properties[N_PROPS];
+
+/* After every change of pending or running: ::notify::busy when it flips. */
+static void
+update_busy (AiryWorker *self)
+{
+  gboolean busy = self->pending != NULL || self->running > 0;
+
+  if (busy == self->busy)
+    return;
+  self->busy = busy;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+}
+
+static void
+set_fraction (AiryWorker *self,
+              double      fraction)
+{
+  if (fraction == self->fraction)
+    return;
+  self->fraction = fraction;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FRACTION]);
+}
 
 static void
 job_free (Job *job)
@@ -61,7 +88,7 @@ progress_idle (gpointer data)
   job->idle = 0;
   g_mutex_unlock (&job->lock);
   if (job->worker && job->cancellable == job->worker->current)
-    g_signal_emit (job->worker, signals[SIGNAL_PROGRESS], 0, done, total);
+    set_fraction (job->worker, total ? (double) done / total : 0.0);
   return G_SOURCE_REMOVE;
 }
 
@@ -104,9 +131,10 @@ run_done (GObject *source, GAsyncResult *res, gpointer data)
   GTask *task = G_TASK (res);
   Job *job = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  AiryResult *result = g_task_propagate_pointer (task, &error);
+  g_autoptr(AiryResult) result = g_task_propagate_pointer (task, &error);
 
   self->running--;
+  update_busy (self);
   g_mutex_lock (&job->lock);
   if (job->idle)
     {
@@ -117,16 +145,10 @@ run_done (GObject *source, GAsyncResult *res, gpointer data)
   g_mutex_unlock (&job->lock);
   /* a stale run (cancelled, or overtaken by a newer one) announces nothing */
   if (job->cancellable != self->current)
-    {
-      airy_result_free (result);
-      return;
-    }
+    return;
   g_clear_object (&self->current);
   if (result)
-    {
-      g_signal_emit (self, signals[SIGNAL_FINISHED], 0, result, job->hash);
-      airy_result_free (result);
-    }
+    g_signal_emit (self, signals[SIGNAL_FINISHED], 0, result, job->hash);
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     g_signal_emit (self, signals[SIGNAL_FAILED], 0, error);
 }
@@ -151,8 +173,9 @@ start_pending (gpointer data)
   g_task_set_task_data (task, job, (GDestroyNotify) job_free);
   self->running++;
   self->started++;
-  g_signal_emit (self, signals[SIGNAL_STARTED], 0);
+  set_fraction (self, 0.0);
   g_task_run_in_thread (task, run_thread);
+  update_busy (self);
   return G_SOURCE_REMOVE;
 }
 
@@ -186,6 +209,7 @@ airy_worker_submit (AiryWorker  *self,
     }
   g_clear_handle_id (&self->timeout, g_source_remove);
   self->timeout = g_timeout_add (self->debounce_ms, start_pending, self);
+  update_busy (self);
 }
 
 void
@@ -196,12 +220,23 @@ airy_worker_cancel (AiryWorker *self)
   if (self->current)
     g_cancellable_cancel (self->current);
   g_clear_object (&self->current);
+  update_busy (self);
 }
 
 gboolean
 airy_worker_is_busy (AiryWorker *self)
 {
-  return self->pending != NULL || self->running > 0;
+  g_return_val_if_fail (AIRY_IS_WORKER (self), FALSE);
+
+  return self->busy;
+}
+
+double
+airy_worker_get_fraction (AiryWorker *self)
+{
+  g_return_val_if_fail (AIRY_IS_WORKER (self), 0.0);
+
+  return self->fraction;
 }
 
 guint
@@ -225,19 +260,51 @@ airy_worker_dispose (GObject *object)
 }
 
 static void
+airy_worker_get_property (GObject    *object,
+                          guint       prop_id,
+                          GValue     *value,
+                          GParamSpec *pspec)
+{
+  AiryWorker *self = AIRY_WORKER (object);
+
+  switch (prop_id)
+    {
+    case PROP_BUSY:
+      g_value_set_boolean (value, self->busy);
+      break;
+    case PROP_FRACTION:
+      g_value_set_double (value, self->fraction);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 airy_worker_class_init (AiryWorkerClass *klass)
 {
-  G_OBJECT_CLASS (klass)->dispose = airy_worker_dispose;
-  signals[SIGNAL_STARTED] = g_signal_new ("started", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                          0, NULL, NULL, NULL, G_TYPE_NONE, 0);
-  signals[SIGNAL_PROGRESS] = g_signal_new ("progress", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                           0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_UINT);
-  /* (AiryResult *result, guint64 hash): the result (result->resident, kept
-   * by its backend) is the handler's to take from, and freed after */
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = airy_worker_dispose;
+  object_class->get_property = airy_worker_get_property;
+
+  /* a submission waits for its debounce or a run (also a cancelled one
+   * winding down) is on a thread */
+  properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE,
+                                                G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /* planes done / planes in all of the newest run, 0 when it starts */
+  properties[PROP_FRACTION] = g_param_spec_double ("fraction", NULL, NULL, 0.0, 1.0, 0.0,
+                                                   G_PARAM_READABLE | G_PARAM_STATIC_STRINGS
+                                                   | G_PARAM_EXPLICIT_NOTIFY);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /* (AiryResult *result, guint64 hash): the newest run's result; a handler
+   * that keeps a part of it takes a reference (airy_resident_ref) */
   signals[SIGNAL_FINISHED] = g_signal_new ("finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                           0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_POINTER, G_TYPE_UINT64);
+                                           0, NULL, NULL, NULL, G_TYPE_NONE, 2, AIRY_TYPE_RESULT, G_TYPE_UINT64);
+  /* (GError *error): the newest run failed; a cancelled run says nothing */
   signals[SIGNAL_FAILED] = g_signal_new ("failed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                         0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
+                                         0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_ERROR);
 }
 
 static void

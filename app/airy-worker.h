@@ -13,8 +13,9 @@ G_DECLARE_FINAL_TYPE (AiryWorker, airy_worker, AIRY, WORKER, GObject)
  * the pending one (debounced), cancels the run in flight and starts a new
  * one on a worker thread; only the newest run's result is announced
  * (::finished with the result and the hash of the system it was computed
- * for). Progress from the engine's threads reaches the main thread through
- * at most one idle source at a time. */
+ * for, ::failed with the error). Properties for widgets to bind: :busy and
+ * :fraction (the newest run's progress, which reaches the main thread from
+ * the engine's threads through at most one idle source at a time). */
 AiryWorker *airy_worker_new          (void);
 void        airy_worker_set_debounce (AiryWorker *self,
                                       guint       milliseconds);
@@ -26,6 +27,7 @@ void        airy_worker_submit       (AiryWorker  *self,
                                       guint        n_devices);
 void        airy_worker_cancel       (AiryWorker *self);
 gboolean    airy_worker_is_busy      (AiryWorker *self);
+double      airy_worker_get_fraction (AiryWorker *self);
 guint       airy_worker_get_started  (AiryWorker *self);
 
 G_END_DECLS

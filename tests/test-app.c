@@ -10,6 +10,7 @@
 #include "airy.h"
 #include "airy-window.h"
 #include "airy-view-math.h"
+#include "airy-test-gtk.h"
 
 static gboolean have_display;
 static GtkApplication *app;
@@ -693,6 +694,115 @@ test_command_line_files (void)
   g_rmdir (dir);
 }
 
+static void
+record_fraction (GObject *worker, GParamSpec *pspec, GArray *values)
+{
+  double fraction;
+
+  g_object_get (worker, "fraction", &fraction, NULL);
+  g_array_append_val (values, fraction);
+}
+
+static void
+test_worker_progress (void)
+{
+  /* the worker says when it is busy and how far the newest run is, once
+   * per change; the header's progress bar is bound to both */
+  g_autoptr(GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GArray) fractions = g_array_new (FALSE, FALSE, sizeof (double));
+  AiryWindow *window;
+  AiryWorker *worker;
+  GtkWidget *bar;
+  gboolean busy;
+  guint i;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = new_window ("widefield");
+  worker = airy_window_get_worker (window);
+  bar = test_find_widget (gtk_window_get_titlebar (GTK_WINDOW (window)), GTK_TYPE_PROGRESS_BAR, NULL);
+  g_assert_nonnull (bar);
+  g_assert_false (gtk_widget_get_visible (bar));
+  g_signal_connect (worker, "notify", G_CALLBACK (test_count_notify), counts);
+  g_signal_connect (worker, "notify::fraction", G_CALLBACK (record_fraction), fractions);
+
+  /* busy from the edit on, the debounce included */
+  spin_set (window, "elements[0].na", 0.6);
+  g_object_get (worker, "busy", &busy, NULL);
+  g_assert_true (busy);
+  g_assert_cmpuint (test_notified (counts, "busy"), ==, 1);
+  g_assert_true (gtk_widget_get_visible (bar));
+  wait_idle (window);
+  g_assert_false (airy_worker_is_busy (worker));
+  g_assert_cmpuint (test_notified (counts, "busy"), ==, 2);
+  g_assert_false (gtk_widget_get_visible (bar));
+  /* from 0 at the start, rising, within [0, 1]; the bar shows the last */
+  g_assert_cmpuint (fractions->len, >=, 2);
+  g_assert_cmpfloat (g_array_index (fractions, double, 0), ==, 0.0);
+  for (i = 1; i < fractions->len; i++)
+    g_assert_cmpfloat (g_array_index (fractions, double, i), >, g_array_index (fractions, double, i - 1));
+  g_assert_cmpfloat (g_array_index (fractions, double, fractions->len - 1), <=, 1.0);
+  g_assert_cmpfloat (gtk_progress_bar_get_fraction (GTK_PROGRESS_BAR (bar)), ==, airy_worker_get_fraction (worker));
+
+  /* an edit that does not validate starts nothing: never busy */
+  spin_set (window, "elements[0].na", 1.5);
+  wait_idle (window);
+  g_assert_cmpuint (test_notified (counts, "busy"), ==, 2);
+  g_assert_false (gtk_widget_get_visible (bar));
+  g_signal_handlers_disconnect_by_data (worker, counts);
+  g_signal_handlers_disconnect_by_data (worker, fractions);
+  close_window (window);
+}
+
+static void
+keep_result (AiryWorker *worker, AiryResult *result, guint64 hash, AiryResult **kept)
+{
+  g_clear_pointer (kept, airy_result_free);
+  *kept = g_boxed_copy (AIRY_TYPE_RESULT, result);
+}
+
+static void
+test_worker_signals (void)
+{
+  /* ::finished carries a boxed AiryResult (a copy is a reference: it
+   * outlives the emission), ::failed a GError */
+  AiryWindow *window;
+  AiryResult *kept = NULL;
+  GSignalQuery q;
+
+  g_signal_query (g_signal_lookup ("finished", AIRY_TYPE_WORKER), &q);
+  g_assert_cmpuint (q.n_params, ==, 2);
+  g_assert_true ((q.param_types[0] & ~G_SIGNAL_TYPE_STATIC_SCOPE) == AIRY_TYPE_RESULT);
+  g_assert_true ((q.param_types[1] & ~G_SIGNAL_TYPE_STATIC_SCOPE) == G_TYPE_UINT64);
+  g_signal_query (g_signal_lookup ("failed", AIRY_TYPE_WORKER), &q);
+  g_assert_cmpuint (q.n_params, ==, 1);
+  g_assert_true ((q.param_types[0] & ~G_SIGNAL_TYPE_STATIC_SCOPE) == G_TYPE_ERROR);
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = new_window (NULL);
+  g_signal_connect (airy_window_get_worker (window), "finished", G_CALLBACK (keep_result), &kept);
+  g_assert_true (airy_window_load_preset (window, "widefield", NULL));
+  wait_idle (window);
+  g_assert_nonnull (kept);
+  g_assert_true (g_boxed_copy (AIRY_TYPE_RESULT, kept) == kept);
+  airy_result_free (kept);
+  g_assert_cmpuint (kept->hash, ==, airy_window_get_shown_hash (window));
+  g_assert_cmpstr (kept->backend, ==, "cpu");
+  g_assert_cmpuint (airy_resident_get_stack (kept->resident)->depth, ==, 64);
+  /* the viewer holds the same resident */
+  g_assert_true (airy_stack_view_get_resident (airy_stack_viewer_get_view (airy_window_get_viewer (window)))
+                 == kept->resident);
+  g_signal_handlers_disconnect_by_data (airy_window_get_worker (window), &kept);
+  airy_result_free (kept);
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -717,6 +827,8 @@ main (int argc, char **argv)
   g_test_add_func ("/app/open-by-content", test_open_by_content);
   g_test_add_func ("/app/sandbox-folder", test_sandbox_folder);
   g_test_add_func ("/app/command-line-files", test_command_line_files);
+  g_test_add_func ("/app/worker-progress", test_worker_progress);
+  g_test_add_func ("/app/worker-signals", test_worker_signals);
   status = g_test_run ();
   g_rmdir (tmpdir);
   g_object_unref (app);
