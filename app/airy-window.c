@@ -2,37 +2,10 @@
 
 #include "config.h"
 
-#include <string.h>
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
 
-#include "airy-window.h"
-
-struct _AiryWindow
-{
-  GtkApplicationWindow parent_instance;
-
-  AirySystem      *system;
-  char            *path;
-  gboolean         dirty;
-  AiryBenchPanel  *panel;
-  AiryStackViewer *viewer;
-  AiryWorker      *worker;
-  GtkWidget       *paned;
-  GtkWidget       *title;
-  GtkWidget       *subtitle;
-  GtkWidget       *progress;
-  GtkWidget       *notice;         /* a revealer: a message that stays until dismissed */
-  GtkWidget       *notice_label;
-  GtkWidget       *notice_folder;  /* "Choose Folder…", for files the sandbox hides */
-  gboolean         notice_access;  /* the notice is about such files */
-  GMenu           *recent_menu;
-  GSettings       *settings;
-  guint            shown;
-  guint64          shown_hash;
-  char            *run_status;     /* what was run; the slice path follows it */
-  gboolean         closing;
-};
+#include "airy-window-private.h"
 
 G_DEFINE_FINAL_TYPE (AiryWindow, airy_window, GTK_TYPE_APPLICATION_WINDOW)
 
@@ -59,27 +32,11 @@ update_title (AiryWindow *self)
   gtk_label_set_text (GTK_LABEL (self->title), title);
 }
 
-static void
-set_status (AiryWindow *self, const char *text)
+void
+_airy_window_set_status (AiryWindow *self,
+                         const char *text)
 {
   gtk_label_set_text (GTK_LABEL (self->subtitle), text);
-}
-
-/* "64 planes 512² · 41 ms · CUDA 2 threads · slices: copied on GPU 0 …" */
-static void
-show_run_status (AiryWindow *self)
-{
-  const char *path = airy_stack_view_get_slice_path (airy_stack_viewer_get_view (self->viewer));
-  g_autofree char *text = path ? g_strdup_printf ("%s · %s", self->run_status, path) : NULL;
-
-  if (self->run_status)
-    set_status (self, text ? text : self->run_status);
-}
-
-static void
-on_slice_path (AiryStackView *view, AiryWindow *self)
-{
-  show_run_status (self);
 }
 
 const char *
@@ -90,10 +47,10 @@ airy_window_get_status (AiryWindow *self)
 
 /* ---- the notice: messages that must outlive the next result ---- */
 
-static void
-show_notice (AiryWindow *self,
-             const char *text,
-             gboolean    access)
+void
+_airy_window_show_notice (AiryWindow *self,
+                          const char *text,
+                          gboolean    access)
 {
   gtk_label_set_text (GTK_LABEL (self->notice_label), text ? text : "");
   gtk_widget_set_visible (self->notice_folder, access);
@@ -104,14 +61,14 @@ show_notice (AiryWindow *self,
 static void
 dismiss_notice (AiryWindow *self)
 {
-  show_notice (self, NULL, FALSE);
+  _airy_window_show_notice (self, NULL, FALSE);
 }
 
-static void
-report (AiryWindow   *self,
-        const GError *error)
+void
+_airy_window_report (AiryWindow   *self,
+                     const GError *error)
 {
-  show_notice (self, error->message, FALSE);
+  _airy_window_show_notice (self, error->message, FALSE);
 }
 
 const char *
@@ -235,9 +192,9 @@ unreadable_files (AirySystem *system)
 
 /* A file error inside the sandbox: most likely a file next to the system that
  * the portal did not hand over. Say so, and offer to choose its folder. */
-static void
-offer_folder (AiryWindow   *self,
-              const GError *error)
+void
+_airy_window_offer_folder (AiryWindow   *self,
+                           const GError *error)
 {
   g_autoptr(GPtrArray) missing = NULL;
   g_autofree char *list = NULL;
@@ -252,7 +209,7 @@ offer_folder (AiryWindow   *self,
   list = g_strjoinv (", ", (char **) missing->pdata);
   text = g_strdup_printf (_("Airy cannot read %s. Inside the Flatpak sandbox it sees only the files you "
                             "choose; choose the folder that contains them to give it access."), list);
-  show_notice (self, text, TRUE);
+  _airy_window_show_notice (self, text, TRUE);
 }
 
 typedef struct
@@ -306,13 +263,13 @@ recompute (AiryWindow *self)
     {
       airy_worker_cancel (self->worker);
       airy_bench_panel_show_error (self->panel, error->message);
-      set_status (self, _("not computed: fix the marked field"));
-      offer_folder (self, error);
+      _airy_window_set_status (self, _("not computed: fix the marked field"));
+      _airy_window_offer_folder (self, error);
       return;
     }
   airy_bench_panel_show_error (self->panel, NULL);
   if (self->notice_access)
-    show_notice (self, NULL, FALSE);
+    _airy_window_show_notice (self, NULL, FALSE);
   airy_bench_panel_set_warnings (self->panel, warnings);
   devices = airy_bench_panel_get_devices (self->panel, &n_devices);
   airy_worker_submit (self->worker, self->system, airy_bench_panel_get_backend (self->panel),
@@ -325,43 +282,6 @@ on_panel_changed (AiryBenchPanel *panel, AiryWindow *self)
   self->dirty = TRUE;
   update_title (self);
   recompute (self);
-}
-
-static void
-on_finished (AiryWorker *worker,
-             AiryResult *result,
-             guint64     hash,
-             AiryWindow *self)
-{
-  g_autofree char *status = NULL;
-  const AiryStack *s;
-
-  /* only a result of the parameters now in the panel is shown */
-  if (hash != airy_system_hash (self->system))
-    return;
-  s = airy_resident_get_stack (result->resident);
-  status = g_strdup_printf (_("%u plane%s %u² · %.0f ms · %s %u thread%s"), s->depth, s->depth == 1 ? "" : "s",
-                            s->width, result->seconds * 1e3,
-                            g_str_equal (result->backend, "cpu") ? "CPU" : "CUDA", result->threads,
-                            result->threads == 1 ? "" : "s");
-  g_free (self->run_status);
-  self->run_status = g_steal_pointer (&status);
-  /* the result stays with its backend (on the GPUs for CUDA) */
-  airy_stack_viewer_set_resident (self->viewer, airy_resident_ref (result->resident));
-  show_run_status (self);
-  self->shown++;
-  self->shown_hash = hash;
-}
-
-static void
-on_failed (AiryWorker   *worker,
-           const GError *error,
-           AiryWindow   *self)
-{
-  /* the last good result stays on screen */
-  airy_bench_panel_show_error (self->panel, error->message);
-  set_status (self, _("failed"));
-  offer_folder (self, error);
 }
 
 /* what needs a system: nothing to save or run in the viewer alone */
@@ -377,8 +297,10 @@ enable_system_actions (AiryWindow *self,
                                  enabled);
 }
 
-static void
-set_system (AiryWindow *self, AirySystem *system, const char *path)
+void
+_airy_window_set_system (AiryWindow *self,
+                         AirySystem *system,
+                         const char *path)
 {
   char *copy = g_strdup (path);   /* path may be self->path */
 
@@ -394,48 +316,6 @@ set_system (AiryWindow *self, AirySystem *system, const char *path)
   recompute (self);
 }
 
-/* ---- recent files ---- */
-
-static void
-rebuild_recent (AiryWindow *self)
-{
-  g_auto(GStrv) recent = self->settings ? g_settings_get_strv (self->settings, "recent-files") : NULL;
-  guint i;
-
-  g_menu_remove_all (self->recent_menu);
-  for (i = 0; recent && recent[i]; i++)
-    {
-      g_autofree char *base = g_path_get_basename (recent[i]);
-      g_autoptr(GMenuItem) item = g_menu_item_new (base, NULL);
-
-      g_menu_item_set_action_and_target_value (item, "win.open-recent", g_variant_new_string (recent[i]));
-      g_menu_append_item (self->recent_menu, item);
-    }
-}
-
-static void
-remember (AiryWindow *self, const char *path)
-{
-  g_auto(GStrv) old = NULL;
-  g_autoptr(GStrvBuilder) b = g_strv_builder_new ();
-  g_auto(GStrv) list = NULL;
-  guint i, n = 1;
-
-  if (self->settings == NULL)
-    return;
-  old = g_settings_get_strv (self->settings, "recent-files");
-  g_strv_builder_add (b, path);
-  for (i = 0; old[i] && n < 10; i++)
-    if (!g_str_equal (old[i], path))
-      {
-        g_strv_builder_add (b, old[i]);
-        n++;
-      }
-  list = g_strv_builder_end (b);
-  g_settings_set_strv (self->settings, "recent-files", (const char *const *) list);
-  rebuild_recent (self);
-}
-
 /* ---- files ---- */
 
 gboolean
@@ -449,13 +329,13 @@ airy_window_open_file (AiryWindow *self,
   if (system == NULL)
     {
       /* in the window until dismissed: the bench keeps what it had */
-      report (self, local);
+      _airy_window_report (self, local);
       g_propagate_error (error, g_steal_pointer (&local));
       return FALSE;
     }
-  show_notice (self, NULL, FALSE);
-  set_system (self, system, path);
-  remember (self, path);
+  _airy_window_show_notice (self, NULL, FALSE);
+  _airy_window_set_system (self, system, path);
+  _airy_window_remember (self, path);
   return TRUE;
 }
 
@@ -468,161 +348,17 @@ airy_window_view_file (AiryWindow *self,
 
   if (!airy_stack_viewer_open (self->viewer, path, &local))
     {
-      report (self, local);
+      _airy_window_report (self, local);
       g_propagate_error (error, g_steal_pointer (&local));
       return FALSE;
     }
   /* the viewer on its own: no system, no bench */
   airy_worker_cancel (self->worker);
-  show_notice (self, NULL, FALSE);
+  _airy_window_show_notice (self, NULL, FALSE);
   gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), FALSE);
-  set_status (self, path);
+  _airy_window_set_status (self, path);
   gtk_label_set_text (GTK_LABEL (self->title), "Airy");
   return TRUE;
-}
-
-typedef enum { KIND_UNKNOWN, KIND_IMAGE, KIND_SYSTEM } FileKind;
-
-/* By content, not by name: TIFF and PNG magic numbers, or a JSON object. */
-static FileKind
-sniff (const guint8 *head,
-       gsize         n)
-{
-  gsize i = 0;
-
-  if ((n >= 8 && memcmp (head, "\x89PNG\r\n\x1a\n", 8) == 0)
-      || (n >= 4 && (memcmp (head, "II*\0", 4) == 0 || memcmp (head, "MM\0*", 4) == 0
-                     || memcmp (head, "II+\0", 4) == 0 || memcmp (head, "MM\0+", 4) == 0)))
-    return KIND_IMAGE;
-  if (n >= 3 && memcmp (head, "\xef\xbb\xbf", 3) == 0)
-    i = 3;
-  while (i < n && g_ascii_isspace (head[i]))
-    i++;
-  return i < n && head[i] == '{' ? KIND_SYSTEM : KIND_UNKNOWN;
-}
-
-/* A file that is not on a local path (a URI from a portal or GVfs without a
- * FUSE path): systems are parsed from memory, images from a temporary copy. */
-static gboolean
-open_remote (AiryWindow *self,
-             GFile      *file,
-             FileKind    kind,
-             const char *name,
-             GError    **error)
-{
-  g_autofree char *data = NULL;
-  g_autofree char *tmp = NULL;
-  g_autoptr(GError) local = NULL;
-  gsize length;
-  gboolean ok;
-  int fd;
-
-  if (!g_file_load_contents (file, NULL, &data, &length, NULL, &local))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", name, local->message);
-      return FALSE;
-    }
-  if (kind == KIND_SYSTEM)
-    {
-      g_autoptr(AirySystem) system = airy_system_new_from_data (data, length, NULL, name, error);
-
-      if (system == NULL)
-        return FALSE;
-      show_notice (self, NULL, FALSE);
-      set_system (self, system, NULL);
-      return TRUE;
-    }
-  fd = g_file_open_tmp ("airy-XXXXXX", &tmp, &local);
-  if (fd < 0 || !g_close (fd, &local) || !g_file_set_contents (tmp, data, length, &local))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", name, local->message);
-      if (tmp)
-        g_unlink (tmp);
-      return FALSE;
-    }
-  ok = airy_window_view_file (self, tmp, error);
-  g_unlink (tmp);
-  if (ok)
-    set_status (self, name);
-  return ok;
-}
-
-gboolean
-airy_window_open_location (AiryWindow *self,
-                           GFile      *file,
-                           GError    **error)
-{
-  g_autofree char *path = g_file_get_path (file);
-  g_autofree char *name = g_file_get_parse_name (file);
-  g_autoptr(GFileInputStream) in = NULL;
-  g_autoptr(GError) local = NULL;
-  g_autoptr(GError) why = NULL;
-  guint8 head[512];
-  gssize n = -1;
-  FileKind kind;
-  gboolean ok;
-
-  g_return_val_if_fail (G_IS_FILE (file), FALSE);
-
-  in = g_file_read (file, NULL, &local);
-  if (in)
-    n = g_input_stream_read (G_INPUT_STREAM (in), head, sizeof head, NULL, &local);
-  if (n < 0)
-    {
-      /* GIO's own message names the file */
-      why = g_steal_pointer (&local);
-      if (g_error_matches (why, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
-        g_set_error (&local, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: no such file"), name);
-      else
-        g_set_error_literal (&local, AIRY_ERROR, AIRY_ERROR_FILE, why->message);
-      goto failed;
-    }
-  g_clear_object (&in);
-  kind = sniff (head, n);
-  if (kind == KIND_UNKNOWN)
-    {
-      g_set_error (&local, AIRY_ERROR, AIRY_ERROR_FILE,
-                   _("%s: neither a TIFF or PNG image nor an Airy system (JSON)"), name);
-      goto failed;
-    }
-  if (path == NULL)
-    ok = open_remote (self, file, kind, name, &local);
-  else if (kind == KIND_SYSTEM)
-    ok = airy_window_open_file (self, path, &local);
-  else
-    ok = airy_window_view_file (self, path, &local);
-  if (ok)
-    return TRUE;
-
-failed:
-  report (self, local);
-  g_propagate_error (error, g_steal_pointer (&local));
-  return FALSE;
-}
-
-void
-airy_window_open_files (GApplication *application,
-                        GFile       **files,
-                        int           n_files,
-                        const char   *hint,
-                        gpointer      data)
-{
-  int i;
-
-  /* one window per file: stacks in the viewer, systems in the bench */
-  for (i = 0; i < n_files; i++)
-    {
-      AiryWindow *window = airy_window_new (GTK_APPLICATION (application));
-      g_autoptr(GError) error = NULL;
-
-      gtk_window_present (GTK_WINDOW (window));
-      if (!airy_window_open_location (window, files[i], &error))
-        {
-          /* the message stays in the window, which opens on the default bench */
-          g_printerr ("airy: %s\n", error->message);
-          airy_window_load_preset (window, "widefield", NULL);
-        }
-    }
 }
 
 gboolean
@@ -652,7 +388,7 @@ airy_window_grant_folder (AiryWindow *self,
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s holds none of the files Airy is missing (%s)"), folder, list);
       return FALSE;
     }
-  set_system (self, system, self->path);
+  _airy_window_set_system (self, system, self->path);
   self->dirty = dirty || r.moved;
   update_title (self);
   return TRUE;
@@ -667,7 +403,7 @@ airy_window_load_preset (AiryWindow *self,
 
   if (system == NULL)
     return FALSE;
-  set_system (self, system, NULL);
+  _airy_window_set_system (self, system, NULL);
   return TRUE;
 }
 
@@ -682,7 +418,7 @@ airy_window_save (AiryWindow *self,
   self->path = g_strdup (path);
   self->dirty = FALSE;
   update_title (self);
-  remember (self, path);
+  _airy_window_remember (self, path);
   return TRUE;
 }
 
@@ -851,10 +587,10 @@ folder_chosen (AiryWindow *self,
       g_autofree char *name = g_file_get_parse_name (folder);
       g_autofree char *text = g_strdup_printf (_("%s: not a local folder"), name);
 
-      show_notice (self, text, TRUE);
+      _airy_window_show_notice (self, text, TRUE);
     }
   else if (!airy_window_grant_folder (self, path, &error))
-    show_notice (self, error->message, TRUE);
+    _airy_window_show_notice (self, error->message, TRUE);
 }
 
 #if GTK_CHECK_VERSION (4, 10, 0)
@@ -869,7 +605,7 @@ on_folder_dialog (GObject *source, GAsyncResult *result, gpointer data)
     folder_chosen (self, folder);
   else if (!g_error_matches (error, GTK_DIALOG_ERROR, GTK_DIALOG_ERROR_DISMISSED)
            && !g_error_matches (error, GTK_DIALOG_ERROR, GTK_DIALOG_ERROR_CANCELLED))
-    show_notice (self, error->message, TRUE);
+    _airy_window_show_notice (self, error->message, TRUE);
 }
 #else
 static void
@@ -912,7 +648,7 @@ action_copy_command (GSimpleAction *a, GVariant *p, gpointer data)
   g_autofree char *cmd = airy_window_command_line (self);
 
   gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (self)), cmd);
-  set_status (self, _("command line copied"));
+  _airy_window_set_status (self, _("command line copied"));
 }
 
 /* ---- closing ---- */
@@ -1100,8 +836,6 @@ airy_window_init (AiryWindow *self)
 
   self->panel = AIRY_BENCH_PANEL (airy_bench_panel_new ());
   self->viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
-  g_signal_connect_object (airy_stack_viewer_get_view (self->viewer), "slice-path-changed", G_CALLBACK (on_slice_path),
-                          self, 0);
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), GTK_WIDGET (self->panel));
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
   self->paned = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
@@ -1141,12 +875,7 @@ airy_window_init (AiryWindow *self)
   gtk_box_append (GTK_BOX (content), self->paned);
   gtk_window_set_child (GTK_WINDOW (self), content);
 
-  self->worker = airy_worker_new ();
-  /* shown while the engine works: from an edit until its result */
-  g_object_bind_property (self->worker, "busy", self->progress, "visible", G_BINDING_SYNC_CREATE);
-  g_object_bind_property (self->worker, "fraction", self->progress, "fraction", G_BINDING_SYNC_CREATE);
-  g_signal_connect (self->worker, "finished", G_CALLBACK (on_finished), self);
-  g_signal_connect (self->worker, "failed", G_CALLBACK (on_failed), self);
+  _airy_window_wire_run (self);
   g_signal_connect (self->panel, "changed", G_CALLBACK (on_panel_changed), self);
 
   if (self->settings)
@@ -1163,7 +892,7 @@ airy_window_init (AiryWindow *self)
         airy_stack_viewer_set_display (self->viewer, &d);
       if (airy_backend_lookup (backend) && airy_backend_lookup (backend)->available)
         airy_bench_panel_set_backend (self->panel, backend);
-      rebuild_recent (self);
+      _airy_window_rebuild_recent (self);
     }
   gtk_window_set_default_size (GTK_WINDOW (self), MAX (w, 640), MAX (h, 480));
 }

@@ -1,0 +1,59 @@
+/* airy-window-private.h: the window's state, shared by its units:
+ * airy-window.c (the bench, actions, the sandbox's files, closing),
+ * airy-window-files.c (opening files by content, recent files) and
+ * airy-window-run.c (the worker and the viewer: what was run, progress). */
+#pragma once
+
+#include "airy-window.h"
+
+G_BEGIN_DECLS
+
+struct _AiryWindow
+{
+  GtkApplicationWindow parent_instance;
+
+  AirySystem      *system;
+  char            *path;
+  gboolean         dirty;
+  AiryBenchPanel  *panel;
+  AiryStackViewer *viewer;
+  AiryWorker      *worker;
+  GtkWidget       *paned;
+  GtkWidget       *title;
+  GtkWidget       *subtitle;
+  GtkWidget       *progress;
+  GtkWidget       *notice;         /* a revealer: a message that stays until dismissed */
+  GtkWidget       *notice_label;
+  GtkWidget       *notice_folder;  /* "Choose Folder…", for files the sandbox hides */
+  gboolean         notice_access;  /* the notice is about such files */
+  GMenu           *recent_menu;
+  GSettings       *settings;
+  guint            shown;
+  guint64          shown_hash;
+  char            *run_status;     /* what was run; the slice path follows it */
+  gboolean         closing;
+};
+
+/* airy-window.c */
+void _airy_window_set_status     (AiryWindow   *self,
+                                  const char   *text);
+void _airy_window_show_notice    (AiryWindow   *self,
+                                  const char   *text,
+                                  gboolean      access);
+void _airy_window_report         (AiryWindow   *self,
+                                  const GError *error);
+void _airy_window_offer_folder   (AiryWindow   *self,
+                                  const GError *error);
+void _airy_window_set_system     (AiryWindow   *self,
+                                  AirySystem   *system,
+                                  const char   *path);
+
+/* airy-window-files.c */
+void _airy_window_rebuild_recent (AiryWindow   *self);
+void _airy_window_remember       (AiryWindow   *self,
+                                  const char   *path);
+
+/* airy-window-run.c: connects the worker and the viewer (once, at init) */
+void _airy_window_wire_run       (AiryWindow   *self);
+
+G_END_DECLS
