@@ -22,8 +22,9 @@ show_run_status (AiryWindow *self)
 }
 
 static void
-on_slice_path (AiryStackView *view,
-               AiryWindow    *self)
+on_slice_path (GObject    *view,
+               GParamSpec *pspec,
+               AiryWindow *self)
 {
   show_run_status (self);
 }
@@ -76,6 +77,6 @@ _airy_window_wire_run (AiryWindow *self)
   g_object_bind_property (self->worker, "fraction", self->progress, "fraction", G_BINDING_SYNC_CREATE);
   g_signal_connect (self->worker, "finished", G_CALLBACK (on_finished), self);
   g_signal_connect (self->worker, "failed", G_CALLBACK (on_failed), self);
-  g_signal_connect_object (airy_stack_viewer_get_view (self->viewer), "slice-path-changed", G_CALLBACK (on_slice_path),
+  g_signal_connect_object (airy_stack_viewer_get_view (self->viewer), "notify::slice-path", G_CALLBACK (on_slice_path),
                            self, 0);
 }

@@ -10,6 +10,8 @@
 
 #include "airy.h"
 #include "airy-stack-viewer.h"
+#include "airy-histogram.h"
+#include "airy-test-gtk.h"
 #include "airy-view-math.h"
 
 static gboolean have_display;
@@ -859,6 +861,109 @@ test_gl_cpu_slot (Fixture *f, gconstpointer data)
   g_assert_cmpstr (airy_stack_view_get_slice_path (f->view), ==, "slices: uploaded from host memory (a CPU result)");
 }
 
+/* ---- properties ---- */
+
+#define NOTIFIED(name) test_notified (counts, name)
+
+static void
+test_gl_properties (Fixture *f, gconstpointer data)
+{
+  /* each property of the view is notified once per change, never for a value
+   * it already has; the viewer's controls follow the view, and it them */
+  g_autoptr(GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
+  GtkWidget *mip, *tool, *gamma, *scale, *colormap, *histogram;
+  AiryDisplay d;
+  double v;
+  int w, h, i;
+  gboolean handled;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  airy_stack_viewer_set_stack (f->viewer, gradient_stack (8, 16, 16, 0.1, 0.2));
+  g_signal_connect (f->view, "notify", G_CALLBACK (test_count_notify), counts);
+  g_object_set (f->view, "z", 2, "mip", TRUE, "gamma", 2.0, "tool", AIRY_TOOL_LINE, NULL);
+  g_object_set (f->view, "z", 2, "mip", TRUE, "gamma", 2.0, "tool", AIRY_TOOL_LINE, NULL);
+  g_assert_cmpuint (NOTIFIED ("z"), ==, 1);
+  g_assert_cmpuint (NOTIFIED ("mip"), ==, 1);
+  g_assert_cmpuint (NOTIFIED ("gamma"), ==, 1);
+  g_assert_cmpuint (NOTIFIED ("tool"), ==, 1);
+  g_assert_cmpuint (NOTIFIED ("colormap"), ==, 0);
+  /* z is clamped to the stack, and a shallower stack clamps it again */
+  g_object_set (f->view, "z", 99, NULL);
+  g_assert_cmpuint (airy_stack_view_get_z (f->view), ==, 7);
+  airy_stack_viewer_set_stack (f->viewer, gradient_stack (4, 16, 16, 0.1, 0.2));
+  g_assert_cmpuint (airy_stack_view_get_z (f->view), ==, 3);
+  g_assert_cmpuint (NOTIFIED ("z"), ==, 3);
+  /* a zoom leaves the fit, once; fitting again comes back */
+  g_object_set (f->view, "zoom", 2.0, NULL);
+  g_object_set (f->view, "zoom", 2.0, NULL);
+  g_object_get (f->view, "zoom", &v, NULL);
+  g_assert_cmpfloat (v, ==, 2.0);
+  g_assert_cmpuint (NOTIFIED ("fit"), ==, 1);
+  g_assert_false (airy_stack_view_get_fit (f->view));
+  airy_stack_view_fit (f->view);
+  g_assert_cmpuint (NOTIFIED ("fit"), ==, 2);
+  /* a whole display: only what differs is told */
+  g_hash_table_remove_all (counts);
+  d = *airy_stack_view_get_display (f->view);
+  d.colormap = AIRY_COLORMAP_VIRIDIS;
+  d.hi = 250.0f;
+  airy_stack_viewer_set_display (f->viewer, &d);
+  g_assert_cmpuint (NOTIFIED ("colormap"), ==, 1);
+  g_assert_cmpuint (NOTIFIED ("limit-high"), ==, 1);
+  g_assert_cmpuint (NOTIFIED ("gamma"), ==, 0);
+  g_assert_cmpuint (NOTIFIED ("limit-low"), ==, 0);
+
+  /* the controls show what was set on the view ... */
+  mip = test_find_widget (GTK_WIDGET (f->viewer), GTK_TYPE_TOGGLE_BUTTON, "MIP");
+  tool = test_find_widget (GTK_WIDGET (f->viewer), GTK_TYPE_TOGGLE_BUTTON, "Line profile");
+  gamma = test_find_widget (GTK_WIDGET (f->viewer), GTK_TYPE_SPIN_BUTTON, "Gamma");
+  colormap = test_find_widget (GTK_WIDGET (f->viewer), GTK_TYPE_DROP_DOWN, "Colormap");
+  scale = test_find_widget (GTK_WIDGET (f->viewer), GTK_TYPE_SCALE, NULL);
+  histogram = test_find_widget (GTK_WIDGET (f->viewer), AIRY_TYPE_HISTOGRAM, NULL);
+  g_assert_true (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (mip)));
+  g_assert_true (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (tool)));
+  g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (gamma)), ==, 2.0);
+  g_assert_cmpuint (gtk_drop_down_get_selected (GTK_DROP_DOWN (colormap)), ==, AIRY_COLORMAP_VIRIDIS);
+  g_assert_cmpfloat (gtk_range_get_value (GTK_RANGE (scale)), ==, 3.0);
+  g_object_get (histogram, "limit-high", &v, NULL);
+  g_assert_cmpfloat (v, ==, 250.0);
+  /* ... and the view takes what a person sets there, once */
+  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (mip), FALSE);
+  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (tool), FALSE);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (gamma), 0.5);
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (colormap), AIRY_COLORMAP_GRAY);
+  gtk_range_set_value (GTK_RANGE (scale), 1.0);
+  g_object_set (histogram, "limit-low", 40.0, NULL);
+  g_assert_false (airy_stack_view_get_mip (f->view));
+  g_assert_cmpint (airy_stack_view_get_tool (f->view), ==, AIRY_TOOL_CURSOR);
+  g_assert_cmpfloat (airy_stack_view_get_display (f->view)->gamma, ==, 0.5f);
+  g_assert_cmpint (airy_stack_view_get_display (f->view)->colormap, ==, AIRY_COLORMAP_GRAY);
+  g_assert_cmpuint (airy_stack_view_get_z (f->view), ==, 1);
+  g_assert_cmpfloat (airy_stack_view_get_display (f->view)->lo, ==, 40.0f);
+  g_assert_cmpuint (NOTIFIED ("mip"), ==, 1);
+  g_assert_cmpuint (NOTIFIED ("gamma"), ==, 1);
+  g_assert_cmpuint (NOTIFIED ("limit-low"), ==, 1);
+  g_assert_cmpuint (NOTIFIED ("z"), ==, 1);
+  /* a drag on the slider lands on the plane below it, knob included */
+  g_signal_emit_by_name (scale, "change-value", GTK_SCROLL_JUMP, 2.7, &handled);
+  g_assert_true (handled);
+  g_assert_cmpuint (airy_stack_view_get_z (f->view), ==, 2);
+  g_assert_cmpfloat (gtk_range_get_value (GTK_RANGE (scale)), ==, 2.0);
+  /* how slices reach GL is told after the first frame, and not again */
+  for (i = 0; i < 2; i++)
+    {
+      read_frame (f, &w, &h);
+      while (g_main_context_iteration (NULL, FALSE))
+        ;
+      g_assert_cmpuint (NOTIFIED ("slice-path"), ==, 1);
+    }
+  g_signal_handlers_disconnect_by_data (f->view, counts);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -885,6 +990,7 @@ main (int argc, char **argv)
   g_test_add ("/viewer/gl/hyperstack", Fixture, NULL, fixture_setup, test_gl_hyperstack, fixture_teardown);
   g_test_add ("/viewer/gl/slot-path", Fixture, NULL, fixture_setup, test_gl_slot_path, fixture_teardown);
   g_test_add ("/viewer/gl/cpu-slot", Fixture, NULL, fixture_setup, test_gl_cpu_slot, fixture_teardown);
+  g_test_add ("/viewer/gl/properties", Fixture, NULL, fixture_setup, test_gl_properties, fixture_teardown);
   status = g_test_run ();
   g_rmdir (tmpdir);
   return status;

@@ -21,8 +21,8 @@ struct _AiryHistogramWidget
 
 G_DEFINE_FINAL_TYPE (AiryHistogramWidget, airy_histogram_widget, GTK_TYPE_DRAWING_AREA)
 
-enum { SIGNAL_LIMITS, N_SIGNALS };
-static guint signals[N_SIGNALS];
+enum { PROP_0, PROP_LIMIT_LOW, PROP_LIMIT_HIGH, N_PROPS };
+static GParamSpec *properties[N_PROPS];
 
 static double
 value_to_x (AiryHistogramWidget *self, float v, int width)
@@ -78,18 +78,57 @@ drag_update (GtkGestureDrag *g, double dx, double dy, AiryHistogramWidget *self)
   gtk_gesture_drag_get_start_point (g, &sx, &sy);
   v = self->min + (float) (CLAMP ((sx + dx) / MAX (w, 1), 0.0, 1.0)) * (self->max - self->min);
   if (self->dragging == 1)
-    self->lo = MIN (v, self->hi);
+    airy_histogram_widget_set_limits (self, MIN (v, self->hi), self->hi);
   else
-    self->hi = MAX (v, self->lo);
-  gtk_widget_queue_draw (GTK_WIDGET (self));
-  g_signal_emit (self, signals[SIGNAL_LIMITS], 0, (double) self->lo, (double) self->hi);
+    airy_histogram_widget_set_limits (self, self->lo, MAX (v, self->lo));
+}
+
+static void
+airy_histogram_widget_get_property (GObject    *object,
+                                    guint       prop_id,
+                                    GValue     *value,
+                                    GParamSpec *pspec)
+{
+  AiryHistogramWidget *self = AIRY_HISTOGRAM_WIDGET (object);
+
+  if (prop_id == PROP_LIMIT_LOW || prop_id == PROP_LIMIT_HIGH)
+    g_value_set_double (value, prop_id == PROP_LIMIT_LOW ? self->lo : self->hi);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
+airy_histogram_widget_set_property (GObject      *object,
+                                    guint         prop_id,
+                                    const GValue *value,
+                                    GParamSpec   *pspec)
+{
+  AiryHistogramWidget *self = AIRY_HISTOGRAM_WIDGET (object);
+  float v = (float) g_value_get_double (value);
+
+  if (prop_id == PROP_LIMIT_LOW)
+    airy_histogram_widget_set_limits (self, v, self->hi);
+  else if (prop_id == PROP_LIMIT_HIGH)
+    airy_histogram_widget_set_limits (self, self->lo, v);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
 airy_histogram_widget_class_init (AiryHistogramWidgetClass *klass)
 {
-  signals[SIGNAL_LIMITS] = g_signal_new ("limits-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                         0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = airy_histogram_widget_get_property;
+  object_class->set_property = airy_histogram_widget_set_property;
+  /* the contrast limits drawn on the histogram, in data units */
+  properties[PROP_LIMIT_LOW] = g_param_spec_double ("limit-low", NULL, NULL, -G_MAXFLOAT, G_MAXFLOAT, 0.0,
+                                                    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+                                                    | G_PARAM_EXPLICIT_NOTIFY);
+  properties[PROP_LIMIT_HIGH] = g_param_spec_double ("limit-high", NULL, NULL, -G_MAXFLOAT, G_MAXFLOAT, 0.0,
+                                                     G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+                                                     | G_PARAM_EXPLICIT_NOTIFY);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
 static void
@@ -142,7 +181,17 @@ airy_histogram_widget_set_limits (AiryHistogramWidget *self,
                                   float                lo,
                                   float                hi)
 {
-  self->lo = lo;
-  self->hi = hi;
+  g_object_freeze_notify (G_OBJECT (self));
+  if (lo != self->lo)
+    {
+      self->lo = lo;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LIMIT_LOW]);
+    }
+  if (hi != self->hi)
+    {
+      self->hi = hi;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LIMIT_HIGH]);
+    }
+  g_object_thaw_notify (G_OBJECT (self));
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }

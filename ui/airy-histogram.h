@@ -7,8 +7,8 @@ G_BEGIN_DECLS
 #define AIRY_TYPE_HISTOGRAM (airy_histogram_widget_get_type ())
 G_DECLARE_FINAL_TYPE (AiryHistogramWidget, airy_histogram_widget, AIRY, HISTOGRAM_WIDGET, GtkDrawingArea)
 
-/* Log-count histogram of the shown data with the contrast limits on it;
- * dragging near a limit moves it (::limits-changed). */
+/* Log-count histogram of the shown data with the contrast limits on it
+ * (:limit-low, :limit-high); dragging near a limit moves it. */
 GtkWidget *airy_histogram_widget_new        (void);
 void       airy_histogram_widget_set_values (AiryHistogramWidget *self,
                                              const float         *values,

@@ -4,10 +4,8 @@
 
 #include <math.h>
 #include <string.h>
-#include <glib/gi18n.h>
-#include <epoxy/gl.h>
 
-#include "airy-stack-view.h"
+#include "airy-stack-view-private.h"
 
 /* The stack viewer's canvas: XY, and beside it the XZ and YZ sections with
  * the true z spacing, drawn through the colormap in a shader. The view
@@ -17,73 +15,41 @@
  * the GPU when the GL context runs on one (CUDA–GL interop), and only the
  * visible slices move: the z slider copies one plane, the cursor one
  * section. Overlays (cursor, scale bar, profile line) are drawn with
- * GtkSnapshot on top of the GL frame. */
-
-#define GAP 6.0
-
-struct _AiryStackView
-{
-  GtkGLArea     parent_instance;
-
-  AiryResident *resident;
-  AiryStack    *stack;          /* the resident's geometry (data NULL on a GPU) */
-  float        *xy_host;        /* the shown plane in host memory, fetched on demand */
-  gboolean      xy_host_valid;
-  guint         z;
-  guint         cx, cy;         /* cursor, image pixels */
-  AiryDisplay   display;
-  gboolean      linear;
-  gboolean      show_mip;
-  gboolean      sections;
-  AiryViewTool  tool;
-
-  gboolean      fit;
-  gboolean      center;         /* centre XY at the next layout (set_zoom before a size) */
-  double        zoom;           /* screen pixels per image pixel */
-  double        ox, oy;         /* XY origin in widget pixels when not fitting */
-
-  gboolean      line_valid;
-  double        lx0, ly0, lx1, ly1;
-
-  /* drag state */
-  double        drag_x, drag_y, drag_ox, drag_oy;
-  gboolean      dragging_line;
-  gboolean      drag_was_fit;
-
-  /* GL */
-  GLuint        program;
-  GLuint        vao, vbo;
-  GLuint        tex[3];         /* xy, xz, yz */
-  guint         tex_w[3], tex_h[3];
-  guint         tex_generation[3];  /* bumped when a texture is re-specified */
-  gboolean      interop;        /* the GL context runs on an NVIDIA GPU */
-  char         *renderer;
-  char         *slice_path;     /* how slices reach GL, said in the status bar */
-  guint         slice_path_idle;
-  GLuint        lut;
-  gboolean      dirty[3];
-  gboolean      lut_dirty;
-  gboolean      use_es;
-  char         *gl_error;
-
-  gboolean      want_readback;
-  guint8       *readback;
-  int           readback_w, readback_h;
-};
+ * GtkSnapshot on top of the GL frame.
+ *
+ * This file: the object and its properties, layout, zoom and input; the GL
+ * side is airy-stack-view-gl.c, the overlays airy-stack-view-overlays.c. */
 
 G_DEFINE_FINAL_TYPE (AiryStackView, airy_stack_view, GTK_TYPE_GL_AREA)
 
-enum { SIGNAL_CHANGED, SIGNAL_HOVER, SIGNAL_READBACK, SIGNAL_SLICE_PATH, N_SIGNALS };
+G_DEFINE_ENUM_TYPE (AiryViewTool, airy_view_tool,
+                    G_DEFINE_ENUM_VALUE (AIRY_TOOL_CURSOR, "cursor"),
+                    G_DEFINE_ENUM_VALUE (AIRY_TOOL_LINE, "line"))
+
+G_DEFINE_ENUM_TYPE (AiryDisplayScale, airy_display_scale,
+                    G_DEFINE_ENUM_VALUE (AIRY_SCALE_LINEAR, "linear"),
+                    G_DEFINE_ENUM_VALUE (AIRY_SCALE_LOG, "log"),
+                    G_DEFINE_ENUM_VALUE (AIRY_SCALE_SQRT, "sqrt"))
+
+enum { SIGNAL_CHANGED, SIGNAL_HOVER, SIGNAL_READBACK, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-typedef struct { double x, y, w, h; } Rect;
+static GParamSpec *properties[AIRY_STACK_VIEW_N_PROPS];
 
-typedef struct
+void
+_airy_stack_view_notify (AiryStackView *self,
+                         guint          prop_id)
 {
-  Rect xy, xz, yz;
-  gboolean sections;
-  double zoom;
-} Layout;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[prop_id]);
+}
+
+void
+_airy_stack_view_emit_readback (AiryStackView *self)
+{
+  g_signal_emit (self, signals[SIGNAL_READBACK], 0);
+}
+
+/* ---- layout ---- */
 
 static double
 z_aspect (AiryStack *s, double d)
@@ -91,8 +57,9 @@ z_aspect (AiryStack *s, double d)
   return (s->dz > 0 && d > 0) ? s->dz / d : 1.0;
 }
 
-static void
-compute_layout (AiryStackView *self, Layout *L)
+void
+_airy_stack_view_compute_layout (AiryStackView  *self,
+                                 AiryViewLayout *L)
 {
   AiryStack *s = self->stack;
   double W = gtk_widget_get_width (GTK_WIDGET (self)), H = gtk_widget_get_height (GTK_WIDGET (self));
@@ -107,11 +74,11 @@ compute_layout (AiryStackView *self, Layout *L)
   zy = z_aspect (s, s->dy);
   if (self->fit)
     {
-      double gw = L->sections ? GAP : 0.0;
+      double gw = L->sections ? AIRY_STACK_VIEW_GAP : 0.0;
       zoom = MIN ((W - gw) / (s->width + D * zx), (H - gw) / (s->height + D * zy));
       zoom = MAX (zoom, 1e-3);
-      tw = s->width * zoom + (L->sections ? GAP + D * zx * zoom : 0.0);
-      th = s->height * zoom + (L->sections ? GAP + D * zy * zoom : 0.0);
+      tw = s->width * zoom + (L->sections ? AIRY_STACK_VIEW_GAP + D * zx * zoom : 0.0);
+      th = s->height * zoom + (L->sections ? AIRY_STACK_VIEW_GAP + D * zy * zoom : 0.0);
       ox = floor ((W - tw) / 2.0);
       oy = floor ((H - th) / 2.0);
     }
@@ -128,218 +95,51 @@ compute_layout (AiryStackView *self, Layout *L)
       oy = self->oy;
     }
   L->zoom = zoom;
-  L->xy = (Rect) { ox, oy, s->width * zoom, s->height * zoom };
+  L->xy = (AiryRect) { ox, oy, s->width * zoom, s->height * zoom };
   /* XZ under XY (z downwards), YZ right of XY (z to the right) */
-  L->xz = (Rect) { ox, oy + L->xy.h + GAP, L->xy.w, D * zy * zoom };
-  L->yz = (Rect) { ox + L->xy.w + GAP, oy, D * zx * zoom, L->xy.h };
+  L->xz = (AiryRect) { ox, oy + L->xy.h + AIRY_STACK_VIEW_GAP, L->xy.w, D * zy * zoom };
+  L->yz = (AiryRect) { ox + L->xy.w + AIRY_STACK_VIEW_GAP, oy, D * zx * zoom, L->xy.h };
 }
 
-/* ---- GL ---- */
-
-static GLuint
-compile (GLenum type, const char *header, const char *path, GError **error)
+/* The zoom the next frame shows, without settling a pending centring. */
+static double
+effective_zoom (AiryStackView *self)
 {
-  g_autoptr(GBytes) bytes = g_resources_lookup_data (path, 0, error);
-  const char *sources[2];
-  GLint ok = 0;
-  GLuint shader;
+  AiryViewLayout L;
 
-  if (bytes == NULL)
-    return 0;
-  sources[0] = header;
-  sources[1] = g_bytes_get_data (bytes, NULL);
-  shader = glCreateShader (type);
-  {
-    GLint lengths[2] = { (GLint) strlen (header), (GLint) g_bytes_get_size (bytes) };
-    glShaderSource (shader, 2, sources, lengths);
-  }
-  glCompileShader (shader);
-  glGetShaderiv (shader, GL_COMPILE_STATUS, &ok);
-  if (!ok)
-    {
-      char log[2048] = "";
-      glGetShaderInfoLog (shader, sizeof log, NULL, log);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: %s", path, log);
-      glDeleteShader (shader);
-      return 0;
-    }
-  return shader;
+  if (!self->fit)
+    return self->stack ? self->zoom : 0.0;
+  _airy_stack_view_compute_layout (self, &L);
+  return L.zoom;
 }
 
+/* After anything that can change the effective zoom (a zoom, a fit, a new
+ * stack, the sections, the widget's size): :zoom is notified when it did. */
 static void
-airy_stack_view_realize (GtkWidget *widget)
+update_zoom (AiryStackView *self)
 {
-  AiryStackView *self = AIRY_STACK_VIEW (widget);
-  g_autoptr(GError) error = NULL;
-  const char *header;
-  GLuint vs, fs;
-  GLint ok = 0;
+  double zoom = effective_zoom (self);
 
-  GTK_WIDGET_CLASS (airy_stack_view_parent_class)->realize (widget);
-  gtk_gl_area_make_current (GTK_GL_AREA (widget));
-  if (gtk_gl_area_get_error (GTK_GL_AREA (widget)) != NULL)
-    {
-      g_free (self->gl_error);
-      self->gl_error = g_strdup (gtk_gl_area_get_error (GTK_GL_AREA (widget))->message);
-      return;
-    }
-  self->use_es = gdk_gl_context_get_use_es (gtk_gl_area_get_context (GTK_GL_AREA (widget)));
-  /* device copies only where GL runs on an NVIDIA GPU (AIRY_GL_INTEROP=0
-   * turns them off, for comparisons) */
-  {
-    const char *vendor = (const char *) glGetString (GL_VENDOR);
-    const char *renderer = (const char *) glGetString (GL_RENDERER);
-
-    g_free (self->renderer);
-    self->renderer = g_strdup (renderer ? renderer : "?");
-    self->interop = vendor != NULL && strstr (vendor, "NVIDIA") != NULL
-                    && g_strcmp0 (g_getenv ("AIRY_GL_INTEROP"), "0") != 0;
-  }
-  header = self->use_es ? "#version 300 es\n" : "#version 330 core\n";
-  vs = compile (GL_VERTEX_SHADER, header, "/io/github/airyoptics/Airy/shaders/stack.vert", &error);
-  fs = vs ? compile (GL_FRAGMENT_SHADER, header, "/io/github/airyoptics/Airy/shaders/stack.frag", &error) : 0;
-  if (!vs || !fs)
-    {
-      self->gl_error = g_strdup (error->message);
-      gtk_gl_area_set_error (GTK_GL_AREA (widget), error);
-      return;
-    }
-  self->program = glCreateProgram ();
-  glAttachShader (self->program, vs);
-  glAttachShader (self->program, fs);
-  glBindAttribLocation (self->program, 0, "position");
-  glBindAttribLocation (self->program, 1, "texcoord");
-  glLinkProgram (self->program);
-  glDeleteShader (vs);
-  glDeleteShader (fs);
-  glGetProgramiv (self->program, GL_LINK_STATUS, &ok);
-  if (!ok)
-    {
-      char log[2048] = "";
-      glGetProgramInfoLog (self->program, sizeof log, NULL, log);
-      self->gl_error = g_strdup_printf ("shader link: %s", log);
-      return;
-    }
-  glGenVertexArrays (1, &self->vao);
-  glGenBuffers (1, &self->vbo);
-  glBindVertexArray (self->vao);
-  glBindBuffer (GL_ARRAY_BUFFER, self->vbo);
-  glEnableVertexAttribArray (0);
-  glVertexAttribPointer (0, 2, GL_FLOAT, GL_FALSE, 4 * sizeof (float), (void *) 0);
-  glEnableVertexAttribArray (1);
-  glVertexAttribPointer (1, 2, GL_FLOAT, GL_FALSE, 4 * sizeof (float), (void *) (2 * sizeof (float)));
-  glBindVertexArray (0);
-  glGenTextures (3, self->tex);
-  glGenTextures (1, &self->lut);
-  memset (self->tex_w, 0, sizeof self->tex_w);
-  memset (self->tex_h, 0, sizeof self->tex_h);
-  self->dirty[0] = self->dirty[1] = self->dirty[2] = TRUE;
-  self->lut_dirty = TRUE;
-}
-
-static void
-airy_stack_view_unrealize (GtkWidget *widget)
-{
-  AiryStackView *self = AIRY_STACK_VIEW (widget);
-
-  gtk_gl_area_make_current (GTK_GL_AREA (widget));
-  if (gtk_gl_area_get_error (GTK_GL_AREA (widget)) == NULL && self->program)
-    {
-      /* the backends' registrations of these textures go first */
-      airy_backends_gl_release (gtk_gl_area_get_context (GTK_GL_AREA (widget)));
-      glDeleteTextures (3, self->tex);
-      glDeleteTextures (1, &self->lut);
-      glDeleteBuffers (1, &self->vbo);
-      glDeleteVertexArrays (1, &self->vao);
-      glDeleteProgram (self->program);
-    }
-  self->program = 0;
-  GTK_WIDGET_CLASS (airy_stack_view_parent_class)->unrealize (widget);
-}
-
-static void
-texture_upload (const float *data, guint width, guint height, gpointer user_data)
-{
-  glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
-  glTexSubImage2D (GL_TEXTURE_2D, 0, 0, 0, (GLsizei) width, (GLsizei) height, GL_RED, GL_FLOAT, data);
-}
-
-static gboolean
-emit_slice_path (gpointer data)
-{
-  AiryStackView *self = data;
-
-  self->slice_path_idle = 0;
-  g_signal_emit (self, signals[SIGNAL_SLICE_PATH], 0);
-  return G_SOURCE_REMOVE;
-}
-
-static void
-set_slice_path (AiryStackView *self, const AiryTexture *texture)
-{
-  g_autofree char *path = NULL;
-
-  if (texture->path == AIRY_TEXTURE_DEVICE)
-    path = g_strdup_printf (_("slices: copied on GPU %d (CUDA–GL interop)"), texture->device);
-  else if (g_str_equal (airy_resident_get_backend_name (self->resident), "cpu"))
-    path = g_strdup (_("slices: uploaded from host memory (a CPU result)"));
-  else if (!self->interop)
-    path = g_strdup_printf (_("slices: uploaded from host memory (GL renderer %s is not an NVIDIA GPU)"),
-                            self->renderer);
-  else
-    path = g_strdup_printf (_("slices: uploaded from host memory (%s)"), texture->note ? _(texture->note) : "?");
-  if (g_strcmp0 (path, self->slice_path) == 0)
+  if (zoom == self->shown_zoom)
     return;
-  g_free (self->slice_path);
-  self->slice_path = g_steal_pointer (&path);
-  g_info ("%s", self->slice_path);
-  /* told after the frame: widgets must not change while GTK renders */
-  if (self->slice_path_idle == 0)
-    self->slice_path_idle = g_idle_add (emit_slice_path, self);
+  self->shown_zoom = zoom;
+  _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_ZOOM);
 }
 
-/* Texture i holds the slice, through the resident's slot. */
 static void
-fill_texture (AiryStackView *self, guint i, const AirySlice *slice)
+set_fit (AiryStackView *self,
+         gboolean       fit)
 {
-  GLint filter = (self->linear && !self->use_es) ? GL_LINEAR : GL_NEAREST;
-  g_autoptr(GError) error = NULL;
-  AiryTexture texture = { 0 };
-  guint w, h;
-
-  airy_slice_size (self->stack, slice, &w, &h);
-  glBindTexture (GL_TEXTURE_2D, self->tex[i]);
-  if (self->tex_w[i] != w || self->tex_h[i] != h)
-    {
-      /* new storage: a backend's registration of the old one is stale */
-      glTexImage2D (GL_TEXTURE_2D, 0, GL_R32F, (GLsizei) w, (GLsizei) h, 0, GL_RED, GL_FLOAT, NULL);
-      self->tex_w[i] = w;
-      self->tex_h[i] = h;
-      self->tex_generation[i]++;
-    }
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  texture.texture = self->tex[i];
-  texture.generation = self->tex_generation[i];
-  texture.context = gtk_gl_area_get_context (GTK_GL_AREA (self));
-  texture.interop = self->interop;
-  texture.upload = texture_upload;
-  texture.user_data = self;
-  if (!airy_resident_to_texture (self->resident, slice, &texture, &error))
-    {
-      g_free (self->gl_error);
-      self->gl_error = g_strdup (error->message);
-      return;
-    }
-  /* a device copy wrote the texture behind GL's back: rebind it */
-  glBindTexture (GL_TEXTURE_2D, self->tex[i]);
-  set_slice_path (self, &texture);
+  if (fit == self->fit)
+    return;
+  self->fit = fit;
+  _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_FIT);
 }
 
-static AirySlice
-xy_slice (AiryStackView *self)
+/* ---- the shown plane, through the resident's slots ---- */
+
+AirySlice
+_airy_stack_view_xy_slice (AiryStackView *self)
 {
   return self->show_mip && self->stack->depth > 1 ? (AirySlice) { AIRY_SLICE_MIP, 0 }
                                                    : (AirySlice) { AIRY_SLICE_XY, self->z };
@@ -356,7 +156,7 @@ airy_stack_view_get_xy_plane (AiryStackView *self)
 
   if (self->stack == NULL)
     return NULL;
-  slice = xy_slice (self);
+  slice = _airy_stack_view_xy_slice (self);
   if (slice.kind == AIRY_SLICE_XY && self->stack->data != NULL)
     return airy_stack_plane (self->stack, self->z);
   if (!self->xy_host_valid)
@@ -376,7 +176,7 @@ airy_stack_view_read_row (AiryStackView *self,
                           float         *out,
                           GError       **error)
 {
-  AirySlice slice = xy_slice (self);
+  AirySlice slice = _airy_stack_view_xy_slice (self);
 
   if (slice.kind == AIRY_SLICE_MIP || self->xy_host_valid)
     {
@@ -394,7 +194,7 @@ airy_stack_view_read_value (AiryStackView *self,
                             float         *value,
                             GError       **error)
 {
-  AirySlice slice = xy_slice (self);
+  AirySlice slice = _airy_stack_view_xy_slice (self);
 
   if (slice.kind == AIRY_SLICE_MIP || self->xy_host_valid)
     {
@@ -409,218 +209,9 @@ airy_stack_view_xy_stats (AiryStackView  *self,
                           AirySliceStats *stats,
                           GError        **error)
 {
-  AirySlice slice = xy_slice (self);
+  AirySlice slice = _airy_stack_view_xy_slice (self);
 
   return airy_resident_stats (self->resident, &slice, stats, error);
-}
-
-static void
-upload_dirty (AiryStackView *self)
-{
-  AiryStack *s = self->stack;
-
-  if (self->lut_dirty)
-    {
-      guint8 lut[256 * 3];
-
-      airy_colormap_lut (self->display.colormap, self->display.inverted, lut);
-      glBindTexture (GL_TEXTURE_2D, self->lut);
-      glPixelStorei (GL_UNPACK_ALIGNMENT, 1);
-      glTexImage2D (GL_TEXTURE_2D, 0, GL_RGB8, 256, 1, 0, GL_RGB, GL_UNSIGNED_BYTE, lut);
-      glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-      glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-      self->lut_dirty = FALSE;
-    }
-  if (s == NULL)
-    return;
-  if (self->dirty[0])
-    {
-      AirySlice slice = xy_slice (self);
-      fill_texture (self, 0, &slice);
-    }
-  if (s->depth > 1 && self->sections)
-    {
-      if (self->dirty[1])
-        fill_texture (self, 1, &(AirySlice) { AIRY_SLICE_XZ, self->cy });
-      if (self->dirty[2])
-        fill_texture (self, 2, &(AirySlice) { AIRY_SLICE_YZ, self->cx });
-      self->dirty[1] = self->dirty[2] = FALSE;
-    }
-  self->dirty[0] = FALSE;
-}
-
-/* One quad: rect in widget pixels → NDC; texture corners (u, v) at the
- * rect's top-left, top-right, bottom-left, bottom-right. */
-static void
-draw_quad (AiryStackView *self, Rect r, const float tc[8], double W, double H)
-{
-  float x0 = (float) (2.0 * r.x / W - 1.0), x1 = (float) (2.0 * (r.x + r.w) / W - 1.0);
-  float y0 = (float) (1.0 - 2.0 * r.y / H), y1 = (float) (1.0 - 2.0 * (r.y + r.h) / H);
-  float v[16] = {
-    x0, y0, tc[0], tc[1],
-    x1, y0, tc[2], tc[3],
-    x0, y1, tc[4], tc[5],
-    x1, y1, tc[6], tc[7],
-  };
-
-  glBindBuffer (GL_ARRAY_BUFFER, self->vbo);
-  glBufferData (GL_ARRAY_BUFFER, sizeof v, v, GL_STREAM_DRAW);
-  glDrawArrays (GL_TRIANGLE_STRIP, 0, 4);
-}
-
-static gboolean
-airy_stack_view_render (GtkGLArea *area, GdkGLContext *context)
-{
-  AiryStackView *self = AIRY_STACK_VIEW (area);
-  double W = gtk_widget_get_width (GTK_WIDGET (area)), H = gtk_widget_get_height (GTK_WIDGET (area));
-  Layout L;
-
-  glClearColor (0.12f, 0.12f, 0.13f, 1.0f);
-  glClear (GL_COLOR_BUFFER_BIT);
-  if (self->program && self->stack && W > 0 && H > 0)
-    {
-      /* texture rows run top to bottom, like the image */
-      static const float xy_tc[8] = { 0, 0, 1, 0, 0, 1, 1, 1 };
-      /* YZ: z runs left to right (texture t), y top to bottom (texture s) */
-      static const float yz_tc[8] = { 0, 0, 0, 1, 1, 0, 1, 1 };
-
-      upload_dirty (self);
-      compute_layout (self, &L);
-      glUseProgram (self->program);
-      glUniform1f (glGetUniformLocation (self->program, "lo"), self->display.lo);
-      glUniform1f (glGetUniformLocation (self->program, "hi"), self->display.hi);
-      glUniform1f (glGetUniformLocation (self->program, "gamma_"), self->display.gamma);
-      glUniform1f (glGetUniformLocation (self->program, "log_floor"), airy_display_log_floor (&self->display));
-      glUniform1i (glGetUniformLocation (self->program, "scale"), (int) self->display.scale);
-      glUniform1i (glGetUniformLocation (self->program, "slice"), 0);
-      glUniform1i (glGetUniformLocation (self->program, "lut"), 1);
-      glActiveTexture (GL_TEXTURE1);
-      glBindTexture (GL_TEXTURE_2D, self->lut);
-      glActiveTexture (GL_TEXTURE0);
-      glBindVertexArray (self->vao);
-      glBindTexture (GL_TEXTURE_2D, self->tex[0]);
-      draw_quad (self, L.xy, xy_tc, W, H);
-      if (L.sections)
-        {
-          glBindTexture (GL_TEXTURE_2D, self->tex[1]);
-          draw_quad (self, L.xz, xy_tc, W, H);
-          glBindTexture (GL_TEXTURE_2D, self->tex[2]);
-          draw_quad (self, L.yz, yz_tc, W, H);
-        }
-      glBindVertexArray (0);
-      glUseProgram (0);
-    }
-
-  if (self->want_readback)
-    {
-      int scale = gtk_widget_get_scale_factor (GTK_WIDGET (area));
-      int w = (int) W * scale, h = (int) H * scale, y;
-      g_autofree guint8 *flipped = g_malloc ((gsize) w * h * 4);
-
-      glPixelStorei (GL_PACK_ALIGNMENT, 1);
-      glReadPixels (0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, flipped);
-      g_free (self->readback);
-      self->readback = g_malloc ((gsize) w * h * 4);
-      for (y = 0; y < h; y++)   /* GL's origin is bottom-left */
-        memcpy (self->readback + (gsize) y * w * 4, flipped + (gsize) (h - 1 - y) * w * 4, (gsize) w * 4);
-      self->readback_w = w;
-      self->readback_h = h;
-      self->want_readback = FALSE;
-      g_signal_emit (self, signals[SIGNAL_READBACK], 0);
-    }
-  return TRUE;
-}
-
-/* ---- overlays ---- */
-
-static void
-append_line (GtkSnapshot *snapshot, double x0, double y0, double x1, double y1, const GdkRGBA *color)
-{
-  if (fabs (y1 - y0) < 0.5)
-    gtk_snapshot_append_color (snapshot, color, &GRAPHENE_RECT_INIT (MIN (x0, x1), y0, fabs (x1 - x0), 1));
-  else if (fabs (x1 - x0) < 0.5)
-    gtk_snapshot_append_color (snapshot, color, &GRAPHENE_RECT_INIT (x0, MIN (y0, y1), 1, fabs (y1 - y0)));
-  else
-    {
-      GskRoundedRect r;
-      double len = hypot (x1 - x0, y1 - y0);
-
-      gtk_snapshot_save (snapshot);
-      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (x0, y0));
-      gtk_snapshot_rotate (snapshot, atan2 (y1 - y0, x1 - x0) * 180.0 / G_PI);
-      gsk_rounded_rect_init_from_rect (&r, &GRAPHENE_RECT_INIT (0, -0.75, len, 1.5), 0);
-      gtk_snapshot_push_rounded_clip (snapshot, &r);
-      gtk_snapshot_append_color (snapshot, color, &GRAPHENE_RECT_INIT (0, -0.75, len, 1.5));
-      gtk_snapshot_pop (snapshot);
-      gtk_snapshot_restore (snapshot);
-    }
-}
-
-double
-airy_stack_view_get_scale_bar (AiryStackView *self,
-                               double        *pixels)
-{
-  Layout L;
-
-  *pixels = 0.0;
-  if (self->stack == NULL || self->stack->dx <= 0)
-    return 0.0;
-  compute_layout (self, &L);
-  /* at most a quarter of the XY view's width */
-  return airy_scale_bar (L.zoom / self->stack->dx, MAX (L.xy.w, 40.0) / 4.0, pixels);
-}
-
-static void
-airy_stack_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
-{
-  AiryStackView *self = AIRY_STACK_VIEW (widget);
-  static const GdkRGBA cursor = { 0.3, 0.8, 1.0, 0.7 };
-  static const GdkRGBA white = { 1, 1, 1, 0.95 };
-  static const GdkRGBA line = { 1.0, 0.85, 0.1, 0.95 };
-  Layout L;
-  double px, len;
-
-  GTK_WIDGET_CLASS (airy_stack_view_parent_class)->snapshot (widget, snapshot);
-  if (self->stack == NULL)
-    return;
-  compute_layout (self, &L);
-
-  /* the cursor, linked across the three views */
-  {
-    double x = L.xy.x + (self->cx + 0.5) * L.zoom, y = L.xy.y + (self->cy + 0.5) * L.zoom;
-    append_line (snapshot, L.xy.x, y, L.xy.x + L.xy.w, y, &cursor);
-    append_line (snapshot, x, L.xy.y, x, L.xy.y + L.xy.h, &cursor);
-    if (L.sections)
-      {
-        double zz = (self->z + 0.5) / self->stack->depth;
-        append_line (snapshot, x, L.xz.y, x, L.xz.y + L.xz.h, &cursor);
-        append_line (snapshot, L.xz.x, L.xz.y + zz * L.xz.h, L.xz.x + L.xz.w, L.xz.y + zz * L.xz.h, &cursor);
-        append_line (snapshot, L.yz.x, y, L.yz.x + L.yz.w, y, &cursor);
-        append_line (snapshot, L.yz.x + zz * L.yz.w, L.yz.y, L.yz.x + zz * L.yz.w, L.yz.y + L.yz.h, &cursor);
-      }
-  }
-
-  if (self->line_valid)
-    append_line (snapshot, L.xy.x + (self->lx0 + 0.5) * L.zoom, L.xy.y + (self->ly0 + 0.5) * L.zoom,
-                 L.xy.x + (self->lx1 + 0.5) * L.zoom, L.xy.y + (self->ly1 + 0.5) * L.zoom, &line);
-
-  /* scale bar, bottom left of XY */
-  len = airy_stack_view_get_scale_bar (self, &px);
-  if (len > 0 && px >= 4)
-    {
-      g_autofree char *label = airy_format_length (len);
-      PangoLayout *layout = gtk_widget_create_pango_layout (widget, label);
-      double bx = L.xy.x + 10, by = L.xy.y + L.xy.h - 12;
-      int tw, th;
-
-      gtk_snapshot_append_color (snapshot, &white, &GRAPHENE_RECT_INIT (bx, by, px, 3));
-      pango_layout_get_pixel_size (layout, &tw, &th);
-      gtk_snapshot_save (snapshot);
-      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (bx + px / 2 - tw / 2.0, by - th - 2));
-      gtk_snapshot_append_layout (snapshot, layout, &white);
-      gtk_snapshot_restore (snapshot);
-      g_object_unref (layout);
-    }
 }
 
 /* ---- input ---- */
@@ -632,11 +223,11 @@ airy_stack_view_widget_to_image (AiryStackView *self,
                                  double        *ix,
                                  double        *iy)
 {
-  Layout L;
+  AiryViewLayout L;
 
   if (self->stack == NULL)
     return FALSE;
-  compute_layout (self, &L);
+  _airy_stack_view_compute_layout (self, &L);
   *ix = (wx - L.xy.x) / L.zoom - 0.5;
   *iy = (wy - L.xy.y) / L.zoom - 0.5;
   return wx >= L.xy.x && wx < L.xy.x + L.xy.w && wy >= L.xy.y && wy < L.xy.y + L.xy.h;
@@ -646,9 +237,9 @@ static void
 set_cursor_from_point (AiryStackView *self, double wx, double wy)
 {
   AiryStack *s = self->stack;
-  Layout L;
+  AiryViewLayout L;
 
-  compute_layout (self, &L);
+  _airy_stack_view_compute_layout (self, &L);
   if (wx >= L.xy.x && wx < L.xy.x + L.xy.w && wy >= L.xy.y && wy < L.xy.y + L.xy.h)
     airy_stack_view_set_cursor (self, (guint) ((wx - L.xy.x) / L.zoom), (guint) ((wy - L.xy.y) / L.zoom));
   else if (L.sections && wx >= L.xz.x && wx < L.xz.x + L.xz.w && wy >= L.xz.y && wy < L.xz.y + L.xz.h)
@@ -666,18 +257,18 @@ set_cursor_from_point (AiryStackView *self, double wx, double wy)
 static void
 freeze_layout (AiryStackView *self)
 {
-  Layout L;
+  AiryViewLayout L;
 
   if (!self->fit)
     {
-      compute_layout (self, &L);   /* settles a pending centring */
+      _airy_stack_view_compute_layout (self, &L);   /* settles a pending centring */
       return;
     }
-  compute_layout (self, &L);
-  self->fit = FALSE;
+  _airy_stack_view_compute_layout (self, &L);
   self->zoom = L.zoom;
   self->ox = L.xy.x;
   self->oy = L.xy.y;
+  set_fit (self, FALSE);
 }
 
 static void
@@ -739,7 +330,7 @@ drag_end (GtkGestureDrag *gesture, double dx, double dy, AiryStackView *self)
         {
           self->ox = self->drag_ox;
           self->oy = self->drag_oy;
-          self->fit = self->drag_was_fit;
+          set_fit (self, self->drag_was_fit);
         }
       set_cursor_from_point (self, self->drag_x, self->drag_y);
     }
@@ -757,6 +348,7 @@ zoom_at (AiryStackView *self, double factor, double px, double py)
   self->oy = py - (py - self->oy) * z1 / self->zoom;
   self->zoom = z1;
   gtk_widget_queue_draw (GTK_WIDGET (self));
+  update_zoom (self);
 }
 
 static gboolean
@@ -833,8 +425,40 @@ on_key (GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifierType
       return FALSE;
     }
 }
-
 /* ---- object ---- */
+
+static void
+airy_stack_view_realize (GtkWidget *widget)
+{
+  GTK_WIDGET_CLASS (airy_stack_view_parent_class)->realize (widget);
+  _airy_stack_view_gl_realize (AIRY_STACK_VIEW (widget));
+}
+
+static void
+airy_stack_view_unrealize (GtkWidget *widget)
+{
+  _airy_stack_view_gl_unrealize (AIRY_STACK_VIEW (widget));
+  GTK_WIDGET_CLASS (airy_stack_view_parent_class)->unrealize (widget);
+}
+
+static void
+airy_stack_view_snapshot (GtkWidget   *widget,
+                          GtkSnapshot *snapshot)
+{
+  GTK_WIDGET_CLASS (airy_stack_view_parent_class)->snapshot (widget, snapshot);
+  _airy_stack_view_draw_overlays (AIRY_STACK_VIEW (widget), snapshot);
+}
+
+static void
+airy_stack_view_size_allocate (GtkWidget *widget,
+                               int        width,
+                               int        height,
+                               int        baseline)
+{
+  GTK_WIDGET_CLASS (airy_stack_view_parent_class)->size_allocate (widget, width, height, baseline);
+  /* a fitted view zooms with its size */
+  update_zoom (AIRY_STACK_VIEW (widget));
+}
 
 static void
 airy_stack_view_finalize (GObject *object)
@@ -852,19 +476,112 @@ airy_stack_view_finalize (GObject *object)
 }
 
 static void
+airy_stack_view_get_property (GObject    *object,
+                              guint       prop_id,
+                              GValue     *value,
+                              GParamSpec *pspec)
+{
+  AiryStackView *self = AIRY_STACK_VIEW (object);
+
+  switch (prop_id)
+    {
+    case AIRY_STACK_VIEW_PROP_Z: g_value_set_uint (value, self->z); break;
+    case AIRY_STACK_VIEW_PROP_ZOOM: g_value_set_double (value, effective_zoom (self)); break;
+    case AIRY_STACK_VIEW_PROP_FIT: g_value_set_boolean (value, self->fit); break;
+    case AIRY_STACK_VIEW_PROP_MIP: g_value_set_boolean (value, self->show_mip); break;
+    case AIRY_STACK_VIEW_PROP_SECTIONS: g_value_set_boolean (value, self->sections); break;
+    case AIRY_STACK_VIEW_PROP_LINEAR: g_value_set_boolean (value, self->linear); break;
+    case AIRY_STACK_VIEW_PROP_TOOL: g_value_set_enum (value, self->tool); break;
+    case AIRY_STACK_VIEW_PROP_COLORMAP: g_value_set_uint (value, self->display.colormap); break;
+    case AIRY_STACK_VIEW_PROP_INVERTED: g_value_set_boolean (value, self->display.inverted); break;
+    case AIRY_STACK_VIEW_PROP_SCALE: g_value_set_enum (value, self->display.scale); break;
+    case AIRY_STACK_VIEW_PROP_GAMMA: g_value_set_double (value, self->display.gamma); break;
+    case AIRY_STACK_VIEW_PROP_LIMIT_LOW: g_value_set_double (value, self->display.lo); break;
+    case AIRY_STACK_VIEW_PROP_LIMIT_HIGH: g_value_set_double (value, self->display.hi); break;
+    case AIRY_STACK_VIEW_PROP_SLICE_PATH: g_value_set_string (value, self->slice_path); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+airy_stack_view_set_property (GObject      *object,
+                              guint         prop_id,
+                              const GValue *value,
+                              GParamSpec   *pspec)
+{
+  AiryStackView *self = AIRY_STACK_VIEW (object);
+  AiryDisplay d = self->display;
+
+  switch (prop_id)
+    {
+    case AIRY_STACK_VIEW_PROP_Z: airy_stack_view_set_z (self, g_value_get_uint (value)); return;
+    case AIRY_STACK_VIEW_PROP_ZOOM: airy_stack_view_set_zoom (self, MAX (g_value_get_double (value), 1.0 / 64)); return;
+    case AIRY_STACK_VIEW_PROP_FIT: airy_stack_view_set_fit (self, g_value_get_boolean (value)); return;
+    case AIRY_STACK_VIEW_PROP_MIP: airy_stack_view_set_mip (self, g_value_get_boolean (value)); return;
+    case AIRY_STACK_VIEW_PROP_SECTIONS: airy_stack_view_set_sections (self, g_value_get_boolean (value)); return;
+    case AIRY_STACK_VIEW_PROP_LINEAR: airy_stack_view_set_linear (self, g_value_get_boolean (value)); return;
+    case AIRY_STACK_VIEW_PROP_TOOL: airy_stack_view_set_tool (self, g_value_get_enum (value)); return;
+    case AIRY_STACK_VIEW_PROP_COLORMAP: d.colormap = g_value_get_uint (value); break;
+    case AIRY_STACK_VIEW_PROP_INVERTED: d.inverted = g_value_get_boolean (value); break;
+    case AIRY_STACK_VIEW_PROP_SCALE: d.scale = g_value_get_enum (value); break;
+    case AIRY_STACK_VIEW_PROP_GAMMA: d.gamma = (float) g_value_get_double (value); break;
+    case AIRY_STACK_VIEW_PROP_LIMIT_LOW: d.lo = (float) g_value_get_double (value); break;
+    case AIRY_STACK_VIEW_PROP_LIMIT_HIGH: d.hi = (float) g_value_get_double (value); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec); return;
+    }
+  airy_stack_view_set_display (self, &d);
+}
+
+static void
 airy_stack_view_class_init (AiryStackViewClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   GtkGLAreaClass *area_class = GTK_GL_AREA_CLASS (klass);
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY;
 
   object_class->finalize = airy_stack_view_finalize;
+  object_class->get_property = airy_stack_view_get_property;
+  object_class->set_property = airy_stack_view_set_property;
   widget_class->realize = airy_stack_view_realize;
   widget_class->unrealize = airy_stack_view_unrealize;
   widget_class->snapshot = airy_stack_view_snapshot;
-  area_class->render = airy_stack_view_render;
+  widget_class->size_allocate = airy_stack_view_size_allocate;
+  area_class->render = _airy_stack_view_render;
 
-  /* the cursor, the z plane or the profile line changed */
+  /* the plane shown in XY (clamped to the stack's depth) */
+  properties[AIRY_STACK_VIEW_PROP_Z] = g_param_spec_uint ("z", NULL, NULL, 0, G_MAXUINT, 0, rw);
+  /* screen pixels per image pixel as shown (0 without a stack); setting it
+   * stops fitting */
+  properties[AIRY_STACK_VIEW_PROP_ZOOM] = g_param_spec_double ("zoom", NULL, NULL, 0.0, 256.0, 1.0, rw);
+  /* the zoom follows the widget's size */
+  properties[AIRY_STACK_VIEW_PROP_FIT] = g_param_spec_boolean ("fit", NULL, NULL, TRUE, rw);
+  properties[AIRY_STACK_VIEW_PROP_MIP] = g_param_spec_boolean ("mip", NULL, NULL, FALSE, rw);
+  properties[AIRY_STACK_VIEW_PROP_SECTIONS] = g_param_spec_boolean ("sections", NULL, NULL, TRUE, rw);
+  /* linear interpolation of the textures (not in GLES: R32F is not filterable) */
+  properties[AIRY_STACK_VIEW_PROP_LINEAR] = g_param_spec_boolean ("linear", NULL, NULL, FALSE, rw);
+  properties[AIRY_STACK_VIEW_PROP_TOOL] = g_param_spec_enum ("tool", NULL, NULL, AIRY_TYPE_VIEW_TOOL,
+                                                             AIRY_TOOL_CURSOR, rw);
+  /* an AiryColormap */
+  properties[AIRY_STACK_VIEW_PROP_COLORMAP] = g_param_spec_uint ("colormap", NULL, NULL, 0, AIRY_N_COLORMAPS - 1,
+                                                                 AIRY_COLORMAP_INFERNO, rw);
+  properties[AIRY_STACK_VIEW_PROP_INVERTED] = g_param_spec_boolean ("inverted", NULL, NULL, FALSE, rw);
+  properties[AIRY_STACK_VIEW_PROP_SCALE] = g_param_spec_enum ("scale", NULL, NULL, AIRY_TYPE_DISPLAY_SCALE,
+                                                              AIRY_SCALE_LINEAR, rw);
+  properties[AIRY_STACK_VIEW_PROP_GAMMA] = g_param_spec_double ("gamma", NULL, NULL, 0.01, 100.0, 1.0, rw);
+  /* the contrast limits, in data units */
+  properties[AIRY_STACK_VIEW_PROP_LIMIT_LOW] = g_param_spec_double ("limit-low", NULL, NULL, -G_MAXFLOAT, G_MAXFLOAT,
+                                                                    0.0, rw);
+  properties[AIRY_STACK_VIEW_PROP_LIMIT_HIGH] = g_param_spec_double ("limit-high", NULL, NULL, -G_MAXFLOAT, G_MAXFLOAT,
+                                                                     1.0, rw);
+  /* how the last slice reached GL; notified after the frame */
+  properties[AIRY_STACK_VIEW_PROP_SLICE_PATH] = g_param_spec_string ("slice-path", NULL, NULL, NULL,
+                                                                     G_PARAM_READABLE | G_PARAM_STATIC_STRINGS
+                                                                     | G_PARAM_EXPLICIT_NOTIFY);
+  g_object_class_install_properties (object_class, AIRY_STACK_VIEW_N_PROPS, properties);
+
+  /* the stack, the cursor, the z plane, the projection or the profile line
+   * changed */
   signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                           0, NULL, NULL, NULL, G_TYPE_NONE, 0);
   /* the pointer is over image pixel (x, y) */
@@ -872,9 +589,6 @@ airy_stack_view_class_init (AiryStackViewClass *klass)
                                         0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
   signals[SIGNAL_READBACK] = g_signal_new ("readback", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                            0, NULL, NULL, NULL, G_TYPE_NONE, 0);
-  /* airy_stack_view_get_slice_path() changed */
-  signals[SIGNAL_SLICE_PATH] = g_signal_new ("slice-path-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                             0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 static void
@@ -940,6 +654,7 @@ airy_stack_view_set_resident (AiryStackView *self,
   AiryStack *stack = resident ? resident->stack : NULL;
   AiryResident *old = self->resident;
   gsize old_n = self->stack ? airy_stack_plane_size (self->stack) : 0;
+  guint z = self->z;
 
   g_return_if_fail (AIRY_IS_STACK_VIEW (self));
 
@@ -957,6 +672,9 @@ airy_stack_view_set_resident (AiryStackView *self,
       self->cy = MIN (self->cy, stack->height - 1);
     }
   invalidate (self, TRUE, TRUE, TRUE);
+  if (self->z != z)
+    _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_Z);
+  update_zoom (self);
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
@@ -991,6 +709,7 @@ airy_stack_view_set_z (AiryStackView *self,
   if (!self->show_mip)
     self->xy_host_valid = FALSE;
   invalidate (self, !self->show_mip, FALSE, FALSE);
+  _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_Z);
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
@@ -1000,13 +719,30 @@ airy_stack_view_get_z (AiryStackView *self)
   return self->z;
 }
 
+/* Each display property that changes is notified once. */
 void
 airy_stack_view_set_display (AiryStackView     *self,
                              const AiryDisplay *display)
 {
-  self->lut_dirty |= display->colormap != self->display.colormap || display->inverted != self->display.inverted;
+  AiryDisplay old = self->display;
+
+  self->lut_dirty |= display->colormap != old.colormap || display->inverted != old.inverted;
   self->display = *display;
   invalidate (self, FALSE, FALSE, FALSE);
+  g_object_freeze_notify (G_OBJECT (self));
+  if (display->colormap != old.colormap)
+    _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_COLORMAP);
+  if (display->inverted != old.inverted)
+    _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_INVERTED);
+  if (display->scale != old.scale)
+    _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_SCALE);
+  if (display->gamma != old.gamma)
+    _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_GAMMA);
+  if (display->lo != old.lo)
+    _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_LIMIT_LOW);
+  if (display->hi != old.hi)
+    _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_LIMIT_HIGH);
+  g_object_thaw_notify (G_OBJECT (self));
 }
 
 const AiryDisplay *
@@ -1019,18 +755,32 @@ void
 airy_stack_view_set_linear (AiryStackView *self,
                             gboolean       linear)
 {
-  self->linear = linear;
+  linear = !!linear;
   invalidate (self, TRUE, TRUE, TRUE);
+  if (linear == self->linear)
+    return;
+  self->linear = linear;
+  _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_LINEAR);
+}
+
+gboolean
+airy_stack_view_get_linear (AiryStackView *self)
+{
+  return self->linear;
 }
 
 void
 airy_stack_view_set_mip (AiryStackView *self,
                          gboolean       mip)
 {
-  if (mip != self->show_mip)
+  gboolean changed = !!mip != self->show_mip;
+
+  if (changed)
     self->xy_host_valid = FALSE;
-  self->show_mip = mip;
+  self->show_mip = !!mip;
   invalidate (self, TRUE, FALSE, FALSE);
+  if (changed)
+    _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_MIP);
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
@@ -1044,15 +794,35 @@ void
 airy_stack_view_set_sections (AiryStackView *self,
                               gboolean       sections)
 {
-  self->sections = sections;
+  sections = !!sections;
   invalidate (self, FALSE, TRUE, TRUE);
+  if (sections == self->sections)
+    return;
+  self->sections = sections;
+  _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_SECTIONS);
+  update_zoom (self);
+}
+
+gboolean
+airy_stack_view_get_sections (AiryStackView *self)
+{
+  return self->sections;
 }
 
 void
 airy_stack_view_set_tool (AiryStackView *self,
                           AiryViewTool   tool)
 {
+  if (tool == self->tool)
+    return;
   self->tool = tool;
+  _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_TOOL);
+}
+
+AiryViewTool
+airy_stack_view_get_tool (AiryStackView *self)
+{
+  return self->tool;
 }
 
 void
@@ -1109,26 +879,45 @@ airy_stack_view_set_zoom (AiryStackView *self,
 {
   if (self->stack == NULL)
     return;
-  self->fit = FALSE;
   self->zoom = zoom;
   self->center = TRUE;      /* at the next layout, when the size is known */
+  set_fit (self, FALSE);
   gtk_widget_queue_draw (GTK_WIDGET (self));
+  update_zoom (self);
 }
 
 double
 airy_stack_view_get_zoom (AiryStackView *self)
 {
-  Layout L;
+  AiryViewLayout L;
 
-  compute_layout (self, &L);
+  _airy_stack_view_compute_layout (self, &L);
   return L.zoom;
 }
 
 void
 airy_stack_view_fit (AiryStackView *self)
 {
-  self->fit = TRUE;
+  set_fit (self, TRUE);
   gtk_widget_queue_draw (GTK_WIDGET (self));
+  update_zoom (self);
+}
+
+/* Fitting, or not: then the zoom and the position stay as shown. */
+void
+airy_stack_view_set_fit (AiryStackView *self,
+                         gboolean       fit)
+{
+  if (fit)
+    airy_stack_view_fit (self);
+  else
+    freeze_layout (self);
+}
+
+gboolean
+airy_stack_view_get_fit (AiryStackView *self)
+{
+  return self->fit;
 }
 
 void

@@ -17,6 +17,18 @@ typedef enum
   AIRY_TOOL_LINE,     /* drag draws a profile line */
 } AiryViewTool;
 
+#define AIRY_TYPE_VIEW_TOOL (airy_view_tool_get_type ())
+GType airy_view_tool_get_type (void);
+#define AIRY_TYPE_DISPLAY_SCALE (airy_display_scale_get_type ())
+GType airy_display_scale_get_type (void);
+
+/* Properties, each notified once when it changes, for widgets to bind:
+ * z, zoom (as shown), fit, mip, sections, linear (interpolation), tool,
+ * colormap (an AiryColormap), inverted, scale (AiryDisplayScale), gamma,
+ * limit-low, limit-high (the contrast limits) and slice-path (read-only).
+ * ::changed says that the stack, the cursor, z, the projection or the
+ * profile line changed; ::hover gives the image pixel under the pointer. */
+
 GtkWidget         *airy_stack_view_new            (void);
 /* Takes the stack (transfer full) as a CPU resident; NULL clears. */
 void               airy_stack_view_set_stack      (AiryStackView     *self,
@@ -30,7 +42,7 @@ AiryResident      *airy_stack_view_get_resident   (AiryStackView     *self);
 AiryStack         *airy_stack_view_get_stack      (AiryStackView     *self);
 /* How the last slice reached GL ("slices: copied on GPU 0 (CUDA–GL
  * interop)", "slices: uploaded from host memory (…)"), NULL before the
- * first frame; ::slice-path-changed says when it changes. */
+ * first frame; notify::slice-path says when it changes (after the frame). */
 const char        *airy_stack_view_get_slice_path (AiryStackView     *self);
 void               airy_stack_view_set_z          (AiryStackView     *self,
                                                    guint              z);
@@ -40,13 +52,16 @@ void               airy_stack_view_set_display    (AiryStackView     *self,
 const AiryDisplay *airy_stack_view_get_display    (AiryStackView     *self);
 void               airy_stack_view_set_linear     (AiryStackView     *self,
                                                    gboolean           linear);
+gboolean           airy_stack_view_get_linear     (AiryStackView     *self);
 void               airy_stack_view_set_mip        (AiryStackView     *self,
                                                    gboolean           mip);
 gboolean           airy_stack_view_get_mip        (AiryStackView     *self);
 void               airy_stack_view_set_sections   (AiryStackView     *self,
                                                    gboolean           sections);
+gboolean           airy_stack_view_get_sections   (AiryStackView     *self);
 void               airy_stack_view_set_tool       (AiryStackView     *self,
                                                    AiryViewTool       tool);
+AiryViewTool       airy_stack_view_get_tool       (AiryStackView     *self);
 void               airy_stack_view_set_cursor     (AiryStackView     *self,
                                                    guint              x,
                                                    guint              y);
@@ -69,6 +84,10 @@ void               airy_stack_view_set_zoom       (AiryStackView     *self,
                                                    double             zoom);
 double             airy_stack_view_get_zoom       (AiryStackView     *self);
 void               airy_stack_view_fit            (AiryStackView     *self);
+/* FALSE keeps the zoom and the position as shown. */
+void               airy_stack_view_set_fit        (AiryStackView     *self,
+                                                   gboolean           fit);
+gboolean           airy_stack_view_get_fit        (AiryStackView     *self);
 /* Widget coordinates → image pixel (x, y) of the XY view; FALSE outside. */
 gboolean           airy_stack_view_widget_to_image (AiryStackView    *self,
                                                     double            wx,

@@ -94,38 +94,12 @@ airy_stack_viewer_get_readout (AiryStackViewer *self)
   return self->readout_text;
 }
 
-/* the display settings from the controls */
-static void
-display_from_controls (AiryStackViewer *self)
-{
-  AiryDisplay d = *airy_stack_view_get_display (self->view);
-
-  if (self->updating)
-    return;
-  d.colormap = gtk_drop_down_get_selected (GTK_DROP_DOWN (self->colormap));
-  d.inverted = gtk_check_button_get_active (GTK_CHECK_BUTTON (self->invert));
-  d.scale = gtk_drop_down_get_selected (GTK_DROP_DOWN (self->scale));
-  d.gamma = (float) gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->gamma));
-  d.lo = (float) gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->lo_spin));
-  d.hi = (float) gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->hi_spin));
-  airy_stack_view_set_display (self->view, &d);
-  airy_histogram_widget_set_limits (self->histogram, d.lo, d.hi);
-}
-
+/* the controls follow through their bindings to the view's properties */
 void
 airy_stack_viewer_set_display (AiryStackViewer   *self,
                                const AiryDisplay *d)
 {
-  self->updating = TRUE;
-  gtk_drop_down_set_selected (GTK_DROP_DOWN (self->colormap), d->colormap);
-  gtk_check_button_set_active (GTK_CHECK_BUTTON (self->invert), d->inverted);
-  gtk_drop_down_set_selected (GTK_DROP_DOWN (self->scale), d->scale);
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->gamma), d->gamma);
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->lo_spin), d->lo);
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->hi_spin), d->hi);
-  self->updating = FALSE;
   airy_stack_view_set_display (self->view, d);
-  airy_histogram_widget_set_limits (self->histogram, d->lo, d->hi);
 }
 
 /* Statistics of a slice through the resident's slot (on the GPU for a
@@ -287,9 +261,6 @@ on_view_changed (AiryStackView *view, AiryStackViewer *self)
       guint64 counts[AIRY_HISTOGRAM_BINS];
       AirySliceStats stats = { 0.0f, 1.0f, AIRY_HISTOGRAM_BINS, counts };
 
-      self->updating = TRUE;
-      gtk_range_set_value (GTK_RANGE (self->z_scale), z);
-      self->updating = FALSE;
       gtk_label_set_text (GTK_LABEL (self->z_label), label);
       /* the histogram of the shown slice, computed where its values are */
       slice_stats (self, NULL, &stats);
@@ -587,13 +558,6 @@ airy_stack_viewer_export_tiff (AiryStackViewer *self,
 
 /* ---- controls ---- */
 
-static void
-on_z (GtkRange *range, AiryStackViewer *self)
-{
-  if (!self->updating)
-    airy_stack_view_set_z (self->view, (guint) gtk_range_get_value (range));
-}
-
 static gboolean
 play_tick (gpointer data)
 {
@@ -619,30 +583,74 @@ on_auto (GtkButton *button, AiryStackViewer *self)
   airy_stack_viewer_auto_contrast (self, gtk_drop_down_get_selected (GTK_DROP_DOWN (self->auto_mode)));
 }
 
-static void
-on_limits (AiryHistogramWidget *h, double lo, double hi, AiryStackViewer *self)
+/* A drag or a scroll on the z slider lands on the plane below the pointer:
+ * the knob snaps to it, and the binding hands it to the view. */
+static gboolean
+on_z_change (GtkRange *range, GtkScrollType scroll, double value, AiryStackViewer *self)
 {
-  AiryDisplay d = *airy_stack_view_get_display (self->view);
-
-  d.lo = (float) lo;
-  d.hi = (float) hi;
-  airy_stack_viewer_set_display (self, &d);
+  gtk_range_set_value (range, floor (value));
+  return TRUE;
 }
 
-static void
-on_display_control (GObject *object, GParamSpec *pspec, AiryStackViewer *self)
+/* transforms for the bindings of the controls to the view */
+static gboolean
+enum_to_selected (GBinding *binding, const GValue *from, GValue *to, gpointer data)
 {
-  display_from_controls (self);
+  g_value_set_uint (to, (guint) g_value_get_enum (from));
+  return TRUE;
 }
 
-static void
-on_toggle (GtkToggleButton *button, AiryStackViewer *self)
+static gboolean
+selected_to_enum (GBinding *binding, const GValue *from, GValue *to, gpointer data)
 {
-  airy_stack_view_set_linear (self->view, gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->smooth)));
-  airy_stack_view_set_mip (self->view, gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->mip)));
-  airy_stack_view_set_sections (self->view, gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->sections)));
-  airy_stack_view_set_tool (self->view, gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (self->line_tool))
-                                        ? AIRY_TOOL_LINE : AIRY_TOOL_CURSOR);
+  if (g_value_get_uint (from) == GTK_INVALID_LIST_POSITION)
+    return FALSE;
+  g_value_set_enum (to, (int) g_value_get_uint (from));
+  return TRUE;
+}
+
+static gboolean
+tool_to_active (GBinding *binding, const GValue *from, GValue *to, gpointer data)
+{
+  g_value_set_boolean (to, g_value_get_enum (from) == AIRY_TOOL_LINE);
+  return TRUE;
+}
+
+static gboolean
+active_to_tool (GBinding *binding, const GValue *from, GValue *to, gpointer data)
+{
+  g_value_set_enum (to, g_value_get_boolean (from) ? AIRY_TOOL_LINE : AIRY_TOOL_CURSOR);
+  return TRUE;
+}
+
+/* Every display control, the toggles and the z slider edit the view's
+ * properties and show them, whoever sets them. */
+static void
+bind_controls (AiryStackViewer *self)
+{
+  const GBindingFlags both = G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE;
+  const struct { const char *property; gpointer widget; const char *target; } plain[] = {
+    { "colormap", self->colormap, "selected" },
+    { "inverted", self->invert, "active" },
+    { "gamma", self->gamma, "value" },
+    { "limit-low", self->lo_spin, "value" },
+    { "limit-high", self->hi_spin, "value" },
+    { "limit-low", self->histogram, "limit-low" },
+    { "limit-high", self->histogram, "limit-high" },
+    { "linear", self->smooth, "active" },
+    { "mip", self->mip, "active" },
+    { "sections", self->sections, "active" },
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (plain); i++)
+    g_object_bind_property (self->view, plain[i].property, plain[i].widget, plain[i].target, both);
+  g_object_bind_property_full (self->view, "scale", self->scale, "selected", both,
+                               enum_to_selected, selected_to_enum, NULL, NULL);
+  g_object_bind_property_full (self->view, "tool", self->line_tool, "active", both,
+                               tool_to_active, active_to_tool, NULL, NULL);
+  g_object_bind_property (self->view, "z", gtk_range_get_adjustment (GTK_RANGE (self->z_scale)), "value", both);
+  g_signal_connect (self->z_scale, "change-value", G_CALLBACK (on_z_change), self);
 }
 
 static void
@@ -796,7 +804,6 @@ airy_stack_viewer_init (AiryStackViewer *self)
     translated[i] = _(colormaps[i]);
   translated[i] = NULL;
   self->colormap = gtk_drop_down_new_from_strings (translated);
-  gtk_drop_down_set_selected (GTK_DROP_DOWN (self->colormap), AIRY_COLORMAP_INFERNO);
   gtk_box_append (GTK_BOX (toolbar), labelled (_("Colormap"), self->colormap));
   self->invert = gtk_check_button_new_with_label (_("Invert"));
   gtk_box_append (GTK_BOX (toolbar), self->invert);
@@ -806,7 +813,6 @@ airy_stack_viewer_init (AiryStackViewer *self)
   self->scale = gtk_drop_down_new_from_strings (translated);
   gtk_box_append (GTK_BOX (toolbar), labelled (_("Scale"), self->scale));
   self->gamma = gtk_spin_button_new_with_range (0.1, 5.0, 0.05);
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->gamma), 1.0);
   gtk_box_append (GTK_BOX (toolbar), labelled (_("Gamma"), self->gamma));
   self->lo_spin = gtk_spin_button_new_with_range (-1e12, 1e12, 0.01);
   self->hi_spin = gtk_spin_button_new_with_range (-1e12, 1e12, 0.01);
@@ -834,7 +840,6 @@ airy_stack_viewer_init (AiryStackViewer *self)
   self->smooth = gtk_toggle_button_new_with_label (_("Smooth"));
   self->mip = gtk_toggle_button_new_with_label (_("MIP"));
   self->sections = gtk_toggle_button_new_with_label (_("Sections"));
-  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (self->sections), TRUE);
   self->line_tool = gtk_toggle_button_new_with_label (_("Line profile"));
   gtk_box_append (GTK_BOX (toolbar2), self->smooth);
   gtk_box_append (GTK_BOX (toolbar2), self->mip);
@@ -916,19 +921,8 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_box_append (GTK_BOX (self), bottom);
   gtk_box_append (GTK_BOX (self), self->readout);
 
-  g_signal_connect (self->z_scale, "value-changed", G_CALLBACK (on_z), self);
+  bind_controls (self);
   g_signal_connect (self->play, "toggled", G_CALLBACK (on_play), self);
-  g_signal_connect (self->histogram, "limits-changed", G_CALLBACK (on_limits), self);
-  g_signal_connect (self->colormap, "notify::selected", G_CALLBACK (on_display_control), self);
-  g_signal_connect (self->scale, "notify::selected", G_CALLBACK (on_display_control), self);
-  g_signal_connect (self->invert, "notify::active", G_CALLBACK (on_display_control), self);
-  g_signal_connect (self->gamma, "notify::value", G_CALLBACK (on_display_control), self);
-  g_signal_connect (self->lo_spin, "notify::value", G_CALLBACK (on_display_control), self);
-  g_signal_connect (self->hi_spin, "notify::value", G_CALLBACK (on_display_control), self);
-  g_signal_connect (self->smooth, "toggled", G_CALLBACK (on_toggle), self);
-  g_signal_connect (self->mip, "toggled", G_CALLBACK (on_toggle), self);
-  g_signal_connect (self->sections, "toggled", G_CALLBACK (on_toggle), self);
-  g_signal_connect (self->line_tool, "toggled", G_CALLBACK (on_toggle), self);
   g_signal_connect (self->view, "changed", G_CALLBACK (on_view_changed), self);
   g_signal_connect (self->view, "hover", G_CALLBACK (on_hover), self);
 

@@ -1,0 +1,114 @@
+/* airy-stack-view-private.h: the stack view's state, shared by its units:
+ * airy-stack-view.c (the object, layout, zoom and input),
+ * airy-stack-view-gl.c (realize, upload through the resident's slot,
+ * render) and airy-stack-view-overlays.c (cursor, scale bar, profile line). */
+#pragma once
+
+#include <epoxy/gl.h>
+
+#include "airy-stack-view.h"
+
+G_BEGIN_DECLS
+
+/* between XY and its sections, in widget pixels */
+#define AIRY_STACK_VIEW_GAP 6.0
+
+struct _AiryStackView
+{
+  GtkGLArea     parent_instance;
+
+  AiryResident *resident;
+  AiryStack    *stack;          /* the resident's geometry (data NULL on a GPU) */
+  float        *xy_host;        /* the shown plane in host memory, fetched on demand */
+  gboolean      xy_host_valid;
+  guint         z;
+  guint         cx, cy;         /* cursor, image pixels */
+  AiryDisplay   display;
+  gboolean      linear;
+  gboolean      show_mip;
+  gboolean      sections;
+  AiryViewTool  tool;
+
+  gboolean      fit;
+  gboolean      center;         /* centre XY at the next layout (set_zoom before a size) */
+  double        zoom;           /* screen pixels per image pixel */
+  double        ox, oy;         /* XY origin in widget pixels when not fitting */
+  double        shown_zoom;     /* the effective zoom last notified */
+
+  gboolean      line_valid;
+  double        lx0, ly0, lx1, ly1;
+
+  /* drag state */
+  double        drag_x, drag_y, drag_ox, drag_oy;
+  gboolean      dragging_line;
+  gboolean      drag_was_fit;
+
+  /* GL */
+  GLuint        program;
+  GLuint        vao, vbo;
+  GLuint        tex[3];         /* xy, xz, yz */
+  guint         tex_w[3], tex_h[3];
+  guint         tex_generation[3];  /* bumped when a texture is re-specified */
+  gboolean      interop;        /* the GL context runs on an NVIDIA GPU */
+  char         *renderer;
+  char         *slice_path;     /* how slices reach GL, said in the status bar */
+  guint         slice_path_idle;
+  GLuint        lut;
+  gboolean      dirty[3];
+  gboolean      lut_dirty;
+  gboolean      use_es;
+  char         *gl_error;
+
+  gboolean      want_readback;
+  guint8       *readback;
+  int           readback_w, readback_h;
+};
+
+enum
+{
+  AIRY_STACK_VIEW_PROP_0,
+  AIRY_STACK_VIEW_PROP_Z,
+  AIRY_STACK_VIEW_PROP_ZOOM,
+  AIRY_STACK_VIEW_PROP_FIT,
+  AIRY_STACK_VIEW_PROP_MIP,
+  AIRY_STACK_VIEW_PROP_SECTIONS,
+  AIRY_STACK_VIEW_PROP_LINEAR,
+  AIRY_STACK_VIEW_PROP_TOOL,
+  AIRY_STACK_VIEW_PROP_COLORMAP,
+  AIRY_STACK_VIEW_PROP_INVERTED,
+  AIRY_STACK_VIEW_PROP_SCALE,
+  AIRY_STACK_VIEW_PROP_GAMMA,
+  AIRY_STACK_VIEW_PROP_LIMIT_LOW,
+  AIRY_STACK_VIEW_PROP_LIMIT_HIGH,
+  AIRY_STACK_VIEW_PROP_SLICE_PATH,
+  AIRY_STACK_VIEW_N_PROPS
+};
+
+typedef struct { double x, y, w, h; } AiryRect;
+
+typedef struct
+{
+  AiryRect xy, xz, yz;
+  gboolean sections;
+  double   zoom;
+} AiryViewLayout;
+
+/* airy-stack-view.c */
+void      _airy_stack_view_compute_layout (AiryStackView  *self,
+                                           AiryViewLayout *layout);
+AirySlice _airy_stack_view_xy_slice       (AiryStackView  *self);
+void      _airy_stack_view_notify         (AiryStackView  *self,
+                                           guint           prop_id);
+void      _airy_stack_view_emit_readback  (AiryStackView  *self);
+
+/* airy-stack-view-gl.c */
+void      _airy_stack_view_gl_realize     (AiryStackView  *self);
+void      _airy_stack_view_gl_unrealize   (AiryStackView  *self);
+gboolean  _airy_stack_view_render         (GtkGLArea      *area,
+                                           GdkGLContext   *context);
+
+/* airy-stack-view-overlays.c */
+void      _airy_stack_view_draw_overlays  (AiryStackView  *self,
+                                           GtkSnapshot    *snapshot);
+
+G_END_DECLS
