@@ -1,0 +1,774 @@
+/* TIFF stacks, reading: through libtiff, with every page checked and the
+ * memory budget applied before anything is allocated; the file's own
+ * layout (ImageJ, OME, plain pages) is airy-tiff-layout.c's. */
+#define G_LOG_DOMAIN "airy-tiff"
+
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <tiffio.h>
+#include <glib/gstdio.h>
+
+#include "airy-stack.h"
+#include "airy-error.h"
+#include "airy-run.h"
+#include "airy-tiff-private.h"
+
+
+
+static int
+tiff_error_cb (TIFF *tif, void *user_data, const char *module, const char *fmt, va_list ap)
+{
+  Reader *r = user_data;
+
+  if (r->message == NULL)
+    r->message = g_strdup_vprintf (fmt, ap);
+  return 1;
+}
+
+static int
+tiff_warning_cb (TIFF *tif, void *user_data, const char *module, const char *fmt, va_list ap)
+{
+  return 1;
+}
+
+const char *
+_airy_tiff_reader_message (Reader *r)
+{
+  return r->message ? r->message : _("unknown libtiff error");
+}
+
+/* client procs for memory and for a file descriptor */
+static tmsize_t
+mem_read (thandle_t h, void *buf, tmsize_t n)
+{
+  Reader *r = (Reader *) h;
+  guint64 avail = r->pos < r->size ? r->size - r->pos : 0;
+  tmsize_t got = (tmsize_t) MIN ((guint64) n, avail);
+
+  memcpy (buf, r->mem + r->pos, got);
+  r->pos += got;
+  return got;
+}
+
+static tmsize_t
+mem_write (thandle_t h, void *buf, tmsize_t n)
+{
+  return -1;
+}
+
+static toff_t
+mem_seek (thandle_t h, toff_t off, int whence)
+{
+  Reader *r = (Reader *) h;
+  guint64 base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? r->pos : r->size;
+
+  r->pos = base + off;
+  return r->pos;
+}
+
+static int
+mem_close (thandle_t h)
+{
+  return 0;
+}
+
+static toff_t
+mem_size (thandle_t h)
+{
+  return ((Reader *) h)->size;
+}
+
+static int
+no_map (thandle_t h, void **base, toff_t *size)
+{
+  return 0;
+}
+
+static void
+no_unmap (thandle_t h, void *base, toff_t size)
+{
+}
+
+static tmsize_t
+fd_read (thandle_t h, void *buf, tmsize_t n)
+{
+  Reader *r = (Reader *) h;
+  tmsize_t done = 0;
+
+  while (done < n)
+    {
+      gssize got = read (r->fd, (guint8 *) buf + done, (gsize) (n - done));
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        break;
+      done += got;
+    }
+  return done;
+}
+
+static toff_t
+fd_seek (thandle_t h, toff_t off, int whence)
+{
+  Reader *r = (Reader *) h;
+  off_t got = lseek (r->fd, (off_t) off, whence);
+  return got < 0 ? (toff_t) -1 : (toff_t) got;
+}
+
+static toff_t
+fd_size (thandle_t h)
+{
+  return ((Reader *) h)->size;
+}
+
+/* Raw bytes at an offset (ImageJ's single-IFD stacks keep planes libtiff
+ * does not know about). */
+gboolean
+_airy_tiff_reader_pread (Reader *r, guint64 offset, void *buf, gsize n)
+{
+  if (offset > r->size || n > r->size - offset)
+    return FALSE;
+  if (r->fd < 0)
+    {
+      memcpy (buf, r->mem + offset, n);
+      return TRUE;
+    }
+  while (n > 0)
+    {
+      gssize got = pread (r->fd, buf, n, (off_t) offset);
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        return FALSE;
+      buf = (guint8 *) buf + got;
+      offset += (guint64) got;
+      n -= (gsize) got;
+    }
+  return TRUE;
+}
+
+static void
+reader_close (Reader *r)
+{
+  if (r->tif)
+    TIFFClose (r->tif);
+  r->tif = NULL;
+  if (r->fd >= 0)
+    close (r->fd);
+  r->fd = -1;
+  g_clear_pointer (&r->message, g_free);
+}
+
+/* The value of a RATIONAL tag of the IFD at `ifd`, read from the file:
+ * libtiff hands resolutions out as float, which loses the 8th digit of a
+ * pixel size. */
+gboolean
+_airy_tiff_read_rational (Reader *r, guint64 ifd, guint16 tag, double *out)
+{
+  gboolean big = TIFFIsBigTIFF (r->tif);
+  guint entry = big ? 20 : 12;
+  guint64 n, i;
+  guint8 buf[20];
+
+#define U16(p) (r->swap ? GUINT16_SWAP_LE_BE (*(guint16 *) (p)) : *(guint16 *) (p))
+#define U32(p) (r->swap ? GUINT32_SWAP_LE_BE (*(guint32 *) (p)) : *(guint32 *) (p))
+#define U64(p) (r->swap ? GUINT64_SWAP_LE_BE (*(guint64 *) (p)) : *(guint64 *) (p))
+  if (!_airy_tiff_reader_pread (r, ifd, buf, big ? 8 : 2))
+    return FALSE;
+  n = big ? U64 (buf) : U16 (buf);
+  for (i = 0; i < MIN (n, 4096); i++)
+    {
+      guint64 at = ifd + (big ? 8 : 2) + i * entry, off;
+      guint32 pq[2];
+
+      if (!_airy_tiff_reader_pread (r, at, buf, entry))
+        return FALSE;
+      if (U16 (buf) != tag)
+        continue;
+      if (U16 (buf + 2) != T_RATIONAL)
+        return FALSE;
+      /* BigTIFF holds the 8 bytes in the entry */
+      if (big)
+        memcpy (pq, buf + 12, 8);
+      else
+        {
+          off = U32 (buf + 8);
+          if (!_airy_tiff_reader_pread (r, off, pq, 8))
+            return FALSE;
+        }
+      pq[0] = r->swap ? GUINT32_SWAP_LE_BE (pq[0]) : pq[0];
+      pq[1] = r->swap ? GUINT32_SWAP_LE_BE (pq[1]) : pq[1];
+      if (pq[1] == 0)
+        return FALSE;
+      *out = (double) pq[0] / pq[1];
+      return TRUE;
+    }
+#undef U64
+#undef U32
+#undef U16
+  return FALSE;
+}
+
+
+void
+_airy_tiff_page_read (TIFF *tif, Page *p)
+{
+  guint16 v16;
+
+  memset (p, 0, sizeof *p);
+  p->offset = TIFFCurrentDirOffset (tif);
+  TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &p->width);
+  TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &p->height);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_BITSPERSAMPLE, &p->bits);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLEFORMAT, &p->format);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLESPERPIXEL, &p->spp);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_COMPRESSION, &p->compression);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_PLANARCONFIG, &p->planar);
+  if (TIFFGetField (tif, TIFFTAG_PHOTOMETRIC, &v16))
+    p->photometric = v16;
+  else
+    p->photometric = PHOTOMETRIC_MINISBLACK;
+  TIFFGetFieldDefaulted (tif, TIFFTAG_SUBFILETYPE, &p->subfile);
+  p->tiled = TIFFIsTiled (tif);
+}
+
+static const char *
+format_name (guint16 format)
+{
+  switch (format)
+    {
+    case SAMPLEFORMAT_UINT: return "unsigned";
+    case SAMPLEFORMAT_INT: return "signed";
+    case SAMPLEFORMAT_IEEEFP: return "float";
+    default: return "other";
+    }
+}
+
+static gboolean
+sample_supported (guint16 bits, guint16 format)
+{
+  if (format == SAMPLEFORMAT_UINT || format == SAMPLEFORMAT_INT)
+    return bits == 8 || bits == 16 || bits == 32;
+  if (format == SAMPLEFORMAT_IEEEFP)
+    return bits == 32 || bits == 64;
+  return FALSE;
+}
+
+gboolean
+_airy_tiff_page_check (Reader *r, const Page *p, guint index, const Page *first, GError **error)
+{
+  if (p->width == 0 || p->height == 0 || p->width > 65536 || p->height > 65536)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                   _("%s: page %u is %u × %u pixels; Airy reads images of 1 to 65536 pixels a side"),
+                   r->name, index, p->width, p->height);
+      return FALSE;
+    }
+  if (p->spp != 1 || p->tiled || !sample_supported (p->bits, p->format)
+      || p->photometric == PHOTOMETRIC_PALETTE)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                   _("%s: page %u: unsupported TIFF (%u-bit, sample format %u, %u samples per pixel%s%s); "
+                     "Airy reads one sample per pixel, 8/16/32-bit integers or 32/64-bit floats, in strips"),
+                   r->name, index, p->bits, p->format, p->spp,
+                   p->tiled ? _(", tiled") : "",
+                   p->photometric == PHOTOMETRIC_PALETTE ? _(", palette colour") : "");
+      return FALSE;
+    }
+  if (p->compression != COMPRESSION_NONE && !TIFFIsCODECConfigured (p->compression))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                   _("%s: page %u uses compression %u, which this libtiff cannot decode"),
+                   r->name, index, p->compression);
+      return FALSE;
+    }
+  if (first != NULL && (p->width != first->width || p->height != first->height
+                        || p->bits != first->bits || p->format != first->format))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                   _("%s: page %u is %u × %u, %u-bit %s; page 0 is %u × %u, %u-bit %s: a stack's "
+                     "pages must agree"),
+                   r->name, index, p->width, p->height, p->bits, format_name (p->format),
+                   first->width, first->height, first->bits, format_name (first->format));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Samples → float32. `swap`: the bytes are in the other byte order. */
+static void
+convert_samples (const guint8 *src, float *dst, gsize n, guint16 bits, guint16 format, gboolean swap)
+{
+  gsize i;
+
+#define CONVERT(type, swapfn)                                   \
+  for (i = 0; i < n; i++)                                       \
+    {                                                           \
+      type v;                                                   \
+      memcpy (&v, src + i * sizeof (type), sizeof (type));      \
+      if (swap)                                                 \
+        swapfn;                                                 \
+      dst[i] = (float) v;                                       \
+    }
+
+  if (bits == 8)
+    {
+      if (format == SAMPLEFORMAT_INT)
+        for (i = 0; i < n; i++)
+          dst[i] = (gint8) src[i];
+      else
+        for (i = 0; i < n; i++)
+          dst[i] = src[i];
+    }
+  else if (bits == 16 && format == SAMPLEFORMAT_INT)
+    {
+      CONVERT (gint16, v = (gint16) GUINT16_SWAP_LE_BE ((guint16) v));
+    }
+  else if (bits == 16)
+    {
+      CONVERT (guint16, v = GUINT16_SWAP_LE_BE (v));
+    }
+  else if (bits == 32 && format == SAMPLEFORMAT_INT)
+    {
+      CONVERT (gint32, v = (gint32) GUINT32_SWAP_LE_BE ((guint32) v));
+    }
+  else if (bits == 32 && format == SAMPLEFORMAT_UINT)
+    {
+      CONVERT (guint32, v = GUINT32_SWAP_LE_BE (v));
+    }
+  else if (bits == 32)
+    {
+      if (!swap && (const void *) src != (const void *) dst)
+        memcpy (dst, src, n * 4);
+      else if (swap)
+        for (i = 0; i < n; i++)
+          {
+            guint32 v;
+            memcpy (&v, src + 4 * i, 4);
+            v = GUINT32_SWAP_LE_BE (v);
+            memcpy (&dst[i], &v, 4);
+          }
+    }
+  else
+    {
+      for (i = 0; i < n; i++)
+        {
+          guint64 u;
+          double v;
+          memcpy (&u, src + 8 * i, 8);
+          if (swap)
+            u = GUINT64_SWAP_LE_BE (u);
+          memcpy (&v, &u, 8);
+          dst[i] = (float) v;
+        }
+    }
+#undef CONVERT
+}
+
+/* Checks that a page's data are in the file before reading them: a tiny
+ * file must not claim gigabytes. */
+gboolean
+_airy_tiff_page_data_check (Reader *r, guint z, guint64 need, GError **error)
+{
+  guint32 n = TIFFNumberOfStrips (r->tif), s;
+  guint16 compression = COMPRESSION_NONE;
+  guint64 total = 0;
+
+  TIFFGetFieldDefaulted (r->tif, TIFFTAG_COMPRESSION, &compression);
+  for (s = 0; s < n; s++)
+    {
+      int err = 0;
+      guint64 off = TIFFGetStrileOffsetWithErr (r->tif, s, &err);
+      guint64 count = TIFFGetStrileByteCountWithErr (r->tif, s, &err);
+
+      if (err || off > r->size || count > r->size - off)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                       _("%s: plane %u: strip %u lies beyond the end of the file (%llu bytes)"),
+                       r->name, z, s, (unsigned long long) r->size);
+          return FALSE;
+        }
+      total += count;
+    }
+  /* uncompressed data are all there; compressed ones within deflate's
+   * largest ratio (≈ 1032:1) */
+  if ((compression == COMPRESSION_NONE && total < need)
+      || (compression != COMPRESSION_NONE && total * 1100 < need))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                   _("%s: plane %u: %llu bytes of image data for a %llu-byte plane: truncated or corrupt"),
+                   r->name, z, (unsigned long long) total, (unsigned long long) need);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Walks the IFD chain (in order, each once) up to `limit` pages,
+ * checking each page. */
+gboolean
+_airy_tiff_walk_pages (Reader *r, guint limit, gboolean skip_reduced, const Page *first, GArray *pages,
+            gboolean *more, GError **error)
+{
+  Page p;
+
+  *more = FALSE;
+  g_array_set_size (pages, 0);
+  if (!TIFFSetDirectory (r->tif, 0))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: corrupt TIFF (%s)"), r->name, _airy_tiff_reader_message (r));
+      return FALSE;
+    }
+  for (;;)
+    {
+      _airy_tiff_page_read (r->tif, &p);
+      /* reduced-resolution copies (pyramids, thumbnails) are not planes */
+      if (!skip_reduced || !(p.subfile & FILETYPE_REDUCEDIMAGE))
+        {
+          if (pages->len == limit)
+            {
+              *more = TRUE;
+              return TRUE;
+            }
+          /* the page and its data, before anything is allocated for them */
+          if (!_airy_tiff_page_check (r, &p, pages->len, pages->len ? &g_array_index (pages, Page, 0) : first, error)
+              || !_airy_tiff_page_data_check (r, pages->len, (guint64) p.width * p.height * (p.bits / 8), error))
+            return FALSE;
+          g_array_append_val (pages, p);
+        }
+      if (!TIFFReadDirectory (r->tif))
+        break;
+    }
+  if (r->message != NULL)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: corrupt TIFF after page %u (%s)"),
+                   r->name, pages->len, _airy_tiff_reader_message (r));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+_airy_tiff_budget_check (Reader *r, const AiryReadOptions *o, guint64 planes, guint h, guint w, GError **error)
+{
+  guint64 budget = o->budget ? o->budget : airy_memory_budget ();
+  guint64 need = planes * h * w * 4;
+
+  if (need > budget)
+    {
+      g_autofree char *need_s = airy_format_bytes (need);
+      g_autofree char *budget_s = airy_format_bytes (budget);
+
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
+                   _("%s: a stack of %llu × %u × %u pixels needs %s as float32, more than "
+                     "the memory budget of %s (90 %% of available memory, or AIRY_MEMORY_BUDGET)"),
+                   r->name, (unsigned long long) planes, h, w, need_s, budget_s);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* A scratch buffer that grows to what a strip needs. */
+typedef struct
+{
+  guint8 *data;
+  gsize   size;
+} Scratch;
+
+static guint8 *
+scratch_get (Scratch *s, gsize n)
+{
+  if (n > s->size)
+    {
+      g_free (s->data);
+      s->data = g_try_malloc (n);
+      s->size = s->data ? n : 0;
+    }
+  return s->data;
+}
+
+static gboolean
+native_float (const Layout *l)
+{
+  return l->bits == 32 && l->format == SAMPLEFORMAT_IEEEFP;
+}
+
+static gboolean
+read_plane_strips (Reader *r, const Layout *l, guint z, float *dst, Scratch *scratch, GError **error)
+{
+  guint32 rows_per_strip = l->height, n, s;
+  gsize scan = (gsize) l->width * (l->bits / 8);
+
+  TIFFGetFieldDefaulted (r->tif, TIFFTAG_ROWSPERSTRIP, &rows_per_strip);
+  rows_per_strip = MIN (MAX (rows_per_strip, 1), l->height);
+  n = TIFFNumberOfStrips (r->tif);
+  if (n != (l->height + rows_per_strip - 1) / rows_per_strip)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                   _("%s: plane %u has %u strips, %u expected"), r->name, z, n,
+                   (l->height + rows_per_strip - 1) / rows_per_strip);
+      return FALSE;
+    }
+  for (s = 0; s < n; s++)
+    {
+      guint32 y0 = s * rows_per_strip, rows = MIN (rows_per_strip, l->height - y0);
+      gsize want = rows * scan;
+      float *out = dst + (gsize) y0 * l->width;
+      /* float32 goes straight to its place; libtiff swaps to host order */
+      guint8 *buf = native_float (l) ? (guint8 *) out : scratch_get (scratch, want);
+      tmsize_t got;
+
+      if (buf == NULL)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("%s: not enough memory to read plane %u"), r->name, z);
+          return FALSE;
+        }
+      got = TIFFReadEncodedStrip (r->tif, s, buf, (tmsize_t) want);
+      if (got < 0 || (gsize) got < want)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: plane %u: corrupt or truncated TIFF (%s)"),
+                       r->name, z, got < 0 ? _airy_tiff_reader_message (r) : _("short strip"));
+          return FALSE;
+        }
+      if (!native_float (l))
+        convert_samples (buf, out, (gsize) rows * l->width, l->bits, l->format, FALSE);
+    }
+  return TRUE;
+}
+
+/* A plane of a single-IFD ImageJ stack: raw bytes in the file's order. */
+static gboolean
+read_plane_raw (Reader *r, const Layout *l, guint z, float *dst, Scratch *scratch, GError **error)
+{
+  gsize scan = (gsize) l->width * (l->bits / 8);
+  guint rows = (guint) MAX (1, MIN (l->height, (16u << 20) / scan)), y;
+
+  for (y = 0; y < l->height; y += rows)
+    {
+      guint n = MIN (rows, l->height - y);
+      float *out = dst + (gsize) y * l->width;
+      guint8 *buf = native_float (l) ? (guint8 *) out : scratch_get (scratch, n * scan);
+
+      if (buf == NULL)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("%s: not enough memory to read plane %u"), r->name, z);
+          return FALSE;
+        }
+      if (!_airy_tiff_reader_pread (r, l->ifd[z] + (guint64) y * scan, buf, n * scan))
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: plane %u: truncated"), r->name, z);
+          return FALSE;
+        }
+      convert_samples (buf, out, (gsize) n * l->width, l->bits, l->format, r->swap);
+    }
+  return TRUE;
+}
+
+static AiryStack *
+read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError **error)
+{
+  static const AiryReadOptions defaults = AIRY_READ_OPTIONS_INIT;
+  g_autoptr(AiryStack) stack = NULL;
+  TIFFOpenOptions *topts;
+  Layout l;
+  guint z;
+
+  options = options ? options : &defaults;
+  topts = TIFFOpenOptionsAlloc ();
+  TIFFOpenOptionsSetErrorHandlerExtR (topts, tiff_error_cb, r);
+  TIFFOpenOptionsSetWarningHandlerExtR (topts, tiff_warning_cb, r);
+  /* no tag or strip array may make libtiff allocate more than this */
+  TIFFOpenOptionsSetMaxSingleMemAlloc (topts, 256 << 20);
+  r->pos = 0;
+  if (r->fd >= 0)
+    r->tif = TIFFClientOpenExt (r->name, "rmc", (thandle_t) r, fd_read, mem_write, fd_seek, mem_close,
+                                fd_size, no_map, no_unmap, topts);
+  else
+    r->tif = TIFFClientOpenExt (r->name, "rmc", (thandle_t) r, mem_read, mem_write, mem_seek, mem_close,
+                                mem_size, no_map, no_unmap, topts);
+  TIFFOpenOptionsFree (topts);
+  if (r->tif == NULL)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: not a readable TIFF (%s)"), r->name, _airy_tiff_reader_message (r));
+      return NULL;
+    }
+  r->swap = TIFFIsByteSwapped (r->tif);
+
+  if (!_airy_tiff_layout_find (r, options, &l, error))
+    {
+      _airy_tiff_layout_clear (&l);
+      return NULL;
+    }
+  if (!pixels)
+    {
+      stack = g_new0 (AiryStack, 1);
+      stack->depth = l.depth;
+      stack->height = l.height;
+      stack->width = l.width;
+    }
+  else
+    {
+      if (!_airy_tiff_budget_check (r, options, l.depth, l.height, l.width, error))
+        {
+          _airy_tiff_layout_clear (&l);
+          return NULL;
+        }
+      stack = _airy_stack_new_uninitialised (l.depth, l.height, l.width);
+      if (stack == NULL)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("%s: not enough memory for %u × %u × %u"),
+                       r->name, l.depth, l.height, l.width);
+          _airy_tiff_layout_clear (&l);
+          return NULL;
+        }
+    }
+  stack->bits = l.bits;
+  stack->n_channels = l.n_channels;
+  stack->n_frames = l.n_frames;
+  stack->channel = l.channel;
+  stack->frame = l.frame;
+  stack->dx = l.dx;
+  stack->dy = l.dy;
+  stack->dz = l.dz;
+  stack->z0 = l.z0;
+  if (l.z)
+    airy_stack_set_z (stack, l.z);
+
+  if (pixels)
+    {
+      Scratch scratch = { NULL, 0 };
+      gboolean ok = TRUE;
+
+      for (z = 0; ok && z < l.depth; z++)
+        {
+          float *dst = airy_stack_plane (stack, z);
+
+          if (l.contiguous)
+            ok = read_plane_raw (r, &l, z, dst, &scratch, error);
+          else if (!TIFFSetSubDirectory (r->tif, l.ifd[z]))
+            {
+              g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: plane %u: corrupt TIFF (%s)"),
+                           r->name, z, _airy_tiff_reader_message (r));
+              ok = FALSE;
+            }
+          else
+            ok = read_plane_strips (r, &l, z, dst, &scratch, error);
+        }
+      g_free (scratch.data);
+      if (!ok)
+        {
+          _airy_tiff_layout_clear (&l);
+          return NULL;
+        }
+    }
+  _airy_tiff_layout_clear (&l);
+  return g_steal_pointer (&stack);
+}
+
+/* Airy's z tag is known to libtiff so that it comes back typed */
+static TIFFExtendProc parent_extender;
+
+static void
+tag_extender (TIFF *tif)
+{
+  static const TIFFFieldInfo fields[] = {
+    { TAG_AIRY_Z, TIFF_VARIABLE2, TIFF_VARIABLE2, TIFF_DOUBLE, FIELD_CUSTOM, 1, 1, (char *) "AiryZPositions" },
+  };
+
+  TIFFMergeFieldInfo (tif, fields, G_N_ELEMENTS (fields));
+  if (parent_extender)
+    parent_extender (tif);
+}
+
+static void
+tiff_init (void)
+{
+  static gsize once;
+
+  if (g_once_init_enter (&once))
+    {
+      parent_extender = TIFFSetTagExtender (tag_extender);
+      /* the global handlers stay quiet: every call here has its own */
+      TIFFSetErrorHandler (NULL);
+      TIFFSetWarningHandler (NULL);
+      g_once_init_leave (&once, 1);
+    }
+}
+
+static AiryStack *
+read_file (const char *path, const AiryReadOptions *options, gboolean pixels, GError **error)
+{
+  Reader r = { path, NULL, NULL, -1, NULL, 0, 0, FALSE };
+  GStatBuf st;
+  AiryStack *stack;
+
+  tiff_init ();
+  r.fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  if (r.fd < 0)
+    {
+      int e = errno;
+      if (e == ENOENT)
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: no such file"), path);
+      else
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", path, g_strerror (e));
+      return NULL;
+    }
+  if (fstat (r.fd, &st) != 0 || !S_ISREG (st.st_mode))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: not a regular file"), path);
+      close (r.fd);
+      return NULL;
+    }
+  r.size = (guint64) st.st_size;
+  stack = read_stack (&r, options, pixels, error);
+  reader_close (&r);
+  return stack;
+}
+
+AiryStack *
+airy_tiff_read_full (const char            *path,
+                     const AiryReadOptions *options,
+                     GError               **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  return read_file (path, options, TRUE, error);
+}
+
+AiryStack *
+airy_tiff_read (const char *path,
+                GError    **error)
+{
+  return airy_tiff_read_full (path, NULL, error);
+}
+
+AiryStack *
+airy_tiff_probe (const char            *path,
+                 const AiryReadOptions *options,
+                 GError               **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  return read_file (path, options, FALSE, error);
+}
+
+AiryStack *
+_airy_tiff_read_memory (const guint8          *data,
+                        gsize                  length,
+                        const char            *name,
+                        const AiryReadOptions *options,
+                        GError               **error)
+{
+  Reader r = { name, NULL, NULL, -1, data, length, 0, FALSE };
+  AiryStack *stack;
+
+  tiff_init ();
+  stack = read_stack (&r, options, TRUE, error);
+  reader_close (&r);
+  return stack;
+}
