@@ -64,12 +64,13 @@ static FileKind
 sniff (const guint8 *head,
        gsize         n)
 {
+  const AiryImageFormat *const *f;
   gsize i = 0;
 
-  if ((n >= 8 && memcmp (head, "\x89PNG\r\n\x1a\n", 8) == 0)
-      || (n >= 4 && (memcmp (head, "II*\0", 4) == 0 || memcmp (head, "MM\0*", 4) == 0
-                     || memcmp (head, "II+\0", 4) == 0 || memcmp (head, "MM\0+", 4) == 0)))
-    return KIND_IMAGE;
+  /* a stack in any format the engine reads */
+  for (f = airy_image_formats (); *f; f++)
+    if ((*f)->sniff (head, n))
+      return KIND_IMAGE;
   if (n >= 3 && memcmp (head, "\xef\xbb\xbf", 3) == 0)
     i = 3;
   while (i < n && g_ascii_isspace (head[i]))

@@ -9,6 +9,7 @@
 
 #include "airy-elements-private.h"
 #include "airy-error.h"
+#include "airy-image-file.h"
 #include "airy-stack.h"
 
 void

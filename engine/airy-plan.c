@@ -9,6 +9,7 @@
 
 #include "airy-plan-private.h"
 #include "airy-error.h"
+#include "airy-image-file.h"
 #include "airy-fft-private.h"
 #include "airy-physics.h"
 #include "airy-sensor-private.h"

@@ -13,7 +13,9 @@
 #include <glib/gstdio.h>
 
 #include "airy-stack.h"
+#include "airy-image-file-private.h"
 #include "airy-error.h"
+#include "airy-atomic.h"
 #include "airy-run.h"
 
 /* What libpng reports: the error, the first warning of the chunk it was in
@@ -488,3 +490,46 @@ airy_png_read (const char *path,
                  r.io.message[0] ? r.io.message : "unknown error");
   return NULL;
 }
+
+/* ---- the format table's entry ---- */
+
+static gboolean
+png_sniff (const guint8 *head, gsize n)
+{
+  return n >= 8 && memcmp (head, "\x89PNG\r\n\x1a\n", 8) == 0;
+}
+
+static AiryStack *
+png_read (const char *path, const AiryReadOptions *options, GError **error)
+{
+  if (options && (options->channel > 0 || options->frame > 0))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("%s: a PNG holds one plane: no channels or time points to choose from"), path);
+      return NULL;
+    }
+  return airy_png_read (path, error);
+}
+
+/* raw values of a single plane, 16-bit with their scale */
+static gboolean
+png_write (const char *path, const AiryStack *stack, GPtrArray *warnings, GError **error)
+{
+  if (stack->depth != 1)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("%s: a PNG holds one plane, the stack has %u: save it as .tif"), path, stack->depth);
+      return FALSE;
+    }
+  return airy_png_write_gray16 (path, stack->data, stack->height, stack->width, stack->dx, error);
+}
+
+static const char *const png_suffixes[] = { ".png", NULL };
+
+const AiryImageFormat _airy_png_format = {
+  .name = "PNG",
+  .suffixes = png_suffixes,
+  .sniff = png_sniff,
+  .read = png_read,
+  .write = png_write,
+};

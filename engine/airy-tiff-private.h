@@ -3,7 +3,7 @@
 #include <glib.h>
 #include <tiffio.h>
 
-#include "airy-stack.h"
+#include "airy-image-file.h"
 
 G_BEGIN_DECLS
 

@@ -19,8 +19,10 @@
 
 #include "airy-stack.h"
 #include "airy-error.h"
+#include "airy-atomic.h"
 #include "airy-run.h"
 #include "airy-tiff-private.h"
+#include "airy-image-file-private.h"
 
 static guint
 type_size (guint16 type)
@@ -601,3 +603,29 @@ airy_tiff_write (const char      *path,
   return airy_tiff_write_full (path, stack, NULL, error);
 }
 
+/* ---- the format table's entry ---- */
+
+static gboolean
+tiff_sniff (const guint8 *head, gsize n)
+{
+  return n >= 4 && (memcmp (head, "II*\0", 4) == 0 || memcmp (head, "MM\0*", 4) == 0
+                    || memcmp (head, "II+\0", 4) == 0 || memcmp (head, "MM\0+", 4) == 0);
+}
+
+static gboolean
+tiff_write (const char *path, const AiryStack *stack, GPtrArray *warnings, GError **error)
+{
+  AiryTiffWriteOptions options = { AIRY_TIFF_AUTO, warnings, 0 };
+
+  return airy_tiff_write_full (path, stack, &options, error);
+}
+
+static const char *const tiff_suffixes[] = { ".tif", ".tiff", NULL };
+
+const AiryImageFormat _airy_tiff_format = {
+  .name = "TIFF",
+  .suffixes = tiff_suffixes,
+  .sniff = tiff_sniff,
+  .read = airy_tiff_read_full,
+  .write = tiff_write,
+};

@@ -1,9 +1,12 @@
 #pragma once
 
+#include "airy-atomic.h"
 #include "airy-backend.h"
+#include "airy-colormap.h"
 #include "airy-element.h"
 #include "airy-error.h"
 #include "airy-field.h"
+#include "airy-image-file.h"
 #include "airy-run.h"
 #include "airy-stack.h"
 #include "airy-system.h"

@@ -772,6 +772,48 @@ test_display_range (void)
   g_unlink (path);
 }
 
+/* The format table: by content, by name, and the writers through it. */
+static void
+test_format_table (void)
+{
+  g_autoptr(AiryStack) three = numbered_stack (3, 4, 5);
+  g_autoptr(AiryStack) one = numbered_stack (1, 4, 5);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *tif = tmp_path ("table.tif");
+  g_autofree char *png = tmp_path ("table.png");
+  g_autofree char *other = tmp_path ("table.xyz");
+  const AiryImageFormat *const *all = airy_image_formats ();
+
+  g_assert_cmpstr (all[0]->name, ==, "TIFF");
+  g_assert_cmpstr (all[1]->name, ==, "PNG");
+  g_assert_null (all[2]);
+  g_assert_true (airy_image_format_for_suffix ("A.OME.TIF") == all[0]);
+  g_assert_true (airy_image_format_for_suffix ("x.png") == all[1]);
+  g_assert_null (airy_image_format_for_suffix ("x.jpg"));
+
+  g_assert_true (airy_image_write (tif, three, NULL, &error));
+  g_assert_true (airy_image_format_sniff (tif, &error) == all[0]);
+  g_assert_true (airy_image_write (png, one, NULL, &error));
+  g_assert_true (airy_image_format_sniff (png, &error) == all[1]);
+  {
+    g_autoptr(AiryStack) back = airy_image_read (png, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (back->width, ==, 5);
+  }
+  g_assert_false (airy_image_write (png, three, NULL, &error));
+  g_assert_nonnull (strstr (error->message, "a PNG holds one plane, the stack has 3: save it as .tif"));
+  g_clear_error (&error);
+  g_assert_false (airy_image_write (other, one, NULL, &error));
+  g_assert_nonnull (strstr (error->message, "the name must end in .tif, .tiff, .ome.tif or .png"));
+  g_clear_error (&error);
+  g_assert_true (g_file_set_contents (other, "neither", 7, NULL));
+  g_assert_null (airy_image_format_sniff (other, &error));
+  g_assert_nonnull (strstr (error->message, "not a TIFF or PNG image"));
+  g_unlink (tif);
+  g_unlink (png);
+  g_unlink (other);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -791,6 +833,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiff/bad-files", test_bad_files);
   g_test_add_func ("/tiff/many-pages", test_many_pages);
   g_test_add_func ("/tiff/display-range", test_display_range);
+  g_test_add_func ("/tiff/format-table", test_format_table);
   status = g_test_run ();
   g_rmdir (tmpdir);
   return status;

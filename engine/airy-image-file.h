@@ -1,0 +1,161 @@
+#pragma once
+
+#include <glib.h>
+
+#include "airy-colormap.h"
+#include "airy-stack.h"
+
+G_BEGIN_DECLS
+
+/* TIFF writing (DESIGN §6). All pixel data in one contiguous block after
+ * the first IFD, the IFDs of the other pages after it (the layout ImageJ
+ * and tifffile write: ImageJ reads `images=N` planes back to back from the
+ * first strip offset, tifffile memory-maps the block).
+ *  - ImageJ hyperstack TIFF (default): float32, ImageJ description
+ *    (images, slices, unit=micron, spacing, origins, display range),
+ *    resolution tags, slice labels with each plane's z; exact z positions
+ *    in Airy's private tag. Beyond 4 GB: ImageJ's own large-stack layout,
+ *    a classic TIFF whose only IFD describes the whole block (what ImageJ
+ *    itself writes; ImageJ, Fiji and tifffile read it), or BigTIFF with
+ *    every IFD (for libtiff-based readers) on request.
+ *  - OME-TIFF (.ome.tif): OME-XML with physical sizes, per-plane z,
+ *    wavelengths, the Airy version and the system; BigTIFF beyond 4 GB.
+ * Data are written in native byte order with large writes; the file
+ * appears under its name only when complete. */
+typedef enum
+{
+  AIRY_TIFF_AUTO,      /* OME for *.ome.tif(f), else ImageJ */
+  AIRY_TIFF_IMAGEJ,
+  AIRY_TIFF_OME,
+  AIRY_TIFF_BIGTIFF,   /* ImageJ metadata, BigTIFF with one IFD per plane */
+} AiryTiffFormat;
+
+typedef struct
+{
+  AiryTiffFormat format;
+  GPtrArray     *warnings;      /* char*: what a reader will not see (may be NULL) */
+  guint64        classic_limit; /* bytes above which a classic TIFF is not used;
+                                   0: 4 GiB (tests lower it) */
+} AiryTiffWriteOptions;
+
+gboolean   airy_tiff_write       (const char      *path,
+                                  const AiryStack *stack,
+                                  GError         **error);
+gboolean   airy_tiff_write_full  (const char                 *path,
+                                  const AiryStack            *stack,
+                                  const AiryTiffWriteOptions *options,
+                                  GError                    **error);
+/* The format a path gets by default. */
+AiryTiffFormat airy_tiff_format_for_path (const char *path);
+
+/* Reading (TIFF and PNG). TIFF: ImageJ (hyperstack axes, units nm/µm/mm,
+ * spacing, origins, Airy's exact z, the >4 GB single-IFD layout),
+ * OME-TIFF (physical sizes and units, Plane PositionZ, TiffData mapping,
+ * single file) and plain multi-page files; 8/16/32-bit integer and 32/64-bit
+ * float samples, one sample per pixel, strips. Every page is checked before
+ * it is read, and the memory a stack needs is checked against the budget
+ * before anything is allocated. */
+typedef struct
+{
+  int     channel;      /* hyperstacks: which channel (0-based); −1: refuse several */
+  int     frame;        /* which time point; −1: refuse several */
+  guint   max_planes;   /* refuse files with more z planes (0: no limit) */
+  guint64 budget;       /* bytes the float32 stack may take; 0: airy_memory_budget () */
+} AiryReadOptions;
+
+#define AIRY_READ_OPTIONS_INIT { -1, -1, 0, 0 }
+
+AiryStack *airy_tiff_read        (const char            *path,
+                                  GError               **error);
+AiryStack *airy_tiff_read_full   (const char            *path,
+                                  const AiryReadOptions *options,
+                                  GError               **error);
+/* The header alone: shape, voxel size and z of what airy_tiff_read_full
+ * would return, with data NULL. */
+AiryStack *airy_tiff_probe       (const char            *path,
+                                  const AiryReadOptions *options,
+                                  GError               **error);
+/* From memory (fuzzing): the same checks, name used in messages. */
+AiryStack *_airy_tiff_read_memory (const guint8          *data,
+                                   gsize                  length,
+                                   const char            *name,
+                                   const AiryReadOptions *options,
+                                   GError               **error);
+
+/* PNG: 8-bit RGB through a colormap between lo and hi, or 16-bit gray of raw
+ * values scaled to the plane maximum (the scale in a tEXt chunk
+ * "airy:scale"); pHYs from the pixel size. */
+gboolean   airy_png_write_rgb    (const char      *path,
+                                  const guint8    *rgb,
+                                  guint            height,
+                                  guint            width,
+                                  double           dx,
+                                  GError         **error);
+gboolean   airy_png_write_colormapped (const char      *path,
+                                       const float     *plane,
+                                       guint            height,
+                                       guint            width,
+                                       double           dx,
+                                       AiryColormap     colormap,
+                                       float            lo,
+                                       float            hi,
+                                       GError         **error);
+gboolean   airy_png_write_gray16 (const char      *path,
+                                  const float     *plane,
+                                  guint            height,
+                                  guint            width,
+                                  double           dx,
+                                  GError         **error);
+/* Reads any PNG as one plane of gray values in the file's integer scale,
+ * bits = 8 (1-, 2-, 4-bit gray scaled to 0 … 255; palette) or 16: colour
+ * becomes Rec. 709 luminance (0.2126 R + 0.7152 G + 0.0722 B, in integers),
+ * alpha and tRNS are composited over black (a transparent pixel reads 0),
+ * gAMA/cHRM/sRGB/iCCP are ignored, Adam7 files read like plain ones. A
+ * 16-bit file written by Airy comes back in its original units (bits = 32).
+ * Refused: width or height outside [1, 65536], a plane over the memory
+ * budget (checked from IHDR, before decoding), corrupt or truncated files. */
+AiryStack *airy_png_read         (const char      *path,
+                                  GError         **error);
+
+/**
+ * AiryImageFormat:
+ * One file format Airy reads and writes stacks in: a new format is one
+ * file defining one of these and a line in airy-image-file.c's table.
+ * @sniff looks at a file's first bytes (up to 16; n may be fewer); @write
+ * may be NULL for a read-only format; @warnings collects what a reader of
+ * the file will not see.
+ */
+typedef struct
+{
+  const char        *name;
+  const char *const *suffixes;   /* lower case, with the dot; the first is the usual one */
+  gboolean         (*sniff) (const guint8 *head,
+                             gsize         n);
+  AiryStack       *(*read)  (const char            *path,
+                             const AiryReadOptions *options,
+                             GError               **error);
+  gboolean         (*write) (const char      *path,
+                             const AiryStack *stack,
+                             GPtrArray       *warnings,
+                             GError         **error);
+} AiryImageFormat;
+
+/* The formats (NULL-terminated), by content and by name. */
+const AiryImageFormat *const *airy_image_formats      (void);
+const AiryImageFormat *airy_image_format_sniff        (const char      *path,
+                                                       GError         **error);
+const AiryImageFormat *airy_image_format_for_suffix   (const char      *path);
+
+/* A stack from a file of any format, by content. */
+AiryStack *airy_image_read       (const char      *path,
+                                  GError         **error);
+AiryStack *airy_image_read_full  (const char            *path,
+                                  const AiryReadOptions *options,
+                                  GError               **error);
+/* A stack to a file, in the format its name says. */
+gboolean   airy_image_write      (const char      *path,
+                                  const AiryStack *stack,
+                                  GPtrArray       *warnings,
+                                  GError         **error);
+
+G_END_DECLS
