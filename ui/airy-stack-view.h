@@ -2,6 +2,7 @@
 
 #include <gtk/gtk.h>
 
+#include "airy-colormap.h"
 #include "airy-stack.h"
 #include "airy-backend.h"
 #include "airy-view-math.h"

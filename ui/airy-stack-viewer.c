@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 
 #include "airy-stack-viewer.h"
+#include "airy-image-file.h"
 #include "airy-histogram.h"
 #include "airy-error.h"
 

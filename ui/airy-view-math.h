@@ -7,6 +7,7 @@
 
 #include <glib.h>
 
+#include "airy-colormap.h"
 #include "airy-stack.h"
 #include "airy-resident.h"
 
