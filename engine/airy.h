@@ -4,6 +4,7 @@
 #include "airy-element.h"
 #include "airy-error.h"
 #include "airy-field.h"
+#include "airy-param.h"
 #include "airy-run.h"
 #include "airy-stack.h"
 #include "airy-system.h"
