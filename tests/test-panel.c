@@ -9,16 +9,22 @@
 
 static gboolean have_display;
 
-static AiryBenchPanel *
-new_panel (AirySystem **system)
+/* The widefield preset in a panel; FALSE (the test skipped) without a display. */
+static gboolean
+new_panel (AirySystem **system, AiryBenchPanel **panel)
 {
-  AiryBenchPanel *panel = AIRY_BENCH_PANEL (g_object_ref_sink (airy_bench_panel_new ()));
   g_autoptr(GError) error = NULL;
 
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return FALSE;
+    }
+  *panel = AIRY_BENCH_PANEL (g_object_ref_sink (airy_bench_panel_new ()));
   *system = airy_system_new_from_preset ("widefield", &error);
   g_assert_no_error (error);
-  airy_bench_panel_set_system (panel, *system);
-  return panel;
+  airy_bench_panel_set_system (*panel, *system);
+  return TRUE;
 }
 
 static void
@@ -68,12 +74,8 @@ test_limits (void)
   double lo, hi;
   guint h, w, n;
 
-  if (!have_display)
-    {
-      g_test_skip ("no display");
-      return;
-    }
-  panel = new_panel (&system);
+  if (!new_panel (&system, &panel))
+    return;
   height = g_object_class_find_property (G_OBJECT_GET_CLASS (system), "height");
   gtk_spin_button_get_range (spin (panel, "grid.shape[0]"), &lo, &hi);
   g_assert_cmpfloat (lo, ==, G_PARAM_SPEC_INT (height)->minimum);
@@ -107,12 +109,8 @@ test_bound (void)
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(AiryBenchPanel) panel = NULL;
 
-  if (!have_display)
-    {
-      g_test_skip ("no display");
-      return;
-    }
-  panel = new_panel (&system);
+  if (!new_panel (&system, &panel))
+    return;
   airy_system_set_shape (system, 300, 200);
   airy_system_set_z_range (system, -1.0, 2.0, 7);
   g_assert_cmpfloat (gtk_spin_button_get_value (spin (panel, "grid.shape[0]")), ==, 300);
@@ -138,12 +136,8 @@ test_spectrum (void)
   g_autoptr(AiryBenchPanel) panel = NULL;
   GtkWidget *wl, *wt;
 
-  if (!have_display)
-    {
-      g_test_skip ("no display");
-      return;
-    }
-  panel = new_panel (&system);
+  if (!new_panel (&system, &panel))
+    return;
   wl = airy_bench_panel_get_editor (panel, "spectrum.wavelengths");
   wt = airy_bench_panel_get_editor (panel, "spectrum.weights");
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (wl)), ==, "0.532");
@@ -171,12 +165,8 @@ test_relevant_rows (void)
   g_autoptr(AiryBenchPanel) panel = NULL;
   GtkWidget *row, *source;
 
-  if (!have_display)
-    {
-      g_test_skip ("no display");
-      return;
-    }
-  panel = new_panel (&system);
+  if (!new_panel (&system, &panel))
+    return;
   row = airy_bench_panel_get_editor (panel, "elements[1]");
   g_assert_true (GTK_IS_EXPANDER (row));
   gtk_expander_set_expanded (GTK_EXPANDER (row), TRUE);
@@ -214,12 +204,8 @@ test_zernike (void)
   double lo, hi, decl_lo, decl_hi;
   gsize n;
 
-  if (!have_display)
-    {
-      g_test_skip ("no display");
-      return;
-    }
-  panel = new_panel (&system);
+  if (!new_panel (&system, &panel))
+    return;
   mask = g_ptr_array_index (airy_system_get_elements (system), 1);
   g_assert_true (airy_param_spec_get_item_range (g_object_class_find_property (G_OBJECT_GET_CLASS (mask),
                                                                                 "zernike-indices"),
