@@ -4,16 +4,17 @@
 
 #include <glib/gi18n-lib.h>
 
-#include <math.h>
 #include <string.h>
 
 #include "airy-element.h"
 #include "airy-elements-private.h"
 #include "airy-error.h"
+#include "airy-param-private.h"
 
 /* Element parameters live in one generic store keyed by property name, so an
- * element class only declares its GParamSpecs: the panel, the JSON reader and
- * writer and the validation all read the same declarations (DESIGN §4). */
+ * element class only declares its GParamSpecs (airy-param.h): the panel, the
+ * JSON reader and writer (airy-element-json.c) and the validation all read
+ * the same declarations (DESIGN §4). */
 
 typedef struct
 {
@@ -30,8 +31,6 @@ enum {
 };
 
 static GParamSpec *properties[N_PROPS];
-static GQuark unit_quark;
-static GQuark flags_quark;
 
 static GMutex      registry_lock;
 static GHashTable *registry;   /* type name → GType */
@@ -46,19 +45,6 @@ value_free (gpointer p)
   g_free (v);
 }
 
-static gboolean
-doubles_are_finite (const GValue *value)
-{
-  GVariant *var = g_value_get_variant (value);
-  gsize n = 0, i;
-  const double *d = var ? g_variant_get_fixed_array (var, &n, sizeof (double)) : NULL;
-
-  for (i = 0; i < n; i++)
-    if (!isfinite (d[i]))
-      return FALSE;
-  return TRUE;
-}
-
 static void
 airy_element_set_property (GObject      *object,
                            guint         prop_id,
@@ -71,12 +57,9 @@ airy_element_set_property (GObject      *object,
   GValue *copy;
 
   /* GObject keeps doubles in their (finite) range; arrays are ours to check */
-  if (G_VALUE_HOLDS_VARIANT (value) && !doubles_are_finite (value))
-    {
-      g_warning ("%s.%s: refusing an array with a non-finite number",
-                 airy_element_get_type_name (self), pspec->name);
-      return;
-    }
+  if (G_VALUE_HOLDS_VARIANT (value)
+      && !_airy_param_array_acceptable (pspec, value, airy_element_get_type_name (self)))
+    return;
   if (old != NULL && g_param_values_cmp (pspec, old, value) == 0)
     return;
   if (old == NULL)
@@ -139,9 +122,6 @@ airy_element_class_init (AiryElementClass *klass)
   object_class->finalize = airy_element_finalize;
   klass->check = airy_element_real_check;
 
-  unit_quark = g_quark_from_static_string ("airy-unit");
-  flags_quark = g_quark_from_static_string ("airy-flags");
-
   properties[PROP_ENABLED] =
     airy_param_spec_boolean ("enabled", N_("Enabled"), N_("Whether the element takes part in the run"), TRUE);
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -156,180 +136,22 @@ airy_element_init (AiryElement *self)
 }
 
 /* GObject does not inherit get/set_property into subclasses: every element
- * class installs its parameters through here, onto the generic store. */
+ * class installs its parameters through here, onto the generic store. The
+ * store goes by name, so the id only has to be new in the class: one more
+ * than the properties it has, inherited ones included. */
 void
 airy_element_class_install_property (GObjectClass *object_class,
-                                     guint         property_id,
                                      GParamSpec   *pspec)
 {
+  g_autofree GParamSpec **installed = NULL;
+  guint n;
+
   g_return_if_fail (g_type_is_a (G_TYPE_FROM_CLASS (object_class), AIRY_TYPE_ELEMENT));
 
   object_class->set_property = airy_element_set_property;
   object_class->get_property = airy_element_get_property;
-  g_object_class_install_property (object_class, property_id, pspec);
-}
-
-/* ---- parameter declarations ---- */
-
-static GParamSpec *
-decorate (GParamSpec *pspec, const char *unit, AiryParamFlags flags)
-{
-  if (unit != NULL)
-    g_param_spec_set_qdata (pspec, unit_quark, (gpointer) unit);
-  g_param_spec_set_qdata (pspec, flags_quark, GUINT_TO_POINTER (flags));
-  return pspec;
-}
-
-#define PARAM_FLAGS (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS)
-
-GParamSpec *
-airy_param_spec_double (const char    *name,
-                        const char    *nick,
-                        const char    *blurb,
-                        const char    *unit,
-                        double         minimum,
-                        double         maximum,
-                        double         default_value,
-                        AiryParamFlags flags)
-{
-  /* a finite range keeps inf and nan out of every setter: GObject refuses
-   * values outside it (nan included) */
-  g_return_val_if_fail (isfinite (minimum) && isfinite (maximum), NULL);
-  return decorate (g_param_spec_double (name, nick, blurb, minimum, maximum, default_value,
-                                        PARAM_FLAGS), unit, flags);
-}
-
-GParamSpec *
-airy_param_spec_int (const char    *name,
-                     const char    *nick,
-                     const char    *blurb,
-                     int            minimum,
-                     int            maximum,
-                     int            default_value,
-                     AiryParamFlags flags)
-{
-  return decorate (g_param_spec_int (name, nick, blurb, minimum, maximum, default_value,
-                                     PARAM_FLAGS), NULL, flags);
-}
-
-GParamSpec *
-airy_param_spec_boolean (const char *name,
-                         const char *nick,
-                         const char *blurb,
-                         gboolean    default_value)
-{
-  return decorate (g_param_spec_boolean (name, nick, blurb, default_value, PARAM_FLAGS), NULL, 0);
-}
-
-GParamSpec *
-airy_param_spec_enum (const char    *name,
-                      const char    *nick,
-                      const char    *blurb,
-                      GType          enum_type,
-                      int            default_value,
-                      AiryParamFlags flags)
-{
-  return decorate (g_param_spec_enum (name, nick, blurb, enum_type, default_value, PARAM_FLAGS),
-                   NULL, flags);
-}
-
-GParamSpec *
-airy_param_spec_string (const char    *name,
-                        const char    *nick,
-                        const char    *blurb,
-                        AiryParamFlags flags)
-{
-  return decorate (g_param_spec_string (name, nick, blurb, NULL, PARAM_FLAGS), NULL, flags);
-}
-
-GParamSpec *
-airy_param_spec_doubles (const char *name,
-                         const char *nick,
-                         const char *blurb,
-                         const char *unit)
-{
-  return decorate (g_param_spec_variant (name, nick, blurb, G_VARIANT_TYPE ("ad"), NULL,
-                                         PARAM_FLAGS), unit, 0);
-}
-
-const char *
-airy_param_spec_get_unit (GParamSpec *pspec)
-{
-  return g_param_spec_get_qdata (pspec, unit_quark);
-}
-
-AiryParamFlags
-airy_param_spec_get_flags (GParamSpec *pspec)
-{
-  return GPOINTER_TO_UINT (g_param_spec_get_qdata (pspec, flags_quark));
-}
-
-char *
-airy_param_spec_range_string (GParamSpec *pspec)
-{
-  const char *unit = airy_param_spec_get_unit (pspec);
-  gboolean open = airy_param_spec_get_flags (pspec) & AIRY_PARAM_EXCLUSIVE_MIN;
-
-  if (G_IS_PARAM_SPEC_DOUBLE (pspec))
-    {
-      GParamSpecDouble *d = G_PARAM_SPEC_DOUBLE (pspec);
-      return g_strdup_printf ("%s%g, %g]%s%s", open ? "(" : "[", d->minimum, d->maximum,
-                              unit ? " " : "", unit ? unit : "");
-    }
-  if (G_IS_PARAM_SPEC_INT (pspec))
-    {
-      GParamSpecInt *i = G_PARAM_SPEC_INT (pspec);
-      return g_strdup_printf ("%s%d, %d]", open ? "(" : "[", i->minimum, i->maximum);
-    }
-  if (G_IS_PARAM_SPEC_ENUM (pspec))
-    {
-      GEnumClass *klass = G_PARAM_SPEC_ENUM (pspec)->enum_class;
-      GString *s = g_string_new ("one of ");
-      guint i;
-
-      for (i = 0; i < klass->n_values; i++)
-        g_string_append_printf (s, "%s%s", i ? ", " : "", klass->values[i].value_nick);
-      return g_string_free (s, FALSE);
-    }
-  return g_strdup ("");
-}
-
-/* Checks a value against its spec; the message names the path, the allowed
- * range and the value, e.g. "elements[0].na: must be in (0, 1.6], got 1.7". */
-gboolean
-airy_param_check_value (GParamSpec   *pspec,
-                        const GValue *value,
-                        const char   *path,
-                        GError      **error)
-{
-  gboolean open = airy_param_spec_get_flags (pspec) & AIRY_PARAM_EXCLUSIVE_MIN;
-  g_autofree char *range = airy_param_spec_range_string (pspec);
-
-  if (G_IS_PARAM_SPEC_DOUBLE (pspec))
-    {
-      GParamSpecDouble *d = G_PARAM_SPEC_DOUBLE (pspec);
-      double v = g_value_get_double (value);
-
-      if (!isfinite (v) || v < d->minimum || v > d->maximum || (open && v <= d->minimum))
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("%s: must be in %s, got %g"), path, range, v);
-          return FALSE;
-        }
-    }
-  else if (G_IS_PARAM_SPEC_INT (pspec))
-    {
-      GParamSpecInt *i = G_PARAM_SPEC_INT (pspec);
-      int v = g_value_get_int (value);
-
-      if (v < i->minimum || v > i->maximum || (open && v <= i->minimum))
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("%s: must be in %s, got %d"), path, range, v);
-          return FALSE;
-        }
-    }
-  return TRUE;
+  installed = g_object_class_list_properties (object_class, &n);
+  g_object_class_install_property (object_class, n + 1, pspec);
 }
 
 void
@@ -419,12 +241,9 @@ const double *
 airy_element_get_doubles (AiryElement *self, const char *name, gsize *n)
 {
   const GValue *v = lookup_value (self, name, G_TYPE_VARIANT);
-  GVariant *var = v ? g_value_get_variant (v) : NULL;
 
   *n = 0;
-  if (var == NULL)
-    return NULL;
-  return g_variant_get_fixed_array (var, n, sizeof (double));
+  return v ? _airy_value_get_doubles (v, n) : NULL;
 }
 
 gboolean
@@ -434,6 +253,17 @@ airy_element_is_set (AiryElement *self, const char *name)
   GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (self), name);
 
   return pspec != NULL && g_hash_table_contains (priv->values, pspec->name);
+}
+
+gboolean
+airy_element_param_relevant (AiryElement *self,
+                             GParamSpec  *pspec)
+{
+  AiryElementClass *klass;
+
+  g_return_val_if_fail (AIRY_IS_ELEMENT (self), TRUE);
+  klass = AIRY_ELEMENT_GET_CLASS (self);
+  return klass->param_relevant == NULL || klass->param_relevant (self, pspec);
 }
 
 gboolean
@@ -465,303 +295,6 @@ airy_element_copy (AiryElement *self)
     }
   cpriv->base_dir = g_strdup (priv->base_dir);
   return copy;
-}
-
-/* ---- JSON ---- */
-
-static const char *
-json_kind (JsonNode *node)
-{
-  if (JSON_NODE_HOLDS_OBJECT (node)) return "an object";
-  if (JSON_NODE_HOLDS_ARRAY (node)) return "an array";
-  if (JSON_NODE_HOLDS_NULL (node)) return "null";
-  switch (json_node_get_value_type (node))
-    {
-    case G_TYPE_INT64: case G_TYPE_DOUBLE: return "a number";
-    case G_TYPE_BOOLEAN: return "a boolean";
-    case G_TYPE_STRING: return "a string";
-    default: return "a value";
-    }
-}
-
-static gboolean
-json_is_number (JsonNode *node)
-{
-  return JSON_NODE_HOLDS_VALUE (node)
-         && (json_node_get_value_type (node) == G_TYPE_INT64
-             || json_node_get_value_type (node) == G_TYPE_DOUBLE);
-}
-
-gboolean
-airy_value_from_json (GParamSpec *pspec,
-                      JsonNode   *node,
-                      GValue     *value,
-                      const char *path,
-                      GError    **error)
-{
-  GType t = pspec->value_type;
-
-  g_value_init (value, t);
-  if (t == G_TYPE_DOUBLE)
-    {
-      if (!json_is_number (node))
-        goto wrong;
-      /* the system loader's text scan reports 1e999 as written; this guards
-       * JSON built in memory */
-      if (!isfinite (json_node_get_double (node)))
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("%s: must be a finite number, got %g"), path, json_node_get_double (node));
-          return FALSE;
-        }
-      g_value_set_double (value, json_node_get_double (node));
-    }
-  else if (t == G_TYPE_INT)
-    {
-      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
-        goto wrong;
-      if (json_node_get_int (node) < G_MININT || json_node_get_int (node) > G_MAXINT)
-        {
-          g_autofree char *range = airy_param_spec_range_string (pspec);
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("%s: must be in %s, got %lld"), path, range,
-                       (long long) json_node_get_int (node));
-          return FALSE;
-        }
-      g_value_set_int (value, (int) json_node_get_int (node));
-    }
-  else if (t == G_TYPE_BOOLEAN)
-    {
-      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
-        goto wrong;
-      g_value_set_boolean (value, json_node_get_boolean (node));
-    }
-  else if (t == G_TYPE_STRING)
-    {
-      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
-        goto wrong;
-      g_value_set_string (value, json_node_get_string (node));
-    }
-  else if (G_TYPE_IS_ENUM (t))
-    {
-      GEnumClass *klass = G_PARAM_SPEC_ENUM (pspec)->enum_class;
-      GEnumValue *ev;
-
-      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
-        goto wrong;
-      ev = g_enum_get_value_by_nick (klass, json_node_get_string (node));
-      if (ev == NULL)
-        {
-          g_autofree char *range = airy_param_spec_range_string (pspec);
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("%s: must be %s, got \"%s\""), path, range, json_node_get_string (node));
-          return FALSE;
-        }
-      g_value_set_enum (value, ev->value);
-    }
-  else if (t == G_TYPE_VARIANT)
-    {
-      JsonArray *array;
-      g_autofree double *v = NULL;
-      guint i, n;
-
-      if (!JSON_NODE_HOLDS_ARRAY (node))
-        goto wrong;
-      array = json_node_get_array (node);
-      n = json_array_get_length (array);
-      v = g_new0 (double, MAX (n, 1));
-      for (i = 0; i < n; i++)
-        {
-          JsonNode *e = json_array_get_element (array, i);
-
-          if (!json_is_number (e))
-            {
-              g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE,
-                           _("%s[%u]: expected a number, got %s"), path, i, json_kind (e));
-              return FALSE;
-            }
-          v[i] = json_node_get_double (e);
-          if (!isfinite (v[i]))
-            {
-              g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                           _("%s[%u]: must be a finite number, got %g"), path, i, v[i]);
-              return FALSE;
-            }
-        }
-      g_value_set_variant (value, g_variant_new_fixed_array (G_VARIANT_TYPE_DOUBLE, v, n,
-                                                             sizeof (double)));
-    }
-  else
-    g_assert_not_reached ();
-
-  return airy_param_check_value (pspec, value, path, error);
-
-wrong:
-  {
-    const char *want = t == G_TYPE_DOUBLE ? "a number"
-                     : t == G_TYPE_INT ? "an integer"
-                     : t == G_TYPE_BOOLEAN ? "a boolean"
-                     : t == G_TYPE_VARIANT ? "an array of numbers"
-                     : "a string";
-    g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE,
-                 _("%s: expected %s, got %s"), path, want, json_kind (node));
-    return FALSE;
-  }
-}
-
-static char *
-known_keys (GObjectClass *klass)
-{
-  g_autofree GParamSpec **pspecs = NULL;
-  GString *s = g_string_new ("type");
-  guint n, i;
-
-  pspecs = g_object_class_list_properties (klass, &n);
-  for (i = 0; i < n; i++)
-    g_string_append_printf (s, ", %s", pspecs[i]->name);
-  return g_string_free (s, FALSE);
-}
-
-gboolean
-airy_element_set_from_json (AiryElement *self,
-                            JsonObject  *object,
-                            const char  *path,
-                            const char  *base_dir,
-                            GError     **error)
-{
-  AiryElementPrivate *priv = airy_element_get_instance_private (self);
-  GObjectClass *klass = G_OBJECT_GET_CLASS (self);
-  g_autoptr(GList) members = json_object_get_members (object);
-  GList *m;
-
-  for (m = members; m; m = m->next)
-    {
-      const char *key = m->data;
-      GParamSpec *pspec;
-      g_auto(GValue) value = G_VALUE_INIT;
-      g_autofree char *sub = NULL;
-
-      if (g_str_equal (key, "type"))
-        continue;
-      pspec = g_object_class_find_property (klass, key);
-      sub = g_strdup_printf ("%s.%s", path, key);
-      if (pspec == NULL)
-        {
-          g_autofree char *known = known_keys (klass);
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_UNKNOWN_KEY,
-                       _("%s: unknown key for \"%s\" (known: %s)"), sub,
-                       airy_element_get_type_name (self), known);
-          return FALSE;
-        }
-      if (!airy_value_from_json (pspec, json_object_get_member (object, key), &value, sub, error))
-        return FALSE;
-      g_object_set_property (G_OBJECT (self), pspec->name, &value);
-    }
-  g_free (priv->base_dir);
-  priv->base_dir = g_strdup (base_dir);
-  return TRUE;
-}
-
-AiryElement *
-airy_element_new_from_json (JsonObject *object,
-                            const char *path,
-                            GType       required_type,
-                            const char *base_dir,
-                            GError    **error)
-{
-  g_autoptr(AiryElement) element = NULL;
-  JsonNode *type_node = json_object_get_member (object, "type");
-  const char *type_name;
-  GType type;
-
-  if (type_node == NULL)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("%s: missing \"type\""), path);
-      return NULL;
-    }
-  if (!JSON_NODE_HOLDS_VALUE (type_node) || json_node_get_value_type (type_node) != G_TYPE_STRING)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRONG_TYPE,
-                   _("%s.type: expected a string, got %s"), path, json_kind (type_node));
-      return NULL;
-    }
-  type_name = json_node_get_string (type_node);
-  type = airy_element_lookup (type_name);
-  if (type == G_TYPE_INVALID)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_UNKNOWN_TYPE,
-                   _("%s.type: unknown element type \"%s\" (see `airy-sim info --elements`)"),
-                   path, type_name);
-      return NULL;
-    }
-  if (required_type != G_TYPE_INVALID && !g_type_is_a (type, required_type))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("%s.type: \"%s\" is not allowed here"), path, type_name);
-      return NULL;
-    }
-  element = g_object_new (type, NULL);
-  if (!airy_element_set_from_json (element, object, path, base_dir, error))
-    return NULL;
-  return g_steal_pointer (&element);
-}
-
-static JsonNode *
-json_from_value (const GValue *value)
-{
-  GType t = G_VALUE_TYPE (value);
-  JsonNode *node = json_node_new (JSON_NODE_VALUE);
-
-  if (t == G_TYPE_DOUBLE)
-    json_node_set_double (node, g_value_get_double (value));
-  else if (t == G_TYPE_INT)
-    json_node_set_int (node, g_value_get_int (value));
-  else if (t == G_TYPE_BOOLEAN)
-    json_node_set_boolean (node, g_value_get_boolean (value));
-  else if (t == G_TYPE_STRING)
-    json_node_set_string (node, g_value_get_string (value));
-  else if (G_TYPE_IS_ENUM (t))
-    {
-      g_autoptr(GEnumClass) klass = g_type_class_ref (t);
-      GEnumValue *ev = g_enum_get_value (klass, g_value_get_enum (value));
-      json_node_set_string (node, ev ? ev->value_nick : "");
-    }
-  else if (t == G_TYPE_VARIANT)
-    {
-      GVariant *var = g_value_get_variant (value);
-      JsonArray *array = json_array_new ();
-      gsize n = 0, i;
-      const double *d = var ? g_variant_get_fixed_array (var, &n, sizeof (double)) : NULL;
-
-      for (i = 0; i < n; i++)
-        json_array_add_double_element (array, d[i]);
-      json_node_init_array (node, array);
-      json_array_unref (array);
-    }
-  return node;
-}
-
-/* Writes the type and every parameter that differs from its default, in the
- * class's declaration order, so files stay short and round-trip exactly. */
-JsonObject *
-airy_element_to_json (AiryElement *self)
-{
-  AiryElementPrivate *priv = airy_element_get_instance_private (self);
-  JsonObject *object = json_object_new ();
-  g_autofree GParamSpec **pspecs = NULL;
-  guint n, i;
-
-  json_object_set_string_member (object, "type", airy_element_get_type_name (self));
-  pspecs = g_object_class_list_properties (G_OBJECT_GET_CLASS (self), &n);
-  for (i = 0; i < n; i++)
-    {
-      GValue *v = g_hash_table_lookup (priv->values, pspecs[i]->name);
-
-      if (v != NULL && g_param_values_cmp (pspecs[i], v, g_param_spec_get_default_value (pspecs[i])) != 0)
-        json_object_set_member (object, pspecs[i]->name, json_from_value (v));
-    }
-  return object;
 }
 
 /* ---- registry ---- */
@@ -848,125 +381,6 @@ _airy_element_set_base_dir (AiryElement *self,
 
   g_free (priv->base_dir);
   priv->base_dir = copy;
-}
-
-/* ---- JSON Schema ---- */
-
-static void
-set_double (JsonObject *o, const char *key, double v)
-{
-  json_object_set_double_member (o, key, v);
-}
-
-static char *
-schema_description (GParamSpec *pspec)
-{
-  const char *blurb = g_param_spec_get_blurb (pspec);
-  const char *unit = airy_param_spec_get_unit (pspec);
-
-  if (airy_param_spec_get_flags (pspec) & AIRY_PARAM_FILE)
-    return g_strdup_printf ("%s (a relative name is relative to the system file's folder)", blurb);
-  if (unit != NULL)
-    return g_strdup_printf ("%s, in %s", blurb, unit);
-  return g_strdup (blurb);
-}
-
-/* One parameter as JSON Schema (draft 2020-12): type, range (exclusive
- * bounds too), enumeration, default, and the blurb with its unit. */
-JsonObject *
-_airy_param_spec_schema (GParamSpec *pspec)
-{
-  JsonObject *o = json_object_new ();
-  gboolean open = airy_param_spec_get_flags (pspec) & AIRY_PARAM_EXCLUSIVE_MIN;
-  g_autofree char *description = schema_description (pspec);
-
-  json_object_set_string_member (o, "title", g_param_spec_get_nick (pspec));
-  json_object_set_string_member (o, "description", description);
-  if (G_IS_PARAM_SPEC_DOUBLE (pspec))
-    {
-      GParamSpecDouble *d = G_PARAM_SPEC_DOUBLE (pspec);
-
-      json_object_set_string_member (o, "type", "number");
-      set_double (o, open ? "exclusiveMinimum" : "minimum", d->minimum);
-      set_double (o, "maximum", d->maximum);
-      set_double (o, "default", d->default_value);
-    }
-  else if (G_IS_PARAM_SPEC_INT (pspec))
-    {
-      GParamSpecInt *i = G_PARAM_SPEC_INT (pspec);
-
-      json_object_set_string_member (o, "type", "integer");
-      json_object_set_int_member (o, open ? "exclusiveMinimum" : "minimum", i->minimum);
-      json_object_set_int_member (o, "maximum", i->maximum);
-      json_object_set_int_member (o, "default", i->default_value);
-    }
-  else if (G_IS_PARAM_SPEC_BOOLEAN (pspec))
-    {
-      json_object_set_string_member (o, "type", "boolean");
-      json_object_set_boolean_member (o, "default", G_PARAM_SPEC_BOOLEAN (pspec)->default_value);
-    }
-  else if (G_IS_PARAM_SPEC_ENUM (pspec))
-    {
-      GParamSpecEnum *e = G_PARAM_SPEC_ENUM (pspec);
-      JsonArray *nicks = json_array_new ();
-      GEnumValue *def = g_enum_get_value (e->enum_class, e->default_value);
-      guint i;
-
-      for (i = 0; i < e->enum_class->n_values; i++)
-        json_array_add_string_element (nicks, e->enum_class->values[i].value_nick);
-      json_object_set_string_member (o, "type", "string");
-      json_object_set_array_member (o, "enum", nicks);
-      if (def != NULL)
-        json_object_set_string_member (o, "default", def->value_nick);
-    }
-  else if (G_IS_PARAM_SPEC_STRING (pspec))
-    json_object_set_string_member (o, "type", "string");
-  else if (G_IS_PARAM_SPEC_VARIANT (pspec))
-    {
-      JsonObject *items = json_object_new ();
-
-      json_object_set_string_member (items, "type", "number");
-      json_object_set_string_member (o, "type", "array");
-      json_object_set_object_member (o, "items", items);
-    }
-  return o;
-}
-
-/* An element type's object: its parameters, and "type" as the
- * discriminator (required in "elements", optional or absent elsewhere). */
-JsonObject *
-_airy_element_schema (GType            type,
-                      AirySchemaTypeKey type_key)
-{
-  g_autoptr(GTypeClass) klass = g_type_class_ref (type);
-  AiryElementClass *ec = (AiryElementClass *) klass;
-  JsonObject *o = json_object_new ();
-  JsonObject *props = json_object_new ();
-  g_autofree GParamSpec **pspecs = NULL;
-  guint n, i;
-
-  json_object_set_string_member (o, "title", ec->title);
-  json_object_set_string_member (o, "type", "object");
-  if (type_key != AIRY_SCHEMA_TYPE_NONE)
-    {
-      JsonObject *t = json_object_new ();
-
-      json_object_set_string_member (t, "const", ec->type_name);
-      json_object_set_object_member (props, "type", t);
-    }
-  pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n);
-  for (i = 0; i < n; i++)
-    json_object_set_object_member (props, pspecs[i]->name, _airy_param_spec_schema (pspecs[i]));
-  json_object_set_object_member (o, "properties", props);
-  if (type_key == AIRY_SCHEMA_TYPE_REQUIRED)
-    {
-      JsonArray *required = json_array_new ();
-
-      json_array_add_string_element (required, "type");
-      json_object_set_array_member (o, "required", required);
-    }
-  json_object_set_boolean_member (o, "additionalProperties", FALSE);
-  return o;
 }
 
 /* ---- context ---- */

@@ -4,6 +4,7 @@
 #include <json-glib/json-glib.h>
 
 #include "airy-field.h"
+#include "airy-param.h"
 
 G_BEGIN_DECLS
 
@@ -18,15 +19,6 @@ typedef enum
   AIRY_CATEGORY_PROPAGATION,
   AIRY_CATEGORY_SENSOR,
 } AiryCategory;
-
-/* Extra facts about a parameter, attached to its GParamSpec. */
-typedef enum
-{
-  AIRY_PARAM_EXCLUSIVE_MIN = 1 << 0,  /* the range is (min, max] */
-  AIRY_PARAM_NEEDS_PLAN    = 1 << 1,  /* changing it needs a new plan (shape) */
-  AIRY_PARAM_PHASE         = 1 << 2,  /* a phase in rad: a slider in the panel */
-  AIRY_PARAM_FILE          = 1 << 3,  /* a file name: a file chooser */
-} AiryParamFlags;
 
 /**
  * AiryContext:
@@ -96,53 +88,18 @@ struct _AiryElementClass
                           GPtrArray         *ops,
                           GError           **error);
 
-  gpointer padding[6];
+  /* Whether a parameter applies with the element's present values (a phase
+   * mask's Zernike terms only with a Zernike source); NULL: all do. A
+   * parameter whose value changes the answer is flagged AIRY_PARAM_SELECTS. */
+  gboolean (*param_relevant) (AiryElement     *self,
+                              GParamSpec      *pspec);
+
+  gpointer padding[5];
 };
 
-/* Parameter declarations (range, default, unit, flags in one place). */
-GParamSpec  *airy_param_spec_double       (const char    *name,
-                                           const char    *nick,
-                                           const char    *blurb,
-                                           const char    *unit,
-                                           double         minimum,
-                                           double         maximum,
-                                           double         default_value,
-                                           AiryParamFlags flags);
-GParamSpec  *airy_param_spec_int          (const char    *name,
-                                           const char    *nick,
-                                           const char    *blurb,
-                                           int            minimum,
-                                           int            maximum,
-                                           int            default_value,
-                                           AiryParamFlags flags);
-GParamSpec  *airy_param_spec_boolean      (const char    *name,
-                                           const char    *nick,
-                                           const char    *blurb,
-                                           gboolean       default_value);
-GParamSpec  *airy_param_spec_enum         (const char    *name,
-                                           const char    *nick,
-                                           const char    *blurb,
-                                           GType          enum_type,
-                                           int            default_value,
-                                           AiryParamFlags flags);
-GParamSpec  *airy_param_spec_string       (const char    *name,
-                                           const char    *nick,
-                                           const char    *blurb,
-                                           AiryParamFlags flags);
-GParamSpec  *airy_param_spec_doubles      (const char    *name,
-                                           const char    *nick,
-                                           const char    *blurb,
-                                           const char    *unit);
-const char  *airy_param_spec_get_unit     (GParamSpec    *pspec);
-AiryParamFlags airy_param_spec_get_flags  (GParamSpec    *pspec);
-char        *airy_param_spec_range_string (GParamSpec    *pspec);
-gboolean     airy_param_check_value       (GParamSpec    *pspec,
-                                           const GValue  *value,
-                                           const char    *path,
-                                           GError       **error);
-
+/* Installs a parameter (declared with airy_param_spec_*) and gives it its
+ * property id. */
 void         airy_element_class_install_property (GObjectClass *object_class,
-                                                  guint         property_id,
                                                   GParamSpec   *pspec);
 void         airy_element_class_set_metadata (AiryElementClass *klass,
                                               const char       *type_name,
@@ -171,6 +128,8 @@ const double *airy_element_get_doubles    (AiryElement *self,
 gboolean     airy_element_is_set          (AiryElement *self,
                                            const char  *name);
 
+gboolean     airy_element_param_relevant  (AiryElement  *self,
+                                           GParamSpec   *pspec);
 gboolean     airy_element_check           (AiryElement  *self,
                                            AiryContext  *context,
                                            GError      **error);
@@ -188,11 +147,6 @@ gboolean     airy_element_set_from_json   (AiryElement *self,
                                            const char  *base_dir,
                                            GError     **error);
 JsonObject  *airy_element_to_json         (AiryElement *self);
-gboolean     airy_value_from_json         (GParamSpec  *pspec,
-                                           JsonNode    *node,
-                                           GValue      *value,
-                                           const char  *path,
-                                           GError     **error);
 
 /* Registry: type name → GType. Built-in types are registered by airy_init(). */
 void         airy_element_register        (GType        type);

@@ -60,7 +60,6 @@ typedef enum
   AIRY_SCHEMA_TYPE_REQUIRED,  /* "type" must: the discriminator in "elements" */
 } AirySchemaTypeKey;
 
-JsonObject *_airy_param_spec_schema         (GParamSpec        *pspec);
 JsonObject *_airy_element_schema            (GType              type,
                                              AirySchemaTypeKey  type_key);
 

@@ -155,16 +155,16 @@ check_nyquist (AiryContext *ctx)
 static void
 install_lens_properties (GObjectClass *object_class, gboolean with_inverse)
 {
-  airy_element_class_install_property (object_class, 1,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("f", N_("Focal length"), N_("Focal length"), "µm",
                             0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
-  airy_element_class_install_property (object_class, 2,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
-  airy_element_class_install_property (object_class, 3,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("na", N_("NA"), N_("Pupil applied before the lens (0: none)"), NULL,
                             0.0, 4.0, 0.0, 0));
   if (with_inverse)
-    airy_element_class_install_property (object_class, 4,
+    airy_element_class_install_property (object_class,
       airy_param_spec_boolean ("inverse", N_("Inverse"), N_("Apply the inverse transform"), FALSE));
 }
 
@@ -303,7 +303,7 @@ _airy_df_lens_class_init (AiryDfLensClass *klass)
   element_class->apply = df_apply;
   element_class->compile = lens_compile;
   install_lens_properties (G_OBJECT_CLASS (klass), TRUE);
-  airy_element_class_install_property (G_OBJECT_CLASS (klass), 5,
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
     airy_param_spec_double ("d", N_("Distance"), N_("Distance of the input plane in front of the lens"), "µm",
                             -1e6, 1e6, 100.0, 0));
 }

@@ -196,15 +196,15 @@ _airy_circular_pupil_class_init (AiryCircularPupilClass *klass)
   element_class->elementwise = TRUE;
   element_class->check = circular_check;
   element_class->apply = circular_apply;
-  airy_element_class_install_property (object_class, 1,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("diameter", N_("Diameter"), N_("Aperture diameter (used when na is 0)"), "µm",
                             0.0, 1e6, 100.0, 0));
-  airy_element_class_install_property (object_class, 2,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("na", N_("NA"), N_("When > 0, the diameter is 2·f·NA/n"), NULL, 0.0, 4.0, 0.0, 0));
-  airy_element_class_install_property (object_class, 3,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("f", N_("Focal length"), N_("Focal length for the NA form"), "µm",
                             0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
-  airy_element_class_install_property (object_class, 4,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index for the NA form"), NULL,
                             1.0, 4.0, 1.0, 0));
 }
@@ -261,7 +261,7 @@ _airy_square_pupil_class_init (AirySquarePupilClass *klass)
   airy_element_class_set_metadata (element_class, "square-pupil", N_("Square pupil"), AIRY_CATEGORY_MASK);
   element_class->elementwise = TRUE;
   element_class->apply = square_apply;
-  airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
     airy_param_spec_double ("width", N_("Width"), N_("Side of the square aperture"), "µm",
                             0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
 }
@@ -280,10 +280,10 @@ _airy_rectangular_pupil_class_init (AiryRectangularPupilClass *klass)
                                    AIRY_CATEGORY_MASK);
   element_class->elementwise = TRUE;
   element_class->apply = rectangular_apply;
-  airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
     airy_param_spec_double ("width", N_("Width"), N_("Aperture width (x)"), "µm",
                             0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
-  airy_element_class_install_property (G_OBJECT_CLASS (klass), 2,
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
     airy_param_spec_double ("height", N_("Height"), N_("Aperture height (y)"), "µm",
                             0.0, 1e6, 50.0, AIRY_PARAM_EXCLUSIVE_MIN));
 }
@@ -325,7 +325,7 @@ _airy_gaussian_pupil_class_init (AiryGaussianPupilClass *klass)
   airy_element_class_set_metadata (element_class, "gaussian-pupil", N_("Gaussian pupil"), AIRY_CATEGORY_MASK);
   element_class->elementwise = TRUE;
   element_class->apply = gaussian_pupil_apply;
-  airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
     airy_param_spec_double ("waist", N_("Waist"), N_("Amplitude falls to 1/e at this radius"), "µm",
                             0.0, 1e6, 50.0, AIRY_PARAM_EXCLUSIVE_MIN));
 }
@@ -413,10 +413,10 @@ _airy_amplitude_mask_class_init (AiryAmplitudeMaskClass *klass)
   element_class->prepare = amplitude_mask_prepare;
   element_class->free_state = image_state_free;
   element_class->apply = amplitude_mask_apply;
-  airy_element_class_install_property (G_OBJECT_CLASS (klass), 1,
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
     airy_param_spec_string ("file", N_("File"), N_("PNG or TIFF image stretched over the grid; values → [0, 1]"),
                             AIRY_PARAM_FILE));
-  airy_element_class_install_property (G_OBJECT_CLASS (klass), 2,
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
     airy_param_spec_boolean ("invert", N_("Invert"), N_("Use 1 − value"), FALSE));
 }
 
@@ -471,6 +471,7 @@ phase_check (AiryElement *self, AiryContext *ctx, GError **error)
       gsize ni, nc, i;
       const double *idx = airy_element_get_doubles (self, "zernike-indices", &ni);
       int indexing = airy_element_get_enum (self, "zernike-indexing");
+      double first = 0, last = 0;
 
       airy_element_get_doubles (self, "zernike-coefficients", &nc);
       if (ni != nc)
@@ -480,14 +481,17 @@ phase_check (AiryElement *self, AiryContext *ctx, GError **error)
                        ctx->path, (unsigned long) ni, (unsigned long) nc);
           return FALSE;
         }
+      /* the declared range is ANSI's; Noll counts from 1 */
+      airy_param_spec_get_item_range (g_object_class_find_property (G_OBJECT_GET_CLASS (self), "zernike-indices"),
+                                      &first, &last);
       for (i = 0; i < ni; i++)
         {
-          double lo = indexing == AIRY_ZERNIKE_NOLL ? 1 : 0;
-          if (idx[i] != floor (idx[i]) || idx[i] < lo || idx[i] > 230)
+          double lo = indexing == AIRY_ZERNIKE_NOLL ? 1 : first;
+          if (idx[i] != floor (idx[i]) || idx[i] < lo || idx[i] > last)
             {
               g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                           _("%s.zernike-indices[%lu]: must be an integer in [%g, 230], got %g"),
-                           ctx->path, (unsigned long) i, lo, idx[i]);
+                           _("%s.zernike-indices[%lu]: must be an integer in [%g, %g], got %g"),
+                           ctx->path, (unsigned long) i, lo, last, idx[i]);
               return FALSE;
             }
         }
@@ -710,12 +714,31 @@ phase_apply (AiryElement *self, gpointer state, AiryField *field,
   return TRUE;
 }
 
+/* Which parameters the source uses; the rest (pupil radius, wrap, bits)
+ * apply to every source. */
+static gboolean
+phase_param_relevant (AiryElement *self, GParamSpec *pspec)
+{
+  static const char *const named[] = { "named", "strength", "count", "defocus", "period", "angle", NULL };
+  const char *name = pspec->name;
+  int source = airy_element_get_enum (self, "source");
+
+  if (g_str_equal (name, "value"))
+    return source == AIRY_PHASE_CONSTANT;
+  if (g_str_equal (name, "file") || g_str_has_prefix (name, "phase-"))
+    return source == AIRY_PHASE_IMAGE;
+  if (g_str_has_prefix (name, "zernike-"))
+    return source == AIRY_PHASE_ZERNIKE;
+  if (g_strv_contains (named, name))
+    return source == AIRY_PHASE_NAMED;
+  return TRUE;
+}
+
 static void
 _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
-  guint id = 1;
 
   airy_element_class_set_metadata (element_class, "phase-mask", N_("Phase mask"), AIRY_CATEGORY_MASK);
   element_class->elementwise = TRUE;
@@ -723,56 +746,59 @@ _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
   element_class->prepare = phase_prepare;
   element_class->free_state = phase_state_free;
   element_class->apply = phase_apply;
+  element_class->param_relevant = phase_param_relevant;
 
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_enum ("source", N_("Source"), N_("Where the phase comes from"),
-                          _airy_phase_source_get_type (), AIRY_PHASE_CONSTANT, 0));
-  airy_element_class_install_property (object_class, id++,
+                          _airy_phase_source_get_type (), AIRY_PHASE_CONSTANT, AIRY_PARAM_SELECTS));
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("value", N_("Phase"), N_("Constant phase"), "rad", -1e4, 1e4, 0.0, AIRY_PARAM_PHASE));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_string ("file", N_("File"), N_("PNG or TIFF phase image, stretched over the grid"),
                             AIRY_PARAM_FILE));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("phase-min", N_("Phase of 0"), N_("Phase of the image's lowest value"), "rad",
                             -1e4, 1e4, 0.0, AIRY_PARAM_PHASE));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("phase-max", N_("Phase of 1"), N_("Phase of the image's highest value"), "rad",
                             -1e4, 1e4, 2.0 * G_PI, AIRY_PARAM_PHASE));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_enum ("zernike-indexing", N_("Zernike indexing"), N_("Single-index convention"),
                           _airy_zernike_indexing_get_type (), AIRY_ZERNIKE_ANSI, 0));
-  airy_element_class_install_property (object_class, id++,
-    airy_param_spec_doubles ("zernike-indices", N_("Zernike indices"), N_("Single indices (ANSI from 0, Noll from 1)"), NULL));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
+    airy_param_spec_double_array ("zernike-indices", N_("Zernike indices"),
+                                  N_("Single indices (ANSI from 0, Noll from 1)"), NULL,
+                                  0, 230, AIRY_PARAM_INTEGER));   /* ANSI 230: radial order 20 */
+  airy_element_class_install_property (object_class,
     airy_param_spec_doubles ("zernike-coefficients", N_("Zernike coefficients"), N_("One per index"), NULL));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_enum ("zernike-unit", N_("Zernike unit"), N_("Coefficients in waves or in µm of wavefront"),
                           _airy_zernike_unit_get_type (), AIRY_ZERNIKE_WAVES, 0));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_boolean ("zernike-normalised", N_("Normalised"), N_("Unit-RMS Zernike polynomials"), TRUE));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_enum ("named", N_("Named mask"), N_("Which named mask"),
                           _airy_named_mask_get_type (), AIRY_NAMED_CUBIC, 0));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("strength", N_("Strength"),
                             N_("Cubic α, vortex charge, axicon or ramp slope, prism tilt (rad at the rim)"),
                             "rad", -1e5, 1e5, 0.0, 0));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_int ("count", N_("Ramps"), N_("Number of defocused ramps"), 1, 64, 6, 0));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("defocus", N_("Ramp defocus"), N_("Defocus of the ramps at the rim"), "rad",
                             -1e5, 1e5, 0.0, 0));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("period", N_("Period"), N_("Grating period"), "µm", 0.0, 1e6, 10.0, 0));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("angle", N_("Angle"), N_("Grating or prism direction"), "rad", -10.0, 10.0, 0.0, 0));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("pupil-radius", N_("Pupil radius"),
                             N_("Radius of the unit pupil (0: the objective's f·NA/n)"), "µm",
                             0.0, 1e6, 0.0, 0));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_boolean ("wrap", N_("Wrap"), N_("Wrap the phase into [0, 2π) like an SLM"), FALSE));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_int ("bits", N_("SLM bits"), N_("Quantise the wrapped phase to 2^bits levels (0: off)"),
                          0, 16, 0, 0));
 }

@@ -274,22 +274,22 @@ _airy_propagate_class_init (AiryPropagateClass *klass)
   element_class->check = propagate_check;
   element_class->apply = propagate_apply;
   element_class->compile = propagate_compile;
-  airy_element_class_install_property (object_class, 1,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("z", N_("Distance"), N_("Propagation distance"), "µm", -1e7, 1e7, 100.0, 0));
-  airy_element_class_install_property (object_class, 2,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
-  airy_element_class_install_property (object_class, 3,
+  airy_element_class_install_property (object_class,
     airy_param_spec_enum ("method", N_("Method"), N_("Transfer function, angular spectrum or single FFT"),
                           _airy_propagate_method_get_type (), AIRY_PROPAGATE_TRANSFER, 0));
-  airy_element_class_install_property (object_class, 4,
+  airy_element_class_install_property (object_class,
     airy_param_spec_int ("pad", N_("Padding"), N_("Zero padding on each side (pixels)"), 0, 32768, 0,
                          AIRY_PARAM_NEEDS_PLAN));
-  airy_element_class_install_property (object_class, 5,
+  airy_element_class_install_property (object_class,
     airy_param_spec_enum ("output", N_("Output"), N_("Crop back to the input shape, or keep the padding"),
                           _airy_output_mode_get_type (), AIRY_OUTPUT_SAME, AIRY_PARAM_NEEDS_PLAN));
-  airy_element_class_install_property (object_class, 6,
+  airy_element_class_install_property (object_class,
     airy_param_spec_boolean ("band-limit", N_("Band limit"), N_("Band-limited angular spectrum (Matsushima)"), FALSE));
-  airy_element_class_install_property (object_class, 7,
+  airy_element_class_install_property (object_class,
     airy_param_spec_boolean ("remove-evanescent", N_("Remove evanescent"),
                              N_("Drop evanescent waves instead of letting them decay"), TRUE));
 }

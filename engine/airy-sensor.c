@@ -162,45 +162,44 @@ _airy_sensor_class_init (AirySensorClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
-  guint id = 1;
 
   airy_element_class_set_metadata (element_class, "sensor", N_("Sensor"), AIRY_CATEGORY_SENSOR);
   element_class->check = sensor_check;
 
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_enum ("reduce", N_("Reduce"), N_("Sum the planes into one image"),
                           _airy_reduce_get_type (), AIRY_REDUCE_NONE, AIRY_PARAM_NEEDS_PLAN));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_enum ("resample", N_("Resample"), N_("Block sum or bilinear resampling"),
                           _airy_resample_get_type (), AIRY_RESAMPLE_NONE, AIRY_PARAM_NEEDS_PLAN));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_int ("factor", N_("Block"), N_("Block size of the block sum (pixels)"), 1, 4096, 1,
                          AIRY_PARAM_NEEDS_PLAN));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("spacing", N_("Pixel size"), N_("Output pixel of the linear resampling (0: same)"),
                             "µm", 0.0, 1e4, 0.0, AIRY_PARAM_NEEDS_PLAN));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_boolean ("sum-preserving", N_("Keep sum"), N_("Scale the linear resampling to keep the sum"), TRUE));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_enum ("noise", N_("Shot noise"), N_("Poisson, its Gaussian approximation, or none"),
                           _airy_noise_get_type (), AIRY_NOISE_NONE, 0));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("exposure", N_("Exposure"), N_("Photo-electrons per unit of intensity"), NULL,
                             0.0, 1e15, 1.0, AIRY_PARAM_EXCLUSIVE_MIN));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("read-noise", N_("Read noise"), N_("Gaussian read noise (e⁻ RMS)"), "e⁻",
                             0.0, 1e6, 0.0, 0));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("gain", N_("Gain"), N_("ADU per electron"), NULL, 0.0, 1e6, 1.0,
                             AIRY_PARAM_EXCLUSIVE_MIN));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("offset", N_("Offset"), N_("Baseline (ADU)"), NULL, 0.0, 1e9, 0.0, 0));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("full-well", N_("Full well"), N_("Saturation in electrons (0: none)"), "e⁻",
                             0.0, 1e12, 0.0, 0));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_int ("bit-depth", N_("Bit depth"), N_("Quantise to this many bits (0: float)"), 0, 32, 0, 0));
-  airy_element_class_install_property (object_class, id++,
+  airy_element_class_install_property (object_class,
     airy_param_spec_int ("seed", N_("Seed"), N_("Seed of the noise"), 0, G_MAXINT, 0, 0));
 }
 

@@ -242,31 +242,31 @@ _airy_objective_point_source_class_init (AiryObjectivePointSourceClass *klass)
   element_class->apply = objective_apply;
   element_class->compile = objective_compile;
 
-  airy_element_class_install_property (object_class, 1,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("f", N_("Focal length"), N_("Objective focal length"), "µm",
                             0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
-  airy_element_class_install_property (object_class, 2,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("n", N_("Refractive index"), N_("Immersion medium index"), NULL,
                             1.0, 4.0, 1.33, 0));
-  airy_element_class_install_property (object_class, 3,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("na", N_("NA"), N_("Numerical aperture (≤ n)"), NULL,
                             0.0, 4.0, 0.8, AIRY_PARAM_EXCLUSIVE_MIN));
-  airy_element_class_install_property (object_class, 4,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("power", N_("Power"), N_("Power of each plane (Σ|u|²·dx·dy)"), NULL,
                             0.0, 1e12, 1.0, AIRY_PARAM_EXCLUSIVE_MIN));
-  airy_element_class_install_property (object_class, 5,
+  airy_element_class_install_property (object_class,
     airy_param_spec_enum ("defocus-model", N_("Defocus model"), N_("Paraxial (chromatix) or non-paraxial"),
                           _airy_defocus_model_get_type (), AIRY_DEFOCUS_PARAXIAL, 0));
-  airy_element_class_install_property (object_class, 6,
+  airy_element_class_install_property (object_class,
     airy_param_spec_enum ("apodisation", N_("Apodisation"), N_("Pupil apodisation"),
                           _airy_apodisation_get_type (), AIRY_APODISATION_NONE, 0));
-  airy_element_class_install_property (object_class, 7,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("offset-x", N_("Offset x"), N_("Lateral offset of the point"), "µm",
                             -1e4, 1e4, 0.0, 0));
-  airy_element_class_install_property (object_class, 8,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("offset-y", N_("Offset y"), N_("Lateral offset of the point"), "µm",
                             -1e4, 1e4, 0.0, 0));
-  airy_element_class_install_property (object_class, 9,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("z", N_("Extra defocus"), N_("Added to each plane's z"), "µm",
                             -1e4, 1e4, 0.0, 0));
 }
@@ -332,15 +332,15 @@ _airy_plane_wave_class_init (AiryPlaneWaveClass *klass)
   element_class->check = check_medium;
   element_class->apply = plane_wave_apply;
   element_class->compile = plane_wave_compile;
-  airy_element_class_install_property (object_class, 1,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
-  airy_element_class_install_property (object_class, 2,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("power", N_("Power"), N_("Σ|u|²·dx·dy"), NULL, 0.0, 1e12, 1.0,
                             AIRY_PARAM_EXCLUSIVE_MIN));
-  airy_element_class_install_property (object_class, 3,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("angle-x", N_("Angle x"), N_("Propagation angle to the axis in x"), "rad",
                             -1.5, 1.5, 0.0, 0));
-  airy_element_class_install_property (object_class, 4,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("angle-y", N_("Angle y"), N_("Propagation angle to the axis in y"), "rad",
                             -1.5, 1.5, 0.0, 0));
 }
@@ -427,12 +427,12 @@ _airy_point_source_class_init (AiryPointSourceClass *klass)
   element_class->check = check_medium;
   element_class->apply = point_source_apply;
   element_class->compile = generated_source_compile;
-  airy_element_class_install_property (object_class, 1,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
-  airy_element_class_install_property (object_class, 2,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("power", N_("Power"), N_("Σ|u|²·dx·dy"), NULL, 0.0, 1e12, 1.0,
                             AIRY_PARAM_EXCLUSIVE_MIN));
-  airy_element_class_install_property (object_class, 3,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("z", N_("Distance"), N_("Added to each plane's z"), "µm", -1e6, 1e6, 0.0, 0));
 }
 
@@ -492,15 +492,15 @@ _airy_gaussian_beam_class_init (AiryGaussianBeamClass *klass)
   element_class->check = check_medium;
   element_class->apply = gaussian_beam_apply;
   element_class->compile = generated_source_compile;
-  airy_element_class_install_property (object_class, 1,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
-  airy_element_class_install_property (object_class, 2,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("power", N_("Power"), N_("Σ|u|²·dx·dy"), NULL, 0.0, 1e12, 1.0,
                             AIRY_PARAM_EXCLUSIVE_MIN));
-  airy_element_class_install_property (object_class, 3,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("waist", N_("Waist"), N_("1/e² intensity radius w0 at the waist"), "µm",
                             0.0, 1e6, 10.0, AIRY_PARAM_EXCLUSIVE_MIN));
-  airy_element_class_install_property (object_class, 4,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("z", N_("Distance from waist"), N_("Added to each plane's z"), "µm",
                             -1e6, 1e6, 0.0, 0));
 }

@@ -47,6 +47,18 @@ typedef struct
 
 void          airy_input_file_free         (AiryInputFile *file);
 
+/* The system's own fields are its properties, declared like the elements'
+ * parameters (airy-param.h) with their place in the file
+ * (airy_param_spec_get_path): "height" and "width" (grid.shape), "spacing",
+ * "wavelengths", "weights", "z-start", "z-stop", "z-count", "z-values",
+ * "f-tube", "sample-constant", "sample-file", "beads-count", "beads-seed",
+ * "beads-intensity", "sample-channel", "sample-frame", "sample-resample".
+ * The setters below notify them. Setting "wavelengths" to another number of
+ * entries gives them equal weights; "z-start", "z-stop" and "z-count" make
+ * the planes a range. */
+gboolean      airy_system_param_relevant   (AirySystem  *self,
+                                            GParamSpec  *pspec);
+
 AirySystem   *airy_system_new              (void);
 AirySystem   *airy_system_new_from_data    (const char  *data,
                                             gssize       length,

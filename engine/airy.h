@@ -7,6 +7,7 @@
 #include "airy-error.h"
 #include "airy-field.h"
 #include "airy-image-file.h"
+#include "airy-param.h"
 #include "airy-run.h"
 #include "airy-stack.h"
 #include "airy-system.h"

@@ -341,6 +341,178 @@ test_warnings (void)
   g_assert_cmpuint (warnings->len, ==, 0);
 }
 
+/* ---- parameters declared once (issue 15) ---- */
+
+/* Every element class's parameters get their ids from the install call:
+ * distinct within the class, inherited ones included. */
+static void
+test_param_ids (void)
+{
+  g_autofree GType *types = NULL;
+  guint n, t;
+
+  types = airy_element_list_types (&n);
+  g_assert_cmpuint (n, >=, 16);
+  for (t = 0; t < n; t++)
+    {
+      g_autoptr(GTypeClass) klass = g_type_class_ref (types[t]);
+      g_autofree GParamSpec **pspecs = NULL;
+      g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
+      guint np, k;
+
+      pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &np);
+      for (k = 0; k < np; k++)
+        {
+          g_assert_cmpuint (pspecs[k]->param_id, >, 0);
+          g_assert_false (g_hash_table_contains (seen, GUINT_TO_POINTER (pspecs[k]->param_id)));
+          g_hash_table_add (seen, GUINT_TO_POINTER (pspecs[k]->param_id));
+        }
+    }
+}
+
+static gboolean
+relevant (AiryElement *e, const char *name)
+{
+  GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e), name);
+
+  g_assert_nonnull (pspec);
+  return airy_element_param_relevant (e, pspec);
+}
+
+/* Which parameters apply is the element's to say (the phase mask's source
+ * selects them), not the panel's. */
+static void
+test_param_relevant (void)
+{
+  g_autoptr(AiryElement) mask = airy_element_new ("phase-mask", NULL);
+  g_autoptr(AiryElement) lens = airy_element_new ("ff-lens", NULL);
+  GParamSpec *source = g_object_class_find_property (G_OBJECT_GET_CLASS (mask), "source");
+  GParamSpec *named = g_object_class_find_property (G_OBJECT_GET_CLASS (mask), "named");
+  static const struct { const char *name; gboolean by_source[4]; } table[] = {
+    /*                      constant image  zernike named */
+    { "value",            { TRUE,    FALSE, FALSE,  FALSE } },
+    { "file",             { FALSE,   TRUE,  FALSE,  FALSE } },
+    { "phase-max",        { FALSE,   TRUE,  FALSE,  FALSE } },
+    { "zernike-indices",  { FALSE,   FALSE, TRUE,   FALSE } },
+    { "zernike-unit",     { FALSE,   FALSE, TRUE,   FALSE } },
+    { "named",            { FALSE,   FALSE, FALSE,  TRUE } },
+    { "period",           { FALSE,   FALSE, FALSE,  TRUE } },
+    { "pupil-radius",     { TRUE,    TRUE,  TRUE,   TRUE } },
+    { "bits",             { TRUE,    TRUE,  TRUE,   TRUE } },
+  };
+  guint i, k;
+
+  g_assert_true (airy_param_spec_get_flags (source) & AIRY_PARAM_SELECTS);
+  g_assert_false (airy_param_spec_get_flags (named) & AIRY_PARAM_SELECTS);
+  for (k = 0; k < 4; k++)
+    {
+      g_object_set (mask, "source", k, NULL);
+      for (i = 0; i < G_N_ELEMENTS (table); i++)
+        {
+          g_test_message ("source %u, %s", k, table[i].name);
+          g_assert_cmpint (relevant (mask, table[i].name), ==, table[i].by_source[k]);
+        }
+    }
+  /* without a hook, everything applies */
+  g_assert_null (AIRY_ELEMENT_GET_CLASS (lens)->param_relevant);
+  g_assert_true (relevant (lens, "na"));
+}
+
+static void
+count_notify (GObject *object, GParamSpec *pspec, gpointer data)
+{
+  g_hash_table_replace (data, (gpointer) pspec->name,
+                        GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (data, pspec->name)) + 1));
+}
+
+static guint
+notified (GHashTable *counts, const char *name)
+{
+  return GPOINTER_TO_UINT (g_hash_table_lookup (counts, name));
+}
+
+/* The system's own fields are properties declared like parameters, with
+ * their place in the file, and the setters notify them. */
+static void
+test_system_fields (void)
+{
+  g_autoptr(AirySystem) system = airy_system_new ();
+  g_autoptr(GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
+  GObjectClass *klass = G_OBJECT_GET_CLASS (system);
+  static const char *const fields[][3] = {
+    { "height", "grid.shape[0]", "[1, 65536]" },
+    { "width", "grid.shape[1]", "[1, 65536]" },
+    { "spacing", "grid.spacing", "(0, 10000] µm" },
+    { "wavelengths", "spectrum.wavelengths", "(0, 100] µm" },
+    { "weights", "spectrum.weights", "[0, ∞)" },
+    { "z-start", "z.start", "[-1e+06, 1e+06] µm" },
+    { "z-count", "z.count", "[1, 1000000]" },
+    { "z-values", "z.values", "[-1e+06, 1e+06] µm" },
+    { "f-tube", "microscope.f-tube", "(0, 1e+06] µm" },
+    { "sample-constant", "sample.constant", "[0, 1e+12]" },
+    { "beads-count", "sample.beads.count", "[0, 10000000]" },
+    { "beads-intensity", "sample.beads.intensity", "(0, ∞)" },
+    { "sample-channel", "sample.channel", "[0, 1000000]" },
+  };
+  AirySample beads = { AIRY_SAMPLE_BEADS, 0.0, NULL, 5, 1, 1.0 };
+  g_autoptr(AiryElement) objective = airy_element_new ("objective-point-source", NULL);
+  const AirySpectrum *spectrum;
+  const double *z;
+  guint i, n, h, w;
+
+  for (i = 0; i < G_N_ELEMENTS (fields); i++)
+    {
+      GParamSpec *pspec = g_object_class_find_property (klass, fields[i][0]);
+      g_autofree char *range = NULL;
+
+      g_assert_nonnull (pspec);
+      range = airy_param_spec_range_string (pspec);
+      g_assert_cmpstr (airy_param_spec_get_path (pspec), ==, fields[i][1]);
+      g_assert_cmpstr (range, ==, fields[i][2]);
+    }
+
+  g_signal_connect (system, "notify", G_CALLBACK (count_notify), counts);
+  airy_system_set_shape (system, 300, 256);
+  g_assert_cmpuint (notified (counts, "height"), ==, 1);
+  g_assert_cmpuint (notified (counts, "width"), ==, 0);
+  airy_system_set_z_range (system, -1.0, 1.0, 5);
+  g_assert_cmpuint (notified (counts, "z-count"), ==, 1);
+  g_assert_cmpuint (notified (counts, "z-start"), ==, 1);
+  airy_system_set_spacing (system, 0.5);   /* the same value */
+  g_assert_cmpuint (notified (counts, "spacing"), ==, 0);
+
+  /* setting the properties: z stays a range, the planes follow */
+  g_object_set (system, "z-count", 3, "z-stop", 2.0, NULL);
+  z = airy_system_get_z (system, &n);
+  g_assert_cmpuint (n, ==, 3);
+  g_assert_cmpfloat (z[0], ==, -1.0);
+  g_assert_cmpfloat (z[1], ==, 0.5);
+  g_assert_cmpfloat (z[2], ==, 2.0);
+  g_object_set (system, "width", 65536, NULL);
+  airy_system_get_shape (system, &h, &w);
+  g_assert_cmpuint (w, ==, 65536);
+  /* more wavelengths weigh the same, until weights are given */
+  g_object_set (system, "wavelengths",
+                g_variant_new_fixed_array (G_VARIANT_TYPE_DOUBLE, (double[]) { 0.5, 0.6 }, 2, sizeof (double)), NULL);
+  spectrum = airy_system_get_spectrum (system);
+  g_assert_cmpuint (spectrum->n, ==, 2);
+  g_assert_cmpfloat (spectrum->weights[0], ==, 0.5);
+  g_object_set (system, "weights",
+                g_variant_new_fixed_array (G_VARIANT_TYPE_DOUBLE, (double[]) { 1.0, 3.0 }, 2, sizeof (double)), NULL);
+  g_assert_cmpfloat (airy_system_get_spectrum (system)->weights[1], ==, 0.75);
+
+  /* the tube lens and the sample apply to a microscope, the sample's fields
+   * to its kind */
+  g_assert_false (airy_system_param_relevant (system, g_object_class_find_property (klass, "f-tube")));
+  g_assert_true (airy_system_param_relevant (system, g_object_class_find_property (klass, "z-count")));
+  airy_system_make_microscope (system, objective, 100.0);
+  airy_system_set_sample (system, &beads);
+  g_assert_true (airy_system_param_relevant (system, g_object_class_find_property (klass, "f-tube")));
+  g_assert_true (airy_system_param_relevant (system, g_object_class_find_property (klass, "beads-count")));
+  g_assert_false (airy_system_param_relevant (system, g_object_class_find_property (klass, "sample-constant")));
+  g_assert_false (airy_system_param_relevant (system, g_object_class_find_property (klass, "sample-file")));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -357,5 +529,8 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/run/progress-cancel", test_progress_and_cancel);
   g_test_add_func ("/engine/run/fast-path-matches-elements", test_fast_path);
   g_test_add_func ("/engine/system/warnings", test_warnings);
+  g_test_add_func ("/engine/params/ids", test_param_ids);
+  g_test_add_func ("/engine/params/relevant", test_param_relevant);
+  g_test_add_func ("/engine/params/system-fields", test_system_fields);
   return g_test_run ();
 }

@@ -1205,6 +1205,96 @@ test_setters_finite (void)
   g_assert_cmpfloat (airy_system_get_sample (system)->intensity, ==, 0.0);
 }
 
+/* ---- the system's fields declared once (issue 15) ---- */
+
+/* A field beyond its declared range: the loader's message is the
+ * declaration's, and so is the schema's bound. */
+static void
+expect_declared (const char *json, const char *property, const char *got)
+{
+  g_autoptr(AirySystem) any = airy_system_new ();
+  GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (any), property);
+  g_autofree char *range = airy_param_spec_range_string (pspec);
+  g_autofree char *message = g_strdup_printf ("%s: must be in %s, got %s", airy_param_spec_get_path (pspec), range, got);
+
+  expect_load_error (json, AIRY_ERROR_INVALID_VALUE, message);
+}
+
+static JsonObject *
+member (JsonObject *o, const char *path)
+{
+  g_auto(GStrv) keys = g_strsplit (path, "/", -1);
+  guint i;
+
+  for (i = 0; keys[i]; i++)
+    {
+      char *end = NULL;
+      guint64 index = g_ascii_strtoull (keys[i], &end, 10);
+
+      if (end != keys[i] && *end == '\0')
+        continue;   /* an index applies to the array member before it */
+      if (keys[i + 1] && g_ascii_isdigit (keys[i + 1][0]))
+        {
+          index = g_ascii_strtoull (keys[i + 1], NULL, 10);
+          o = json_array_get_object_element (json_object_get_array_member (o, keys[i]), (guint) index);
+        }
+      else
+        o = json_object_get_object_member (o, keys[i]);
+      g_assert_nonnull (o);
+    }
+  return o;
+}
+
+static void
+test_declared_limits (void)
+{
+  g_autoptr(AirySystem) any = airy_system_new ();
+  GObjectClass *klass = G_OBJECT_GET_CLASS (any);
+  g_autofree char *text = airy_system_schema (FALSE);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonObject *root, *props, *o;
+
+  expect_declared ("{\"airy\": 1, \"grid\": {\"shape\": [64, 70000], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]}, "
+                   "\"elements\": [" SRC "]}", "width", "70000");
+  expect_declared (HEAD "\"z\": {\"start\": 0, \"stop\": 1, \"count\": 1000001}, \"elements\": [" SRC "]}",
+                   "z-count", "1000001");
+  expect_declared (HEAD "\"z\": {\"start\": -2e6, \"count\": 1}, \"elements\": [" SRC "]}", "z-start", "-2e+06");
+  expect_declared (MICROSCOPE ("{\"constant\": -1}"), "sample-constant", "-1");
+  expect_declared (MICROSCOPE ("{\"beads\": {\"count\": 3, \"intensity\": 0}}"), "beads-intensity", "0");
+  expect_declared (MICROSCOPE ("{\"beads\": {\"count\": 20000000}}"), "beads-count", "20000000");
+  expect_load_error ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1}, \"spectrum\": {\"wavelengths\": [0.5, 101]}}",
+                     AIRY_ERROR_INVALID_VALUE, "spectrum.wavelengths[1]: must be in (0, 100] µm, got 101");
+  expect_load_error (HEAD "\"z\": {\"values\": [0, 3e6]}, \"elements\": [" SRC "]}",
+                     AIRY_ERROR_INVALID_VALUE, "z.values[1]: must be in [-1e+06, 1e+06] µm, got 3e+06");
+  /* the Zernike limit is the parameter's, at load and in the check */
+  expect_load_error (HEAD "\"elements\": [" SRC ", {\"type\": \"phase-mask\", \"source\": \"zernike\","
+                     " \"zernike-indices\": [4, 231], \"zernike-coefficients\": [0, 0]}]}",
+                     AIRY_ERROR_INVALID_VALUE, "elements[1].zernike-indices[1]: must be an integer in [0, 230], got 231");
+  expect_error (HEAD "\"elements\": [" SRC ", {\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indexing\": \"noll\","
+                " \"zernike-indices\": [0], \"zernike-coefficients\": [0]}]}",
+                AIRY_ERROR_INVALID_VALUE, "elements[1].zernike-indices[0]: must be an integer in [1, 230], got 0");
+
+  /* the schema states the same bounds */
+  g_assert_true (json_parser_load_from_data (parser, text, -1, NULL));
+  root = json_node_get_object (json_parser_get_root (parser));
+  props = json_object_get_object_member (root, "properties");
+  o = member (props, "grid/properties/shape/prefixItems/0");
+  g_assert_cmpint (json_object_get_int_member (o, "maximum"), ==,
+                   G_PARAM_SPEC_INT (g_object_class_find_property (klass, "height"))->maximum);
+  o = member (props, "z/oneOf/0/properties/count");
+  g_assert_cmpint (json_object_get_int_member (o, "maximum"), ==,
+                   G_PARAM_SPEC_INT (g_object_class_find_property (klass, "z-count"))->maximum);
+  o = member (props, "microscope/properties/f-tube");
+  g_assert_cmpfloat (json_object_get_double_member (o, "maximum"), ==,
+                     G_PARAM_SPEC_DOUBLE (g_object_class_find_property (klass, "f-tube"))->maximum);
+  g_assert_true (json_object_has_member (o, "exclusiveMinimum"));
+  /* a sample file's options, which the loader reads, are in */
+  o = member (props, "sample/oneOf/1/properties");
+  g_assert_true (json_object_has_member (o, "channel"));
+  g_assert_true (json_object_has_member (o, "frame"));
+  g_assert_true (json_object_has_member (o, "resample"));
+}
+
 static void
 test_z_conflict (void)
 {
@@ -1563,6 +1653,7 @@ main (int argc, char **argv)
   g_test_add_func ("/files/json/description-kept", test_description_kept);
   g_test_add_func ("/files/json/save-as", test_save_as);
   g_test_add_func ("/files/json/schema", test_schema);
+  g_test_add_func ("/files/json/declared-limits", test_declared_limits);
   g_test_add_func ("/files/tiff/round-trip", test_tiff_round_trip);
   g_test_add_func ("/files/tiff/integer-and-unsupported", test_tiff_integer);
   g_test_add_func ("/files/png/round-trip", test_png_round_trip);

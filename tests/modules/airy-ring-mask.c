@@ -47,10 +47,10 @@ airy_ring_mask_class_init (AiryRingMaskClass *klass)
                                    AIRY_CATEGORY_MASK);
   element_class->apply = ring_apply;
   element_class->elementwise = TRUE;
-  airy_element_class_install_property (object_class, 1,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("inner", "Inner radius", "Blocked below this radius", "µm",
                             0.0, 1e6, 20.0, 0));
-  airy_element_class_install_property (object_class, 2,
+  airy_element_class_install_property (object_class,
     airy_param_spec_double ("outer", "Outer radius", "Blocked beyond this radius", "µm",
                             0.0, 1e6, 40.0, AIRY_PARAM_EXCLUSIVE_MIN));
 }

@@ -1,0 +1,252 @@
+/* The bench panel: rows generated from the parameter declarations (issue 15). */
+#include "config.h"
+
+#include <gtk/gtk.h>
+
+#include "airy-test-util.h"
+#include "airy-bench-panel.h"
+#include "airy-param-editor.h"
+
+static gboolean have_display;
+
+/* The widefield preset in a panel; FALSE (the test skipped) without a display. */
+static gboolean
+new_panel (AirySystem **system, AiryBenchPanel **panel)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return FALSE;
+    }
+  *panel = AIRY_BENCH_PANEL (g_object_ref_sink (airy_bench_panel_new ()));
+  *system = airy_system_new_from_preset ("widefield", &error);
+  g_assert_no_error (error);
+  airy_bench_panel_set_system (*panel, *system);
+  return TRUE;
+}
+
+static void
+drain (void)
+{
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+static GtkSpinButton *
+spin (AiryBenchPanel *panel, const char *path)
+{
+  GtkWidget *w = airy_bench_panel_get_editor (panel, path);
+
+  g_assert_nonnull (w);
+  g_assert_true (GTK_IS_SPIN_BUTTON (w));
+  return GTK_SPIN_BUTTON (w);
+}
+
+/* what a person does: type the text, then Enter or Tab */
+static void
+type_into (GtkSpinButton *s, const char *text)
+{
+  gtk_editable_set_text (GTK_EDITABLE (s), text);
+  gtk_spin_button_update (s);
+}
+
+static gboolean
+editor_shown (AiryBenchPanel *panel, const char *path)
+{
+  GtkWidget *w = airy_bench_panel_get_editor (panel, path);
+  GtkWidget *editor = w ? gtk_widget_get_ancestor (w, AIRY_TYPE_PARAM_EDITOR) : NULL;
+
+  g_assert_nonnull (editor);
+  return gtk_widget_get_visible (editor);
+}
+
+/* The grid's and the planes' limits are the system file's: 65536 and
+ * 1000000, not the panel's old 16384 and 100000; beyond them the field
+ * says so with the loader's message and keeps its value. */
+static void
+test_limits (void)
+{
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryBenchPanel) panel = NULL;
+  GParamSpec *height;
+  double lo, hi;
+  guint h, w, n;
+
+  if (!new_panel (&system, &panel))
+    return;
+  height = g_object_class_find_property (G_OBJECT_GET_CLASS (system), "height");
+  gtk_spin_button_get_range (spin (panel, "grid.shape[0]"), &lo, &hi);
+  g_assert_cmpfloat (lo, ==, G_PARAM_SPEC_INT (height)->minimum);
+  g_assert_cmpfloat (hi, ==, 65536);
+  type_into (spin (panel, "grid.shape[0]"), "65536");
+  airy_system_get_shape (system, &h, &w);
+  g_assert_cmpuint (h, ==, 65536);
+  g_assert_cmpuint (w, ==, 512);
+  g_assert_null (airy_bench_panel_get_error (panel));
+
+  type_into (spin (panel, "grid.shape[0]"), "70000");
+  g_assert_cmpstr (airy_bench_panel_get_error (panel), ==, "grid.shape[0]: must be in [1, 65536], got 70000");
+  airy_system_get_shape (system, &h, &w);
+  g_assert_cmpuint (h, ==, 65536);
+  g_assert_cmpfloat (gtk_spin_button_get_value (spin (panel, "grid.shape[0]")), ==, 65536);
+  g_assert_true (gtk_widget_has_css_class (GTK_WIDGET (spin (panel, "grid.shape[0]")), "error"));
+
+  type_into (spin (panel, "z.count"), "1000000");
+  airy_system_get_z (system, &n);
+  g_assert_cmpuint (n, ==, 1000000);
+  type_into (spin (panel, "z.count"), "0");
+  g_assert_cmpstr (airy_bench_panel_get_error (panel), ==, "z.count: must be in [1, 1000000], got 0");
+  airy_system_get_z (system, &n);
+  g_assert_cmpuint (n, ==, 1000000);
+}
+
+/* The system's fields are bound: a change made elsewhere shows. */
+static void
+test_bound (void)
+{
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryBenchPanel) panel = NULL;
+
+  if (!new_panel (&system, &panel))
+    return;
+  airy_system_set_shape (system, 300, 200);
+  airy_system_set_z_range (system, -1.0, 2.0, 7);
+  g_assert_cmpfloat (gtk_spin_button_get_value (spin (panel, "grid.shape[0]")), ==, 300);
+  g_assert_cmpfloat (gtk_spin_button_get_value (spin (panel, "grid.shape[1]")), ==, 200);
+  g_assert_cmpfloat (gtk_spin_button_get_value (spin (panel, "z.count")), ==, 7);
+  g_assert_cmpfloat (gtk_spin_button_get_value (spin (panel, "z.start")), ==, -1.0);
+  g_assert_cmpfloat (gtk_spin_button_get_value (spin (panel, "z.stop")), ==, 2.0);
+  /* and an edit in the panel reaches the system */
+  gtk_spin_button_set_value (spin (panel, "z.stop"), 3.0);
+  g_assert_cmpfloat (airy_system_get_z (system, &(guint) { 0 })[6], ==, 3.0);
+
+  /* editors of the panel's own settings do not keep it alive */
+  g_object_add_weak_pointer (G_OBJECT (panel), (gpointer *) &panel);
+  g_object_unref (panel);
+  g_assert_null (panel);
+}
+
+/* Wavelengths and weights are entered together. */
+static void
+test_spectrum (void)
+{
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryBenchPanel) panel = NULL;
+  GtkWidget *wl, *wt;
+
+  if (!new_panel (&system, &panel))
+    return;
+  wl = airy_bench_panel_get_editor (panel, "spectrum.wavelengths");
+  wt = airy_bench_panel_get_editor (panel, "spectrum.weights");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (wl)), ==, "0.532");
+  gtk_editable_set_text (GTK_EDITABLE (wl), "0.5, 0.6");
+  g_signal_emit_by_name (wl, "activate");
+  g_assert_cmpstr (airy_bench_panel_get_error (panel), ==,
+                   "spectrum.weights: must have one weight per wavelength (2), got 1");
+  g_assert_cmpuint (airy_system_get_spectrum (system)->n, ==, 1);
+  gtk_editable_set_text (GTK_EDITABLE (wt), "1, 3");
+  g_signal_emit_by_name (wt, "activate");
+  g_assert_cmpuint (airy_system_get_spectrum (system)->n, ==, 2);
+  g_assert_cmpfloat (airy_system_get_spectrum (system)->weights[1], ==, 0.75);
+  gtk_editable_set_text (GTK_EDITABLE (wl), "0.5, 200");
+  g_signal_emit_by_name (wl, "activate");
+  g_assert_cmpstr (airy_bench_panel_get_error (panel), ==, "spectrum.wavelengths[1]: must be in (0, 100] µm, got 200");
+  g_assert_cmpfloat (airy_system_get_spectrum (system)->wavelengths[1], ==, 0.6);
+}
+
+/* A phase mask shows the parameters of its source, in place: the row stays
+ * open when the source changes. */
+static void
+test_relevant_rows (void)
+{
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryBenchPanel) panel = NULL;
+  GtkWidget *row, *source;
+
+  if (!new_panel (&system, &panel))
+    return;
+  row = airy_bench_panel_get_editor (panel, "elements[1]");
+  g_assert_true (GTK_IS_EXPANDER (row));
+  gtk_expander_set_expanded (GTK_EXPANDER (row), TRUE);
+  g_assert_false (editor_shown (panel, "elements[1].value"));
+  g_assert_false (editor_shown (panel, "elements[1].strength"));
+  g_assert_true (editor_shown (panel, "elements[1].zernike-indexing"));
+  g_assert_true (editor_shown (panel, "elements[1].wrap"));
+  g_assert_true (gtk_widget_get_visible (airy_bench_panel_get_editor (panel, "elements[1].zernike-indices")));
+
+  source = airy_bench_panel_get_editor (panel, "elements[1].source");
+  g_assert_true (GTK_IS_DROP_DOWN (source));
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (source), 3);   /* named */
+  drain ();
+  g_assert_cmpint (airy_element_get_enum (g_ptr_array_index (airy_system_get_elements (system), 1), "source"), ==, 3);
+  g_assert_true (editor_shown (panel, "elements[1].strength"));
+  g_assert_true (editor_shown (panel, "elements[1].named"));
+  g_assert_false (editor_shown (panel, "elements[1].zernike-indexing"));
+  g_assert_false (gtk_widget_get_visible (airy_bench_panel_get_editor (panel, "elements[1].zernike-indices")));
+  g_assert_true (editor_shown (panel, "elements[1].wrap"));
+  /* the same row, still open */
+  g_assert_true (airy_bench_panel_get_editor (panel, "elements[1]") == row);
+  g_assert_true (gtk_expander_get_expanded (GTK_EXPANDER (row)));
+}
+
+/* The Zernike table: index limit from the declaration, terms added and
+ * removed in place. */
+static void
+test_zernike (void)
+{
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryBenchPanel) panel = NULL;
+  AiryElement *mask;
+  GtkWidget *table, *add = NULL, *child;
+  const double *idx;
+  double lo, hi, decl_lo, decl_hi;
+  gsize n;
+
+  if (!new_panel (&system, &panel))
+    return;
+  mask = g_ptr_array_index (airy_system_get_elements (system), 1);
+  g_assert_true (airy_param_spec_get_item_range (g_object_class_find_property (G_OBJECT_GET_CLASS (mask),
+                                                                                "zernike-indices"),
+                                                 &decl_lo, &decl_hi));
+  gtk_spin_button_get_range (spin (panel, "elements[1].zernike-indices[0]"), &lo, &hi);
+  g_assert_cmpfloat (lo, ==, decl_lo);
+  g_assert_cmpfloat (hi, ==, decl_hi);
+  g_assert_cmpfloat (hi, ==, 230);
+
+  /* "Add term": the next index, in a new row */
+  table = airy_bench_panel_get_editor (panel, "elements[1].zernike-indices");
+  for (child = gtk_widget_get_first_child (gtk_widget_get_first_child (table)); child;
+       child = gtk_widget_get_next_sibling (child))
+    if (GTK_IS_BUTTON (child))
+      add = child;
+  g_assert_nonnull (add);
+  g_signal_emit_by_name (add, "clicked");
+  drain ();
+  idx = airy_element_get_doubles (mask, "zernike-indices", &n);
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_cmpfloat (idx[1], ==, 5);
+  gtk_spin_button_set_value (spin (panel, "elements[1].zernike-coefficients[1]"), 0.1);
+  g_assert_cmpfloat (airy_element_get_doubles (mask, "zernike-coefficients", &n)[1], ==, 0.1);
+
+  type_into (spin (panel, "elements[1].zernike-indices[1]"), "300");
+  g_assert_cmpstr (airy_bench_panel_get_error (panel), ==,
+                   "elements[1].zernike-indices[1]: must be an integer in [0, 230], got 300");
+  g_assert_cmpfloat (airy_element_get_doubles (mask, "zernike-indices", &n)[1], ==, 5);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  airy_init ();
+  have_display = gtk_init_check ();
+
+  g_test_add_func ("/panel/limits", test_limits);
+  g_test_add_func ("/panel/bound", test_bound);
+  g_test_add_func ("/panel/spectrum", test_spectrum);
+  g_test_add_func ("/panel/relevant-rows", test_relevant_rows);
+  g_test_add_func ("/panel/zernike", test_zernike);
+  return g_test_run ();
+}

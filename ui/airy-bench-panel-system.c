@@ -1,0 +1,355 @@
+#define G_LOG_DOMAIN "airy-bench"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "airy-bench-panel-private.h"
+#include "airy-backend.h"
+#include "airy-param-editor.h"
+#include "airy-run.h"
+
+/* The system's rows: its own fields (grid, spectrum, z; the microscope's
+ * tube lens and sample) as declared by the system, the run settings, the
+ * mode switch and the derived figures. */
+
+static void
+grid_row (GtkGrid *grid, const char *text, GtkWidget *editor)
+{
+  GtkWidget *label = gtk_label_new (text);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_grid_attach_next_to (grid, label, NULL, GTK_POS_BOTTOM, 1, 1);
+  gtk_grid_attach_next_to (grid, editor, label, GTK_POS_RIGHT, 1, 1);
+  gtk_widget_set_hexpand (editor, TRUE);
+}
+
+static AiryParamEditor *
+editor_of (AiryBenchPanel *self, const char *path)
+{
+  GtkWidget *control = g_hash_table_lookup (self->editors, path);
+
+  return AIRY_PARAM_EDITOR (gtk_widget_get_ancestor (control, AIRY_TYPE_PARAM_EDITOR));
+}
+
+/* Wavelengths and weights change together: Enter in either reads both, and
+ * a count that does not match is reported instead of half a spectrum. */
+static gboolean
+on_spectrum_commit (AiryParamEditor *editor, const GValue *value, AiryBenchPanel *self)
+{
+  AiryParamEditor *wl = editor_of (self, "spectrum.wavelengths");
+  AiryParamEditor *wt = editor_of (self, "spectrum.weights");
+  g_auto(GValue) other = G_VALUE_INIT;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySpectrum) spectrum = NULL;
+  const double *lambdas, *weights;
+  gsize n, nw;
+
+  if (!airy_param_editor_read (editor == wl ? wt : wl, &other, &error))
+    {
+      airy_bench_panel_show_error (self, error->message);
+      return TRUE;
+    }
+  lambdas = g_variant_get_fixed_array (g_value_get_variant (editor == wl ? value : &other), &n, sizeof (double));
+  weights = g_variant_get_fixed_array (g_value_get_variant (editor == wl ? &other : value), &nw, sizeof (double));
+  if (nw != 0 && nw != n)
+    {
+      g_autofree char *msg = g_strdup_printf (_("spectrum.weights: must have one weight per wavelength (%u), got %u"),
+                                              (guint) n, (guint) nw);
+      airy_bench_panel_show_error (self, msg);
+      return TRUE;
+    }
+  spectrum = airy_spectrum_new (lambdas, nw ? weights : NULL, (guint) n, &error);
+  if (spectrum == NULL)
+    {
+      airy_bench_panel_show_error (self, error->message);
+      return TRUE;
+    }
+  airy_system_set_spectrum (self->system, spectrum);
+  _airy_bench_panel_changed (self);
+  return TRUE;
+}
+
+/* ---- run settings ---- */
+
+static void
+on_backend (GtkDropDown *drop, GParamSpec *pspec, AiryBenchPanel *self)
+{
+  GtkStringObject *item = gtk_drop_down_get_selected_item (drop);
+
+  if (item == NULL || self->building)
+    return;
+  if (g_strcmp0 (self->backend, gtk_string_object_get_string (item)) == 0)
+    return;
+  airy_bench_panel_set_backend (self, gtk_string_object_get_string (item));
+  g_array_set_size (self->devices, 0);
+  _airy_bench_panel_rebuild_later (self);    /* the device list is the backend's */
+}
+
+static void
+on_device (GtkCheckButton *check, GParamSpec *pspec, AiryBenchPanel *self)
+{
+  guint i, chosen = 0;
+
+  if (self->building)
+    return;
+  g_array_set_size (self->devices, 0);
+  for (i = 0; i < self->device_checks->len; i++)
+    if (gtk_check_button_get_active (g_ptr_array_index (self->device_checks, i)))
+      {
+        g_array_append_val (self->devices, i);
+        chosen++;
+      }
+  if (chosen == 0)
+    {
+      /* a run needs a device: keep this one */
+      self->building = TRUE;
+      gtk_check_button_set_active (check, TRUE);
+      self->building = FALSE;
+      on_device (check, pspec, self);
+      return;
+    }
+  if (chosen == self->device_checks->len)
+    g_array_set_size (self->devices, 0);
+  _airy_bench_panel_changed (self);
+}
+
+static void
+backend_rows (AiryBenchPanel *self, GtkGrid *grid)
+{
+  g_autoptr(GtkStringList) backends = gtk_string_list_new (NULL);
+  g_autoptr(GPtrArray) list = airy_backend_list ();
+  AiryBackend *b = airy_backend_lookup (self->backend ? self->backend : "cpu");
+  GtkWidget *drop, *dbox = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  guint i, d, selected = 0, n = b && b->available ? b->ops->n_devices (b) : 0;
+
+  for (i = 0; i < list->len; i++)
+    {
+      AiryBackend *each = g_ptr_array_index (list, i);
+
+      if (!each->available)
+        continue;
+      if (g_strcmp0 (each->ops->name, self->backend) == 0)
+        selected = g_list_model_get_n_items (G_LIST_MODEL (backends));
+      gtk_string_list_append (backends, each->ops->name);
+    }
+  drop = gtk_drop_down_new (G_LIST_MODEL (g_object_ref (backends)), NULL);
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (drop), selected);
+  g_signal_connect (drop, "notify::selected", G_CALLBACK (on_backend), self);
+  grid_row (grid, _("Backend"), drop);
+  _airy_bench_panel_register (self, "backend", drop);
+
+  /* the backend's devices, as check boxes (all by default) */
+  g_ptr_array_set_size (self->device_checks, 0);
+  for (d = 0; d < n; d++)
+    {
+      AiryDeviceInfo info = { 0 };
+      g_autofree char *label = NULL;
+      g_autofree char *path = g_strdup_printf ("devices[%u]", d);
+      GtkWidget *check;
+      gboolean on = self->devices->len == 0;
+      guint k;
+
+      b->ops->device_info (b, d, &info);
+      label = g_strdup_printf ("%u: %s", d, info.name);
+      airy_device_info_clear (&info);
+      for (k = 0; k < self->devices->len; k++)
+        on |= g_array_index (self->devices, guint, k) == d;
+      check = gtk_check_button_new_with_label (label);
+      gtk_check_button_set_active (GTK_CHECK_BUTTON (check), on);
+      g_signal_connect (check, "notify::active", G_CALLBACK (on_device), self);
+      g_ptr_array_add (self->device_checks, check);
+      _airy_bench_panel_register (self, path, check);
+      gtk_box_append (GTK_BOX (dbox), check);
+    }
+  grid_row (grid, _("Devices"), dbox);
+  _airy_bench_panel_register (self, "devices", dbox);
+  _airy_bench_panel_add_param (self, grid, G_OBJECT (self), "threads", "threads", NULL);
+}
+
+/* The grid, the spectrum, the z planes and the run settings. */
+void
+_airy_bench_panel_build_system (AiryBenchPanel *self)
+{
+  static const char *const fields[] = { "height", "width", "spacing", "wavelengths", "weights",
+                                        "z-start", "z-stop", "z-count", NULL };
+  GtkGrid *grid = GTK_GRID (self->system_grid);
+  gboolean microscope = airy_system_is_microscope (self->system);
+  guint i;
+
+  for (i = 0; fields[i]; i++)
+    {
+      /* a microscope's grid is the camera's */
+      const char *text = microscope && g_str_equal (fields[i], "spacing") ? _("Camera pixel") : NULL;
+      GtkWidget *editor = _airy_bench_panel_add_param (self, grid, G_OBJECT (self->system), fields[i], NULL, text);
+
+      if (G_IS_PARAM_SPEC_VARIANT (airy_param_editor_get_pspec (AIRY_PARAM_EDITOR (editor))))
+        g_signal_connect (editor, "commit", G_CALLBACK (on_spectrum_commit), self);
+    }
+  backend_rows (self, grid);
+}
+
+/* ---- microscope and sample ---- */
+
+static void
+on_sample_kind (GtkDropDown *drop, GParamSpec *pspec, AiryBenchPanel *self)
+{
+  static const AirySample kinds[] = {
+    { AIRY_SAMPLE_CONSTANT, 1.0 },
+    { AIRY_SAMPLE_BEADS, 0.0, NULL, 40, 1, 1.0 },
+    { AIRY_SAMPLE_FILE, 0.0, (char *) "" },
+  };
+  guint k = gtk_drop_down_get_selected (drop);
+
+  if (self->building || k >= G_N_ELEMENTS (kinds))
+    return;
+  airy_system_set_sample (self->system, &kinds[k]);
+  _airy_bench_panel_show_relevant (self->sample_grid);
+  _airy_bench_panel_changed (self);
+}
+
+static void
+sample_rows (AiryBenchPanel *self)
+{
+  static const char *const kinds[] = { N_("Constant"), N_("Beads"), N_("TIFF volume"), NULL };
+  static const char *const fields[] = { "sample-constant", "beads-count", "beads-seed", "sample-file", NULL };
+  const char *translated[G_N_ELEMENTS (kinds)] = { _(kinds[0]), _(kinds[1]), _(kinds[2]), NULL };
+  const AirySample *s = airy_system_get_sample (self->system);
+  GtkWidget *kind = gtk_drop_down_new_from_strings (translated);
+  GtkGrid *grid = GTK_GRID (self->sample_grid);
+  guint i;
+
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (kind), s->kind == AIRY_SAMPLE_BEADS ? 1 : s->kind == AIRY_SAMPLE_FILE ? 2 : 0);
+  g_signal_connect (kind, "notify::selected", G_CALLBACK (on_sample_kind), self);
+  grid_row (grid, _("Sample"), kind);
+  _airy_bench_panel_register (self, "sample", kind);
+  for (i = 0; fields[i]; i++)
+    _airy_bench_panel_add_param (self, grid, G_OBJECT (self->system), fields[i], NULL, NULL);
+  _airy_bench_panel_show_relevant (self->sample_grid);
+}
+
+/* The objective, the tube lens and the sample of a microscope. */
+void
+_airy_bench_panel_build_microscope (AiryBenchPanel *self)
+{
+  gboolean microscope = airy_system_is_microscope (self->system);
+
+  gtk_widget_set_visible (self->microscope_frame, microscope);
+  if (!microscope)
+    return;
+  _airy_bench_panel_add_editors (self, GTK_GRID (self->microscope_grid), airy_system_get_objective (self->system),
+                                 "microscope");
+  _airy_bench_panel_add_param (self, GTK_GRID (self->microscope_grid), G_OBJECT (self->system), "f-tube", NULL, NULL);
+  g_hash_table_replace (self->row_errors, g_strdup ("microscope"), self->microscope_error);
+  g_hash_table_replace (self->row_errors, g_strdup ("sample"), self->microscope_error);
+  sample_rows (self);
+}
+
+/* ---- mode ---- */
+
+void
+_airy_bench_panel_on_mode (GtkDropDown    *drop,
+                           GParamSpec     *pspec,
+                           AiryBenchPanel *self)
+{
+  gboolean microscope = gtk_drop_down_get_selected (drop) == 1;
+  GPtrArray *elements;
+  guint i;
+
+  if (self->building || self->system == NULL || microscope == airy_system_is_microscope (self->system))
+    return;
+  elements = airy_system_get_elements (self->system);
+  if (microscope)
+    {
+      /* the source becomes the objective, the final lens the tube lens;
+       * masks stay in the pupil */
+      g_autoptr(AiryElement) objective = NULL;
+      double f_tube = 100.0;
+      AirySample beads = { AIRY_SAMPLE_BEADS, 0.0, NULL, 40, 1, 1.0 };
+      g_autoptr(AiryElement) sensor = airy_element_new ("sensor", NULL);
+
+      if (elements->len && g_str_equal (airy_element_get_type_name (g_ptr_array_index (elements, 0)),
+                                        "objective-point-source"))
+        objective = g_object_ref (g_ptr_array_index (elements, 0));
+      else
+        objective = airy_element_new ("objective-point-source", NULL);
+      f_tube = airy_element_get_double (objective, "f");
+      for (i = elements->len; i-- > 0;)
+        {
+          AiryElement *e = g_ptr_array_index (elements, i);
+          AiryCategory c = AIRY_ELEMENT_GET_CLASS (e)->category;
+
+          if (c == AIRY_CATEGORY_LENS && g_str_equal (airy_element_get_type_name (e), "ff-lens"))
+            f_tube = airy_element_get_double (e, "f");
+          if (c != AIRY_CATEGORY_MASK)
+            g_ptr_array_remove_index (elements, i);
+        }
+      airy_system_make_microscope (self->system, objective, f_tube);
+      g_object_set (sensor, "reduce", 1, NULL);
+      airy_system_set_sensor (self->system, sensor);
+      airy_system_set_sample (self->system, &beads);
+      airy_system_set_spacing (self->system, 0.1);
+    }
+  else
+    {
+      AiryElement *objective = airy_system_get_objective (self->system);
+      AiryElement *lens = airy_element_new ("ff-lens", NULL);
+      AirySample none = { AIRY_SAMPLE_NONE };
+
+      g_object_set (lens, "f", airy_system_get_f_tube (self->system),
+                    "n", airy_element_get_double (objective, "n"), NULL);
+      g_ptr_array_insert (elements, 0, g_object_ref (objective));
+      g_ptr_array_add (elements, lens);
+      airy_system_make_microscope (self->system, NULL, 0.0);
+      airy_system_set_sensor (self->system, NULL);
+      airy_system_set_sample (self->system, &none);
+      airy_system_set_spacing (self->system, 0.5);
+    }
+  _airy_bench_panel_rebuild_later (self);
+}
+
+/* ---- derived figures ---- */
+
+void
+_airy_bench_panel_update_derived (AiryBenchPanel *self)
+{
+  const AirySpectrum *sp = airy_system_get_spectrum (self->system);
+  GPtrArray *elements = airy_system_get_elements (self->system);
+  gboolean microscope = airy_system_is_microscope (self->system);
+  AiryElement *objective = microscope ? airy_system_get_objective (self->system)
+                           : (elements->len && g_str_equal (airy_element_get_type_name (g_ptr_array_index (elements, 0)),
+                                                            "objective-point-source")
+                              ? g_ptr_array_index (elements, 0) : NULL);
+  g_autoptr(GString) s = g_string_new (NULL);
+  double lambda = sp->wavelengths[0], spacing = airy_system_get_spacing (self->system);
+  guint h, w, nz, planes;
+  g_autofree char *mem = NULL;
+
+  airy_system_get_shape (self->system, &h, &w);
+  airy_system_get_z (self->system, &nz);
+  if (objective)
+    {
+      double f = airy_element_get_double (objective, "f"), n = airy_element_get_double (objective, "n");
+      double na = airy_element_get_double (objective, "na");
+      double dx = spacing, du = 0.0;
+
+      if (microscope)
+        {
+          dx = airy_system_get_f_tube (self->system) * lambda / (n * w * spacing);
+          du = spacing;
+        }
+      else if (elements->len > 1 && g_str_equal (airy_element_get_type_name (g_ptr_array_index (elements, elements->len - 1)), "ff-lens"))
+        {
+          AiryElement *lens = g_ptr_array_index (elements, elements->len - 1);
+          du = airy_element_get_double (lens, "f") * lambda / (airy_element_get_double (lens, "n") * w * spacing);
+        }
+      g_string_append_printf (s, _("Pupil radius %.1f px of %u"), f * na / n / dx, w / 2);
+      if (du > 0)
+        g_string_append_printf (s, _("\nOutput pixel %.4g µm; Nyquist λ/(4·NA) = %.4g µm: %s"), du,
+                                lambda / (4 * na), du <= lambda / (4 * na) ? _("sampled") : _("undersampled"));
+    }
+  planes = microscope ? 1 : nz;
+  mem = airy_format_bytes ((guint64) planes * h * w * 4);
+  g_string_append_printf (s, _("\nResult %s (%u plane%s of %u × %u)"), mem, planes, planes == 1 ? "" : "s", h, w);
+  gtk_label_set_text (GTK_LABEL (self->derived_label), s->str);
+}

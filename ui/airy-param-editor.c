@@ -1,0 +1,491 @@
+#define G_LOG_DOMAIN "airy-bench"
+
+#include "config.h"
+
+#include <math.h>
+#include <glib/gi18n.h>
+
+#include "airy-param-editor.h"
+#include "airy-error.h"
+#include "airy-param.h"
+#include "airy-stack-viewer.h"
+
+struct _AiryParamEditor
+{
+  GtkWidget   parent_instance;
+
+  GObject    *object;      /* weak: the panel edits its own properties too */
+  GParamSpec *pspec;
+  char       *path;
+  GtkWidget  *child;       /* the control, or a box around it */
+  GtkWidget  *control;
+  GtkWidget  *scale;       /* phases: the slider beside the spin */
+  gulong      notify_id;
+  gboolean    refreshing;  /* showing the object's value, not committing */
+};
+
+G_DEFINE_FINAL_TYPE (AiryParamEditor, airy_param_editor, GTK_TYPE_WIDGET)
+
+enum { SIGNAL_COMMIT, SIGNAL_CHANGED, SIGNAL_INVALID, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+/* ---- values ---- */
+
+static void
+invalid (AiryParamEditor *self, const char *message)
+{
+  g_signal_emit (self, signals[SIGNAL_INVALID], 0, message);
+}
+
+static void
+commit (AiryParamEditor *self, const GValue *value)
+{
+  gboolean handled = FALSE;
+
+  if (self->refreshing || self->object == NULL)
+    return;
+  g_signal_emit (self, signals[SIGNAL_COMMIT], 0, value, &handled);
+  if (handled)
+    return;
+  g_object_set_property (self->object, self->pspec->name, value);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+}
+
+/* "0.5, 0.6" (commas, semicolons or spaces between the numbers) */
+static gboolean
+parse_numbers (const char *text, GArray *out)
+{
+  g_auto(GStrv) parts = g_strsplit_set (text, ", ;", -1);
+  guint i;
+
+  for (i = 0; parts[i]; i++)
+    {
+      char *end = NULL;
+      double v;
+
+      if (*parts[i] == '\0')
+        continue;
+      v = g_ascii_strtod (parts[i], &end);
+      if (end == parts[i] || *end != '\0')
+        return FALSE;
+      g_array_append_val (out, v);
+    }
+  return TRUE;
+}
+
+static char *
+format_numbers (const GValue *value)
+{
+  GVariant *var = g_value_get_variant (value);
+  GString *s = g_string_new (NULL);
+  gsize n = 0, i;
+  const double *d = var ? g_variant_get_fixed_array (var, &n, sizeof (double)) : NULL;
+
+  for (i = 0; i < n; i++)
+    g_string_append_printf (s, "%s%g", i ? ", " : "", d[i]);
+  return g_string_free (s, FALSE);
+}
+
+gboolean
+airy_param_editor_read (AiryParamEditor *self,
+                        GValue          *value,
+                        GError         **error)
+{
+  GParamSpec *pspec = self->pspec;
+
+  g_return_val_if_fail (AIRY_IS_PARAM_EDITOR (self), FALSE);
+  g_value_init (value, pspec->value_type);
+  if (G_IS_PARAM_SPEC_DOUBLE (pspec))
+    g_value_set_double (value, gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->control)));
+  else if (G_IS_PARAM_SPEC_INT (pspec))
+    g_value_set_int (value, gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->control)));
+  else if (G_IS_PARAM_SPEC_BOOLEAN (pspec))
+    g_value_set_boolean (value, gtk_check_button_get_active (GTK_CHECK_BUTTON (self->control)));
+  else if (G_IS_PARAM_SPEC_ENUM (pspec))
+    {
+      GEnumClass *klass = G_PARAM_SPEC_ENUM (pspec)->enum_class;
+      guint i = gtk_drop_down_get_selected (GTK_DROP_DOWN (self->control));
+
+      g_value_set_enum (value, klass->values[MIN (i, klass->n_values - 1)].value);
+    }
+  else if (G_IS_PARAM_SPEC_STRING (pspec))
+    g_value_set_string (value, gtk_editable_get_text (GTK_EDITABLE (self->control)));
+  else
+    {
+      g_autoptr(GArray) numbers = g_array_new (FALSE, FALSE, sizeof (double));
+
+      if (!parse_numbers (gtk_editable_get_text (GTK_EDITABLE (self->control)), numbers))
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("%s: expected numbers separated by commas"), self->path);
+          return FALSE;
+        }
+      g_value_set_variant (value, g_variant_new_fixed_array (G_VARIANT_TYPE_DOUBLE, numbers->data,
+                                                             numbers->len, sizeof (double)));
+      /* GObject checks numbers against their range, not the entries of arrays */
+      return airy_param_check_value (pspec, value, self->path, error);
+    }
+  return TRUE;
+}
+
+/* the object's value into the control */
+static void
+refresh (AiryParamEditor *self)
+{
+  g_auto(GValue) value = G_VALUE_INIT;
+  GParamSpec *pspec = self->pspec;
+
+  if (self->object == NULL)
+    return;
+  g_value_init (&value, pspec->value_type);
+  g_object_get_property (self->object, pspec->name, &value);
+  self->refreshing = TRUE;
+  if (G_IS_PARAM_SPEC_DOUBLE (pspec))
+    {
+      gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->control), g_value_get_double (&value));
+      if (self->scale)
+        gtk_range_set_value (GTK_RANGE (self->scale), g_value_get_double (&value));
+    }
+  else if (G_IS_PARAM_SPEC_INT (pspec))
+    gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->control), g_value_get_int (&value));
+  else if (G_IS_PARAM_SPEC_BOOLEAN (pspec))
+    gtk_check_button_set_active (GTK_CHECK_BUTTON (self->control), g_value_get_boolean (&value));
+  else if (G_IS_PARAM_SPEC_ENUM (pspec))
+    {
+      GEnumClass *klass = G_PARAM_SPEC_ENUM (pspec)->enum_class;
+      guint k;
+
+      for (k = 0; k < klass->n_values; k++)
+        if (klass->values[k].value == g_value_get_enum (&value))
+          gtk_drop_down_set_selected (GTK_DROP_DOWN (self->control), k);
+    }
+  else
+    {
+      /* an entry being typed into keeps its text (and cursor) when it
+       * says what the object holds */
+      g_autofree char *text = G_IS_PARAM_SPEC_STRING (pspec) ? g_value_dup_string (&value)
+                                                               : format_numbers (&value);
+      const char *shown = gtk_editable_get_text (GTK_EDITABLE (self->control));
+
+      if (g_strcmp0 (shown, text ? text : "") != 0)
+        gtk_editable_set_text (GTK_EDITABLE (self->control), text ? text : "");
+    }
+  self->refreshing = FALSE;
+}
+
+static void
+on_notify (GObject *object, GParamSpec *pspec, AiryParamEditor *self)
+{
+  refresh (self);
+}
+
+/* ---- controls ---- */
+
+static void
+on_control_changed (AiryParamEditor *self)
+{
+  g_auto(GValue) value = G_VALUE_INIT;
+  g_autoptr(GError) error = NULL;
+
+  if (self->refreshing)
+    return;
+  if (!airy_param_editor_read (self, &value, &error))
+    {
+      invalid (self, error->message);
+      return;
+    }
+  commit (self, &value);
+}
+
+gboolean
+airy_spin_button_typed_outside (GtkSpinButton *spin,
+                                double        *number)
+{
+  GtkAdjustment *adjustment = gtk_spin_button_get_adjustment (spin);
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (spin));
+  char *end = NULL;
+  double v = g_strtod (text, &end);
+
+  while (end && g_ascii_isspace (*end))
+    end++;
+  if (end == text || end == NULL || *end != '\0')
+    return FALSE;
+  *number = v;
+  return v < gtk_adjustment_get_lower (adjustment) || v > gtk_adjustment_get_upper (adjustment);
+}
+
+/* Typed text: a number outside the declared range is refused with the
+ * declaration's message; the spin button keeps its value instead of
+ * silently clamping. Anything else is GTK's to read. */
+static int
+on_spin_input (GtkSpinButton *spin, double *new_value, AiryParamEditor *self)
+{
+  g_autoptr(GError) error = NULL;
+  double v;
+
+  if (!airy_spin_button_typed_outside (spin, &v))
+    return FALSE;
+  if (!airy_param_check_number (self->pspec, v, self->path, &error))
+    invalid (self, error->message);
+  *new_value = gtk_spin_button_get_value (spin);
+  return TRUE;
+}
+
+static void
+on_scale (GtkRange *scale, AiryParamEditor *self)
+{
+  if (!self->refreshing)
+    gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->control), gtk_range_get_value (scale));
+}
+
+static void
+on_file_chosen (GtkNativeDialog *dialog, int response, gpointer data)
+{
+  GtkEditable *entry = data;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree char *path = file ? g_file_get_path (file) : NULL;
+      if (path)
+        gtk_editable_set_text (entry, path);
+    }
+  g_object_unref (dialog);
+  g_object_unref (entry);
+}
+
+static void
+on_browse (GtkButton *button, GtkEditable *entry)
+{
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (button));
+  GtkFileChooserNative *dialog =
+    gtk_file_chooser_native_new (_("Choose an Image"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                 GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+  airy_file_chooser_add_image_filter (GTK_FILE_CHOOSER (dialog));
+  g_signal_connect (dialog, "response", G_CALLBACK (on_file_chosen), g_object_ref (entry));
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+/* a tenth of the value's order of magnitude (or of the range's) */
+static double
+step_for (double lo, double hi, double v)
+{
+  double m = fabs (v) > 0 ? fabs (v) : MIN (fabs (hi - lo), 1.0);
+  return pow (10.0, floor (log10 (m)) - 1);
+}
+
+static GtkWidget *
+spin_new (AiryParamEditor *self, double lo, double hi, double step, guint digits)
+{
+  GtkWidget *spin = gtk_spin_button_new_with_range (lo, hi, step);
+
+  gtk_spin_button_set_digits (GTK_SPIN_BUTTON (spin), digits);
+  gtk_widget_set_hexpand (spin, TRUE);
+  g_signal_connect (spin, "input", G_CALLBACK (on_spin_input), self);
+  g_signal_connect_swapped (spin, "value-changed", G_CALLBACK (on_control_changed), self);
+  return spin;
+}
+
+static GtkWidget *
+double_control (AiryParamEditor *self, GParamSpecDouble *d)
+{
+  double v;
+  GtkWidget *box;
+
+  g_object_get (self->object, self->pspec->name, &v, NULL);   /* for the step */
+  self->control = spin_new (self, d->minimum, d->maximum, step_for (d->minimum, d->maximum, v), 4);
+  if (!(airy_param_spec_get_flags (self->pspec) & AIRY_PARAM_PHASE))
+    return self->control;
+  /* a slider over one turn either way; the spin button for the rest */
+  self->scale = gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, -2 * G_PI, 2 * G_PI, 0.01);
+  gtk_scale_set_draw_value (GTK_SCALE (self->scale), FALSE);
+  gtk_widget_set_size_request (self->scale, 120, -1);
+  g_signal_connect (self->scale, "value-changed", G_CALLBACK (on_scale), self);
+  box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  gtk_box_append (GTK_BOX (box), self->scale);
+  gtk_box_append (GTK_BOX (box), self->control);
+  return box;
+}
+
+static GtkWidget *
+enum_control (AiryParamEditor *self, GEnumClass *klass)
+{
+  g_autofree const char **nicks = g_new0 (const char *, klass->n_values + 1);
+  guint k;
+
+  for (k = 0; k < klass->n_values; k++)
+    nicks[k] = klass->values[k].value_nick;
+  self->control = gtk_drop_down_new_from_strings (nicks);
+  g_signal_connect_swapped (self->control, "notify::selected", G_CALLBACK (on_control_changed), self);
+  return self->control;
+}
+
+static GtkWidget *
+string_control (AiryParamEditor *self)
+{
+  GtkWidget *box, *browse;
+
+  self->control = gtk_entry_new ();
+  gtk_widget_set_hexpand (self->control, TRUE);
+  g_signal_connect_swapped (self->control, "changed", G_CALLBACK (on_control_changed), self);
+  if (!(airy_param_spec_get_flags (self->pspec) & AIRY_PARAM_FILE))
+    return self->control;
+  box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 2);
+  browse = gtk_button_new_from_icon_name ("document-open-symbolic");
+  gtk_widget_set_tooltip_text (browse, _("Choose a file"));
+  g_signal_connect (browse, "clicked", G_CALLBACK (on_browse), self->control);
+  gtk_box_append (GTK_BOX (box), self->control);
+  gtk_box_append (GTK_BOX (box), browse);
+  return box;
+}
+
+static GtkWidget *
+build (AiryParamEditor *self)
+{
+  GParamSpec *pspec = self->pspec;
+
+  if (G_IS_PARAM_SPEC_DOUBLE (pspec))
+    return double_control (self, G_PARAM_SPEC_DOUBLE (pspec));
+  if (G_IS_PARAM_SPEC_INT (pspec))
+    {
+      GParamSpecInt *i = G_PARAM_SPEC_INT (pspec);
+      return self->control = spin_new (self, i->minimum, i->maximum, 1, 0);
+    }
+  if (G_IS_PARAM_SPEC_BOOLEAN (pspec))
+    {
+      self->control = gtk_check_button_new ();
+      g_signal_connect_swapped (self->control, "notify::active", G_CALLBACK (on_control_changed), self);
+      return self->control;
+    }
+  if (G_IS_PARAM_SPEC_ENUM (pspec))
+    return enum_control (self, G_PARAM_SPEC_ENUM (pspec)->enum_class);
+  if (G_IS_PARAM_SPEC_STRING (pspec))
+    return string_control (self);
+  g_return_val_if_fail (G_IS_PARAM_SPEC_VARIANT (pspec), NULL);
+  /* an array: the numbers take effect on Enter */
+  self->control = gtk_entry_new ();
+  gtk_widget_set_hexpand (self->control, TRUE);
+  g_signal_connect_swapped (self->control, "activate", G_CALLBACK (on_control_changed), self);
+  return self->control;
+}
+
+static char *
+tooltip (AiryParamEditor *self)
+{
+  g_autofree char *range = airy_param_spec_range_string (self->pspec);
+  /* the engine marks nicks and blurbs for translation in the same domain */
+  const char *blurb = _(g_param_spec_get_blurb (self->pspec));
+
+  if (G_IS_PARAM_SPEC_VARIANT (self->pspec))
+    return g_strdup_printf (_("%s %s; numbers separated by commas, then Enter"), blurb, range);
+  return g_strdup_printf ("%s %s", blurb, range);
+}
+
+GtkWidget *
+airy_param_editor_new (GObject    *object,
+                       GParamSpec *pspec,
+                       const char *path)
+{
+  AiryParamEditor *self;
+  g_autofree char *signal = NULL;
+  g_autofree char *tip = NULL;
+
+  g_return_val_if_fail (G_IS_OBJECT (object) && G_IS_PARAM_SPEC (pspec) && path != NULL, NULL);
+
+  self = g_object_new (AIRY_TYPE_PARAM_EDITOR, NULL);
+  g_set_weak_pointer (&self->object, object);
+  self->pspec = g_param_spec_ref (pspec);
+  self->path = g_strdup (path);
+  self->child = build (self);
+  gtk_widget_set_parent (self->child, GTK_WIDGET (self));
+  tip = tooltip (self);
+  gtk_widget_set_tooltip_text (self->child, tip);
+  refresh (self);
+  signal = g_strdup_printf ("notify::%s", pspec->name);
+  self->notify_id = g_signal_connect (object, signal, G_CALLBACK (on_notify), self);
+  return GTK_WIDGET (self);
+}
+
+GtkWidget *
+airy_param_editor_new_label (AiryParamEditor *self,
+                             const char      *text)
+{
+  const char *unit = airy_param_spec_get_unit (self->pspec);
+  const char *nick = text ? text : _(g_param_spec_get_nick (self->pspec));
+  g_autofree char *full = unit ? g_strdup_printf ("%s (%s)", nick, unit) : g_strdup (nick);
+  g_autofree char *tip = tooltip (self);
+  GtkWidget *label = gtk_label_new (full);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_widget_set_tooltip_text (label, tip);
+  g_object_bind_property (self, "visible", label, "visible", G_BINDING_SYNC_CREATE);
+  return label;
+}
+
+GObject *
+airy_param_editor_get_object (AiryParamEditor *self)
+{
+  return self->object;
+}
+
+GParamSpec *
+airy_param_editor_get_pspec (AiryParamEditor *self)
+{
+  return self->pspec;
+}
+
+const char *
+airy_param_editor_get_path (AiryParamEditor *self)
+{
+  return self->path;
+}
+
+GtkWidget *
+airy_param_editor_get_control (AiryParamEditor *self)
+{
+  return self->control;
+}
+
+static void
+airy_param_editor_dispose (GObject *object)
+{
+  AiryParamEditor *self = AIRY_PARAM_EDITOR (object);
+
+  if (self->notify_id && self->object)
+    g_clear_signal_handler (&self->notify_id, self->object);
+  g_clear_weak_pointer (&self->object);
+  g_clear_pointer (&self->child, gtk_widget_unparent);
+  G_OBJECT_CLASS (airy_param_editor_parent_class)->dispose (object);
+}
+
+static void
+airy_param_editor_finalize (GObject *object)
+{
+  AiryParamEditor *self = AIRY_PARAM_EDITOR (object);
+
+  g_clear_pointer (&self->pspec, g_param_spec_unref);
+  g_free (self->path);
+  G_OBJECT_CLASS (airy_param_editor_parent_class)->finalize (object);
+}
+
+static void
+airy_param_editor_class_init (AiryParamEditorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = airy_param_editor_dispose;
+  object_class->finalize = airy_param_editor_finalize;
+  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
+  signals[SIGNAL_COMMIT] = g_signal_new ("commit", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                         0, g_signal_accumulator_true_handled, NULL, NULL,
+                                         G_TYPE_BOOLEAN, 1, G_TYPE_VALUE | G_SIGNAL_TYPE_STATIC_SCOPE);
+  signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  signals[SIGNAL_INVALID] = g_signal_new ("invalid", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+}
+
+static void
+airy_param_editor_init (AiryParamEditor *self)
+{
+}
