@@ -1,5 +1,6 @@
 #pragma once
 
+#include "airy-backend-impl.h"
 #include "airy-element.h"
 #include "airy-run.h"
 #include "airy-system.h"

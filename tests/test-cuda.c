@@ -233,7 +233,7 @@ test_second_run (void)
   g_autoptr(AirySystem) imaging = test_system (imaging_19);
   g_autoptr(AiryResult) cpu = run_on (system, "cpu", NULL, 0);
   g_autoptr(AiryResult) first = run_on (system, "cuda", (guint[]) { 0 }, 1);
-  guint64 peak = cuda->ops->peak_memory (cuda, 0), free_before = cuda->ops->free_memory (cuda, 0);
+  guint64 peak = airy_backend_peak_memory (cuda, 0), free_before = airy_backend_free_memory (cuda, 0);
   g_autoptr(AiryResult) second = run_on (system, "cuda", (guint[]) { 0 }, 1);
   g_autoptr(AiryResult) other = run_on (imaging, "cuda", (guint[]) { 0 }, 1);
   g_autoptr(AiryResult) third = run_on (system, "cuda", (guint[]) { 0 }, 1);
@@ -243,11 +243,11 @@ test_second_run (void)
   g_assert_cmpmem (third->stack->data, 19 * 384 * 384 * sizeof (float), first->stack->data,
                    19 * 384 * 384 * sizeof (float));
   assert_agree (third->stack, cpu->stack, 1e-5);
-  g_assert_cmpuint (cuda->ops->peak_memory (cuda, 0), >=, peak);
+  g_assert_cmpuint (airy_backend_peak_memory (cuda, 0), >=, peak);
   /* nothing of the runs stays on the device but the caches of the last */
   g_test_message ("free before %" G_GUINT64_FORMAT " MiB, after %" G_GUINT64_FORMAT " MiB", free_before >> 20,
-                  cuda->ops->free_memory (cuda, 0) >> 20);
-  g_assert_cmpuint (cuda->ops->free_memory (cuda, 0) + (64u << 20), >=, free_before);
+                  airy_backend_free_memory (cuda, 0) >> 20);
+  g_assert_cmpuint (airy_backend_free_memory (cuda, 0) + (64u << 20), >=, free_before);
 }
 
 static void
@@ -303,7 +303,7 @@ test_multi_device (void)
 {
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(AiryResult) one = NULL;
-  guint n = cuda->ops->n_devices (cuda), k;
+  guint n = airy_backend_n_devices (cuda), k;
 
   if (n < 2)
     {
@@ -326,7 +326,7 @@ test_fewer_planes_than_devices (void)
 {
   /* slots without planes: left out of the NCCL communicator, no image on
    * an empty root; one plane per device set, and explicit chunks with 0 */
-  guint n = cuda->ops->n_devices (cuda);
+  guint n = airy_backend_n_devices (cuda);
   guint devices[] = { 0, 1 };
   g_autoptr(AirySystem) psf = NULL, image = NULL;
   g_autoptr(AiryResult) psf_one = NULL, image_one = NULL;
@@ -639,7 +639,7 @@ test_gl_interop (void)
       g_test_skip (why);
       return;
     }
-  if (egl.cuda_device >= (int) cuda->ops->n_devices (cuda))
+  if (egl.cuda_device >= (int) airy_backend_n_devices (cuda))
     {
       g_test_skip ("the EGL device's CUDA index is not among this process's CUDA devices");
       egl_close (&egl);
@@ -699,7 +699,7 @@ test_versions (void)
   /* the libraries loaded here, as `airy-sim info` prints them */
   AiryDeviceInfo info = { 0 };
 
-  cuda->ops->device_info (cuda, 0, &info);
+  airy_backend_device_info (cuda, 0, &info);
   g_test_message ("%s: %s", info.name, info.detail);
   g_assert_nonnull (strstr (info.detail, "cuFFT "));
   g_assert_nonnull (strstr (info.detail, "NCCL 2."));

@@ -1157,9 +1157,9 @@ rebuild (AiryBenchPanel *self)
       AiryBackend *b = g_ptr_array_index (list, i);
       if (!b->available)
         continue;
-      if (g_strcmp0 (b->ops->name, self->backend) == 0)
+      if (g_strcmp0 (airy_backend_get_name (b), self->backend) == 0)
         selected = g_list_model_get_n_items (G_LIST_MODEL (backends));
-      gtk_string_list_append (backends, b->ops->name);
+      gtk_string_list_append (backends, airy_backend_get_name (b));
     }
   drop = gtk_drop_down_new (G_LIST_MODEL (g_object_ref (backends)), NULL);
   gtk_drop_down_set_selected (GTK_DROP_DOWN (drop), selected);
@@ -1171,7 +1171,7 @@ rebuild (AiryBenchPanel *self)
   {
     AiryBackend *b = airy_backend_lookup (self->backend ? self->backend : "cpu");
     GtkWidget *dbox = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-    guint d, n = b && b->available ? b->ops->n_devices (b) : 0;
+    guint d, n = b ? airy_backend_n_devices (b) : 0;
 
     for (d = 0; d < n; d++)
       {
@@ -1182,7 +1182,7 @@ rebuild (AiryBenchPanel *self)
         gboolean on = self->devices->len == 0;
         guint k;
 
-        b->ops->device_info (b, d, &info);
+        airy_backend_device_info (b, d, &info);
         label = g_strdup_printf ("%u: %s", d, info.name);
         airy_device_info_clear (&info);
         for (k = 0; k < self->devices->len; k++)

@@ -11,7 +11,7 @@
 #include <cufft.h>
 #include <nccl.h>
 
-#include "airy-backend.h"
+#include "airy-backend-impl.h"
 #include "airy-error.h"
 #include "airy-plan-private.h"
 #include "airy-ops-private.h"
