@@ -8,8 +8,9 @@
 G_BEGIN_DECLS
 
 /* A system compiled for execution: the enabled elements (copies) in chain
- * order with the context entering each, the output geometry, and the run's
- * buffers. Backends read it; the driver owns it. */
+ * order with the context entering each, the geometry, the sample and the
+ * output geometry. Refcounted and read-only once made: every run of it has
+ * its own AiryRunState (airy-backend-impl.h). */
 struct _AiryPlan
 {
   AirySystem    *system;         /* private copy */
@@ -36,42 +37,22 @@ struct _AiryPlan
   char          *volume_key;     /* identifies the sample's content, for caches */
   guint          vol_height, vol_width;
   guint          pad_height, pad_width;
+  double         vol_spacing;    /* the sample's and the image's pixel (grid.spacing) */
 
-  /* run */
-  guint          n_slots;
-  AiryChunk     *chunks;
-  gboolean       keep_psf;
-  AiryStack     *out;            /* host result */
-  AiryStack     *psf;            /* host PSF stack when kept */
-  gboolean       want_resident;  /* AiryRunOptions.resident */
-  AiryResident  *resident;       /* the backend's result when wanted (finish) */
-  gpointer       backend_data;
-
-  GMutex         lock;
-  guint          done;
-  AiryProgressFunc progress;
-  gpointer       progress_data;
-  GCancellable  *cancellable;
+  gint           ref;
 };
 
 AiryPlan *_airy_plan_new        (AirySystem           *system,
                                  const AiryRunOptions *options,
                                  GPtrArray            *warnings,
                                  GError              **error);
-void      _airy_plan_free       (AiryPlan *plan);
-void      _airy_plan_plane_done (AiryPlan *plan);
+AiryPlan *_airy_plan_ref        (AiryPlan *plan);
+void      _airy_plan_unref      (AiryPlan *plan);
 gboolean  _airy_plan_volume_plane (AiryPlan *plan,
                                    guint     z,
                                    float    *out);
 guint64   _airy_plan_bytes_per_slot (AiryPlan *plan);
-gboolean  _airy_plan_alloc_outputs  (AiryPlan *plan,
-                                     GError  **error);
-void      _airy_plan_set_metadata   (AiryPlan *plan);
-/* The slots that have planes, in order: active[0] is the reduction's root
- * (where the image is made); returns how many. */
-guint     _airy_plan_active_slots   (AiryPlan *plan,
-                                     guint    *active);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryPlan, _airy_plan_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryPlan, _airy_plan_unref)
 
 G_END_DECLS

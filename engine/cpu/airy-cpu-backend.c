@@ -160,13 +160,14 @@ cpu_device_info (AiryBackend *backend, guint device, AiryDeviceInfo *info)
 }
 
 static gboolean
-cpu_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
+cpu_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
 {
+  AiryPlan *plan = state->plan;
   CpuRun *run = g_new0 (CpuRun, 1);
   guint i;
 
-  plan->backend_data = run;
-  if (!_airy_plan_alloc_outputs (plan, error))
+  state->backend_data = run;
+  if (!_airy_run_state_alloc_outputs (state, error))
     return FALSE;
 
   if (plan->imaging)
@@ -187,8 +188,8 @@ cpu_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
           run->volume_fill = FALSE;
         }
     }
-  run->slots = g_new0 (Slot, plan->n_slots);
-  for (i = 0; i < plan->n_slots; i++)
+  run->slots = g_new0 (Slot, state->n_slots);
+  for (i = 0; i < state->n_slots; i++)
     {
       if (plan->imaging)
         {
@@ -203,23 +204,24 @@ cpu_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
 }
 
 static void
-cpu_release (AiryBackend *backend, AiryPlan *plan)
+cpu_release (AiryBackend *backend, AiryRunState *state)
 {
-  CpuRun *run = plan->backend_data;
+  AiryPlan *plan = state->plan;
+  CpuRun *run = state->backend_data;
   guint i;
 
   if (run == NULL)
     return;
   volume_cache_unref (run->volume);
   /* also after a failed prepare: slots may not exist yet */
-  for (i = 0; run->slots && i < plan->n_slots; i++)
+  for (i = 0; run->slots && i < state->n_slots; i++)
     {
       fftwf_free (run->slots[i].spectrum);
       g_free (run->slots[i].intensity);
     }
   g_free (run->slots);
   g_free (run);
-  plan->backend_data = NULL;
+  state->backend_data = NULL;
 }
 
 static void
@@ -241,6 +243,7 @@ set_field_geometry (AiryField *field, AiryPlan *plan)
  * transform single-threaded and in cache) rather than each transform. */
 typedef struct
 {
+  AiryRunState        *state;
   AiryPlan            *plan;
   Slot                *slot;
   GMutex              *slot_lock;
@@ -316,6 +319,7 @@ static gpointer
 job_run (gpointer data)
 {
   Job *job = data;
+  AiryRunState *state = job->state;
   AiryPlan *plan = job->plan;
   gsize npsf = (gsize) plan->psf_height * plan->psf_width;
   gsize nspec = plan->imaging ? (gsize) plan->pad_height * (plan->pad_width / 2 + 1) : 0;
@@ -360,10 +364,10 @@ job_run (gpointer data)
     {
       AiryPlane plane = { b, plan->z[b], job->threads };
       /* write straight into the result when nothing else needs the plane */
-      gboolean direct = !plan->reduce && plan->sensor == NULL && plan->psf == NULL;
-      float *target = direct ? airy_stack_plane (plan->out, b) : intensity;
+      gboolean direct = !plan->reduce && plan->sensor == NULL && state->psf == NULL;
+      float *target = direct ? airy_stack_plane (state->out, b) : intensity;
 
-      if (g_cancellable_set_error_if_cancelled (plan->cancellable, &job->error))
+      if (g_cancellable_set_error_if_cancelled (state->cancellable, &job->error))
         {
           ok = FALSE;
           break;
@@ -375,8 +379,8 @@ job_run (gpointer data)
           ok = FALSE;
           break;
         }
-      if (plan->psf)
-        memcpy (airy_stack_plane (plan->psf, b), target, npsf * sizeof (float));
+      if (state->psf)
+        memcpy (airy_stack_plane (state->psf, b), target, npsf * sizeof (float));
 
       if (plan->imaging)
         {
@@ -399,7 +403,7 @@ job_run (gpointer data)
             {
               _airy_conv_columns (psf_conv, vol_conv, pending, NULL, acc, mul, store);
               for (k = 0; k < pending; k++)
-                _airy_plan_plane_done (plan);
+                _airy_run_state_plane_done (state);
               pending = 0;
             }
           continue;
@@ -414,11 +418,11 @@ job_run (gpointer data)
         {
           g_autofree float *img = _airy_sensor_process (plan->sensor, target, plan->psf_height,
                                                         plan->psf_width, plan->psf_dy, plan->psf_dx, b);
-          memcpy (airy_stack_plane (plan->out, b), img, airy_stack_plane_size (plan->out) * sizeof (float));
+          memcpy (airy_stack_plane (state->out, b), img, airy_stack_plane_size (state->out) * sizeof (float));
         }
       else if (!direct)
-        memcpy (airy_stack_plane (plan->out, b), target, npsf * sizeof (float));
-      _airy_plan_plane_done (plan);
+        memcpy (airy_stack_plane (state->out, b), target, npsf * sizeof (float));
+      _airy_run_state_plane_done (state);
     }
 
   /* this thread's partial sum joins the device's */
@@ -443,14 +447,15 @@ job_run (gpointer data)
   _airy_conv_worker_free (psf_conv);
   _airy_conv_worker_free (vol_conv);
   if (!ok)
-    g_cancellable_cancel (plan->cancellable);
+    g_cancellable_cancel (state->cancellable);
   return NULL;
 }
 
 static gboolean
-cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GError **error)
+cpu_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk, GError **error)
 {
-  CpuRun *run = plan->backend_data;
+  AiryPlan *plan = state->plan;
+  CpuRun *run = state->backend_data;
   Slot *slot = &run->slots[chunk->slot];
   AiryPsfShared *fast = NULL;
   guint jobs = MAX (1, MIN (chunk->threads, chunk->count)), i, first = chunk->first;
@@ -466,7 +471,7 @@ cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErro
     {
       guint count = chunk->count / jobs + (i < chunk->count % jobs);
 
-      job[i] = (Job) { plan, slot, &slot_lock, fast, run->volume,
+      job[i] = (Job) { state, plan, slot, &slot_lock, fast, run->volume,
                        run->volume_fill && run->volume->n > 1, first, count,
                        MAX (1, chunk->threads / jobs), NULL };
       first += count;
@@ -496,11 +501,12 @@ cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErro
  * all-reduce whose result is read there; slots without planes take no
  * part, as on GPUs. */
 static gboolean
-cpu_all_reduce (AiryBackend *backend, AiryPlan *plan, GError **error)
+cpu_all_reduce (AiryBackend *backend, AiryRunState *state, GError **error)
 {
-  CpuRun *run = plan->backend_data;
-  g_autofree guint *active = g_new (guint, plan->n_slots);
-  guint n_active = _airy_plan_active_slots (plan, active), i;
+  AiryPlan *plan = state->plan;
+  CpuRun *run = state->backend_data;
+  g_autofree guint *active = g_new (guint, state->n_slots);
+  guint n_active = _airy_run_state_active_slots (state, active), i;
   Slot *root = &run->slots[active[0]];
 
   for (i = 1; i < n_active; i++)
@@ -525,12 +531,13 @@ cpu_all_reduce (AiryBackend *backend, AiryPlan *plan, GError **error)
 }
 
 static gboolean
-cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
+cpu_finish (AiryBackend *backend, AiryRunState *state, GError **error)
 {
-  CpuRun *run = plan->backend_data;
+  AiryPlan *plan = state->plan;
+  CpuRun *run = state->backend_data;
   g_autofree float *image = NULL;
-  g_autofree guint *active = g_new (guint, plan->n_slots);
-  Slot *root = &run->slots[_airy_plan_active_slots (plan, active) > 0 ? active[0] : 0];
+  g_autofree guint *active = g_new (guint, state->n_slots);
+  Slot *root = &run->slots[_airy_run_state_active_slots (state, active) > 0 ? active[0] : 0];
   guint h, w, y, x;
   double dy, dx;
 
@@ -544,7 +551,7 @@ cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
 
   if (!plan->reduce)
     {
-      _airy_plan_set_metadata (plan);
+      _airy_run_state_set_metadata (state);
       return TRUE;
     }
 
@@ -567,7 +574,7 @@ cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
             for (kk = k; kk < MIN (k + 32, ph); kk++)
               spec[(gsize) kk * nh + c] = acc_t[(gsize) c * ph + kk];
           }
-      fftwf_execute_dft_c2r (_airy_fft_plan_c2r (ph, pw, plan->chunks[0].threads * plan->n_slots),
+      fftwf_execute_dft_c2r (_airy_fft_plan_c2r (ph, pw, state->chunks[0].threads * state->n_slots),
                              spec, full);
       fftwf_free (spec);
       h = plan->vol_height;
@@ -588,15 +595,15 @@ cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
       dx = plan->psf_dx;
     }
 
-  plan->out = airy_stack_new (1, plan->out_height, plan->out_width);
+  state->out = airy_stack_new (1, plan->out_height, plan->out_width);
   if (plan->sensor)
     {
       g_autofree float *img = _airy_sensor_process (plan->sensor, image, h, w, dy, dx, 0);
-      memcpy (plan->out->data, img, airy_stack_plane_size (plan->out) * sizeof (float));
+      memcpy (state->out->data, img, airy_stack_plane_size (state->out) * sizeof (float));
     }
   else
-    memcpy (plan->out->data, image, (gsize) h * w * sizeof (float));
-  _airy_plan_set_metadata (plan);
+    memcpy (state->out->data, image, (gsize) h * w * sizeof (float));
+  _airy_run_state_set_metadata (state);
   return TRUE;
 }
 

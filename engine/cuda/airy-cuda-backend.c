@@ -1245,35 +1245,37 @@ geometry_new (guint depth, guint height, guint width)
 }
 
 static gboolean
-alloc_outputs (AiryPlan *plan, GError **error)
+alloc_outputs (AiryRunState *state, GError **error)
 {
-  if (!plan->want_resident)
-    return _airy_plan_alloc_outputs (plan, error);
-  plan->out = geometry_new (plan->reduce ? 1 : plan->out_depth, plan->out_height, plan->out_width);
-  if (plan->keep_psf)
-    plan->psf = airy_stack_new (plan->n_planes, plan->psf_height, plan->psf_width);
+  AiryPlan *plan = state->plan;
+  if (!state->want_resident)
+    return _airy_run_state_alloc_outputs (state, error);
+  state->out = geometry_new (plan->reduce ? 1 : plan->out_depth, plan->out_height, plan->out_width);
+  if (state->keep_psf)
+    state->psf = airy_stack_new (plan->n_planes, plan->psf_height, plan->psf_width);
   return TRUE;
 }
 
 static gboolean
-cuda_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
+cuda_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
 {
+  AiryPlan *plan = state->plan;
   CudaRun *run;
   guint i;
 
   run = g_new0 (CudaRun, 1);
   run->backend = backend->priv;
-  plan->backend_data = run;
-  run->slots = g_new0 (Slot, plan->n_slots);
-  run->active = g_new0 (guint, plan->n_slots);
-  run->n_active = _airy_plan_active_slots (plan, run->active);
-  for (i = 0; i < plan->n_slots; i++)
+  state->backend_data = run;
+  run->slots = g_new0 (Slot, state->n_slots);
+  run->active = g_new0 (guint, state->n_slots);
+  run->n_active = _airy_run_state_active_slots (state, run->active);
+  for (i = 0; i < state->n_slots; i++)
     {
       /* a slot without planes has no stream, no buffers and takes no part
        * in the reduction */
       run->slots[i].backend = run->backend;
-      run->slots[i].device = (int) plan->chunks[i].device;
-      run->slots[i].active = plan->chunks[i].count > 0;
+      run->slots[i].device = (int) state->chunks[i].device;
+      run->slots[i].active = state->chunks[i].count > 0;
       run->slots[i].n_lambda = plan->spectrum->n;
     }
   run->slots[run->active[0]].root = TRUE;
@@ -1288,7 +1290,7 @@ cuda_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
         return FALSE;
       first = g_ptr_array_index (run->ops->ops, 0);
       run->z0 = first->kind == AIRY_OP_OBJECTIVE ? first->z : 0.0;
-      return alloc_outputs (plan, error);
+      return alloc_outputs (state, error);
     }
 
   /* the pupil data of the last run when the optics are the same */
@@ -1322,7 +1324,7 @@ cuda_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
     run->y0 = p->y0;
     run->rows = p->rows;
   }
-  return alloc_outputs (plan, error);
+  return alloc_outputs (state, error);
 }
 
 /* ---- cuFFT plans: pooled, one work area per slot ---- */
@@ -1359,9 +1361,10 @@ spec_add (GArray *specs, cufftHandle *dst, int rank, int n0, int n1, gboolean em
 /* Every cuFFT plan a slot uses for batches of `batch` planes (the last one
  * of `rest`). */
 static void
-slot_plan_specs (AiryPlan *plan, Slot *s, guint batch, guint rest, GArray *specs)
+slot_plan_specs (AiryRunState *state, Slot *s, guint batch, guint rest, GArray *specs)
 {
-  CudaRun *run = plan->backend_data;
+  AiryPlan *plan = state->plan;
+  CudaRun *run = state->backend_data;
   guint i;
 
   if (run->ops)
@@ -1464,12 +1467,12 @@ plan_take (Slot *s, const PlanSpec *spec, GError **error)
 /* All the slot's plans share one work area: they run one after another on
  * the slot's stream. */
 static gboolean
-slot_plans (AiryPlan *plan, Slot *s, GError **error)
+slot_plans (AiryRunState *state, Slot *s, GError **error)
 {
   g_autoptr(GArray) specs = g_array_new (FALSE, FALSE, sizeof (PlanSpec));
   guint i;
 
-  slot_plan_specs (plan, s, s->batch, s->rest, specs);
+  slot_plan_specs (state, s, s->batch, s->rest, specs);
   for (i = 0; i < specs->len; i++)
     if (!plan_take (s, &g_array_index (specs, PlanSpec, i), error))
       return FALSE;
@@ -1694,9 +1697,10 @@ upload (void **dst, const void *src, gsize bytes, cudaStream_t stream, GError **
 /* The operation list on this device: its factors, scales and grids, two
  * fields of the largest shape (the cuFFT plans come with the slot's). */
 static gboolean
-slot_alloc_ops (AiryPlan *plan, Slot *s, GError **error)
+slot_alloc_ops (AiryRunState *state, Slot *s, GError **error)
 {
-  CudaRun *run = plan->backend_data;
+  AiryPlan *plan = state->plan;
+  CudaRun *run = state->backend_data;
   guint L = s->n_lambda, i, l;
   g_autofree float *weights = g_new (float, L);
 
@@ -1731,14 +1735,15 @@ slot_alloc_ops (AiryPlan *plan, Slot *s, GError **error)
 }
 
 static gboolean
-slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
+slot_alloc (AiryRunState *state, Slot *s, const AiryChunk *chunk, GError **error)
 {
+  AiryPlan *plan = state->plan;
   gsize n = (gsize) plan->psf_height * plan->psf_width;
   gsize np = plan->imaging ? (gsize) plan->pad_height * plan->pad_width : 0;
   gsize nspec = plan->imaging ? (gsize) plan->pad_height * (plan->pad_width / 2 + 1) : 0;
   gsize nvol = plan->imaging ? (gsize) plan->vol_height * plan->vol_width : 0;
   gboolean varying = plan->imaging && plan->sample.kind != AIRY_SAMPLE_CONSTANT;
-  CudaRun *run = plan->backend_data;
+  CudaRun *run = state->backend_data;
   CudaBackend *self = run->backend;
   gsize nband = (gsize) run->rows * plan->psf_width;
   gsize fixed, per_plane, free_b = 0, total = 0;
@@ -1765,7 +1770,7 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
     g_autoptr(GPtrArray) keys = NULL;
     guint want = MIN (MAX_BATCH, chunk->count);
 
-    slot_plan_specs (plan, s, want, chunk->count % want, specs);
+    slot_plan_specs (state, s, want, chunk->count % want, specs);
     keys = spec_keys (s->device, specs);
     g_mutex_lock (&self->lock);
     plans_destroy (self, s->device, keys);
@@ -1815,7 +1820,7 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
   if (!CHECK (cudaMalloc ((void **) &s->inten, s->batch * n * sizeof (float)), error)
       || !CHECK (cudaMalloc ((void **) &s->zbuf, chunk->count * sizeof (double)), error))
     return FALSE;
-  if (run->ops ? !slot_alloc_ops (plan, s, error)
+  if (run->ops ? !slot_alloc_ops (state, s, error)
                : (!pupil_upload (self, run->pupil, s, error)
                   || !CHECK (cudaMalloc ((void **) &s->field, s->batch * n * sizeof (float2)), error)
                   || !CHECK (cudaMemsetAsync (s->field, 0, s->batch * n * sizeof (float2), s->stream), error)
@@ -1849,7 +1854,7 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
       s->F = run->pupil->dF[s->device];     /* borrowed from the pupil cache */
       s->G = run->pupil->dG[s->device];
     }
-  if (!slot_plans (plan, s, error))
+  if (!slot_plans (state, s, error))
     return FALSE;
   if (s->transfers && !dl_init (self, s, error))
     return FALSE;
@@ -1869,7 +1874,7 @@ slot_alloc (AiryPlan *plan, Slot *s, const AiryChunk *chunk, GError **error)
 }
 
 static void
-slot_free (AiryPlan *plan, Slot *s)
+slot_free (AiryRunState *state, Slot *s)
 {
   guint i;
 
@@ -1916,8 +1921,9 @@ slot_free (AiryPlan *plan, Slot *s)
 /* The sensor of a plane (resampling into out, then the noise chain), on
  * the device, with the CPU's counter-based random numbers. */
 static gboolean
-sensor_plane (AiryPlan *plan, Slot *s, const float *in, float *out, guint64 stream_id, GError **error)
+sensor_plane (AiryRunState *state, Slot *s, const float *in, float *out, guint64 stream_id, GError **error)
 {
+  AiryPlan *plan = state->plan;
   AiryElement *e = plan->sensor;
   int resample = airy_element_get_enum (e, "resample");
   guint h = plan->imaging ? plan->vol_height : plan->psf_height;
@@ -1956,9 +1962,10 @@ fft_exec (cufftHandle plan, float2 *u, AiryFftSign sign)
 /* One plane through the operation list: the field ends in s->ga or s->gb,
  * its weighted intensity in out. z: the objective's defocus, on the device. */
 static gboolean
-ops_plane (AiryPlan *plan, Slot *s, guint b, const double *z, float *out, GError **error)
+ops_plane (AiryRunState *state, Slot *s, guint b, const double *z, float *out, GError **error)
 {
-  CudaRun *run = plan->backend_data;
+  AiryPlan *plan = state->plan;
+  CudaRun *run = state->backend_data;
   float2 *u = s->ga, *t = s->gb, *swap;
   guint L = s->n_lambda, h = plan->in_height, w = plan->in_width, i;
   gboolean ok = TRUE;
@@ -2023,22 +2030,23 @@ ops_plane (AiryPlan *plan, Slot *s, guint b, const double *z, float *out, GError
 
 /* Planes [b0, b0 + nb) of this device's chunk, enqueued on its stream. */
 static gboolean
-execute_batch (AiryPlan *plan, Slot *s, const AiryChunk *chunk, guint b0, guint nb, GError **error)
+execute_batch (AiryRunState *state, Slot *s, const AiryChunk *chunk, guint b0, guint nb, GError **error)
 {
-  CudaRun *run = plan->backend_data;
+  AiryPlan *plan = state->plan;
+  CudaRun *run = state->backend_data;
   gsize n = (gsize) plan->psf_height * plan->psf_width;
   gsize nspec = plan->imaging ? (gsize) plan->pad_height * (plan->pad_width / 2 + 1) : 0;
   gsize nvol = plan->imaging ? (gsize) plan->vol_height * plan->vol_width : 0;
   gsize no = (gsize) plan->out_height * plan->out_width;
   gboolean varying = plan->imaging && plan->sample.kind != AIRY_SAMPLE_CONSTANT;
   gsize nband = (gsize) run->rows * plan->psf_width;
-  gboolean direct = !plan->reduce && plan->sensor == NULL && plan->psf == NULL;
+  gboolean direct = !plan->reduce && plan->sensor == NULL && state->psf == NULL;
   float *target = direct ? s->out + (gsize) (b0 - chunk->first) * n : s->inten;
   const double *z = s->zbuf + (b0 - chunk->first);
   guint k, l;
 
   for (k = 0; run->ops && k < nb; k++)
-    if (!ops_plane (plan, s, b0 + k, z + k, target + k * n, error))
+    if (!ops_plane (state, s, b0 + k, z + k, target + k * n, error))
       return FALSE;
   /* the last, smaller batch has its own layout: zero it once */
   if (!run->ops && nb != s->batch
@@ -2060,12 +2068,12 @@ execute_batch (AiryPlan *plan, Slot *s, const AiryChunk *chunk, guint b0, guint 
     }
   /* the kept PSF: its buffer is reused by the next batch, so the compute
    * stream waits for this copy */
-  if (plan->psf)
+  if (state->psf)
     {
       cudaEvent_t ready = s->dl.ready[0];
 
       if (!CHECK (cudaEventRecord (ready, s->stream), error)
-          || !dl_push (s, ready, target, airy_stack_plane (plan->psf, b0), nb * n * sizeof (float), TRUE, error))
+          || !dl_push (s, ready, target, airy_stack_plane (state->psf, b0), nb * n * sizeof (float), TRUE, error))
         return FALSE;
     }
 
@@ -2102,7 +2110,7 @@ execute_batch (AiryPlan *plan, Slot *s, const AiryChunk *chunk, guint b0, guint 
   if (plan->sensor)
     {
       for (k = 0; k < nb; k++)
-        if (!sensor_plane (plan, s, target + k * n, s->out + (gsize) (b0 - chunk->first + k) * no, b0 + k, error))
+        if (!sensor_plane (state, s, target + k * n, s->out + (gsize) (b0 - chunk->first + k) * no, b0 + k, error))
           return FALSE;
       return TRUE;
     }
@@ -2115,9 +2123,10 @@ execute_batch (AiryPlan *plan, Slot *s, const AiryChunk *chunk, guint b0, guint 
  * one batch behind: while the device computes batch k, the copy stream
  * brings batch k − 1 home through pinned memory. */
 static gboolean
-cuda_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GError **error)
+cuda_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk, GError **error)
 {
-  CudaRun *run = plan->backend_data;
+  AiryPlan *plan = state->plan;
+  CudaRun *run = state->backend_data;
   Slot *s = &run->slots[chunk->slot];
   gsize nout = (gsize) plan->out_height * plan->out_width;
   gsize nvol = plan->imaging ? (gsize) plan->vol_height * plan->vol_width : 0;
@@ -2129,11 +2138,11 @@ cuda_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErr
 
   /* an earlier failure on this thread must not surface in this run */
   cudaGetLastError ();
-  s->host_out = !plan->reduce && !plan->want_resident;
-  s->transfers = s->host_out || plan->psf != NULL || (plan->imaging && plan->volume != NULL);
+  s->host_out = !plan->reduce && !state->want_resident;
+  s->transfers = s->host_out || state->psf != NULL || (plan->imaging && plan->volume != NULL);
   if (!CHECK (cudaSetDevice (s->device), error)
       || !CHECK (cudaStreamCreateWithFlags (&s->stream, cudaStreamNonBlocking), error)
-      || !slot_alloc (plan, s, chunk, error)
+      || !slot_alloc (state, s, chunk, error)
       || !CHECK (cudaEventCreateWithFlags (&done[0], cudaEventDisableTiming), error)
       || !CHECK (cudaEventCreateWithFlags (&done[1], cudaEventDisableTiming), error))
     goto out;
@@ -2158,8 +2167,8 @@ cuda_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErr
       guint nb = b0 < chunk->first + chunk->count ? MIN (s->batch, chunk->first + chunk->count - b0) : 0;
 
       if (nb > 0
-          && (g_cancellable_set_error_if_cancelled (plan->cancellable, error)
-              || !execute_batch (plan, s, chunk, b0, nb, error)
+          && (g_cancellable_set_error_if_cancelled (state->cancellable, error)
+              || !execute_batch (state, s, chunk, b0, nb, error)
               || !CHECK (cudaEventRecord (done[i % 2], s->stream), error)))
         goto out;
       /* the previous batch: home while this one computes, then counted */
@@ -2169,12 +2178,12 @@ cuda_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErr
 
           if ((s->host_out
                && !dl_push (s, prev, s->out + (gsize) (prev_b0 - chunk->first) * nout,
-                            airy_stack_plane (plan->out, prev_b0), prev_nb * nout * sizeof (float), FALSE, error))
+                            airy_stack_plane (state->out, prev_b0), prev_nb * nout * sizeof (float), FALSE, error))
               || !CHECK (cudaEventSynchronize (prev), error)
               || (s->transfers && !dl_poll (&s->dl, error)))
             goto out;
           for (k = 0; k < prev_nb; k++)
-            _airy_plan_plane_done (plan);
+            _airy_run_state_plane_done (state);
         }
       if (nb == 0)
         break;
@@ -2195,10 +2204,11 @@ out:
  * with NCCL communicators made once per device set and kept; after a
  * failure they are aborted and made anew by the next reduction. */
 static gboolean
-cuda_all_reduce (AiryBackend *backend, AiryPlan *plan, GError **error)
+cuda_all_reduce (AiryBackend *backend, AiryRunState *state, GError **error)
 {
+  AiryPlan *plan = state->plan;
   CudaBackend *self = backend->priv;
-  CudaRun *run = plan->backend_data;
+  CudaRun *run = state->backend_data;
   gsize count = plan->imaging ? 2 * (gsize) plan->pad_height * (plan->pad_width / 2 + 1)
                               : (gsize) plan->psf_height * plan->psf_width;
   g_autofree int *devices = g_new (int, run->n_active);
@@ -2235,9 +2245,10 @@ cuda_all_reduce (AiryBackend *backend, AiryPlan *plan, GError **error)
 }
 
 static gboolean
-cuda_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
+cuda_finish (AiryBackend *backend, AiryRunState *state, GError **error)
 {
-  CudaRun *run = plan->backend_data;
+  AiryPlan *plan = state->plan;
+  CudaRun *run = state->backend_data;
   Slot *s0 = &run->slots[run->active[0]];
   gsize no = (gsize) plan->out_height * plan->out_width;
   guint i;
@@ -2245,8 +2256,8 @@ cuda_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
   if (!plan->reduce)
     {
       /* downloaded while computing; or kept on the devices for the viewer */
-      _airy_plan_set_metadata (plan);
-      if (plan->want_resident)
+      _airy_run_state_set_metadata (state);
+      if (state->want_resident)
         {
           GPtrArray *parts = g_ptr_array_new_with_free_func (g_free);
 
@@ -2255,11 +2266,11 @@ cuda_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
               Slot *s = &run->slots[run->active[i]];
               ResultPart *part = g_new0 (ResultPart, 1);
 
-              *part = (ResultPart) { s->device, g_steal_pointer (&s->out), plan->chunks[run->active[i]].first,
-                                     plan->chunks[run->active[i]].count };
+              *part = (ResultPart) { s->device, g_steal_pointer (&s->out), state->chunks[run->active[i]].first,
+                                     state->chunks[run->active[i]].count };
               g_ptr_array_add (parts, part);
             }
-          plan->resident = cuda_resident_new (backend, g_steal_pointer (&plan->out), parts);
+          state->resident = cuda_resident_new (backend, g_steal_pointer (&state->out), parts);
         }
       return TRUE;
     }
@@ -2286,27 +2297,27 @@ cuda_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
       goto fail;
     if (plan->sensor)
       {
-        if (!sensor_plane (plan, s0, image, shown, 0, error))
+        if (!sensor_plane (state, s0, image, shown, 0, error))
           goto fail;
       }
     else if (!CHECK (cudaMemcpyAsync (shown, image, no * sizeof (float), cudaMemcpyDeviceToDevice, s0->stream), error))
       goto fail;
-    if (!plan->want_resident)
-      plan->out = airy_stack_new (1, plan->out_height, plan->out_width);
-    if ((!plan->want_resident
-         && !CHECK (cudaMemcpyAsync (plan->out->data, shown, no * sizeof (float), cudaMemcpyDeviceToHost, s0->stream), error))
+    if (!state->want_resident)
+      state->out = airy_stack_new (1, plan->out_height, plan->out_width);
+    if ((!state->want_resident
+         && !CHECK (cudaMemcpyAsync (state->out->data, shown, no * sizeof (float), cudaMemcpyDeviceToHost, s0->stream), error))
         || !CHECK (cudaStreamSynchronize (s0->stream), error))
       goto fail;
     cudaFree (image);
-    _airy_plan_set_metadata (plan);
-    if (plan->want_resident)
+    _airy_run_state_set_metadata (state);
+    if (state->want_resident)
       {
         GPtrArray *parts = g_ptr_array_new_with_free_func (g_free);
         ResultPart *part = g_new0 (ResultPart, 1);
 
         *part = (ResultPart) { s0->device, shown, 0, 1 };
         g_ptr_array_add (parts, part);
-        plan->resident = cuda_resident_new (backend, g_steal_pointer (&plan->out), parts);
+        state->resident = cuda_resident_new (backend, g_steal_pointer (&state->out), parts);
       }
     else
       cudaFree (shown);
@@ -2322,22 +2333,22 @@ cuda_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
 /* After every prepare, also a failed one: the slots' buffers and plans, the
  * pupil reference. */
 static void
-cuda_release (AiryBackend *backend, AiryPlan *plan)
+cuda_release (AiryBackend *backend, AiryRunState *state)
 {
-  CudaRun *run = plan->backend_data;
+  CudaRun *run = state->backend_data;
   guint i;
 
   if (run == NULL)
     return;
-  for (i = 0; run->slots && i < plan->n_slots; i++)
+  for (i = 0; run->slots && i < state->n_slots; i++)
     if (run->slots[i].stream || run->slots[i].taken)
-      slot_free (plan, &run->slots[i]);
+      slot_free (state, &run->slots[i]);
   pupil_unref (run->pupil);
   g_free (run->slots);
   g_free (run->active);
   _airy_ops_free (run->ops);
   g_free (run);
-  plan->backend_data = NULL;
+  state->backend_data = NULL;
 }
 
 static guint64
