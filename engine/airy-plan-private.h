@@ -7,6 +7,8 @@
 
 G_BEGIN_DECLS
 
+typedef struct _AiryOpList AiryOpList;
+
 /* A system compiled for execution: the enabled elements (copies) in chain
  * order with the context entering each, the geometry, the sample and the
  * output geometry. Refcounted and read-only once made: every run of it has
@@ -39,6 +41,11 @@ struct _AiryPlan
   guint          pad_height, pad_width;
   double         vol_spacing;    /* the sample's and the image's pixel (grid.spacing) */
 
+  /* compiled by _airy_plan_compile (airy-plan-compile.c), in the worker */
+  AiryOpList    *compiled;       /* the field stage: shared by plans of the same optics */
+  GPtrArray     *ops;            /* AiryOp: the program every backend runs (airy-ops-private.h) */
+  guint64        optics_hash;    /* what the field stage depends on, z left out */
+
   gint           ref;
 };
 
@@ -52,6 +59,20 @@ gboolean  _airy_plan_volume_plane (AiryPlan *plan,
                                    guint     z,
                                    float    *out);
 guint64   _airy_plan_bytes_per_slot (AiryPlan *plan);
+
+/* The program of the plan (plan->ops): the field stage, reused from the
+ * last plan of the same optics (the hash) or compiled and passed through
+ * the fusion pass, then the intensity stage (CONVOLVE, SUM, SENSOR). In
+ * the worker: it computes F and G, reads masks. */
+gboolean  _airy_plan_compile    (AiryPlan *plan,
+                                 GError  **error);
+/* The chain, its geometry and spectrum and the files the elements read,
+ * z left out: two systems that differ in z only have the same. */
+guint64   _airy_plan_optics_hash (AiryPlan *plan);
+/* The program's op kinds, e.g. "fused-psf convolve sensor" (tests). */
+char     *_airy_plan_describe   (AiryPlan *plan);
+/* Field stages compiled (not reused) since the start (tests). */
+guint     _airy_plan_compiles   (void);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryPlan, _airy_plan_unref)
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "airy-plan-private.h"
+#include "airy-ops-private.h"
 #include "airy-error.h"
 #include "airy-fft-private.h"
 #include "airy-physics.h"
@@ -54,6 +55,8 @@ _airy_plan_unref (AiryPlan *plan)
   g_free (plan->sample.file);
   airy_stack_free (plan->volume);
   g_free (plan->volume_key);
+  g_clear_pointer (&plan->ops, g_ptr_array_unref);
+  _airy_ops_unref (plan->compiled);
   g_free (plan);
 }
 

@@ -296,7 +296,7 @@ airy_run (AirySystem           *system,
   opts.n_devices = devices->len;
 
   plan = _airy_plan_new (system, &opts, warnings, error);
-  if (plan == NULL)
+  if (plan == NULL || !_airy_plan_compile (plan, error))
     return NULL;
   state = run_state_new (plan);
 

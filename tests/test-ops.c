@@ -89,7 +89,7 @@ compare (guint h, guint w, double spacing, const char *elements, const char *kin
       g_assert_cmpfloat (peak, >, 0.0);
       worst = MAX (worst, diff / peak);
     }
-  _airy_ops_free (list);
+  _airy_ops_unref (list);
   g_test_message ("%s: largest difference %.3g of the peak", kinds, worst);
   return worst;
 }
@@ -161,7 +161,7 @@ test_point_source_at_zero (void)
   g_assert_false (_airy_ops_run (list, field, &plane, &error));
   g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
   g_assert_cmpstr (error->message, ==, "point-source: distance z must not be 0 (plane 0 has z = 0 µm)");
-  _airy_ops_free (list);
+  _airy_ops_unref (list);
 }
 
 int
