@@ -193,6 +193,8 @@ AiryOp     *_airy_op_ref      (AiryOp            *op);
 void        _airy_op_unref    (AiryOp            *op);
 void        _airy_field_fill_ones (AiryField     *field);
 
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryOpList, _airy_ops_unref)
+
 /* the check point-source makes of each plane's distance */
 gboolean    _airy_point_source_check_z (guint      index,
                                         double     z,
