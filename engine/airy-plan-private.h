@@ -9,10 +9,13 @@ G_BEGIN_DECLS
 
 typedef struct _AiryOpList AiryOpList;
 
-/* A system compiled for execution: the enabled elements (copies) in chain
- * order with the context entering each, the geometry, the sample and the
- * output geometry. Refcounted and read-only once made: every run of it has
- * its own AiryRunState (airy-backend-impl.h). */
+/* A system compiled for execution (DESIGN §4): the enabled elements
+ * (copies) in chain order with the context entering each, the geometry,
+ * the sample, the output geometry and, once _airy_plan_compile has run,
+ * the program (plan->ops). Refcounted and read-only once made: every run
+ * of it has its own AiryRunState (airy-backend-impl.h). Backends read the
+ * geometry, the sample and the program; the chain, its contexts and the
+ * system are the compiler's. */
 struct _AiryPlan
 {
   AirySystem    *system;         /* private copy */
