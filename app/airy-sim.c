@@ -96,20 +96,20 @@ cmd_info (int argc, char **argv)
     {
       AiryBackend *b = g_ptr_array_index (backends, i);
 
-      g_print ("  %-5s %s\n", b->ops->name, _(b->ops->description));
-      if (b->module_path)
-        g_print (_("        module: %s\n"), b->module_path);
-      if (!b->available)
+      g_print ("  %-5s %s\n", airy_backend_get_name (b), _(airy_backend_get_description (b)));
+      if (airy_backend_get_module_path (b))
+        g_print (_("        module: %s\n"), airy_backend_get_module_path (b));
+      if (!airy_backend_is_available (b))
         {
-          g_print (_("        unavailable: %s\n"), b->unavailable_reason);
+          g_print (_("        unavailable: %s\n"), airy_backend_get_unavailable_reason (b));
           continue;
         }
-      for (d = 0; d < b->ops->n_devices (b); d++)
+      for (d = 0; d < airy_backend_n_devices (b); d++)
         {
           AiryDeviceInfo info = { 0 };
           g_autofree char *mem = NULL;
 
-          b->ops->device_info (b, d, &info);
+          airy_backend_device_info (b, d, &info);
           mem = airy_format_bytes (info.memory);
           g_print ("        device %u: %s — %s, %s\n", d, info.name, info.detail, mem);
           airy_device_info_clear (&info);
@@ -835,8 +835,8 @@ cmd_bench (int argc, char **argv)
     guint d;
 
     /* the device memory a run took, on the busiest device */
-    for (d = 0; b && b->ops->peak_memory && d < b->ops->n_devices (b); d++)
-      peak_device = MAX (peak_device, b->ops->peak_memory (b, d));
+    for (d = 0; b && d < airy_backend_n_devices (b); d++)
+      peak_device = MAX (peak_device, airy_backend_peak_memory (b, d));
   }
   g_array_sort (times, compare_doubles);
   median = times->len % 2 ? g_array_index (times, double, times->len / 2)
@@ -850,13 +850,13 @@ cmd_bench (int argc, char **argv)
   {
     g_autoptr(GArray) floors = g_array_new (FALSE, FALSE, sizeof (double));
     AiryBackend *b = airy_backend_lookup (cold_backend);
-    gboolean device_floor = b && b->ops->fft_floor && !g_str_equal (cold_backend, "cpu");
+    gboolean device_floor = b && airy_backend_has_fft_floor (b) && !g_str_equal (cold_backend, "cpu");
 
     floor_kind = device_floor ? "cuFFT" : "FFTW";
     for (i = 0; i < (guint) MAX (3, MIN (repeat, 5)); i++)
       {
-        double f = device_floor ? b->ops->fft_floor (b, devices->len ? g_array_index (devices, guint, 0) : 0,
-                                                     h, w, nz, &error)
+        double f = device_floor ? airy_backend_fft_floor (b, devices->len ? g_array_index (devices, guint, 0) : 0,
+                                                   h, w, nz, &error)
                                 : airy_bench_fft_floor (h, w, nz, n_threads);
         if (f < 0)
           return fail (error);

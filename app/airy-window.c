@@ -890,7 +890,7 @@ airy_window_init (AiryWindow *self)
       gtk_paned_set_position (GTK_PANED (self->paned), g_settings_get_int (self->settings, "panel-width"));
       if (airy_colormap_from_name (cmap, &d.colormap))
         airy_stack_viewer_set_display (self->viewer, &d);
-      if (airy_backend_lookup (backend) && airy_backend_lookup (backend)->available)
+      if (airy_backend_lookup (backend) && airy_backend_is_available (airy_backend_lookup (backend)))
         airy_bench_panel_set_backend (self->panel, backend);
       _airy_window_rebuild_recent (self);
     }

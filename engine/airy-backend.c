@@ -7,7 +7,7 @@
 #include <gmodule.h>
 #include <string.h>
 
-#include "airy-backend.h"
+#include "airy-backend-impl.h"
 #include "airy-error.h"
 
 static GMutex     lock;
@@ -78,6 +78,120 @@ airy_backend_list (void)
     g_ptr_array_add (list, g_ptr_array_index (backends, i));
   g_mutex_unlock (&lock);
   return list;
+}
+
+/* ---- the callers' side of the vtable: empty slots are "not supported" ---- */
+
+const char *
+airy_backend_get_name (AiryBackend *backend)
+{
+  g_return_val_if_fail (backend != NULL, NULL);
+  return backend->ops->name;
+}
+
+const char *
+airy_backend_get_description (AiryBackend *backend)
+{
+  g_return_val_if_fail (backend != NULL, NULL);
+  return backend->ops->description ? backend->ops->description : backend->ops->name;
+}
+
+gboolean
+airy_backend_is_available (AiryBackend *backend)
+{
+  g_return_val_if_fail (backend != NULL, FALSE);
+  return backend->available;
+}
+
+const char *
+airy_backend_get_unavailable_reason (AiryBackend *backend)
+{
+  g_return_val_if_fail (backend != NULL, NULL);
+  return backend->available ? NULL : backend->unavailable_reason;
+}
+
+const char *
+airy_backend_get_module_path (AiryBackend *backend)
+{
+  g_return_val_if_fail (backend != NULL, NULL);
+  return backend->module_path;
+}
+
+guint
+airy_backend_n_devices (AiryBackend *backend)
+{
+  g_return_val_if_fail (backend != NULL, 0);
+  if (!backend->available || backend->ops->n_devices == NULL)
+    return 0;
+  return backend->ops->n_devices (backend);
+}
+
+gboolean
+airy_backend_device_info (AiryBackend    *backend,
+                          guint           device,
+                          AiryDeviceInfo *info)
+{
+  g_return_val_if_fail (backend != NULL && info != NULL, FALSE);
+  memset (info, 0, sizeof *info);
+  if (device >= airy_backend_n_devices (backend) || backend->ops->device_info == NULL)
+    return FALSE;
+  backend->ops->device_info (backend, device, info);
+  return TRUE;
+}
+
+guint64
+airy_backend_free_memory (AiryBackend *backend,
+                          guint        device)
+{
+  g_return_val_if_fail (backend != NULL, 0);
+  if (backend->ops->free_memory == NULL || device >= airy_backend_n_devices (backend))
+    return 0;
+  return backend->ops->free_memory (backend, device);
+}
+
+guint64
+airy_backend_peak_memory (AiryBackend *backend,
+                          guint        device)
+{
+  g_return_val_if_fail (backend != NULL, 0);
+  if (backend->ops->peak_memory == NULL || device >= airy_backend_n_devices (backend))
+    return 0;
+  return backend->ops->peak_memory (backend, device);
+}
+
+gboolean
+airy_backend_has_fft_floor (AiryBackend *backend)
+{
+  g_return_val_if_fail (backend != NULL, FALSE);
+  return backend->available && backend->ops->fft_floor != NULL;
+}
+
+double
+airy_backend_fft_floor (AiryBackend *backend,
+                        guint        device,
+                        guint        height,
+                        guint        width,
+                        guint        planes,
+                        GError     **error)
+{
+  g_return_val_if_fail (backend != NULL, -1.0);
+  if (!airy_backend_has_fft_floor (backend))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND, _("backend %s: has no benchmark floor of its own"),
+                   backend->ops->name);
+      return -1.0;
+    }
+  return backend->ops->fft_floor (backend, device, height, width, planes, error);
+}
+
+guint64
+airy_backend_get_counter (AiryBackend *backend,
+                          const char  *name)
+{
+  g_return_val_if_fail (backend != NULL && name != NULL, 0);
+  if (!backend->available || backend->ops->counter == NULL)
+    return 0;
+  return backend->ops->counter (backend, name);
 }
 
 /* "auto" (or NULL) prefers a usable GPU backend, then the CPU. */

@@ -7,8 +7,8 @@
 
 G_BEGIN_DECLS
 
-typedef struct _AiryBackend AiryBackend;
-typedef struct _AiryPlan    AiryPlan;
+typedef struct _AiryBackend    AiryBackend;
+typedef struct _AiryBackendOps AiryBackendOps;
 
 typedef struct
 {
@@ -20,82 +20,10 @@ typedef struct
 
 void airy_device_info_clear (AiryDeviceInfo *info);
 
-/* One contiguous piece of the batch axis on one device of the run. */
-typedef struct
-{
-  guint slot;       /* position in the run's device list */
-  guint device;     /* the backend's device index */
-  guint first;      /* first plane */
-  guint count;      /* planes */
-  guint threads;    /* host threads for this device (CPU) */
-} AiryChunk;
-
-/**
- * AiryBackendOps:
- * The one vtable every backend implements (ggml style); a NULL slot means
- * "not supported". Backends never see GTK, GL headers or each other.
- */
-typedef struct _AiryBackendOps
-{
-  const char *name;
-  const char *description;
-
-  /* Probe; FALSE with an error when the backend cannot run here
-   * ("no CUDA device: …"). Called once, when registered. */
-  gboolean (*open)          (AiryBackend     *backend,
-                             GError         **error);
-  void     (*close)         (AiryBackend     *backend);
-  guint    (*n_devices)     (AiryBackend     *backend);
-  void     (*device_info)   (AiryBackend     *backend,
-                             guint            device,
-                             AiryDeviceInfo  *info);
-  guint64  (*free_memory)   (AiryBackend     *backend,
-                             guint            device);
-
-  /* Run state for one plan on the chosen devices, then chunks (one call
-   * per device, from its own thread), the cross-device reduction, and the
-   * host copy of the result, or (plan->want_resident) the result kept by
-   * the backend in plan->resident (airy-resident.h; NULL: airy_run keeps
-   * the host stack as a resident of the CPU backend). release is called
-   * after every prepare, also a failed one. */
-  gboolean (*prepare)       (AiryBackend     *backend,
-                             AiryPlan        *plan,
-                             GError         **error);
-  gboolean (*execute)       (AiryBackend     *backend,
-                             AiryPlan        *plan,
-                             const AiryChunk *chunk,
-                             GError         **error);
-  gboolean (*all_reduce)    (AiryBackend     *backend,
-                             AiryPlan        *plan,
-                             GError         **error);
-  gboolean (*finish)        (AiryBackend     *backend,
-                             AiryPlan        *plan,
-                             GError         **error);
-  void     (*release)       (AiryBackend     *backend,
-                             AiryPlan        *plan);
-
-  /* The benchmark floor on this backend: seconds for `planes` bare 2-D
-   * complex single-precision transforms of h × w on one device. */
-  double   (*fft_floor)     (AiryBackend     *backend,
-                             guint            device,
-                             guint            height,
-                             guint            width,
-                             guint            planes,
-                             GError         **error);
-
-  /* The most device memory one run allocated on `device` since the
-   * backend opened (bytes: buffers, FFT plans and their work areas). */
-  guint64  (*peak_memory)   (AiryBackend     *backend,
-                             guint            device);
-
-  /* The viewer's GL context is going away (its textures with it): drop
-   * whatever the backend registered for it (CUDA–GL registrations); the
-   * context is current. Slices reach the textures through the resident's
-   * slots (AiryResidentOps.to_texture). */
-  void     (*gl_release)    (AiryBackend     *backend,
-                             gpointer         context);
-} AiryBackendOps;
-
+/* A registered backend. Callers use the functions below, which own the
+ * rule that an empty slot of the backend's vtable means "not supported";
+ * the vtable itself (AiryBackendOps) is for backends and modules only, in
+ * airy-backend-impl.h. The fields are read-only. */
 struct _AiryBackend
 {
   const AiryBackendOps *ops;
@@ -105,9 +33,43 @@ struct _AiryBackend
   char                 *module_path;     /* NULL for built-in backends */
 };
 
-/* Registry. */
-AiryBackend  *airy_backend_register   (const AiryBackendOps *ops,
-                                       const char           *module_path);
+const char   *airy_backend_get_name        (AiryBackend *backend);
+/* untranslated (N_): the caller shows it with _() */
+const char   *airy_backend_get_description (AiryBackend *backend);
+gboolean      airy_backend_is_available    (AiryBackend *backend);
+/* why it cannot run here ("no CUDA device: …"); NULL when available */
+const char   *airy_backend_get_unavailable_reason (AiryBackend *backend);
+/* the module it came from; NULL for built-in backends */
+const char   *airy_backend_get_module_path (AiryBackend *backend);
+/* 0 for a backend that is not available */
+guint         airy_backend_n_devices       (AiryBackend *backend);
+/* FALSE (info cleared) for a device that does not exist */
+gboolean      airy_backend_device_info     (AiryBackend    *backend,
+                                            guint           device,
+                                            AiryDeviceInfo *info);
+/* bytes free on the device now; 0 when the backend does not say */
+guint64       airy_backend_free_memory     (AiryBackend *backend,
+                                            guint        device);
+/* the most device memory one run allocated on `device` since the backend
+ * opened; 0 when the backend does not track it (the CPU) */
+guint64       airy_backend_peak_memory     (AiryBackend *backend,
+                                            guint        device);
+/* TRUE when the backend has its own benchmark floor (airy_backend_fft_floor) */
+gboolean      airy_backend_has_fft_floor   (AiryBackend *backend);
+/* seconds for `planes` bare 2-D complex single-precision transforms of
+ * height × width on one device; -1 with an error when it has none */
+double        airy_backend_fft_floor       (AiryBackend *backend,
+                                            guint        device,
+                                            guint        height,
+                                            guint        width,
+                                            guint        planes,
+                                            GError     **error);
+/* A named counter the backend keeps for tests and benchmarks (CUDA:
+ * "pupil-builds", "pupil-uploads"); 0 for one it does not know. */
+guint64       airy_backend_get_counter     (AiryBackend *backend,
+                                            const char  *name);
+
+/* Registry (backends register themselves: airy-backend-impl.h). */
 AiryBackend  *airy_backend_lookup     (const char           *name);
 GPtrArray    *airy_backend_list       (void);
 AiryBackend  *airy_backend_choose     (const char           *name,

@@ -58,8 +58,9 @@ struct _AiryElementClass
   const char  *title;
   AiryCategory category;
   /* TRUE when apply() multiplies the field by a factor that depends only on
-   * the pixel and the wavelength (masks, pupils, thin lenses): the CPU fast
-   * path then folds it into the source. */
+   * the pixel and the wavelength (masks, pupils, thin lenses): it compiles
+   * to a MULTIPLY op (its apply() on a field of ones), which the engine's
+   * fusion pass folds into the source (airy-ops-private.h). */
   gboolean     elementwise;
 
   /* Cross-parameter checks against the context; advances the context past
@@ -79,9 +80,14 @@ struct _AiryElementClass
                           const AiryPlane   *plane,
                           GError           **error);
 
-  /* Describe apply() as device operations (AiryOp, airy-ops-private.h)
-   * appended to ops, advancing field's shape and spacing past this element.
-   * NULL for elementwise types: their factor is apply() on a field of ones. */
+  /* Describe apply() as ops (AiryOp, airy-ops-private.h) appended to ops,
+   * advancing field's shape and spacing past this element: the one form
+   * every backend runs, fused by pattern (an OBJECTIVE source, MULTIPLY
+   * factors and a centred forward FFT become one FUSED_PSF), and checked
+   * against apply() by tests/test-ops.c. NULL for elementwise types (their
+   * factor is apply() on a field of ones); a type with neither runs its
+   * apply() on the CPU only, with its prepared state shared by the threads
+   * (read-only). */
   gboolean (*compile)    (AiryElement       *self,
                           gpointer           state,
                           AiryField         *field,

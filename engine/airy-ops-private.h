@@ -2,39 +2,105 @@
 
 #include "airy-element.h"
 #include "airy-fft-private.h"
+#include "airy-physics.h"
 #include "airy-plan-private.h"
 
 G_BEGIN_DECLS
 
-/* A plan's element chain as a short list of device-friendly operations, so
- * that a backend without the CPU elements' code (the GPU) runs every
- * element: sources, pixelwise factors, centred or plain 2-D transforms with
- * a scale per wavelength, and centred pad/crop. Factors are computed once on
- * the host by the elements themselves; _airy_ops_run() is the reference
- * interpreter the tests compare with the element-by-element CPU path. */
+/* The one intermediate form every backend executes (DESIGN §4, "One plan
+ * form"; ggml's graph). A plan's element chain compiles to a short list of
+ * device-friendly operations, each element writing its own with compile()
+ * (or, for a pixelwise type, its apply() on a field of ones: a MULTIPLY):
+ *
+ *   field stage      SET | OBJECTIVE | POINT | GAUSS | APPLY   (the source)
+ *                    MULTIPLY, FFT, RESIZE, APPLY …            (the chain)
+ *                    INTENSITY                                 (Σ_l w_l |u_l|²)
+ *   intensity stage  [CONVOLVE | SUM] [SENSOR]                 (what a plane's intensity becomes)
+ *
+ * An engine pass (airy-ops-fuse.c) then folds the multiplications that
+ * follow a source into its factor and recognises the pattern
+ * OBJECTIVE → centred forward FFT → INTENSITY (a pupil field with a
+ * z-dependent phase, one lens transform, |u|²) as one FUSED_PSF op that
+ * carries F, G, the pupil's row band and the scale. It matches ops, not
+ * element types: any element whose compile() emits those ops runs fused.
+ * Each backend implements FUSED_PSF its own way (CPU: pruned, cache-blocked
+ * FFTW passes; CUDA: batched cuFFT on the band) and the other kinds
+ * generically; _airy_ops_run() is the reference interpreter that the tests
+ * compare with the elements' apply() (tests/test-ops.c). */
 
 typedef enum
 {
   AIRY_OP_SET,        /* u = factor (a source that does not depend on z) */
-  AIRY_OP_OBJECTIVE,  /* u = factor · e^{i (z_plane + z) phase} */
+  AIRY_OP_OBJECTIVE,  /* u = factor · e^{i (z_plane + z) phase}: a source whose phase is linear in z */
   AIRY_OP_POINT,      /* paraxial spherical wave at z_plane + z, power */
   AIRY_OP_GAUSS,      /* Gaussian beam at z_plane + z, waist, power */
   AIRY_OP_MULTIPLY,   /* u *= factor */
   AIRY_OP_FFT,        /* u = scale · DFT^{sign}(u), centred or plain */
   AIRY_OP_RESIZE,     /* pad with zeros or crop about pixel ⌊N/2⌋ */
+  AIRY_OP_APPLY,      /* the element's apply() on the host: a type without a device form (CPU only) */
+  AIRY_OP_INTENSITY,  /* I = Σ_l weights_l |u_l|²: the end of the field stage */
+  AIRY_OP_FUSED_PSF,  /* I = Σ_l s_l |DFT(F_l · e^{i (z_plane + z0) G_l})|² (AiryFusedPsf), made by the pass */
+  AIRY_OP_CONVOLVE,   /* microscope: acc += DFT(pad I_z)·DFT(pad V_z) over the planes, then the image
+                       * is crop(DFT⁻¹(acc)) (the plan's sample, vol_* and pad_* geometry) */
+  AIRY_OP_SUM,        /* image = Σ_z I_z */
+  AIRY_OP_SENSOR,     /* resampling and noise (AirySensorOp): of each plane, or of the image after
+                       * CONVOLVE or SUM */
+  AIRY_N_OP_KINDS
 } AiryOpKind;
+
+/* FUSED_PSF. The intensity of plane z is Σ_l scale_l·|DFT(u_l)|² with
+ * u_l = F_l · e^{i (z + z0) G_l} on rows [y0, y0 + rows) and 0 elsewhere,
+ * DFT the plain forward transform (the centring modulation is in F, so it
+ * gives the centred transform up to a phase per output pixel that |·|²
+ * removes). */
+typedef struct
+{
+  guint          y0, rows;    /* the band of rows that holds the pupil (all wavelengths) */
+  fftwf_complex *F;           /* n_lambda × rows × width: the field at z = −z0, every factor folded in */
+  double        *G;           /* n_lambda × rows × width: phase per µm of z (double: the CPU's precision) */
+  double        *gx;          /* when G is separable (paraxial): G[l][r][x] = gy[l][r] + gx[l][x]; */
+  double        *gy;          /*   n_lambda × width and n_lambda × rows; else NULL */
+  float         *scale;       /* per wavelength: w_l·|c_l|², c_l the transform's constant */
+  double         z0;          /* added to each plane's z */
+  guint64        hash;        /* what F and G were made from, z left out (the plan's optics hash) */
+} AiryFusedPsf;
+
+/* SENSOR: the element's resampling and noise chain, as data. */
+typedef enum
+{
+  AIRY_SENSOR_COPY,           /* no resampling */
+  AIRY_SENSOR_BLOCK_SUM,
+  AIRY_SENSOR_LINEAR,         /* bilinear onto out_* (only when the grid changes) */
+} AirySensorResample;
 
 typedef struct
 {
+  AiryElement       *element;     /* the sensor (for the CPU reference, _airy_sensor_process) */
+  AirySensorResample resample;
+  guint              factor;      /* BLOCK_SUM */
+  double             scale;       /* LINEAR: (ody·odx)/(dy·dx) when the pixel sum is kept, else 1 */
+  guint              in_height, in_width;
+  double             in_dy, in_dx;
+  guint              out_height, out_width;
+  double             out_dy, out_dx;
+  AiryNoiseParams    noise;       /* .stream is the plane (0 for a reduced image) */
+} AirySensorOp;
+
+typedef struct
+{
+  gint           ref;
   AiryOpKind     kind;
   guint          n_lambda;
-  guint          height;      /* the field's shape after the op */
+  guint          height;      /* the field's (or the intensity's) shape after the op */
   guint          width;
   fftwf_complex *factor;      /* SET, OBJECTIVE, MULTIPLY: n_lambda × height × width */
-  float         *phase;       /* OBJECTIVE: phase per µm of z, n_lambda × height × width */
+  double        *phase;       /* OBJECTIVE: phase per µm of z, n_lambda × height × width */
+  double        *phase_x;     /* OBJECTIVE, optional: phase = phase_y[l][y] + phase_x[l][x] */
+  double        *phase_y;     /*   (separable, paraxial): n_lambda × width, n_lambda × height */
   gboolean       centred;     /* FFT */
   AiryFftSign    sign;        /* FFT */
   fftwf_complex *scale;       /* FFT: per wavelength, NULL for 1 */
+  double        *weights;     /* INTENSITY: per wavelength */
   double         z;           /* OBJECTIVE, POINT, GAUSS: added to the plane's z */
   double         n;           /* POINT, GAUSS */
   double         power;
@@ -42,28 +108,80 @@ typedef struct
   double        *lambda;      /* POINT, GAUSS: the grid per wavelength */
   double        *dy;
   double        *dx;
-  AiryElement   *element;     /* POINT, GAUSS: the source, for the CPU interpreter */
+  AiryElement   *element;     /* POINT, GAUSS, APPLY: the element, for the CPU interpreter */
   gpointer       state;
+  guint          index;       /* APPLY: its place in the chain, for messages */
+  AiryFusedPsf  *psf;         /* FUSED_PSF */
+  AirySensorOp  *sensor;      /* SENSOR */
 } AiryOp;
 
-typedef struct
+/* A compiled field stage: refcounted, shared by every plan of the same
+ * optics (airy-plan-compile.c keeps the last one). It owns the elements'
+ * prepared states that POINT, GAUSS and APPLY ops use at run time. */
+struct _AiryOpList
 {
-  GPtrArray *ops;             /* AiryOp */
+  gint       ref;
+  GPtrArray *ops;             /* AiryOp (references) */
+  GPtrArray *chain;           /* the elements compiled (a reference): the states' owners */
   gpointer  *states;          /* the elements' prepared states */
-  AiryPlan  *plan;
   guint      max_height;      /* the largest field on the way */
   guint      max_width;
   gsize      max_size;        /* n_lambda × the largest plane */
-} AiryOpList;
+  guint64    hash;            /* the optics it was compiled from, z left out (0: not known) */
+};
 
+/* The chain lowered to field ops (no INTENSITY, no pass run). */
 AiryOpList *_airy_ops_compile (AiryPlan          *plan,
                                GError           **error);
-void        _airy_ops_free    (AiryOpList        *list);
+AiryOpList *_airy_ops_ref     (AiryOpList        *list);
+void        _airy_ops_unref   (AiryOpList        *list);
+/* Appends the INTENSITY op that ends the field stage (weights of spectrum). */
+void        _airy_ops_end_field (AiryOpList         *list,
+                                 const AirySpectrum *spectrum);
+/* The engine pass (airy-ops-fuse.c): folds MULTIPLY into the source before
+ * it, merges neighbouring MULTIPLY ops and replaces OBJECTIVE → centred
+ * forward FFT → INTENSITY by one FUSED_PSF op. */
+void        _airy_ops_fuse    (AiryOpList        *list);
+/* The reference interpreter: runs the field ops of list on field (stops at
+ * INTENSITY; a list with FUSED_PSF has no field to give). */
 gboolean    _airy_ops_run     (AiryOpList        *list,
                                AiryField         *field,
                                const AiryPlane   *plane,
                                GError           **error);
+/* The field stage of ops (up to INTENSITY, or one FUSED_PSF) for one
+ * plane: its intensity in out (psf geometry); field is the scratch of the
+ * unfused ops, with the plan's input geometry. */
+gboolean    _airy_ops_run_intensity (GPtrArray       *ops,
+                                     AiryField       *field,
+                                     const AiryPlane *plane,
+                                     float           *out,
+                                     GError         **error);
+/* FUSED_PSF by its definition, one plain 2-D transform per wavelength. */
+void        _airy_fused_psf_reference (const AiryOp *op,
+                                       double        z,
+                                       guint         threads,
+                                       float        *out);
+/* The CPU's SENSOR: a new image of out_height × out_width. */
+float      *_airy_op_sensor_process (const AiryOp *op,
+                                     const float  *in,
+                                     guint64       stream);
 gsize       _airy_ops_bytes   (AiryOpList        *list);
+
+/* The shape of a program (the plan's op list), for the backends' pattern
+ * match: the field stage ops[0 … n_field) ends in INTENSITY or is one
+ * FUSED_PSF; then at most one of CONVOLVE and SUM, then SENSOR. */
+typedef struct
+{
+  guint   n_field;
+  AiryOp *fused;              /* the FUSED_PSF op, or NULL: run the field ops */
+  AiryOp *convolve;
+  AiryOp *sum;
+  AiryOp *sensor;
+} AiryStages;
+
+void        _airy_ops_stages  (GPtrArray         *ops,
+                               AiryStages        *stages);
+const char *_airy_op_kind_name (AiryOpKind        kind);
 
 /* for the elements' compile(): field holds the geometry entering the op */
 AiryOp     *_airy_op_new      (AiryOpKind         kind,
@@ -71,7 +189,11 @@ AiryOp     *_airy_op_new      (AiryOpKind         kind,
 /* an op whose factor is field's current content (field is left as is) */
 AiryOp     *_airy_op_take_factor (AiryOpKind      kind,
                                   const AiryField *field);
+AiryOp     *_airy_op_ref      (AiryOp            *op);
+void        _airy_op_unref    (AiryOp            *op);
 void        _airy_field_fill_ones (AiryField     *field);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryOpList, _airy_ops_unref)
 
 /* the check point-source makes of each plane's distance */
 gboolean    _airy_point_source_check_z (guint      index,

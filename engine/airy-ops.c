@@ -10,18 +10,69 @@
 #include "airy-elements-private.h"
 #include "airy-error.h"
 #include "airy-ops-private.h"
+#include "airy-sensor-private.h"
+
+static const char *const kind_names[AIRY_N_OP_KINDS] = {
+  [AIRY_OP_SET] = "set",
+  [AIRY_OP_OBJECTIVE] = "objective",
+  [AIRY_OP_POINT] = "point",
+  [AIRY_OP_GAUSS] = "gauss",
+  [AIRY_OP_MULTIPLY] = "multiply",
+  [AIRY_OP_FFT] = "fft",
+  [AIRY_OP_RESIZE] = "resize",
+  [AIRY_OP_APPLY] = "apply",
+  [AIRY_OP_INTENSITY] = "intensity",
+  [AIRY_OP_FUSED_PSF] = "fused-psf",
+  [AIRY_OP_CONVOLVE] = "convolve",
+  [AIRY_OP_SUM] = "sum",
+  [AIRY_OP_SENSOR] = "sensor",
+};
+
+const char *
+_airy_op_kind_name (AiryOpKind kind)
+{
+  g_return_val_if_fail (kind < AIRY_N_OP_KINDS, NULL);
+  return kind_names[kind];
+}
 
 static void
-op_free (gpointer p)
+fused_psf_free (AiryFusedPsf *psf)
 {
-  AiryOp *op = p;
+  if (psf == NULL)
+    return;
+  fftwf_free (psf->F);
+  g_free (psf->G);
+  g_free (psf->gx);
+  g_free (psf->gy);
+  g_free (psf->scale);
+  g_free (psf);
+}
 
+AiryOp *
+_airy_op_ref (AiryOp *op)
+{
+  g_atomic_int_inc (&op->ref);
+  return op;
+}
+
+void
+_airy_op_unref (AiryOp *op)
+{
+  if (op == NULL || !g_atomic_int_dec_and_test (&op->ref))
+    return;
   fftwf_free (op->factor);
   fftwf_free (op->scale);
   g_free (op->phase);
+  g_free (op->phase_x);
+  g_free (op->phase_y);
+  g_free (op->weights);
   g_free (op->lambda);
   g_free (op->dy);
   g_free (op->dx);
+  fused_psf_free (op->psf);
+  if (op->sensor)
+    g_clear_object (&op->sensor->element);
+  g_free (op->sensor);
   g_free (op);
 }
 
@@ -31,6 +82,7 @@ _airy_op_new (AiryOpKind       kind,
 {
   AiryOp *op = g_new0 (AiryOp, 1);
 
+  op->ref = 1;
   op->kind = kind;
   op->n_lambda = field->n_lambda;
   op->height = field->height;
@@ -66,27 +118,38 @@ _airy_field_fill_ones (AiryField *field)
     field->data[i] = 1.0f;
 }
 
+AiryOpList *
+_airy_ops_ref (AiryOpList *list)
+{
+  g_atomic_int_inc (&list->ref);
+  return list;
+}
+
 void
-_airy_ops_free (AiryOpList *list)
+_airy_ops_unref (AiryOpList *list)
 {
   guint i;
 
-  if (list == NULL)
+  if (list == NULL || !g_atomic_int_dec_and_test (&list->ref))
     return;
-  for (i = 0; list->states && i < list->plan->chain->len; i++)
+  /* the ops first: they point at the states */
+  if (list->ops)
+    g_ptr_array_unref (list->ops);
+  for (i = 0; list->states && i < list->chain->len; i++)
     {
-      AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (g_ptr_array_index (list->plan->chain, i));
+      AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (g_ptr_array_index (list->chain, i));
       if (list->states[i] && klass->free_state)
         klass->free_state (list->states[i]);
     }
   g_free (list->states);
-  if (list->ops)
-    g_ptr_array_unref (list->ops);
+  if (list->chain)
+    g_ptr_array_unref (list->chain);
   g_free (list);
 }
 
 /* Walks the chain on a field that carries the geometry: each element's
- * compile(), or for a pixelwise one its apply() on a field of ones. */
+ * compile(), or for a pixelwise one its apply() on a field of ones; a type
+ * with neither runs its apply() on the host (APPLY). */
 AiryOpList *
 _airy_ops_compile (AiryPlan  *plan,
                    GError   **error)
@@ -96,8 +159,9 @@ _airy_ops_compile (AiryPlan  *plan,
   AiryPlane any = { 0, 0.0, 1 };
   guint i, l;
 
-  list->plan = plan;
-  list->ops = g_ptr_array_new_with_free_func (op_free);
+  list->ref = 1;
+  list->chain = g_ptr_array_ref (plan->chain);
+  list->ops = g_ptr_array_new_with_free_func ((GDestroyNotify) _airy_op_unref);
   list->states = g_new0 (gpointer, plan->chain->len);
   for (l = 0; l < field->n_lambda; l++)
     {
@@ -112,25 +176,45 @@ _airy_ops_compile (AiryPlan  *plan,
       AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (e);
       g_autofree char *path = g_strdup_printf ("chain[%u]", i);
       AiryContext ctx = plan->contexts[i];
-      gboolean ok;
+      gboolean ok = TRUE;
 
       ctx.path = path;
       if (klass->prepare && (list->states[i] = klass->prepare (e, &ctx, error)) == NULL)
         goto fail;
-      if ((i == 0) != (klass->category == AIRY_CATEGORY_SOURCE) || (!klass->elementwise && !klass->compile))
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
-                       _("%s (%s): this element has no device form"), path, airy_element_get_type_name (e));
-          goto fail;
-        }
       if (klass->compile)
         ok = klass->compile (e, list->states[i], field, list->ops, error);
-      else
+      else if (klass->elementwise && i > 0)
         {
           _airy_field_fill_ones (field);
           ok = klass->apply (e, list->states[i], field, &any, error);
           if (ok)
             g_ptr_array_add (list->ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
+        }
+      else
+        {
+          /* it sees the grid entering it; the shape and grid it leaves
+           * are the ones the plan's check walked to */
+          AiryOp *op = _airy_op_new (AIRY_OP_APPLY, field);
+
+          op->element = e;
+          op->state = list->states[i];
+          op->index = i;
+          op->dy = g_memdup2 (field->dy, field->n_lambda * sizeof (double));
+          op->dx = g_memdup2 (field->dx, field->n_lambda * sizeof (double));
+          if (i + 1 < plan->chain->len)
+            {
+              op->height = plan->contexts[i + 1].height;
+              op->width = plan->contexts[i + 1].width;
+              memcpy (field->dy, plan->contexts[i + 1].dy, field->n_lambda * sizeof (double));
+              memcpy (field->dx, plan->contexts[i + 1].dx, field->n_lambda * sizeof (double));
+            }
+          else
+            {
+              op->height = plan->psf_height;
+              op->width = plan->psf_width;
+            }
+          airy_field_resize (field, op->height, op->width);
+          g_ptr_array_add (list->ops, op);
         }
       if (!ok)
         goto fail;
@@ -148,8 +232,24 @@ _airy_ops_compile (AiryPlan  *plan,
   return list;
 
 fail:
-  _airy_ops_free (list);
+  _airy_ops_unref (list);
   return NULL;
+}
+
+void
+_airy_ops_end_field (AiryOpList         *list,
+                     const AirySpectrum *spectrum)
+{
+  AiryOp *last = g_ptr_array_index (list->ops, list->ops->len - 1);
+  AiryOp *op = g_new0 (AiryOp, 1);
+
+  op->ref = 1;
+  op->kind = AIRY_OP_INTENSITY;
+  op->n_lambda = spectrum->n;
+  op->height = last->height;
+  op->width = last->width;
+  op->weights = g_memdup2 (spectrum->weights, spectrum->n * sizeof (double));
+  g_ptr_array_add (list->ops, op);
 }
 
 gsize
@@ -163,23 +263,57 @@ _airy_ops_bytes (AiryOpList *list)
       AiryOp *op = g_ptr_array_index (list->ops, i);
       gsize n = (gsize) op->n_lambda * op->height * op->width;
 
-      bytes += (op->factor ? n * sizeof (fftwf_complex) : 0) + (op->phase ? n * sizeof (float) : 0);
+      bytes += (op->factor ? n * sizeof (fftwf_complex) : 0) + (op->phase ? n * sizeof (double) : 0);
+      if (op->psf)
+        bytes += (gsize) op->n_lambda * op->psf->rows * op->width * (sizeof (fftwf_complex) + sizeof (double));
     }
   return bytes;
 }
 
-/* The reference interpreter: what a device does, on the CPU. */
-gboolean
-_airy_ops_run (AiryOpList      *list,
-               AiryField       *field,
-               const AiryPlane *plane,
-               GError         **error)
+void
+_airy_ops_stages (GPtrArray  *ops,
+                  AiryStages *stages)
+{
+  guint i;
+
+  memset (stages, 0, sizeof *stages);
+  for (i = 0; i < ops->len; i++)
+    {
+      AiryOp *op = g_ptr_array_index (ops, i);
+
+      switch (op->kind)
+        {
+        case AIRY_OP_FUSED_PSF:
+          stages->fused = op;
+          stages->n_field = i + 1;
+          break;
+        case AIRY_OP_INTENSITY:
+          stages->n_field = i + 1;
+          break;
+        case AIRY_OP_CONVOLVE:
+          stages->convolve = op;
+          break;
+        case AIRY_OP_SUM:
+          stages->sum = op;
+          break;
+        case AIRY_OP_SENSOR:
+          stages->sensor = op;
+          break;
+        default:
+          break;
+        }
+    }
+}
+
+/* The reference interpreter of the field ops: what a device does, on the CPU. */
+static gboolean
+run_field (GPtrArray *ops, AiryField *field, const AiryPlane *plane, GError **error)
 {
   guint i, l;
 
-  for (i = 0; i < list->ops->len; i++)
+  for (i = 0; i < ops->len; i++)
     {
-      AiryOp *op = g_ptr_array_index (list->ops, i);
+      AiryOp *op = g_ptr_array_index (ops, i);
       gsize np = (gsize) op->height * op->width, k;
 
       switch (op->kind)
@@ -189,10 +323,14 @@ _airy_ops_run (AiryOpList      *list,
           break;
         case AIRY_OP_OBJECTIVE:
           for (k = 0; k < op->n_lambda * np; k++)
-            field->data[k] = op->factor[k] * _airy_cis ((float) (plane->z + op->z) * op->phase[k]);
+            field->data[k] = op->factor[k] * _airy_cis ((plane->z + op->z) * op->phase[k]);
           break;
         case AIRY_OP_POINT:
         case AIRY_OP_GAUSS:
+        case AIRY_OP_APPLY:
+          /* the element reads the grid entering it */
+          memcpy (field->dy, op->dy, op->n_lambda * sizeof (double));
+          memcpy (field->dx, op->dx, op->n_lambda * sizeof (double));
           if (!AIRY_ELEMENT_GET_CLASS (op->element)->apply (op->element, op->state, field, plane, error))
             return FALSE;
           break;
@@ -214,7 +352,78 @@ _airy_ops_run (AiryOpList      *list,
         case AIRY_OP_RESIZE:
           airy_field_resize_centred (field, op->height, op->width);
           break;
+        case AIRY_OP_INTENSITY:
+          return TRUE;
+        default:
+          g_return_val_if_reached (FALSE);
         }
     }
   return TRUE;
+}
+
+gboolean
+_airy_ops_run (AiryOpList      *list,
+               AiryField       *field,
+               const AiryPlane *plane,
+               GError         **error)
+{
+  return run_field (list->ops, field, plane, error);
+}
+
+gboolean
+_airy_ops_run_intensity (GPtrArray       *ops,
+                         AiryField       *field,
+                         const AiryPlane *plane,
+                         float           *out,
+                         GError         **error)
+{
+  AiryOp *first = g_ptr_array_index (ops, 0);
+
+  if (first->kind == AIRY_OP_FUSED_PSF)
+    {
+      _airy_fused_psf_reference (first, plane->z, plane->threads, out);
+      return TRUE;
+    }
+  if (!run_field (ops, field, plane, error))
+    return FALSE;
+  airy_field_intensity (field, out, FALSE);
+  return TRUE;
+}
+
+void
+_airy_fused_psf_reference (const AiryOp *op,
+                           double        z,
+                           guint         threads,
+                           float        *out)
+{
+  const AiryFusedPsf *psf = op->psf;
+  guint h = op->height, w = op->width, l, r, x;
+  gsize n = (gsize) h * w, nband = (gsize) psf->rows * w, k;
+  fftwf_complex *u = fftwf_alloc_complex (n);
+
+  memset (out, 0, n * sizeof (float));
+  for (l = 0; l < op->n_lambda; l++)
+    {
+      memset (u, 0, n * sizeof (fftwf_complex));
+      for (r = 0; r < psf->rows; r++)
+        for (x = 0; x < w; x++)
+          {
+            gsize i = l * nband + (gsize) r * w + x;
+            u[(gsize) (psf->y0 + r) * w + x] = psf->F[i] * _airy_cis ((z + psf->z0) * psf->G[i]);
+          }
+      _airy_fft_c2c_execute (h, w, AIRY_FFT_FORWARD, threads, u, u);
+      for (k = 0; k < n; k++)
+        out[k] += psf->scale[l] * (crealf (u[k]) * crealf (u[k]) + cimagf (u[k]) * cimagf (u[k]));
+    }
+  fftwf_free (u);
+}
+
+float *
+_airy_op_sensor_process (const AiryOp *op,
+                         const float  *in,
+                         guint64       stream)
+{
+  const AirySensorOp *s = op->sensor;
+
+  return _airy_sensor_process (s->element, in, s->in_height, s->in_width, s->in_dy, s->in_dx, stream);
 }

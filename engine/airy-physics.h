@@ -49,6 +49,16 @@ airy_defocus_nonparaxial (double r2, double z, double n, double lambda, double f
   return 2.0 * AIRY_PI * n * z / lambda * (c - 1.0);
 }
 
+/* The objective's defocus phase per µm of z: both models are linear in z
+ * (φ(z) = z·G), so this one function gives apply()'s phase, compile()'s G
+ * and the fused PSF's G (the CPU and CUDA kernels only ever see G). */
+AIRY_HD double
+airy_objective_defocus (double r2, double n, double lambda, double f, int nonparaxial)
+{
+  return nonparaxial ? airy_defocus_nonparaxial (r2, 1.0, n, lambda, f)
+                     : airy_defocus_paraxial (r2, 1.0, n, lambda, f);
+}
+
 /* Aplanatic apodisation (cos θ)^½ = (1 − (r/f)²)^¼. */
 AIRY_HD double
 airy_apodisation_aplanatic (double r2, double f)

@@ -1,14 +1,21 @@
 #pragma once
 
+#include "airy-backend-impl.h"
 #include "airy-element.h"
 #include "airy-run.h"
 #include "airy-system.h"
 
 G_BEGIN_DECLS
 
-/* A system compiled for execution: the enabled elements (copies) in chain
- * order with the context entering each, the output geometry, and the run's
- * buffers. Backends read it; the driver owns it. */
+typedef struct _AiryOpList AiryOpList;
+
+/* A system compiled for execution (DESIGN §4): the enabled elements
+ * (copies) in chain order with the context entering each, the geometry,
+ * the sample, the output geometry and, once _airy_plan_compile has run,
+ * the program (plan->ops). Refcounted and read-only once made: every run
+ * of it has its own AiryRunState (airy-backend-impl.h). Backends read the
+ * geometry, the sample and the program; the chain, its contexts and the
+ * system are the compiler's. */
 struct _AiryPlan
 {
   AirySystem    *system;         /* private copy */
@@ -35,42 +42,41 @@ struct _AiryPlan
   char          *volume_key;     /* identifies the sample's content, for caches */
   guint          vol_height, vol_width;
   guint          pad_height, pad_width;
+  double         vol_spacing;    /* the sample's and the image's pixel (grid.spacing) */
 
-  /* run */
-  guint          n_slots;
-  AiryChunk     *chunks;
-  gboolean       keep_psf;
-  AiryStack     *out;            /* host result */
-  AiryStack     *psf;            /* host PSF stack when kept */
-  gboolean       want_resident;  /* AiryRunOptions.resident */
-  AiryResident  *resident;       /* the backend's result when wanted (finish) */
-  gpointer       backend_data;
+  /* compiled by _airy_plan_compile (airy-plan-compile.c), in the worker */
+  AiryOpList    *compiled;       /* the field stage: shared by plans of the same optics */
+  GPtrArray     *ops;            /* AiryOp: the program every backend runs (airy-ops-private.h) */
+  guint64        optics_hash;    /* what the field stage depends on, z left out */
 
-  GMutex         lock;
-  guint          done;
-  AiryProgressFunc progress;
-  gpointer       progress_data;
-  GCancellable  *cancellable;
+  gint           ref;
 };
 
 AiryPlan *_airy_plan_new        (AirySystem           *system,
                                  const AiryRunOptions *options,
                                  GPtrArray            *warnings,
                                  GError              **error);
-void      _airy_plan_free       (AiryPlan *plan);
-void      _airy_plan_plane_done (AiryPlan *plan);
+AiryPlan *_airy_plan_ref        (AiryPlan *plan);
+void      _airy_plan_unref      (AiryPlan *plan);
 gboolean  _airy_plan_volume_plane (AiryPlan *plan,
                                    guint     z,
                                    float    *out);
 guint64   _airy_plan_bytes_per_slot (AiryPlan *plan);
-gboolean  _airy_plan_alloc_outputs  (AiryPlan *plan,
-                                     GError  **error);
-void      _airy_plan_set_metadata   (AiryPlan *plan);
-/* The slots that have planes, in order: active[0] is the reduction's root
- * (where the image is made); returns how many. */
-guint     _airy_plan_active_slots   (AiryPlan *plan,
-                                     guint    *active);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryPlan, _airy_plan_free)
+/* The program of the plan (plan->ops): the field stage, reused from the
+ * last plan of the same optics (the hash) or compiled and passed through
+ * the fusion pass, then the intensity stage (CONVOLVE, SUM, SENSOR). In
+ * the worker: it computes F and G, reads masks. */
+gboolean  _airy_plan_compile    (AiryPlan *plan,
+                                 GError  **error);
+/* The chain, its geometry and spectrum and the files the elements read,
+ * z left out: two systems that differ in z only have the same. */
+guint64   _airy_plan_optics_hash (AiryPlan *plan);
+/* The program's op kinds, e.g. "fused-psf convolve sensor" (tests). */
+char     *_airy_plan_describe   (AiryPlan *plan);
+/* Field stages compiled (not reused) since the start (tests). */
+guint     _airy_plan_compiles   (void);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryPlan, _airy_plan_unref)
 
 G_END_DECLS

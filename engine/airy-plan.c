@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "airy-plan-private.h"
+#include "airy-ops-private.h"
 #include "airy-error.h"
 #include "airy-image-file.h"
 #include "airy-fft-private.h"
@@ -26,12 +27,20 @@ airy_format_bytes (guint64 bytes)
   return g_strdup_printf ("%.1f MiB", bytes / 1048576.0);
 }
 
+AiryPlan *
+_airy_plan_ref (AiryPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, NULL);
+  g_atomic_int_inc (&plan->ref);
+  return plan;
+}
+
 void
-_airy_plan_free (AiryPlan *plan)
+_airy_plan_unref (AiryPlan *plan)
 {
   guint i;
 
-  if (plan == NULL)
+  if (plan == NULL || !g_atomic_int_dec_and_test (&plan->ref))
     return;
   g_clear_object (&plan->system);
   airy_spectrum_free (plan->spectrum);
@@ -47,11 +56,8 @@ _airy_plan_free (AiryPlan *plan)
   g_free (plan->sample.file);
   airy_stack_free (plan->volume);
   g_free (plan->volume_key);
-  g_free (plan->chunks);
-  airy_stack_free (plan->out);
-  airy_stack_free (plan->psf);
-  g_clear_object (&plan->cancellable);
-  g_mutex_clear (&plan->lock);
+  g_clear_pointer (&plan->ops, g_ptr_array_unref);
+  _airy_ops_unref (plan->compiled);
   g_free (plan);
 }
 
@@ -232,8 +238,9 @@ _airy_plan_new (AirySystem           *system,
   double spacing, zmax = 0.0;
   guint h, w, i, l, n_slots;
   guint64 need, budget;
+  gboolean keep_psf;
 
-  g_mutex_init (&plan->lock);
+  plan->ref = 1;
   plan->system = airy_system_copy (system);
   plan->spectrum = airy_spectrum_copy (airy_system_get_spectrum (system));
   z = airy_system_get_z (system, &plan->n_planes);
@@ -412,6 +419,7 @@ _airy_plan_new (AirySystem           *system,
       plan->sample.file = g_strdup (sample->file);
       plan->vol_height = h;
       plan->vol_width = w;
+      plan->vol_spacing = spacing;
       if (sample->kind == AIRY_SAMPLE_FILE)
         {
           if (!load_volume (plan, airy_system_get_base_dir (system), spacing, warnings, error))
@@ -458,9 +466,9 @@ _airy_plan_new (AirySystem           *system,
   n_slots = options && options->n_devices ? options->n_devices : 1;
   if (options && options->devices == NULL && g_strcmp0 (options->backend, "cuda") != 0)
     n_slots = MAX (n_slots, 1);
-  plan->keep_psf = options ? options->keep_psf : FALSE;
+  keep_psf = options ? options->keep_psf : FALSE;
   need = (guint64) plan->out_depth * plan->out_height * plan->out_width * 4
-         + (plan->keep_psf ? (guint64) plan->n_planes * plan->psf_height * plan->psf_width * 4 : 0)
+         + (keep_psf ? (guint64) plan->n_planes * plan->psf_height * plan->psf_width * 4 : 0)
          + (plan->volume ? (guint64) plan->volume->depth * plan->vol_height * plan->vol_width * 4 : 0)
          + n_slots * _airy_plan_bytes_per_slot (plan);
   budget = airy_memory_budget ();
@@ -477,18 +485,6 @@ _airy_plan_new (AirySystem           *system,
       return NULL;
     }
   return g_steal_pointer (&plan);
-}
-
-void
-_airy_plan_plane_done (AiryPlan *plan)
-{
-  guint done;
-
-  g_mutex_lock (&plan->lock);
-  done = ++plan->done;
-  if (plan->progress)
-    plan->progress (done, plan->n_planes, plan->progress_data);
-  g_mutex_unlock (&plan->lock);
 }
 
 /* One plane of the sample volume (vol_height × vol_width), generated or read. */
@@ -524,54 +520,5 @@ _airy_plan_volume_plane (AiryPlan *plan,
     case AIRY_SAMPLE_NONE:
     default:
       return FALSE;
-    }
-}
-
-/* The host stacks a backend fills: the result (unless the run reduces to
- * one image, made at the end) and the PSF stack when kept. */
-gboolean
-_airy_plan_alloc_outputs (AiryPlan *plan,
-                          GError  **error)
-{
-  if (!plan->reduce)
-    {
-      /* every plane is written by the run */
-      plan->out = _airy_stack_new_uninitialised (plan->out_depth, plan->out_height, plan->out_width);
-      if (plan->out == NULL)
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("not enough memory for the output stack"));
-          return FALSE;
-        }
-    }
-  if (plan->keep_psf)
-    plan->psf = airy_stack_new (plan->n_planes, plan->psf_height, plan->psf_width);
-  return TRUE;
-}
-
-/* Voxel sizes, plane positions and provenance of the finished stacks. */
-void
-_airy_plan_set_metadata (AiryPlan *plan)
-{
-  AiryStack *stacks[2] = { plan->out, plan->psf };
-  g_autofree char *json = airy_system_to_json (plan->system);
-  guint i;
-
-  plan->out->dy = plan->out_dy;
-  plan->out->dx = plan->out_dx;
-  if (plan->psf)
-    {
-      plan->psf->dy = plan->psf_dy;
-      plan->psf->dx = plan->psf_dx;
-    }
-  for (i = 0; i < G_N_ELEMENTS (stacks); i++)
-    {
-      AiryStack *s = stacks[i];
-
-      if (s == NULL)
-        continue;
-      if (s->depth == plan->n_planes)
-        airy_stack_set_z (s, plan->z);
-      airy_stack_set_provenance (s, plan->spectrum->n, plan->spectrum->wavelengths,
-                                 plan->spectrum->weights, json);
     }
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "airy-resident.h"
-#include "airy-backend.h"
+#include "airy-backend-impl.h"
 #include "airy-error.h"
 
 AiryResident *

@@ -98,12 +98,116 @@ airy_result_free (AiryResult *result)
   g_free (result);
 }
 
+/* ---- one run's state ---- */
+
+static AiryRunState *
+run_state_new (AiryPlan *plan)
+{
+  AiryRunState *state = g_new0 (AiryRunState, 1);
+
+  state->plan = _airy_plan_ref (plan);
+  g_mutex_init (&state->lock);
+  return state;
+}
+
+static void
+run_state_free (AiryRunState *state)
+{
+  if (state == NULL)
+    return;
+  g_free (state->chunks);
+  airy_stack_free (state->out);
+  airy_stack_free (state->psf);
+  g_clear_pointer (&state->resident, airy_resident_unref);
+  g_clear_object (&state->cancellable);
+  g_mutex_clear (&state->lock);
+  _airy_plan_unref (state->plan);
+  g_free (state);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryRunState, run_state_free)
+
+void
+_airy_run_state_plane_done (AiryRunState *state)
+{
+  guint done;
+
+  g_mutex_lock (&state->lock);
+  done = ++state->done;
+  if (state->progress)
+    state->progress (done, state->plan->n_planes, state->progress_data);
+  g_mutex_unlock (&state->lock);
+}
+
+gboolean
+_airy_run_state_alloc_outputs (AiryRunState *state,
+                               GError      **error)
+{
+  AiryPlan *plan = state->plan;
+
+  if (!plan->reduce)
+    {
+      /* every plane is written by the run */
+      state->out = _airy_stack_new_uninitialised (plan->out_depth, plan->out_height, plan->out_width);
+      if (state->out == NULL)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("not enough memory for the output stack"));
+          return FALSE;
+        }
+    }
+  if (state->keep_psf)
+    state->psf = airy_stack_new (plan->n_planes, plan->psf_height, plan->psf_width);
+  return TRUE;
+}
+
+void
+_airy_run_state_set_metadata (AiryRunState *state)
+{
+  AiryPlan *plan = state->plan;
+  AiryStack *stacks[2] = { state->out, state->psf };
+  g_autofree char *json = airy_system_to_json (plan->system);
+  guint i;
+
+  state->out->dy = plan->out_dy;
+  state->out->dx = plan->out_dx;
+  if (state->psf)
+    {
+      state->psf->dy = plan->psf_dy;
+      state->psf->dx = plan->psf_dx;
+    }
+  for (i = 0; i < G_N_ELEMENTS (stacks); i++)
+    {
+      AiryStack *s = stacks[i];
+
+      if (s == NULL)
+        continue;
+      if (s->depth == plan->n_planes)
+        airy_stack_set_z (s, plan->z);
+      airy_stack_set_provenance (s, plan->spectrum->n, plan->spectrum->wavelengths,
+                                 plan->spectrum->weights, json);
+    }
+}
+
+guint
+_airy_run_state_active_slots (AiryRunState *state,
+                              guint        *active)
+{
+  guint i, n = 0;
+
+  for (i = 0; i < state->n_slots; i++)
+    if (state->chunks[i].count > 0)
+      active[n++] = i;
+  return n;
+}
+
+/* ---- the driver ---- */
+
 typedef struct
 {
-  AiryBackend *backend;
-  AiryPlan    *plan;
-  AiryChunk   *chunk;
-  GError      *error;
+  AiryBackend  *backend;
+  AiryRunState *state;
+  AiryChunk    *chunk;
+  GError       *error;
 } Worker;
 
 static gpointer
@@ -112,9 +216,9 @@ worker_run (gpointer data)
   Worker *w = data;
 
   if (w->chunk->count > 0
-      && !w->backend->ops->execute (w->backend, w->plan, w->chunk, &w->error))
+      && !w->backend->ops->execute (w->backend, w->state, w->chunk, &w->error))
     /* stop the other devices early */
-    g_cancellable_cancel (w->plan->cancellable);
+    g_cancellable_cancel (w->state->cancellable);
   return NULL;
 }
 
@@ -161,18 +265,6 @@ choose_devices (AiryBackend          *backend,
   return TRUE;
 }
 
-guint
-_airy_plan_active_slots (AiryPlan *plan,
-                         guint    *active)
-{
-  guint i, n = 0;
-
-  for (i = 0; i < plan->n_slots; i++)
-    if (plan->chunks[i].count > 0)
-      active[n++] = i;
-  return n;
-}
-
 AiryResult *
 airy_run (AirySystem           *system,
           const AiryRunOptions *options,
@@ -185,6 +277,7 @@ airy_run (AirySystem           *system,
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(AiryPlan) plan = NULL;
+  g_autoptr(AiryRunState) state = NULL;
   g_autoptr(GError) local = NULL;
   AiryRunOptions opts;
   AiryBackend *backend;
@@ -215,18 +308,19 @@ airy_run (AirySystem           *system,
   opts.n_devices = devices->len;
 
   plan = _airy_plan_new (system, &opts, warnings, error);
-  if (plan == NULL)
+  if (plan == NULL || !_airy_plan_compile (plan, error))
     return NULL;
+  state = run_state_new (plan);
 
   /* Shard the batch axis in contiguous chunks, as asked or evenly. */
-  plan->n_slots = devices->len;
-  plan->chunks = g_new0 (AiryChunk, plan->n_slots);
+  state->n_slots = devices->len;
+  state->chunks = g_new0 (AiryChunk, state->n_slots);
   threads = opts.threads ? opts.threads : g_get_num_processors ();
   if (opts.chunks != NULL)
     {
       guint sum = 0;
 
-      for (i = 0; i < plan->n_slots; i++)
+      for (i = 0; i < state->n_slots; i++)
         sum += opts.chunks[i];
       if (sum != plan->n_planes)
         {
@@ -235,55 +329,56 @@ airy_run (AirySystem           *system,
           return NULL;
         }
     }
-  for (i = 0; i < plan->n_slots; i++)
+  for (i = 0; i < state->n_slots; i++)
     {
       guint count = opts.chunks ? opts.chunks[i]
-                                : plan->n_planes / plan->n_slots + (i < plan->n_planes % plan->n_slots);
-      plan->chunks[i] = (AiryChunk) {
+                                : plan->n_planes / state->n_slots + (i < plan->n_planes % state->n_slots);
+      state->chunks[i] = (AiryChunk) {
         .slot = i,
         .device = g_array_index (devices, guint, i),
         .first = first,
         .count = count,
-        .threads = MAX (1, threads / plan->n_slots),
+        .threads = MAX (1, threads / state->n_slots),
       };
       first += count;
     }
 
-  plan->want_resident = opts.resident;
-  plan->progress = progress;
-  plan->progress_data = user_data;
-  plan->cancellable = g_cancellable_new ();
+  state->want_resident = opts.resident;
+  state->keep_psf = opts.keep_psf;
+  state->progress = progress;
+  state->progress_data = user_data;
+  state->cancellable = g_cancellable_new ();
   if (cancellable)
     handler = g_cancellable_connect (cancellable, G_CALLBACK (forward_cancel),
-                                     g_object_ref (plan->cancellable), g_object_unref);
+                                     g_object_ref (state->cancellable), g_object_unref);
 
-  if (backend->ops->prepare && !backend->ops->prepare (backend, plan, error))
+  if (backend->ops->prepare && !backend->ops->prepare (backend, state, error))
     {
       /* what prepare made so far (buffers, cache references) goes too */
       if (backend->ops->release)
-        backend->ops->release (backend, plan);
+        backend->ops->release (backend, state);
       g_cancellable_disconnect (cancellable, handler);
       return NULL;
     }
 
-  if (plan->n_slots == 1)
+  if (state->n_slots == 1)
     {
-      Worker w = { backend, plan, &plan->chunks[0], NULL };
+      Worker w = { backend, state, &state->chunks[0], NULL };
       worker_run (&w);
       if (w.error)
         g_propagate_error (&local, w.error);
     }
   else
     {
-      g_autofree Worker *workers = g_new0 (Worker, plan->n_slots);
-      g_autofree GThread **th = g_new0 (GThread *, plan->n_slots);
+      g_autofree Worker *workers = g_new0 (Worker, state->n_slots);
+      g_autofree GThread **th = g_new0 (GThread *, state->n_slots);
 
-      for (i = 0; i < plan->n_slots; i++)
+      for (i = 0; i < state->n_slots; i++)
         {
-          workers[i] = (Worker) { backend, plan, &plan->chunks[i], NULL };
+          workers[i] = (Worker) { backend, state, &state->chunks[i], NULL };
           th[i] = g_thread_new ("airy-device", worker_run, &workers[i]);
         }
-      for (i = 0; i < plan->n_slots; i++)
+      for (i = 0; i < state->n_slots; i++)
         {
           g_thread_join (th[i]);
           if (workers[i].error)
@@ -302,33 +397,33 @@ airy_run (AirySystem           *system,
   g_cancellable_disconnect (cancellable, handler);
 
   if (local == NULL)
-    g_cancellable_set_error_if_cancelled (plan->cancellable, &local);
+    g_cancellable_set_error_if_cancelled (state->cancellable, &local);
   if (local == NULL && plan->reduce)
-    ok = (backend->ops->all_reduce == NULL || backend->ops->all_reduce (backend, plan, &local));
+    ok = (backend->ops->all_reduce == NULL || backend->ops->all_reduce (backend, state, &local));
   if (local == NULL && ok)
-    ok = backend->ops->finish == NULL || backend->ops->finish (backend, plan, &local);
+    ok = backend->ops->finish == NULL || backend->ops->finish (backend, state, &local);
   if (backend->ops->release)
-    backend->ops->release (backend, plan);
+    backend->ops->release (backend, state);
   if (local != NULL)
     {
-      g_clear_pointer (&plan->resident, airy_resident_unref);
+      g_clear_pointer (&state->resident, airy_resident_unref);
       g_propagate_error (error, g_steal_pointer (&local));
       return NULL;
     }
 
   _airy_fft_save_wisdom ();
   result = g_new0 (AiryResult, 1);
-  if (plan->want_resident)
-    result->resident = plan->resident ? g_steal_pointer (&plan->resident)
-                                      : airy_resident_new_host (g_steal_pointer (&plan->out));
+  if (state->want_resident)
+    result->resident = state->resident ? g_steal_pointer (&state->resident)
+                                       : airy_resident_new_host (g_steal_pointer (&state->out));
   else
-    result->stack = g_steal_pointer (&plan->out);
-  result->psf = g_steal_pointer (&plan->psf);
+    result->stack = g_steal_pointer (&state->out);
+  result->psf = g_steal_pointer (&state->psf);
   result->warnings = g_steal_pointer (&warnings);
   result->hash = airy_system_hash (system);
   result->seconds = (g_get_monotonic_time () - t0) / 1e6;
   result->backend = g_strdup (backend->ops->name);
-  result->n_devices = plan->n_slots;
+  result->n_devices = state->n_slots;
   result->threads = threads;
   return result;
 }

@@ -146,13 +146,13 @@ objective_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
   return s;
 }
 
-static gboolean
-objective_apply (AiryElement *self, gpointer state, AiryField *field,
-                 const AiryPlane *plane, GError **error)
+/* The objective's field at total defocus z (plane->z + the extra z) and,
+ * with G non-NULL, its defocus phase per µm of z there (zero outside the
+ * pupil): the one loop behind apply() and compile(). */
+static void
+objective_fill (const ObjectiveState *s, AiryField *field, double z, double *G)
 {
-  ObjectiveState *s = state;
   double radius = s->f * s->na / s->n;
-  double z = plane->z + s->z0;
   gsize np = airy_field_plane_size (field);
   guint l, y, x;
 
@@ -174,56 +174,66 @@ objective_apply (AiryElement *self, gpointer state, AiryField *field,
             {
               double xx = airy_grid_coord (x, field->width, field->dx[l]);
               double r2 = xx * xx + yy * yy;
-              double phi;
+              double g;
 
               if (!airy_inside_circle (r2, radius))
                 {
                   row[x] = 0.0f;
                   continue;
                 }
-              phi = s->model == AIRY_DEFOCUS_NONPARAXIAL
-                    ? airy_defocus_nonparaxial (r2, z, s->n, lambda, s->f)
-                    : airy_defocus_paraxial (r2, z, s->n, lambda, s->f);
-              phi += kx * xx + ky * yy;
-              row[x] = (float) (s->amplitude[l] * objective_apodisation (s, r2)) * _airy_cis (phi);
+              g = airy_objective_defocus (r2, s->n, lambda, s->f, s->model == AIRY_DEFOCUS_NONPARAXIAL);
+              if (G)
+                G[l * np + (gsize) y * field->width + x] = g;
+              row[x] = (float) (s->amplitude[l] * objective_apodisation (s, r2))
+                       * _airy_cis (z * g + kx * xx + ky * yy);
             }
         }
     }
+}
+
+static gboolean
+objective_apply (AiryElement *self, gpointer state, AiryField *field,
+                 const AiryPlane *plane, GError **error)
+{
+  ObjectiveState *s = state;
+
+  objective_fill (s, field, plane->z + s->z0, NULL);
   return TRUE;
 }
 
-/* On a device: F = the field at z = 0 and φ per µm of z (both defocus
- * models are linear in z), so u(z) = F·e^{i z φ}. */
+/* On a device: F = the field at z = 0 and G = φ per µm of z, so
+ * u(z) = F·e^{i z G}; the paraxial G is also given as its x and y parts. */
 static gboolean
 objective_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *ops, GError **error)
 {
   ObjectiveState *s = state;
-  AiryPlane at_zero = { 0, -s->z0, 1 };
-  double radius = s->f * s->na / s->n;
   gsize np = airy_field_plane_size (field);
-  AiryOp *op;
   guint l, y, x;
+  AiryOp *op;
+  double *G = g_new0 (double, field->n_lambda * np);
 
-  if (!objective_apply (self, state, field, &at_zero, error))
-    return FALSE;
+  objective_fill (s, field, 0.0, G);
   op = _airy_op_take_factor (AIRY_OP_OBJECTIVE, field);
   op->z = s->z0;
-  op->phase = g_new0 (float, field->n_lambda * np);
-  for (l = 0; l < field->n_lambda; l++)
-    for (y = 0; y < field->height; y++)
-      {
-        double yy = airy_grid_coord (y, field->height, field->dy[l]);
-        for (x = 0; x < field->width; x++)
-          {
-            double xx = airy_grid_coord (x, field->width, field->dx[l]);
-            double r2 = xx * xx + yy * yy;
-
-            if (airy_inside_circle (r2, radius))
-              op->phase[l * np + (gsize) y * field->width + x] = (float)
-                (s->model == AIRY_DEFOCUS_NONPARAXIAL ? airy_defocus_nonparaxial (r2, 1.0, s->n, field->lambda[l], s->f)
-                                                      : airy_defocus_paraxial (r2, 1.0, s->n, field->lambda[l], s->f));
-          }
-      }
+  op->phase = G;
+  if (s->model == AIRY_DEFOCUS_PARAXIAL)
+    {
+      op->phase_x = g_new (double, field->n_lambda * field->width);
+      op->phase_y = g_new (double, field->n_lambda * field->height);
+      for (l = 0; l < field->n_lambda; l++)
+        {
+          for (x = 0; x < field->width; x++)
+            {
+              double xx = airy_grid_coord (x, field->width, field->dx[l]);
+              op->phase_x[l * field->width + x] = airy_objective_defocus (xx * xx, s->n, field->lambda[l], s->f, FALSE);
+            }
+          for (y = 0; y < field->height; y++)
+            {
+              double yy = airy_grid_coord (y, field->height, field->dy[l]);
+              op->phase_y[l * field->height + y] = airy_objective_defocus (yy * yy, s->n, field->lambda[l], s->f, FALSE);
+            }
+        }
+    }
   g_ptr_array_add (ops, op);
   return TRUE;
 }

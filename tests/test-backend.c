@@ -168,16 +168,16 @@ static void
 test_active_slots (void)
 {
   AiryChunk chunks[4] = { { 0, 0, 0, 0, 1 }, { 1, 1, 0, 5, 1 }, { 2, 2, 5, 0, 1 }, { 3, 3, 5, 6, 1 } };
-  AiryPlan plan = { 0 };
+  AiryRunState state = { 0 };
   guint active[4];
 
-  plan.n_slots = 4;
-  plan.chunks = chunks;
-  g_assert_cmpuint (_airy_plan_active_slots (&plan, active), ==, 2);
+  state.n_slots = 4;
+  state.chunks = chunks;
+  g_assert_cmpuint (_airy_run_state_active_slots (&state, active), ==, 2);
   g_assert_cmpuint (active[0], ==, 1);
   g_assert_cmpuint (active[1], ==, 3);
   chunks[3].count = 0;
-  g_assert_cmpuint (_airy_plan_active_slots (&plan, active), ==, 1);
+  g_assert_cmpuint (_airy_run_state_active_slots (&state, active), ==, 1);
 }
 
 /* ---- CUDA–GL registrations ---- */
@@ -320,20 +320,20 @@ test_defocus_cis (void)
 static guint fake_prepared, fake_released;
 
 static gboolean
-failing_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
+failing_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
 {
   fake_prepared++;
   /* state a real backend would have made (buffers, a pupil reference) */
-  plan->backend_data = g_strdup ("run state");
+  state->backend_data = g_strdup ("run state");
   g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, "grid.shape: device 0 needs at least 9 GiB, 1 GiB is free");
   return FALSE;
 }
 
 static void
-failing_release (AiryBackend *backend, AiryPlan *plan)
+failing_release (AiryBackend *backend, AiryRunState *state)
 {
   fake_released++;
-  g_clear_pointer (&plan->backend_data, g_free);
+  g_clear_pointer (&state->backend_data, g_free);
 }
 
 static guint
@@ -343,7 +343,7 @@ one_device (AiryBackend *backend)
 }
 
 static gboolean
-never_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GError **error)
+never_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk, GError **error)
 {
   g_assert_not_reached ();
   return FALSE;

@@ -11,6 +11,7 @@
 #include <epoxy/gl.h>
 
 #include "airy-test-util.h"
+#include "airy-ops-private.h"
 
 #ifndef EGL_CUDA_DEVICE_NV
 #define EGL_CUDA_DEVICE_NV 0x323A
@@ -233,7 +234,7 @@ test_second_run (void)
   g_autoptr(AirySystem) imaging = test_system (imaging_19);
   g_autoptr(AiryResult) cpu = run_on (system, "cpu", NULL, 0);
   g_autoptr(AiryResult) first = run_on (system, "cuda", (guint[]) { 0 }, 1);
-  guint64 peak = cuda->ops->peak_memory (cuda, 0), free_before = cuda->ops->free_memory (cuda, 0);
+  guint64 peak = airy_backend_peak_memory (cuda, 0), free_before = airy_backend_free_memory (cuda, 0);
   g_autoptr(AiryResult) second = run_on (system, "cuda", (guint[]) { 0 }, 1);
   g_autoptr(AiryResult) other = run_on (imaging, "cuda", (guint[]) { 0 }, 1);
   g_autoptr(AiryResult) third = run_on (system, "cuda", (guint[]) { 0 }, 1);
@@ -243,11 +244,85 @@ test_second_run (void)
   g_assert_cmpmem (third->stack->data, 19 * 384 * 384 * sizeof (float), first->stack->data,
                    19 * 384 * 384 * sizeof (float));
   assert_agree (third->stack, cpu->stack, 1e-5);
-  g_assert_cmpuint (cuda->ops->peak_memory (cuda, 0), >=, peak);
+  g_assert_cmpuint (airy_backend_peak_memory (cuda, 0), >=, peak);
   /* nothing of the runs stays on the device but the caches of the last */
   g_test_message ("free before %" G_GUINT64_FORMAT " MiB, after %" G_GUINT64_FORMAT " MiB", free_before >> 20,
-                  cuda->ops->free_memory (cuda, 0) >> 20);
-  g_assert_cmpuint (cuda->ops->free_memory (cuda, 0) + (64u << 20), >=, free_before);
+                  airy_backend_free_memory (cuda, 0) >> 20);
+  g_assert_cmpuint (airy_backend_free_memory (cuda, 0) + (64u << 20), >=, free_before);
+}
+
+/* The plan's program, as the backends get it (a CPU-side check). */
+static char *
+program_of (AirySystem *system)
+{
+  AiryRunOptions options = { .backend = "cpu" };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryPlan) plan = _airy_plan_new (system, &options, NULL, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (_airy_plan_compile (plan, &error));
+  return _airy_plan_describe (plan);
+}
+
+static const char *widefield_z =
+  "{\"airy\": 1, \"grid\": {\"shape\": [384, 384], \"spacing\": 1.2}, \"spectrum\": {\"wavelengths\": [0.532]},"
+  " \"z\": {\"start\": %g, \"stop\": %g, \"count\": %u},"
+  " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": %g},"
+  "  {\"type\": \"phase-mask\", \"value\": 1.0}, {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}";
+
+static void
+test_pupil_cache (void)
+{
+  /* the pupil's device copies key on the optics, z left out: a run of
+   * other planes builds and uploads nothing, other optics build anew */
+  g_autofree char *ja = g_strdup_printf (widefield_z, -4.0, 4.0, 19, 0.8);
+  g_autofree char *jb = g_strdup_printf (widefield_z, -1.5, 6.5, 7, 0.8);
+  g_autofree char *jc = g_strdup_printf (widefield_z, -4.0, 4.0, 19, 0.7);
+  g_autoptr(AirySystem) a = test_system (ja);
+  g_autoptr(AirySystem) b = test_system (jb);
+  g_autoptr(AirySystem) c = test_system (jc);
+  g_autoptr(AiryResult) ra = NULL, rb = NULL, rc = NULL, cpu = NULL;
+  guint64 builds, uploads;
+
+  ra = run_on (a, "cuda", (guint[]) { 0 }, 1);
+  builds = airy_backend_get_counter (cuda, "pupil-builds");
+  uploads = airy_backend_get_counter (cuda, "pupil-uploads");
+  g_assert_cmpuint (builds, >=, 1);
+  rb = run_on (b, "cuda", (guint[]) { 0 }, 1);
+  g_assert_cmpuint (airy_backend_get_counter (cuda, "pupil-builds"), ==, builds);
+  g_assert_cmpuint (airy_backend_get_counter (cuda, "pupil-uploads"), ==, uploads);
+  cpu = run_on (b, "cpu", NULL, 0);
+  assert_agree (rb->stack, cpu->stack, 1e-5);
+  rc = run_on (c, "cuda", (guint[]) { 0 }, 1);
+  g_assert_cmpuint (airy_backend_get_counter (cuda, "pupil-builds"), ==, builds + 1);
+  g_assert_cmpuint (airy_backend_get_counter (cuda, "pupil-uploads"), ==, uploads + 1);
+}
+
+static void
+test_module_element_fuses (void)
+{
+  /* an element type from a module (tests/modules: pixelwise, no compile())
+   * is folded into the source by the engine, so the GPU runs the chain as
+   * FUSED_PSF, as the CPU does */
+  static const char *json =
+    "{\"airy\": 1, \"grid\": {\"shape\": [256, 256], \"spacing\": 1.0}, \"spectrum\": {\"wavelengths\": [0.5, 0.6]},"
+    " \"z\": {\"start\": -3, \"stop\": 3, \"count\": 9},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.0, \"na\": 0.6},"
+    "  {\"type\": \"ring-mask\", \"inner\": 20, \"outer\": 55}, {\"type\": \"ff-lens\", \"f\": 100}]}";
+  g_autoptr(AirySystem) system = NULL;
+  g_autofree char *program = NULL;
+  guint64 builds = airy_backend_get_counter (cuda, "pupil-builds");
+
+  if (airy_element_lookup ("ring-mask") == G_TYPE_INVALID)
+    {
+      g_test_skip ("the example module is not on the modules path");
+      return;
+    }
+  system = test_system (json);
+  program = program_of (system);
+  g_assert_cmpstr (program, ==, "fused-psf");
+  agree (json, 1e-5);
+  g_assert_cmpuint (airy_backend_get_counter (cuda, "pupil-builds"), ==, builds + 1);
 }
 
 static void
@@ -303,7 +378,7 @@ test_multi_device (void)
 {
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(AiryResult) one = NULL;
-  guint n = cuda->ops->n_devices (cuda), k;
+  guint n = airy_backend_n_devices (cuda), k;
 
   if (n < 2)
     {
@@ -326,7 +401,7 @@ test_fewer_planes_than_devices (void)
 {
   /* slots without planes: left out of the NCCL communicator, no image on
    * an empty root; one plane per device set, and explicit chunks with 0 */
-  guint n = cuda->ops->n_devices (cuda);
+  guint n = airy_backend_n_devices (cuda);
   guint devices[] = { 0, 1 };
   g_autoptr(AirySystem) psf = NULL, image = NULL;
   g_autoptr(AiryResult) psf_one = NULL, image_one = NULL;
@@ -639,7 +714,7 @@ test_gl_interop (void)
       g_test_skip (why);
       return;
     }
-  if (egl.cuda_device >= (int) cuda->ops->n_devices (cuda))
+  if (egl.cuda_device >= (int) airy_backend_n_devices (cuda))
     {
       g_test_skip ("the EGL device's CUDA index is not among this process's CUDA devices");
       egl_close (&egl);
@@ -699,7 +774,7 @@ test_versions (void)
   /* the libraries loaded here, as `airy-sim info` prints them */
   AiryDeviceInfo info = { 0 };
 
-  cuda->ops->device_info (cuda, 0, &info);
+  airy_backend_device_info (cuda, 0, &info);
   g_test_message ("%s: %s", info.name, info.detail);
   g_assert_nonnull (strstr (info.detail, "cuFFT "));
   g_assert_nonnull (strstr (info.detail, "NCCL 2."));
@@ -735,6 +810,8 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/keep-psf", test_keep_psf);
   g_test_add_func ("/cuda/memory-limited", test_memory_limited);
   g_test_add_func ("/cuda/second-run", test_second_run);
+  g_test_add_func ("/cuda/pupil-cache", test_pupil_cache);
+  g_test_add_func ("/cuda/module-element-fuses", test_module_element_fuses);
   g_test_add_func ("/cuda/resident", test_resident);
   g_test_add_func ("/cuda/resident-makes-room", test_resident_makes_room);
   g_test_add_func ("/cuda/noise", test_noise);

@@ -62,10 +62,10 @@ test_cpu_backend (void)
   g_assert_nonnull (cpu);
   g_assert_true (cpu->available);
   g_unsetenv ("AIRY_CPU_DEVICES");
-  g_assert_cmpuint (cpu->ops->n_devices (cpu), ==, 1);
+  g_assert_cmpuint (airy_backend_n_devices (cpu), ==, 1);
   g_setenv ("AIRY_CPU_DEVICES", "3", TRUE);
-  g_assert_cmpuint (cpu->ops->n_devices (cpu), ==, 3);
-  cpu->ops->device_info (cpu, 2, &info);
+  g_assert_cmpuint (airy_backend_n_devices (cpu), ==, 3);
+  airy_backend_device_info (cpu, 2, &info);
   g_assert_cmpstr (info.name, ==, "CPU (virtual device 2 of 3)");
   g_assert_cmpuint (info.threads, >=, 1);
   g_assert_cmpuint (info.memory, >, 0);
@@ -104,7 +104,7 @@ test_cuda_module (void)
   g_assert_error (error, AIRY_ERROR, AIRY_ERROR_NO_DEVICE);
   g_assert_nonnull (strstr (error->message, "no CUDA device"));
   /* auto falls back to the CPU */
-  g_assert_cmpstr (airy_backend_choose ("auto", NULL)->ops->name, ==, "cpu");
+  g_assert_cmpstr (airy_backend_get_name (airy_backend_choose ("auto", NULL)), ==, "cpu");
 }
 
 static void

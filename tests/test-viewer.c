@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 
 #include "airy.h"
+#include "airy-backend-impl.h"
 #include "airy-stack-viewer.h"
 #include "airy-histogram.h"
 #include "airy-test-gtk.h"

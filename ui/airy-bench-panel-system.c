@@ -121,17 +121,17 @@ backend_rows (AiryBenchPanel *self, GtkGrid *grid)
   g_autoptr(GPtrArray) list = airy_backend_list ();
   AiryBackend *b = airy_backend_lookup (self->backend ? self->backend : "cpu");
   GtkWidget *drop, *dbox = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  guint i, d, selected = 0, n = b && b->available ? b->ops->n_devices (b) : 0;
+  guint i, d, selected = 0, n = b ? airy_backend_n_devices (b) : 0;
 
   for (i = 0; i < list->len; i++)
     {
       AiryBackend *each = g_ptr_array_index (list, i);
 
-      if (!each->available)
+      if (!airy_backend_is_available (each))
         continue;
-      if (g_strcmp0 (each->ops->name, self->backend) == 0)
+      if (g_strcmp0 (airy_backend_get_name (each), self->backend) == 0)
         selected = g_list_model_get_n_items (G_LIST_MODEL (backends));
-      gtk_string_list_append (backends, each->ops->name);
+      gtk_string_list_append (backends, airy_backend_get_name (each));
     }
   drop = gtk_drop_down_new (G_LIST_MODEL (g_object_ref (backends)), NULL);
   gtk_drop_down_set_selected (GTK_DROP_DOWN (drop), selected);
@@ -150,7 +150,7 @@ backend_rows (AiryBenchPanel *self, GtkGrid *grid)
       gboolean on = self->devices->len == 0;
       guint k;
 
-      b->ops->device_info (b, d, &info);
+      airy_backend_device_info (b, d, &info);
       label = g_strdup_printf ("%u: %s", d, info.name);
       airy_device_info_clear (&info);
       for (k = 0; k < self->devices->len; k++)

@@ -7,16 +7,20 @@
 #include <string.h>
 
 #include "airy-cpu-backend.h"
+#include "airy-cpu-private.h"
 #include "airy-error.h"
 #include "airy-run.h"
 #include "airy-fft-private.h"
-#include "airy-plan-private.h"
-#include "airy-sensor-private.h"
-#include "airy-cpu-fast-private.h"
 
 /* The built-in backend: FFTW single precision with threads. AIRY_CPU_DEVICES=N
  * splits the machine into N virtual devices so that sharding and the
- * cross-device reduction run (and are tested) without GPUs. */
+ * cross-device reduction run (and are tested) without GPUs.
+ *
+ * It runs the plan's program (airy-ops-private.h) and nothing else: each
+ * thread produces one plane's intensity at a time, with its pruned FFTW
+ * kernels for FUSED_PSF (airy-cpu-psf.c) or through the engine's reference
+ * interpreter of the field ops, and consumes it by the intensity stage:
+ * CONVOLVE (airy-cpu-conv.c), SUM, SENSOR, or the plane of the stack. */
 
 typedef struct
 {
@@ -95,6 +99,7 @@ volume_cache_get (AiryPlan *plan, gboolean *fill)
 
 typedef struct
 {
+  AiryStages   stages;       /* the shape of the plan's program */
   Slot        *slots;
   VolumeCache *volume;       /* may be NULL */
   gboolean     volume_fill;  /* this run computes the entry */
@@ -160,16 +165,18 @@ cpu_device_info (AiryBackend *backend, guint device, AiryDeviceInfo *info)
 }
 
 static gboolean
-cpu_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
+cpu_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
 {
+  AiryPlan *plan = state->plan;
   CpuRun *run = g_new0 (CpuRun, 1);
   guint i;
 
-  plan->backend_data = run;
-  if (!_airy_plan_alloc_outputs (plan, error))
+  state->backend_data = run;
+  _airy_ops_stages (plan->ops, &run->stages);
+  if (!_airy_run_state_alloc_outputs (state, error))
     return FALSE;
 
-  if (plan->imaging)
+  if (run->stages.convolve)
     {
       run->volume = volume_cache_get (plan, &run->volume_fill);
       if (run->volume && run->volume_fill && run->volume->n == 1)
@@ -187,39 +194,39 @@ cpu_prepare (AiryBackend *backend, AiryPlan *plan, GError **error)
           run->volume_fill = FALSE;
         }
     }
-  run->slots = g_new0 (Slot, plan->n_slots);
-  for (i = 0; i < plan->n_slots; i++)
+  run->slots = g_new0 (Slot, state->n_slots);
+  for (i = 0; i < state->n_slots; i++)
     {
-      if (plan->imaging)
+      if (run->stages.convolve)
         {
           gsize n = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
           run->slots[i].spectrum = fftwf_alloc_complex (n);
           memset (run->slots[i].spectrum, 0, n * sizeof (fftwf_complex));
         }
-      else if (plan->reduce)
+      else if (run->stages.sum)
         run->slots[i].intensity = g_new0 (float, (gsize) plan->psf_height * plan->psf_width);
     }
   return TRUE;
 }
 
 static void
-cpu_release (AiryBackend *backend, AiryPlan *plan)
+cpu_release (AiryBackend *backend, AiryRunState *state)
 {
-  CpuRun *run = plan->backend_data;
+  CpuRun *run = state->backend_data;
   guint i;
 
   if (run == NULL)
     return;
   volume_cache_unref (run->volume);
   /* also after a failed prepare: slots may not exist yet */
-  for (i = 0; run->slots && i < plan->n_slots; i++)
+  for (i = 0; run->slots && i < state->n_slots; i++)
     {
       fftwf_free (run->slots[i].spectrum);
       g_free (run->slots[i].intensity);
     }
   g_free (run->slots);
   g_free (run);
-  plan->backend_data = NULL;
+  state->backend_data = NULL;
 }
 
 static void
@@ -241,10 +248,11 @@ set_field_geometry (AiryField *field, AiryPlan *plan)
  * transform single-threaded and in cache) rather than each transform. */
 typedef struct
 {
-  AiryPlan            *plan;
+  AiryRunState        *state;
+  const AiryStages    *stages;
   Slot                *slot;
   GMutex              *slot_lock;
-  AiryPsfShared       *fast;        /* NULL: the generic element chain */
+  AiryPsfShared       *fused;       /* FUSED_PSF's shared part, or NULL: the field ops */
   VolumeCache         *volume;      /* the sample's spectra, or NULL */
   gboolean             volume_fill; /* … to be computed by this run */
   guint                first;
@@ -253,220 +261,205 @@ typedef struct
   GError              *error;
 } Job;
 
-/* The generic path: every element's apply() on a field, then |u|². */
+/* What a thread keeps from plane to plane. */
 typedef struct
 {
-  AiryField *field;
-  gpointer  *states;
-} Generic;
+  AiryPsfWorker  *fused;      /* FUSED_PSF */
+  AiryField      *field;      /* the field ops' field */
+  float          *sum;        /* SUM: this thread's Σ_z I */
+  fftwf_complex  *acc;        /* CONVOLVE: this thread's Σ_z V̂_z·P̂_z */
+  AiryConvWorker *psf_conv;
+  AiryConvWorker *vol_conv;   /* the sample's planes, when their spectra are not known */
+  float          *vol_plane;
+  guint           pending;    /* planes in the convolution's batch */
+  const fftwf_complex *mul[4];
+  fftwf_complex  *store[4];
+} Thread;
 
 static void
-generic_free (AiryPlan *plan, Generic *g)
+thread_init (Job *job, Thread *t)
 {
-  guint i;
+  AiryPlan *plan = job->state->plan;
+  gsize npsf = (gsize) plan->psf_height * plan->psf_width;
 
-  for (i = 0; g->states && i < plan->chain->len; i++)
+  memset (t, 0, sizeof *t);
+  if (job->fused)
+    t->fused = _airy_psf_worker_new (job->fused);
+  else
+    t->field = airy_field_new (plan->spectrum, plan->in_height, plan->in_width, 1.0);
+  if (job->stages->convolve)
     {
-      AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (g_ptr_array_index (plan->chain, i));
-      if (g->states[i] && klass->free_state)
-        klass->free_state (g->states[i]);
+      /* planes pass the second stage in batches (see _airy_conv_columns) */
+      gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
+      gboolean known = job->volume && !job->volume_fill;
+      guint batch = MAX (1, MIN (known ? 4 : 2, job->count));
+
+      t->acc = fftwf_alloc_complex (nspec);
+      memset (t->acc, 0, nspec * sizeof (fftwf_complex));
+      t->psf_conv = _airy_conv_worker_new (plan->psf_height, plan->psf_width, plan->pad_height,
+                                           plan->pad_width, batch);
+      if (!known)
+        {
+          t->vol_plane = g_new (float, (gsize) plan->vol_height * plan->vol_width);
+          t->vol_conv = _airy_conv_worker_new (plan->vol_height, plan->vol_width, plan->pad_height,
+                                               plan->pad_width, batch);
+        }
     }
-  g_free (g->states);
-  airy_field_free (g->field);
+  else if (job->stages->sum)
+    t->sum = g_new0 (float, npsf);
 }
 
-static gboolean
-generic_init (AiryPlan *plan, Generic *g, GError **error)
+static void
+thread_clear (Thread *t)
 {
-  guint i;
-
-  g->field = airy_field_new (plan->spectrum, plan->in_height, plan->in_width, 1.0);
-  g->states = g_new0 (gpointer, plan->chain->len);
-  for (i = 0; i < plan->chain->len; i++)
-    {
-      AiryElement *e = g_ptr_array_index (plan->chain, i);
-      AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (e);
-      g_autofree char *path = g_strdup_printf ("chain[%u]", i);
-      AiryContext ctx = plan->contexts[i];
-
-      ctx.path = path;
-      if (klass->prepare && (g->states[i] = klass->prepare (e, &ctx, error)) == NULL)
-        return FALSE;
-    }
-  return TRUE;
+  _airy_psf_worker_free (t->fused);
+  g_clear_pointer (&t->field, airy_field_free);
+  g_free (t->sum);
+  fftwf_free (t->acc);
+  _airy_conv_worker_free (t->psf_conv);
+  _airy_conv_worker_free (t->vol_conv);
+  g_free (t->vol_plane);
 }
 
+/* Produce: the intensity of plane b. */
 static gboolean
-generic_plane (AiryPlan *plan, Generic *g, const AiryPlane *plane, float *out, GError **error)
+produce_plane (Job *job, Thread *t, guint b, float *out, GError **error)
 {
-  guint i;
+  AiryPlan *plan = job->state->plan;
+  AiryPlane plane = { b, plan->z[b], job->threads };
 
-  set_field_geometry (g->field, plan);
-  for (i = 0; i < plan->chain->len; i++)
+  if (t->fused)
     {
-      AiryElement *e = g_ptr_array_index (plan->chain, i);
-      if (!AIRY_ELEMENT_GET_CLASS (e)->apply (e, g->states[i], g->field, plane, error))
-        return FALSE;
+      _airy_psf_worker_plane (t->fused, b, plan->z[b], out);
+      return TRUE;
     }
-  airy_field_intensity (g->field, out, FALSE);
-  return TRUE;
+  set_field_geometry (t->field, plan);
+  return _airy_ops_run_intensity (plan->ops, t->field, &plane, out, error);
+}
+
+/* Consume: what the intensity stage makes of plane b; returns the planes
+ * it finished (the convolution finishes a batch at a time). */
+static guint
+consume_plane (Job *job, Thread *t, guint b, float *in, gboolean last)
+{
+  AiryRunState *state = job->state;
+  AiryPlan *plan = state->plan;
+  const AiryStages *st = job->stages;
+  gsize npsf = (gsize) plan->psf_height * plan->psf_width, k;
+
+  if (state->psf)
+    memcpy (airy_stack_plane (state->psf, b), in, npsf * sizeof (float));
+  if (st->convolve)
+    {
+      guint done;
+
+      _airy_conv_rows (t->psf_conv, t->pending, in);
+      if (t->vol_conv != NULL)
+        {
+          _airy_plan_volume_plane (plan, b, t->vol_plane);
+          _airy_conv_rows (t->vol_conv, t->pending, t->vol_plane);
+        }
+      if (job->volume)
+        {
+          fftwf_complex *v = job->volume->planes[job->volume->n == 1 ? 0 : b];
+          t->mul[t->pending] = v;
+          t->store[t->pending] = job->volume_fill ? v : NULL;
+        }
+      /* Σ_z V̂_z·P̂_z, a batch of planes at a time */
+      if (++t->pending < _airy_conv_worker_batch (t->psf_conv) && !last)
+        return 0;
+      _airy_conv_columns (t->psf_conv, t->vol_conv, t->pending, NULL, t->acc, t->mul, t->store);
+      done = t->pending;
+      t->pending = 0;
+      return done;
+    }
+  if (st->sum)
+    for (k = 0; k < npsf; k++)
+      t->sum[k] += in[k];
+  else if (st->sensor)
+    {
+      g_autofree float *img = _airy_op_sensor_process (st->sensor, in, b);
+      memcpy (airy_stack_plane (state->out, b), img, airy_stack_plane_size (state->out) * sizeof (float));
+    }
+  else if (in != airy_stack_plane (state->out, b))
+    memcpy (airy_stack_plane (state->out, b), in, npsf * sizeof (float));
+  return 1;
 }
 
 static gpointer
 job_run (gpointer data)
 {
   Job *job = data;
-  AiryPlan *plan = job->plan;
+  AiryRunState *state = job->state;
+  AiryPlan *plan = state->plan;
+  const AiryStages *st = job->stages;
   gsize npsf = (gsize) plan->psf_height * plan->psf_width;
-  gsize nspec = plan->imaging ? (gsize) plan->pad_height * (plan->pad_width / 2 + 1) : 0;
-  AiryPsfWorker *fast = NULL;
-  Generic generic = { NULL, NULL };
-  g_autofree float *intensity = NULL;
-  g_autofree float *sum = NULL;
-  g_autofree float *vol_plane = NULL;
-  AiryConvWorker *psf_conv = NULL, *vol_conv = NULL;
-  fftwf_complex *acc = NULL;
+  gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
+  /* write straight into the result when nothing else needs the plane */
+  gboolean direct = !st->convolve && !st->sum && !st->sensor && state->psf == NULL;
+  g_autofree float *intensity = g_new (float, npsf);
   gboolean ok = TRUE;
-  guint b, pending = 0;
-  const fftwf_complex *mul[4] = { NULL };
-  fftwf_complex *store[4] = { NULL };
+  Thread t;
+  guint b, k;
 
-  if (job->fast)
-    fast = _airy_psf_worker_new (job->fast);
-  else
-    ok = generic_init (plan, &generic, &job->error);
-  intensity = g_new (float, npsf);
-  if (plan->imaging)
-    {
-      /* planes pass the second stage in batches (see _airy_conv_columns) */
-      gboolean known = job->volume && !job->volume_fill;
-      guint batch = MAX (1, MIN (known ? 4 : 2, job->count));
-
-      acc = fftwf_alloc_complex (nspec);
-      memset (acc, 0, nspec * sizeof (fftwf_complex));
-      psf_conv = _airy_conv_worker_new (plan->psf_height, plan->psf_width, plan->pad_height,
-                                        plan->pad_width, batch);
-      if (!known)
-        {
-          vol_plane = g_new (float, (gsize) plan->vol_height * plan->vol_width);
-          vol_conv = _airy_conv_worker_new (plan->vol_height, plan->vol_width, plan->pad_height,
-                                            plan->pad_width, batch);
-        }
-    }
-  else if (plan->reduce)
-    sum = g_new0 (float, npsf);
-
+  thread_init (job, &t);
   for (b = job->first; ok && b < job->first + job->count; b++)
     {
-      AiryPlane plane = { b, plan->z[b], job->threads };
-      /* write straight into the result when nothing else needs the plane */
-      gboolean direct = !plan->reduce && plan->sensor == NULL && plan->psf == NULL;
-      float *target = direct ? airy_stack_plane (plan->out, b) : intensity;
+      float *target = direct ? airy_stack_plane (state->out, b) : intensity;
+      guint done;
 
-      if (g_cancellable_set_error_if_cancelled (plan->cancellable, &job->error))
+      if (g_cancellable_set_error_if_cancelled (state->cancellable, &job->error)
+          || !produce_plane (job, &t, b, target, &job->error))
         {
           ok = FALSE;
           break;
         }
-      if (fast)
-        _airy_psf_worker_plane (fast, b, plan->z[b], target);
-      else if (!generic_plane (plan, &generic, &plane, target, &job->error))
-        {
-          ok = FALSE;
-          break;
-        }
-      if (plan->psf)
-        memcpy (airy_stack_plane (plan->psf, b), target, npsf * sizeof (float));
-
-      if (plan->imaging)
-        {
-          guint k;
-
-          _airy_conv_rows (psf_conv, pending, target);
-          if (vol_conv != NULL)
-            {
-              _airy_plan_volume_plane (plan, b, vol_plane);
-              _airy_conv_rows (vol_conv, pending, vol_plane);
-            }
-          if (job->volume)
-            {
-              fftwf_complex *v = job->volume->planes[job->volume->n == 1 ? 0 : b];
-              mul[pending] = v;
-              store[pending] = job->volume_fill ? v : NULL;
-            }
-          /* Σ_z V̂_z·P̂_z, a batch of planes at a time */
-          if (++pending == _airy_conv_worker_batch (psf_conv) || b + 1 == job->first + job->count)
-            {
-              _airy_conv_columns (psf_conv, vol_conv, pending, NULL, acc, mul, store);
-              for (k = 0; k < pending; k++)
-                _airy_plan_plane_done (plan);
-              pending = 0;
-            }
-          continue;
-        }
-      else if (plan->reduce)
-        {
-          gsize k;
-          for (k = 0; k < npsf; k++)
-            sum[k] += target[k];
-        }
-      else if (plan->sensor)
-        {
-          g_autofree float *img = _airy_sensor_process (plan->sensor, target, plan->psf_height,
-                                                        plan->psf_width, plan->psf_dy, plan->psf_dx, b);
-          memcpy (airy_stack_plane (plan->out, b), img, airy_stack_plane_size (plan->out) * sizeof (float));
-        }
-      else if (!direct)
-        memcpy (airy_stack_plane (plan->out, b), target, npsf * sizeof (float));
-      _airy_plan_plane_done (plan);
+      done = consume_plane (job, &t, b, target, b + 1 == job->first + job->count);
+      for (k = 0; k < done; k++)
+        _airy_run_state_plane_done (state);
     }
 
   /* this thread's partial sum joins the device's */
-  if (ok && (acc || sum))
+  if (ok && (t.acc || t.sum))
     {
-      gsize k;
+      gsize i;
 
       g_mutex_lock (job->slot_lock);
-      if (acc)
-        for (k = 0; k < nspec; k++)
-          job->slot->spectrum[k] += acc[k];
+      if (t.acc)
+        for (i = 0; i < nspec; i++)
+          job->slot->spectrum[i] += t.acc[i];
       else
-        for (k = 0; k < npsf; k++)
-          job->slot->intensity[k] += sum[k];
+        for (i = 0; i < npsf; i++)
+          job->slot->intensity[i] += t.sum[i];
       g_mutex_unlock (job->slot_lock);
     }
-  if (fast)
-    _airy_psf_worker_free (fast);
-  else
-    generic_free (plan, &generic);
-  fftwf_free (acc);
-  _airy_conv_worker_free (psf_conv);
-  _airy_conv_worker_free (vol_conv);
+  thread_clear (&t);
   if (!ok)
-    g_cancellable_cancel (plan->cancellable);
+    g_cancellable_cancel (state->cancellable);
   return NULL;
 }
 
 static gboolean
-cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GError **error)
+cpu_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk, GError **error)
 {
-  CpuRun *run = plan->backend_data;
+  AiryPlan *plan = state->plan;
+  CpuRun *run = state->backend_data;
   Slot *slot = &run->slots[chunk->slot];
-  AiryPsfShared *fast = NULL;
+  AiryPsfShared *fused = NULL;
   guint jobs = MAX (1, MIN (chunk->threads, chunk->count)), i, first = chunk->first;
   g_autofree Job *job = g_new0 (Job, jobs);
   g_autofree GThread **threads = g_new0 (GThread *, jobs);
   GMutex slot_lock;
   gboolean ok = TRUE;
 
-  if (_airy_psf_fast_supported (plan) && (fast = _airy_psf_shared_new (plan, error)) == NULL)
-    return FALSE;
+  if (run->stages.fused)
+    fused = _airy_psf_shared_new (run->stages.fused, plan->z, plan->n_planes);
   g_mutex_init (&slot_lock);
   for (i = 0; i < jobs; i++)
     {
       guint count = chunk->count / jobs + (i < chunk->count % jobs);
 
-      job[i] = (Job) { plan, slot, &slot_lock, fast, run->volume,
+      job[i] = (Job) { state, &run->stages, slot, &slot_lock, fused, run->volume,
                        run->volume_fill && run->volume->n > 1, first, count,
                        MAX (1, chunk->threads / jobs), NULL };
       first += count;
@@ -488,7 +481,7 @@ cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErro
         }
     }
   g_mutex_clear (&slot_lock);
-  _airy_psf_shared_free (fast);
+  _airy_psf_shared_free (fused);
   return ok;
 }
 
@@ -496,11 +489,12 @@ cpu_execute (AiryBackend *backend, AiryPlan *plan, const AiryChunk *chunk, GErro
  * all-reduce whose result is read there; slots without planes take no
  * part, as on GPUs. */
 static gboolean
-cpu_all_reduce (AiryBackend *backend, AiryPlan *plan, GError **error)
+cpu_all_reduce (AiryBackend *backend, AiryRunState *state, GError **error)
 {
-  CpuRun *run = plan->backend_data;
-  g_autofree guint *active = g_new (guint, plan->n_slots);
-  guint n_active = _airy_plan_active_slots (plan, active), i;
+  AiryPlan *plan = state->plan;
+  CpuRun *run = state->backend_data;
+  g_autofree guint *active = g_new (guint, state->n_slots);
+  guint n_active = _airy_run_state_active_slots (state, active), i;
   Slot *root = &run->slots[active[0]];
 
   for (i = 1; i < n_active; i++)
@@ -508,7 +502,7 @@ cpu_all_reduce (AiryBackend *backend, AiryPlan *plan, GError **error)
       Slot *slot = &run->slots[active[i]];
       gsize k;
 
-      if (plan->imaging)
+      if (run->stages.convolve)
         {
           gsize n = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
           for (k = 0; k < n; k++)
@@ -524,15 +518,45 @@ cpu_all_reduce (AiryBackend *backend, AiryPlan *plan, GError **error)
   return TRUE;
 }
 
-static gboolean
-cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
+/* CONVOLVE's end: one inverse transform for the whole image, then the
+ * "same" crop that keeps the PSF centre: out[p] = full[p + ⌊N_psf/2⌋]. */
+static float *
+convolve_image (AiryRunState *state, const fftwf_complex *acc_t)
 {
-  CpuRun *run = plan->backend_data;
+  AiryPlan *plan = state->plan;
+  guint ph = plan->pad_height, pw = plan->pad_width, nh = pw / 2 + 1, k, c, y, x;
+  guint cy = plan->psf_height / 2, cx = plan->psf_width / 2, h = plan->vol_height, w = plan->vol_width;
+  float *full = fftwf_alloc_real ((gsize) ph * pw);
+  fftwf_complex *spec = fftwf_alloc_complex ((gsize) ph * nh);
+  float norm = 1.0f / ((float) ph * pw);
+  float *image;
+
+  /* the accumulator is kept transposed (nh × ph): back to ph × nh */
+  for (k = 0; k < ph; k += 32)
+    for (c = 0; c < nh; c++)
+      {
+        guint kk;
+        for (kk = k; kk < MIN (k + 32, ph); kk++)
+          spec[(gsize) kk * nh + c] = acc_t[(gsize) c * ph + kk];
+      }
+  fftwf_execute_dft_c2r (_airy_fft_plan_c2r (ph, pw, state->chunks[0].threads * state->n_slots), spec, full);
+  fftwf_free (spec);
+  image = g_new (float, (gsize) h * w);
+  for (y = 0; y < h; y++)
+    for (x = 0; x < w; x++)
+      image[(gsize) y * w + x] = full[(gsize) (y + cy) * pw + x + cx] * norm;
+  fftwf_free (full);
+  return image;
+}
+
+static gboolean
+cpu_finish (AiryBackend *backend, AiryRunState *state, GError **error)
+{
+  AiryPlan *plan = state->plan;
+  CpuRun *run = state->backend_data;
   g_autofree float *image = NULL;
-  g_autofree guint *active = g_new (guint, plan->n_slots);
-  Slot *root = &run->slots[_airy_plan_active_slots (plan, active) > 0 ? active[0] : 0];
-  guint h, w, y, x;
-  double dy, dx;
+  g_autofree guint *active = g_new (guint, state->n_slots);
+  Slot *root = &run->slots[_airy_run_state_active_slots (state, active) > 0 ? active[0] : 0];
 
   /* every plane's V̂_z was stored: later runs may use them */
   if (run->volume && run->volume_fill)
@@ -542,61 +566,26 @@ cpu_finish (AiryBackend *backend, AiryPlan *plan, GError **error)
       g_mutex_unlock (&volume_cache_lock);
     }
 
-  if (!plan->reduce)
+  if (!run->stages.convolve && !run->stages.sum)
     {
-      _airy_plan_set_metadata (plan);
+      _airy_run_state_set_metadata (state);
       return TRUE;
     }
 
-  if (plan->imaging)
+  /* the one image of a reduction, through the sensor when there is one */
+  if (run->stages.convolve)
+    image = convolve_image (state, root->spectrum);
+  else
+    image = g_memdup2 (root->intensity, (gsize) plan->psf_height * plan->psf_width * sizeof (float));
+  state->out = airy_stack_new (1, plan->out_height, plan->out_width);
+  if (run->stages.sensor)
     {
-      /* One inverse transform for the whole image, then the "same" crop that
-       * keeps the PSF centre: out[p] = full[p + ⌊N_psf/2⌋]. */
-      guint ph = plan->pad_height, pw = plan->pad_width, nh = pw / 2 + 1, k, c;
-      guint cy = plan->psf_height / 2, cx = plan->psf_width / 2;
-      float *full = fftwf_alloc_real ((gsize) ph * pw);
-      fftwf_complex *spec = fftwf_alloc_complex ((gsize) ph * nh);
-      const fftwf_complex *acc_t = root->spectrum;
-      float norm = 1.0f / ((float) ph * pw);
-
-      /* the accumulator is kept transposed (nh × ph): back to ph × nh */
-      for (k = 0; k < ph; k += 32)
-        for (c = 0; c < nh; c++)
-          {
-            guint kk;
-            for (kk = k; kk < MIN (k + 32, ph); kk++)
-              spec[(gsize) kk * nh + c] = acc_t[(gsize) c * ph + kk];
-          }
-      fftwf_execute_dft_c2r (_airy_fft_plan_c2r (ph, pw, plan->chunks[0].threads * plan->n_slots),
-                             spec, full);
-      fftwf_free (spec);
-      h = plan->vol_height;
-      w = plan->vol_width;
-      image = g_new (float, (gsize) h * w);
-      for (y = 0; y < h; y++)
-        for (x = 0; x < w; x++)
-          image[(gsize) y * w + x] = full[(gsize) (y + cy) * pw + x + cx] * norm;
-      fftwf_free (full);
-      dy = dx = airy_system_get_spacing (plan->system);
+      g_autofree float *img = _airy_op_sensor_process (run->stages.sensor, image, 0);
+      memcpy (state->out->data, img, airy_stack_plane_size (state->out) * sizeof (float));
     }
   else
-    {
-      h = plan->psf_height;
-      w = plan->psf_width;
-      image = g_memdup2 (root->intensity, (gsize) h * w * sizeof (float));
-      dy = plan->psf_dy;
-      dx = plan->psf_dx;
-    }
-
-  plan->out = airy_stack_new (1, plan->out_height, plan->out_width);
-  if (plan->sensor)
-    {
-      g_autofree float *img = _airy_sensor_process (plan->sensor, image, h, w, dy, dx, 0);
-      memcpy (plan->out->data, img, airy_stack_plane_size (plan->out) * sizeof (float));
-    }
-  else
-    memcpy (plan->out->data, image, (gsize) h * w * sizeof (float));
-  _airy_plan_set_metadata (plan);
+    memcpy (state->out->data, image, airy_stack_plane_size (state->out) * sizeof (float));
+  _airy_run_state_set_metadata (state);
   return TRUE;
 }
 
@@ -613,139 +602,6 @@ static const AiryBackendOps cpu_ops = {
   .release = cpu_release,
   .gl_release = NULL,      /* slices reach GL through glTexSubImage2D: nothing registered */
 };
-
-/* ---- the viewer's slot: results in host memory ---- */
-
-typedef struct
-{
-  float *mip;     /* the projection, made on first use */
-} HostResident;
-
-static const float *
-host_mip (AiryResident *r)
-{
-  HostResident *h = r->priv;
-
-  if (h->mip == NULL)
-    {
-      h->mip = g_new (float, airy_stack_plane_size (r->stack));
-      airy_stack_mip (r->stack, h->mip);
-    }
-  return h->mip;
-}
-
-static gboolean
-host_read_slice (AiryResident *r, const AirySlice *slice, float *out, GError **error)
-{
-  const AiryStack *s = r->stack;
-
-  switch (slice->kind)
-    {
-    case AIRY_SLICE_XY:
-      memcpy (out, airy_stack_plane (s, slice->index), airy_stack_plane_size (s) * sizeof (float));
-      break;
-    case AIRY_SLICE_XZ:
-      airy_stack_section_xz (s, slice->index, out);
-      break;
-    case AIRY_SLICE_YZ:
-      airy_stack_section_yz (s, slice->index, out);
-      break;
-    case AIRY_SLICE_MIP:
-      memcpy (out, host_mip (r), airy_stack_plane_size (s) * sizeof (float));
-      break;
-    default:
-      g_assert_not_reached ();
-    }
-  return TRUE;
-}
-
-static gboolean
-host_read_box (AiryResident *r, const AiryBox *box, float *out, GError **error)
-{
-  const AiryStack *s = r->stack;
-  guint z, y;
-
-  for (z = 0; z < box->depth; z++)
-    for (y = 0; y < box->height; y++)
-      memcpy (out + ((gsize) z * box->height + y) * box->width,
-              airy_stack_plane (s, box->z + z) + (gsize) (box->y + y) * s->width + box->x,
-              box->width * sizeof (float));
-  return TRUE;
-}
-
-static gboolean
-host_stats (AiryResident *r, const AirySlice *slice, AirySliceStats *stats, GError **error)
-{
-  const AiryStack *s = r->stack;
-  g_autofree float *section = NULL;
-  guint w, h;
-
-  switch (slice->kind)
-    {
-    case AIRY_SLICE_XY:
-      airy_values_stats (airy_stack_plane (s, slice->index), airy_stack_plane_size (s), stats);
-      return TRUE;
-    case AIRY_SLICE_MIP:
-      airy_values_stats (host_mip (r), airy_stack_plane_size (s), stats);
-      return TRUE;
-    case AIRY_SLICE_STACK:
-      airy_values_stats (s->data, (gsize) s->depth * airy_stack_plane_size (s), stats);
-      return TRUE;
-    default:
-      airy_slice_size (s, slice, &w, &h);
-      section = g_new (float, (gsize) w * h);
-      host_read_slice (r, slice, section, error);
-      airy_values_stats (section, (gsize) w * h, stats);
-      return TRUE;
-    }
-}
-
-/* An XY plane goes to GL straight from the stack; sections are cut first. */
-static gboolean
-host_to_texture (AiryResident *r, const AirySlice *slice, AiryTexture *texture, GError **error)
-{
-  const AiryStack *s = r->stack;
-  g_autofree float *section = NULL;
-  guint w, h;
-
-  airy_slice_size (s, slice, &w, &h);
-  if (slice->kind == AIRY_SLICE_XY)
-    texture->upload (airy_stack_plane (s, slice->index), w, h, texture->user_data);
-  else if (slice->kind == AIRY_SLICE_MIP)
-    texture->upload (host_mip (r), w, h, texture->user_data);
-  else
-    {
-      section = g_new (float, (gsize) w * h);
-      host_read_slice (r, slice, section, error);
-      texture->upload (section, w, h, texture->user_data);
-    }
-  return TRUE;
-}
-
-static void
-host_free (AiryResident *r)
-{
-  HostResident *h = r->priv;
-
-  g_free (h->mip);
-  g_free (h);
-}
-
-static const AiryResidentOps host_resident_ops = {
-  .read_slice = host_read_slice,
-  .read_box = host_read_box,
-  .stats = host_stats,
-  .to_texture = host_to_texture,
-  .free = host_free,
-};
-
-AiryResident *
-airy_resident_new_host (AiryStack *stack)
-{
-  g_return_val_if_fail (stack != NULL && stack->data != NULL, NULL);
-
-  return airy_resident_new (airy_backend_lookup ("cpu"), &host_resident_ops, stack, g_new0 (HostResident, 1));
-}
 
 const AiryBackendOps *
 _airy_cpu_backend_ops (void)

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "airy-backend.h"
+#include "airy-backend-impl.h"
 
 G_BEGIN_DECLS
 

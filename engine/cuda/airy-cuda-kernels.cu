@@ -18,7 +18,7 @@ blocks_for (size_t n)
 }
 
 __global__ void
-generate_kernel (const float2 *__restrict__ F, const float *__restrict__ G,
+generate_kernel (const float2 *__restrict__ F, const double *__restrict__ G,
                  const double *__restrict__ z, size_t n, float2 *__restrict__ field)
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
@@ -27,7 +27,7 @@ generate_kernel (const float2 *__restrict__ F, const float *__restrict__ G,
         return;
     float2 f = F[i];
     float s, c;
-    airy_defocus_cis (z[b], (double) G[i], &s, &c);
+    airy_defocus_cis (z[b], G[i], &s, &c);
     field[b * n + i] = make_float2 (f.x * c - f.y * s, f.x * s + f.y * c);
 }
 
@@ -518,7 +518,7 @@ airy_cuda_launch_intensity_interleaved (const void *u, float scale, unsigned bat
 }
 
 int
-airy_cuda_launch_generate (const void *F, const float *G, const double *z, unsigned batch,
+airy_cuda_launch_generate (const void *F, const double *G, const double *z, unsigned batch,
                            size_t n, void *field, void *stream)
 {
     dim3 grid (blocks_for (n), batch);

@@ -29,7 +29,7 @@ airy_defocus_cis (double z, double g, float *s, float *c)
 }
 
 /* field[b][i] = F[i] · exp(i·z[b]·G[i]) for b < batch, i < n */
-int airy_cuda_launch_generate  (const void *F, const float *G, const double *z, unsigned batch,
+int airy_cuda_launch_generate  (const void *F, const double *G, const double *z, unsigned batch,
                                 size_t n, void *field, void *stream);
 /* The pruned transform's row-interleaved layout u[y][b][x]: the band rows
  * (F, G: rows × w, the pupil's rows only; G in double as on the CPU) of

@@ -1,38 +1,27 @@
 #pragma once
 
-#include "airy-plan-private.h"
+#include "airy-ops-private.h"
 
 G_BEGIN_DECLS
 
-/* The CPU fast path for the chain objective → pixelwise masks → FF lens
- * (every widefield PSF and every microscope PSF): the static part of the
- * pupil field is computed once, each plane only rotates the defocus phase,
- * the 2-D transform is pruned to the pupil's rows and |u|² is taken while
- * each block of columns is in cache. */
+/* The CPU backend's pieces (engine/cpu): the fused PSF kernels
+ * (airy-cpu-psf.c), the convolution (airy-cpu-conv.c), the host resident
+ * (airy-cpu-resident.c) and the driver (airy-cpu-backend.c). */
+
+/* FUSED_PSF: the shared part (compact F and G over each band row's span,
+ * the plan's z spacing) made once per device chunk from the op, and one
+ * worker per thread (its phase rotation, band and column buffers, FFTW
+ * plans): the 2-D transform is pruned to the pupil's rows and |u|² is taken
+ * while each block of columns is in cache. */
 typedef struct _AiryPsfShared AiryPsfShared;
 typedef struct _AiryPsfWorker AiryPsfWorker;
 
-gboolean       _airy_psf_fast_supported (AiryPlan       *plan);
-AiryPsfShared *_airy_psf_shared_new     (AiryPlan       *plan,
-                                         GError        **error);
+AiryPsfShared *_airy_psf_shared_new     (const AiryOp   *fused,
+                                         const double   *z,
+                                         guint           n_planes);
 void           _airy_psf_shared_free    (AiryPsfShared  *shared);
 AiryPsfWorker *_airy_psf_worker_new     (AiryPsfShared  *shared);
 void           _airy_psf_worker_free    (AiryPsfWorker  *worker);
-/* For device backends: the pupil field F(x, y) (centring modulation
- * included, so a plain forward DFT gives the centred one up to a phase per
- * output pixel) and the defocus phase per µm G, on the full grid of
- * wavelength l; |DFT(F·e^{i(z+z0)G})|²·scale_l is the plane's intensity. */
-void           _airy_psf_shared_full    (AiryPsfShared  *shared,
-                                         guint           l,
-                                         fftwf_complex  *F,
-                                         double         *G);
-float          _airy_psf_shared_scale   (AiryPsfShared  *shared,
-                                         guint           l);
-double         _airy_psf_shared_z0      (AiryPsfShared  *shared);
-/* rows [y0, y0 + rows) hold the pupil; F and G are zero on all others */
-void           _airy_psf_shared_band    (AiryPsfShared  *shared,
-                                         guint          *y0,
-                                         guint          *rows);
 
 /* Writes the weighted intensity of plane b (psf_height × psf_width). */
 void           _airy_psf_worker_plane   (AiryPsfWorker  *worker,

@@ -1,0 +1,138 @@
+/* airy-backend-impl.h: what a backend implements, for backends and
+ * modules only (never installed, never included by app/ or ui/).
+ *
+ * A backend is one C vtable (ggml style); a NULL slot means "not
+ * supported", and the public wrappers in airy-backend.h own that rule, so
+ * callers never reach into the vtable. Backends never see GTK, GL headers
+ * or each other's headers. */
+#pragma once
+
+#include "airy-backend.h"
+#include "airy-run.h"
+
+G_BEGIN_DECLS
+
+typedef struct _AiryPlan     AiryPlan;
+typedef struct _AiryRunState AiryRunState;
+
+/* One contiguous piece of the batch axis on one device of the run. */
+typedef struct
+{
+  guint slot;       /* position in the run's device list */
+  guint device;     /* the backend's device index */
+  guint first;      /* first plane */
+  guint count;      /* planes */
+  guint threads;    /* host threads for this device (CPU) */
+} AiryChunk;
+
+/* One run of a plan (DESIGN §4: the compiled plan is separate from a
+ * run's state). The plan (airy-plan-private.h: geometry and the op list,
+ * compiled once and shared by every run of the same optics) is read-only
+ * here; everything that belongs to this one run is in the state: the
+ * devices' chunks, the outputs, progress and cancellation, and the
+ * backend's own data for the run. */
+struct _AiryRunState
+{
+  AiryPlan        *plan;           /* a reference */
+  guint            n_slots;
+  AiryChunk       *chunks;         /* one per slot */
+  gboolean         keep_psf;       /* imaging: also return the PSF stack */
+  gboolean         want_resident;  /* AiryRunOptions.resident */
+  AiryStack       *out;            /* host result */
+  AiryStack       *psf;            /* host PSF stack when kept */
+  AiryResident    *resident;       /* the backend's result when wanted (finish) */
+  gpointer         backend_data;
+
+  GMutex           lock;
+  guint            done;
+  AiryProgressFunc progress;
+  gpointer         progress_data;
+  GCancellable    *cancellable;
+};
+
+/* For backends: one more plane done (progress, thread-safe). */
+void      _airy_run_state_plane_done    (AiryRunState *state);
+/* The host stacks a backend fills: the result (unless the run reduces to
+ * one image, made at the end) and the PSF stack when kept. */
+gboolean  _airy_run_state_alloc_outputs (AiryRunState *state,
+                                         GError      **error);
+/* Voxel sizes, plane positions and provenance of the finished stacks. */
+void      _airy_run_state_set_metadata  (AiryRunState *state);
+/* The slots that have planes, in order: active[0] is the reduction's root
+ * (where the image is made); returns how many. */
+guint     _airy_run_state_active_slots  (AiryRunState *state,
+                                         guint        *active);
+
+struct _AiryBackendOps
+{
+  const char *name;
+  const char *description;
+
+  /* Probe; FALSE with an error when the backend cannot run here
+   * ("no CUDA device: …"). Called once, when registered. */
+  gboolean (*open)          (AiryBackend     *backend,
+                             GError         **error);
+  void     (*close)         (AiryBackend     *backend);
+  guint    (*n_devices)     (AiryBackend     *backend);
+  void     (*device_info)   (AiryBackend     *backend,
+                             guint            device,
+                             AiryDeviceInfo  *info);
+  guint64  (*free_memory)   (AiryBackend     *backend,
+                             guint            device);
+
+  /* The backend's state for one run on the chosen devices
+   * (state->backend_data), then chunks (one call per device, from its own
+   * thread), the cross-device reduction, and the host copy of the result,
+   * or (state->want_resident) the result kept by the backend in
+   * state->resident (airy-resident.h; NULL: airy_run keeps the host stack
+   * as a resident of the CPU backend). release is called after every
+   * prepare, also a failed one. What to compute is state->plan's op list
+   * (airy-ops-private.h), nothing else. */
+  gboolean (*prepare)       (AiryBackend     *backend,
+                             AiryRunState    *state,
+                             GError         **error);
+  gboolean (*execute)       (AiryBackend     *backend,
+                             AiryRunState    *state,
+                             const AiryChunk *chunk,
+                             GError         **error);
+  gboolean (*all_reduce)    (AiryBackend     *backend,
+                             AiryRunState    *state,
+                             GError         **error);
+  gboolean (*finish)        (AiryBackend     *backend,
+                             AiryRunState    *state,
+                             GError         **error);
+  void     (*release)       (AiryBackend     *backend,
+                             AiryRunState    *state);
+
+  /* The benchmark floor on this backend: seconds for `planes` bare 2-D
+   * complex single-precision transforms of h × w on one device. */
+  double   (*fft_floor)     (AiryBackend     *backend,
+                             guint            device,
+                             guint            height,
+                             guint            width,
+                             guint            planes,
+                             GError         **error);
+
+  /* The most device memory one run allocated on `device` since the
+   * backend opened (bytes: buffers, FFT plans and their work areas). */
+  guint64  (*peak_memory)   (AiryBackend     *backend,
+                             guint            device);
+
+  /* The viewer's GL context is going away (its textures with it): drop
+   * whatever the backend registered for it (CUDA–GL registrations); the
+   * context is current. Slices reach the textures through the resident's
+   * slots (AiryResidentOps.to_texture). */
+  void     (*gl_release)    (AiryBackend     *backend,
+                             gpointer         context);
+
+  /* Debug and benchmark counters by name (airy_backend_get_counter). */
+  guint64  (*counter)       (AiryBackend     *backend,
+                             const char      *name);
+};
+
+/* Registers a backend (built in, or from a module's airy_module_register)
+ * and probes it with its open slot; the same name twice gives the first. */
+AiryBackend  *airy_backend_register   (const AiryBackendOps *ops,
+                                       const char           *module_path);
+
+G_END_DECLS

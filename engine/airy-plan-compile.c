@@ -1,0 +1,218 @@
+#define G_LOG_DOMAIN "airy-plan"
+
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#include "airy-elements-private.h"
+#include "airy-ops-private.h"
+#include "airy-run.h"
+#include "airy-sensor-private.h"
+
+/* A plan's program (DESIGN §4): its field stage (the element chain lowered
+ * to ops and passed through the fusion pass: F, G, masks) depends on the
+ * optics only, never on z, the sample or the sensor; the last one compiled
+ * is kept and shared, so that an edit of z, the sample, the sensor or the
+ * devices reuses it and only a change of the optics computes it again. */
+
+static GMutex      compiled_lock;
+static AiryOpList *compiled_last;      /* the last field stage, or NULL */
+static gboolean    compiled_last_fused;
+static guint       compiled_count;
+
+static void
+append_double (GString *s, const char *what, const double *v, guint n)
+{
+  guint i;
+
+  g_string_append_printf (s, "|%s", what);
+  for (i = 0; i < n; i++)
+    g_string_append_printf (s, " %.17g", v[i]);
+}
+
+/* what a file an element reads is, as far as the field stage is concerned */
+static void
+append_files (GString *s, AiryElement *e)
+{
+  guint n, k;
+  g_autofree GParamSpec **specs = g_object_class_list_properties (G_OBJECT_GET_CLASS (e), &n);
+  const char *base = _airy_element_get_base_dir (e);
+
+  for (k = 0; k < n; k++)
+    {
+      const char *file;
+      g_autofree char *path = NULL;
+      GStatBuf st;
+
+      if (!(airy_param_spec_get_flags (specs[k]) & AIRY_PARAM_FILE)
+          || (file = airy_element_get_string (e, specs[k]->name)) == NULL || *file == '\0')
+        continue;
+      path = g_path_is_absolute (file) || base == NULL ? g_strdup (file) : g_build_filename (base, file, NULL);
+      if (g_stat (path, &st) == 0)
+        g_string_append_printf (s, "|file %s %" G_GINT64_FORMAT " %" G_GINT64_FORMAT, path,
+                                (gint64) st.st_mtime, (gint64) st.st_size);
+      else
+        g_string_append_printf (s, "|file %s missing", path);
+    }
+}
+
+guint64
+_airy_plan_optics_hash (AiryPlan *plan)
+{
+  g_autoptr(GString) s = g_string_new ("airy optics 1");
+  g_autofree char *sum = NULL;
+  guint i;
+
+  g_string_append_printf (s, "|in %u × %u → %u × %u", plan->in_height, plan->in_width, plan->psf_height,
+                          plan->psf_width);
+  append_double (s, "dy", plan->in_dy, plan->spectrum->n);
+  append_double (s, "dx", plan->in_dx, plan->spectrum->n);
+  append_double (s, "λ", plan->spectrum->wavelengths, plan->spectrum->n);
+  append_double (s, "w", plan->spectrum->weights, plan->spectrum->n);
+  for (i = 0; i < plan->chain->len; i++)
+    {
+      AiryElement *e = g_ptr_array_index (plan->chain, i);
+      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+      g_autofree char *json = NULL;
+
+      json_node_take_object (node, airy_element_to_json (e));
+      json = json_to_string (node, FALSE);
+
+      g_string_append_printf (s, "|%s", json);
+      append_files (s, e);
+    }
+  sum = g_compute_checksum_for_string (G_CHECKSUM_SHA256, s->str, s->len);
+  return g_ascii_strtoull (sum + 48, NULL, 16);
+}
+
+guint
+_airy_plan_compiles (void)
+{
+  return (guint) g_atomic_int_get (&compiled_count);
+}
+
+/* The field stage for this plan's optics: the kept one, or a new one
+ * (kept in its place when it is not too big to keep). */
+static AiryOpList *
+field_stage (AiryPlan *plan, GError **error)
+{
+  gboolean fuse = g_getenv ("AIRY_NO_FAST_PATH") == NULL;
+  guint64 cap = MIN (G_GUINT64_CONSTANT (1) << 30, airy_memory_budget () / 4);
+  AiryOpList *list = NULL, *old = NULL;
+
+  g_mutex_lock (&compiled_lock);
+  if (compiled_last && compiled_last->hash == plan->optics_hash && compiled_last_fused == fuse)
+    list = _airy_ops_ref (compiled_last);
+  g_mutex_unlock (&compiled_lock);
+  if (list)
+    return list;
+
+  list = _airy_ops_compile (plan, error);
+  if (list == NULL)
+    return NULL;
+  list->hash = plan->optics_hash;
+  _airy_ops_end_field (list, plan->spectrum);
+  if (fuse)
+    _airy_ops_fuse (list);
+  g_atomic_int_inc (&compiled_count);
+  if (_airy_ops_bytes (list) <= cap)
+    {
+      g_mutex_lock (&compiled_lock);
+      old = compiled_last;
+      compiled_last = _airy_ops_ref (list);
+      compiled_last_fused = fuse;
+      g_mutex_unlock (&compiled_lock);
+      _airy_ops_unref (old);
+    }
+  return list;
+}
+
+static AiryOp *
+tail_op_new (AiryOpKind kind, guint n_lambda, guint height, guint width)
+{
+  AiryOp *op = g_new0 (AiryOp, 1);
+
+  op->ref = 1;
+  op->kind = kind;
+  op->n_lambda = n_lambda;
+  op->height = height;
+  op->width = width;
+  return op;
+}
+
+/* The sensor as data: what it resamples from and to, and its noise. */
+static AiryOp *
+sensor_op_new (AiryPlan *plan)
+{
+  AiryOp *op = tail_op_new (AIRY_OP_SENSOR, 1, plan->out_height, plan->out_width);
+  AirySensorOp *s = g_new0 (AirySensorOp, 1);
+  AiryElement *e = plan->sensor;
+  int resample = airy_element_get_enum (e, "resample");
+
+  op->sensor = s;
+  s->element = g_object_ref (e);
+  s->in_height = plan->imaging ? plan->vol_height : plan->psf_height;
+  s->in_width = plan->imaging ? plan->vol_width : plan->psf_width;
+  s->in_dy = plan->imaging ? plan->vol_spacing : plan->psf_dy;
+  s->in_dx = plan->imaging ? plan->vol_spacing : plan->psf_dx;
+  s->out_height = plan->out_height;
+  s->out_width = plan->out_width;
+  s->out_dy = plan->out_dy;
+  s->out_dx = plan->out_dx;
+  s->resample = AIRY_SENSOR_COPY;
+  s->scale = 1.0;
+  if (resample == AIRY_RESAMPLE_BLOCK_SUM)
+    {
+      s->resample = AIRY_SENSOR_BLOCK_SUM;
+      s->factor = (guint) airy_element_get_int (e, "factor");
+    }
+  else if (resample == AIRY_RESAMPLE_LINEAR
+           && (s->out_height != s->in_height || s->out_width != s->in_width || s->out_dy != s->in_dy
+               || s->out_dx != s->in_dx))
+    {
+      s->resample = AIRY_SENSOR_LINEAR;
+      if (airy_element_get_boolean (e, "sum-preserving"))
+        s->scale = s->out_dy * s->out_dx / (s->in_dy * s->in_dx);
+    }
+  _airy_sensor_noise (e, 0, &s->noise);
+  return op;
+}
+
+gboolean
+_airy_plan_compile (AiryPlan *plan,
+                    GError  **error)
+{
+  guint i;
+
+  g_return_val_if_fail (plan->ops == NULL, FALSE);
+
+  plan->optics_hash = _airy_plan_optics_hash (plan);
+  plan->compiled = field_stage (plan, error);
+  if (plan->compiled == NULL)
+    return FALSE;
+  plan->ops = g_ptr_array_new_with_free_func ((GDestroyNotify) _airy_op_unref);
+  for (i = 0; i < plan->compiled->ops->len; i++)
+    g_ptr_array_add (plan->ops, _airy_op_ref (g_ptr_array_index (plan->compiled->ops, i)));
+
+  /* what each plane's intensity becomes */
+  if (plan->imaging)
+    g_ptr_array_add (plan->ops, tail_op_new (AIRY_OP_CONVOLVE, 1, plan->vol_height, plan->vol_width));
+  else if (plan->reduce)
+    g_ptr_array_add (plan->ops, tail_op_new (AIRY_OP_SUM, 1, plan->psf_height, plan->psf_width));
+  if (plan->sensor)
+    g_ptr_array_add (plan->ops, sensor_op_new (plan));
+  return TRUE;
+}
+
+char *
+_airy_plan_describe (AiryPlan *plan)
+{
+  GString *s = g_string_new (NULL);
+  guint i;
+
+  for (i = 0; plan->ops && i < plan->ops->len; i++)
+    g_string_append_printf (s, "%s%s", i ? " " : "",
+                            _airy_op_kind_name (((AiryOp *) g_ptr_array_index (plan->ops, i))->kind));
+  return g_string_free (s, FALSE);
+}
