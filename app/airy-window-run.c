@@ -48,6 +48,8 @@ on_finished (AiryWorker *worker,
                             result->threads == 1 ? "" : "s");
   g_free (self->run_status);
   self->run_status = g_steal_pointer (&status);
+  /* the run's warnings: the check on the UI thread could not see the files */
+  airy_bench_panel_set_warnings (self->panel, result->warnings);
   /* the result stays with its backend (on the GPUs for CUDA) */
   airy_stack_viewer_set_resident (self->viewer, airy_resident_ref (result->resident));
   show_run_status (self);

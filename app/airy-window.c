@@ -249,8 +249,10 @@ regrant_file (AirySystem *system, AiryElement *element, const char *property,
   r->moved = TRUE;
 }
 
-/* Every edit: check the system as the engine would, mark a bad field and keep
- * the last result, or hand a copy to the worker. */
+/* Every edit: check the system as far as the UI thread may (no file is
+ * read here: the sample and the mask images are the worker's), mark a bad
+ * field and keep the last result, or hand a copy to the worker, whose
+ * failures are marked at their fields too. */
 static void
 recompute (AiryWindow *self)
 {
@@ -259,7 +261,7 @@ recompute (AiryWindow *self)
   const guint *devices;
   guint n_devices;
 
-  if (!airy_system_validate (self->system, warnings, &error))
+  if (!airy_system_check (self->system, warnings, &error))
     {
       airy_worker_cancel (self->worker);
       airy_bench_panel_show_error (self->panel, error->message);

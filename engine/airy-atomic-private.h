@@ -12,4 +12,11 @@ void _airy_atomic_unregister  (const char *tmp_path);
 /* Unlinks every registered temporary; async-signal-safe. */
 void _airy_atomic_remove_live (void);
 
+/* A guard for "the UI thread never touches a file": every file the engine
+ * opens passes _airy_file_io_note (), which is a critical when called on
+ * the forbidden thread (tests set it to the main thread around edits;
+ * NULL, the default, allows every thread). */
+void _airy_file_io_forbid_thread (GThread    *thread);
+void _airy_file_io_note          (const char *path);
+
 G_END_DECLS

@@ -114,3 +114,18 @@ _airy_atomic_remove_live (void)
     if (g_atomic_int_get (&live_state[i]) == 2)
       unlink (live_paths[i]);
 }
+
+static GThread *volatile io_forbidden;
+
+void
+_airy_file_io_forbid_thread (GThread *thread)
+{
+  io_forbidden = thread;
+}
+
+void
+_airy_file_io_note (const char *path)
+{
+  if (io_forbidden != NULL && g_thread_self () == io_forbidden)
+    g_critical ("%s: a file read on a thread that must not touch files", path);
+}

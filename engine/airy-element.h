@@ -40,6 +40,9 @@ typedef struct
   double              pupil_radius;   /* f·NA/n of the objective (0: none) */
   double              z_max;          /* largest |z| of the run */
   GPtrArray          *warnings;       /* char*, may be NULL */
+  /* a check on the UI thread (airy_system_check): check() reads no file;
+   * what it would load is loaded by prepare() in the run */
+  gboolean            no_files;
 } AiryContext;
 
 /* One batch element being computed. */

@@ -14,6 +14,7 @@
 #include "airy-image-file.h"
 #include "airy-image-file-private.h"
 #include "airy-error.h"
+#include "airy-atomic-private.h"
 
 const AiryImageFormat *const *
 airy_image_formats (void)
@@ -29,9 +30,11 @@ airy_image_format_sniff (const char *path,
 {
   const AiryImageFormat *const *f;
   guint8 head[16] = { 0 };
-  FILE *file = g_fopen (path, "rb");
+  FILE *file;
   size_t got;
 
+  _airy_file_io_note (path);
+  file = g_fopen (path, "rb");
   if (file == NULL)
     {
       int e = errno;

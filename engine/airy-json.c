@@ -14,6 +14,7 @@
 
 #include "airy-json-private.h"
 #include "airy-error.h"
+#include "airy-atomic-private.h"
 
 /* What json-glib cannot be trusted with, found on the raw text: nesting
  * deep enough to overflow its recursive parser's stack, numbers it silently
@@ -197,6 +198,7 @@ _airy_json_read_file (const char *path,
   GStatBuf st;
   int fd, e;
 
+  _airy_file_io_note (path);
   fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0)
     {

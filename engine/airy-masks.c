@@ -375,12 +375,31 @@ amplitude_mask_prepare (AiryElement *self, const AiryContext *ctx, GError **erro
   return s;
 }
 
+/* A file name is given: all a check on the UI thread asks of a mask file
+ * (the run reads it, and reports what is wrong with it at the same path). */
+static gboolean
+mask_file_named (AiryElement *self, const AiryContext *ctx, GError **error)
+{
+  const char *file = airy_element_get_string (self, "file");
+
+  if (file == NULL || *file == '\0')
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s.file: no file given"), ctx->path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 amplitude_mask_check (AiryElement *self, AiryContext *ctx, GError **error)
 {
+  ImageState *s;
+
+  if (ctx->no_files)
+    return mask_file_named (self, ctx, error);
   /* Load once here so a missing or corrupt file is reported with the system,
    * not in the middle of a run. */
-  ImageState *s = amplitude_mask_prepare (self, ctx, error);
+  s = amplitude_mask_prepare (self, ctx, error);
 
   if (s == NULL)
     return FALSE;
@@ -495,6 +514,11 @@ phase_check (AiryElement *self, AiryContext *ctx, GError **error)
               return FALSE;
             }
         }
+    }
+  else if (source == AIRY_PHASE_IMAGE && ctx->no_files)
+    {
+      if (!mask_file_named (self, ctx, error))
+        return FALSE;
     }
   else if (source == AIRY_PHASE_IMAGE)
     {

@@ -56,6 +56,11 @@ AiryPlan *_airy_plan_new        (AirySystem           *system,
                                  const AiryRunOptions *options,
                                  GPtrArray            *warnings,
                                  GError              **error);
+AiryPlan *_airy_plan_new_checked (AirySystem           *system,
+                                  const AiryRunOptions *options,
+                                  gboolean              light,
+                                  GPtrArray            *warnings,
+                                  GError              **error);
 AiryPlan *_airy_plan_ref        (AiryPlan *plan);
 void      _airy_plan_unref      (AiryPlan *plan);
 gboolean  _airy_plan_volume_plane (AiryPlan *plan,

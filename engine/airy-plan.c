@@ -230,6 +230,19 @@ _airy_plan_new (AirySystem           *system,
                 GPtrArray            *warnings,
                 GError              **error)
 {
+  return _airy_plan_new_checked (system, options, FALSE, warnings, error);
+}
+
+/* light: what a check on the UI thread may do — ranges, cross-field rules,
+ * shapes; no file is read (sample, mask images) and no memory budget taken
+ * (/proc/meminfo): the run does those, and reports at the same paths. */
+AiryPlan *
+_airy_plan_new_checked (AirySystem           *system,
+                        const AiryRunOptions *options,
+                        gboolean              light,
+                        GPtrArray            *warnings,
+                        GError              **error)
+{
   g_autoptr(AiryPlan) plan = g_new0 (AiryPlan, 1);
   AiryContext ctx;
   GPtrArray *elements;
@@ -351,6 +364,7 @@ _airy_plan_new (AirySystem           *system,
     ctx.dy[l] = plan->in_dy[l];
   ctx.warnings = warnings;
   ctx.z_max = zmax;
+  ctx.no_files = light;
   for (i = 0; i < plan->chain->len; i++)
     {
       AiryElement *e = g_ptr_array_index (plan->chain, i);
@@ -420,7 +434,15 @@ _airy_plan_new (AirySystem           *system,
       plan->vol_height = h;
       plan->vol_width = w;
       plan->vol_spacing = spacing;
-      if (sample->kind == AIRY_SAMPLE_FILE)
+      if (sample->kind == AIRY_SAMPLE_FILE && light)
+        {
+          if (sample->file == NULL || *sample->file == '\0')
+            {
+              g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("sample.file: no file given"));
+              return NULL;
+            }
+        }
+      else if (sample->kind == AIRY_SAMPLE_FILE)
         {
           if (!load_volume (plan, airy_system_get_base_dir (system), spacing, warnings, error))
             return NULL;
@@ -461,6 +483,9 @@ _airy_plan_new (AirySystem           *system,
       }
     plan->out_depth = plan->reduce ? 1 : plan->n_planes;
   }
+
+  if (light)
+    return g_steal_pointer (&plan);
 
   /* Memory: budget before allocating anything big. */
   n_slots = options && options->n_devices ? options->n_devices : 1;

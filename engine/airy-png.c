@@ -15,6 +15,7 @@
 #include "airy-stack.h"
 #include "airy-image-file-private.h"
 #include "airy-error.h"
+#include "airy-atomic-private.h"
 #include "airy-atomic.h"
 #include "airy-run.h"
 
@@ -447,6 +448,7 @@ airy_png_read (const char *path,
   png_uint_32 width = 0, height = 0;
   gboolean ok;
 
+  _airy_file_io_note (path);
   r.io.file = g_fopen (path, "rb");
   if (r.io.file == NULL)
     {

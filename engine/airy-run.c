@@ -8,6 +8,7 @@
 
 #include "airy-run.h"
 #include "airy-error.h"
+#include "airy-atomic-private.h"
 #include "airy-fft-private.h"
 #include "airy-plan-private.h"
 
@@ -18,6 +19,7 @@ available_budget (void)
   g_autofree char *meminfo = NULL;
   const char *p;
 
+  _airy_file_io_note ("/proc/meminfo");
   if (g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL)
       && (p = strstr (meminfo, "MemAvailable:")) != NULL)
     return (guint64) (g_ascii_strtoull (p + strlen ("MemAvailable:"), NULL, 10) * 1024 * 0.9);

@@ -651,6 +651,19 @@ airy_system_validate (AirySystem *self,
   return plan != NULL;
 }
 
+gboolean
+airy_system_check (AirySystem *self,
+                   GPtrArray  *warnings,
+                   GError    **error)
+{
+  g_autoptr(AiryPlan) plan = NULL;
+
+  g_return_val_if_fail (AIRY_IS_SYSTEM (self), FALSE);
+
+  plan = _airy_plan_new_checked (self, NULL, TRUE, warnings, error);
+  return plan != NULL;
+}
+
 /* ---- file names ---- */
 
 /* realpath () of a path that exists, else its canonical form */
@@ -821,13 +834,12 @@ _airy_system_rebase (AirySystem *self, const char *new_dir_abs, const char *new_
   _airy_system_set_base_dir (self, new_base);
 }
 
-/* for the hash: the files themselves, however they are named */
+/* for the hash: the files themselves, however they are named (by name:
+ * the hash is taken on the UI thread, which touches no file) */
 static char *
 identify_file (const char *file, const char *base, gpointer data)
 {
-  g_autofree char *abs = resolve_file (file, base);
-
-  return _airy_physical_path (abs);
+  return resolve_file (file, base);
 }
 
 static void

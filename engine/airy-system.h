@@ -88,6 +88,12 @@ char         *airy_system_schema           (gboolean     with_modules);
 gboolean      airy_system_validate         (AirySystem  *self,
                                             GPtrArray   *warnings,
                                             GError     **error);
+/* What a check on the UI thread may do: ranges, cross-field rules, shapes,
+ * warnings of the optics; no file is read (sample, mask images) and no
+ * memory budget taken. A run checks the rest and reports at the same paths. */
+gboolean      airy_system_check            (AirySystem  *self,
+                                            GPtrArray   *warnings,
+                                            GError     **error);
 
 const char   *airy_system_get_name         (AirySystem  *self);
 void          airy_system_set_name         (AirySystem  *self,

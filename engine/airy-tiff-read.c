@@ -18,6 +18,7 @@
 
 #include "airy-stack.h"
 #include "airy-error.h"
+#include "airy-atomic-private.h"
 #include "airy-run.h"
 #include "airy-tiff-private.h"
 
@@ -710,6 +711,7 @@ read_file (const char *path, const AiryReadOptions *options, gboolean pixels, GE
   AiryStack *stack;
 
   tiff_init ();
+  _airy_file_io_note (path);
   r.fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
   if (r.fd < 0)
     {

@@ -11,6 +11,7 @@
 #include "airy-window.h"
 #include "airy-view-math.h"
 #include "airy-test-gtk.h"
+#include "airy-atomic-private.h"
 
 static gboolean have_display;
 static GtkApplication *app;
@@ -803,6 +804,85 @@ test_worker_signals (void)
   close_window (window);
 }
 
+/* Edits never touch a file on the UI thread: the check there reads no
+ * sample and no mask image (the worker does, and reports at the fields),
+ * and the main loop keeps running while a large sample TIFF is read. */
+static gboolean
+count_tick (gpointer data)
+{
+  (*(guint *) data)++;
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+test_edits_touch_no_file (void)
+{
+  g_autofree char *volume = g_build_filename (tmpdir, "large-sample.tif", NULL);
+  g_autofree char *system_path = g_build_filename (tmpdir, "large-sample.airy.json", NULL);
+  g_autofree char *json = NULL;
+  g_autoptr(AiryStack) v = airy_stack_new (48, 512, 512);
+  g_autoptr(GError) error = NULL;
+  AiryWindow *window;
+  guint ticks = 0, tick_id, edit;
+  gsize i;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  /* 48 planes of 512² (48 MiB), the system's 0.1 µm pixels and z steps */
+  for (i = 0; i < 48 * 512 * 512; i += 997)
+    v->data[i] = 1.0f;
+  v->dx = v->dy = 0.1;
+  v->dz = 2.0 / 47;
+  v->z0 = -1.0;
+  g_assert_true (airy_tiff_write (volume, v, &error));
+  json = g_strdup_printf ("{\"airy\": 1, \"grid\": {\"shape\": [512, 512], \"spacing\": 0.1},"
+                          " \"spectrum\": {\"wavelengths\": [0.532]}, \"z\": {\"start\": -1, \"stop\": 1, \"count\": 48},"
+                          " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
+                          " \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"file\": \"%s\"}}", volume);
+  write_file (system_path, json);
+  window = airy_window_new (app);
+  airy_worker_set_debounce (airy_window_get_worker (window), 30);
+  gtk_window_present (GTK_WINDOW (window));
+  g_assert_true (airy_window_open_file (window, system_path, &error));
+  wait_idle (window);
+  g_assert_cmpuint (airy_window_get_shown_hash (window), ==, airy_system_hash (airy_window_get_system (window)));
+
+  /* from here the main thread may not open a file: a critical (fatal in
+   * tests) if it does */
+  _airy_file_io_forbid_thread (g_thread_self ());
+  tick_id = g_timeout_add (5, count_tick, &ticks);
+  for (edit = 0; edit < 3; edit++)
+    {
+      spin_set (window, "microscope.na", 0.7 + 0.05 * edit);
+      while (g_main_context_iteration (NULL, FALSE))
+        ;
+    }
+  wait_idle (window);
+  g_source_remove (tick_id);
+  _airy_file_io_forbid_thread (NULL);
+  /* the result of the last edit, computed from the file by the worker,
+   * while the main loop went on dispatching */
+  g_assert_cmpuint (airy_window_get_shown_hash (window), ==, airy_system_hash (airy_window_get_system (window)));
+  g_assert_cmpfloat_with_epsilon (airy_element_get_double (airy_system_get_objective (airy_window_get_system (window)), "na"),
+                                  0.8, 1e-12);
+  g_test_message ("main loop ticks while the worker read and ran: %u", ticks);
+  g_assert_cmpuint (ticks, >=, 3);
+
+  /* a sample that cannot be read is reported at its field, by the run */
+  _airy_file_io_forbid_thread (g_thread_self ());
+  g_unlink (volume);
+  spin_set (window, "microscope.na", 0.75);
+  wait_idle (window);
+  _airy_file_io_forbid_thread (NULL);
+  g_assert_nonnull (strstr (airy_bench_panel_get_error (airy_window_get_panel (window)), "sample.file: "));
+  g_assert_nonnull (strstr (airy_bench_panel_get_error (airy_window_get_panel (window)), "no such file"));
+  close_window (window);
+  g_unlink (system_path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -829,6 +909,7 @@ main (int argc, char **argv)
   g_test_add_func ("/app/command-line-files", test_command_line_files);
   g_test_add_func ("/app/worker-progress", test_worker_progress);
   g_test_add_func ("/app/worker-signals", test_worker_signals);
+  g_test_add_func ("/app/edits-touch-no-file", test_edits_touch_no_file);
   status = g_test_run ();
   g_rmdir (tmpdir);
   g_object_unref (app);

@@ -572,6 +572,50 @@ test_gl_bad_files (Fixture *f, gconstpointer data)
   g_unlink (text);
 }
 
+/* the viewer's reads and writes on worker threads, done */
+static void
+wait_files (AiryStackViewer *viewer)
+{
+  while (airy_stack_viewer_get_pending_files (viewer) > 0)
+    g_main_context_iteration (NULL, TRUE);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+/* Opens off the UI thread: shown when read, the newer of two opens wins,
+ * a file that cannot be read says so and leaves the shown stack. */
+static void
+test_gl_open_async (Fixture *f, gconstpointer data)
+{
+  g_autofree char *a = g_build_filename (tmpdir, "async-a.tif", NULL);
+  g_autofree char *b = g_build_filename (tmpdir, "async-b.tif", NULL);
+  g_autoptr(AiryStack) sa = gradient_stack (3, 16, 16, 0.1, 0.1);
+  g_autoptr(AiryStack) sb = gradient_stack (5, 8, 12, 0.2, 0.2);
+  g_autoptr(GError) error = NULL;
+  AiryStack *shown;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  g_assert_true (airy_tiff_write (a, sa, &error));
+  g_assert_true (airy_tiff_write (b, sb, &error));
+  airy_stack_viewer_open_async (f->viewer, a, 0, 0);
+  airy_stack_viewer_open_async (f->viewer, b, 0, 0);
+  g_assert_cmpuint (airy_stack_viewer_get_pending_files (f->viewer), ==, 2);
+  wait_files (f->viewer);
+  shown = airy_stack_view_get_stack (f->view);
+  g_assert_cmpuint (shown->depth, ==, 5);
+  g_assert_cmpuint (shown->width, ==, 12);
+  airy_stack_viewer_open_async (f->viewer, "/nonexistent/stack.tif", 0, 0);
+  wait_files (f->viewer);
+  g_assert_true (airy_stack_view_get_stack (f->view) == shown);
+  g_assert_cmpstr (airy_stack_viewer_get_message (f->viewer), ==, "Could not open: /nonexistent/stack.tif: No such file or directory");
+  g_unlink (a);
+  g_unlink (b);
+}
+
 /* An ImageJ hyperstack (2 channels × 3 slices × 2 time points, written by
  * tifffile's layout rules: one page per image, channel fastest): the
  * viewer shows channel 1, time point 1 and offers the others; a choice
@@ -625,8 +669,9 @@ test_gl_hyperstack (Fixture *f, gconstpointer data)
   g_assert_cmpuint (t, ==, 0);
   g_assert_cmpuint (shown->depth, ==, 3);
   g_assert_cmpfloat (airy_stack_plane (shown, 1)[0], ==, 10.0f);
-  /* channel 2, time point 2 */
+  /* channel 2, time point 2 (read again on a worker thread) */
   airy_stack_viewer_set_hyperstack_plane (f->viewer, 1, 1);
+  wait_files (f->viewer);
   shown = airy_stack_view_get_stack (f->view);
   airy_stack_viewer_get_hyperstack (f->viewer, &n_c, &n_t, &c, &t);
   g_assert_cmpuint (c, ==, 1);
@@ -989,6 +1034,7 @@ main (int argc, char **argv)
   g_test_add ("/viewer/gl/export", Fixture, NULL, fixture_setup, test_gl_export, fixture_teardown);
   g_test_add ("/viewer/gl/bad-files", Fixture, NULL, fixture_setup, test_gl_bad_files, fixture_teardown);
   g_test_add ("/viewer/gl/hyperstack", Fixture, NULL, fixture_setup, test_gl_hyperstack, fixture_teardown);
+  g_test_add ("/viewer/gl/open-async", Fixture, NULL, fixture_setup, test_gl_open_async, fixture_teardown);
   g_test_add ("/viewer/gl/slot-path", Fixture, NULL, fixture_setup, test_gl_slot_path, fixture_teardown);
   g_test_add ("/viewer/gl/cpu-slot", Fixture, NULL, fixture_setup, test_gl_cpu_slot, fixture_teardown);
   g_test_add ("/viewer/gl/properties", Fixture, NULL, fixture_setup, test_gl_properties, fixture_teardown);

@@ -46,6 +46,9 @@ struct _AiryStackViewer
   GtkWidget           *hyper_box;
   GtkWidget           *channel_spin;
   GtkWidget           *frame_spin;
+  /* reads and writes on worker threads */
+  guint                file_tasks;
+  guint                open_generation;
 };
 
 G_DEFINE_FINAL_TYPE (AiryStackViewer, airy_stack_viewer, GTK_TYPE_BOX)
@@ -331,25 +334,11 @@ airy_stack_viewer_get_axial_plot (AiryStackViewer *self)
   return self->axial_plot;
 }
 
-/* Reads one z stack of the file: of a hyperstack, the channel and time
- * point asked for (0-based), and shows the choosers for them. */
-static gboolean
-open_stack (AiryStackViewer *self, const char *path, guint channel, guint frame, GError **error)
+/* Shows a stack read from a file: of a hyperstack, with the choosers for
+ * its channels and time points. */
+static void
+show_opened (AiryStackViewer *self, AiryStack *stack, const char *path)
 {
-  g_autoptr(GError) local = NULL;
-  AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
-  AiryStack *stack;
-
-  ro.channel = (int) channel;
-  ro.frame = (int) frame;
-  stack = airy_image_read_full (path, &ro, &local);
-  if (stack == NULL)
-    {
-      g_autofree char *msg = g_strdup_printf (_("Could not open: %s"), local->message);
-      airy_stack_viewer_show_message (self, msg);
-      g_propagate_error (error, g_steal_pointer (&local));
-      return FALSE;
-    }
   if (stack->dx <= 0)
     stack->dx = stack->dy = 1.0;   /* unknown: pixels */
   airy_stack_viewer_set_stack (self, stack);
@@ -364,6 +353,29 @@ open_stack (AiryStackViewer *self, const char *path, guint channel, guint frame,
   gtk_widget_set_visible (gtk_widget_get_parent (self->frame_spin), stack->n_frames > 1);
   gtk_widget_set_visible (self->hyper_box, stack->n_channels > 1 || stack->n_frames > 1);
   self->updating = FALSE;
+}
+
+/* Reads one z stack of the file here and now: of a hyperstack, the channel
+ * and time point asked for (0-based). */
+static gboolean
+open_stack (AiryStackViewer *self, const char *path, guint channel, guint frame, GError **error)
+{
+  g_autoptr(GError) local = NULL;
+  AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+  AiryStack *stack;
+
+  ro.channel = (int) channel;
+  ro.frame = (int) frame;
+  self->open_generation++;
+  stack = airy_image_read_full (path, &ro, &local);
+  if (stack == NULL)
+    {
+      g_autofree char *msg = g_strdup_printf (_("Could not open: %s"), local->message);
+      airy_stack_viewer_show_message (self, msg);
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  show_opened (self, stack, path);
   return TRUE;
 }
 
@@ -409,8 +421,9 @@ on_hyper_axis (GtkSpinButton *spin, AiryStackViewer *self)
 
   if (self->updating || path == NULL)
     return;
-  open_stack (self, path, (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->channel_spin)) - 1,
-              (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->frame_spin)) - 1, NULL);
+  airy_stack_viewer_open_async (self, path,
+                                (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->channel_spin)) - 1,
+                                (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->frame_spin)) - 1);
 }
 
 guint8 *
@@ -498,20 +511,125 @@ need_stack (AiryStackViewer *self, GError **error)
   return FALSE;
 }
 
+/* An export in two steps: what is on screen, taken on the main thread (the
+ * GL view, the shown plane, the stack, a section), then the file, which the
+ * file chooser's exports write on a worker thread: the UI thread touches
+ * no file. */
+typedef enum { EXPORT_PNG_RGB, EXPORT_PNG_GRAY16, EXPORT_TIFF } ExportKind;
+
+typedef struct
+{
+  ExportKind    kind;
+  guint8       *rgb;        /* PNG_RGB */
+  AiryStack    *stack;      /* GRAY16 (one plane), TIFF */
+  AiryResident *resident;   /* keeps a borrowed stack alive */
+  gboolean      borrowed;
+  guint         height, width;
+  double        dx;
+} Export;
+
+static void
+export_free (Export *e)
+{
+  g_free (e->rgb);
+  if (!e->borrowed)
+    airy_stack_free (e->stack);
+  g_clear_pointer (&e->resident, airy_resident_unref);
+  g_free (e);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Export, export_free)
+
+static Export *
+export_view (AiryStackViewer *self, guint scale, GError **error)
+{
+  Export *e;
+
+  if (!need_stack (self, error))
+    return NULL;
+  e = g_new0 (Export, 1);
+  e->kind = EXPORT_PNG_RGB;
+  e->rgb = airy_stack_viewer_render_view (self, scale, TRUE, &e->width, &e->height);
+  e->dx = airy_stack_view_get_stack (self->view)->dx / scale;
+  return e;
+}
+
+static Export *
+export_raw (AiryStackViewer *self, GError **error)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  Export *e;
+
+  if (!need_stack (self, error))
+    return NULL;
+  e = g_new0 (Export, 1);
+  e->kind = EXPORT_PNG_GRAY16;
+  e->stack = airy_stack_new (1, s->height, s->width);
+  memcpy (e->stack->data, airy_stack_view_get_xy_plane (self->view), airy_stack_plane_size (s) * sizeof (float));
+  e->stack->dx = e->stack->dy = s->dx;
+  return e;
+}
+
+static Export *
+export_tiff (AiryStackViewer *self, gboolean section, GError **error)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  AiryResident *r = airy_stack_view_get_resident (self->view);
+  g_autoptr(Export) e = NULL;
+  guint cx, cy;
+
+  if (!need_stack (self, error))
+    return NULL;
+  e = g_new0 (Export, 1);
+  e->kind = EXPORT_TIFF;
+  if (!section)
+    {
+      /* a host stack is written where it is, a result on a GPU comes to
+       * host memory for this only */
+      if (s->data)
+        {
+          e->stack = s;
+          e->borrowed = TRUE;
+          e->resident = airy_resident_ref (r);
+        }
+      else if ((e->stack = airy_resident_to_stack (r, error)) == NULL)
+        return NULL;
+      return g_steal_pointer (&e);
+    }
+  /* the XZ section through the cursor: one image, rows are z */
+  airy_stack_view_get_cursor (self->view, &cx, &cy);
+  e->stack = airy_stack_new (1, s->depth, s->width);
+  if (!airy_resident_read_slice (r, &(AirySlice) { AIRY_SLICE_XZ, cy }, e->stack->data, error))
+    return NULL;
+  e->stack->dx = s->dx;
+  e->stack->dy = s->dz > 0 ? s->dz : s->dy;
+  return g_steal_pointer (&e);
+}
+
+static gboolean
+export_write (const char *path, const Export *e, GError **error)
+{
+  switch (e->kind)
+    {
+    case EXPORT_PNG_RGB:
+      return airy_png_write_rgb (path, e->rgb, e->height, e->width, e->dx, error);
+    case EXPORT_PNG_GRAY16:
+      return airy_png_write_gray16 (path, e->stack->data, e->stack->height, e->stack->width, e->stack->dx, error);
+    case EXPORT_TIFF:
+    default:
+      return airy_tiff_write (path, e->stack, error);
+    }
+}
+
 gboolean
 airy_stack_viewer_export_view (AiryStackViewer *self,
                                const char      *path,
                                guint            scale,
                                GError         **error)
 {
-  g_autofree guint8 *rgb = NULL;
-  AiryStack *s = airy_stack_view_get_stack (self->view);
-  guint w, h;
+  g_autoptr(Export) e = export_view (self, scale, error);
 
-  if (!need_stack (self, error))
-    return FALSE;
-  rgb = airy_stack_viewer_render_view (self, scale, TRUE, &w, &h);
-  return airy_png_write_rgb (path, rgb, h, w, s->dx / scale, error);
+  return e != NULL && export_write (path, e, error);
 }
 
 gboolean
@@ -519,12 +637,9 @@ airy_stack_viewer_export_raw (AiryStackViewer *self,
                               const char      *path,
                               GError         **error)
 {
-  AiryStack *s = airy_stack_view_get_stack (self->view);
+  g_autoptr(Export) e = export_raw (self, error);
 
-  if (!need_stack (self, error))
-    return FALSE;
-  return airy_png_write_gray16 (path, airy_stack_view_get_xy_plane (self->view), s->height, s->width,
-                                s->dx, error);
+  return e != NULL && export_write (path, e, error);
 }
 
 gboolean
@@ -533,28 +648,109 @@ airy_stack_viewer_export_tiff (AiryStackViewer *self,
                                gboolean         section,
                                GError         **error)
 {
-  AiryStack *s = airy_stack_view_get_stack (self->view);
-  AiryResident *r = airy_stack_view_get_resident (self->view);
-  g_autoptr(AiryStack) xz = NULL;
-  guint cx, cy;
+  g_autoptr(Export) e = export_tiff (self, section, error);
 
-  if (!need_stack (self, error))
-    return FALSE;
-  if (!section)
+  return e != NULL && export_write (path, e, error);
+}
+
+/* ---- file I/O off the UI thread ---- */
+
+typedef struct
+{
+  char            *path;
+  Export          *export;     /* a write; NULL for a read */
+  AiryReadOptions  read;
+  AiryStack       *stack;      /* what a read gave */
+  guint            generation;
+} FileTask;
+
+static void
+file_task_free (FileTask *t)
+{
+  g_free (t->path);
+  g_clear_pointer (&t->export, export_free);
+  airy_stack_free (t->stack);
+  g_free (t);
+}
+
+static void
+file_task_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  FileTask *t = data;
+  GError *error = NULL;
+
+  if (t->export ? export_write (t->path, t->export, &error)
+                : (t->stack = airy_image_read_full (t->path, &t->read, &error)) != NULL)
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+static void show_opened (AiryStackViewer *self, AiryStack *stack, const char *path);
+
+static void
+file_task_done (GObject *source, GAsyncResult *res, gpointer data)
+{
+  AiryStackViewer *self = AIRY_STACK_VIEWER (source);
+  FileTask *t = g_task_get_task_data (G_TASK (res));
+  g_autoptr(GError) error = NULL;
+
+  self->file_tasks--;
+  if (!g_task_propagate_boolean (G_TASK (res), &error))
     {
-      /* a result on a GPU comes to host memory for this only */
-      g_autoptr(AiryStack) copy = s->data ? NULL : airy_resident_to_stack (r, error);
-
-      return (s->data || copy) && airy_tiff_write (path, s->data ? s : copy, error);
+      g_autofree char *msg = t->export ? g_strdup (error->message)
+                                       : g_strdup_printf (_("Could not open: %s"), error->message);
+      /* an open overtaken by a newer one says nothing */
+      if (t->export || t->generation == self->open_generation)
+        airy_stack_viewer_show_message (self, msg);
+      return;
     }
-  /* the XZ section through the cursor: one image, rows are z */
-  airy_stack_view_get_cursor (self->view, &cx, &cy);
-  xz = airy_stack_new (1, s->depth, s->width);
-  if (!airy_resident_read_slice (r, &(AirySlice) { AIRY_SLICE_XZ, cy }, xz->data, error))
-    return FALSE;
-  xz->dx = s->dx;
-  xz->dy = s->dz > 0 ? s->dz : s->dy;
-  return airy_tiff_write (path, xz, error);
+  if (!t->export && t->generation == self->open_generation)
+    show_opened (self, g_steal_pointer (&t->stack), t->path);
+}
+
+static void
+run_file_task (AiryStackViewer *self, FileTask *t)
+{
+  g_autoptr(GTask) task = g_task_new (self, NULL, file_task_done, NULL);
+
+  g_task_set_task_data (task, t, (GDestroyNotify) file_task_free);
+  self->file_tasks++;
+  g_task_run_in_thread (task, file_task_thread);
+}
+
+/* Opens a file on a worker thread; shown when it is read (a newer open
+ * wins). The viewer's own opens (chooser, drop, another channel) go here. */
+void
+airy_stack_viewer_open_async (AiryStackViewer *self,
+                              const char      *path,
+                              guint            channel,
+                              guint            frame)
+{
+  FileTask *t = g_new0 (FileTask, 1);
+
+  t->path = g_strdup (path);
+  t->read = (AiryReadOptions) AIRY_READ_OPTIONS_INIT;
+  t->read.channel = (int) channel;
+  t->read.frame = (int) frame;
+  t->generation = ++self->open_generation;
+  run_file_task (self, t);
+}
+
+guint
+airy_stack_viewer_get_pending_files (AiryStackViewer *self)
+{
+  return self->file_tasks;
+}
+
+static void
+export_async (AiryStackViewer *self, const char *path, Export *e)
+{
+  FileTask *t = g_new0 (FileTask, 1);
+
+  t->path = g_strdup (path);
+  t->export = e;
+  run_file_task (self, t);
 }
 
 /* ---- controls ---- */
@@ -679,7 +875,10 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y, AirySta
     return FALSE;
   path = g_file_get_path (files->data);
   g_slist_free (files);
-  return path != NULL && airy_stack_viewer_open (self, path, NULL);
+  if (path == NULL)
+    return FALSE;
+  airy_stack_viewer_open_async (self, path, 0, 0);
+  return TRUE;
 }
 
 /* file choosers (portal-friendly native dialogs on GTK 4.8) */
@@ -713,17 +912,25 @@ on_file_response (GtkNativeDialog *dialog, int response, gpointer data)
       && (file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog))) != NULL
       && (path = g_file_get_path (file)) != NULL)
     {
+      /* what is on screen is taken now; the file is read or written on a
+       * worker thread */
+      Export *e = NULL;
+
       switch (job)
         {
-        case FILE_OPEN:    ok = airy_stack_viewer_open (self, path, &error); break;
-        case FILE_VIEW_1X: ok = airy_stack_viewer_export_view (self, path, 1, &error); break;
-        case FILE_VIEW_2X: ok = airy_stack_viewer_export_view (self, path, 2, &error); break;
-        case FILE_RAW:     ok = airy_stack_viewer_export_raw (self, path, &error); break;
-        case FILE_TIFF:    ok = airy_stack_viewer_export_tiff (self, path, FALSE, &error); break;
-        case FILE_SECTION: ok = airy_stack_viewer_export_tiff (self, path, TRUE, &error); break;
+        case FILE_OPEN:    airy_stack_viewer_open_async (self, path, 0, 0); break;
+        case FILE_VIEW_1X: e = export_view (self, 1, &error); break;
+        case FILE_VIEW_2X: e = export_view (self, 2, &error); break;
+        case FILE_RAW:     e = export_raw (self, &error); break;
+        case FILE_TIFF:    e = export_tiff (self, FALSE, &error); break;
+        case FILE_SECTION: e = export_tiff (self, TRUE, &error); break;
         default: break;
         }
-      if (!ok && job != FILE_OPEN)
+      if (e != NULL)
+        export_async (self, path, e);
+      else if (job != FILE_OPEN)
+        ok = FALSE;
+      if (!ok)
         airy_stack_viewer_show_message (self, error->message);
     }
   g_object_unref (dialog);

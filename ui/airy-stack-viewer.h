@@ -43,6 +43,16 @@ void           airy_stack_viewer_set_display      (AiryStackViewer   *self,
 gboolean       airy_stack_viewer_open             (AiryStackViewer *self,
                                                    const char      *path,
                                                    GError         **error);
+/* The same on a worker thread: the stack is shown when it has been read (a
+ * newer open wins; a failure is shown as a message). The viewer's own
+ * opens, and its exports from the file chooser, go through worker threads
+ * too: the UI thread touches no file. */
+void           airy_stack_viewer_open_async       (AiryStackViewer *self,
+                                                   const char      *path,
+                                                   guint            channel,
+                                                   guint            frame);
+/* reads and writes still running on worker threads */
+guint          airy_stack_viewer_get_pending_files (AiryStackViewer *self);
 /* A hyperstack opened from a file: how many channels and time points it
  * has (0 when the shown stack is no hyperstack), which are shown; and a
  * choice of another (0-based), read from the file again. */
