@@ -1,4 +1,8 @@
-#define G_LOG_DOMAIN "airy-enums"
+/* The built-in element types: their registration and the enumerations of
+ * their parameters. The types themselves live in the family files beside
+ * this one (sources, masks, lenses, propagation, sensor); a lab's own type
+ * is a module instead (tests/modules/airy-ring-mask.c). */
+#define G_LOG_DOMAIN "airy-elements"
 
 #include "config.h"
 
