@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "airy-plan-private.h"
+#include "airy-system-private.h"
 #include "airy-ops-private.h"
 #include "airy-error.h"
 #include "airy-image-file.h"
@@ -224,6 +225,14 @@ load_volume (AiryPlan *plan, const char *base_dir, double spacing, GPtrArray *wa
   return TRUE;
 }
 
+static gboolean
+check_declared (AirySystemProp prop, double value, GError **error)
+{
+  GParamSpec *pspec = _airy_system_param (prop);
+
+  return airy_param_check_number (pspec, value, airy_param_spec_get_path (pspec), error);
+}
+
 AiryPlan *
 _airy_plan_new (AirySystem           *system,
                 const AiryRunOptions *options,
@@ -257,29 +266,18 @@ _airy_plan_new_checked (AirySystem           *system,
   plan->system = airy_system_copy (system);
   plan->spectrum = airy_spectrum_copy (airy_system_get_spectrum (system));
   z = airy_system_get_z (system, &plan->n_planes);
-  if (plan->n_planes == 0)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("z.count: must be in [1, 1000000], got 0"));
-      return NULL;
-    }
+  /* the system's own fields, against their declarations (a system built
+   * through the API has not been through the file reader's checks) */
+  if (!check_declared (AIRY_SYSTEM_PROP_Z_COUNT, plan->n_planes, error))
+    return NULL;
   plan->z = g_memdup2 (z, sizeof (double) * plan->n_planes);
   for (i = 0; i < plan->n_planes; i++)
     zmax = MAX (zmax, fabs (z[i]));
   airy_system_get_shape (system, &h, &w);
   spacing = airy_system_get_spacing (system);
-  if (h < 1 || w < 1 || h > 65536 || w > 65536)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("grid.shape: must be in [1, 65536] × [1, 65536], got [%u, %u]"), h, w);
-      return NULL;
-    }
-  if (!(spacing > 0.0))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("grid.spacing: must be in (0, 10000] µm, got %g"), spacing);
-      return NULL;
-    }
+  if (!check_declared (AIRY_SYSTEM_PROP_HEIGHT, h, error) || !check_declared (AIRY_SYSTEM_PROP_WIDTH, w, error)
+      || !check_declared (AIRY_SYSTEM_PROP_SPACING, spacing, error))
+    return NULL;
 
   plan->chain = g_ptr_array_new_with_free_func (g_object_unref);
   plan->in_height = h;
