@@ -59,12 +59,16 @@ airy_objective_defocus (double r2, double n, double lambda, double f, int nonpar
                      : airy_defocus_paraxial (r2, 1.0, n, lambda, f);
 }
 
-/* Aplanatic apodisation (cos θ)^½ = (1 − (r/f)²)^¼. */
+/* Aplanatic apodisation on the pupil grid, which is uniform in sin θ = r/f
+ * (in kx, ky): (cos θ)^−½ = (1 − (r/f)²)^−¼, Richards–Wolf's √cos θ per solid
+ * angle divided by the cos θ of the Jacobian dkx dky = k² cos θ sin θ dθ dφ
+ * (DESIGN §3; Hanser et al. 2004, Leutenegger et al. 2006). It grows towards
+ * the rim; sin θ = 1 (NA = n on the rim) carries no light and gives 0. */
 AIRY_HD double
 airy_apodisation_aplanatic (double r2, double f)
 {
   double s2 = r2 / (f * f);
-  return s2 < 1.0 ? sqrt (sqrt (1.0 - s2)) : 0.0;
+  return s2 < 1.0 ? 1.0 / sqrt (sqrt (1.0 - s2)) : 0.0;
 }
 
 /* Thin lens transmission phase: −π n r² / (λ f). */
