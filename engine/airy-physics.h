@@ -71,6 +71,28 @@ airy_apodisation_aplanatic (double r2, double f)
   return s2 < 1.0 ? 1.0 / sqrt (sqrt (1.0 - s2)) : 0.0;
 }
 
+/* Gibson–Lanni optical path difference (Gibson & Lanni 1991; Li, Xue & Blu
+ * 2017 eq. 2–3) without its stage-focus term, at sin θ in the immersion
+ * (s2 = sin²θ, NA·ρ = ni·sin θ): depth·√(ns² − ni²s²) + ti0·√(ni² − ni²s²)
+ * − ti0·√(ni0² − ni²s²) + tg·√(ng² − ni²s²) − tg0·√(ng0² − ni²s²). The
+ * (ti0 + z) immersion thickness's z part is the objective's non-paraxial
+ * defocus, so it is not here. The design terms (ni0, ng0) are a reference
+ * only: a square root of a negative there counts as 0. *propagating is 0
+ * where the ray is evanescent in the sample or the coverslip. */
+AIRY_HD double
+airy_gibson_lanni_opd (double s2, double ni, double ns, double ng, double ng0, double ni0,
+                       double tg, double tg0, double ti0, double depth, int *propagating)
+{
+  double q = ni * ni * s2;
+  double cs = ns * ns - q, cg = ng * ng - q;
+
+  *propagating = cs >= 0.0 && cg >= 0.0;
+  if (!*propagating)
+    return 0.0;
+  return depth * sqrt (cs) + ti0 * sqrt (fmax (ni * ni - q, 0.0)) - ti0 * sqrt (fmax (ni0 * ni0 - q, 0.0))
+         + tg * sqrt (cg) - tg0 * sqrt (fmax (ng0 * ng0 - q, 0.0));
+}
+
 /* Thin lens transmission phase: −π n r² / (λ f). */
 AIRY_HD double
 airy_thin_lens_phase (double r2, double n, double lambda, double f)

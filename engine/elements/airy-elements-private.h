@@ -40,6 +40,7 @@ GType _airy_rectangular_pupil_get_type      (void);
 GType _airy_gaussian_pupil_get_type         (void);
 GType _airy_amplitude_mask_get_type         (void);
 GType _airy_phase_mask_get_type             (void);
+GType _airy_gibson_lanni_get_type           (void);
 GType _airy_ff_lens_get_type                (void);
 GType _airy_df_lens_get_type                (void);
 GType _airy_thin_lens_get_type              (void);

@@ -86,6 +86,7 @@ static GType (*const builtin_types[]) (void) = {
   _airy_gaussian_pupil_get_type,
   _airy_amplitude_mask_get_type,
   _airy_phase_mask_get_type,
+  _airy_gibson_lanni_get_type,
   _airy_ff_lens_get_type,
   _airy_df_lens_get_type,
   _airy_thin_lens_get_type,
