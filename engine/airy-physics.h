@@ -71,6 +71,35 @@ airy_apodisation_aplanatic (double r2, double f)
   return s2 < 1.0 ? 1.0 / sqrt (sqrt (1.0 - s2)) : 0.0;
 }
 
+/* Richards–Wolf polarisation factors (Richards & Wolf 1959; Novotny & Hecht
+ * eq. 3.66) of the focal field for a unit input polarisation along x
+ * (input 0) or y (input 1), at the pupil point (x, y)/f = sin θ (cos φ, sin φ):
+ * x input: (cos θ cos²φ + sin²φ, (cos θ − 1) sin φ cos φ, −sin θ cos φ),
+ * y input: ((cos θ − 1) sin φ cos φ, cos θ sin²φ + cos²φ, −sin θ sin φ).
+ * The map is a rotation (meridional and sagittal parts kept), so the three
+ * factors' squares sum to 1. By reciprocity, component i of input j is also
+ * what a dipole along i sends into detected polarisation j. */
+AIRY_HD void
+airy_vectorial_factors (double ux, double uy, int input, double out[3])
+{
+  double s2 = ux * ux + uy * uy;
+  double s = sqrt (s2), c = s2 < 1.0 ? sqrt (1.0 - s2) : 0.0;
+  double cp = s > 0.0 ? ux / s : 1.0, sp = s > 0.0 ? uy / s : 0.0;
+
+  if (input == 0)
+    {
+      out[0] = c * cp * cp + sp * sp;
+      out[1] = (c - 1.0) * sp * cp;
+      out[2] = -s * cp;
+    }
+  else
+    {
+      out[0] = (c - 1.0) * sp * cp;
+      out[1] = c * sp * sp + cp * cp;
+      out[2] = -s * sp;
+    }
+}
+
 /* Gibson–Lanni optical path difference (Gibson & Lanni 1991; Li, Xue & Blu
  * 2017 eq. 2–3) without its stage-focus term, at sin θ in the immersion
  * (s2 = sin²θ, NA·ρ = ni·sin θ): depth·√(ns² − ni²s²) + ti0·√(ni² − ni²s²)

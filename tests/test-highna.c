@@ -351,6 +351,341 @@ test_gl_focal_shift_scalar (void)
   check_gl_focal_shift (gl_oil, FALSE);
 }
 
+/* ---- 3. Vectorial fields ---------------------------------------------- */
+
+/* An objective on N² with a pupil of `px` pixels, its extra keys, an FF lens. */
+static AirySystem *
+vec_system (guint N, double n, double na, double px, const char *keys, const char *z)
+{
+  g_autofree char *json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [%u, %u], \"spacing\": %.17g},"
+    " \"spectrum\": {\"wavelengths\": [0.6]}, \"z\": %s,"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": %.17g, \"na\": %.17g,"
+    "   \"defocus-model\": \"nonparaxial\", \"apodisation\": \"aplanatic\"%s%s},"
+    "  {\"type\": \"ff-lens\", \"f\": 100, \"n\": %.17g}]}",
+    N, N, pupil_spacing (100.0, na, n, px), z, n, na, keys ? ", " : "", keys ? keys : "", n);
+  return test_system (json);
+}
+
+/* Vectorial (x and unpolarized) against scalar at a low NA in water: the
+ * peaks' ratio, and the largest difference of the shapes (each over its
+ * peak), over planes z = 0 and 1.5 µm. */
+static void
+low_na_difference (double na, double *ratio, double *shape_x, double *shape_u)
+{
+  const char *z = "{\"values\": [0.0, 1.5]}";
+  g_autoptr(AirySystem) scalar = vec_system (256, 1.33, na, 100.0, NULL, z);
+  g_autoptr(AirySystem) vx = vec_system (256, 1.33, na, 100.0, "\"field\": \"vectorial\", \"polarization\": \"x\"", z);
+  g_autoptr(AirySystem) vu = vec_system (256, 1.33, na, 100.0, "\"field\": \"vectorial\"", z);
+  g_autoptr(AiryResult) a = test_run (scalar, NULL);
+  g_autoptr(AiryResult) b = test_run (vx, NULL);
+  g_autoptr(AiryResult) c = test_run (vu, NULL);
+  gsize n = airy_stack_plane_size (a->stack) * a->stack->depth, i;
+  double pa = plane_max (a->stack->data, n, NULL), pb = plane_max (b->stack->data, n, NULL);
+  double pc = plane_max (c->stack->data, n, NULL);
+
+  *shape_x = *shape_u = 0.0;
+  for (i = 0; i < n; i++)
+    {
+      *shape_x = MAX (*shape_x, fabs (a->stack->data[i] / pa - b->stack->data[i] / pb));
+      *shape_u = MAX (*shape_u, fabs (a->stack->data[i] / pa - c->stack->data[i] / pc));
+    }
+  *ratio = pb / pa;
+  g_assert_cmpfloat_with_epsilon (pc / pa, pb / pa, 1e-6);
+}
+
+static void
+test_vectorial_low_na (void)
+{
+  /* The vectorial PSF tends to the scalar one as NA² → 0: at NA 0.3 in
+   * water (sin θ ≤ 0.23) the power moved into Ey and Ez costs the peak
+   * 1.3 % and changes the shape by ≈ 1 % of the peak (the x elongation),
+   * at NA 0.1 by 1e-3; the peak ratio (∫ a (1 + cos θ)/2 sin θ cos θ dθ /
+   * ∫ a sin θ cos θ dθ)² of the same power is the quadrature's. */
+  double r3, x3, u3, r1, x1, u1, num = 0.0, den = 0.0, xq[200], wq[200];
+  int q;
+
+  low_na_difference (0.3, &r3, &x3, &u3);
+  low_na_difference (0.1, &r1, &x1, &u1);
+  gauss_legendre (200, 0.0, asin (0.3 / 1.33), xq, wq);
+  for (q = 0; q < 200; q++)
+    {
+      double v = wq[q] * pow (cos (xq[q]), -0.5) * sin (xq[q]) * cos (xq[q]);
+      num += v * (1.0 + cos (xq[q])) / 2.0;
+      den += v;
+    }
+  g_test_message ("NA 0.3: peak vectorial/scalar %.5f (quadrature %.5f), shapes differ by %.3g (x), %.3g "
+                  "(unpolarized); NA 0.1: %.3g, %.3g of the peak", r3, num * num / (den * den), x3, u3, x1, u1);
+  g_assert_cmpfloat (fabs (r3 - num * num / (den * den)), <, 2e-4);
+  g_assert_cmpfloat (x1, <, 1.2e-3);
+  g_assert_cmpfloat (u1, <, 1e-3);
+  g_assert_cmpfloat (x3, <, 1.5e-2);
+  /* the NA² law: a third of the NA, a ninth of the difference */
+  g_assert_cmpfloat (fabs (x3 / x1 / 9.0 - 1.0), <, 0.2);
+}
+
+/* Richards–Wolf in focus on the pupil grid's measure (w = a(θ) sin θ cos θ dθ,
+ * a = (cos θ)^−½): for x input, Ex = C(I0 + I2 cos 2φ), Ey = C I2 sin 2φ,
+ * Ez = i C I1 cos φ with I0 = ∫ w (1 + cos θ)/2 J0, I2 = ∫ w (1 − cos θ)/2 J2,
+ * I1 = ∫ w sin θ J1, J_m(k n ρ sin θ), C = (n/(λ f)) A 2π f². */
+typedef struct
+{
+  double n, na, lambda, f, amp;
+  double x[400], w[400];
+} RwCase;
+
+static void
+rw_init (RwCase *c, double n, double na)
+{
+  double norm = 0.0;
+  int q;
+
+  c->n = n;
+  c->na = na;
+  c->lambda = 0.6;
+  c->f = 100.0;
+  gauss_legendre (400, 0.0, asin (na / n), c->x, c->w);
+  for (q = 0; q < 400; q++)
+    norm += c->w[q] * sin (c->x[q]);   /* a² sin θ cos θ = sin θ */
+  c->amp = sqrt (1.0 / (2.0 * G_PI * c->f * c->f * norm));
+}
+
+static void
+rw_integrals (const RwCase *c, double rho, double *i0, double *i1, double *i2)
+{
+  double k = 2.0 * G_PI / c->lambda, pre = c->n / (c->lambda * c->f) * c->amp * 2.0 * G_PI * c->f * c->f;
+  int q;
+
+  *i0 = *i1 = *i2 = 0.0;
+  for (q = 0; q < 400; q++)
+    {
+      double st = sin (c->x[q]), ct = cos (c->x[q]), v = c->w[q] * pow (ct, -0.5) * st * ct;
+      double arg = k * c->n * rho * st;
+
+      *i0 += v * (1.0 + ct) / 2.0 * j0 (arg);
+      *i1 += v * st * j1 (arg);
+      *i2 += v * (1.0 - ct) / 2.0 * jn (2, arg);
+    }
+  *i0 *= pre;
+  *i1 *= pre;
+  *i2 *= pre;
+}
+
+/* x input, along x (φ = 0) or along y (φ = π/2) */
+static double
+rw_x_profile (const RwCase *c, double rho, gboolean along_y)
+{
+  double i0, i1, i2;
+
+  rw_integrals (c, rho, &i0, &i1, &i2);
+  return along_y ? (i0 - i2) * (i0 - i2) : (i0 + i2) * (i0 + i2) + i1 * i1;
+}
+
+/* the half-maximum radius of a profile by bisection */
+static double
+rw_half_radius (const RwCase *c, gboolean along_y)
+{
+  double peak = rw_x_profile (c, 0.0, along_y), lo = 0.0, hi = c->lambda / c->na;
+  int it;
+
+  for (it = 0; it < 60; it++)
+    {
+      double mid = 0.5 * (lo + hi);
+      if (rw_x_profile (c, mid, along_y) > peak / 2.0)
+        lo = mid;
+      else
+        hi = mid;
+    }
+  return 0.5 * (lo + hi);
+}
+
+static void
+test_vectorial_x_elongation (void)
+{
+  const guint N = 512, c0 = N / 2;
+  /* a pupil of N/5 pixels: du = λ/(2.5 NA·2) samples the intensity above
+   * Nyquist, which the FWHM's Fourier interpolation needs */
+  g_autoptr(AirySystem) system = vec_system (N, 1.518, 1.4, N / 5.0,
+                                             "\"field\": \"vectorial\", \"polarization\": \"x\"",
+                                             "{\"values\": [0.0]}");
+  g_autoptr(AiryResult) result = test_run (system, NULL);
+  float *p = result->stack->data;
+  double du = result->stack->dx, peak = plane_max (p, (gsize) N * N, NULL), worst = 0.0;
+  g_autofree float *column = g_new (float, N);
+  double fx, fy, qx, qy;
+  RwCase c;
+  guint k;
+
+  rw_init (&c, 1.518, 1.4);
+  for (k = 0; k < N; k++)
+    column[k] = p[(gsize) k * N + c0];
+  fx = profile_fwhm (p + (gsize) c0 * N, N, c0) * du;
+  fy = profile_fwhm (column, N, c0) * du;
+  qx = 2.0 * rw_half_radius (&c, FALSE);
+  qy = 2.0 * rw_half_radius (&c, TRUE);
+  /* both axes pixel by pixel against the quadrature */
+  for (k = 0; k < N; k++)
+    {
+      double rho = fabs ((double) k - c0) * du;
+      worst = MAX (worst, fabs (p[(gsize) c0 * N + k] - rw_x_profile (&c, rho, FALSE)));
+      worst = MAX (worst, fabs (column[k] - rw_x_profile (&c, rho, TRUE)));
+    }
+  g_test_message ("x polarisation, NA 1.4 oil: FWHM x %.4f µm, y %.4f µm, ratio %.4f "
+                  "(Richards–Wolf %.4f, %.4f, %.4f); axes |Airy − RW| %.3g of the peak",
+                  fx, fy, fx / fy, qx, qy, qx / qy, worst / peak);
+  g_assert_cmpfloat (fx, >, fy);
+  g_assert_cmpfloat (fabs ((fx / fy) / (qx / qy) - 1.0), <, 2e-3);
+  g_assert_cmpfloat (worst, <, 1e-3 * peak);
+}
+
+static void
+test_vectorial_unpolarized_symmetric (void)
+{
+  /* unpolarized: rotationally symmetric (the grid's exact symmetries, the
+   * transpose and the quarter turn, to 1e-5), its radial profile
+   * I0² + I2² + I1²/2 from the quadrature; y input is x input transposed */
+  const guint N = 512, c0 = N / 2;
+  g_autoptr(AirySystem) su = vec_system (N, 1.518, 1.4, 200.0, "\"field\": \"vectorial\"", "{\"values\": [0.0, 0.6]}");
+  g_autoptr(AirySystem) sx = vec_system (N, 1.518, 1.4, 200.0, "\"field\": \"vectorial\", \"polarization\": \"x\"", "{\"values\": [0.0, 0.6]}");
+  g_autoptr(AirySystem) sy = vec_system (N, 1.518, 1.4, 200.0, "\"field\": \"vectorial\", \"polarization\": \"y\"", "{\"values\": [0.0, 0.6]}");
+  g_autoptr(AiryResult) ru = test_run (su, NULL);
+  g_autoptr(AiryResult) rx = test_run (sx, NULL);
+  g_autoptr(AiryResult) ry = test_run (sy, NULL);
+  double peak = plane_max (ru->stack->data, (gsize) N * N, NULL), du = ru->stack->dx;
+  double sym = 0.0, xy = 0.0, radial = 0.0;
+  RwCase c;
+  guint z, y, x;
+
+  for (z = 0; z < 2; z++)
+    {
+      const float *u = airy_stack_plane (ru->stack, z);
+      const float *a = airy_stack_plane (rx->stack, z), *b = airy_stack_plane (ry->stack, z);
+
+      /* pixels 1 … N−1 about the axis ⌊N/2⌋: (x, y) → (y, x) and → (N − y, x) */
+      for (y = 1; y < N; y++)
+        for (x = 1; x < N; x++)
+          {
+            double v = u[(gsize) y * N + x];
+            sym = MAX (sym, fabs (v - u[(gsize) x * N + y]));
+            sym = MAX (sym, fabs (v - u[(gsize) x * N + (N - y)]));
+            xy = MAX (xy, fabs ((double) a[(gsize) y * N + x] - b[(gsize) x * N + y]));
+          }
+    }
+  rw_init (&c, 1.518, 1.4);
+  for (x = 0; x < N; x++)
+    {
+      double i0, i1, i2;
+
+      rw_integrals (&c, fabs ((double) x - c0) * du, &i0, &i1, &i2);
+      radial = MAX (radial, fabs (ru->stack->data[(gsize) c0 * N + x] - (i0 * i0 + i2 * i2 + i1 * i1 / 2.0)));
+    }
+  g_test_message ("unpolarized: symmetry %.3g, x ↔ y transpose %.3g, radial |Airy − RW| %.3g of the peak",
+                  sym / peak, xy / peak, radial / peak);
+  g_assert_cmpfloat (sym, <, 1e-5 * peak);
+  g_assert_cmpfloat (xy, <, 1e-5 * peak);
+  g_assert_cmpfloat (radial, <, 1e-3 * peak);
+}
+
+static void
+test_vectorial_energy (void)
+{
+  /* Σ I du² = power on every plane, for each polarisation */
+  const char *const keys[] = {
+    "\"field\": \"vectorial\"",
+    "\"field\": \"vectorial\", \"polarization\": \"x\"",
+    "\"field\": \"vectorial\", \"polarization\": \"circular\"",
+    "\"field\": \"vectorial\", \"polarization\": \"dipole\", \"dipole-polar\": 0.7, \"dipole-azimuth\": 0.4",
+    "\"field\": \"vectorial\", \"polarization\": \"dipole\", \"power\": 2.5",
+  };
+  guint i, z;
+
+  for (i = 0; i < G_N_ELEMENTS (keys); i++)
+    {
+      g_autoptr(AirySystem) system = vec_system (256, 1.518, 1.4, 90.0, keys[i], "{\"values\": [-1.0, 0.0, 0.7]}");
+      g_autoptr(AiryResult) result = test_run (system, NULL);
+      AiryStack *s = result->stack;
+      double power = strstr (keys[i], "2.5") ? 2.5 : 1.0;
+
+      for (z = 0; z < s->depth; z++)
+        {
+          double total = plane_sum (airy_stack_plane (s, z), airy_stack_plane_size (s)) * s->dx * s->dy;
+          g_assert_cmpfloat_with_epsilon (total / power, 1.0, 1e-5);
+        }
+    }
+}
+
+static void
+test_vectorial_z_dipole (void)
+{
+  /* a dipole along z sends radially polarised light: a doughnut in focus,
+   * dark on the axis, its ring round */
+  const guint N = 256, c0 = N / 2;
+  g_autoptr(AirySystem) system = vec_system (N, 1.518, 1.4, 100.0,
+                                             "\"field\": \"vectorial\", \"polarization\": \"dipole\", \"dipole-polar\": 0",
+                                             "{\"values\": [0.0]}");
+  g_autoptr(AiryResult) result = test_run (system, NULL);
+  float *p = result->stack->data;
+  gsize where = 0;
+  float peak = plane_max (p, (gsize) N * N, &where);
+  int py = (int) (where / N) - (int) c0, px = (int) (where % N) - (int) c0;
+  double r = sqrt (px * px + py * py) * result->stack->dx;
+
+  g_test_message ("z dipole: axis %.3g of the peak, ring radius %.4f µm, ring x %.6g / y %.6g",
+                  p[(gsize) c0 * N + c0] / peak, r,
+                  p[(gsize) c0 * N + c0 + (guint) MAX (abs (px), abs (py))],
+                  p[(gsize) (c0 + (guint) MAX (abs (px), abs (py))) * N + c0]);
+  g_assert_cmpfloat (p[(gsize) c0 * N + c0], <, 1e-6 * peak);
+  g_assert_cmpfloat (r, >, 0.1);
+  g_assert_cmpfloat (r, <, 0.5);
+  /* the ring: the same along x and y */
+  g_assert_cmpfloat (fabs (p[(gsize) c0 * N + c0 + 2] - p[(gsize) (c0 + 2) * N + c0]), <, 1e-5 * peak);
+}
+
+static void
+test_vectorial_errors (void)
+{
+  struct { const char *json, *message; } cases[] = {
+    { "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0}, \"spectrum\": {\"wavelengths\": [0.6]},"
+      " \"elements\": [{\"type\": \"objective-point-source\", \"field\": \"vectorial\"}, {\"type\": \"ff-lens\"}]}",
+      "elements[0].field: vectorial needs \"defocus-model\": \"nonparaxial\", got \"paraxial\"" },
+    { "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0}, \"spectrum\": {\"wavelengths\": [0.6]},"
+      " \"elements\": [{\"type\": \"objective-point-source\", \"field\": \"vectorial\", \"defocus-model\": \"nonparaxial\"},"
+      "  {\"type\": \"propagate\", \"z\": 1.0}, {\"type\": \"ff-lens\"}]}",
+      "a vectorial field needs its pupil to go straight into an ff-lens" },
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AirySystem) system = airy_system_new_from_data (cases[i].json, -1, NULL, "test", &error);
+      g_autoptr(AiryResult) result = NULL;
+
+      if (system != NULL)
+        result = airy_run (system, NULL, NULL, NULL, NULL, &error);
+      g_assert_null (result);
+      g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+      g_test_message ("%s", error->message);
+      g_assert_nonnull (strstr (error->message, cases[i].message));
+    }
+}
+
+static const char *gl_oil_vectorial =
+  "\"f\": 100, \"n\": 1.518, \"na\": 1.4, \"defocus-model\": \"nonparaxial\", \"apodisation\": \"aplanatic\","
+  " \"field\": \"vectorial\", \"polarization\": \"x\"";
+
+static void
+test_gl_matched_vectorial (void)
+{
+  check_gl_matched (gl_oil_vectorial);
+}
+
+static void
+test_gl_focal_shift_vectorial (void)
+{
+  check_gl_focal_shift (gl_oil_vectorial, TRUE);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -364,5 +699,13 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/highna/gibson-lanni/matched-scalar", test_gl_matched_scalar);
   g_test_add_func ("/engine/highna/gibson-lanni/focal-shift-scalar", test_gl_focal_shift_scalar);
   g_test_add_func ("/engine/highna/gibson-lanni/needs-objective", test_gl_needs_objective);
+  g_test_add_func ("/engine/highna/gibson-lanni/matched-vectorial", test_gl_matched_vectorial);
+  g_test_add_func ("/engine/highna/gibson-lanni/focal-shift-vectorial", test_gl_focal_shift_vectorial);
+  g_test_add_func ("/engine/highna/vectorial/low-na", test_vectorial_low_na);
+  g_test_add_func ("/engine/highna/vectorial/x-elongation", test_vectorial_x_elongation);
+  g_test_add_func ("/engine/highna/vectorial/unpolarized-symmetric", test_vectorial_unpolarized_symmetric);
+  g_test_add_func ("/engine/highna/vectorial/energy", test_vectorial_energy);
+  g_test_add_func ("/engine/highna/vectorial/z-dipole", test_vectorial_z_dipole);
+  g_test_add_func ("/engine/highna/vectorial/errors", test_vectorial_errors);
   return g_test_run ();
 }
