@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "airy-test-util.h"
+#include "airy-elements-private.h"
 #include "airy-physics.h"
 
 /* Gauss–Legendre nodes and weights on [a, b]: Newton on P_n from
@@ -686,6 +687,82 @@ test_gl_focal_shift_vectorial (void)
   check_gl_focal_shift (gl_oil_vectorial, TRUE);
 }
 
+/* ---- 4. Parameters and presets ----------------------------------------- */
+
+static gboolean
+relevant (AiryElement *e, const char *name)
+{
+  GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e), name);
+
+  g_assert_nonnull (pspec);
+  return airy_element_param_relevant (e, pspec);
+}
+
+static void
+test_parameters (void)
+{
+  /* declared once: the panel builds its rows from these specs and shows
+   * the relevant ones */
+  g_autoptr(AiryElement) o = airy_element_new ("objective-point-source", NULL);
+  g_autoptr(AiryElement) gl = airy_element_new ("gibson-lanni", NULL);
+  const char *const gl_keys[] = { "ns", "ng", "ng0", "tg", "tg0", "ni0", "ti0", "depth" };
+  guint i;
+
+  g_assert_nonnull (o);
+  g_assert_nonnull (gl);
+  g_assert_false (relevant (o, "polarization"));
+  g_assert_false (relevant (o, "dipole-polar"));
+  g_object_set (o, "field", AIRY_FIELD_VECTORIAL, NULL);
+  g_assert_true (relevant (o, "polarization"));
+  g_assert_false (relevant (o, "dipole-azimuth"));
+  g_object_set (o, "polarization", AIRY_POLARIZATION_DIPOLE, NULL);
+  g_assert_true (relevant (o, "dipole-polar"));
+  g_assert_true (relevant (o, "dipole-azimuth"));
+  for (i = 0; i < G_N_ELEMENTS (gl_keys); i++)
+    g_assert_true (relevant (gl, gl_keys[i]));
+}
+
+static void
+test_presets (void)
+{
+  /* oil-vectorial: unpolarized, aplanatic, NA 1.4 in oil, the PSF sampled
+   * finer than λ/(4 NA); depth-aberration: the axial peak of the bead 20 µm
+   * deep lies near twice the 10 µm one's (−12.4 µm), inside the scan */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) ov = airy_system_new_from_preset ("oil-vectorial", &error);
+  g_autoptr(AirySystem) da = NULL;
+  g_autoptr(AiryResult) r = NULL;
+  AiryElement *o;
+  gsize centre;
+  guint k, km = 0, nz;
+  const double *z;
+  double peak = 0.0;
+
+  g_assert_no_error (error);
+  o = g_ptr_array_index (airy_system_get_elements (ov), 0);
+  g_assert_cmpint (airy_element_get_enum (o, "field"), ==, AIRY_FIELD_VECTORIAL);
+  g_assert_cmpint (airy_element_get_enum (o, "polarization"), ==, AIRY_POLARIZATION_UNPOLARIZED);
+  g_assert_cmpint (airy_element_get_enum (o, "apodisation"), ==, AIRY_APODISATION_APLANATIC);
+  g_assert_cmpfloat (airy_element_get_double (o, "na"), ==, 1.4);
+  g_assert_cmpfloat (airy_element_get_double (o, "n"), ==, 1.518);
+
+  da = airy_system_new_from_preset ("depth-aberration", &error);
+  g_assert_no_error (error);
+  airy_system_set_shape (da, 128, 128);
+  airy_system_set_spacing (da, airy_system_get_spacing (da) * 512 / 128);
+  r = test_run (da, NULL);
+  centre = (gsize) 64 * 128 + 64;
+  for (k = 0; k < r->stack->depth; k++)
+    if (airy_stack_plane (r->stack, k)[centre] > peak)
+      peak = airy_stack_plane (r->stack, k)[centre], km = k;
+  z = airy_system_get_z (da, &nz);
+  g_test_message ("depth-aberration: axial peak at z = %.3f µm", z[km]);
+  g_assert_cmpuint (km, >, 0);
+  g_assert_cmpuint (km, <, nz - 1);
+  g_assert_cmpfloat (z[km], <, -23.0);
+  g_assert_cmpfloat (z[km], >, -26.0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -707,5 +784,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/highna/vectorial/energy", test_vectorial_energy);
   g_test_add_func ("/engine/highna/vectorial/z-dipole", test_vectorial_z_dipole);
   g_test_add_func ("/engine/highna/vectorial/errors", test_vectorial_errors);
+  g_test_add_func ("/engine/highna/parameters", test_parameters);
+  g_test_add_func ("/engine/highna/presets", test_presets);
   return g_test_run ();
 }
