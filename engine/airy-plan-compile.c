@@ -105,19 +105,26 @@ check_components_fused (AiryOpList *list, gboolean fuse, GError **error)
   for (i = 0; i < list->ops->len; i++)
     {
       AiryOp *op = g_ptr_array_index (list->ops, i);
-      AiryOp *next = i + 1 < list->ops->len ? g_ptr_array_index (list->ops, i + 1) : NULL;
+      g_autoptr(GString) after = NULL;
+      guint k;
 
       if (op->kind != AIRY_OP_OBJECTIVE || op->n_components == 0)
         continue;
       if (!fuse)
-        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                     _("objective-point-source.field: a vectorial field runs on the fused PSF path only, "
-                       "which AIRY_NO_FAST_PATH turns off"));
-      else
-        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                     _("objective-point-source.field: a vectorial field needs its pupil to go straight "
-                       "into an ff-lens (pupil-plane masks between are fine), but a %s operation follows it"),
-                     next ? _airy_op_kind_name (next->kind) : "?");
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("objective-point-source.field: a vectorial field runs on the fused PSF path only, "
+                         "which AIRY_NO_FAST_PATH turns off"));
+          return FALSE;
+        }
+      after = g_string_new (NULL);
+      for (k = i + 1; k < list->ops->len; k++)
+        g_string_append_printf (after, "%s%s", k > i + 1 ? ", " : "",
+                                _airy_op_kind_name (((AiryOp *) g_ptr_array_index (list->ops, k))->kind));
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("objective-point-source.field: a vectorial field needs its pupil to go through "
+                     "pupil-plane masks into one ff-lens that ends the optics; "
+                     "after it come the operations %s"), after->str);
       return FALSE;
     }
   return TRUE;

@@ -652,7 +652,8 @@ test_vectorial_errors (void)
     { "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0}, \"spectrum\": {\"wavelengths\": [0.6]},"
       " \"elements\": [{\"type\": \"objective-point-source\", \"field\": \"vectorial\", \"defocus-model\": \"nonparaxial\"},"
       "  {\"type\": \"propagate\", \"z\": 1.0}, {\"type\": \"ff-lens\"}]}",
-      "a vectorial field needs its pupil to go straight into an ff-lens" },
+      "needs its pupil to go through pupil-plane masks into one ff-lens that ends the optics; "
+      "after it come the operations fft, multiply, fft, fft, intensity" },
   };
   guint i;
 
@@ -669,6 +670,27 @@ test_vectorial_errors (void)
       g_test_message ("%s", error->message);
       g_assert_nonnull (strstr (error->message, cases[i].message));
     }
+}
+
+static void
+test_vectorial_no_fast_path (void)
+{
+  /* the unfused interpreters have one scalar plane per wavelength: a clear
+   * error there, not a scalar answer */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = vec_system (64, 1.518, 1.4, 20.0, "\"field\": \"vectorial\"", "{\"values\": [0.0]}");
+  g_autoptr(AiryResult) result = NULL;
+
+  g_setenv ("AIRY_NO_FAST_PATH", "1", TRUE);
+  result = airy_run (system, NULL, NULL, NULL, NULL, &error);
+  g_unsetenv ("AIRY_NO_FAST_PATH");
+  g_assert_null (result);
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+  g_assert_nonnull (strstr (error->message, "fused PSF path only, which AIRY_NO_FAST_PATH turns off"));
+  g_clear_error (&error);
+  /* and without it the same system runs */
+  result = test_run (system, NULL);
+  g_assert_nonnull (result);
 }
 
 static const char *gl_oil_vectorial =
@@ -784,6 +806,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/highna/vectorial/energy", test_vectorial_energy);
   g_test_add_func ("/engine/highna/vectorial/z-dipole", test_vectorial_z_dipole);
   g_test_add_func ("/engine/highna/vectorial/errors", test_vectorial_errors);
+  g_test_add_func ("/engine/highna/vectorial/no-fast-path", test_vectorial_no_fast_path);
   g_test_add_func ("/engine/highna/parameters", test_parameters);
   g_test_add_func ("/engine/highna/presets", test_presets);
   return g_test_run ();
