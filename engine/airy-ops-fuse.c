@@ -22,7 +22,11 @@
  *     backends' pruned transforms skip), with the centring modulation
  *     e^{2πi(y·⌊H/2⌋/H + x·⌊W/2⌋/W)} folded in (so a plain forward DFT gives
  *     the centred one up to a phase per output pixel), G there in double,
- *     and scale_l = w_l·|c_l|² from the transform's constant. */
+ *     and scale_l = w_l·|c_l|² from the transform's constant. A vectorial
+ *     source's components become batch entries beside the wavelengths
+ *     (entry l·C + c: F times the component's polarisation factor, the
+ *     wavelength's G, scale times the component's weight), on the same
+ *     band, so every backend runs them as it runs wavelengths. */
 
 static gboolean
 is_source_factor (const AiryOp *op)
@@ -64,7 +68,7 @@ fold_multiplies (GPtrArray *ops)
 static AiryOp *
 fused_psf_new (const AiryOp *src, const AiryOp *fft, const AiryOp *intensity, guint64 hash)
 {
-  guint h = src->height, w = src->width, L = src->n_lambda, l, y, x, r;
+  guint h = src->height, w = src->width, L = src->n_lambda, C = MAX (src->n_components, 1), l, c, y, x, r;
   gsize np = (gsize) h * w, nband;
   AiryOp *op = g_new0 (AiryOp, 1);
   AiryFusedPsf *psf = g_new0 (AiryFusedPsf, 1);
@@ -72,7 +76,7 @@ fused_psf_new (const AiryOp *src, const AiryOp *fft, const AiryOp *intensity, gu
 
   op->ref = 1;
   op->kind = AIRY_OP_FUSED_PSF;
-  op->n_lambda = L;
+  op->n_lambda = L * C;       /* the batch entries: wavelength × component */
   op->height = h;
   op->width = w;
   op->psf = psf;
@@ -102,34 +106,44 @@ fused_psf_new (const AiryOp *src, const AiryOp *fft, const AiryOp *intensity, gu
   psf->rows = (guint) (yhi - ylo + 1);
   nband = (gsize) psf->rows * w;
 
-  psf->F = fftwf_alloc_complex (L * nband);
-  psf->G = g_new (double, L * nband);
-  psf->scale = g_new (float, L);
+  psf->F = fftwf_alloc_complex ((gsize) L * C * nband);
+  psf->G = g_new (double, (gsize) L * C * nband);
+  psf->scale = g_new (float, L * C);
   for (l = 0; l < L; l++)
-    {
-      /* |c_l|² of the transform's constant; 1 without one */
-      double cr = fft->scale ? crealf (fft->scale[l]) : 1.0, ci = fft->scale ? cimagf (fft->scale[l]) : 0.0;
+    for (c = 0; c < C; c++)
+      {
+        /* |c_l|² of the transform's constant; 1 without one */
+        double cr = fft->scale ? crealf (fft->scale[l]) : 1.0, ci = fft->scale ? cimagf (fft->scale[l]) : 0.0;
+        guint e = l * C + c;
+        const fftwf_complex *pol = src->n_components ? src->components + ((gsize) c * L + l) * np : NULL;
 
-      psf->scale[l] = (float) (intensity->weights[l] * (cr * cr + ci * ci));
-      for (r = 0; r < psf->rows; r++)
-        {
-          y = psf->y0 + r;
-          for (x = 0; x < w; x++)
-            {
-              gsize i = l * np + (gsize) y * w + x, k = l * nband + (gsize) r * w + x;
-              double mod = 2.0 * AIRY_PI * ((double) y * (h / 2) / h + (double) x * (w / 2) / w);
+        psf->scale[e] = (float) (intensity->weights[l] * (cr * cr + ci * ci)
+                                 * (src->n_components ? src->component_weights[c] : 1.0));
+        for (r = 0; r < psf->rows; r++)
+          {
+            y = psf->y0 + r;
+            for (x = 0; x < w; x++)
+              {
+                gsize i = l * np + (gsize) y * w + x, k = e * nband + (gsize) r * w + x;
+                double mod = 2.0 * AIRY_PI * ((double) y * (h / 2) / h + (double) x * (w / 2) / w);
+                fftwf_complex v = src->factor[i] * _airy_cis (mod);
 
-              psf->F[k] = src->factor[i] * _airy_cis (mod);
-              psf->G[k] = src->phase[i];
-            }
-        }
-    }
+                psf->F[k] = pol ? v * pol[(gsize) y * w + x] : v;
+                psf->G[k] = src->phase[i];
+              }
+          }
+      }
   if (src->phase_x && src->phase_y)
     {
-      psf->gx = g_memdup2 (src->phase_x, (gsize) L * w * sizeof (double));
-      psf->gy = g_new (double, (gsize) L * psf->rows);
+      psf->gx = g_new (double, (gsize) L * C * w);
+      psf->gy = g_new (double, (gsize) L * C * psf->rows);
       for (l = 0; l < L; l++)
-        memcpy (psf->gy + (gsize) l * psf->rows, src->phase_y + (gsize) l * h + psf->y0, psf->rows * sizeof (double));
+        for (c = 0; c < C; c++)
+          {
+            memcpy (psf->gx + (gsize) (l * C + c) * w, src->phase_x + (gsize) l * w, w * sizeof (double));
+            memcpy (psf->gy + (gsize) (l * C + c) * psf->rows, src->phase_y + (gsize) l * h + psf->y0,
+                    psf->rows * sizeof (double));
+          }
     }
   return op;
 }

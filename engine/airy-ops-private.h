@@ -39,7 +39,8 @@ typedef enum
   AIRY_OP_RESIZE,     /* pad with zeros or crop about pixel ⌊N/2⌋ */
   AIRY_OP_APPLY,      /* the element's apply() on the host: a type without a device form (CPU only) */
   AIRY_OP_INTENSITY,  /* I = Σ_l weights_l |u_l|²: the end of the field stage */
-  AIRY_OP_FUSED_PSF,  /* I = Σ_l s_l |DFT(F_l · e^{i (z_plane + z0) G_l})|² (AiryFusedPsf), made by the pass */
+  AIRY_OP_FUSED_PSF,  /* I = Σ_l s_l |DFT(F_l · e^{i (z_plane + z0) G_l})|² (AiryFusedPsf), made by the pass;
+                       * l: wavelengths × field components */
   AIRY_OP_CONVOLVE,   /* microscope: acc += DFT(pad I_z)·DFT(pad V_z) over the planes, then the image
                        * is crop(DFT⁻¹(acc)) (the plan's sample, vol_* and pad_* geometry) */
   AIRY_OP_SUM,        /* image = Σ_z I_z */
@@ -49,7 +50,10 @@ typedef enum
 } AiryOpKind;
 
 /* FUSED_PSF. The intensity of plane z is Σ_l scale_l·|DFT(u_l)|² with
- * u_l = F_l · e^{i (z + z0) G_l} on rows [y0, y0 + rows) and 0 elsewhere,
+ * u_l = F_l · e^{i (z + z0) G_l} on rows [y0, y0 + rows) and 0 elsewhere;
+ * l runs over the op's batch entries (its n_lambda): the wavelengths, or for
+ * a vectorial field wavelength × component (entry l·C + c), each component
+ * the scalar pupil times its polarisation factor, sharing the row band;
  * DFT the plain forward transform (the centring modulation is in F, so it
  * gives the centred transform up to a phase per output pixel that |·|²
  * removes). */
@@ -97,6 +101,9 @@ typedef struct
   double        *phase;       /* OBJECTIVE: phase per µm of z, n_lambda × height × width */
   double        *phase_x;     /* OBJECTIVE, optional: phase = phase_y[l][y] + phase_x[l][x] */
   double        *phase_y;     /*   (separable, paraxial): n_lambda × width, n_lambda × height */
+  guint          n_components;      /* OBJECTIVE, vectorial: field components (0: scalar) */
+  fftwf_complex *components;        /*   their polarisation factors, n_components × n_lambda × height × width */
+  double        *component_weights; /*   their weights in the intensity, n_components */
   gboolean       centred;     /* FFT */
   AiryFftSign    sign;        /* FFT */
   fftwf_complex *scale;       /* FFT: per wavelength, NULL for 1 */

@@ -65,6 +65,8 @@ _airy_op_unref (AiryOp *op)
   g_free (op->phase);
   g_free (op->phase_x);
   g_free (op->phase_y);
+  fftwf_free (op->components);
+  g_free (op->component_weights);
   g_free (op->weights);
   g_free (op->lambda);
   g_free (op->dy);
@@ -322,6 +324,9 @@ run_field (GPtrArray *ops, AiryField *field, const AiryPlane *plane, GError **er
           memcpy (field->data, op->factor, op->n_lambda * np * sizeof (fftwf_complex));
           break;
         case AIRY_OP_OBJECTIVE:
+          /* a field of one scalar plane per wavelength has no room for
+           * components: a vectorial source runs fused only (the plan says so) */
+          g_return_val_if_fail (op->n_components == 0, FALSE);
           for (k = 0; k < op->n_lambda * np; k++)
             field->data[k] = op->factor[k] * _airy_cis ((plane->z + op->z) * op->phase[k]);
           break;

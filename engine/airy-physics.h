@@ -59,12 +59,67 @@ airy_objective_defocus (double r2, double n, double lambda, double f, int nonpar
                      : airy_defocus_paraxial (r2, 1.0, n, lambda, f);
 }
 
-/* Aplanatic apodisation (cos θ)^½ = (1 − (r/f)²)^¼. */
+/* Aplanatic apodisation on the pupil grid, which is uniform in sin θ = r/f
+ * (in kx, ky): (cos θ)^−½ = (1 − (r/f)²)^−¼, Richards–Wolf's √cos θ per solid
+ * angle divided by the cos θ of the Jacobian dkx dky = k² cos θ sin θ dθ dφ
+ * (DESIGN §3; Hanser et al. 2004, Leutenegger et al. 2006). It grows towards
+ * the rim; sin θ = 1 (NA = n on the rim) carries no light and gives 0. */
 AIRY_HD double
 airy_apodisation_aplanatic (double r2, double f)
 {
   double s2 = r2 / (f * f);
-  return s2 < 1.0 ? sqrt (sqrt (1.0 - s2)) : 0.0;
+  return s2 < 1.0 ? 1.0 / sqrt (sqrt (1.0 - s2)) : 0.0;
+}
+
+/* Richards–Wolf polarisation factors (Richards & Wolf 1959; Novotny & Hecht
+ * eq. 3.66) of the focal field for a unit input polarisation along x
+ * (input 0) or y (input 1), at the pupil point (x, y)/f = sin θ (cos φ, sin φ):
+ * x input: (cos θ cos²φ + sin²φ, (cos θ − 1) sin φ cos φ, −sin θ cos φ),
+ * y input: ((cos θ − 1) sin φ cos φ, cos θ sin²φ + cos²φ, −sin θ sin φ).
+ * The map is a rotation (meridional and sagittal parts kept), so the three
+ * factors' squares sum to 1. By reciprocity, component i of input j is also
+ * what a dipole along i sends into detected polarisation j. */
+AIRY_HD void
+airy_vectorial_factors (double ux, double uy, int input, double out[3])
+{
+  double s2 = ux * ux + uy * uy;
+  double s = sqrt (s2), c = s2 < 1.0 ? sqrt (1.0 - s2) : 0.0;
+  double cp = s > 0.0 ? ux / s : 1.0, sp = s > 0.0 ? uy / s : 0.0;
+
+  if (input == 0)
+    {
+      out[0] = c * cp * cp + sp * sp;
+      out[1] = (c - 1.0) * sp * cp;
+      out[2] = -s * cp;
+    }
+  else
+    {
+      out[0] = (c - 1.0) * sp * cp;
+      out[1] = c * sp * sp + cp * cp;
+      out[2] = -s * sp;
+    }
+}
+
+/* Gibson–Lanni optical path difference (Gibson & Lanni 1991; Li, Xue & Blu
+ * 2017 eq. 2–3) without its stage-focus term, at sin θ in the immersion
+ * (s2 = sin²θ, NA·ρ = ni·sin θ): depth·√(ns² − ni²s²) + ti0·√(ni² − ni²s²)
+ * − ti0·√(ni0² − ni²s²) + tg·√(ng² − ni²s²) − tg0·√(ng0² − ni²s²). The
+ * (ti0 + z) immersion thickness's z part is the objective's non-paraxial
+ * defocus, so it is not here. The design terms (ni0, ng0) are a reference
+ * only: a square root of a negative there counts as 0. *propagating is 0
+ * where the ray is evanescent in the sample or the coverslip. */
+AIRY_HD double
+airy_gibson_lanni_opd (double s2, double ni, double ns, double ng, double ng0, double ni0,
+                       double tg, double tg0, double ti0, double depth, int *propagating)
+{
+  double q = ni * ni * s2;
+  double cs = ns * ns - q, cg = ng * ng - q;
+
+  *propagating = cs >= 0.0 && cg >= 0.0;
+  if (!*propagating)
+    return 0.0;
+  return depth * sqrt (cs) + ti0 * sqrt (fmax (ni * ni - q, 0.0)) - ti0 * sqrt (fmax (ni0 * ni0 - q, 0.0))
+         + tg * sqrt (cg) - tg0 * sqrt (fmax (ng0 * ng0 - q, 0.0));
 }
 
 /* Thin lens transmission phase: −π n r² / (λ f). */

@@ -2,10 +2,12 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 #include "airy-elements-private.h"
+#include "airy-error.h"
 #include "airy-ops-private.h"
 #include "airy-run.h"
 #include "airy-sensor-private.h"
@@ -92,6 +94,42 @@ _airy_plan_compiles (void)
   return (guint) g_atomic_int_get (&compiled_count);
 }
 
+/* A vectorial source's components are batch entries of the fused PSF; a
+ * field of one scalar plane per wavelength has no room for them, so one
+ * left unfused is an error, not a scalar answer. */
+static gboolean
+check_components_fused (AiryOpList *list, gboolean fuse, GError **error)
+{
+  guint i;
+
+  for (i = 0; i < list->ops->len; i++)
+    {
+      AiryOp *op = g_ptr_array_index (list->ops, i);
+      g_autoptr(GString) after = NULL;
+      guint k;
+
+      if (op->kind != AIRY_OP_OBJECTIVE || op->n_components == 0)
+        continue;
+      if (!fuse)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("objective-point-source.field: a vectorial field runs on the fused PSF path only, "
+                         "which AIRY_NO_FAST_PATH turns off"));
+          return FALSE;
+        }
+      after = g_string_new (NULL);
+      for (k = i + 1; k < list->ops->len; k++)
+        g_string_append_printf (after, "%s%s", k > i + 1 ? ", " : "",
+                                _airy_op_kind_name (((AiryOp *) g_ptr_array_index (list->ops, k))->kind));
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("objective-point-source.field: a vectorial field needs its pupil to go through "
+                     "pupil-plane masks into one ff-lens that ends the optics; "
+                     "after it come the operations %s"), after->str);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* The field stage for this plan's optics: the kept one, or a new one
  * (kept in its place when it is not too big to keep). */
 static AiryOpList *
@@ -115,6 +153,11 @@ field_stage (AiryPlan *plan, GError **error)
   _airy_ops_end_field (list, plan->spectrum);
   if (fuse)
     _airy_ops_fuse (list);
+  if (!check_components_fused (list, fuse, error))
+    {
+      _airy_ops_unref (list);
+      return NULL;
+    }
   g_atomic_int_inc (&compiled_count);
   if (_airy_ops_bytes (list) <= cap)
     {

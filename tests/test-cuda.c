@@ -106,6 +106,32 @@ test_psf_agreement (void)
 }
 
 static void
+test_highna_agreement (void)
+{
+  /* the vectorial components as batch entries (six for unpolarized light,
+   * over two wavelengths: twelve entries, 19 planes: a full batch and a
+   * last one of 3) with a Gibson–Lanni pupil folded in; circular and a
+   * tilted dipole */
+  agree ("{\"airy\": 1, \"grid\": {\"shape\": [256, 256], \"spacing\": 0.4}, \"spectrum\": {\"wavelengths\": [0.52, 0.6], \"weights\": [1, 2]},"
+         " \"z\": {\"start\": -14, \"stop\": -10, \"count\": 19},"
+         " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.518, \"na\": 1.4,"
+         "   \"defocus-model\": \"nonparaxial\", \"apodisation\": \"aplanatic\", \"field\": \"vectorial\"},"
+         "  {\"type\": \"gibson-lanni\", \"ns\": 1.33, \"ni0\": 1.518, \"depth\": 10},"
+         "  {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.518}]}", 1e-5);
+  agree ("{\"airy\": 1, \"grid\": {\"shape\": [200, 256], \"spacing\": 0.4}, \"spectrum\": {\"wavelengths\": [0.6]},"
+         " \"z\": {\"values\": [-0.5, 0, 0.8]},"
+         " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 1.2,"
+         "   \"defocus-model\": \"nonparaxial\", \"field\": \"vectorial\", \"polarization\": \"circular\"},"
+         "  {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}", 1e-5);
+  agree ("{\"airy\": 1, \"grid\": {\"shape\": [256, 256], \"spacing\": 0.4}, \"spectrum\": {\"wavelengths\": [0.6]},"
+         " \"z\": {\"values\": [-0.5, 0, 0.8]},"
+         " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.518, \"na\": 1.4,"
+         "   \"defocus-model\": \"nonparaxial\", \"field\": \"vectorial\", \"polarization\": \"dipole\","
+         "   \"dipole-polar\": 0.6, \"dipole-azimuth\": 1.1},"
+         "  {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.518}]}", 1e-5);
+}
+
+static void
 test_defocus_far (void)
 {
   /* planes far from focus: a defocus phase of thousands of radians, which
@@ -803,6 +829,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/gl-interop", test_gl_interop);
   g_test_add_func ("/cuda/versions", test_versions);
   g_test_add_func ("/cuda/psf-agreement", test_psf_agreement);
+  g_test_add_func ("/cuda/highna-agreement", test_highna_agreement);
   g_test_add_func ("/cuda/defocus-far", test_defocus_far);
   g_test_add_func ("/cuda/ops-agreement", test_ops_agreement);
   g_test_add_func ("/cuda/imaging-agreement", test_imaging_agreement);

@@ -70,7 +70,8 @@ cuda_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
       run->slots[i].backend = run->backend;
       run->slots[i].device = (int) state->chunks[i].device;
       run->slots[i].active = state->chunks[i].count > 0;
-      run->slots[i].n_lambda = plan->spectrum->n;
+      /* the fused PSF's batch entries: wavelengths × vectorial components */
+      run->slots[i].n_lambda = run->stages.fused ? run->stages.fused->n_lambda : plan->spectrum->n;
     }
   run->slots[run->active[0]].root = TRUE;
   /* FUSED_PSF with the device copies of the last run of the same optics,

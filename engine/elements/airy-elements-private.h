@@ -8,6 +8,15 @@ G_BEGIN_DECLS
 /* Enumerations shared by the built-in elements (nicks are the JSON values). */
 typedef enum { AIRY_DEFOCUS_PARAXIAL, AIRY_DEFOCUS_NONPARAXIAL } AiryDefocusModel;
 typedef enum { AIRY_APODISATION_NONE, AIRY_APODISATION_APLANATIC } AiryApodisation;
+typedef enum { AIRY_FIELD_SCALAR, AIRY_FIELD_VECTORIAL } AiryFieldModel;
+typedef enum
+{
+  AIRY_POLARIZATION_UNPOLARIZED,
+  AIRY_POLARIZATION_X,
+  AIRY_POLARIZATION_Y,
+  AIRY_POLARIZATION_CIRCULAR,
+  AIRY_POLARIZATION_DIPOLE,
+} AiryPolarization;
 typedef enum { AIRY_PHASE_CONSTANT, AIRY_PHASE_IMAGE, AIRY_PHASE_ZERNIKE, AIRY_PHASE_NAMED } AiryPhaseSource;
 typedef enum { AIRY_ZERNIKE_ANSI, AIRY_ZERNIKE_NOLL } AiryZernikeIndexing;
 typedef enum { AIRY_ZERNIKE_WAVES, AIRY_ZERNIKE_MICRONS } AiryZernikeUnit;
@@ -19,6 +28,8 @@ typedef enum { AIRY_NOISE_NONE, AIRY_NOISE_POISSON, AIRY_NOISE_GAUSSIAN } AiryNo
 
 GType _airy_defocus_model_get_type     (void);
 GType _airy_apodisation_get_type       (void);
+GType _airy_field_model_get_type       (void);
+GType _airy_polarization_get_type      (void);
 GType _airy_phase_source_get_type      (void);
 GType _airy_zernike_indexing_get_type  (void);
 GType _airy_zernike_unit_get_type      (void);
@@ -40,6 +51,7 @@ GType _airy_rectangular_pupil_get_type      (void);
 GType _airy_gaussian_pupil_get_type         (void);
 GType _airy_amplitude_mask_get_type         (void);
 GType _airy_phase_mask_get_type             (void);
+GType _airy_gibson_lanni_get_type           (void);
 GType _airy_ff_lens_get_type                (void);
 GType _airy_df_lens_get_type                (void);
 GType _airy_thin_lens_get_type              (void);

@@ -29,6 +29,17 @@ DEFINE_ENUM (_airy_apodisation_get_type, "AiryApodisation",
   { AIRY_APODISATION_NONE, "AIRY_APODISATION_NONE", "none" },
   { AIRY_APODISATION_APLANATIC, "AIRY_APODISATION_APLANATIC", "aplanatic" })
 
+DEFINE_ENUM (_airy_field_model_get_type, "AiryFieldModel",
+  { AIRY_FIELD_SCALAR, "AIRY_FIELD_SCALAR", "scalar" },
+  { AIRY_FIELD_VECTORIAL, "AIRY_FIELD_VECTORIAL", "vectorial" })
+
+DEFINE_ENUM (_airy_polarization_get_type, "AiryPolarization",
+  { AIRY_POLARIZATION_UNPOLARIZED, "AIRY_POLARIZATION_UNPOLARIZED", "unpolarized" },
+  { AIRY_POLARIZATION_X, "AIRY_POLARIZATION_X", "x" },
+  { AIRY_POLARIZATION_Y, "AIRY_POLARIZATION_Y", "y" },
+  { AIRY_POLARIZATION_CIRCULAR, "AIRY_POLARIZATION_CIRCULAR", "circular" },
+  { AIRY_POLARIZATION_DIPOLE, "AIRY_POLARIZATION_DIPOLE", "dipole" })
+
 DEFINE_ENUM (_airy_phase_source_get_type, "AiryPhaseSource",
   { AIRY_PHASE_CONSTANT, "AIRY_PHASE_CONSTANT", "constant" },
   { AIRY_PHASE_IMAGE, "AIRY_PHASE_IMAGE", "image" },
@@ -86,6 +97,7 @@ static GType (*const builtin_types[]) (void) = {
   _airy_gaussian_pupil_get_type,
   _airy_amplitude_mask_get_type,
   _airy_phase_mask_get_type,
+  _airy_gibson_lanni_get_type,
   _airy_ff_lens_get_type,
   _airy_df_lens_get_type,
   _airy_thin_lens_get_type,

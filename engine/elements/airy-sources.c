@@ -46,10 +46,18 @@ typedef struct { AiryElement parent; } AiryObjectivePointSource;
 typedef struct { AiryElementClass parent_class; } AiryObjectivePointSourceClass;
 G_DEFINE_FINAL_TYPE (AiryObjectivePointSource, _airy_objective_point_source, AIRY_TYPE_ELEMENT)
 
+/* The vectorial field's components: at most six (x and y input, three
+ * field components each). */
+#define MAX_COMPONENTS 6
+
 typedef struct
 {
   double f, n, na, power, ox, oy, z0;
   int    model, apod;
+  int    field_model, polarization;
+  double dipole[3];    /* the emitter's unit orientation */
+  guint  n_comp;       /* 0: scalar */
+  double comp_weight[MAX_COMPONENTS];
   double *amplitude;   /* per wavelength: normalisation, independent of z */
   double *dx, *dy;
   guint  h, w, n_lambda;
@@ -67,6 +75,14 @@ objective_check (AiryElement *self, AiryContext *ctx, GError **error)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    _("%s.na: must be in (0, n=%g], got %g"), ctx->path, n, na);
+      return FALSE;
+    }
+  if (airy_element_get_enum (self, "field") == AIRY_FIELD_VECTORIAL
+      && airy_element_get_enum (self, "defocus-model") != AIRY_DEFOCUS_NONPARAXIAL)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("%s.field: vectorial needs \"defocus-model\": \"nonparaxial\", got \"paraxial\""),
+                   ctx->path);
       return FALSE;
     }
   ctx->n = n;
@@ -95,6 +111,63 @@ objective_apodisation (const ObjectiveState *s, double r2)
   return s->apod == AIRY_APODISATION_APLANATIC ? airy_apodisation_aplanatic (r2, s->f) : 1.0;
 }
 
+/* The components' polarisation factors at the pupil point (ux, uy) = (x, y)/f
+ * (airy_vectorial_factors): x or y input, both for unpolarized light (an
+ * incoherent sum, weight ½ each), (x + i y)/√2 for circular, and for a dipole
+ * p the detected x and y fields Σ_i p_i P_i(input j) (reciprocity). */
+static guint
+objective_components (const ObjectiveState *s, double ux, double uy, fftwf_complex *out)
+{
+  double px[3], py[3];
+  guint c;
+
+  airy_vectorial_factors (ux, uy, 0, px);
+  airy_vectorial_factors (ux, uy, 1, py);
+  switch (s->polarization)
+    {
+    case AIRY_POLARIZATION_X:
+      for (c = 0; c < 3; c++)
+        out[c] = (float) px[c];
+      return 3;
+    case AIRY_POLARIZATION_Y:
+      for (c = 0; c < 3; c++)
+        out[c] = (float) py[c];
+      return 3;
+    case AIRY_POLARIZATION_CIRCULAR:
+      for (c = 0; c < 3; c++)
+        out[c] = (float) (px[c] / G_SQRT2) + I * (float) (py[c] / G_SQRT2);
+      return 3;
+    case AIRY_POLARIZATION_DIPOLE:
+      out[0] = (float) (s->dipole[0] * px[0] + s->dipole[1] * px[1] + s->dipole[2] * px[2]);
+      out[1] = (float) (s->dipole[0] * py[0] + s->dipole[1] * py[1] + s->dipole[2] * py[2]);
+      return 2;
+    default:
+      for (c = 0; c < 3; c++)
+        {
+          out[c] = (float) px[c];
+          out[3 + c] = (float) py[c];
+        }
+      return 6;
+    }
+}
+
+/* Σ_c w_c |P_c|² at a pupil point: 1 for the plane-wave inputs, |p_⊥|² for
+ * a dipole (what the power normalisation divides by). */
+static double
+objective_component_power (const ObjectiveState *s, double ux, double uy)
+{
+  fftwf_complex v[MAX_COMPONENTS];
+  guint c, n;
+  double sum = 0.0;
+
+  if (s->n_comp == 0)
+    return 1.0;
+  n = objective_components (s, ux, uy, v);
+  for (c = 0; c < n; c++)
+    sum += s->comp_weight[c] * (crealf (v[c]) * crealf (v[c]) + cimagf (v[c]) * cimagf (v[c]));
+  return sum;
+}
+
 static gpointer
 objective_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
 {
@@ -111,6 +184,22 @@ objective_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
   s->z0 = airy_element_get_double (self, "z");
   s->model = airy_element_get_enum (self, "defocus-model");
   s->apod = airy_element_get_enum (self, "apodisation");
+  s->field_model = airy_element_get_enum (self, "field");
+  s->polarization = airy_element_get_enum (self, "polarization");
+  if (s->field_model == AIRY_FIELD_VECTORIAL)
+    {
+      double polar = airy_element_get_double (self, "dipole-polar");
+      double azimuth = airy_element_get_double (self, "dipole-azimuth");
+      fftwf_complex unused[MAX_COMPONENTS];
+      guint c;
+
+      s->dipole[0] = sin (polar) * cos (azimuth);
+      s->dipole[1] = sin (polar) * sin (azimuth);
+      s->dipole[2] = cos (polar);
+      s->n_comp = objective_components (s, 0.0, 0.0, unused);
+      for (c = 0; c < s->n_comp; c++)
+        s->comp_weight[c] = s->polarization == AIRY_POLARIZATION_UNPOLARIZED ? 0.5 : 1.0;
+    }
   s->h = ctx->height;
   s->w = ctx->width;
   s->n_lambda = ctx->spectrum->n;
@@ -120,7 +209,8 @@ objective_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
   s->amplitude = g_new0 (double, s->n_lambda);
   radius = s->f * s->na / s->n;
 
-  /* |u| inside the pupil does not depend on z: A = √(power / (Σ apod² dx dy)). */
+  /* |u| inside the pupil does not depend on z:
+   * A = √(power / (Σ apod² Σ_c w_c |P_c|² dx dy)) (Σ_c … = 1 for a scalar field). */
   for (l = 0; l < s->n_lambda; l++)
     {
       double sum = 0.0;
@@ -137,7 +227,7 @@ objective_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
               if (airy_inside_circle (r2, radius))
                 {
                   double a = objective_apodisation (s, r2);
-                  sum += a * a;
+                  sum += a * a * objective_component_power (s, xx / s->f, yy / s->f);
                 }
             }
         }
@@ -197,8 +287,44 @@ objective_apply (AiryElement *self, gpointer state, AiryField *field,
 {
   ObjectiveState *s = state;
 
+  if (s->n_comp > 0)
+    {
+      /* one scalar plane per wavelength: no room for the components */
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("objective-point-source.field: a vectorial field runs on the fused PSF path only"));
+      return FALSE;
+    }
   objective_fill (s, field, plane->z + s->z0, NULL);
   return TRUE;
+}
+
+/* The vectorial components' factors on the whole grid (zero outside the
+ * pupil, where the scalar factor is zero anyway). */
+static void
+objective_fill_components (const ObjectiveState *s, const AiryField *field, AiryOp *op)
+{
+  gsize np = airy_field_plane_size (field);
+  guint L = field->n_lambda, l, y, x, c;
+
+  op->n_components = s->n_comp;
+  op->components = fftwf_alloc_complex ((gsize) s->n_comp * L * np);
+  op->component_weights = g_memdup2 (s->comp_weight, s->n_comp * sizeof (double));
+  for (l = 0; l < L; l++)
+    for (y = 0; y < field->height; y++)
+      {
+        double yy = airy_grid_coord (y, field->height, field->dy[l]);
+
+        for (x = 0; x < field->width; x++)
+          {
+            double xx = airy_grid_coord (x, field->width, field->dx[l]);
+            fftwf_complex v[MAX_COMPONENTS];
+            gsize i = (gsize) y * field->width + x;
+
+            objective_components (s, xx / s->f, yy / s->f, v);
+            for (c = 0; c < s->n_comp; c++)
+              op->components[((gsize) c * L + l) * np + i] = v[c];
+          }
+      }
 }
 
 /* On a device: F = the field at z = 0 and G = φ per µm of z, so
@@ -216,6 +342,8 @@ objective_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArra
   op = _airy_op_take_factor (AIRY_OP_OBJECTIVE, field);
   op->z = s->z0;
   op->phase = G;
+  if (s->n_comp > 0)
+    objective_fill_components (s, field, op);
   if (s->model == AIRY_DEFOCUS_PARAXIAL)
     {
       op->phase_x = g_new (double, field->n_lambda * field->width);
@@ -238,6 +366,17 @@ objective_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArra
   return TRUE;
 }
 
+static gboolean
+objective_param_relevant (AiryElement *self, GParamSpec *pspec)
+{
+  if (g_str_equal (pspec->name, "polarization"))
+    return airy_element_get_enum (self, "field") == AIRY_FIELD_VECTORIAL;
+  if (g_str_has_prefix (pspec->name, "dipole-"))
+    return airy_element_get_enum (self, "field") == AIRY_FIELD_VECTORIAL
+           && airy_element_get_enum (self, "polarization") == AIRY_POLARIZATION_DIPOLE;
+  return TRUE;
+}
+
 static void
 _airy_objective_point_source_class_init (AiryObjectivePointSourceClass *klass)
 {
@@ -251,6 +390,7 @@ _airy_objective_point_source_class_init (AiryObjectivePointSourceClass *klass)
   element_class->free_state = objective_free_state;
   element_class->apply = objective_apply;
   element_class->compile = objective_compile;
+  element_class->param_relevant = objective_param_relevant;
 
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("f", N_("Focal length"), N_("Objective focal length"), "µm",
@@ -270,6 +410,20 @@ _airy_objective_point_source_class_init (AiryObjectivePointSourceClass *klass)
   airy_element_class_install_property (object_class,
     airy_param_spec_enum ("apodisation", N_("Apodisation"), N_("Pupil apodisation"),
                           _airy_apodisation_get_type (), AIRY_APODISATION_NONE, 0));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_enum ("field", N_("Field model"),
+                          N_("Scalar, or vectorial (Richards–Wolf; needs the non-paraxial defocus)"),
+                          _airy_field_model_get_type (), AIRY_FIELD_SCALAR, AIRY_PARAM_SELECTS));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_enum ("polarization", N_("Polarization"),
+                          N_("Of the vectorial field: unpolarized, linear x or y, circular, or a fixed dipole"),
+                          _airy_polarization_get_type (), AIRY_POLARIZATION_UNPOLARIZED, AIRY_PARAM_SELECTS));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_double ("dipole-polar", N_("Dipole polar angle"), N_("Angle of the dipole to the optical axis"),
+                            "rad", 0.0, G_PI, 0.0, 0));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_double ("dipole-azimuth", N_("Dipole azimuth"), N_("Angle of the dipole's projection to the x axis"),
+                            "rad", -2.0 * G_PI, 2.0 * G_PI, 0.0, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("offset-x", N_("Offset x"), N_("Lateral offset of the point"), "µm",
                             -1e4, 1e4, 0.0, 0));

@@ -122,7 +122,7 @@ bench() {
   return $status
 }
 step "benchmarks on the GPU (median of 10 warm runs; floor = bare cuFFT)"
-for preset in seed-widefield seed-imaging; do
+for preset in seed-widefield seed-imaging oil-vectorial; do
   if [ "$cuda_devices" -eq 0 ]; then
     say "-- $preset: not run (no CUDA device)"
     continue
