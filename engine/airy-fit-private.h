@@ -22,11 +22,16 @@ AiryFitModel *_airy_fit_model_new      (AirySystem    *system,
 void          _airy_fit_model_free     (AiryFitModel  *model);
 guint         _airy_fit_model_n_params (AiryFitModel  *model);
 guint         _airy_fit_model_depth    (AiryFitModel  *model);
+/* Only every stride-th plane enters the loss and the gradient (the fit's
+ * coarse stage); 1: all. */
+void          _airy_fit_model_set_stride (AiryFitModel *model,
+                                          guint         stride);
 /* μ of every plane: depth × win_h × win_w */
 void          _airy_fit_model_eval     (AiryFitModel  *model,
                                         const double  *params,
                                         float         *out);
-/* The loss of data (depth × win_h × win_w; photons for Poisson) and, when
+/* The loss of data (depth × win_h × win_w; photons for Poisson; the same
+ * pointer must hold the same data: Poisson keeps per-voxel constants) and, when
  * grad is not NULL, its gradient with respect to params (one adjoint
  * transform per forward transform). noise_var scales least squares:
  * ½ Σ (μ − d)² / noise_var. */

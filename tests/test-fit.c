@@ -4,6 +4,8 @@
 
 #include "config.h"
 
+#include <sys/wait.h>
+
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <json-glib/json-glib.h>
@@ -454,6 +456,123 @@ test_apply (void)
   }
 }
 
+/* airy-sim fit: writes FITTED.json, REPORT.json and the residual; bad
+ * input exits 2 with the engine's message. */
+static void
+run_cli (const char *const *args, int *status, char **out, char **err)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  guint i;
+
+  g_ptr_array_add (argv, (gpointer) g_getenv ("AIRY_SIM"));
+  for (i = 0; args[i]; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err,
+                               status, &error));
+  g_assert_no_error (error);
+}
+
+static void
+test_cli (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("airy-fit-XXXXXX", NULL);
+  g_autofree char *sys_path = g_build_filename (dir, "system.json", NULL);
+  g_autofree char *beads_path = g_build_filename (dir, "beads.tif", NULL);
+  g_autofree char *nan_path = g_build_filename (dir, "nan.tif", NULL);
+  g_autofree char *fitted_path = g_build_filename (dir, "fitted.json", NULL);
+  g_autofree char *report_path = g_build_filename (dir, "report.json", NULL);
+  g_autofree char *res_path = g_build_filename (dir, "residual.tif", NULL);
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, 9, NULL);
+  g_autoptr(AiryStack) nan = airy_stack_copy (beads);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(AirySystem) fitted = NULL;
+  g_autoptr(AiryStack) residual = NULL;
+  g_autofree char *out = NULL, *err = NULL;
+  JsonObject *report, *z;
+  JsonArray *idx, *coef;
+  int status;
+  guint i;
+
+  if (g_getenv ("AIRY_SIM") == NULL)
+    {
+      g_test_skip ("AIRY_SIM is not set");
+      return;
+    }
+  g_assert_true (airy_system_save (base, sys_path, &error));
+  g_assert_no_error (error);
+  g_assert_true (airy_tiff_write (beads_path, beads, &error));
+  nan->data[100] = NAN;
+  g_assert_true (airy_tiff_write (nan_path, nan, &error));
+
+  {
+    const char *args[] = { "fit", beads_path, "--system", sys_path, "--objective", "poisson", "-o", fitted_path,
+                           "--report", report_path, "--residual", res_path, "--threads", "2", NULL };
+    run_cli (args, &status, &out, &err);
+  }
+  g_test_message ("%s%s", out, err);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_nonnull (strstr (out, "Z3"));
+  g_assert_true (json_parser_load_from_file (parser, report_path, &error));
+  g_assert_no_error (error);
+  report = json_node_get_object (json_parser_get_root (parser));
+  z = json_object_get_object_member (report, "zernike");
+  idx = json_object_get_array_member (z, "indices");
+  coef = json_object_get_array_member (z, "coefficients");
+  g_assert_cmpuint (json_array_get_length (idx), ==, 11);
+  for (i = 0; i < json_array_get_length (idx); i++)
+    g_assert_cmpfloat (fabs (json_array_get_double_element (coef, i)
+                             - true_coefficient ((int) json_array_get_int_element (idx, i))), <=, 0.01);
+  g_assert_cmpfloat (json_object_get_double_member (report, "seconds"), >, 0);
+  g_assert_cmpint (json_object_get_int_member (report, "iterations"), >, 0);
+  fitted = airy_system_new_from_file (fitted_path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (airy_system_get_elements (fitted)->len, ==, 1);
+  residual = airy_tiff_read (res_path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (residual->depth, ==, 12);
+  g_assert_cmpfloat (fabs (residual->dx - 0.1), <, 1e-6);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  /* a NaN: exit 2, the voxel named, no output written */
+  g_assert_cmpint (g_unlink (fitted_path), ==, 0);
+  {
+    const char *args[] = { "fit", nan_path, "--system", sys_path, "-o", fitted_path, NULL };
+    run_cli (args, &status, &out, &err);
+  }
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 2);
+  g_assert_nonnull (strstr (err, "non-finite value (nan) at x 4, y 2, z 0"));
+  g_assert_false (g_file_test (fitted_path, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  /* usage */
+  {
+    const char *args[] = { "fit", beads_path, "-o", fitted_path, NULL };
+    run_cli (args, &status, &out, &err);
+  }
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 2);
+  g_assert_nonnull (strstr (err, "--system SYSTEM.json"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  {
+    const char *args[] = { "fit", beads_path, "--system", sys_path, "-o", fitted_path, "--zernike", "2", NULL };
+    run_cli (args, &status, &out, &err);
+  }
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 2);
+  g_assert_nonnull (strstr (err, "--zernike: must be in [3, 65], got 2"));
+
+  g_unlink (sys_path);
+  g_unlink (beads_path);
+  g_unlink (nan_path);
+  g_unlink (report_path);
+  g_unlink (res_path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -470,5 +589,6 @@ main (int argc, char **argv)
   g_test_add_func ("/fit/synthetic/aberration-free", test_aberration_free);
   g_test_add_func ("/fit/bad-input", test_bad_input);
   g_test_add_func ("/fit/apply", test_apply);
+  g_test_add_func ("/fit/cli", test_cli);
   return g_test_run ();
 }
