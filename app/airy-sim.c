@@ -61,11 +61,6 @@ print_help (void)
              "                 [--write-dir DIR | --no-write]\n"
              "                                                 time runs against the bare FFT floor,\n"
              "                                                 and the TIFF write against a plain write\n"
-             "  airy-sim fit BEADS.tif --system SYSTEM.json -o FITTED.json [--zernike N] [--crop PX]\n"
-             "               [--report REPORT.json] [--residual RES.tif] [--objective auto|poisson|least-squares]\n"
-             "               [--gain G] [--offset O] [--restarts N] [--max-iterations N] [--threads N]\n"
-             "                                                 fit a measured bead stack with the system's PSF:\n"
-             "                                                 Zernike terms (waves, ANSI 3 … N), bead position\n"
              "  airy-sim --version | --help\n"
              "\n"
              "Run options:\n"
@@ -81,6 +76,13 @@ print_help (void)
              "  -q, --quiet               no progress line or summary\n"
              "\n"
              "Exit status: 0 success, 1 run failure, 2 bad input or usage.\n"));
+  g_print ("%s", _("\n"
+                   "Fit a measured bead stack with the system's PSF (Zernike terms in waves, ANSI 3 … N\n"
+                   "without 4; bead position, amplitude, background):\n"
+                   "  airy-sim fit BEADS.tif --system SYSTEM.json -o FITTED.json [--zernike N] [--crop PX]\n"
+                   "               [--report REPORT.json] [--residual RES.tif]\n"
+                   "               [--objective auto|poisson|least-squares] [--gain G] [--offset O]\n"
+                   "               [--restarts N] [--max-iterations N] [--seed N] [--threads N] [-q]\n"));
 }
 
 /* ---- info ---- */
@@ -600,7 +602,8 @@ on_fit_progress (guint restart, guint iteration, double loss, gpointer user_data
 
   if (!p->tty)
     return;
-  fprintf (stderr, _("\rfit: start %u, iteration %u, loss %.6g   "), restart + 1, iteration, loss);
+  fprintf (stderr, "\r");
+  fprintf (stderr, _("fit: start %u, iteration %u, loss %.6g   "), restart + 1, iteration, loss);
   p->shown = TRUE;
 }
 
