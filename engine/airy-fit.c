@@ -1007,6 +1007,7 @@ airy_fit_stack (AirySystem           *system,
   g_autofree double *p = NULL, *g = NULL, *best = NULL, *fisher = NULL, *last_v = NULL;
   AiryFitOptions options;
   AiryRunOptions run_options = { 0 };
+  GError *local_error = NULL;
   AiryElement *sensor;
   gboolean poisson;
   double gain, offset, B0, noise_var, A0 = 1.0, best_loss = INFINITY, sigma, z_starts[4];
@@ -1240,8 +1241,9 @@ airy_fit_stack (AirySystem           *system,
    * depth of the scan and the quartiles (the loss has a second basin
    * where a strong aberration trades against the depth); for a single
    * plane, random terms of ±0.1 waves (it leaves the sign of the even
-   * terms open). They stop at the first that fits to the noise: a loss
-   * of at most 0.75 per voxel (½ expected), unless a number was asked for. */
+   * terms open, so all of them run and the best is kept). A stack stops at
+   * the first start that fits to the noise: a loss of at most 0.75 per
+   * voxel (½ expected), unless a number of starts was asked for. */
   o.m = m;
   o.data = data;
   o.poisson = poisson;
@@ -1259,6 +1261,7 @@ airy_fit_stack (AirySystem           *system,
   o.p = g_new (double, P);
   o.last_g = g_new (double, P);
   o.last_v = last_v = g_new (double, P);
+  /* four starts at most by default; every one of them for a single plane */
   n_starts = options.restarts ? options.restarts : 4;
   coarse = m->depth >= 16 ? m->depth / 8 : 1;
   for (restart = 0; restart < n_starts; restart++)
@@ -1267,7 +1270,7 @@ airy_fit_stack (AirySystem           *system,
       double v[P], f = INFINITY;
       guint it = 0, it2 = 0;
 
-      if (!options.restarts && best_loss <= 0.75 * win * m->depth)
+      if (!options.restarts && m->depth > 1 && best_loss <= 0.75 * win * m->depth)
         break;
       res->restarts++;
       for (i = 0; i < P; i++)
@@ -1281,11 +1284,11 @@ airy_fit_stack (AirySystem           *system,
       if (coarse > 1)
         {
           _airy_fit_model_set_stride (m, coarse);
-          if (!run_bfgs (&o, v, &options, restart, &it, &f, cancellable, error))
+          if (!run_bfgs (&o, v, &options, restart, &it, &f, cancellable, &local_error))
             break;
           _airy_fit_model_set_stride (m, 1);
         }
-      if (!run_bfgs (&o, v, &options, restart, &it2, &f, cancellable, error))
+      if (!run_bfgs (&o, v, &options, restart, &it2, &f, cancellable, &local_error))
         break;
       res->iterations_total += it + it2;
       if (f < best_loss)
@@ -1296,8 +1299,9 @@ airy_fit_stack (AirySystem           *system,
         }
     }
   _airy_fit_model_set_stride (m, 1);
-  if (error && *error)
+  if (local_error != NULL)
     {
+      g_propagate_error (error, g_steal_pointer (&local_error));
       g_free (o.p);
       g_free (o.last_g);
       g_free (o.scale);

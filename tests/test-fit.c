@@ -573,6 +573,58 @@ test_cli (void)
   g_rmdir (dir);
 }
 
+/* A cancelled fit stops with G_IO_ERROR_CANCELLED; a single plane (the
+ * sign of the even terms open) runs all four starts and keeps the best. */
+static void
+count_iterations (guint restart, guint iteration, double loss, gpointer user_data)
+{
+  guint *n = user_data;
+
+  (*n)++;
+}
+
+static void
+test_cancel_and_single_plane (void)
+{
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, 5, NULL);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryFitResult) res = NULL;
+  AiryFitOptions options;
+  guint calls = 0;
+
+  airy_fit_options_init (&options);
+  options.threads = 2;
+  options.progress = count_iterations;
+  options.user_data = &calls;
+  g_cancellable_cancel (cancellable);
+  res = airy_fit_stack (base, beads, &options, cancellable, &error);
+  g_assert_null (res);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (calls, ==, 1);
+  g_clear_error (&error);
+
+  {
+    g_autoptr(AirySystem) one = test_system (
+      "{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.1},"
+      " \"spectrum\": {\"wavelengths\": [0.532], \"weights\": [1.0]}, \"z\": {\"values\": [0.5]},"
+      " \"microscope\": {\"f\": 100.0, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100.0},"
+      " \"elements\": [], \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"constant\": 1.0}}");
+    g_autoptr(AiryStack) plane = airy_stack_new (1, 48, 48);
+
+    memcpy (plane->data, airy_stack_plane (beads, 6), 48 * 48 * sizeof (float));
+    plane->dx = plane->dy = 0.1;
+    options.progress = NULL;
+    options.zernike_max = 8;
+    res = airy_fit_stack (one, plane, &options, NULL, &error);
+    g_assert_no_error (error);
+    g_test_message ("single plane: %u starts, loss %g for %d voxels", res->restarts, res->loss, 48 * 48);
+    g_assert_cmpuint (res->restarts, ==, 4);
+    g_assert_cmpuint (res->n_terms, ==, 5);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -590,5 +642,6 @@ main (int argc, char **argv)
   g_test_add_func ("/fit/bad-input", test_bad_input);
   g_test_add_func ("/fit/apply", test_apply);
   g_test_add_func ("/fit/cli", test_cli);
+  g_test_add_func ("/fit/cancel-and-single-plane", test_cancel_and_single_plane);
   return g_test_run ();
 }
