@@ -325,6 +325,34 @@ test_aberration_free (void)
   g_assert_cmpfloat (res->strehl, >, 0.98);
 }
 
+/* Float data fitted by least squares (the automatic choice for a float
+ * stack): the same terms within 0.01 waves or 2σ. */
+static void
+test_least_squares (void)
+{
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, 21, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryFitResult) res = NULL;
+  AiryFitOptions options;
+  guint i;
+
+  airy_fit_options_init (&options);
+  options.threads = 2;
+  res = airy_fit_stack (base, beads, &options, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (res->objective, ==, AIRY_FIT_OBJECTIVE_LEAST_SQUARES);
+  for (i = 0; i < res->n_terms; i++)
+    {
+      double err = fabs (res->coefficients[i] - true_coefficient (res->indices[i]));
+      g_test_message ("Z%d: %.4f ± %.2e", res->indices[i], res->coefficients[i], res->uncertainties[i]);
+      g_assert_cmpfloat (res->uncertainties[i], >, 0);
+      g_assert_cmpfloat (err, <=, MAX (0.01, 2 * res->uncertainties[i]));
+    }
+  g_assert_cmpfloat (fabs (res->position[0] - 0.23), <=, 0.02);
+  g_assert_cmpfloat (fabs (res->position[2] - 0.3), <=, 0.05);
+}
+
 static void
 expect_fit_error (AirySystem *system, const AiryStack *beads, guint crop, const char *fragment)
 {
@@ -639,6 +667,7 @@ main (int argc, char **argv)
   g_test_add_func ("/fit/synthetic/recovery", test_synthetic_recovery);
   g_test_add_func ("/fit/synthetic/coverage", test_synthetic_coverage);
   g_test_add_func ("/fit/synthetic/aberration-free", test_aberration_free);
+  g_test_add_func ("/fit/synthetic/least-squares", test_least_squares);
   g_test_add_func ("/fit/bad-input", test_bad_input);
   g_test_add_func ("/fit/apply", test_apply);
   g_test_add_func ("/fit/cli", test_cli);
