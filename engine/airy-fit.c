@@ -623,7 +623,7 @@ chunk_run (gpointer data)
 static void
 run_chunks (const AiryFitModel *m, Chunk *proto, Chunk *out)
 {
-  guint T = m->threads, t, l;
+  guint T = m->threads, t;
   g_autofree Chunk *chunks = g_new0 (Chunk, T);
   g_autofree GThread **threads = g_new0 (GThread *, T);
   gsize nM = (gsize) m->L * m->nband, nF = (gsize) (m->K + 5) * (m->K + 5), i;
@@ -655,7 +655,6 @@ run_chunks (const AiryFitModel *m, Chunk *proto, Chunk *out)
       g_free (chunks[t].M);
       g_free (chunks[t].F);
     }
-  (void) l;
   *out = chunks[0];
 }
 
@@ -1004,7 +1003,7 @@ airy_fit_stack (AirySystem           *system,
   g_autofree int *indices = NULL;
   g_autofree float *data = NULL;
   g_autofree float *proj = NULL;
-  g_autofree double *p = NULL, *g = NULL, *best = NULL, *fisher = NULL, *last_v = NULL;
+  g_autofree double *p = NULL, *best = NULL, *fisher = NULL, *last_v = NULL;
   AiryFitOptions options;
   AiryRunOptions run_options = { 0 };
   GError *local_error = NULL;
@@ -1023,6 +1022,8 @@ airy_fit_stack (AirySystem           *system,
     options = *options_in;
   else
     airy_fit_options_init (&options);
+  /* GSL's default handler aborts; its status codes are checked here */
+  gsl_set_error_handler_off ();
   res->warnings = g_ptr_array_new_with_free_func (g_free);
 
   zmax = options.zernike_max ? options.zernike_max : ZERNIKE_DEFAULT_MAX;
@@ -1140,10 +1141,9 @@ airy_fit_stack (AirySystem           *system,
     sigma = MAX (sigma, sqrt (MAX (B0, 1.0)));
   {
     float dmax = -INFINITY;
-    gsize at = 0;
+
     for (q = 0; q < win * grid->depth; q++)
-      if (data[q] > dmax)
-        dmax = data[q], at = q;
+      dmax = MAX (dmax, data[q]);
     if (!(dmax - B0 > 10.0 * sigma) || dmax <= 0)
       {
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
@@ -1151,7 +1151,6 @@ airy_fit_stack (AirySystem           *system,
                        "background (%g)"), dmax * gain + offset, sigma * gain, B0 * gain + offset);
         return NULL;
       }
-    (void) at;
   }
   noise_var = sigma > 0 ? sigma * sigma : 1.0;
 
@@ -1163,7 +1162,6 @@ airy_fit_stack (AirySystem           *system,
   /* the start: zero aberration, the bead at the centroid of the brightest
    * 5 × 5 pixels of the projection and in its brightest plane */
   p = g_new0 (double, P);
-  g = g_new0 (double, P);
   best = g_new0 (double, P);
   {
     double sx = 0, sy = 0, sw = 0, pk = -INFINITY;
@@ -1330,12 +1328,10 @@ airy_fit_stack (AirySystem           *system,
   {
     gsl_matrix_view F = gsl_matrix_view_array (fisher, P, P);
     double sig[P];
-    gsl_error_handler_t *old = gsl_set_error_handler_off ();
     int status = gsl_linalg_cholesky_decomp1 (&F.matrix);
 
     if (status == 0)
       status = gsl_linalg_cholesky_invert (&F.matrix);
-    gsl_set_error_handler (old);
     for (i = 0; i < P; i++)
       sig[i] = status == 0 ? sqrt (gsl_matrix_get (&F.matrix, i, i)) : NAN;
     if (status != 0)
