@@ -981,10 +981,16 @@ beads_on_grid (const AiryStack *beads, const AiryPlan *geom, GPtrArray *warnings
                                     dx, dy, dz, du, du, dz_sys, w, h, nz));
   {
     g_autoptr(AiryStack) src = airy_stack_copy (beads);
+    AiryStack *out;
+
     src->dx = dx;
     src->dy = dy;
     src->dz = dz;
-    return _airy_stack_resample (src, h, w, du, du, nz, geom->z, NULL);
+    out = _airy_stack_resample (src, h, w, du, du, nz, geom->z, NULL);
+    if (out == NULL)
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
+                   _("the bead stack resampled to %u × %u × %u does not fit in memory"), w, h, nz);
+    return out;
   }
 }
 
