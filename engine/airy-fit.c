@@ -912,7 +912,10 @@ run_bfgs (Objective            *o,
           break;
         }
       if (status)
-        break;
+        {
+          it++;   /* an iteration that made no progress counts: it was evaluated */
+          break;
+        }
       still = prev - f < 1e-4 ? still + 1 : 0;
       prev = f;
       if (still >= 3 || gsl_multimin_test_gradient (gsl_multimin_fdfminimizer_gradient (min), 1e-6) == GSL_SUCCESS)
