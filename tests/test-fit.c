@@ -353,6 +353,52 @@ test_least_squares (void)
   g_assert_cmpfloat (fabs (res->position[2] - 0.3), <=, 0.05);
 }
 
+/* Counts: ADU = gain·photons + offset, with gain and offset given or from
+ * the system's sensor; the fit works in photons and reports in ADU. */
+static void
+test_gain_offset (void)
+{
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  g_autoptr(AirySystem) with_sensor = test_system (
+    "{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.1},"
+    " \"spectrum\": {\"wavelengths\": [0.532], \"weights\": [1.0]},"
+    " \"z\": {\"start\": -2.0, \"stop\": 2.0, \"count\": 12},"
+    " \"microscope\": {\"f\": 100.0, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100.0},"
+    " \"elements\": [], \"sensor\": {\"reduce\": \"sum\", \"gain\": 2.0, \"offset\": 100.0},"
+    " \"sample\": {\"constant\": 1.0}}");
+  g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, 31, NULL);
+  gsize n = (gsize) beads->depth * beads->height * beads->width, q;
+  guint pass, i;
+
+  for (q = 0; q < n; q++)
+    beads->data[q] = 2.0f * beads->data[q] + 100.0f;
+  for (pass = 0; pass < 2; pass++)
+    {
+      AiryFitOptions options;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AiryFitResult) res = NULL;
+
+      airy_fit_options_init (&options);
+      options.threads = 2;
+      options.objective = AIRY_FIT_OBJECTIVE_POISSON;
+      if (pass == 0)
+        {
+          options.gain = 2.0;
+          options.offset = 100.0;
+        }
+      res = airy_fit_stack (pass == 0 ? base : with_sensor, beads, &options, NULL, &error);
+      g_assert_no_error (error);
+      g_test_message ("pass %u: background %g ADU, loss %g for %" G_GSIZE_FORMAT " voxels", pass, res->background,
+                      res->loss, n);
+      g_assert_cmpfloat (fabs (res->background - 120.0), <=, 2.0);
+      /* fitted to the noise in photons: about ½ per voxel */
+      g_assert_cmpfloat (res->loss, <, 0.75 * n);
+      for (i = 0; i < res->n_terms; i++)
+        g_assert_cmpfloat (fabs (res->coefficients[i] - true_coefficient (res->indices[i])), <=,
+                           MAX (0.01, 2 * res->uncertainties[i]));
+    }
+}
+
 static void
 expect_fit_error (AirySystem *system, const AiryStack *beads, guint crop, const char *fragment)
 {
@@ -668,6 +714,7 @@ main (int argc, char **argv)
   g_test_add_func ("/fit/synthetic/coverage", test_synthetic_coverage);
   g_test_add_func ("/fit/synthetic/aberration-free", test_aberration_free);
   g_test_add_func ("/fit/synthetic/least-squares", test_least_squares);
+  g_test_add_func ("/fit/counts/gain-offset", test_gain_offset);
   g_test_add_func ("/fit/bad-input", test_bad_input);
   g_test_add_func ("/fit/apply", test_apply);
   g_test_add_func ("/fit/cli", test_cli);
