@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 
 BUILD=${AIRY_BUILD_DIR:-build}
 PACKAGES=(meson ninja-build pkg-config gcc libc6-dev python3 gettext
-          libglib2.0-dev libjson-glib-dev libfftw3-dev libpng-dev libtiff-dev
+          libglib2.0-dev libjson-glib-dev libfftw3-dev libpng-dev libtiff-dev libgsl-dev
           libgtk-4-dev libepoxy-dev)
 TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri libgtk-4-bin desktop-file-utils appstream flatpak-builder
                python3-jsonschema shared-mime-info libglib2.0-bin libxml2-utils

@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 
 #include "airy-window-private.h"
+#include "airy-fit-dialog.h"
 
 G_DEFINE_FINAL_TYPE (AiryWindow, airy_window, GTK_TYPE_APPLICATION_WINDOW)
 
@@ -784,6 +785,7 @@ primary_menu (AiryWindow *self)
   g_menu_append (exports, _("Export XZ Section (TIFF)…"), "viewer.export-section");
   g_menu_append (exports, _("Open Stack in Viewer…"), "viewer.open");
   g_menu_append (exports, _("_Copy Command Line"), "win.copy-command");
+  airy_fit_dialog_install (GTK_WINDOW (self), exports, (AiryFitApplyFunc) _airy_window_set_system, self);
   g_menu_append_section (menu, NULL, G_MENU_MODEL (exports));
   g_menu_append (other, _("_Keyboard Shortcuts"), "win.show-help-overlay");
   g_menu_append (other, _("_About Airy"), "app.about");

@@ -6,6 +6,7 @@
 #include "airy-element.h"
 #include "airy-error.h"
 #include "airy-field.h"
+#include "airy-fit.h"
 #include "airy-image-file.h"
 #include "airy-param.h"
 #include "airy-run.h"

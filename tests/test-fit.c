@@ -1,0 +1,723 @@
+/* Phase retrieval (issue 19): the fit's forward model against airy_run, its
+ * gradient against finite differences, synthetic beads recovered with
+ * their uncertainties, bad input, and the CLI. */
+
+#include "config.h"
+
+#include <sys/wait.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <json-glib/json-glib.h>
+
+#include "airy-fit-private.h"
+#include "airy-test-util.h"
+
+/* A small microscope: 0.1 µm camera pixels, NA 0.8 in water, planes over ±2 µm. */
+static AirySystem *
+micro_system (guint size, guint planes, const char *objective_extra, const char *elements)
+{
+  g_autofree char *json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [%u, %u], \"spacing\": 0.1},"
+    " \"spectrum\": {\"wavelengths\": [0.532], \"weights\": [1.0]},"
+    " \"z\": {\"start\": -2.0, \"stop\": 2.0, \"count\": %u},"
+    " \"microscope\": {\"f\": 100.0, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100.0%s},"
+    " \"elements\": [%s], \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"constant\": 1.0}}",
+    size, size, planes, objective_extra ? objective_extra : "", elements ? elements : "");
+  return test_system (json);
+}
+
+/* the ten true terms: ANSI 3, 5 … 13 (±0.15 waves) */
+static const int true_idx[] = { 3, 5, 6, 7, 8, 9, 10, 11, 12, 13 };
+static const double true_c[] = { 0.12, -0.15, 0.08, -0.10, 0.15, -0.05, 0.10, -0.12, 0.06, 0.14 };
+
+static char *
+mask_json (const int *idx, const double *c, guint n)
+{
+  GString *s = g_string_new ("{\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [");
+  guint i;
+
+  for (i = 0; i < n; i++)
+    g_string_append_printf (s, "%s%d", i ? ", " : "", idx[i]);
+  g_string_append (s, "], \"zernike-coefficients\": [");
+  for (i = 0; i < n; i++)
+    g_string_append_printf (s, "%s%.17g", i ? ", " : "", c[i]);
+  g_string_append (s, "]}");
+  return g_string_free (s, FALSE);
+}
+
+/* airy_run's PSF stack of a microscope */
+static AiryStack *
+run_psf (AirySystem *system)
+{
+  AiryRunOptions options = { .keep_psf = TRUE, .threads = 2 };
+  g_autoptr(AiryResult) result = test_run (system, &options);
+
+  g_assert_nonnull (result->psf);
+  return airy_stack_copy (result->psf);
+}
+
+/* The model at the true parameters is airy_run's PSF of the system with
+ * those terms, the bead offset (objective offset, magnification 1) and
+ * depth (the objective's extra defocus −z_b): to 1e-5 of the peak. */
+static void
+test_model_matches_run (gconstpointer data)
+{
+  const char *defocus_model = data;
+  g_autofree char *mask = mask_json (true_idx, true_c, G_N_ELEMENTS (true_idx));
+  g_autofree char *extra = g_strdup_printf (", \"offset-x\": 0.23, \"offset-y\": -0.17, \"z\": -0.3, "
+                                            "\"defocus-model\": \"%s\"", defocus_model);
+  g_autofree char *plain = g_strdup_printf (", \"defocus-model\": \"%s\"", defocus_model);
+  g_autoptr(AirySystem) truth = micro_system (64, 12, extra, mask);
+  g_autoptr(AirySystem) base = micro_system (64, 12, plain, NULL);
+  g_autoptr(AiryStack) psf = run_psf (truth);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryFitModel) m = _airy_fit_model_new (base, true_idx, G_N_ELEMENTS (true_idx), 64, 64, 2, NULL, &error);
+  guint K = G_N_ELEMENTS (true_idx), i;
+  double p[K + 5], peak = 0, diff = 0;
+  g_autofree float *mu = NULL;
+  gsize n = (gsize) 12 * 64 * 64, q;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (_airy_fit_model_n_params (m), ==, K + 5);
+  for (i = 0; i < K; i++)
+    p[i] = true_c[i];
+  p[K] = 0.23;
+  p[K + 1] = -0.17;
+  p[K + 2] = 0.3;
+  p[K + 3] = 1.0;
+  p[K + 4] = 0.0;
+  mu = g_new (float, n);
+  _airy_fit_model_eval (m, p, mu);
+  g_assert_cmpuint (psf->depth * psf->height * psf->width, ==, n);
+  for (q = 0; q < n; q++)
+    {
+      peak = MAX (peak, psf->data[q]);
+      diff = MAX (diff, fabs (mu[q] - psf->data[q]));
+    }
+  g_test_message ("peak %g, largest difference %g (%g of the peak)", peak, diff, diff / peak);
+  g_assert_cmpfloat (peak, >, 0);
+  g_assert_cmpfloat (diff, <=, 1e-5 * peak);
+
+  /* and the amplitude and background are what they say */
+  p[K + 3] = 250.0;
+  p[K + 4] = 7.0;
+  _airy_fit_model_eval (m, p, mu);
+  for (q = 0; q < n; q++)
+    g_assert_cmpfloat (fabs (mu[q] - (250.0 * psf->data[q] + 7.0)), <=, 1e-4 * (250.0 * peak));
+}
+
+static void
+poisson_sample (const float *mu, float *out, gsize n, unsigned long seed)
+{
+  gsl_rng *r = gsl_rng_alloc (gsl_rng_mt19937);
+  gsize q;
+
+  gsl_rng_set (r, seed);
+  for (q = 0; q < n; q++)
+    out[q] = (float) gsl_ran_poisson (r, mu[q]);
+  gsl_rng_free (r);
+}
+
+/* The analytic gradient equals central finite differences to 1e-4
+ * (relative) for every free parameter, Poisson and least squares. */
+static void
+test_gradient (gconstpointer data)
+{
+  gboolean poisson = GPOINTER_TO_INT (data);
+  g_autoptr(AirySystem) base = micro_system (48, 16, NULL, NULL);
+  static const int idx[] = { 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+  guint K = G_N_ELEMENTS (idx), P = K + 5, i, j;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryFitModel) m = _airy_fit_model_new (base, idx, K, 48, 48, 2, NULL, &error);
+  gsize n = (gsize) 16 * 48 * 48;
+  g_autofree float *mu = g_new (float, n);
+  g_autofree float *d = g_new (float, n);
+  double truth[P], p[P], g[P], h[P], worst = 0;
+
+  g_assert_no_error (error);
+  for (i = 0; i < K; i++)
+    truth[i] = 0.1 * sin (1.0 + i);
+  truth[K] = 0.05;
+  truth[K + 1] = -0.08;
+  truth[K + 2] = 0.2;
+  truth[K + 3] = 2e4;
+  truth[K + 4] = 10.0;
+  _airy_fit_model_eval (m, truth, mu);
+  poisson_sample (mu, d, n, 7);
+  /* away from the optimum, so that every component is large */
+  for (i = 0; i < P; i++)
+    p[i] = truth[i];
+  for (i = 0; i < K; i++)
+    p[i] += i % 2 ? 0.04 : -0.04;
+  p[K] += 0.04;
+  p[K + 1] -= 0.03;
+  p[K + 2] += 0.15;
+  p[K + 3] *= 1.1;
+  p[K + 4] = 12.0;
+  /* steps where the float transforms' rounding is far below the change;
+   * Richardson's extrapolation of two central differences removes their
+   * O(h²) error */
+  for (i = 0; i < K; i++)
+    h[i] = poisson ? 6e-4 : 2e-3;
+  h[K] = h[K + 1] = 1e-3;
+  h[K + 2] = 2e-3;
+  h[K + 3] = 1e-3 * p[K + 3];
+  h[K + 4] = 2e-2;
+  _airy_fit_model_loss (m, d, poisson, 4.0, p, g);
+  for (i = 0; i < P; i++)
+    {
+      double q[P], fd[2], rel, fdr;
+      guint s;
+
+      for (s = 0; s < 2; s++)
+        {
+          double step = h[i] / (1 + s), fp, fm;
+
+          for (j = 0; j < P; j++)
+            q[j] = p[j];
+          q[i] = p[i] + step;
+          fp = _airy_fit_model_loss (m, d, poisson, 4.0, q, NULL);
+          q[i] = p[i] - step;
+          fm = _airy_fit_model_loss (m, d, poisson, 4.0, q, NULL);
+          fd[s] = (fp - fm) / (2 * step);
+        }
+      fdr = (4 * fd[1] - fd[0]) / 3;
+      rel = fabs (fdr - g[i]) / fabs (g[i]);
+      g_test_message ("parameter %u: analytic %.8g, central differences %.8g (h), %.8g (h/2), extrapolated %.8g, relative %.2g",
+                      i, g[i], fd[0], fd[1], fdr, rel);
+      worst = MAX (worst, rel);
+      g_assert_cmpfloat (fabs (g[i]), >, 0);
+      g_assert_cmpfloat (rel, <=, 1e-4);
+    }
+  g_test_message ("worst relative difference %.2g", worst);
+}
+
+typedef struct
+{
+  AiryStack *beads;
+  double     c[16];
+} Synthetic;
+
+/* beads: the true terms (or none), bead at (0.23, −0.17, 0.3) µm, 10⁴
+ * photons in the brightest voxel, background 10, Poisson noise */
+static AiryStack *
+synthetic_beads (guint size, guint planes, gboolean aberrated, unsigned long seed, double *peak_out)
+{
+  g_autofree char *mask = aberrated ? mask_json (true_idx, true_c, G_N_ELEMENTS (true_idx)) : NULL;
+  g_autoptr(AirySystem) truth = micro_system (size, planes, ", \"offset-x\": 0.23, \"offset-y\": -0.17, \"z\": -0.3", mask);
+  g_autoptr(AiryStack) psf = run_psf (truth);
+  AiryStack *beads = airy_stack_copy (psf);
+  gsize n = (gsize) psf->depth * psf->height * psf->width, q;
+  double peak = 0;
+  g_autofree float *mu = g_new (float, n);
+
+  for (q = 0; q < n; q++)
+    peak = MAX (peak, psf->data[q]);
+  for (q = 0; q < n; q++)
+    mu[q] = (float) (1e4 * psf->data[q] / peak + 10.0);
+  poisson_sample (mu, beads->data, n, seed);
+  if (peak_out)
+    *peak_out = 1e4 / peak;
+  return beads;
+}
+
+static double
+true_coefficient (int index)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (true_idx); i++)
+    if (true_idx[i] == index)
+      return true_c[i];
+  return 0.0;
+}
+
+static AiryFitResult *
+fit (AirySystem *system, const AiryStack *beads)
+{
+  AiryFitOptions options;
+  g_autoptr(GError) error = NULL;
+  AiryFitResult *res;
+
+  airy_fit_options_init (&options);
+  options.objective = AIRY_FIT_OBJECTIVE_POISSON;
+  options.threads = 2;
+  res = airy_fit_stack (system, beads, &options, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (res);
+  return res;
+}
+
+/* Ten known terms from a start at zero: every coefficient within 0.01
+ * waves (or its 2σ), the bead within 20 nm laterally and 50 nm axially. */
+static void
+test_synthetic_recovery (void)
+{
+  g_autoptr(AirySystem) base = micro_system (64, 16, NULL, NULL);
+  double amplitude;
+  g_autoptr(AiryStack) beads = synthetic_beads (64, 16, TRUE, 11, &amplitude);
+  g_autoptr(AiryFitResult) res = fit (base, beads);
+  guint i;
+
+  g_test_message ("%u iterations, %u evaluations, %.2f s, loss %g", res->iterations, res->evaluations,
+                  res->seconds, res->loss);
+  g_assert_cmpuint (res->n_terms, ==, 11);
+  for (i = 0; i < res->n_terms; i++)
+    {
+      double t = true_coefficient (res->indices[i]), err = fabs (res->coefficients[i] - t);
+      g_test_message ("Z%d: %.4f ± %.2e (true %.3f)", res->indices[i], res->coefficients[i],
+                      res->uncertainties[i], t);
+      g_assert_cmpfloat (err, <=, MAX (0.01, 2 * res->uncertainties[i]));
+    }
+  g_test_message ("position %.4f %.4f %.4f µm", res->position[0], res->position[1], res->position[2]);
+  g_assert_cmpfloat (fabs (res->position[0] - 0.23), <=, 0.02);
+  g_assert_cmpfloat (fabs (res->position[1] + 0.17), <=, 0.02);
+  g_assert_cmpfloat (fabs (res->position[2] - 0.3), <=, 0.05);
+  g_assert_cmpfloat (fabs (res->background - 10.0), <=, 1.0);
+  g_assert_cmpfloat (fabs (res->amplitude / amplitude - 1.0), <=, 0.02);
+}
+
+/* The 2σ intervals cover the true coefficient in ≥ 90 % of 20 seeded
+ * repeats × 11 terms (nominal 95 %); and an aberration-free bead gives
+ * coefficients within 3σ of zero. Smaller stacks, to stay well under a
+ * minute on two cores. */
+static void
+test_synthetic_coverage (void)
+{
+  static const unsigned long seeds[20] = { 101, 202, 303, 404, 505, 606, 707, 808, 909, 1010,
+                                           1111, 1212, 1313, 1414, 1515, 1616, 1717, 1818, 1919, 2020 };
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  guint covered = 0, total = 0, s, i;
+
+  for (s = 0; s < G_N_ELEMENTS (seeds); s++)
+    {
+      g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, seeds[s], NULL);
+      g_autoptr(AiryFitResult) res = fit (base, beads);
+
+      for (i = 0; i < res->n_terms; i++)
+        {
+          double err = fabs (res->coefficients[i] - true_coefficient (res->indices[i]));
+          covered += err <= 2 * res->uncertainties[i];
+          total++;
+        }
+    }
+  g_test_message ("2σ coverage %u of %u", covered, total);
+  g_assert_cmpfloat ((double) covered / total, >=, 0.9);
+}
+
+static void
+test_aberration_free (void)
+{
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  g_autoptr(AiryStack) beads = synthetic_beads (48, 12, FALSE, 5, NULL);
+  g_autoptr(AiryFitResult) res = fit (base, beads);
+  guint i;
+
+  for (i = 0; i < res->n_terms; i++)
+    {
+      g_test_message ("Z%d: %.2e ± %.2e", res->indices[i], res->coefficients[i], res->uncertainties[i]);
+      g_assert_cmpfloat (res->uncertainties[i], >, 0);
+      g_assert_cmpfloat (res->uncertainties[i], <, 0.01);
+      g_assert_cmpfloat (fabs (res->coefficients[i]), <=, 3 * res->uncertainties[i]);
+    }
+  g_assert_cmpfloat (res->rms_waves, <, 0.02);
+  g_assert_cmpfloat (res->strehl, >, 0.98);
+}
+
+/* Float data fitted by least squares (the automatic choice for a float
+ * stack): the same terms within 0.01 waves or 2σ. */
+static void
+test_least_squares (void)
+{
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, 21, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryFitResult) res = NULL;
+  AiryFitOptions options;
+  guint i;
+
+  airy_fit_options_init (&options);
+  options.threads = 2;
+  res = airy_fit_stack (base, beads, &options, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (res->objective, ==, AIRY_FIT_OBJECTIVE_LEAST_SQUARES);
+  for (i = 0; i < res->n_terms; i++)
+    {
+      double err = fabs (res->coefficients[i] - true_coefficient (res->indices[i]));
+      g_test_message ("Z%d: %.4f ± %.2e", res->indices[i], res->coefficients[i], res->uncertainties[i]);
+      g_assert_cmpfloat (res->uncertainties[i], >, 0);
+      g_assert_cmpfloat (err, <=, MAX (0.01, 2 * res->uncertainties[i]));
+    }
+  g_assert_cmpfloat (fabs (res->position[0] - 0.23), <=, 0.02);
+  g_assert_cmpfloat (fabs (res->position[2] - 0.3), <=, 0.05);
+}
+
+/* Counts: ADU = gain·photons + offset, with gain and offset given or from
+ * the system's sensor; the fit works in photons and reports in ADU. */
+static void
+test_gain_offset (void)
+{
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  g_autoptr(AirySystem) with_sensor = test_system (
+    "{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.1},"
+    " \"spectrum\": {\"wavelengths\": [0.532], \"weights\": [1.0]},"
+    " \"z\": {\"start\": -2.0, \"stop\": 2.0, \"count\": 12},"
+    " \"microscope\": {\"f\": 100.0, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100.0},"
+    " \"elements\": [], \"sensor\": {\"reduce\": \"sum\", \"gain\": 2.0, \"offset\": 100.0},"
+    " \"sample\": {\"constant\": 1.0}}");
+  g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, 31, NULL);
+  gsize n = (gsize) beads->depth * beads->height * beads->width, q;
+  guint pass, i;
+
+  for (q = 0; q < n; q++)
+    beads->data[q] = 2.0f * beads->data[q] + 100.0f;
+  for (pass = 0; pass < 2; pass++)
+    {
+      AiryFitOptions options;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AiryFitResult) res = NULL;
+
+      airy_fit_options_init (&options);
+      options.threads = 2;
+      options.objective = AIRY_FIT_OBJECTIVE_POISSON;
+      if (pass == 0)
+        {
+          options.gain = 2.0;
+          options.offset = 100.0;
+        }
+      res = airy_fit_stack (pass == 0 ? base : with_sensor, beads, &options, NULL, &error);
+      g_assert_no_error (error);
+      g_test_message ("pass %u: background %g ADU, loss %g for %" G_GSIZE_FORMAT " voxels", pass, res->background,
+                      res->loss, n);
+      g_assert_cmpfloat (fabs (res->background - 120.0), <=, 2.0);
+      /* fitted to the noise in photons: about ½ per voxel */
+      g_assert_cmpfloat (res->loss, <, 0.75 * n);
+      for (i = 0; i < res->n_terms; i++)
+        g_assert_cmpfloat (fabs (res->coefficients[i] - true_coefficient (res->indices[i])), <=,
+                           MAX (0.01, 2 * res->uncertainties[i]));
+    }
+}
+
+static void
+expect_fit_error (AirySystem *system, const AiryStack *beads, guint crop, const char *fragment)
+{
+  AiryFitOptions options;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryFitResult) res = NULL;
+
+  airy_fit_options_init (&options);
+  options.crop = crop;
+  options.threads = 2;
+  res = airy_fit_stack (system, beads, &options, NULL, &error);
+  g_assert_null (res);
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+  g_test_message ("%s", error->message);
+  if (strstr (error->message, fragment) == NULL)
+    g_error ("expected \"%s\" in \"%s\"", fragment, error->message);
+}
+
+static void
+test_bad_input (void)
+{
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  g_autoptr(AiryStack) beads = synthetic_beads (48, 12, FALSE, 5, NULL);
+  g_autoptr(AiryStack) flat = airy_stack_copy (beads);
+  g_autoptr(AiryStack) nan = airy_stack_copy (beads);
+  g_autoptr(AiryStack) big = airy_stack_new (12, 64, 64);
+  g_autoptr(AiryStack) thin = airy_stack_new (5, 48, 48);
+  g_autoptr(AiryStack) coarse = NULL;
+  gsize n = (gsize) flat->depth * flat->height * flat->width, q;
+  gsl_rng *r = gsl_rng_alloc (gsl_rng_mt19937);
+
+  /* no bead: background and its noise alone */
+  for (q = 0; q < n; q++)
+    flat->data[q] = (float) gsl_ran_poisson (r, 10.0);
+  gsl_rng_free (r);
+  expect_fit_error (base, flat, 0, "no bead");
+  /* NaN: named with its voxel */
+  nan->data[(gsize) 3 * 48 * 48 + 5 * 48 + 7] = NAN;
+  expect_fit_error (base, nan, 0, "non-finite value (nan) at x 7, y 5, z 3");
+  /* larger than the PSF plane, and a crop larger than the stack */
+  big->dx = big->dy = 0.1;
+  big->dz = beads->dz;
+  expect_fit_error (base, big, 0, "64 × 64 pixels, larger than the system's PSF plane (48 × 48)");
+  expect_fit_error (base, beads, 60, "crop: must be at most the stack's size (48 × 48 pixels), got 60");
+  /* other spacing: a z range the system's planes do not fit in */
+  thin->dx = thin->dy = 0.1;
+  thin->dz = beads->dz;
+  expect_fit_error (base, thin, 0, "spans");
+  /* same number of planes at another spacing is resampled, with a warning */
+  coarse = airy_stack_copy (beads);
+  coarse->dz = 2 * beads->dz;
+  {
+    AiryFitOptions options;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AiryFitResult) res = NULL;
+    guint i;
+    gboolean warned = FALSE;
+
+    airy_fit_options_init (&options);
+    options.threads = 2;
+    options.max_iterations = 5;
+    res = airy_fit_stack (base, coarse, &options, NULL, &error);
+    g_assert_no_error (error);
+    for (i = 0; i < res->warnings->len; i++)
+      warned |= strstr (g_ptr_array_index (res->warnings, i), "resampled") != NULL;
+    g_assert_true (warned);
+  }
+  /* a highest index below 3 */
+  {
+    AiryFitOptions options;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AiryFitResult) res = NULL;
+
+    airy_fit_options_init (&options);
+    options.zernike_max = 2;
+    res = airy_fit_stack (base, beads, &options, NULL, &error);
+    g_assert_null (res);
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+    g_assert_nonnull (strstr (error->message, "[3, 65], got 2"));
+  }
+}
+
+/* FITTED: the input system with the fitted mask; its PSF is the model's. */
+static void
+test_apply (void)
+{
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, 3, NULL);
+  g_autoptr(AiryFitResult) res = fit (base, beads);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) fitted = airy_fit_result_apply (res, base, &error);
+  g_autofree char *json = NULL;
+  g_autoptr(AirySystem) back = NULL;
+  GPtrArray *elements;
+  AiryElement *mask;
+  const double *c;
+  gsize nc;
+  guint i;
+
+  g_assert_no_error (error);
+  json = airy_system_to_json (fitted);
+  back = test_system (json);
+  elements = airy_system_get_elements (back);
+  g_assert_cmpuint (elements->len, ==, 1);
+  mask = g_ptr_array_index (elements, 0);
+  g_assert_cmpstr (airy_element_get_type_name (mask), ==, "phase-mask");
+  c = airy_element_get_doubles (mask, "zernike-coefficients", &nc);
+  g_assert_cmpuint (nc, ==, res->n_terms);
+  for (i = 0; i < nc; i++)
+    g_assert_cmpfloat (c[i], ==, res->coefficients[i]);
+  /* the report holds the keys the issue lists */
+  {
+    g_autofree char *report = airy_fit_result_to_json (res);
+    g_autoptr(JsonParser) parser = json_parser_new ();
+    JsonObject *o, *z;
+    static const char *const keys[] = { "rms_waves", "strehl", "position", "amplitude", "background",
+                                        "iterations", "loss", "seconds", "seconds_per_iteration", NULL };
+
+    g_assert_true (json_parser_load_from_data (parser, report, -1, NULL));
+    o = json_node_get_object (json_parser_get_root (parser));
+    for (i = 0; keys[i]; i++)
+      g_assert_true (json_object_has_member (o, keys[i]));
+    z = json_object_get_object_member (o, "zernike");
+    g_assert_cmpstr (json_object_get_string_member (z, "indexing"), ==, "ansi");
+    g_assert_cmpuint (json_array_get_length (json_object_get_array_member (z, "indices")), ==, res->n_terms);
+    g_assert_cmpuint (json_array_get_length (json_object_get_array_member (z, "coefficients")), ==, res->n_terms);
+    g_assert_cmpuint (json_array_get_length (json_object_get_array_member (z, "uncertainties")), ==, res->n_terms);
+    g_assert_cmpuint (json_array_get_length (json_object_get_array_member (o, "position")), ==, 3);
+  }
+}
+
+/* airy-sim fit: writes FITTED.json, REPORT.json and the residual; bad
+ * input exits 2 with the engine's message. */
+static void
+run_cli (const char *const *args, int *status, char **out, char **err)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  guint i;
+
+  g_ptr_array_add (argv, (gpointer) g_getenv ("AIRY_SIM"));
+  for (i = 0; args[i]; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err,
+                               status, &error));
+  g_assert_no_error (error);
+}
+
+static void
+test_cli (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("airy-fit-XXXXXX", NULL);
+  g_autofree char *sys_path = g_build_filename (dir, "system.json", NULL);
+  g_autofree char *beads_path = g_build_filename (dir, "beads.tif", NULL);
+  g_autofree char *nan_path = g_build_filename (dir, "nan.tif", NULL);
+  g_autofree char *fitted_path = g_build_filename (dir, "fitted.json", NULL);
+  g_autofree char *report_path = g_build_filename (dir, "report.json", NULL);
+  g_autofree char *res_path = g_build_filename (dir, "residual.tif", NULL);
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, 9, NULL);
+  g_autoptr(AiryStack) nan = airy_stack_copy (beads);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(AirySystem) fitted = NULL;
+  g_autoptr(AiryStack) residual = NULL;
+  g_autofree char *out = NULL, *err = NULL;
+  JsonObject *report, *z;
+  JsonArray *idx, *coef;
+  int status;
+  guint i;
+
+  if (g_getenv ("AIRY_SIM") == NULL)
+    {
+      g_test_skip ("AIRY_SIM is not set");
+      return;
+    }
+  g_assert_true (airy_system_save (base, sys_path, &error));
+  g_assert_no_error (error);
+  g_assert_true (airy_tiff_write (beads_path, beads, &error));
+  nan->data[100] = NAN;
+  g_assert_true (airy_tiff_write (nan_path, nan, &error));
+
+  {
+    const char *args[] = { "fit", beads_path, "--system", sys_path, "--objective", "poisson", "-o", fitted_path,
+                           "--report", report_path, "--residual", res_path, "--threads", "2", NULL };
+    run_cli (args, &status, &out, &err);
+  }
+  g_test_message ("%s%s", out, err);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_nonnull (strstr (out, "Z3"));
+  g_assert_true (json_parser_load_from_file (parser, report_path, &error));
+  g_assert_no_error (error);
+  report = json_node_get_object (json_parser_get_root (parser));
+  z = json_object_get_object_member (report, "zernike");
+  idx = json_object_get_array_member (z, "indices");
+  coef = json_object_get_array_member (z, "coefficients");
+  g_assert_cmpuint (json_array_get_length (idx), ==, 11);
+  for (i = 0; i < json_array_get_length (idx); i++)
+    g_assert_cmpfloat (fabs (json_array_get_double_element (coef, i)
+                             - true_coefficient ((int) json_array_get_int_element (idx, i))), <=, 0.01);
+  g_assert_cmpfloat (json_object_get_double_member (report, "seconds"), >, 0);
+  g_assert_cmpint (json_object_get_int_member (report, "iterations"), >, 0);
+  fitted = airy_system_new_from_file (fitted_path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (airy_system_get_elements (fitted)->len, ==, 1);
+  residual = airy_tiff_read (res_path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (residual->depth, ==, 12);
+  g_assert_cmpfloat (fabs (residual->dx - 0.1), <, 1e-6);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  /* a NaN: exit 2, the voxel named, no output written */
+  g_assert_cmpint (g_unlink (fitted_path), ==, 0);
+  {
+    const char *args[] = { "fit", nan_path, "--system", sys_path, "-o", fitted_path, NULL };
+    run_cli (args, &status, &out, &err);
+  }
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 2);
+  g_assert_nonnull (strstr (err, "non-finite value (nan) at x 4, y 2, z 0"));
+  g_assert_false (g_file_test (fitted_path, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  /* usage */
+  {
+    const char *args[] = { "fit", beads_path, "-o", fitted_path, NULL };
+    run_cli (args, &status, &out, &err);
+  }
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 2);
+  g_assert_nonnull (strstr (err, "--system SYSTEM.json"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  {
+    const char *args[] = { "fit", beads_path, "--system", sys_path, "-o", fitted_path, "--zernike", "2", NULL };
+    run_cli (args, &status, &out, &err);
+  }
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 2);
+  g_assert_nonnull (strstr (err, "--zernike: must be in [3, 65], got 2"));
+
+  g_unlink (sys_path);
+  g_unlink (beads_path);
+  g_unlink (nan_path);
+  g_unlink (report_path);
+  g_unlink (res_path);
+  g_rmdir (dir);
+}
+
+/* A cancelled fit stops with G_IO_ERROR_CANCELLED; a single plane (the
+ * sign of the even terms open) runs all four starts and keeps the best. */
+static void
+count_iterations (guint restart, guint iteration, double loss, gpointer user_data)
+{
+  guint *n = user_data;
+
+  (*n)++;
+}
+
+static void
+test_cancel_and_single_plane (void)
+{
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, 5, NULL);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryFitResult) res = NULL;
+  AiryFitOptions options;
+  guint calls = 0;
+
+  airy_fit_options_init (&options);
+  options.threads = 2;
+  options.progress = count_iterations;
+  options.user_data = &calls;
+  g_cancellable_cancel (cancellable);
+  res = airy_fit_stack (base, beads, &options, cancellable, &error);
+  g_assert_null (res);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (calls, ==, 1);
+  g_clear_error (&error);
+
+  {
+    g_autoptr(AirySystem) one = test_system (
+      "{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.1},"
+      " \"spectrum\": {\"wavelengths\": [0.532], \"weights\": [1.0]}, \"z\": {\"values\": [0.5]},"
+      " \"microscope\": {\"f\": 100.0, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100.0},"
+      " \"elements\": [], \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"constant\": 1.0}}");
+    g_autoptr(AiryStack) plane = airy_stack_new (1, 48, 48);
+
+    memcpy (plane->data, airy_stack_plane (beads, 6), 48 * 48 * sizeof (float));
+    plane->dx = plane->dy = 0.1;
+    options.progress = NULL;
+    options.zernike_max = 8;
+    res = airy_fit_stack (one, plane, &options, NULL, &error);
+    g_assert_no_error (error);
+    g_test_message ("single plane: %u starts, loss %g for %d voxels", res->restarts, res->loss, 48 * 48);
+    g_assert_cmpuint (res->restarts, ==, 4);
+    g_assert_cmpuint (res->n_terms, ==, 5);
+  }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_setenv ("AIRY_FFTW_PLANNER", "estimate", FALSE);
+  airy_init ();
+
+  g_test_add_data_func ("/fit/model/matches-run/paraxial", "paraxial", test_model_matches_run);
+  g_test_add_data_func ("/fit/model/matches-run/nonparaxial", "nonparaxial", test_model_matches_run);
+  g_test_add_data_func ("/fit/model/gradient/poisson", GINT_TO_POINTER (TRUE), test_gradient);
+  g_test_add_data_func ("/fit/model/gradient/least-squares", GINT_TO_POINTER (FALSE), test_gradient);
+  g_test_add_func ("/fit/synthetic/recovery", test_synthetic_recovery);
+  g_test_add_func ("/fit/synthetic/coverage", test_synthetic_coverage);
+  g_test_add_func ("/fit/synthetic/aberration-free", test_aberration_free);
+  g_test_add_func ("/fit/synthetic/least-squares", test_least_squares);
+  g_test_add_func ("/fit/counts/gain-offset", test_gain_offset);
+  g_test_add_func ("/fit/bad-input", test_bad_input);
+  g_test_add_func ("/fit/apply", test_apply);
+  g_test_add_func ("/fit/cli", test_cli);
+  g_test_add_func ("/fit/cancel-and-single-plane", test_cancel_and_single_plane);
+  return g_test_run ();
+}

@@ -1,0 +1,856 @@
+#define G_LOG_DOMAIN "airy-fit-dialog"
+
+#include "config.h"
+
+#include <math.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "airy-fit-dialog.h"
+#include "airy-physics.h"
+
+/* The fit runs in a GTask thread with a copy of the system; its progress
+ * (one loss per iteration) is written under a mutex and announced by at
+ * most one idle source; the result is shown only by the task that the
+ * current cancellable belongs to. The window owns no file access: the
+ * stack is read by the worker. */
+
+struct _AiryFitDialog
+{
+  GtkWindow         parent_instance;
+
+  AirySystem       *system;
+  char             *path;
+  AiryFitApplyFunc  apply;
+  gpointer          apply_data;
+  AiryFitResult    *result;
+  AiryStack        *measured;        /* model + residual of the result's window */
+  GCancellable     *cancellable;
+  char             *status;
+
+  GMutex            lock;            /* guards pending and idle_id */
+  GArray           *pending;         /* losses from the worker, not yet shown */
+  guint             idle_id;
+  GArray           *losses;          /* shown */
+
+  int               cursor_x, cursor_y;
+
+  GtkWidget        *file_label;
+  GtkWidget        *zernike_spin;
+  GtkWidget        *crop_spin;
+  GtkWidget        *fit_button;
+  GtkWidget        *cancel_button;
+  GtkWidget        *apply_button;
+  GtkWidget        *status_label;
+  GtkWidget        *loss_area;
+  GtkWidget        *images[3];       /* measured, model, residual */
+  GtkWidget        *z_scale;
+  GtkWidget        *readout;
+  GtkWidget        *wavefront;
+  GtkWidget        *bars;
+};
+
+G_DEFINE_FINAL_TYPE (AiryFitDialog, airy_fit_dialog, GTK_TYPE_WINDOW)
+
+enum { SIGNAL_FINISHED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+/* ---- drawing ---- */
+
+/* a diverging map, blue (−1) – white (0) – red (+1) */
+static void
+diverging (double t, double *r, double *g, double *b)
+{
+  t = CLAMP (t, -1.0, 1.0);
+  if (t < 0)
+    {
+      *r = 1.0 + t * (1.0 - 0.23);
+      *g = 1.0 + t * (1.0 - 0.30);
+      *b = 1.0 + t * (1.0 - 0.75);
+    }
+  else
+    {
+      *r = 1.0 - t * (1.0 - 0.70);
+      *g = 1.0 - t * (1.0 - 0.02);
+      *b = 1.0 - t * (1.0 - 0.15);
+    }
+}
+
+static void
+draw_text (cairo_t *cr, double x, double y, const char *text)
+{
+  cairo_move_to (cr, x, y);
+  cairo_show_text (cr, text);
+}
+
+static void
+draw_loss (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  AiryFitDialog *self = data;
+  guint n = self->losses->len, i;
+  double lo = INFINITY, hi = -INFINITY;
+  g_autofree char *label = NULL;
+
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_paint (cr);
+  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
+  cairo_set_font_size (cr, 11);
+  draw_text (cr, 6, 14, _("Loss per iteration (log scale)"));
+  if (n < 1)
+    return;
+  for (i = 0; i < n; i++)
+    {
+      double v = log10 (MAX (g_array_index (self->losses, double, i), 1e-300));
+      lo = MIN (lo, v);
+      hi = MAX (hi, v);
+    }
+  if (hi - lo < 1e-9)
+    hi = lo + 1;
+  cairo_set_source_rgb (cr, 0.1, 0.3, 0.8);
+  cairo_set_line_width (cr, 1.5);
+  for (i = 0; i < n; i++)
+    {
+      double v = log10 (MAX (g_array_index (self->losses, double, i), 1e-300));
+      double x = 40 + (width - 50) * (n > 1 ? (double) i / (n - 1) : 0.5);
+      double y = 22 + (height - 32) * (hi - v) / (hi - lo);
+      if (i == 0)
+        cairo_move_to (cr, x, y);
+      else
+        cairo_line_to (cr, x, y);
+    }
+  cairo_stroke (cr);
+  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
+  label = g_strdup_printf (_("%u iterations, loss %.6g"), n, g_array_index (self->losses, double, n - 1));
+  draw_text (cr, 40, height - 4, label);
+}
+
+/* plane z of one of the three stacks, with the shared cursor */
+static void
+draw_image (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  AiryFitDialog *self = data;
+  int which = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (area), "airy-which"));
+  const AiryStack *s;
+  cairo_surface_t *surface;
+  guint z, w, h, x, y;
+  double scale, lo = INFINITY, hi = -INFINITY, ox, oy;
+  const float *plane, *ref;
+  guint8 *pixels;
+  int stride;
+
+  cairo_set_source_rgb (cr, 0.15, 0.15, 0.15);
+  cairo_paint (cr);
+  if (self->result == NULL)
+    return;
+  s = which == 0 ? self->measured : which == 1 ? self->result->model : self->result->residual;
+  w = s->width;
+  h = s->height;
+  z = (guint) CLAMP (gtk_range_get_value (GTK_RANGE (self->z_scale)), 0, s->depth - 1);
+  plane = s->data + (gsize) z * w * h;
+  /* measured and model share the measured plane's range; the residual is symmetric */
+  ref = which == 2 ? plane : self->measured->data + (gsize) z * w * h;
+  for (x = 0; x < w * h; x++)
+    {
+      double v = which == 2 ? fabs (ref[x]) : ref[x];
+      lo = MIN (lo, v);
+      hi = MAX (hi, v);
+    }
+  if (which == 2)
+    lo = -hi;
+  if (hi - lo <= 0)
+    hi = lo + 1;
+  surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, (int) w, (int) h);
+  pixels = cairo_image_surface_get_data (surface);
+  stride = cairo_image_surface_get_stride (surface);
+  cairo_surface_flush (surface);
+  for (y = 0; y < h; y++)
+    for (x = 0; x < w; x++)
+      {
+        double v = plane[(gsize) y * w + x], r, g, b;
+        guint32 *px = (guint32 *) (pixels + (gsize) y * stride) + x;
+
+        if (which == 2)
+          diverging (v / hi, &r, &g, &b);
+        else
+          r = g = b = CLAMP ((v - lo) / (hi - lo), 0.0, 1.0);
+        *px = ((guint32) (r * 255) << 16) | ((guint32) (g * 255) << 8) | (guint32) (b * 255);
+      }
+  cairo_surface_mark_dirty (surface);
+  scale = MIN ((double) width / w, (double) (height - 16) / h);
+  ox = (width - scale * w) / 2;
+  oy = 16;
+  cairo_save (cr);
+  cairo_translate (cr, ox, oy);
+  cairo_scale (cr, scale, scale);
+  cairo_set_source_surface (cr, surface, 0, 0);
+  cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
+  cairo_paint (cr);
+  cairo_restore (cr);
+  cairo_surface_destroy (surface);
+  g_object_set_data (G_OBJECT (area), "airy-scale", GINT_TO_POINTER ((int) (scale * 1000)));
+  /* the cursor, the same pixel in the three */
+  cairo_set_source_rgb (cr, 0.0, 0.9, 0.3);
+  cairo_set_line_width (cr, 1);
+  cairo_move_to (cr, ox + (self->cursor_x + 0.5) * scale, oy);
+  cairo_line_to (cr, ox + (self->cursor_x + 0.5) * scale, oy + h * scale);
+  cairo_move_to (cr, ox, oy + (self->cursor_y + 0.5) * scale);
+  cairo_line_to (cr, ox + w * scale, oy + (self->cursor_y + 0.5) * scale);
+  cairo_stroke (cr);
+  cairo_set_source_rgb (cr, 0.9, 0.9, 0.9);
+  cairo_set_font_size (cr, 11);
+  draw_text (cr, 4, 12, which == 0 ? _("Measured") : which == 1 ? _("Model") : _("Residual"));
+}
+
+static void
+draw_wavefront (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  AiryFitDialog *self = data;
+  enum { N = 96 };
+  double W[N * N], wmax = 0;
+  int i, j;
+  guint t;
+  double size = MIN (width, height - 16), ox = (width - size) / 2, oy = 16, cell = size / N;
+  g_autofree char *label = NULL;
+
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_paint (cr);
+  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
+  cairo_set_font_size (cr, 11);
+  if (self->result == NULL)
+    {
+      draw_text (cr, 4, 12, _("Wavefront"));
+      return;
+    }
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      {
+        double u = (j + 0.5) / N * 2 - 1, v = 1 - (i + 0.5) / N * 2, rho = sqrt (u * u + v * v), sum = 0;
+
+        W[i * N + j] = NAN;
+        if (rho > 1)
+          continue;
+        for (t = 0; t < self->result->n_terms; t++)
+          {
+            int n, m;
+            airy_zernike_ansi_to_nm (self->result->indices[t], &n, &m);
+            sum += self->result->coefficients[t] * airy_zernike (n, m, rho, atan2 (v, u), TRUE);
+          }
+        W[i * N + j] = sum;
+        wmax = MAX (wmax, fabs (sum));
+      }
+  if (wmax <= 0)
+    wmax = 1;
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      {
+        double r, g, b;
+        if (isnan (W[i * N + j]))
+          continue;
+        diverging (W[i * N + j] / wmax, &r, &g, &b);
+        cairo_set_source_rgb (cr, r, g, b);
+        cairo_rectangle (cr, ox + j * cell, oy + i * cell, cell + 0.5, cell + 0.5);
+        cairo_fill (cr);
+      }
+  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
+  label = g_strdup_printf (_("Wavefront: ±%.3f waves, RMS %.3f"), wmax, self->result->rms_waves);
+  draw_text (cr, 4, 12, label);
+}
+
+static void
+draw_bars (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  AiryFitDialog *self = data;
+  const AiryFitResult *r = self->result;
+  double vmax = 0, bw, y0, ys;
+  guint i;
+
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_paint (cr);
+  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
+  cairo_set_font_size (cr, 10);
+  draw_text (cr, 4, 12, _("Coefficients (waves) ± 1 σ"));
+  if (r == NULL || r->n_terms == 0)
+    return;
+  for (i = 0; i < r->n_terms; i++)
+    vmax = MAX (vmax, fabs (r->coefficients[i]) + (isfinite (r->uncertainties[i]) ? r->uncertainties[i] : 0));
+  if (vmax <= 0)
+    vmax = 1;
+  bw = (width - 20.0) / r->n_terms;
+  y0 = 18 + (height - 34) / 2.0;
+  ys = (height - 34) / 2.0 / vmax;
+  cairo_move_to (cr, 10, y0);
+  cairo_line_to (cr, width - 10, y0);
+  cairo_stroke (cr);
+  for (i = 0; i < r->n_terms; i++)
+    {
+      double x = 10 + i * bw, c = r->coefficients[i], s = r->uncertainties[i];
+      char label[16];
+
+      cairo_set_source_rgb (cr, c >= 0 ? 0.70 : 0.23, c >= 0 ? 0.2 : 0.3, c >= 0 ? 0.15 : 0.75);
+      cairo_rectangle (cr, x + bw * 0.15, MIN (y0, y0 - c * ys), bw * 0.7, fabs (c) * ys);
+      cairo_fill (cr);
+      cairo_set_source_rgb (cr, 0, 0, 0);
+      if (isfinite (s))
+        {
+          cairo_move_to (cr, x + bw / 2, y0 - (c + s) * ys);
+          cairo_line_to (cr, x + bw / 2, y0 - (c - s) * ys);
+          cairo_stroke (cr);
+        }
+      g_snprintf (label, sizeof label, "Z%d", r->indices[i]);
+      draw_text (cr, x + 2, height - 3, label);
+    }
+}
+
+static void
+update_readout (AiryFitDialog *self)
+{
+  g_autofree char *text = NULL;
+  guint z, w;
+  gsize k;
+
+  if (self->result == NULL)
+    {
+      gtk_label_set_text (GTK_LABEL (self->readout), "");
+      return;
+    }
+  w = self->measured->width;
+  z = (guint) CLAMP (gtk_range_get_value (GTK_RANGE (self->z_scale)), 0, self->measured->depth - 1);
+  k = ((gsize) z * self->measured->height + self->cursor_y) * w + self->cursor_x;
+  text = g_strdup_printf (_("x %d, y %d, plane %u: measured %.5g, model %.5g, residual %.5g"),
+                          self->cursor_x, self->cursor_y, z, self->measured->data[k],
+                          self->result->model->data[k], self->result->residual->data[k]);
+  gtk_label_set_text (GTK_LABEL (self->readout), text);
+}
+
+static void
+redraw_results (AiryFitDialog *self)
+{
+  guint i;
+
+  for (i = 0; i < 3; i++)
+    gtk_widget_queue_draw (self->images[i]);
+  gtk_widget_queue_draw (self->wavefront);
+  gtk_widget_queue_draw (self->bars);
+  update_readout (self);
+}
+
+static void
+on_image_pressed (GtkGestureClick *gesture, int n_press, double x, double y, gpointer data)
+{
+  AiryFitDialog *self = data;
+  GtkWidget *area = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
+  double scale = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (area), "airy-scale")) / 1000.0;
+  int width = gtk_widget_get_width (area);
+  double ox;
+
+  if (self->result == NULL || scale <= 0)
+    return;
+  ox = (width - scale * self->measured->width) / 2;
+  self->cursor_x = CLAMP ((int) floor ((x - ox) / scale), 0, (int) self->measured->width - 1);
+  self->cursor_y = CLAMP ((int) floor ((y - 16) / scale), 0, (int) self->measured->height - 1);
+  redraw_results (self);
+}
+
+/* ---- the worker ---- */
+
+typedef struct
+{
+  AirySystem     *system;
+  char           *path;
+  AiryFitOptions  options;
+} FitJob;
+
+static void
+fit_job_free (gpointer p)
+{
+  FitJob *job = p;
+
+  g_clear_object (&job->system);
+  g_free (job->path);
+  g_free (job);
+}
+
+static gboolean
+show_progress (gpointer data)
+{
+  AiryFitDialog *self = data;
+
+  g_mutex_lock (&self->lock);
+  g_array_append_vals (self->losses, self->pending->data, self->pending->len);
+  g_array_set_size (self->pending, 0);
+  self->idle_id = 0;
+  g_mutex_unlock (&self->lock);
+  gtk_widget_queue_draw (self->loss_area);
+  return G_SOURCE_REMOVE;
+}
+
+/* on the worker */
+static void
+on_fit_progress (guint restart, guint iteration, double loss, gpointer data)
+{
+  AiryFitDialog *self = data;
+
+  g_mutex_lock (&self->lock);
+  g_array_append_val (self->pending, loss);
+  if (self->idle_id == 0)
+    self->idle_id = g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, show_progress, g_object_ref (self), g_object_unref);
+  g_mutex_unlock (&self->lock);
+}
+
+static void
+fit_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  FitJob *job = task_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryStack) beads = airy_image_read (job->path, &error);
+  AiryFitResult *res;
+
+  if (beads == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  res = airy_fit_stack (job->system, beads, &job->options, cancellable, &error);
+  if (res == NULL)
+    g_task_return_error (task, g_steal_pointer (&error));
+  else
+    g_task_return_pointer (task, res, (GDestroyNotify) airy_fit_result_free);
+}
+
+static void
+set_status (AiryFitDialog *self, const char *text)
+{
+  g_free (self->status);
+  self->status = g_strdup (text);
+  gtk_label_set_text (GTK_LABEL (self->status_label), text);
+}
+
+static void
+update_sensitivity (AiryFitDialog *self)
+{
+  gboolean running = self->cancellable != NULL;
+
+  gtk_widget_set_sensitive (self->fit_button, !running && self->path != NULL);
+  gtk_widget_set_sensitive (self->cancel_button, running);
+  gtk_widget_set_sensitive (self->apply_button, !running && self->result != NULL && self->apply != NULL);
+}
+
+static void
+on_fit_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  AiryFitDialog *self = AIRY_FIT_DIALOG (source);
+  GTask *task = G_TASK (result);
+  g_autoptr(GError) error = NULL;
+  AiryFitResult *res = g_task_propagate_pointer (task, &error);
+  gsize n, q;
+
+  /* a newer fit owns the dialog */
+  if (g_task_get_cancellable (task) != self->cancellable)
+    {
+      g_clear_pointer (&res, airy_fit_result_free);
+      return;
+    }
+  g_clear_object (&self->cancellable);
+  show_progress (self);
+  if (res == NULL)
+    {
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        set_status (self, _("Cancelled."));
+      else
+        set_status (self, error->message);
+    }
+  else
+    {
+      g_autofree char *text = NULL;
+
+      g_clear_pointer (&self->result, airy_fit_result_free);
+      g_clear_pointer (&self->measured, airy_stack_free);
+      self->result = res;
+      self->measured = airy_stack_copy (res->model);
+      n = (gsize) res->model->depth * res->model->height * res->model->width;
+      for (q = 0; q < n; q++)
+        self->measured->data[q] = res->model->data[q] + res->residual->data[q];
+      self->cursor_x = (int) res->model->width / 2;
+      self->cursor_y = (int) res->model->height / 2;
+      gtk_range_set_range (GTK_RANGE (self->z_scale), 0, MAX (res->model->depth - 1, 1));
+      gtk_range_set_value (GTK_RANGE (self->z_scale), res->model->depth / 2);
+      text = g_strdup_printf (_("%u iterations in %.2f s; RMS %.4f waves, Strehl %.3f; bead at %.3f, %.3f, %.3f µm"),
+                              res->iterations_total, res->seconds, res->rms_waves, res->strehl,
+                              res->position[0], res->position[1], res->position[2]);
+      set_status (self, text);
+    }
+  update_sensitivity (self);
+  redraw_results (self);
+  g_signal_emit (self, signals[SIGNAL_FINISHED], 0);
+}
+
+void
+airy_fit_dialog_start (AiryFitDialog *self)
+{
+  g_autoptr(GTask) task = NULL;
+  FitJob *job;
+
+  g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
+  if (self->cancellable != NULL || self->path == NULL)
+    return;
+  job = g_new0 (FitJob, 1);
+  job->system = airy_system_copy (self->system);
+  job->path = g_strdup (self->path);
+  airy_fit_options_init (&job->options);
+  job->options.zernike_max = (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->zernike_spin));
+  job->options.crop = (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->crop_spin));
+  job->options.progress = on_fit_progress;
+  job->options.user_data = self;
+  self->cancellable = g_cancellable_new ();
+  g_array_set_size (self->losses, 0);
+  g_mutex_lock (&self->lock);
+  g_array_set_size (self->pending, 0);
+  g_mutex_unlock (&self->lock);
+  /* the task holds the dialog until the worker is done */
+  task = g_task_new (self, self->cancellable, on_fit_done, NULL);
+  g_task_set_task_data (task, job, fit_job_free);
+  g_task_run_in_thread (task, fit_thread);
+  set_status (self, _("Fitting…"));
+  update_sensitivity (self);
+  gtk_widget_queue_draw (self->loss_area);
+}
+
+void
+airy_fit_dialog_cancel (AiryFitDialog *self)
+{
+  g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
+  if (self->cancellable)
+    g_cancellable_cancel (self->cancellable);
+}
+
+gboolean
+airy_fit_dialog_is_running (AiryFitDialog *self)
+{
+  return self->cancellable != NULL;
+}
+
+const AiryFitResult *
+airy_fit_dialog_get_result (AiryFitDialog *self)
+{
+  return self->result;
+}
+
+const char *
+airy_fit_dialog_get_status (AiryFitDialog *self)
+{
+  return self->status;
+}
+
+guint
+airy_fit_dialog_get_n_losses (AiryFitDialog *self)
+{
+  return self->losses->len;
+}
+
+void
+airy_fit_dialog_apply (AiryFitDialog *self)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) fitted = NULL;
+
+  g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
+  if (self->result == NULL || self->apply == NULL)
+    return;
+  fitted = airy_fit_result_apply (self->result, self->system, &error);
+  if (fitted == NULL)
+    {
+      set_status (self, error->message);
+      return;
+    }
+  self->apply (self->apply_data, fitted, NULL);
+  set_status (self, _("The fitted phase mask is in the bench."));
+}
+
+void
+airy_fit_dialog_set_file (AiryFitDialog *self, const char *path)
+{
+  g_autofree char *base = NULL;
+
+  g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
+  g_free (self->path);
+  self->path = g_strdup (path);
+  base = path ? g_path_get_basename (path) : NULL;
+  gtk_label_set_text (GTK_LABEL (self->file_label), base ? base : _("No bead stack"));
+  update_sensitivity (self);
+}
+
+void
+airy_fit_dialog_set_apply_func (AiryFitDialog *self, AiryFitApplyFunc apply, gpointer user_data)
+{
+  self->apply = apply;
+  self->apply_data = user_data;
+  update_sensitivity (self);
+}
+
+static void
+on_file_chosen (GtkNativeDialog *native, int response, gpointer data)
+{
+  AiryFitDialog *self = data;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
+      g_autofree char *path = file ? g_file_get_path (file) : NULL;
+
+      if (path)
+        airy_fit_dialog_set_file (self, path);
+    }
+  g_object_unref (native);
+}
+
+static void
+on_open_clicked (GtkButton *button, AiryFitDialog *self)
+{
+  GtkFileChooserNative *native = gtk_file_chooser_native_new (_("Open Bead Stack"), GTK_WINDOW (self),
+                                                              GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (filter, _("TIFF stacks"));
+  gtk_file_filter_add_suffix (filter, "tif");
+  gtk_file_filter_add_suffix (filter, "tiff");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), filter);
+  g_signal_connect (native, "response", G_CALLBACK (on_file_chosen), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+}
+
+static void
+on_fit_clicked (GtkButton *button, AiryFitDialog *self)
+{
+  airy_fit_dialog_start (self);
+}
+
+static void
+on_cancel_clicked (GtkButton *button, AiryFitDialog *self)
+{
+  airy_fit_dialog_cancel (self);
+}
+
+static void
+on_apply_clicked (GtkButton *button, AiryFitDialog *self)
+{
+  airy_fit_dialog_apply (self);
+}
+
+static void
+on_z_changed (GtkRange *range, AiryFitDialog *self)
+{
+  redraw_results (self);
+}
+
+static gboolean
+on_close_request (GtkWindow *window, gpointer data)
+{
+  airy_fit_dialog_cancel (AIRY_FIT_DIALOG (window));
+  return FALSE;
+}
+
+/* ---- the object ---- */
+
+static GtkWidget *
+drawing_area (AiryFitDialog *self, GtkDrawingAreaDrawFunc draw, int width, int height)
+{
+  GtkWidget *area = gtk_drawing_area_new ();
+
+  gtk_drawing_area_set_content_width (GTK_DRAWING_AREA (area), width);
+  gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (area), height);
+  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (area), draw, self, NULL);
+  gtk_widget_set_hexpand (area, TRUE);
+  return area;
+}
+
+static void
+airy_fit_dialog_init (AiryFitDialog *self)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  GtkWidget *controls = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  GtkWidget *bottom = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  GtkWidget *open = gtk_button_new_with_mnemonic (_("_Open Bead Stack…"));
+  guint i;
+
+  g_mutex_init (&self->lock);
+  self->pending = g_array_new (FALSE, FALSE, sizeof (double));
+  self->losses = g_array_new (FALSE, FALSE, sizeof (double));
+  gtk_window_set_title (GTK_WINDOW (self), _("Fit Measured PSF"));
+  gtk_window_set_default_size (GTK_WINDOW (self), 900, 720);
+  gtk_widget_set_margin_start (box, 8);
+  gtk_widget_set_margin_end (box, 8);
+  gtk_widget_set_margin_top (box, 8);
+  gtk_widget_set_margin_bottom (box, 8);
+
+  self->file_label = gtk_label_new (_("No bead stack"));
+  self->zernike_spin = gtk_spin_button_new_with_range (3, 65, 1);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->zernike_spin), 14);
+  self->crop_spin = gtk_spin_button_new_with_range (0, 4096, 2);
+  self->fit_button = gtk_button_new_with_mnemonic (_("_Fit"));
+  self->cancel_button = gtk_button_new_with_mnemonic (_("_Cancel"));
+  self->apply_button = gtk_button_new_with_mnemonic (_("_Apply to System"));
+  gtk_box_append (GTK_BOX (controls), open);
+  gtk_box_append (GTK_BOX (controls), self->file_label);
+  gtk_box_append (GTK_BOX (controls), gtk_label_new (_("Highest ANSI index")));
+  gtk_box_append (GTK_BOX (controls), self->zernike_spin);
+  gtk_box_append (GTK_BOX (controls), gtk_label_new (_("Crop (pixels, 0: all)")));
+  gtk_box_append (GTK_BOX (controls), self->crop_spin);
+  gtk_box_append (GTK_BOX (controls), self->fit_button);
+  gtk_box_append (GTK_BOX (controls), self->cancel_button);
+  gtk_box_append (GTK_BOX (controls), self->apply_button);
+  gtk_box_append (GTK_BOX (box), controls);
+
+  self->status_label = gtk_label_new ("");
+  gtk_label_set_xalign (GTK_LABEL (self->status_label), 0);
+  gtk_label_set_wrap (GTK_LABEL (self->status_label), TRUE);
+  gtk_box_append (GTK_BOX (box), self->status_label);
+  self->loss_area = drawing_area (self, draw_loss, 600, 120);
+  gtk_box_append (GTK_BOX (box), self->loss_area);
+
+  for (i = 0; i < 3; i++)
+    {
+      GtkGesture *click = gtk_gesture_click_new ();
+
+      self->images[i] = drawing_area (self, draw_image, 256, 256);
+      gtk_widget_set_vexpand (self->images[i], TRUE);
+      g_object_set_data (G_OBJECT (self->images[i]), "airy-which", GINT_TO_POINTER (i));
+      g_signal_connect (click, "pressed", G_CALLBACK (on_image_pressed), self);
+      gtk_widget_add_controller (self->images[i], GTK_EVENT_CONTROLLER (click));
+      gtk_box_append (GTK_BOX (row), self->images[i]);
+    }
+  gtk_box_append (GTK_BOX (box), row);
+  self->z_scale = gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 0, 1, 1);
+  gtk_scale_set_draw_value (GTK_SCALE (self->z_scale), TRUE);
+  gtk_box_append (GTK_BOX (box), self->z_scale);
+  self->readout = gtk_label_new ("");
+  gtk_label_set_xalign (GTK_LABEL (self->readout), 0);
+  gtk_box_append (GTK_BOX (box), self->readout);
+  self->wavefront = drawing_area (self, draw_wavefront, 220, 220);
+  self->bars = drawing_area (self, draw_bars, 500, 220);
+  gtk_box_append (GTK_BOX (bottom), self->wavefront);
+  gtk_box_append (GTK_BOX (bottom), self->bars);
+  gtk_box_append (GTK_BOX (box), bottom);
+  gtk_window_set_child (GTK_WINDOW (self), box);
+
+  g_signal_connect (open, "clicked", G_CALLBACK (on_open_clicked), self);
+  g_signal_connect (self->fit_button, "clicked", G_CALLBACK (on_fit_clicked), self);
+  g_signal_connect (self->cancel_button, "clicked", G_CALLBACK (on_cancel_clicked), self);
+  g_signal_connect (self->apply_button, "clicked", G_CALLBACK (on_apply_clicked), self);
+  g_signal_connect (self->z_scale, "value-changed", G_CALLBACK (on_z_changed), self);
+  g_signal_connect (self, "close-request", G_CALLBACK (on_close_request), NULL);
+  update_sensitivity (self);
+}
+
+static void
+airy_fit_dialog_dispose (GObject *object)
+{
+  AiryFitDialog *self = AIRY_FIT_DIALOG (object);
+
+  if (self->cancellable)
+    g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  G_OBJECT_CLASS (airy_fit_dialog_parent_class)->dispose (object);
+}
+
+static void
+airy_fit_dialog_finalize (GObject *object)
+{
+  AiryFitDialog *self = AIRY_FIT_DIALOG (object);
+
+  g_clear_object (&self->system);
+  g_free (self->path);
+  g_free (self->status);
+  g_clear_pointer (&self->result, airy_fit_result_free);
+  g_clear_pointer (&self->measured, airy_stack_free);
+  g_array_unref (self->pending);
+  g_array_unref (self->losses);
+  g_mutex_clear (&self->lock);
+  G_OBJECT_CLASS (airy_fit_dialog_parent_class)->finalize (object);
+}
+
+static void
+airy_fit_dialog_class_init (AiryFitDialogClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = airy_fit_dialog_dispose;
+  object_class->finalize = airy_fit_dialog_finalize;
+  /* a fit ended (result, error or cancel) */
+  signals[SIGNAL_FINISHED] = g_signal_new ("finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                           0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+}
+
+GtkWidget *
+airy_fit_dialog_new (GtkWindow *parent, AirySystem *system)
+{
+  AiryFitDialog *self = g_object_new (AIRY_TYPE_FIT_DIALOG, NULL);
+
+  g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
+  self->system = airy_system_copy (system);
+  if (parent)
+    gtk_window_set_transient_for (GTK_WINDOW (self), parent);
+  return GTK_WIDGET (self);
+}
+
+/* ---- the app's hook ---- */
+
+typedef struct
+{
+  GtkWindow        *window;
+  AiryFitApplyFunc  apply;
+  gpointer          user_data;
+} Hook;
+
+static AiryBenchPanel *
+find_panel (GtkWidget *widget)
+{
+  GtkWidget *child;
+  AiryBenchPanel *found;
+
+  if (AIRY_IS_BENCH_PANEL (widget))
+    return AIRY_BENCH_PANEL (widget);
+  for (child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    if ((found = find_panel (child)) != NULL)
+      return found;
+  return NULL;
+}
+
+static void
+hook_free (gpointer data, GClosure *closure)
+{
+  g_free (data);
+}
+
+static void
+action_fit_psf (GSimpleAction *action, GVariant *parameter, gpointer data)
+{
+  Hook *hook = data;
+  AiryBenchPanel *panel = find_panel (GTK_WIDGET (hook->window));
+  AirySystem *system = panel ? airy_bench_panel_get_system (panel) : NULL;
+  GtkWidget *dialog;
+
+  if (system == NULL)
+    return;
+  dialog = airy_fit_dialog_new (hook->window, system);
+  airy_fit_dialog_set_apply_func (AIRY_FIT_DIALOG (dialog), hook->apply, hook->user_data);
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+void
+airy_fit_dialog_install (GtkWindow        *window,
+                         GMenu            *menu,
+                         AiryFitApplyFunc  apply,
+                         gpointer          user_data)
+{
+  Hook *hook = g_new0 (Hook, 1);
+  GSimpleAction *action = g_simple_action_new ("fit-psf", NULL);
+
+  hook->window = window;
+  hook->apply = apply;
+  hook->user_data = user_data;
+  g_signal_connect_data (action, "activate", G_CALLBACK (action_fit_psf), hook, hook_free, 0);
+  g_action_map_add_action (G_ACTION_MAP (window), G_ACTION (action));
+  g_object_unref (action);
+  g_menu_append (menu, _("Fit _Measured PSF…"), "win.fit-psf");
+}

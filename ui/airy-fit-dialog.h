@@ -1,0 +1,52 @@
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "airy.h"
+#include "airy-bench-panel.h"
+
+G_BEGIN_DECLS
+
+/* "Fit Measured PSF…": fits a bead stack with the bench's system
+ * (airy_fit_stack on a worker thread), plots the loss per iteration, can
+ * be cancelled, and shows measured, model and residual side by side (one z
+ * slider and one cursor for the three), the fitted wavefront and the
+ * coefficients with their 1-σ uncertainties. "Apply to System" hands the
+ * fitted system to the apply function. */
+
+#define AIRY_TYPE_FIT_DIALOG (airy_fit_dialog_get_type ())
+G_DECLARE_FINAL_TYPE (AiryFitDialog, airy_fit_dialog, AIRY, FIT_DIALOG, GtkWindow)
+
+/* Receives the fitted system (a new object) and path NULL. */
+typedef void (*AiryFitApplyFunc) (gpointer    user_data,
+                                  AirySystem *system,
+                                  const char *path);
+
+GtkWidget           *airy_fit_dialog_new          (GtkWindow        *parent,
+                                                   AirySystem       *system);
+void                 airy_fit_dialog_set_apply_func (AiryFitDialog  *self,
+                                                     AiryFitApplyFunc apply,
+                                                     gpointer         user_data);
+/* The stack file to fit: read on the worker when the fit starts. */
+void                 airy_fit_dialog_set_file     (AiryFitDialog    *self,
+                                                   const char       *path);
+void                 airy_fit_dialog_start        (AiryFitDialog    *self);
+void                 airy_fit_dialog_cancel       (AiryFitDialog    *self);
+gboolean             airy_fit_dialog_is_running   (AiryFitDialog    *self);
+/* The last successful fit's result, shown until another succeeds (NULL
+ * before the first). */
+const AiryFitResult *airy_fit_dialog_get_result   (AiryFitDialog    *self);
+const char          *airy_fit_dialog_get_status   (AiryFitDialog    *self);
+/* Losses shown in the plot, one per iteration. */
+guint                airy_fit_dialog_get_n_losses (AiryFitDialog    *self);
+void                 airy_fit_dialog_apply        (AiryFitDialog    *self);
+
+/* The app's hook: appends "Fit Measured PSF…" to menu as win.fit-psf, an
+ * action of window (a GtkApplicationWindow) that opens the dialog on the
+ * system of the bench panel inside window. */
+void                 airy_fit_dialog_install      (GtkWindow        *window,
+                                                   GMenu            *menu,
+                                                   AiryFitApplyFunc  apply,
+                                                   gpointer          user_data);
+
+G_END_DECLS
