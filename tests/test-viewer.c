@@ -907,6 +907,286 @@ test_gl_cpu_slot (Fixture *f, gconstpointer data)
   g_assert_cmpstr (airy_stack_view_get_slice_path (f->view), ==, "slices: uploaded from host memory (a CPU result)");
 }
 
+/* ---- zoom and the orthogonal views ---- */
+
+/* The view's controller of a type (scroll, motion, key). */
+static GtkEventController *
+view_controller (Fixture *f, GType type)
+{
+  g_autoptr(GListModel) list = gtk_widget_observe_controllers (GTK_WIDGET (f->view));
+  guint i;
+
+  for (i = 0; i < g_list_model_get_n_items (list); i++)
+    {
+      g_autoptr(GObject) c = g_list_model_get_item (list, i);
+      if (G_TYPE_CHECK_INSTANCE_TYPE (c, type))
+        return GTK_EVENT_CONTROLLER (c);
+    }
+  g_assert_not_reached ();
+}
+
+static void
+scroll_notch (Fixture *f, double dy)
+{
+  gboolean handled = FALSE;
+
+  g_signal_emit_by_name (view_controller (f, GTK_TYPE_EVENT_CONTROLLER_SCROLL), "scroll", 0.0, dy, &handled);
+  g_assert_true (handled);
+}
+
+static void
+press_key (Fixture *f, guint keyval)
+{
+  gboolean handled = FALSE;
+
+  g_signal_emit_by_name (view_controller (f, GTK_TYPE_EVENT_CONTROLLER_KEY), "key-pressed", keyval, 0, 0, &handled);
+  g_assert_true (handled);
+}
+
+/* The whole widget as GTK draws it (GL frame and overlays), as cairo
+ * ARGB32: B, G, R, A in memory. */
+static guint8 *
+snapshot_view (Fixture *f, int *w, int *h)
+{
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  GskRenderNode *node;
+  GdkTexture *texture;
+  guint8 *out;
+
+  read_frame (f, w, h);
+  *w = gtk_widget_get_width (GTK_WIDGET (f->view));
+  *h = gtk_widget_get_height (GTK_WIDGET (f->view));
+  /* what the view draws itself: the GL frame's texture and the overlays */
+  GTK_WIDGET_GET_CLASS (f->view)->snapshot (GTK_WIDGET (f->view), snapshot);
+  node = gtk_snapshot_free_to_node (snapshot);
+  g_assert_nonnull (node);
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (gtk_widget_get_native (GTK_WIDGET (f->view))),
+                                         node, &GRAPHENE_RECT_INIT (0, 0, *w, *h));
+  out = g_malloc ((gsize) *w * *h * 4);
+  gdk_texture_download (texture, out, (gsize) *w * 4);
+  g_object_unref (texture);
+  gsk_render_node_unref (node);
+  return out;
+}
+
+static void
+test_gl_zoom_pointer (Fixture *f, gconstpointer data)
+{
+  /* five notches of the wheel keep the image point under the pointer
+   * within one widget pixel; the sections follow XY's x and y range and
+   * stay on the canvas, the scale bar inside the visible XY */
+  graphene_rect_t xy, xz, yz;
+  double ix0, iy0, ix, iy, zoom0, px, py, bar, vx, vy, vw, vh;
+  int w, h, i, W, H;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  airy_stack_viewer_set_stack (f->viewer, gradient_stack (16, 200, 240, 0.1, 0.4));
+  airy_stack_view_fit (f->view);
+  read_frame (f, &w, &h);
+  W = gtk_widget_get_width (GTK_WIDGET (f->view));
+  H = gtk_widget_get_height (GTK_WIDGET (f->view));
+  zoom0 = airy_stack_view_get_zoom (f->view);
+  airy_stack_view_get_section_rects (f->view, &xy, &xz, &yz);
+  /* a point off the middle of XY, where the pointer comes */
+  px = xy.origin.x + 0.7 * xy.size.width;
+  py = xy.origin.y + 0.3 * xy.size.height;
+  g_signal_emit_by_name (view_controller (f, GTK_TYPE_EVENT_CONTROLLER_MOTION), "enter", px, py);
+  g_signal_emit_by_name (view_controller (f, GTK_TYPE_EVENT_CONTROLLER_MOTION), "motion", px, py);
+  g_assert_true (airy_stack_view_widget_to_image (f->view, px, py, &ix0, &iy0));
+  for (i = 0; i < 5; i++)
+    {
+      double zoom;
+
+      scroll_notch (f, -1.0);
+      zoom = airy_stack_view_get_zoom (f->view);
+      g_assert_true (airy_stack_view_widget_to_image (f->view, px, py, &ix, &iy));
+      g_assert_cmpfloat (fabs (ix - ix0) * zoom, <=, 1.0);
+      g_assert_cmpfloat (fabs (iy - iy0) * zoom, <=, 1.0);
+    }
+  g_assert_cmpfloat_with_epsilon (airy_stack_view_get_zoom (f->view) / zoom0, pow (1.25, 5), 1e-9);
+  read_frame (f, &w, &h);
+  /* zoomed in: XY shows part of the image, the sections the same part */
+  airy_stack_view_get_visible (f->view, &vx, &vy, &vw, &vh);
+  g_assert_cmpfloat (vw, <, 240.0 * 0.5);
+  airy_stack_view_get_section_rects (f->view, &xy, &xz, &yz);
+  g_assert_cmpfloat (xz.size.height, >, 20.0);
+  g_assert_cmpfloat (yz.size.width, >, 20.0);
+  g_assert_cmpfloat (xz.origin.x, ==, xy.origin.x);
+  g_assert_cmpfloat (xz.size.width, ==, xy.size.width);
+  g_assert_cmpfloat (yz.origin.y, ==, xy.origin.y);
+  g_assert_cmpfloat (yz.size.height, ==, xy.size.height);
+  g_assert_cmpfloat (xz.origin.y + xz.size.height, <=, H);
+  g_assert_cmpfloat (yz.origin.x + yz.size.width, <=, W);
+  g_assert_cmpfloat (xy.origin.x, >=, 0.0);
+  g_assert_cmpfloat (xy.origin.y, >=, 0.0);
+  /* the XZ section's pixels show XY's columns: gradient x + 100 z */
+  {
+    AiryDisplay d = *airy_stack_view_get_display (f->view);
+    const guint8 *fb;
+    double zoom = airy_stack_view_get_zoom (f->view), sx, sy;
+    guint col = (guint) floor (vx + vw / 2);
+    guint plane = 5;
+
+    d.colormap = AIRY_COLORMAP_GRAY;
+    d.lo = 0.0f;
+    d.hi = 1800.0f;
+    d.gamma = 1.0f;
+    d.scale = AIRY_SCALE_LINEAR;
+    airy_stack_viewer_set_display (f->viewer, &d);
+    fb = read_frame (f, &w, &h);
+    sx = xy.origin.x + (col + 0.5 - vx) * zoom;
+    sy = xz.origin.y + (plane + 0.5) * xz.size.height / 16.0;
+    g_assert_cmpint (abs ((int) fb[((gsize) sy * w + (gsize) sx) * 4]
+                          - (int) airy_display_index (&d, col + 100.0f * plane)), <=, 1);
+  }
+  /* the scale bar fits a quarter of what XY shows */
+  bar = airy_stack_view_get_scale_bar (f->view, &px);
+  g_assert_cmpfloat (bar, >, 0.0);
+  g_assert_cmpfloat (px, <=, xy.size.width / 4.0);
+}
+
+static void
+test_gl_zoom_keys (Fixture *f, gconstpointer data)
+{
+  /* deep sections put the widget's middle beside XY: `+` zooms about the
+   * middle of what XY shows, so that XY is never empty; the canvas takes
+   * the keyboard from a field when the pointer comes over it */
+  graphene_rect_t xy, xz, yz;
+  GtkWidget *gamma;
+  const guint8 *fb;
+  double zoom0;
+  int w, h, i;
+  AiryStack *s = airy_stack_new (32, 64, 64);
+  AiryDisplay d;
+
+  if (!have_display)
+    {
+      airy_stack_free (s);
+      g_test_skip ("no display");
+      return;
+    }
+  for (i = 0; i < 32 * 64 * 64; i++)
+    s->data[i] = 1.0f;
+  s->dx = s->dy = 0.1;
+  s->dz = 0.4;
+  airy_stack_viewer_set_stack (f->viewer, s);
+  airy_display_init (&d);
+  d.colormap = AIRY_COLORMAP_GRAY;
+  d.lo = 0.0f;
+  d.hi = 1.0f;
+  airy_stack_viewer_set_display (f->viewer, &d);
+  airy_stack_view_fit (f->view);
+  read_frame (f, &w, &h);
+  zoom0 = airy_stack_view_get_zoom (f->view);
+
+  gamma = test_find_widget (GTK_WIDGET (f->viewer), GTK_TYPE_SPIN_BUTTON, "Gamma");
+  gtk_widget_grab_focus (gamma);
+  g_assert_false (gtk_widget_has_focus (GTK_WIDGET (f->view)));
+  g_signal_emit_by_name (view_controller (f, GTK_TYPE_EVENT_CONTROLLER_MOTION), "enter", 5.0, 5.0);
+  g_assert_true (gtk_widget_has_focus (GTK_WIDGET (f->view)));
+  g_signal_emit_by_name (view_controller (f, GTK_TYPE_EVENT_CONTROLLER_MOTION), "leave");
+
+  for (i = 0; i < 12; i++)
+    press_key (f, GDK_KEY_plus);
+  g_assert_cmpfloat_with_epsilon (airy_stack_view_get_zoom (f->view) / zoom0, pow (1.25, 12), 1e-9);
+  fb = read_frame (f, &w, &h);
+  airy_stack_view_get_section_rects (f->view, &xy, &xz, &yz);
+  g_assert_cmpfloat (xy.size.width, >, 32.0);
+  g_assert_cmpfloat (xy.size.height, >, 32.0);
+  /* white image in the middle of XY, not the background */
+  g_assert_cmpint (fb[((gsize) (xy.origin.y + xy.size.height / 2) * w + (gsize) (xy.origin.x + xy.size.width / 2)) * 4],
+                   ==, 255);
+  /* the cursor lines end at the edge of their views */
+  {
+    g_autofree guint8 *shot = NULL;
+    double vx, vy, vw, vh, zoom = airy_stack_view_get_zoom (f->view);
+    guint cx;
+    int sx;
+
+    airy_stack_view_get_visible (f->view, &vx, &vy, &vw, &vh);
+    cx = (guint) (vx + vw / 2);
+    airy_stack_view_set_cursor (f->view, cx, (guint) (vy + vh / 2));
+    shot = snapshot_view (f, &w, &h);
+    sx = (int) floor (xy.origin.x + (cx + 0.5 - vx) * zoom + 0.5);   /* the 1 px line's pixel */
+    /* inside XY: the tinted line over white (blue stays, red drops) */
+    {
+      const guint8 *p = shot + ((gsize) (xy.origin.y + 3) * w + sx) * 4;
+      g_assert_cmpint (p[2], <, 200);
+      g_assert_cmpint (p[0], >, 200);
+    }
+    /* in the gap under XY: nothing but the background */
+    {
+      const guint8 *p = shot + ((gsize) (xy.origin.y + xy.size.height + 3) * w + sx) * 4;
+      g_assert_cmpint (abs ((int) p[0] - 33), <=, 3);
+      g_assert_cmpint (abs ((int) p[2] - 31), <=, 3);
+    }
+  }  /* panning far away keeps some image in view */
+  for (i = 0; i < 100; i++)
+    press_key (f, GDK_KEY_Left);
+  airy_stack_view_get_section_rects (f->view, &xy, &xz, &yz);
+  g_assert_cmpfloat (xy.size.width, >=, 32.0);
+}
+
+static void
+test_gl_fit_psf (Fixture *f, gconstpointer data)
+{
+  /* a small spot off the middle of a wide black field: the first look
+   * frames where it exceeds 1e-3 of its peak, with a margin; Fit shows
+   * the whole image, Fit PSF (button) the spot again */
+  AiryStack *s = airy_stack_new (9, 256, 256);
+  double sigma = 2.0, rx, ry, rw, rh, vx, vy, vw, vh, zoom_psf, r3;
+  GtkWidget *button;
+  guint z, y, x;
+  int w, h;
+
+  if (!have_display)
+    {
+      airy_stack_free (s);
+      g_test_skip ("no display");
+      return;
+    }
+  for (z = 0; z < 9; z++)
+    for (y = 0; y < 256; y++)
+      for (x = 0; x < 256; x++)
+        airy_stack_plane (s, z)[y * 256 + x] =
+          (float) exp (-((x - 90.0) * (x - 90.0) + (y - 150.0) * (y - 150.0)) / (2 * sigma * sigma)
+                       - pow (z - 4.0, 2) / 4.0);
+  s->dx = s->dy = 0.1;
+  s->dz = 0.2;
+  airy_stack_viewer_set_stack (f->viewer, s);
+  read_frame (f, &w, &h);
+  g_assert_true (airy_stack_view_get_fit_psf (f->view));
+  /* exp (−r²/2σ²) = 1e-3 at r = σ√(2 ln 1000) = 3.72σ */
+  r3 = sigma * sqrt (2 * log (1000.0));
+  g_assert_true (airy_stack_view_get_psf_region (f->view, &rx, &ry, &rw, &rh));
+  g_assert_cmpfloat (rx, <=, 90 - r3);
+  g_assert_cmpfloat (rx + rw, >=, 90 + r3);
+  g_assert_cmpfloat (ry, <=, 150 - r3);
+  g_assert_cmpfloat (rw, <, 40.0);
+  airy_stack_view_get_visible (f->view, &vx, &vy, &vw, &vh);
+  g_assert_cmpfloat (vx, <=, rx);
+  g_assert_cmpfloat (vx + vw, >=, rx + rw);
+  g_assert_cmpfloat (vy, <=, ry);
+  g_assert_cmpfloat (vy + vh, >=, ry + rh);
+  g_assert_cmpfloat (vw, <, 128.0);
+  zoom_psf = airy_stack_view_get_zoom (f->view);
+  button = test_find_widget (GTK_WIDGET (f->viewer), GTK_TYPE_BUTTON, "Fit");
+  g_signal_emit_by_name (button, "clicked");
+  airy_stack_view_get_visible (f->view, &vx, &vy, &vw, &vh);
+  g_assert_cmpfloat (vw, ==, 256.0);
+  g_assert_false (airy_stack_view_get_fit_psf (f->view));
+  g_assert_cmpfloat (airy_stack_view_get_zoom (f->view), <, zoom_psf / 3);
+  button = test_find_widget (GTK_WIDGET (f->viewer), GTK_TYPE_BUTTON, "Fit PSF");
+  g_assert_nonnull (button);
+  g_signal_emit_by_name (button, "clicked");
+  g_assert_cmpfloat (airy_stack_view_get_zoom (f->view), ==, zoom_psf);
+  g_assert_true (airy_stack_view_get_fit_psf (f->view));
+}
+
 /* ---- properties ---- */
 
 #define NOTIFIED(name) test_notified (counts, name)
@@ -1038,6 +1318,9 @@ main (int argc, char **argv)
   g_test_add ("/viewer/gl/slot-path", Fixture, NULL, fixture_setup, test_gl_slot_path, fixture_teardown);
   g_test_add ("/viewer/gl/cpu-slot", Fixture, NULL, fixture_setup, test_gl_cpu_slot, fixture_teardown);
   g_test_add ("/viewer/gl/properties", Fixture, NULL, fixture_setup, test_gl_properties, fixture_teardown);
+  g_test_add ("/viewer/gl/zoom-pointer", Fixture, NULL, fixture_setup, test_gl_zoom_pointer, fixture_teardown);
+  g_test_add ("/viewer/gl/zoom-keys", Fixture, NULL, fixture_setup, test_gl_zoom_keys, fixture_teardown);
+  g_test_add ("/viewer/gl/fit-psf", Fixture, NULL, fixture_setup, test_gl_fit_psf, fixture_teardown);
   status = g_test_run ();
   g_rmdir (tmpdir);
   return status;

@@ -277,11 +277,7 @@ _airy_stack_view_render (GtkGLArea *area, GdkGLContext *context)
   glClear (GL_COLOR_BUFFER_BIT);
   if (self->program && self->stack && W > 0 && H > 0)
     {
-      /* texture rows run top to bottom, like the image */
-      static const float xy_tc[8] = { 0, 0, 1, 0, 0, 1, 1, 1 };
-      /* YZ: z runs left to right (texture t), y top to bottom (texture s) */
-      static const float yz_tc[8] = { 0, 0, 0, 1, 1, 0, 1, 1 };
-
+      float u0, u1, v0, v1;
       upload_dirty (self);
       _airy_stack_view_compute_layout (self, &L);
       glUseProgram (self->program);
@@ -297,13 +293,27 @@ _airy_stack_view_render (GtkGLArea *area, GdkGLContext *context)
       glActiveTexture (GL_TEXTURE0);
       glBindVertexArray (self->vao);
       glBindTexture (GL_TEXTURE_2D, self->tex[0]);
-      draw_quad (self, L.xy, xy_tc, W, H);
-      if (L.sections)
+      /* the visible part of XY: texture rows run top to bottom, like the
+       * image; the sections show the same x (XZ) and y (YZ) range */
+      u0 = (float) ((L.vxy.x - L.xy.x) / L.xy.w);
+      u1 = (float) ((L.vxy.x + L.vxy.w - L.xy.x) / L.xy.w);
+      v0 = (float) ((L.vxy.y - L.xy.y) / L.xy.h);
+      v1 = (float) ((L.vxy.y + L.vxy.h - L.xy.y) / L.xy.h);
+      if (L.vxy.w > 0 && L.vxy.h > 0)
         {
-          glBindTexture (GL_TEXTURE_2D, self->tex[1]);
-          draw_quad (self, L.xz, xy_tc, W, H);
-          glBindTexture (GL_TEXTURE_2D, self->tex[2]);
-          draw_quad (self, L.yz, yz_tc, W, H);
+          const float xy_tc[8] = { u0, v0, u1, v0, u0, v1, u1, v1 };
+          const float xz_tc[8] = { u0, 0, u1, 0, u0, 1, u1, 1 };
+          /* YZ: z runs left to right (texture t), y top to bottom (s) */
+          const float yz_tc[8] = { v0, 0, v0, 1, v1, 0, v1, 1 };
+
+          draw_quad (self, L.vxy, xy_tc, W, H);
+          if (L.sections)
+            {
+              glBindTexture (GL_TEXTURE_2D, self->tex[1]);
+              draw_quad (self, L.xz, xz_tc, W, H);
+              glBindTexture (GL_TEXTURE_2D, self->tex[2]);
+              draw_quad (self, L.yz, yz_tc, W, H);
+            }
         }
       glBindVertexArray (0);
       glUseProgram (0);

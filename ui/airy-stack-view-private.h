@@ -30,7 +30,11 @@ struct _AiryStackView
   AiryViewTool  tool;
 
   gboolean      fit;
+  gboolean      fit_region;     /* fitting frames the region below, not the whole image */
+  double        rx, ry, rw, rh; /* that region, image pixels */
   gboolean      center;         /* centre XY at the next layout (set_zoom before a size) */
+  double        pointer_x, pointer_y;   /* the pointer over the canvas, widget pixels */
+  gboolean      pointer_in;
   double        zoom;           /* screen pixels per image pixel */
   double        ox, oy;         /* XY origin in widget pixels when not fitting */
   double        shown_zoom;     /* the effective zoom last notified */
@@ -86,9 +90,17 @@ enum
 
 typedef struct { double x, y, w, h; } AiryRect;
 
+/* Fiji's orthogonal views: XY shows part of the image (xy is the whole
+ * image's place, which may reach beyond the canvas; vxy the part on
+ * screen), XZ below and YZ beside it show the same x and y range and all
+ * of z, at the true z spacing up to 35 % of the canvas and squeezed
+ * beyond: zoomed in, the sections stay in view. */
 typedef struct
 {
-  AiryRect xy, xz, yz;
+  AiryRect xy;      /* the whole XY image */
+  AiryRect vxy;     /* its visible part: xy within the XY viewport */
+  AiryRect xz, yz;  /* the sections beside vxy */
+  AiryRect viewport;
   gboolean sections;
   double   zoom;
 } AiryViewLayout;

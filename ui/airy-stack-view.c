@@ -57,38 +57,80 @@ z_aspect (AiryStack *s, double d)
   return (s->dz > 0 && d > 0) ? s->dz / d : 1.0;
 }
 
+/* sections take at most this share of the canvas */
+#define SECTION_SHARE 0.35
+
+/* The largest zoom at which r image pixels, the gap and a section of
+ * depth dz image pixels (squeezed to at most cap) fit into n widget
+ * pixels: r·zoom + gap + min (dz·zoom, cap) = n. */
+static double
+fit_axis (double n, double r, double dz, double gap, double cap)
+{
+  double za;
+
+  if (dz <= 0)
+    return (n - gap) / r;
+  za = (n - gap) / (r + dz);
+  return dz * za <= cap ? za : (n - gap - cap) / r;
+}
+
+static AiryRect
+intersect (AiryRect a, AiryRect b)
+{
+  double x0 = MAX (a.x, b.x), y0 = MAX (a.y, b.y);
+  double x1 = MIN (a.x + a.w, b.x + b.w), y1 = MIN (a.y + a.h, b.y + b.h);
+
+  return (AiryRect) { x0, y0, MAX (x1 - x0, 0.0), MAX (y1 - y0, 0.0) };
+}
+
 void
 _airy_stack_view_compute_layout (AiryStackView  *self,
                                  AiryViewLayout *L)
 {
   AiryStack *s = self->stack;
   double W = gtk_widget_get_width (GTK_WIDGET (self)), H = gtk_widget_get_height (GTK_WIDGET (self));
-  double zx, zy, D, zoom, ox, oy, tw, th;
+  double dzx, dzy, gap, cap_w, cap_h, zoom, ox, oy, t_yz, t_xz;
 
   memset (L, 0, sizeof *L);
   if (s == NULL)
     return;
   L->sections = self->sections && s->depth > 1;
-  D = L->sections ? s->depth : 0;
-  zx = z_aspect (s, s->dx);
-  zy = z_aspect (s, s->dy);
+  gap = L->sections ? AIRY_STACK_VIEW_GAP : 0.0;
+  /* the sections' depth in image pixels at the true z spacing */
+  dzx = L->sections ? s->depth * z_aspect (s, s->dx) : 0.0;
+  dzy = L->sections ? s->depth * z_aspect (s, s->dy) : 0.0;
+  cap_w = SECTION_SHARE * W;
+  cap_h = SECTION_SHARE * H;
   if (self->fit)
     {
-      double gw = L->sections ? AIRY_STACK_VIEW_GAP : 0.0;
-      zoom = MIN ((W - gw) / (s->width + D * zx), (H - gw) / (s->height + D * zy));
+      double rx = 0, ry = 0, rw = s->width, rh = s->height;
+
+      if (self->fit_region)
+        {
+          rx = self->rx;
+          ry = self->ry;
+          rw = self->rw;
+          rh = self->rh;
+        }
+      zoom = MIN (fit_axis (W, rw, dzx, gap, cap_w), fit_axis (H, rh, dzy, gap, cap_h));
       zoom = MAX (zoom, 1e-3);
-      tw = s->width * zoom + (L->sections ? AIRY_STACK_VIEW_GAP + D * zx * zoom : 0.0);
-      th = s->height * zoom + (L->sections ? AIRY_STACK_VIEW_GAP + D * zy * zoom : 0.0);
-      ox = floor ((W - tw) / 2.0);
-      oy = floor ((H - th) / 2.0);
+      t_yz = MIN (dzx * zoom, cap_w);
+      t_xz = MIN (dzy * zoom, cap_h);
+      /* the region and its sections in the middle of the canvas */
+      ox = floor ((W - (rw * zoom + gap + t_yz)) / 2.0) - rx * zoom;
+      oy = floor ((H - (rh * zoom + gap + t_xz)) / 2.0) - ry * zoom;
     }
   else
     {
       zoom = self->zoom;
+      t_yz = MIN (dzx * zoom, cap_w);
+      t_xz = MIN (dzy * zoom, cap_h);
       if (self->center && W > 0 && H > 0)
         {
-          self->ox = floor ((W - s->width * zoom) / 2.0);
-          self->oy = floor ((H - s->height * zoom) / 2.0);
+          /* the image and its sections centred; a larger image centred
+           * in its viewport */
+          self->ox = floor ((W - (s->width * zoom + gap + t_yz)) / 2.0);
+          self->oy = floor ((H - (s->height * zoom + gap + t_xz)) / 2.0);
           self->center = FALSE;
         }
       ox = self->ox;
@@ -96,9 +138,11 @@ _airy_stack_view_compute_layout (AiryStackView  *self,
     }
   L->zoom = zoom;
   L->xy = (AiryRect) { ox, oy, s->width * zoom, s->height * zoom };
+  L->viewport = (AiryRect) { 0, 0, MAX (W - gap - t_yz, 0.0), MAX (H - gap - t_xz, 0.0) };
+  L->vxy = intersect (L->xy, L->viewport);
   /* XZ under XY (z downwards), YZ right of XY (z to the right) */
-  L->xz = (AiryRect) { ox, oy + L->xy.h + AIRY_STACK_VIEW_GAP, L->xy.w, D * zy * zoom };
-  L->yz = (AiryRect) { ox + L->xy.w + AIRY_STACK_VIEW_GAP, oy, D * zx * zoom, L->xy.h };
+  L->xz = (AiryRect) { L->vxy.x, L->vxy.y + L->vxy.h + gap, L->vxy.w, L->sections ? t_xz : 0.0 };
+  L->yz = (AiryRect) { L->vxy.x + L->vxy.w + gap, L->vxy.y, L->sections ? t_yz : 0.0, L->vxy.h };
 }
 
 /* The zoom the next frame shows, without settling a pending centring. */
@@ -216,6 +260,12 @@ airy_stack_view_xy_stats (AiryStackView  *self,
 
 /* ---- input ---- */
 
+static gboolean
+inside (const AiryRect *r, double x, double y)
+{
+  return x >= r->x && x < r->x + r->w && y >= r->y && y < r->y + r->h;
+}
+
 gboolean
 airy_stack_view_widget_to_image (AiryStackView *self,
                                  double         wx,
@@ -230,7 +280,7 @@ airy_stack_view_widget_to_image (AiryStackView *self,
   _airy_stack_view_compute_layout (self, &L);
   *ix = (wx - L.xy.x) / L.zoom - 0.5;
   *iy = (wy - L.xy.y) / L.zoom - 0.5;
-  return wx >= L.xy.x && wx < L.xy.x + L.xy.w && wy >= L.xy.y && wy < L.xy.y + L.xy.h;
+  return inside (&L.vxy, wx, wy);
 }
 
 static void
@@ -240,17 +290,18 @@ set_cursor_from_point (AiryStackView *self, double wx, double wy)
   AiryViewLayout L;
 
   _airy_stack_view_compute_layout (self, &L);
-  if (wx >= L.xy.x && wx < L.xy.x + L.xy.w && wy >= L.xy.y && wy < L.xy.y + L.xy.h)
+  /* the sections share XY's x and y mapping */
+  if (inside (&L.vxy, wx, wy))
     airy_stack_view_set_cursor (self, (guint) ((wx - L.xy.x) / L.zoom), (guint) ((wy - L.xy.y) / L.zoom));
-  else if (L.sections && wx >= L.xz.x && wx < L.xz.x + L.xz.w && wy >= L.xz.y && wy < L.xz.y + L.xz.h)
+  else if (L.sections && inside (&L.xz, wx, wy))
     {
       airy_stack_view_set_z (self, (guint) ((wy - L.xz.y) / L.xz.h * s->depth));
-      airy_stack_view_set_cursor (self, (guint) ((wx - L.xz.x) / L.zoom), self->cy);
+      airy_stack_view_set_cursor (self, (guint) ((wx - L.xy.x) / L.zoom), self->cy);
     }
-  else if (L.sections && wx >= L.yz.x && wx < L.yz.x + L.yz.w && wy >= L.yz.y && wy < L.yz.y + L.yz.h)
+  else if (L.sections && inside (&L.yz, wx, wy))
     {
       airy_stack_view_set_z (self, (guint) ((wx - L.yz.x) / L.yz.w * s->depth));
-      airy_stack_view_set_cursor (self, self->cx, (guint) ((wy - L.yz.y) / L.zoom));
+      airy_stack_view_set_cursor (self, self->cx, (guint) ((wy - L.xy.y) / L.zoom));
     }
 }
 
@@ -269,6 +320,25 @@ freeze_layout (AiryStackView *self)
   self->ox = L.xy.x;
   self->oy = L.xy.y;
   set_fit (self, FALSE);
+}
+
+/* A pan or a zoom never leaves the viewport without image: at least 32
+ * widget pixels of it (or all of it, when smaller) stay in view. */
+static void
+clamp_pan (AiryStackView *self)
+{
+  AiryViewLayout L;
+  double kx, ky;
+
+  if (self->fit || self->stack == NULL)
+    return;
+  _airy_stack_view_compute_layout (self, &L);
+  if (L.viewport.w <= 0 || L.viewport.h <= 0)
+    return;
+  kx = MIN (32.0, MIN (L.xy.w, L.viewport.w));
+  ky = MIN (32.0, MIN (L.xy.h, L.viewport.h));
+  self->ox = CLAMP (self->ox, kx - L.xy.w, L.viewport.w - kx);
+  self->oy = CLAMP (self->oy, ky - L.xy.h, L.viewport.h - ky);
 }
 
 static void
@@ -316,6 +386,7 @@ drag_update (GtkGestureDrag *gesture, double dx, double dy, AiryStackView *self)
     {
       self->ox = self->drag_ox + dx;
       self->oy = self->drag_oy + dy;
+      clamp_pan (self);
       gtk_widget_queue_draw (GTK_WIDGET (self));
     }
 }
@@ -347,35 +418,41 @@ zoom_at (AiryStackView *self, double factor, double px, double py)
   self->ox = px - (px - self->ox) * z1 / self->zoom;
   self->oy = py - (py - self->oy) * z1 / self->zoom;
   self->zoom = z1;
+  clamp_pan (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
   update_zoom (self);
 }
 
+/* The middle of what XY shows: the view keys zoom about it, so that the
+ * image never leaves the view (the widget's middle may lie beside it). */
+static void
+visible_centre (AiryStackView *self, double *x, double *y)
+{
+  AiryViewLayout L;
+
+  _airy_stack_view_compute_layout (self, &L);
+  *x = L.vxy.x + L.vxy.w / 2.0;
+  *y = L.vxy.y + L.vxy.h / 2.0;
+}
+
+/* A notch zooms by 1.25 about the point under the pointer, which the
+ * motion controller follows (a scroll event's own position is in surface
+ * coordinates, and smooth scrolling may carry none). */
 static gboolean
 on_scroll (GtkEventControllerScroll *scroll, double dx, double dy, AiryStackView *self)
 {
-  double x = gtk_widget_get_width (GTK_WIDGET (self)) / 2.0, y = gtk_widget_get_height (GTK_WIDGET (self)) / 2.0;
-  GdkEvent *event = gtk_event_controller_get_current_event (GTK_EVENT_CONTROLLER (scroll));
+  double x, y;
 
-  if (event)
+  if (self->stack == NULL || dy == 0)
+    return FALSE;
+  if (self->pointer_in)
     {
-      double ex, ey;
-      if (gdk_event_get_position (event, &ex, &ey))
-        {
-          graphene_point_t p;
-          GtkNative *native = gtk_widget_get_native (GTK_WIDGET (self));
-          double nx, ny;
-
-          gtk_native_get_surface_transform (native, &nx, &ny);
-          if (gtk_widget_compute_point (GTK_WIDGET (native), GTK_WIDGET (self),
-                                        &GRAPHENE_POINT_INIT (ex - nx, ey - ny), &p))
-            {
-              x = p.x;
-              y = p.y;
-            }
-        }
+      x = self->pointer_x;
+      y = self->pointer_y;
     }
-  zoom_at (self, dy < 0 ? 1.25 : 0.8, x, y);
+  else
+    visible_centre (self, &x, &y);
+  zoom_at (self, pow (1.25, -CLAMP (dy, -4.0, 4.0)), x, y);
   return TRUE;
 }
 
@@ -384,17 +461,39 @@ on_motion (GtkEventControllerMotion *motion, double x, double y, AiryStackView *
 {
   double ix, iy;
 
+  self->pointer_x = x;
+  self->pointer_y = y;
+  self->pointer_in = TRUE;
   if (airy_stack_view_widget_to_image (self, x, y, &ix, &iy))
     g_signal_emit (self, signals[SIGNAL_HOVER], 0, floor (ix + 0.5), floor (iy + 0.5));
+}
+
+/* The canvas takes the keyboard when the pointer comes over it: the view
+ * keys then zoom and pan it instead of typing into a field elsewhere. */
+static void
+on_enter (GtkEventControllerMotion *motion, double x, double y, AiryStackView *self)
+{
+  self->pointer_x = x;
+  self->pointer_y = y;
+  self->pointer_in = TRUE;
+  if (gtk_widget_get_focusable (GTK_WIDGET (self)))
+    gtk_widget_grab_focus (GTK_WIDGET (self));
+}
+
+static void
+on_leave (GtkEventControllerMotion *motion, AiryStackView *self)
+{
+  self->pointer_in = FALSE;
 }
 
 static gboolean
 on_key (GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifierType state, AiryStackView *self)
 {
-  double cx = gtk_widget_get_width (GTK_WIDGET (self)) / 2.0, cy = gtk_widget_get_height (GTK_WIDGET (self)) / 2.0;
+  double cx, cy;
 
   if (self->stack == NULL)
     return FALSE;
+  visible_centre (self, &cx, &cy);
   switch (keyval)
     {
     case GDK_KEY_plus: case GDK_KEY_equal: case GDK_KEY_KP_Add:
@@ -406,6 +505,9 @@ on_key (GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifierType
     case GDK_KEY_0: case GDK_KEY_f:
       airy_stack_view_fit (self);
       return TRUE;
+    case GDK_KEY_p:
+      airy_stack_view_fit_psf (self);
+      return TRUE;
     case GDK_KEY_1:
       airy_stack_view_set_zoom (self, 1.0);
       return TRUE;
@@ -413,6 +515,7 @@ on_key (GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifierType
       freeze_layout (self);
       self->ox += keyval == GDK_KEY_Left ? 40 : keyval == GDK_KEY_Right ? -40 : 0;
       self->oy += keyval == GDK_KEY_Up ? 40 : keyval == GDK_KEY_Down ? -40 : 0;
+      clamp_pan (self);
       gtk_widget_queue_draw (GTK_WIDGET (self));
       return TRUE;
     case GDK_KEY_Page_Up:
@@ -616,6 +719,8 @@ airy_stack_view_init (AiryStackView *self)
   g_signal_connect (scroll, "scroll", G_CALLBACK (on_scroll), self);
   gtk_widget_add_controller (GTK_WIDGET (self), scroll);
   g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
+  g_signal_connect (motion, "enter", G_CALLBACK (on_enter), self);
+  g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
   gtk_widget_add_controller (GTK_WIDGET (self), motion);
   g_signal_connect (key, "key-pressed", G_CALLBACK (on_key), self);
   gtk_widget_add_controller (GTK_WIDGET (self), key);
@@ -667,6 +772,13 @@ airy_stack_view_set_resident (AiryStackView *self,
   self->line_valid = FALSE;
   if (stack)
     {
+      /* a frame on the PSF is found again on a new geometry */
+      if (self->fit_region && airy_stack_plane_size (stack) != old_n)
+        {
+          self->fit_region = FALSE;
+          if (self->fit)
+            airy_stack_view_fit_psf (self);
+        }
       self->z = MIN (self->z, stack->depth - 1);
       self->cx = MIN (self->cx, stack->width - 1);
       self->cy = MIN (self->cy, stack->height - 1);
@@ -873,15 +985,35 @@ airy_stack_view_set_line (AiryStackView *self,
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
+/* Before the view has a size the image is centred at the next layout;
+ * after, the zoom keeps the middle of what XY shows, and an image that
+ * fits is centred. */
 void
 airy_stack_view_set_zoom (AiryStackView *self,
                           double         zoom)
 {
+  AiryViewLayout L;
+
   if (self->stack == NULL)
     return;
-  self->zoom = zoom;
-  self->center = TRUE;      /* at the next layout, when the size is known */
-  set_fit (self, FALSE);
+  if (gtk_widget_get_width (GTK_WIDGET (self)) <= 0 || self->center)
+    {
+      self->zoom = zoom;
+      self->center = TRUE;      /* at the next layout, when the size is known */
+      set_fit (self, FALSE);
+    }
+  else
+    {
+      double cx, cy;
+
+      visible_centre (self, &cx, &cy);
+      zoom_at (self, zoom / (self->fit ? effective_zoom (self) : self->zoom), cx, cy);
+      self->zoom = zoom;        /* exactly, not through the factor */
+      _airy_stack_view_compute_layout (self, &L);
+      if (L.xy.w + L.yz.w + (L.sections ? AIRY_STACK_VIEW_GAP : 0) <= gtk_widget_get_width (GTK_WIDGET (self))
+          && L.xy.h + L.xz.h + (L.sections ? AIRY_STACK_VIEW_GAP : 0) <= gtk_widget_get_height (GTK_WIDGET (self)))
+        self->center = TRUE;
+    }
   gtk_widget_queue_draw (GTK_WIDGET (self));
   update_zoom (self);
 }
@@ -898,6 +1030,7 @@ airy_stack_view_get_zoom (AiryStackView *self)
 void
 airy_stack_view_fit (AiryStackView *self)
 {
+  self->fit_region = FALSE;
   set_fit (self, TRUE);
   gtk_widget_queue_draw (GTK_WIDGET (self));
   update_zoom (self);
@@ -918,6 +1051,103 @@ gboolean
 airy_stack_view_get_fit (AiryStackView *self)
 {
   return self->fit;
+}
+
+void
+airy_stack_view_fit_region (AiryStackView *self,
+                            double         x,
+                            double         y,
+                            double         width,
+                            double         height)
+{
+  if (self->stack == NULL || width <= 0 || height <= 0)
+    return;
+  self->fit_region = TRUE;
+  self->rx = x;
+  self->ry = y;
+  self->rw = width;
+  self->rh = height;
+  /* a fit already on notifies nothing, but its frame changed */
+  if (self->fit)
+    {
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+      update_zoom (self);
+    }
+  else
+    airy_stack_view_set_fit (self, TRUE);
+  self->fit_region = TRUE;
+}
+
+gboolean
+airy_stack_view_get_psf_region (AiryStackView *self,
+                                double        *x,
+                                double        *y,
+                                double        *width,
+                                double        *height)
+{
+  AiryStack *s = self->stack;
+  g_autofree float *mip = NULL;
+  g_autoptr(GError) error = NULL;
+  AirySlice slice = { s && s->depth > 1 ? AIRY_SLICE_MIP : AIRY_SLICE_XY, 0 };
+  float peak = -G_MAXFLOAT, level;
+  guint x0, y0, x1 = 0, y1 = 0, i, j;
+  double mx, my;
+
+  if (s == NULL)
+    return FALSE;
+  mip = g_new (float, airy_stack_plane_size (s));
+  if (!airy_resident_read_slice (self->resident, &slice, mip, &error))
+    {
+      g_warning ("%s", error->message);
+      return FALSE;
+    }
+  for (i = 0; i < airy_stack_plane_size (s); i++)
+    if (mip[i] > peak)
+      peak = mip[i];
+  if (!(peak > 0))
+    return FALSE;
+  level = 1e-3f * peak;
+  x0 = s->width;
+  y0 = s->height;
+  for (j = 0; j < s->height; j++)
+    for (i = 0; i < s->width; i++)
+      if (mip[(gsize) j * s->width + i] > level)
+        {
+          x0 = MIN (x0, i);
+          x1 = MAX (x1, i);
+          y0 = MIN (y0, j);
+          y1 = MAX (y1, j);
+        }
+  /* a quarter of its size around it, at least 4 pixels, square pixels
+   * kept square: the larger side for both */
+  mx = MAX (4.0, 0.25 * MAX (x1 - x0 + 1, y1 - y0 + 1));
+  my = mx;
+  *x = MAX (0.0, x0 - mx);
+  *y = MAX (0.0, y0 - my);
+  *width = MIN ((double) s->width, x1 + 1 + mx) - *x;
+  *height = MIN ((double) s->height, y1 + 1 + my) - *y;
+  return TRUE;
+}
+
+/* Frames where the stack exceeds 1e-3 of its peak (in the projection
+ * along z), with a margin; the whole image when nothing stands out. */
+void
+airy_stack_view_fit_psf (AiryStackView *self)
+{
+  double x, y, w, h;
+
+  if (self->stack == NULL)
+    return;
+  if (airy_stack_view_get_psf_region (self, &x, &y, &w, &h))
+    airy_stack_view_fit_region (self, x, y, w, h);
+  else
+    airy_stack_view_fit (self);
+}
+
+gboolean
+airy_stack_view_get_fit_psf (AiryStackView *self)
+{
+  return self->fit && self->fit_region;
 }
 
 void
@@ -942,4 +1172,37 @@ const char *
 airy_stack_view_get_gl_error (AiryStackView *self)
 {
   return self->gl_error;
+}
+
+void
+airy_stack_view_get_visible (AiryStackView *self,
+                             double        *x,
+                             double        *y,
+                             double        *width,
+                             double        *height)
+{
+  AiryViewLayout L;
+
+  _airy_stack_view_compute_layout (self, &L);
+  *x = *y = *width = *height = 0.0;
+  if (self->stack == NULL || L.zoom <= 0)
+    return;
+  *x = (L.vxy.x - L.xy.x) / L.zoom;
+  *y = (L.vxy.y - L.xy.y) / L.zoom;
+  *width = L.vxy.w / L.zoom;
+  *height = L.vxy.h / L.zoom;
+}
+
+void
+airy_stack_view_get_section_rects (AiryStackView   *self,
+                                   graphene_rect_t *xy,
+                                   graphene_rect_t *xz,
+                                   graphene_rect_t *yz)
+{
+  AiryViewLayout L;
+
+  _airy_stack_view_compute_layout (self, &L);
+  graphene_rect_init (xy, L.vxy.x, L.vxy.y, L.vxy.w, L.vxy.h);
+  graphene_rect_init (xz, L.xz.x, L.xz.y, L.xz.w, L.xz.h);
+  graphene_rect_init (yz, L.yz.x, L.yz.y, L.yz.w, L.yz.h);
 }

@@ -89,6 +89,35 @@ void               airy_stack_view_fit            (AiryStackView     *self);
 void               airy_stack_view_set_fit        (AiryStackView     *self,
                                                    gboolean           fit);
 gboolean           airy_stack_view_get_fit        (AiryStackView     *self);
+/* Fitting a region (image pixels) instead of the whole image; FALSE from
+ * get_fit_psf once the view is zoomed or panned, or fits the whole. */
+void               airy_stack_view_fit_region     (AiryStackView     *self,
+                                                   double             x,
+                                                   double             y,
+                                                   double             width,
+                                                   double             height);
+/* Where the stack exceeds 1e-3 of its peak (projected along z), with a
+ * margin of a quarter of its size (at least 4 pixels); FALSE when the
+ * stack has no positive peak. fit_psf frames it (a new geometry is framed
+ * again while it fits so). */
+gboolean           airy_stack_view_get_psf_region (AiryStackView     *self,
+                                                   double            *x,
+                                                   double            *y,
+                                                   double            *width,
+                                                   double            *height);
+void               airy_stack_view_fit_psf        (AiryStackView     *self);
+gboolean           airy_stack_view_get_fit_psf    (AiryStackView     *self);
+/* The part of the image XY shows, in image pixels (x, y, width, height),
+ * and the sections' widget rectangles (empty without sections). */
+void               airy_stack_view_get_visible    (AiryStackView     *self,
+                                                   double            *x,
+                                                   double            *y,
+                                                   double            *width,
+                                                   double            *height);
+void               airy_stack_view_get_section_rects (AiryStackView  *self,
+                                                      graphene_rect_t *xy,
+                                                      graphene_rect_t *xz,
+                                                      graphene_rect_t *yz);
 /* Widget coordinates → image pixel (x, y) of the XY view; FALSE outside. */
 gboolean           airy_stack_view_widget_to_image (AiryStackView    *self,
                                                     double            wx,

@@ -308,6 +308,9 @@ airy_stack_viewer_set_resident (AiryStackViewer *self,
         {
           airy_stack_view_set_cursor (self->view, stack->width / 2, stack->height / 2);
           airy_stack_view_set_z (self->view, stack->depth / 2);
+          /* the first look frames the PSF, not its empty field */
+          if (airy_stack_view_get_fit (self->view))
+            airy_stack_view_fit_psf (self->view);
         }
       set_limit_range (self);
       if (first || gtk_check_button_get_active (GTK_CHECK_BUTTON (self->auto_on)))
@@ -850,16 +853,23 @@ bind_controls (AiryStackViewer *self)
   g_signal_connect (self->z_scale, "change-value", G_CALLBACK (on_z_change), self);
 }
 
+/* the view's zoom, as actions: viewer.fit, viewer.fit-psf, viewer.zoom-1,
+ * viewer.zoom-in, viewer.zoom-out */
 static void
-on_fit (GtkButton *button, AiryStackViewer *self)
+action_zoom (GSimpleAction *action, GVariant *param, gpointer data)
 {
-  airy_stack_view_fit (self->view);
-}
+  AiryStackViewer *self = data;
+  const char *name = g_action_get_name (G_ACTION (action));
+  double zoom = airy_stack_view_get_zoom (self->view);
 
-static void
-on_one (GtkButton *button, AiryStackViewer *self)
-{
-  airy_stack_view_set_zoom (self->view, 1.0);
+  if (g_str_equal (name, "fit"))
+    airy_stack_view_fit (self->view);
+  else if (g_str_equal (name, "fit-psf"))
+    airy_stack_view_fit_psf (self->view);
+  else if (g_str_equal (name, "zoom-1"))
+    airy_stack_view_set_zoom (self->view, 1.0);
+  else if (zoom > 0)
+    airy_stack_view_set_zoom (self->view, CLAMP (zoom * (g_str_equal (name, "zoom-in") ? 1.25 : 0.8), 1.0 / 64, 256.0));
 }
 
 static gboolean
@@ -990,6 +1000,8 @@ airy_stack_viewer_init (AiryStackViewer *self)
   static const GActionEntry entries[] = {
     { "open", action_file }, { "export-png", action_file }, { "export-png-2x", action_file },
     { "export-raw", action_file }, { "export-tiff", action_file }, { "export-section", action_file },
+    { "fit", action_zoom }, { "fit-psf", action_zoom }, { "zoom-1", action_zoom },
+    { "zoom-in", action_zoom }, { "zoom-out", action_zoom },
   };
   g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
   GtkWidget *toolbar, *toolbar2, *paned, *side, *bottom, *button;
@@ -1054,10 +1066,15 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_box_append (GTK_BOX (toolbar2), self->sections);
   gtk_box_append (GTK_BOX (toolbar2), self->line_tool);
   button = gtk_button_new_with_label (_("Fit"));
-  g_signal_connect (button, "clicked", G_CALLBACK (on_fit), self);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.fit");
+  gtk_widget_set_tooltip_text (button, _("Show the whole image (0)"));
+  gtk_box_append (GTK_BOX (toolbar2), button);
+  button = gtk_button_new_with_label (_("Fit PSF"));
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.fit-psf");
+  gtk_widget_set_tooltip_text (button, _("Show where the stack exceeds 1/1000 of its peak (P)"));
   gtk_box_append (GTK_BOX (toolbar2), button);
   button = gtk_button_new_with_label ("1:1");
-  g_signal_connect (button, "clicked", G_CALLBACK (on_one), self);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.zoom-1");
   gtk_box_append (GTK_BOX (toolbar2), button);
   /* shown for hyperstacks only: which channel and time point is on screen */
   self->hyper_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
