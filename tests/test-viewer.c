@@ -837,6 +837,9 @@ test_gl_slot_path (Fixture *f, gconstpointer data)
   memset (&fake, 0, sizeof fake);
   airy_stack_viewer_set_resident (f->viewer, fake_resident (8, 48, 40));
   g_assert_null (airy_stack_view_get_stack (f->view)->data);
+  /* the first look reads the projection once, to frame the PSF */
+  g_assert_cmpuint (fake.read_slice, ==, 1);
+  fake.read_slice = 0;
   airy_stack_view_set_sections (f->view, TRUE);
   airy_stack_view_set_zoom (f->view, 1.0);
   airy_display_init (&d);
