@@ -7,6 +7,8 @@
 #include <gtk/gtk.h>
 #include <tiffio.h>
 #include <glib/gstdio.h>
+#include <glib/gi18n.h>
+#include <locale.h>
 
 #include "airy.h"
 #include "airy-backend-impl.h"
@@ -1190,6 +1192,103 @@ test_gl_fit_psf (Fixture *f, gconstpointer data)
   g_assert_true (airy_stack_view_get_fit_psf (f->view));
 }
 
+/* Messages in `lang` from the build tree's catalogues (AIRY_LOCALEDIR). */
+static void
+use_language (const char *lang)
+{
+  g_setenv ("LANGUAGE", lang, TRUE);
+  setlocale (LC_ALL, "C.UTF-8");
+  bindtextdomain (GETTEXT_PACKAGE, g_getenv ("AIRY_LOCALEDIR"));
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+}
+
+static void
+assert_inside (GtkWidget *widget, GtkWidget *root, double width)
+{
+  GtkWidget *child;
+  graphene_rect_t b;
+
+  if (!gtk_widget_get_visible (widget))
+    return;
+  g_assert_true (gtk_widget_compute_bounds (widget, root, &b));
+  if (b.origin.x + b.size.width > width + 0.5 || b.origin.x < -0.5)
+    g_error ("%s %s at %g…%g, outside 0…%g", G_OBJECT_TYPE_NAME (widget),
+             GTK_IS_BUTTON (widget) ? gtk_button_get_label (GTK_BUTTON (widget)) : "",
+             b.origin.x, b.origin.x + b.size.width, width);
+  for (child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    assert_inside (child, root, width);
+}
+
+static void
+test_gl_fits_1280 (Fixture *f, gconstpointer data)
+{
+  /* in the bench window at 1280×800 the viewer gets about 880×700: every
+   * control of its toolbar in English and German is inside it (the last
+   * ones are Max and 1:1), and the profiles' titles and tick labels fit */
+  static const char *langs[] = { "C", "de" };
+  guint l;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  for (l = 0; l < G_N_ELEMENTS (langs); l++)
+    {
+      GtkWidget *window = gtk_window_new ();
+      AiryStackViewer *viewer;
+      AiryStack *s = airy_stack_new (9, 128, 128);
+      GtkWidget *one, *max, *fit;
+      double room, gap;
+      gboolean timed_out = FALSE;
+      guint id, k, y, x;
+      AiryPlot *plots[2];
+
+      use_language (langs[l]);
+      if (l == 1)
+        g_assert_cmpstr (_("Fit"), ==, "Einpassen");
+      viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+      for (k = 0; k < 9; k++)
+        for (y = 0; y < 128; y++)
+          for (x = 0; x < 128; x++)
+            airy_stack_plane (s, k)[y * 128 + x] = (float) (1234.5 * exp (-((x - 64.0) * (x - 64.0) + (y - 64.0) * (y - 64.0)) / 18.0
+                                                                           - pow (k - 4.0, 2) / 6.0));
+      s->dx = s->dy = 0.0625;
+      s->dz = 0.3;
+      airy_stack_viewer_set_stack (viewer, s);
+      gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (viewer));
+      gtk_window_set_default_size (GTK_WINDOW (window), 880, 700);
+      gtk_window_present (GTK_WINDOW (window));
+      plots[0] = airy_stack_viewer_get_line_plot (viewer);
+      plots[1] = airy_stack_viewer_get_axial_plot (viewer);
+      id = g_timeout_add_seconds (20, timeout_cb, &timed_out);
+      while (!timed_out && (airy_plot_get_label_fit (plots[0], &room, &gap) == 0
+                            || airy_plot_get_label_fit (plots[1], &room, &gap) == 0))
+        g_main_context_iteration (NULL, TRUE);
+      g_assert_false (timed_out);
+      g_source_remove (id);
+      g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (viewer)), <=, 880);
+      assert_inside (gtk_widget_get_first_child (GTK_WIDGET (viewer)), GTK_WIDGET (viewer),
+                     gtk_widget_get_width (GTK_WIDGET (viewer)));
+      one = test_find_widget (GTK_WIDGET (viewer), GTK_TYPE_BUTTON, "1:1");
+      fit = test_find_widget (GTK_WIDGET (viewer), GTK_TYPE_BUTTON, l == 1 ? "PSF einpassen" : "Fit PSF");
+      max = test_find_widget (GTK_WIDGET (viewer), GTK_TYPE_SPIN_BUTTON, l == 1 ? "Max." : "Max");
+      g_assert_true (gtk_widget_get_mapped (one));
+      g_assert_true (gtk_widget_get_mapped (fit));
+      g_assert_true (gtk_widget_get_mapped (max));
+      for (k = 0; k < 2; k++)
+        {
+          airy_plot_get_label_fit (plots[k], &room, &gap);
+          g_assert_cmpfloat (airy_plot_get_fwhm (plots[k]), >, 0.0);
+          g_assert_cmpfloat (room, >=, 0.0);
+          g_assert_cmpfloat (gap, >=, 2.0);
+        }
+      gtk_window_destroy (GTK_WINDOW (window));
+    }
+  use_language ("C");
+}
+
 /* ---- properties ---- */
 
 #define NOTIFIED(name) test_notified (counts, name)
@@ -1324,6 +1423,7 @@ main (int argc, char **argv)
   g_test_add ("/viewer/gl/zoom-pointer", Fixture, NULL, fixture_setup, test_gl_zoom_pointer, fixture_teardown);
   g_test_add ("/viewer/gl/zoom-keys", Fixture, NULL, fixture_setup, test_gl_zoom_keys, fixture_teardown);
   g_test_add ("/viewer/gl/fit-psf", Fixture, NULL, fixture_setup, test_gl_fit_psf, fixture_teardown);
+  g_test_add ("/viewer/gl/fits-1280", Fixture, NULL, fixture_setup, test_gl_fits_1280, fixture_teardown);
   status = g_test_run ();
   g_rmdir (tmpdir);
   return status;

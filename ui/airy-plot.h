@@ -18,5 +18,11 @@ void       airy_plot_set_data (AiryPlot    *self,
                                guint        mark,
                                gboolean     fwhm);
 double     airy_plot_get_fwhm (AiryPlot    *self);
+/* For tests: the room left beside the title in the last frame (negative
+ * when cut), the smallest gap between tick labels; returns the frames
+ * drawn so far. */
+guint      airy_plot_get_label_fit (AiryPlot *self,
+                                    double   *title_room,
+                                    double   *min_gap);
 
 G_END_DECLS

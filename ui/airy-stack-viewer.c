@@ -9,6 +9,7 @@
 #include "airy-stack-viewer.h"
 #include "airy-image-file.h"
 #include "airy-histogram.h"
+#include "airy-wrap-layout.h"
 #include "airy-error.h"
 
 struct _AiryStackViewer
@@ -1004,7 +1005,7 @@ airy_stack_viewer_init (AiryStackViewer *self)
     { "zoom-in", action_zoom }, { "zoom-out", action_zoom },
   };
   g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
-  GtkWidget *toolbar, *toolbar2, *paned, *side, *bottom, *button;
+  GtkWidget *toolbar, *paned, *side, *bottom, *button;
   GtkDropTarget *drop;
   const char *translated[6];
   guint i;
@@ -1015,10 +1016,12 @@ airy_stack_viewer_init (AiryStackViewer *self)
   g_action_map_add_action_entries (G_ACTION_MAP (group), entries, G_N_ELEMENTS (entries), self);
   gtk_widget_insert_action_group (GTK_WIDGET (self), "viewer", G_ACTION_GROUP (group));
 
-  /* display controls: two rows that scroll sideways when the window is
-   * narrower than they are */
+  /* display controls: rows that wrap when the window is narrower than
+   * they are, never cut */
   toolbar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  gtk_widget_set_layout_manager (toolbar, airy_wrap_layout_new (6));
   gtk_widget_set_margin_start (toolbar, 6);
+  gtk_widget_set_margin_end (toolbar, 6);
   gtk_widget_set_margin_top (toolbar, 4);
   for (i = 0; colormaps[i]; i++)
     translated[i] = _(colormaps[i]);
@@ -1038,44 +1041,49 @@ airy_stack_viewer_init (AiryStackViewer *self)
   self->hi_spin = gtk_spin_button_new_with_range (-1e12, 1e12, 0.01);
   gtk_spin_button_set_digits (GTK_SPIN_BUTTON (self->lo_spin), 4);
   gtk_spin_button_set_digits (GTK_SPIN_BUTTON (self->hi_spin), 4);
-  gtk_editable_set_width_chars (GTK_EDITABLE (self->lo_spin), 8);
-  gtk_editable_set_width_chars (GTK_EDITABLE (self->hi_spin), 8);
+  gtk_editable_set_width_chars (GTK_EDITABLE (self->lo_spin), 7);
+  gtk_editable_set_width_chars (GTK_EDITABLE (self->hi_spin), 7);
   gtk_editable_set_width_chars (GTK_EDITABLE (self->gamma), 4);
   gtk_box_append (GTK_BOX (toolbar), labelled (_("Min"), self->lo_spin));
   gtk_box_append (GTK_BOX (toolbar), labelled (_("Max"), self->hi_spin));
 
-  toolbar2 = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-  gtk_widget_set_margin_start (toolbar2, 6);
   for (i = 0; autos[i]; i++)
     translated[i] = _(autos[i]);
   translated[i] = NULL;
   self->auto_mode = gtk_drop_down_new_from_strings (translated);
   button = gtk_button_new_with_label (_("Auto contrast"));
   g_signal_connect (button, "clicked", G_CALLBACK (on_auto), self);
-  gtk_box_append (GTK_BOX (toolbar2), button);
-  gtk_box_append (GTK_BOX (toolbar2), self->auto_mode);
+  gtk_box_append (GTK_BOX (toolbar), button);
+  gtk_box_append (GTK_BOX (toolbar), self->auto_mode);
   self->auto_on = gtk_check_button_new_with_label (_("on new data"));
   gtk_check_button_set_active (GTK_CHECK_BUTTON (self->auto_on), TRUE);
-  gtk_box_append (GTK_BOX (toolbar2), self->auto_on);
+  gtk_box_append (GTK_BOX (toolbar), self->auto_on);
   self->smooth = gtk_toggle_button_new_with_label (_("Smooth"));
   self->mip = gtk_toggle_button_new_with_label (_("MIP"));
   self->sections = gtk_toggle_button_new_with_label (_("Sections"));
   self->line_tool = gtk_toggle_button_new_with_label (_("Line profile"));
-  gtk_box_append (GTK_BOX (toolbar2), self->smooth);
-  gtk_box_append (GTK_BOX (toolbar2), self->mip);
-  gtk_box_append (GTK_BOX (toolbar2), self->sections);
-  gtk_box_append (GTK_BOX (toolbar2), self->line_tool);
-  button = gtk_button_new_with_label (_("Fit"));
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.fit");
-  gtk_widget_set_tooltip_text (button, _("Show the whole image (0)"));
-  gtk_box_append (GTK_BOX (toolbar2), button);
-  button = gtk_button_new_with_label (_("Fit PSF"));
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.fit-psf");
-  gtk_widget_set_tooltip_text (button, _("Show where the stack exceeds 1/1000 of its peak (P)"));
-  gtk_box_append (GTK_BOX (toolbar2), button);
-  button = gtk_button_new_with_label ("1:1");
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.zoom-1");
-  gtk_box_append (GTK_BOX (toolbar2), button);
+  gtk_box_append (GTK_BOX (toolbar), self->smooth);
+  gtk_box_append (GTK_BOX (toolbar), self->mip);
+  gtk_box_append (GTK_BOX (toolbar), self->sections);
+  gtk_box_append (GTK_BOX (toolbar), self->line_tool);
+  {
+    /* the zoom buttons stay together */
+    GtkWidget *zoom_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
+
+    gtk_widget_add_css_class (zoom_box, "linked");
+    button = gtk_button_new_with_label (_("Fit"));
+    gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.fit");
+    gtk_widget_set_tooltip_text (button, _("Show the whole image (0)"));
+    gtk_box_append (GTK_BOX (zoom_box), button);
+    button = gtk_button_new_with_label (_("Fit PSF"));
+    gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.fit-psf");
+    gtk_widget_set_tooltip_text (button, _("Show where the stack exceeds 1/1000 of its peak (P)"));
+    gtk_box_append (GTK_BOX (zoom_box), button);
+    button = gtk_button_new_with_label ("1:1");
+    gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.zoom-1");
+    gtk_box_append (GTK_BOX (zoom_box), button);
+    gtk_box_append (GTK_BOX (toolbar), zoom_box);
+  }
   /* shown for hyperstacks only: which channel and time point is on screen */
   self->hyper_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   self->channel_spin = gtk_spin_button_new_with_range (1, 1, 1);
@@ -1085,7 +1093,7 @@ airy_stack_viewer_init (AiryStackViewer *self)
   g_signal_connect (self->channel_spin, "value-changed", G_CALLBACK (on_hyper_axis), self);
   g_signal_connect (self->frame_spin, "value-changed", G_CALLBACK (on_hyper_axis), self);
   gtk_widget_set_visible (self->hyper_box, FALSE);
-  gtk_box_append (GTK_BOX (toolbar2), self->hyper_box);
+  gtk_box_append (GTK_BOX (toolbar), self->hyper_box);
 
   self->message = gtk_label_new ("");
   gtk_label_set_wrap (GTK_LABEL (self->message), TRUE);
@@ -1133,14 +1141,7 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_box_append (GTK_BOX (bottom), self->z_scale);
   gtk_box_append (GTK_BOX (bottom), self->z_label);
 
-  for (i = 0; i < 2; i++)
-    {
-      GtkWidget *scroller = gtk_scrolled_window_new ();
-
-      gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_EXTERNAL, GTK_POLICY_NEVER);
-      gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), i == 0 ? toolbar : toolbar2);
-      gtk_box_append (GTK_BOX (self), scroller);
-    }
+  gtk_box_append (GTK_BOX (self), toolbar);
   gtk_box_append (GTK_BOX (self), self->message_revealer);
   gtk_box_append (GTK_BOX (self), paned);
   gtk_box_append (GTK_BOX (self), bottom);
