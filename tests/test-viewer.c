@@ -1048,6 +1048,13 @@ test_gl_zoom_pointer (Fixture *f, gconstpointer data)
     g_assert_cmpint (abs ((int) fb[((gsize) sy * w + (gsize) sx) * 4]
                           - (int) airy_display_index (&d, col + 100.0f * plane)), <=, 1);
   }
+  /* the row profile covers what XY shows, not the whole row */
+  {
+    AiryPlot *plot = airy_stack_viewer_get_line_plot (f->viewer);
+
+    g_assert_cmpuint (airy_plot_get_n_samples (plot), <=, (guint) ceil (vw) + 2);
+    g_assert_cmpuint (airy_plot_get_n_samples (plot), >=, (guint) floor (vw));
+  }
   /* the scale bar fits a quarter of what XY shows */
   bar = airy_stack_view_get_scale_bar (f->view, &px);
   g_assert_cmpfloat (bar, >, 0.0);

@@ -250,3 +250,9 @@ airy_plot_get_label_fit (AiryPlot *self,
   *min_gap = self->min_gap;
   return self->frames;
 }
+
+guint
+airy_plot_get_n_samples (AiryPlot *self)
+{
+  return self->n;
+}

@@ -18,6 +18,7 @@ void       airy_plot_set_data (AiryPlot    *self,
                                guint        mark,
                                gboolean     fwhm);
 double     airy_plot_get_fwhm (AiryPlot    *self);
+guint      airy_plot_get_n_samples (AiryPlot *self);
 /* For tests: the room left beside the title in the last frame (negative
  * when cut), the smallest gap between tick labels; returns the frames
  * drawn so far. */

@@ -31,7 +31,7 @@ G_DEFINE_ENUM_TYPE (AiryDisplayScale, airy_display_scale,
                     G_DEFINE_ENUM_VALUE (AIRY_SCALE_LOG, "log"),
                     G_DEFINE_ENUM_VALUE (AIRY_SCALE_SQRT, "sqrt"))
 
-enum { SIGNAL_CHANGED, SIGNAL_HOVER, SIGNAL_READBACK, N_SIGNALS };
+enum { SIGNAL_CHANGED, SIGNAL_HOVER, SIGNAL_READBACK, SIGNAL_MOVED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static GParamSpec *properties[AIRY_STACK_VIEW_N_PROPS];
@@ -164,6 +164,7 @@ update_zoom (AiryStackView *self)
 {
   double zoom = effective_zoom (self);
 
+  g_signal_emit (self, signals[SIGNAL_MOVED], 0);
   if (zoom == self->shown_zoom)
     return;
   self->shown_zoom = zoom;
@@ -339,6 +340,7 @@ clamp_pan (AiryStackView *self)
   ky = MIN (32.0, MIN (L.xy.h, L.viewport.h));
   self->ox = CLAMP (self->ox, kx - L.xy.w, L.viewport.w - kx);
   self->oy = CLAMP (self->oy, ky - L.xy.h, L.viewport.h - ky);
+  g_signal_emit (self, signals[SIGNAL_MOVED], 0);
 }
 
 static void
@@ -690,6 +692,9 @@ airy_stack_view_class_init (AiryStackViewClass *klass)
   /* the pointer is over image pixel (x, y) */
   signals[SIGNAL_HOVER] = g_signal_new ("hover", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                         0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
+  /* what XY shows moved (a zoom, a pan, a fit) */
+  signals[SIGNAL_MOVED] = g_signal_new ("moved", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                        0, NULL, NULL, NULL, G_TYPE_NONE, 0);
   signals[SIGNAL_READBACK] = g_signal_new ("readback", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                            0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }

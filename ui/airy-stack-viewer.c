@@ -227,15 +227,28 @@ update_plots (AiryStackViewer *self)
     }
   else
     {
-      /* without a line: the row through the cursor */
+      /* without a line: the row through the cursor, as far as XY shows it */
       g_autofree float *row = g_new (float, s->width);
+      double vx, vy, vw, vh;
+      guint a = 0, b = s->width;
 
       if (!airy_stack_view_read_row (self->view, cy, row, &error))
         {
           airy_stack_viewer_show_message (self, error->message);
           return;
         }
-      airy_plot_set_data (self->line_plot, row, s->width, airy_pixel_to_um (0, s->width, s->dx), s->dx, cx, TRUE);
+      airy_stack_view_get_visible (self->view, &vx, &vy, &vw, &vh);
+      if (vw > 0)
+        {
+          a = (guint) CLAMP (floor (vx), 0, s->width - 1);
+          b = (guint) CLAMP (ceil (vx + vw), a + 1, s->width);
+          if (b - a < 2 && b < s->width)
+            b++;
+          else if (b - a < 2 && a > 0)
+            a--;
+        }
+      airy_plot_set_data (self->line_plot, row + a, b - a, airy_pixel_to_um (a, s->width, s->dx), s->dx,
+                          cx >= a && cx < b ? cx - a : (b - a) / 2, TRUE);
     }
   if (s->depth > 1)
     {
@@ -1151,6 +1164,7 @@ airy_stack_viewer_init (AiryStackViewer *self)
   g_signal_connect (self->play, "toggled", G_CALLBACK (on_play), self);
   g_signal_connect (self->view, "changed", G_CALLBACK (on_view_changed), self);
   g_signal_connect (self->view, "hover", G_CALLBACK (on_hover), self);
+  g_signal_connect_swapped (self->view, "moved", G_CALLBACK (update_plots), self);
 
   drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
