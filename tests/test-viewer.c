@@ -1296,6 +1296,108 @@ test_gl_fits_1280 (Fixture *f, gconstpointer data)
   use_language ("C");
 }
 
+/* ---- foreign stacks ---- */
+
+static GtkWidget *
+find_dialog (const char *title)
+{
+  GListModel *tops = gtk_window_get_toplevels ();   /* transfer none */
+  guint i;
+
+  for (i = 0; i < g_list_model_get_n_items (tops); i++)
+    {
+      g_autoptr(GtkWindow) w = g_list_model_get_item (tops, i);
+      if (GTK_IS_DIALOG (w) && g_strcmp0 (gtk_window_get_title (w), title) == 0)
+        return GTK_WIDGET (w);
+    }
+  return NULL;
+}
+
+static void
+test_gl_foreign (Fixture *f, gconstpointer data)
+{
+  /* an RGB PNG without pHYs: three channels (R, G, B), not one gray; in
+   * pixels, said so; Properties… sets the voxel size, which stays for the
+   * file's other channels */
+  g_autofree char *path = g_build_filename (tmpdir, "rgb.png", NULL);
+  guint8 rgb[10 * 12 * 3];
+  g_autoptr(GError) error = NULL;
+  guint n_c, n_t, c, t, y, x;
+  AiryStack *shown, *gray;
+  GtkWidget *dialog, *button;
+  GtkSpinButton *spins[3];
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  for (y = 0; y < 10; y++)
+    for (x = 0; x < 12; x++)
+      {
+        rgb[(y * 12 + x) * 3] = (guint8) (10 * x);
+        rgb[(y * 12 + x) * 3 + 1] = (guint8) (20 * y);
+        rgb[(y * 12 + x) * 3 + 2] = 200;
+      }
+  g_assert_true (airy_png_write_rgb (path, rgb, 10, 12, 0.0, &error));
+  g_assert_true (airy_stack_viewer_open (f->viewer, path, &error));
+  airy_stack_viewer_get_hyperstack (f->viewer, &n_c, &n_t, &c, &t);
+  g_assert_cmpuint (n_c, ==, 3);
+  g_assert_cmpuint (c, ==, 0);
+  shown = airy_stack_view_get_stack (f->view);
+  g_assert_cmpuint (shown->depth, ==, 1);
+  g_assert_cmpfloat (shown->data[3 * 12 + 7], ==, 70.0f);
+  /* the engine's own reads keep luminance (a sample image) */
+  gray = airy_png_read (path, &error);
+  g_assert_nonnull (gray);
+  g_assert_cmpuint (gray->n_channels, <=, 1);
+  g_assert_cmpfloat (fabs (gray->data[3 * 12 + 7] - (0.2126 * 70 + 0.7152 * 60 + 0.0722 * 200)), <, 1.0);
+  airy_stack_free (gray);
+  /* uncalibrated: pixels, and the viewer says so */
+  g_assert_true (airy_stack_viewer_get_uncalibrated (f->viewer));
+  button = test_find_widget (GTK_WIDGET (f->viewer), GTK_TYPE_BUTTON, "uncalibrated (pixels)");
+  g_assert_nonnull (button);
+  g_assert_true (gtk_widget_get_visible (button));
+  airy_stack_view_set_cursor (f->view, 7, 3);
+  g_assert_cmpstr (airy_stack_viewer_get_readout (f->viewer), ==, "x 7 px  y 3 px  z 0  value 70");
+  /* channel G */
+  airy_stack_viewer_set_hyperstack_plane (f->viewer, 1, 0);
+  wait_files (f->viewer);
+  g_assert_cmpfloat (airy_stack_view_get_stack (f->view)->data[3 * 12 + 7], ==, 60.0f);
+
+  /* Properties…: 65 nm pixels, planes 0.2 µm apart */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->viewer), "viewer.properties", NULL));
+  dialog = find_dialog ("Properties");
+  g_assert_nonnull (dialog);
+  spins[0] = GTK_SPIN_BUTTON (test_find_widget (dialog, GTK_TYPE_SPIN_BUTTON, "Pixel width (µm)"));
+  spins[1] = GTK_SPIN_BUTTON (test_find_widget (dialog, GTK_TYPE_SPIN_BUTTON, "Pixel height (µm)"));
+  spins[2] = GTK_SPIN_BUTTON (test_find_widget (dialog, GTK_TYPE_SPIN_BUTTON, "Voxel depth (µm)"));
+  g_assert_cmpfloat (gtk_spin_button_get_value (spins[0]), ==, 1.0);
+  gtk_spin_button_set_value (spins[0], 0.065);
+  gtk_spin_button_set_value (spins[1], 0.065);
+  gtk_spin_button_set_value (spins[2], 0.2);
+  gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_OK);
+  shown = airy_stack_view_get_stack (f->view);
+  g_assert_cmpfloat (shown->dx, ==, 0.065);
+  g_assert_cmpfloat (shown->dz, ==, 0.2);
+  g_assert_false (airy_stack_viewer_get_uncalibrated (f->viewer));
+  g_assert_false (gtk_widget_get_visible (button));
+  airy_stack_view_set_cursor (f->view, 8, 3);
+  /* (8 − 6)·0.065 µm */
+  g_assert_cmpstr (airy_stack_viewer_get_readout (f->viewer), ==, "x +0.1300 µm  y -0.1300 µm  z +0.0000 µm  value 60");
+  /* another channel of the same file keeps it */
+  airy_stack_viewer_set_hyperstack_plane (f->viewer, 2, 0);
+  wait_files (f->viewer);
+  shown = airy_stack_view_get_stack (f->view);
+  g_assert_cmpfloat (shown->data[0], ==, 200.0f);
+  g_assert_cmpfloat (shown->dx, ==, 0.065);
+  g_assert_false (airy_stack_viewer_get_uncalibrated (f->viewer));
+  /* out of range is an error that names the value */
+  g_assert_false (airy_stack_viewer_set_voxel_size (f->viewer, -1.0, 0.1, 0.1, &error));
+  g_assert_cmpstr (error->message, ==, "pixel width: must be in (0, 1e6] µm, got -1");
+  g_unlink (path);
+}
+
 /* ---- properties ---- */
 
 #define NOTIFIED(name) test_notified (counts, name)
@@ -1430,6 +1532,7 @@ main (int argc, char **argv)
   g_test_add ("/viewer/gl/zoom-pointer", Fixture, NULL, fixture_setup, test_gl_zoom_pointer, fixture_teardown);
   g_test_add ("/viewer/gl/zoom-keys", Fixture, NULL, fixture_setup, test_gl_zoom_keys, fixture_teardown);
   g_test_add ("/viewer/gl/fit-psf", Fixture, NULL, fixture_setup, test_gl_fit_psf, fixture_teardown);
+  g_test_add ("/viewer/gl/foreign", Fixture, NULL, fixture_setup, test_gl_foreign, fixture_teardown);
   g_test_add ("/viewer/gl/fits-1280", Fixture, NULL, fixture_setup, test_gl_fits_1280, fixture_teardown);
   status = g_test_run ();
   g_rmdir (tmpdir);

@@ -12,6 +12,7 @@ struct _AiryPlot
 {
   GtkDrawingArea parent_instance;
   char          *title;
+  char          *unit;
   float         *samples;
   guint          n;
   double         x0, step;
@@ -101,7 +102,8 @@ draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
   cairo_set_source_rgb (cr, 0.85, 0.85, 0.85);
   cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   /* the title in one line: smaller type where it is long (German) */
-  title = self->fwhm > 0 ? g_strdup_printf (_("%s — FWHM %.4g µm"), self->title, self->fwhm)
+  title = self->fwhm > 0 ? (self->unit ? g_strdup_printf (_("%s — FWHM %.4g %s"), self->title, self->fwhm, self->unit)
+                                        : g_strdup_printf (_("%s — FWHM %.4g µm"), self->title, self->fwhm))
                          : g_strdup (self->title);
   cairo_set_font_size (cr, 10);
   size = 10.0 * MIN (1.0, (width - 8.0) / MAX (text_width (cr, title), 1.0));
@@ -168,7 +170,7 @@ draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
       cairo_stroke (cr);
     }
   cairo_move_to (cr, left + pw / 2 - 6, height - 3);
-  cairo_show_text (cr, "µm");
+  cairo_show_text (cr, self->unit ? self->unit : "µm");
 
   cairo_set_source_rgb (cr, 1.0, 0.75, 0.2);
   for (i = 0; i < self->n; i++)
@@ -188,6 +190,7 @@ airy_plot_finalize (GObject *object)
   AiryPlot *self = AIRY_PLOT (object);
 
   g_free (self->title);
+  g_free (self->unit);
   g_free (self->samples);
   G_OBJECT_CLASS (airy_plot_parent_class)->finalize (object);
 }
@@ -255,4 +258,14 @@ guint
 airy_plot_get_n_samples (AiryPlot *self)
 {
   return self->n;
+}
+
+/* The x axis' unit (NULL: µm). */
+void
+airy_plot_set_unit (AiryPlot   *self,
+                    const char *unit)
+{
+  g_free (self->unit);
+  self->unit = g_strdup (unit);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
 }

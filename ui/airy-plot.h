@@ -19,6 +19,9 @@ void       airy_plot_set_data (AiryPlot    *self,
                                gboolean     fwhm);
 double     airy_plot_get_fwhm (AiryPlot    *self);
 guint      airy_plot_get_n_samples (AiryPlot *self);
+/* the x axis' unit: NULL for µm, "px" for an uncalibrated image */
+void       airy_plot_set_unit (AiryPlot    *self,
+                               const char  *unit);
 /* For tests: the room left beside the title in the last frame (negative
  * when cut), the smallest gap between tick labels; returns the frames
  * drawn so far. */

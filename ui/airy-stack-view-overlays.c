@@ -4,6 +4,8 @@
 
 #include <math.h>
 
+#include <glib/gi18n.h>
+
 #include "airy-stack-view-private.h"
 
 /* What the stack view draws with GtkSnapshot on top of its GL frame: the
@@ -95,7 +97,7 @@ _airy_stack_view_draw_overlays (AiryStackView *self,
   len = airy_stack_view_get_scale_bar (self, &px);
   if (len > 0 && px >= 4)
     {
-      g_autofree char *label = airy_format_length (len);
+      g_autofree char *label = self->pixel_units ? g_strdup_printf (_("%g px"), len) : airy_format_length (len);
       PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), label);
       /* in the visible part of XY, whatever the zoom */
       double bx = L.vxy.x + 10, by = L.vxy.y + L.vxy.h - 12;

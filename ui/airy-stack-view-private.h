@@ -35,6 +35,7 @@ struct _AiryStackView
   gboolean      center;         /* centre XY at the next layout (set_zoom before a size) */
   double        pointer_x, pointer_y;   /* the pointer over the canvas, widget pixels */
   gboolean      pointer_in;
+  gboolean      pixel_units;    /* uncalibrated: the scale bar in pixels */
   double        zoom;           /* screen pixels per image pixel */
   double        ox, oy;         /* XY origin in widget pixels when not fitting */
   double        shown_zoom;     /* the effective zoom last notified */

@@ -1211,3 +1211,22 @@ airy_stack_view_get_section_rects (AiryStackView   *self,
   graphene_rect_init (xz, L.xz.x, L.xz.y, L.xz.w, L.xz.h);
   graphene_rect_init (yz, L.yz.x, L.yz.y, L.yz.w, L.yz.h);
 }
+
+/* The stack's voxel size was changed in place (Properties…): the layout,
+ * the sections' aspect and the scale bar follow. */
+void
+airy_stack_view_voxel_size_changed (AiryStackView *self)
+{
+  invalidate (self, TRUE, TRUE, TRUE);
+  update_zoom (self);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+}
+
+/* An uncalibrated image: lengths in pixels (its dx is 1). */
+void
+airy_stack_view_set_pixel_units (AiryStackView *self,
+                                 gboolean       pixels)
+{
+  self->pixel_units = pixels;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}

@@ -152,5 +152,10 @@ const guint8      *airy_stack_view_get_readback   (AiryStackView     *self,
                                                    int               *width,
                                                    int               *height);
 const char        *airy_stack_view_get_gl_error   (AiryStackView     *self);
+/* After the stack's dx, dy, dz were changed in place. */
+void               airy_stack_view_voxel_size_changed (AiryStackView *self);
+/* An uncalibrated image (dx = dy = 1): the scale bar says pixels. */
+void               airy_stack_view_set_pixel_units (AiryStackView    *self,
+                                                    gboolean          pixels);
 
 G_END_DECLS

@@ -47,6 +47,11 @@ struct _AiryStackViewer
   GtkWidget           *hyper_box;
   GtkWidget           *channel_spin;
   GtkWidget           *frame_spin;
+  /* a file without a voxel size shows pixels; Properties… sets one, kept
+   * for the file's other channels and time points */
+  gboolean             uncalibrated;
+  double               user_dx, user_dy, user_dz;
+  GtkWidget           *calibration;
   /* reads and writes on worker threads */
   guint                file_tasks;
   guint                open_generation;
@@ -193,10 +198,13 @@ update_readout (AiryStackViewer *self, guint x, guint y)
       return;
     }
   g_free (self->readout_text);
-  self->readout_text = g_strdup_printf (_("x %+.4f µm  y %+.4f µm  z %+.4f µm  value %.6g"),
-                                        airy_pixel_to_um (x, s->width, s->dx),
-                                        airy_pixel_to_um (y, s->height, s->dy),
-                                        airy_stack_get_z (s, z), v);
+  if (self->uncalibrated)
+    self->readout_text = g_strdup_printf (_("x %u px  y %u px  z %u  value %.6g"), x, y, z, v);
+  else
+    self->readout_text = g_strdup_printf (_("x %+.4f µm  y %+.4f µm  z %+.4f µm  value %.6g"),
+                                          airy_pixel_to_um (x, s->width, s->dx),
+                                          airy_pixel_to_um (y, s->height, s->dy),
+                                          airy_stack_get_z (s, z), v);
   gtk_label_set_text (GTK_LABEL (self->readout), self->readout_text);
 }
 
@@ -294,6 +302,8 @@ on_hover (AiryStackView *view, double x, double y, AiryStackViewer *self)
   update_readout (self, (guint) x, (guint) y);
 }
 
+static void set_uncalibrated (AiryStackViewer *self, gboolean uncalibrated);
+
 void
 airy_stack_viewer_set_stack (AiryStackViewer *self,
                              AiryStack       *stack)
@@ -311,6 +321,8 @@ airy_stack_viewer_set_resident (AiryStackViewer *self,
   /* a new stack is not a file's channel or time point until open says so */
   g_clear_pointer (&self->path, g_free);
   gtk_widget_set_visible (self->hyper_box, FALSE);
+  if (self->uncalibrated)
+    set_uncalibrated (self, FALSE);
   airy_stack_viewer_show_message (self, NULL);
   airy_stack_view_set_resident (self->view, resident);
   if (stack)
@@ -351,14 +363,147 @@ airy_stack_viewer_get_axial_plot (AiryStackViewer *self)
   return self->axial_plot;
 }
 
+static void
+set_uncalibrated (AiryStackViewer *self, gboolean uncalibrated)
+{
+  self->uncalibrated = uncalibrated;
+  gtk_widget_set_visible (self->calibration, uncalibrated);
+  airy_stack_view_set_pixel_units (self->view, uncalibrated);
+  airy_plot_set_unit (self->line_plot, uncalibrated ? "px" : NULL);
+  airy_plot_set_unit (self->axial_plot, uncalibrated ? _("planes") : NULL);
+  on_view_changed (self->view, self);
+}
+
+gboolean
+airy_stack_viewer_get_uncalibrated (AiryStackViewer *self)
+{
+  return self->uncalibrated;
+}
+
+/* Fiji's Image ▸ Properties: the voxel size of what is shown. */
+gboolean
+airy_stack_viewer_set_voxel_size (AiryStackViewer *self,
+                                  double           dx,
+                                  double           dy,
+                                  double           dz,
+                                  GError         **error)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  const struct { const char *name; double v; } sizes[] = {
+    { N_("pixel width"), dx }, { N_("pixel height"), dy }, { N_("voxel depth"), dz },
+  };
+  guint i;
+
+  if (s == NULL)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("no stack is shown"));
+      return FALSE;
+    }
+  for (i = 0; i < G_N_ELEMENTS (sizes); i++)
+    if (!(sizes[i].v > 0 && sizes[i].v <= 1e6))
+      {
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("%s: must be in (0, 1e6] µm, got %g"),
+                     _(sizes[i].name), sizes[i].v);
+        return FALSE;
+      }
+  s->dx = self->user_dx = dx;
+  s->dy = self->user_dy = dy;
+  s->dz = self->user_dz = dz;
+  airy_stack_view_voxel_size_changed (self->view);
+  set_uncalibrated (self, FALSE);
+  return TRUE;
+}
+
+static void
+on_properties_response (GtkDialog *dialog, int response, AiryStackViewer *self)
+{
+  if (response == GTK_RESPONSE_OK)
+    {
+      GtkWidget **spins = g_object_get_data (G_OBJECT (dialog), "spins");
+      g_autoptr(GError) error = NULL;
+
+      if (!airy_stack_viewer_set_voxel_size (self, gtk_spin_button_get_value (GTK_SPIN_BUTTON (spins[0])),
+                                             gtk_spin_button_get_value (GTK_SPIN_BUTTON (spins[1])),
+                                             gtk_spin_button_get_value (GTK_SPIN_BUTTON (spins[2])), &error))
+        airy_stack_viewer_show_message (self, error->message);
+    }
+  gtk_window_destroy (GTK_WINDOW (dialog));
+}
+
+/* viewer.properties: a dialog with the voxel size in µm */
+static void
+action_properties (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  AiryStackViewer *self = data;
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  const char *labels[] = { N_("Pixel width (µm)"), N_("Pixel height (µm)"), N_("Voxel depth (µm)") };
+  GtkWidget **spins = g_new0 (GtkWidget *, 3);
+  GtkWidget *dialog, *grid;
+  guint i;
+
+  if (s == NULL)
+    {
+      g_free (spins);
+      return;
+    }
+  dialog = gtk_dialog_new_with_buttons (_("Properties"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                        GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT,
+                                        _("_Cancel"), GTK_RESPONSE_CANCEL, _("_Apply"), GTK_RESPONSE_OK, NULL);
+  gtk_dialog_set_default_response (GTK_DIALOG (dialog), GTK_RESPONSE_OK);
+  grid = gtk_grid_new ();
+  gtk_grid_set_row_spacing (GTK_GRID (grid), 6);
+  gtk_grid_set_column_spacing (GTK_GRID (grid), 12);
+  gtk_widget_set_margin_start (grid, 12);
+  gtk_widget_set_margin_end (grid, 12);
+  gtk_widget_set_margin_top (grid, 12);
+  gtk_widget_set_margin_bottom (grid, 12);
+  for (i = 0; i < 3; i++)
+    {
+      GtkWidget *label = gtk_label_new (_(labels[i]));
+      double v = i == 0 ? s->dx : i == 1 ? s->dy : s->dz;
+
+      gtk_label_set_xalign (GTK_LABEL (label), 0);
+      spins[i] = gtk_spin_button_new_with_range (1e-4, 1e6, 0.001);
+      gtk_spin_button_set_digits (GTK_SPIN_BUTTON (spins[i]), 4);
+      gtk_spin_button_set_value (GTK_SPIN_BUTTON (spins[i]), v > 0 ? v : 1.0);
+      gtk_grid_attach (GTK_GRID (grid), label, 0, (int) i, 1, 1);
+      gtk_grid_attach (GTK_GRID (grid), spins[i], 1, (int) i, 1, 1);
+    }
+  if (self->uncalibrated)
+    gtk_grid_attach (GTK_GRID (grid), gtk_label_new (_("The file gives no voxel size: it is shown in pixels.")),
+                     0, 3, 2, 1);
+  gtk_box_append (GTK_BOX (gtk_dialog_get_content_area (GTK_DIALOG (dialog))), grid);
+  g_object_set_data_full (G_OBJECT (dialog), "spins", spins, g_free);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_properties_response), self);
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
 /* Shows a stack read from a file: of a hyperstack, with the choosers for
  * its channels and time points. */
 static void
 show_opened (AiryStackViewer *self, AiryStack *stack, const char *path)
 {
-  if (stack->dx <= 0)
-    stack->dx = stack->dy = 1.0;   /* unknown: pixels */
+  gboolean same_file = g_strcmp0 (path, self->path) == 0, uncalibrated = FALSE;
+
+  if (!same_file)
+    self->user_dx = self->user_dy = self->user_dz = 0.0;
+  if (self->user_dx > 0)
+    {
+      stack->dx = self->user_dx;
+      stack->dy = self->user_dy;
+      stack->dz = self->user_dz;
+    }
+  else if (stack->dx <= 0)
+    {
+      /* unknown: pixels, and planes one pixel apart */
+      stack->dx = stack->dy = 1.0;
+      if (stack->dz <= 0)
+        stack->dz = 1.0;
+      uncalibrated = TRUE;
+    }
   airy_stack_viewer_set_stack (self, stack);
+  set_uncalibrated (self, uncalibrated);
   /* after set_stack, which forgets the file */
   self->path = g_strdup (path);
   self->updating = TRUE;
@@ -1015,7 +1160,7 @@ airy_stack_viewer_init (AiryStackViewer *self)
     { "open", action_file }, { "export-png", action_file }, { "export-png-2x", action_file },
     { "export-raw", action_file }, { "export-tiff", action_file }, { "export-section", action_file },
     { "fit", action_zoom }, { "fit-psf", action_zoom }, { "zoom-1", action_zoom },
-    { "zoom-in", action_zoom }, { "zoom-out", action_zoom },
+    { "zoom-in", action_zoom }, { "zoom-out", action_zoom }, { "properties", action_properties },
   };
   g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
   GtkWidget *toolbar, *paned, *side, *bottom, *button;
@@ -1153,6 +1298,13 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_box_append (GTK_BOX (bottom), self->play);
   gtk_box_append (GTK_BOX (bottom), self->z_scale);
   gtk_box_append (GTK_BOX (bottom), self->z_label);
+  /* an image without a voxel size says so, and offers one */
+  self->calibration = gtk_button_new_with_label (_("uncalibrated (pixels)"));
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->calibration), "viewer.properties");
+  gtk_widget_set_tooltip_text (self->calibration, _("Set the voxel size (Properties…)"));
+  gtk_widget_add_css_class (self->calibration, "flat");
+  gtk_widget_set_visible (self->calibration, FALSE);
+  gtk_box_append (GTK_BOX (bottom), self->calibration);
 
   gtk_box_append (GTK_BOX (self), toolbar);
   gtk_box_append (GTK_BOX (self), self->message_revealer);

@@ -78,6 +78,16 @@ gboolean       airy_stack_viewer_export_tiff      (AiryStackViewer *self,
                                                    const char      *path,
                                                    gboolean         section,
                                                    GError         **error);
+/* An image whose file gives no voxel size is shown in pixels (TRUE), until
+ * set_voxel_size (Properties…, the action viewer.properties) gives one
+ * (µm, each in (0, 1e6]); it stays for the file's other channels and time
+ * points. */
+gboolean       airy_stack_viewer_get_uncalibrated (AiryStackViewer *self);
+gboolean       airy_stack_viewer_set_voxel_size   (AiryStackViewer *self,
+                                                   double           dx,
+                                                   double           dy,
+                                                   double           dz,
+                                                   GError         **error);
 const char    *airy_stack_viewer_get_message      (AiryStackViewer *self);
 const char    *airy_stack_viewer_get_readout      (AiryStackViewer *self);
 void           airy_stack_viewer_show_message     (AiryStackViewer *self,
