@@ -1313,6 +1313,19 @@ find_dialog (const char *title)
   return NULL;
 }
 
+static GtkWidget *
+find_check (GtkWidget *root, const char *label)
+{
+  GtkWidget *child, *found;
+
+  if (GTK_IS_CHECK_BUTTON (root) && g_strcmp0 (gtk_check_button_get_label (GTK_CHECK_BUTTON (root)), label) == 0)
+    return root;
+  for (child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
+    if ((found = find_check (child, label)) != NULL)
+      return found;
+  return NULL;
+}
+
 static void
 test_gl_foreign (Fixture *f, gconstpointer data)
 {
@@ -1364,6 +1377,35 @@ test_gl_foreign (Fixture *f, gconstpointer data)
   airy_stack_viewer_set_hyperstack_plane (f->viewer, 1, 0);
   wait_files (f->viewer);
   g_assert_cmpfloat (airy_stack_view_get_stack (f->view)->data[3 * 12 + 7], ==, 60.0f);
+
+  /* composite: R, G and B over each other, each between 0 and its maximum */
+  {
+    GtkWidget *composite = find_check (GTK_WIDGET (f->viewer), "Composite");
+    const guint8 *fb;
+    double zoom;
+    int w, h, ox, oy;
+
+    g_assert_nonnull (composite);
+    g_assert_true (gtk_widget_get_visible (composite));
+    gtk_check_button_set_active (GTK_CHECK_BUTTON (composite), TRUE);
+    wait_files (f->viewer);
+    g_assert_cmpuint (airy_stack_view_get_composite (f->view), ==, 3);
+    fb = read_frame (f, &w, &h);
+    image_origin (f, &ox, &oy);
+    zoom = airy_stack_view_get_zoom (f->view);
+    for (y = 0; y < 10; y += 3)
+      for (x = 0; x < 12; x += 5)
+        {
+          const guint8 *p = fb + ((gsize) (oy + (y + 0.5) * zoom) * w + (gsize) (ox + (x + 0.5) * zoom)) * 4;
+
+          g_assert_cmpint (abs (p[0] - (int) floor (255.0 * 10 * x / 110 + 0.5)), <=, 1);
+          g_assert_cmpint (abs (p[1] - (int) floor (255.0 * 20 * y / 180 + 0.5)), <=, 1);
+          g_assert_cmpint (p[2], ==, 255);
+        }
+    gtk_check_button_set_active (GTK_CHECK_BUTTON (composite), FALSE);
+    wait_files (f->viewer);
+    g_assert_cmpuint (airy_stack_view_get_composite (f->view), ==, 0);
+  }
 
   /* Properties…: 65 nm pixels, planes 0.2 µm apart */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->viewer), "viewer.properties", NULL));

@@ -64,6 +64,18 @@ struct _AiryStackView
   gboolean      use_es;
   char         *gl_error;
 
+  /* composite: channels drawn over each other, each through a ramp from
+   * black to its colour between its own limits (added in GL) */
+  guint         n_composite;
+  AiryResident *composite[AIRY_STACK_VIEW_MAX_CHANNELS];
+  float         comp_lo[AIRY_STACK_VIEW_MAX_CHANNELS], comp_hi[AIRY_STACK_VIEW_MAX_CHANNELS];
+  GdkRGBA       comp_color[AIRY_STACK_VIEW_MAX_CHANNELS];
+  GLuint        ctex[AIRY_STACK_VIEW_MAX_CHANNELS][3];
+  guint         ctex_w[AIRY_STACK_VIEW_MAX_CHANNELS][3], ctex_h[AIRY_STACK_VIEW_MAX_CHANNELS][3];
+  guint         ctex_generation[AIRY_STACK_VIEW_MAX_CHANNELS][3];
+  GLuint        comp_lut[AIRY_STACK_VIEW_MAX_CHANNELS];
+  gboolean      comp_dirty;     /* every channel's textures and ramps */
+
   gboolean      want_readback;
   guint8       *readback;
   int           readback_w, readback_h;

@@ -571,6 +571,8 @@ airy_stack_view_finalize (GObject *object)
   AiryStackView *self = AIRY_STACK_VIEW (object);
 
   g_clear_handle_id (&self->slice_path_idle, g_source_remove);
+  for (guint c = 0; c < self->n_composite; c++)
+    airy_resident_unref (self->composite[c]);
   airy_resident_unref (self->resident);
   g_free (self->xy_host);
   g_free (self->readback);
@@ -743,6 +745,7 @@ invalidate (AiryStackView *self, gboolean xy, gboolean xz, gboolean yz)
   self->dirty[0] |= xy;
   self->dirty[1] |= xz;
   self->dirty[2] |= yz;
+  self->comp_dirty |= self->n_composite > 0 && (xy || xz || yz);
   gtk_gl_area_queue_render (GTK_GL_AREA (self));
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -771,6 +774,8 @@ airy_stack_view_set_resident (AiryStackView *self,
   self->resident = resident;
   self->stack = stack;
   airy_resident_unref (old);
+  if (self->n_composite > 0)
+    airy_stack_view_set_composite (self, 0, NULL, NULL, NULL, NULL);
   if (stack == NULL || airy_stack_plane_size (stack) != old_n)
     g_clear_pointer (&self->xy_host, g_free);
   self->xy_host_valid = FALSE;
@@ -1229,4 +1234,35 @@ airy_stack_view_set_pixel_units (AiryStackView *self,
 {
   self->pixel_units = pixels;
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+airy_stack_view_set_composite (AiryStackView *self,
+                               guint          n,
+                               AiryResident **channels,
+                               const float   *lo,
+                               const float   *hi,
+                               const GdkRGBA *colors)
+{
+  guint c;
+
+  g_return_if_fail (n <= AIRY_STACK_VIEW_MAX_CHANNELS);
+  for (c = 0; c < self->n_composite; c++)
+    g_clear_pointer (&self->composite[c], airy_resident_unref);
+  for (c = 0; c < n; c++)
+    {
+      self->composite[c] = channels[c];
+      self->comp_lo[c] = lo[c];
+      self->comp_hi[c] = hi[c];
+      self->comp_color[c] = colors[c];
+    }
+  self->n_composite = n;
+  self->comp_dirty = TRUE;
+  invalidate (self, TRUE, TRUE, TRUE);
+}
+
+guint
+airy_stack_view_get_composite (AiryStackView *self)
+{
+  return self->n_composite;
 }

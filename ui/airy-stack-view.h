@@ -9,6 +9,9 @@
 
 G_BEGIN_DECLS
 
+/* the most channels a composite shows */
+#define AIRY_STACK_VIEW_MAX_CHANNELS 4
+
 #define AIRY_TYPE_STACK_VIEW (airy_stack_view_get_type ())
 G_DECLARE_FINAL_TYPE (AiryStackView, airy_stack_view, AIRY, STACK_VIEW, GtkGLArea)
 
@@ -152,6 +155,17 @@ const guint8      *airy_stack_view_get_readback   (AiryStackView     *self,
                                                    int               *width,
                                                    int               *height);
 const char        *airy_stack_view_get_gl_error   (AiryStackView     *self);
+/* Composite: up to 4 channels of the shown stack's geometry (transfer
+ * full each), drawn added over each other, channel c from black to
+ * colors[c] between lo[c] and hi[c]; n = 0 ends it. The shown stack (set_
+ * resident) stays what the readout, histogram and profiles read. */
+void               airy_stack_view_set_composite  (AiryStackView     *self,
+                                                   guint              n,
+                                                   AiryResident     **channels,
+                                                   const float       *lo,
+                                                   const float       *hi,
+                                                   const GdkRGBA     *colors);
+guint              airy_stack_view_get_composite  (AiryStackView     *self);
 /* After the stack's dx, dy, dz were changed in place. */
 void               airy_stack_view_voxel_size_changed (AiryStackView *self);
 /* An uncalibrated image (dx = dy = 1): the scale bar says pixels. */

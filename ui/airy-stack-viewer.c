@@ -47,6 +47,8 @@ struct _AiryStackViewer
   GtkWidget           *hyper_box;
   GtkWidget           *channel_spin;
   GtkWidget           *frame_spin;
+  GtkWidget           *composite;
+  guint                composite_generation;
   /* a file without a voxel size shows pixels; Properties… sets one, kept
    * for the file's other channels and time points */
   gboolean             uncalibrated;
@@ -303,6 +305,7 @@ on_hover (AiryStackView *view, double x, double y, AiryStackViewer *self)
 }
 
 static void set_uncalibrated (AiryStackViewer *self, gboolean uncalibrated);
+static void update_composite (AiryStackViewer *self);
 
 void
 airy_stack_viewer_set_stack (AiryStackViewer *self,
@@ -514,7 +517,11 @@ show_opened (AiryStackViewer *self, AiryStack *stack, const char *path)
   gtk_widget_set_visible (gtk_widget_get_parent (self->channel_spin), stack->n_channels > 1);
   gtk_widget_set_visible (gtk_widget_get_parent (self->frame_spin), stack->n_frames > 1);
   gtk_widget_set_visible (self->hyper_box, stack->n_channels > 1 || stack->n_frames > 1);
+  gtk_widget_set_visible (self->composite, stack->n_channels > 1);
   self->updating = FALSE;
+  /* a composite follows the time point */
+  if (stack->n_channels > 1 && gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
+    update_composite (self);
 }
 
 /* Reads one z stack of the file here and now: of a hyperstack, the channel
@@ -574,6 +581,125 @@ airy_stack_viewer_set_hyperstack_plane (AiryStackViewer *self,
 {
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->channel_spin), channel + 1);
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->frame_spin), frame + 1);
+}
+
+/* ---- composite: every channel of the time point, over each other ---- */
+
+typedef struct
+{
+  char      *path;
+  guint      frame, n;
+  AiryStack *stacks[AIRY_STACK_VIEW_MAX_CHANNELS];
+  guint      generation;
+} CompositeTask;
+
+static void
+composite_task_free (CompositeTask *t)
+{
+  guint c;
+
+  for (c = 0; c < t->n; c++)
+    airy_stack_free (t->stacks[c]);
+  g_free (t->path);
+  g_free (t);
+}
+
+static void
+composite_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  CompositeTask *t = data;
+  GError *error = NULL;
+  guint c;
+
+  for (c = 0; c < t->n; c++)
+    {
+      AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+
+      ro.channel = (int) c;
+      ro.frame = (int) t->frame;
+      if ((t->stacks[c] = airy_image_read_full (t->path, &ro, &error)) == NULL)
+        {
+          g_task_return_error (task, error);
+          return;
+        }
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Fiji's composite colours: red, green, blue, gray */
+static const GdkRGBA composite_colors[AIRY_STACK_VIEW_MAX_CHANNELS] = {
+  { 1, 0, 0, 1 }, { 0, 1, 0, 1 }, { 0, 0, 1, 1 }, { 1, 1, 1, 1 },
+};
+
+static void
+composite_done (GObject *source, GAsyncResult *res, gpointer data)
+{
+  AiryStackViewer *self = AIRY_STACK_VIEWER (source);
+  CompositeTask *t = g_task_get_task_data (G_TASK (res));
+  AiryStack *shown = airy_stack_view_get_stack (self->view);
+  g_autoptr(GError) error = NULL;
+  AiryResident *residents[AIRY_STACK_VIEW_MAX_CHANNELS];
+  float lo[AIRY_STACK_VIEW_MAX_CHANNELS], hi[AIRY_STACK_VIEW_MAX_CHANNELS];
+  guint c;
+
+  self->file_tasks--;
+  if (!g_task_propagate_boolean (G_TASK (res), &error))
+    {
+      if (t->generation == self->composite_generation)
+        airy_stack_viewer_show_message (self, error->message);
+      return;
+    }
+  /* still the file and the composite asked for */
+  if (t->generation != self->composite_generation || shown == NULL || g_strcmp0 (t->path, self->path) != 0
+      || !gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
+    return;
+  for (c = 0; c < t->n; c++)
+    {
+      AiryStack *s = t->stacks[c];
+
+      /* each channel between 0 (or its minimum) and its maximum */
+      airy_stack_min_max (s, &lo[c], &hi[c]);
+      lo[c] = MIN (lo[c], 0.0f);
+      if (!(hi[c] > lo[c]))
+        hi[c] = lo[c] + 1.0f;
+      s->dx = shown->dx;
+      s->dy = shown->dy;
+      s->dz = shown->dz;
+      residents[c] = airy_resident_new_host (g_steal_pointer (&t->stacks[c]));
+    }
+  airy_stack_view_set_composite (self->view, t->n, residents, lo, hi, composite_colors);
+  t->n = 0;
+}
+
+static void
+update_composite (AiryStackViewer *self)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  g_autoptr(GTask) task = NULL;
+  CompositeTask *t;
+
+  self->composite_generation++;
+  if (s == NULL || self->path == NULL || s->n_channels < 2
+      || !gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
+    {
+      airy_stack_view_set_composite (self->view, 0, NULL, NULL, NULL, NULL);
+      return;
+    }
+  t = g_new0 (CompositeTask, 1);
+  t->path = g_strdup (self->path);
+  t->frame = s->frame;
+  t->n = MIN (s->n_channels, AIRY_STACK_VIEW_MAX_CHANNELS);
+  t->generation = self->composite_generation;
+  task = g_task_new (self, NULL, composite_done, NULL);
+  g_task_set_task_data (task, t, (GDestroyNotify) composite_task_free);
+  self->file_tasks++;
+  g_task_run_in_thread (task, composite_thread);
+}
+
+static void
+on_composite (GtkCheckButton *button, AiryStackViewer *self)
+{
+  update_composite (self);
 }
 
 static void
@@ -1248,6 +1374,10 @@ airy_stack_viewer_init (AiryStackViewer *self)
   self->frame_spin = gtk_spin_button_new_with_range (1, 1, 1);
   gtk_box_append (GTK_BOX (self->hyper_box), labelled (_("Channel"), self->channel_spin));
   gtk_box_append (GTK_BOX (self->hyper_box), labelled (_("Time point"), self->frame_spin));
+  self->composite = gtk_check_button_new_with_label (_("Composite"));
+  gtk_widget_set_tooltip_text (self->composite, _("All channels over each other: red, green, blue, gray"));
+  gtk_box_append (GTK_BOX (self->hyper_box), self->composite);
+  g_signal_connect (self->composite, "toggled", G_CALLBACK (on_composite), self);
   g_signal_connect (self->channel_spin, "value-changed", G_CALLBACK (on_hyper_axis), self);
   g_signal_connect (self->frame_spin, "value-changed", G_CALLBACK (on_hyper_axis), self);
   gtk_widget_set_visible (self->hyper_box, FALSE);
