@@ -1440,6 +1440,146 @@ test_gl_foreign (Fixture *f, gconstpointer data)
   g_unlink (path);
 }
 
+/* ---- comparing two PSFs ---- */
+
+static AiryStack *
+blob_stack (double sigma, float peak)
+{
+  AiryStack *s = airy_stack_new (9, 64, 64);
+  guint z, y, x;
+
+  for (z = 0; z < 9; z++)
+    for (y = 0; y < 64; y++)
+      for (x = 0; x < 64; x++)
+        airy_stack_plane (s, z)[y * 64 + x] =
+          (float) (peak * exp (-((x - 32.0) * (x - 32.0) + (y - 32.0) * (y - 32.0)) / (2 * sigma * sigma)
+                               - pow (z - 4.0, 2) / (2 * sigma * sigma / 4)));
+  s->dx = s->dy = 0.05;
+  s->dz = 0.1;
+  return s;
+}
+
+static void
+test_gl_compare (Fixture *f, gconstpointer data)
+{
+  /* pin a PSF (σ = 2 px) as the reference, compute another (σ = 3 px):
+   * side by side with linked cursor, z and zoom and both FWHMs in the
+   * profiles; the difference in a signed colormap with symmetric limits;
+   * A/B with the key B */
+  const double k = 2.0 * sqrt (2.0 * log (2.0)) * 0.05;
+  AiryStackView *ref = airy_stack_viewer_get_reference_view (f->viewer);
+  AiryPlot *line = airy_stack_viewer_get_line_plot (f->viewer);
+  AiryPlot *axial = airy_stack_viewer_get_axial_plot (f->viewer);
+  const AiryDisplay *d;
+  gboolean handled = FALSE;
+  guint cx, cy;
+  int w, h;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  airy_stack_viewer_set_stack (f->viewer, blob_stack (2.0, 1.0f));
+  g_assert_cmpint (airy_stack_viewer_get_compare (f->viewer), ==, AIRY_COMPARE_OFF);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->viewer), "viewer.pin", NULL));
+  airy_stack_viewer_set_stack (f->viewer, blob_stack (3.0, 0.5f));
+  /* pinning turns side by side on */
+  g_assert_cmpint (airy_stack_viewer_get_compare (f->viewer), ==, AIRY_COMPARE_SIDE);
+  g_assert_true (gtk_widget_is_visible (GTK_WIDGET (ref)));
+  g_assert_cmpfloat (airy_stack_view_get_stack (ref)->data[4 * 64 * 64 + 32 * 64 + 32], ==, 1.0f);
+  g_assert_cmpfloat (airy_stack_view_get_stack (f->view)->data[4 * 64 * 64 + 32 * 64 + 32], ==, 0.5f);
+  read_frame (f, &w, &h);
+  /* linked: z, cursor, zoom */
+  airy_stack_view_set_z (f->view, 4);
+  airy_stack_view_set_cursor (f->view, 32, 32);
+  g_assert_cmpuint (airy_stack_view_get_z (ref), ==, 4);
+  airy_stack_view_get_cursor (ref, &cx, &cy);
+  g_assert_cmpuint (cx, ==, 32);
+  g_assert_cmpuint (cy, ==, 32);
+  press_key (f, GDK_KEY_plus);
+  press_key (f, GDK_KEY_plus);
+  g_assert_cmpfloat (airy_stack_view_get_zoom (ref), ==, airy_stack_view_get_zoom (f->view));
+  {
+    double ax, ay, aw, ah, bx, by, bw, bh, zoom = airy_stack_view_get_zoom (f->view);
+
+    airy_stack_view_get_visible (f->view, &ax, &ay, &aw, &ah);
+    airy_stack_view_get_visible (ref, &bx, &by, &bw, &bh);
+
+    /* the same part, to a pixel (the two halves may differ by one) */
+    g_assert_cmpfloat (fabs (ax - bx) * zoom, <=, 1.0);
+    g_assert_cmpfloat (fabs (aw - bw) * zoom, <=, 1.5);
+    g_assert_cmpfloat (fabs (ay - by) * zoom, <=, 1.0);
+  }
+  /* both FWHMs: A 2.355·3·0.05 µm, the reference 2.355·2·0.05 µm */
+  g_assert_cmpfloat_with_epsilon (airy_plot_get_fwhm (line) / (k * 3.0), 1.0, 0.02);
+  g_assert_cmpfloat_with_epsilon (airy_plot_get_reference_fwhm (line) / (k * 2.0), 1.0, 0.02);
+  g_assert_cmpfloat (airy_plot_get_reference_fwhm (axial), >, 0.0);
+  g_assert_cmpfloat (airy_plot_get_reference_fwhm (axial), <, airy_plot_get_fwhm (axial));
+
+  /* A/B: the key B shows the reference as A, and back */
+  g_signal_emit_by_name (view_controller (f, GTK_TYPE_EVENT_CONTROLLER_KEY), "key-pressed", GDK_KEY_b, 0, 0, &handled);
+  g_assert_false (handled);   /* the view leaves it to the viewer */
+  {
+    GtkEventController *keys = NULL;
+    g_autoptr(GListModel) list = gtk_widget_observe_controllers (GTK_WIDGET (f->viewer));
+    guint i;
+
+    for (i = 0; i < g_list_model_get_n_items (list) && keys == NULL; i++)
+      {
+        g_autoptr(GObject) c = g_list_model_get_item (list, i);
+        if (GTK_IS_EVENT_CONTROLLER_KEY (c))
+          keys = GTK_EVENT_CONTROLLER (c);
+      }
+    g_assert_nonnull (keys);
+    g_signal_emit_by_name (keys, "key-pressed", GDK_KEY_b, 0, 0, &handled);
+    g_assert_true (handled);
+    g_assert_true (airy_stack_viewer_get_showing_b (f->viewer));
+    g_assert_cmpfloat (airy_stack_view_get_stack (f->view)->data[4 * 64 * 64 + 32 * 64 + 32], ==, 1.0f);
+    g_assert_cmpfloat (airy_stack_view_get_stack (ref)->data[4 * 64 * 64 + 32 * 64 + 32], ==, 0.5f);
+    g_signal_emit_by_name (keys, "key-pressed", GDK_KEY_b, 0, 0, &handled);
+    g_assert_false (airy_stack_viewer_get_showing_b (f->viewer));
+    g_assert_cmpfloat (airy_stack_view_get_stack (f->view)->data[4 * 64 * 64 + 32 * 64 + 32], ==, 0.5f);
+  }
+
+  /* the difference: result − reference, zero in the middle of a diverging map */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->viewer), "viewer.compare-diff", NULL));
+  g_assert_cmpint (airy_stack_viewer_get_compare (f->viewer), ==, AIRY_COMPARE_DIFF);
+  g_assert_false (gtk_widget_is_visible (GTK_WIDGET (ref)));
+  g_assert_cmpfloat (airy_stack_view_get_stack (f->view)->data[4 * 64 * 64 + 32 * 64 + 32], ==, -0.5f);
+  d = airy_stack_view_get_display (f->view);
+  g_assert_cmpint (d->colormap, ==, AIRY_COLORMAP_DIVERGING);
+  g_assert_cmpfloat (d->lo, ==, -d->hi);
+  g_assert_cmpfloat (d->hi, >=, 0.5f);
+  {
+    guint8 lut[256 * 3];
+    AiryDisplay dd = *d;
+
+    /* zero maps to the middle: white */
+    airy_colormap_lut (AIRY_COLORMAP_DIVERGING, FALSE, lut);
+    g_assert_cmpuint (airy_display_index (&dd, 0.0f), ==, 128);
+    g_assert_cmpuint (lut[3 * 128], >=, 240);
+    g_assert_cmpuint (lut[3 * 0 + 2], >, lut[3 * 0]);       /* negative: blue */
+    g_assert_cmpuint (lut[3 * 255], >, lut[3 * 255 + 2]);   /* positive: red */
+  }
+  /* the profiles still show A and B, not the difference */
+  g_assert_cmpfloat_with_epsilon (airy_plot_get_fwhm (line) / (k * 3.0), 1.0, 0.02);
+  g_assert_cmpfloat_with_epsilon (airy_plot_get_reference_fwhm (line) / (k * 2.0), 1.0, 0.02);
+  /* a new result of another size: no difference, said, and A shown */
+  {
+    AiryStack *other = gradient_stack (3, 16, 16, 0.1, 0.1);
+
+    airy_stack_viewer_set_stack (f->viewer, other);
+    g_assert_cmpstr (airy_stack_viewer_get_message (f->viewer), ==,
+                     "no difference: the result is 3 × 16 × 16, the reference 9 × 64 × 64");
+    g_assert_cmpuint (airy_stack_view_get_stack (f->view)->depth, ==, 3);
+    g_assert_cmpint (airy_stack_view_get_display (f->view)->colormap, !=, AIRY_COLORMAP_DIVERGING);
+  }
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->viewer), "viewer.unpin", NULL));
+  g_assert_cmpint (airy_stack_viewer_get_compare (f->viewer), ==, AIRY_COMPARE_OFF);
+  g_assert_false (gtk_widget_is_visible (GTK_WIDGET (ref)));
+}
+
 /* ---- properties ---- */
 
 #define NOTIFIED(name) test_notified (counts, name)
@@ -1575,6 +1715,7 @@ main (int argc, char **argv)
   g_test_add ("/viewer/gl/zoom-keys", Fixture, NULL, fixture_setup, test_gl_zoom_keys, fixture_teardown);
   g_test_add ("/viewer/gl/fit-psf", Fixture, NULL, fixture_setup, test_gl_fit_psf, fixture_teardown);
   g_test_add ("/viewer/gl/foreign", Fixture, NULL, fixture_setup, test_gl_foreign, fixture_teardown);
+  g_test_add ("/viewer/gl/compare", Fixture, NULL, fixture_setup, test_gl_compare, fixture_teardown);
   g_test_add ("/viewer/gl/fits-1280", Fixture, NULL, fixture_setup, test_gl_fits_1280, fixture_teardown);
   status = g_test_run ();
   g_rmdir (tmpdir);

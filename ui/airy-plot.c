@@ -21,6 +21,10 @@ struct _AiryPlot
   /* how the labels of the last frame fitted */
   double         title_room, min_gap;
   guint          frames;
+  /* a second curve, the reference of a comparison (same x axis) */
+  float         *ref;
+  guint          ref_n;
+  double         ref_x0, ref_step, ref_fwhm;
 };
 
 G_DEFINE_FINAL_TYPE (AiryPlot, airy_plot, GTK_TYPE_DRAWING_AREA)
@@ -102,9 +106,14 @@ draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
   cairo_set_source_rgb (cr, 0.85, 0.85, 0.85);
   cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   /* the title in one line: smaller type where it is long (German) */
-  title = self->fwhm > 0 ? (self->unit ? g_strdup_printf (_("%s — FWHM %.4g %s"), self->title, self->fwhm, self->unit)
-                                        : g_strdup_printf (_("%s — FWHM %.4g µm"), self->title, self->fwhm))
-                         : g_strdup (self->title);
+  if (self->ref != NULL)
+    /* a comparison: both widths, the reference's in its colour below */
+    title = g_strdup_printf (_("%s — FWHM %.4g, ref. %.4g %s"), self->title, self->fwhm, self->ref_fwhm,
+                             self->unit ? self->unit : "µm");
+  else
+    title = self->fwhm > 0 ? (self->unit ? g_strdup_printf (_("%s — FWHM %.4g %s"), self->title, self->fwhm, self->unit)
+                                          : g_strdup_printf (_("%s — FWHM %.4g µm"), self->title, self->fwhm))
+                           : g_strdup (self->title);
   cairo_set_font_size (cr, 10);
   size = 10.0 * MIN (1.0, (width - 8.0) / MAX (text_width (cr, title), 1.0));
   cairo_set_font_size (cr, MAX (size, 6.0));
@@ -120,6 +129,11 @@ draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
     hi = MAX (hi, self->samples[i]);
   for (i = 0; i < self->n; i++)
     lo = MIN (lo, self->samples[i]);
+  for (i = 0; i < self->ref_n; i++)
+    {
+      hi = MAX (hi, self->ref[i]);
+      lo = MIN (lo, self->ref[i]);
+    }
   if (!(hi > lo))
     hi = lo + 1;
 
@@ -172,6 +186,26 @@ draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
   cairo_move_to (cr, left + pw / 2 - 6, height - 3);
   cairo_show_text (cr, self->unit ? self->unit : "µm");
 
+  if (self->ref_n >= 2)
+    {
+      /* the reference, dashed in cyan, on the same x axis */
+      static const double dash[] = { 4.0, 3.0 };
+
+      cairo_save (cr);
+      cairo_set_source_rgb (cr, 0.3, 0.8, 1.0);
+      cairo_set_dash (cr, dash, 2, 0);
+      for (i = 0; i < self->ref_n; i++)
+        {
+          double xv = self->ref_x0 + self->ref_step * i;
+          double x = left + pw * (xv - xa) / (xb - xa), y = top + ph * (1.0 - (self->ref[i] - lo) / (hi - lo));
+          if (i == 0)
+            cairo_move_to (cr, x, y);
+          else
+            cairo_line_to (cr, x, y);
+        }
+      cairo_stroke (cr);
+      cairo_restore (cr);
+    }
   cairo_set_source_rgb (cr, 1.0, 0.75, 0.2);
   for (i = 0; i < self->n; i++)
     {
@@ -192,6 +226,7 @@ airy_plot_finalize (GObject *object)
   g_free (self->title);
   g_free (self->unit);
   g_free (self->samples);
+  g_free (self->ref);
   G_OBJECT_CLASS (airy_plot_parent_class)->finalize (object);
 }
 
@@ -268,4 +303,62 @@ airy_plot_set_unit (AiryPlot   *self,
   g_free (self->unit);
   self->unit = g_strdup (unit);
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+airy_plot_set_reference (AiryPlot    *self,
+                         const float *samples,
+                         guint        n,
+                         double       x0,
+                         double       step,
+                         guint        mark)
+{
+  g_clear_pointer (&self->ref, g_free);
+  self->ref_n = 0;
+  self->ref_fwhm = 0.0;
+  if (samples != NULL && n >= 2)
+    {
+      self->ref = g_memdup2 (samples, n * sizeof (float));
+      self->ref_n = n;
+      self->ref_x0 = x0;
+      self->ref_step = step;
+      self->ref_fwhm = n > 2 ? airy_profile_fwhm (samples, n, step, MIN (mark, n - 1)) : 0.0;
+    }
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+double
+airy_plot_get_reference_fwhm (AiryPlot *self)
+{
+  return self->ref_fwhm;
+}
+
+/* The curve as CSV: x (µm or the unit) and value, one sample a line;
+ * with a reference, its values in a third column. */
+char *
+airy_plot_to_csv (AiryPlot *self)
+{
+  GString *csv = g_string_new (NULL);
+  const char *unit = self->unit ? self->unit : "µm";
+  guint i;
+
+  if (self->ref_n == self->n && self->ref != NULL)
+    g_string_append_printf (csv, "x_%s,value,reference\n", unit);
+  else
+    g_string_append_printf (csv, "x_%s,value\n", unit);
+  for (i = 0; i < self->n; i++)
+    {
+      char x[G_ASCII_DTOSTR_BUF_SIZE], v[G_ASCII_DTOSTR_BUF_SIZE], r[G_ASCII_DTOSTR_BUF_SIZE];
+
+      g_ascii_formatd (x, sizeof x, "%.6g", self->x0 + self->step * i);
+      g_ascii_formatd (v, sizeof v, "%.7g", self->samples[i]);
+      if (self->ref_n == self->n && self->ref != NULL)
+        {
+          g_ascii_formatd (r, sizeof r, "%.7g", self->ref[i]);
+          g_string_append_printf (csv, "%s,%s,%s\n", x, v, r);
+        }
+      else
+        g_string_append_printf (csv, "%s,%s\n", x, v);
+    }
+  return g_string_free (csv, FALSE);
 }

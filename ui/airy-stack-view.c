@@ -1266,3 +1266,27 @@ airy_stack_view_get_composite (AiryStackView *self)
 {
   return self->n_composite;
 }
+
+/* Another view shows what this one shows: the same part of the image, at
+ * the same zoom (the side-by-side comparison). */
+void
+airy_stack_view_copy_view (AiryStackView *self,
+                           AiryStackView *source)
+{
+  gboolean fit_changed = self->fit != source->fit;
+
+  self->fit = source->fit;
+  self->fit_region = source->fit_region;
+  self->rx = source->rx;
+  self->ry = source->ry;
+  self->rw = source->rw;
+  self->rh = source->rh;
+  self->zoom = source->zoom;
+  self->ox = source->ox;
+  self->oy = source->oy;
+  self->center = source->center;
+  if (fit_changed)
+    _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_FIT);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  update_zoom (self);
+}

@@ -166,6 +166,9 @@ void               airy_stack_view_set_composite  (AiryStackView     *self,
                                                    const float       *hi,
                                                    const GdkRGBA     *colors);
 guint              airy_stack_view_get_composite  (AiryStackView     *self);
+/* Shows the same part of the image at the same zoom as source. */
+void               airy_stack_view_copy_view      (AiryStackView     *self,
+                                                   AiryStackView     *source);
 /* After the stack's dx, dy, dz were changed in place. */
 void               airy_stack_view_voxel_size_changed (AiryStackView *self);
 /* An uncalibrated image (dx = dy = 1): the scale bar says pixels. */

@@ -54,6 +54,18 @@ struct _AiryStackViewer
   gboolean             uncalibrated;
   double               user_dx, user_dy, user_dz;
   GtkWidget           *calibration;
+  /* comparison: the result (current), a pinned reference, and how they are
+   * shown: side by side (ref_view, linked), or their difference; show_b
+   * puts the reference where the result was (A/B) */
+  AiryResident        *current;
+  AiryResident        *reference;
+  AiryCompare          compare;
+  gboolean             show_b;
+  AiryStackView       *ref_view;
+  GtkWidget           *ref_box;
+  GtkWidget           *ref_label;
+  GtkWidget           *compare_dd;
+  AiryColormap         colormap_before_diff;
   /* reads and writes on worker threads */
   guint                file_tasks;
   guint                open_generation;
@@ -73,6 +85,8 @@ airy_stack_viewer_dispose (GObject *object)
 static void
 airy_stack_viewer_finalize (GObject *object)
 {
+  g_clear_pointer (&AIRY_STACK_VIEWER (object)->current, airy_resident_unref);
+  g_clear_pointer (&AIRY_STACK_VIEWER (object)->reference, airy_resident_unref);
   g_free (AIRY_STACK_VIEWER (object)->readout_text);
   g_free (AIRY_STACK_VIEWER (object)->path);
   G_OBJECT_CLASS (airy_stack_viewer_parent_class)->finalize (object);
@@ -210,10 +224,45 @@ update_readout (AiryStackViewer *self, guint x, guint y)
   gtk_label_set_text (GTK_LABEL (self->readout), self->readout_text);
 }
 
+/* The other side of a comparison (B; A in a difference, where the view
+ * shows A − B), or NULL. */
+static AiryResident *
+compared (AiryStackViewer *self, gboolean a_side)
+{
+  AiryResident *a = self->show_b && self->reference ? self->reference : self->current;
+  AiryResident *b = a == self->current ? self->reference : self->current;
+  const AiryStack *s = airy_stack_view_get_stack (self->view), *o;
+  AiryResident *r = a_side ? a : b;
+
+  if (self->reference == NULL || self->compare == AIRY_COMPARE_OFF || r == NULL || s == NULL)
+    return NULL;
+  o = airy_resident_get_stack (r);
+  return o->depth == s->depth && o->height == s->height && o->width == s->width ? r : NULL;
+}
+
+/* The shown plane (z, or the projection) of a resident in host memory. */
+static float *
+plane_of (AiryStackViewer *self, AiryResident *r, GError **error)
+{
+  const AiryStack *s = airy_resident_get_stack (r);
+  AirySlice slice = airy_stack_view_get_mip (self->view) && s->depth > 1
+                    ? (AirySlice) { AIRY_SLICE_MIP, 0 } : (AirySlice) { AIRY_SLICE_XY, airy_stack_view_get_z (self->view) };
+  float *plane = g_new (float, airy_stack_plane_size (s));
+
+  if (!airy_resident_read_slice (r, &slice, plane, error))
+    g_clear_pointer (&plane, g_free);
+  return plane;
+}
+
+/* The profiles of what is shown, or in a comparison of A (the line) and B
+ * (the dashed line): along the drawn line, or the cursor's row as far as
+ * XY shows it, and along z through the cursor. */
 static void
 update_plots (AiryStackViewer *self)
 {
   AiryStack *s = airy_stack_view_get_stack (self->view);
+  AiryResident *a_diff = self->compare == AIRY_COMPARE_DIFF ? compared (self, TRUE) : NULL;
+  AiryResident *b = compared (self, FALSE);
   g_autoptr(GError) error = NULL;
   double x0, y0, x1, y1;
   gboolean valid;
@@ -226,23 +275,45 @@ update_plots (AiryStackViewer *self)
   if (valid)
     {
       /* a drawn line needs the whole plane in host memory */
-      const float *plane = airy_stack_view_get_xy_plane (self->view);
+      g_autofree float *own = a_diff ? plane_of (self, a_diff, &error) : NULL;
+      const float *plane = a_diff ? own : airy_stack_view_get_xy_plane (self->view);
       /* one sample per pixel of length along the drawn line */
       double len = hypot ((x1 - x0) * s->dx, (y1 - y0) * s->dy);
       guint n = MAX (2, (guint) ceil (hypot (x1 - x0, y1 - y0)) * 4 + 1);
       g_autofree float *p = g_new (float, n);
+      g_autofree float *bplane = b ? plane_of (self, b, &error) : NULL;
 
+      if (plane == NULL)
+        {
+          airy_stack_viewer_show_message (self, error->message);
+          return;
+        }
       airy_line_profile (plane, s->height, s->width, x0, y0, x1, y1, n, p);
       airy_plot_set_data (self->line_plot, p, n, 0.0, len / (n - 1), n / 2, TRUE);
+      if (bplane)
+        airy_line_profile (bplane, s->height, s->width, x0, y0, x1, y1, n, p);
+      airy_plot_set_reference (self->line_plot, bplane ? p : NULL, n, 0.0, len / (n - 1), n / 2);
     }
   else
     {
       /* without a line: the row through the cursor, as far as XY shows it */
       g_autofree float *row = g_new (float, s->width);
       double vx, vy, vw, vh;
-      guint a = 0, b = s->width;
+      guint a = 0, e = s->width, mark;
 
-      if (!airy_stack_view_read_row (self->view, cy, row, &error))
+      if (a_diff)
+        {
+          g_autofree float *plane = plane_of (self, a_diff, &error);
+
+          if (plane)
+            memcpy (row, plane + (gsize) cy * s->width, s->width * sizeof (float));
+          else
+            {
+              airy_stack_viewer_show_message (self, error->message);
+              return;
+            }
+        }
+      else if (!airy_stack_view_read_row (self->view, cy, row, &error))
         {
           airy_stack_viewer_show_message (self, error->message);
           return;
@@ -251,28 +322,44 @@ update_plots (AiryStackViewer *self)
       if (vw > 0)
         {
           a = (guint) CLAMP (floor (vx), 0, s->width - 1);
-          b = (guint) CLAMP (ceil (vx + vw), a + 1, s->width);
-          if (b - a < 2 && b < s->width)
-            b++;
-          else if (b - a < 2 && a > 0)
+          e = (guint) CLAMP (ceil (vx + vw), a + 1, s->width);
+          if (e - a < 2 && e < s->width)
+            e++;
+          else if (e - a < 2 && a > 0)
             a--;
         }
-      airy_plot_set_data (self->line_plot, row + a, b - a, airy_pixel_to_um (a, s->width, s->dx), s->dx,
-                          cx >= a && cx < b ? cx - a : (b - a) / 2, TRUE);
+      mark = cx >= a && cx < e ? cx - a : (e - a) / 2;
+      airy_plot_set_data (self->line_plot, row + a, e - a, airy_pixel_to_um (a, s->width, s->dx), s->dx, mark, TRUE);
+      if (b)
+        {
+          g_autofree float *plane = plane_of (self, b, &error);
+
+          if (plane)
+            memcpy (row, plane + (gsize) cy * s->width, s->width * sizeof (float));
+          airy_plot_set_reference (self->line_plot, plane ? row + a : NULL, e - a,
+                                   airy_pixel_to_um (a, s->width, s->dx), s->dx, mark);
+        }
+      else
+        airy_plot_set_reference (self->line_plot, NULL, 0, 0, 0, 0);
     }
   if (s->depth > 1)
     {
       /* the axial profile: one value per plane, wherever the planes are */
       g_autofree float *axial = g_new (float, s->depth);
+      AiryBox box = { 0, cy, cx, s->depth, 1, 1 };
+      double step = s->dz > 0 ? s->dz : 1.0;
+      guint z = airy_stack_view_get_z (self->view);
 
-      if (!airy_resident_read_box (airy_stack_view_get_resident (self->view), &(AiryBox) { 0, cy, cx, s->depth, 1, 1 },
-                                   axial, &error))
+      if (!airy_resident_read_box (a_diff ? a_diff : airy_stack_view_get_resident (self->view), &box, axial, &error))
         {
           airy_stack_viewer_show_message (self, error->message);
           return;
         }
-      airy_plot_set_data (self->axial_plot, axial, s->depth, s->z0, s->dz > 0 ? s->dz : 1.0,
-                          airy_stack_view_get_z (self->view), TRUE);
+      airy_plot_set_data (self->axial_plot, axial, s->depth, s->z0, step, z, TRUE);
+      if (b && airy_resident_read_box (b, &box, axial, NULL))
+        airy_plot_set_reference (self->axial_plot, axial, s->depth, s->z0, step, z);
+      else
+        airy_plot_set_reference (self->axial_plot, NULL, 0, 0, 0, 0);
     }
   update_readout (self, cx, cy);
 }
@@ -282,6 +369,16 @@ on_view_changed (AiryStackView *view, AiryStackViewer *self)
 {
   AiryStack *s = airy_stack_view_get_stack (view);
   guint z = airy_stack_view_get_z (view);
+
+  /* side by side: B follows A's cursor and plane */
+  if (self->ref_view && gtk_widget_get_visible (self->ref_box) && airy_stack_view_get_stack (self->ref_view))
+    {
+      guint cx, cy;
+
+      airy_stack_view_get_cursor (view, &cx, &cy);
+      airy_stack_view_set_z (self->ref_view, z);
+      airy_stack_view_set_cursor (self->ref_view, cx, cy);
+    }
 
   if (s)
     {
@@ -314,19 +411,14 @@ airy_stack_viewer_set_stack (AiryStackViewer *self,
   airy_stack_viewer_set_resident (self, stack ? airy_resident_new_host (stack) : NULL);
 }
 
-void
-airy_stack_viewer_set_resident (AiryStackViewer *self,
-                                AiryResident    *resident)
+/* Shows a resident in the main view (transfer full). */
+static void
+show_resident (AiryStackViewer *self,
+               AiryResident    *resident)
 {
   gboolean first = airy_stack_view_get_stack (self->view) == NULL;
   const AiryStack *stack = resident ? airy_resident_get_stack (resident) : NULL;
 
-  /* a new stack is not a file's channel or time point until open says so */
-  g_clear_pointer (&self->path, g_free);
-  gtk_widget_set_visible (self->hyper_box, FALSE);
-  if (self->uncalibrated)
-    set_uncalibrated (self, FALSE);
-  airy_stack_viewer_show_message (self, NULL);
   airy_stack_view_set_resident (self->view, resident);
   if (stack)
     {
@@ -346,6 +438,211 @@ airy_stack_viewer_set_resident (AiryStackViewer *self,
         airy_stack_viewer_auto_contrast (self, gtk_drop_down_get_selected (GTK_DROP_DOWN (self->auto_mode)));
     }
   on_view_changed (self->view, self);
+}
+
+/* current − reference on the host, when their grids agree */
+static AiryStack *
+difference (AiryResident *a, AiryResident *b, GError **error)
+{
+  const AiryStack *sa = airy_resident_get_stack (a), *sb = airy_resident_get_stack (b);
+  g_autoptr(AiryStack) ha = NULL, hb = NULL;
+  AiryStack *d;
+  gsize i, n;
+
+  if (sa->depth != sb->depth || sa->height != sb->height || sa->width != sb->width)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("no difference: the result is %u × %u × %u, the reference %u × %u × %u"),
+                   sa->depth, sa->height, sa->width, sb->depth, sb->height, sb->width);
+      return NULL;
+    }
+  /* values on a GPU come to host memory for this */
+  if (sa->data == NULL && (ha = airy_resident_to_stack (a, error)) == NULL)
+    return NULL;
+  if (sb->data == NULL && (hb = airy_resident_to_stack (b, error)) == NULL)
+    return NULL;
+  d = airy_stack_new (sa->depth, sa->height, sa->width);
+  airy_stack_copy_metadata (d, sa);
+  n = (gsize) sa->depth * sa->height * sa->width;
+  for (i = 0; i < n; i++)
+    d->data[i] = (ha ? ha : sa)->data[i] - (hb ? hb : sb)->data[i];
+  return d;
+}
+
+/* What the comparison shows now: A (the result, or the reference after
+ * A/B) in the main view; B beside it, or A − B in a signed colormap. */
+static void
+show_compare (AiryStackViewer *self)
+{
+  AiryResident *a = self->show_b && self->reference ? self->reference : self->current;
+  AiryResident *b = a == self->current ? self->reference : self->current;
+  AiryCompare mode = self->reference ? self->compare : AIRY_COMPARE_OFF;
+  AiryDisplay d = *airy_stack_view_get_display (self->view);
+  gboolean was_diff = d.colormap == AIRY_COLORMAP_DIVERGING && self->colormap_before_diff != AIRY_COLORMAP_DIVERGING;
+
+  gtk_widget_set_visible (self->ref_box, mode == AIRY_COMPARE_SIDE && b != NULL);
+  if (mode == AIRY_COMPARE_DIFF && a && b)
+    {
+      g_autoptr(GError) error = NULL;
+      AiryStack *diff = difference (self->current, self->reference, &error);
+
+      if (diff != NULL)
+        {
+          float lo, hi, m;
+
+          show_resident (self, airy_resident_new_host (diff));
+          /* symmetric limits: zero in the colormap's middle */
+          airy_stack_min_max (diff, &lo, &hi);
+          m = MAX (fabsf (lo), fabsf (hi));
+          d = *airy_stack_view_get_display (self->view);
+          if (!was_diff)
+            self->colormap_before_diff = d.colormap;
+          d.colormap = AIRY_COLORMAP_DIVERGING;
+          d.scale = AIRY_SCALE_LINEAR;
+          d.lo = m > 0 ? -m : -1.0f;
+          d.hi = m > 0 ? m : 1.0f;
+          airy_stack_view_set_display (self->view, &d);
+          return;
+        }
+      airy_stack_viewer_show_message (self, error->message);
+    }
+  if (was_diff)
+    {
+      d.colormap = self->colormap_before_diff;
+      airy_stack_view_set_display (self->view, &d);
+      self->colormap_before_diff = AIRY_COLORMAP_DIVERGING;
+    }
+  show_resident (self, a ? airy_resident_ref (a) : NULL);
+  if (mode == AIRY_COMPARE_SIDE && b != NULL)
+    {
+      guint cx, cy;
+
+      airy_stack_view_set_resident (self->ref_view, airy_resident_ref (b));
+      airy_stack_view_get_cursor (self->view, &cx, &cy);
+      airy_stack_view_set_z (self->ref_view, airy_stack_view_get_z (self->view));
+      airy_stack_view_set_cursor (self->ref_view, cx, cy);
+      airy_stack_view_copy_view (self->ref_view, self->view);
+      gtk_label_set_text (GTK_LABEL (self->ref_label), b == self->reference ? _("B: reference") : _("B: result"));
+    }
+  else
+    airy_stack_view_set_resident (self->ref_view, NULL);
+  update_plots (self);
+}
+
+void
+airy_stack_viewer_set_resident (AiryStackViewer *self,
+                                AiryResident    *resident)
+{
+  /* a new stack is not a file's channel or time point until open says so */
+  g_clear_pointer (&self->path, g_free);
+  gtk_widget_set_visible (self->hyper_box, FALSE);
+  if (self->uncalibrated)
+    set_uncalibrated (self, FALSE);
+  airy_stack_viewer_show_message (self, NULL);
+  g_clear_pointer (&self->current, airy_resident_unref);
+  self->current = resident;
+  show_compare (self);
+}
+
+void
+airy_stack_viewer_pin_reference (AiryStackViewer *self)
+{
+  AiryResident *r = self->current;
+
+  g_clear_pointer (&self->reference, airy_resident_unref);
+  self->reference = r ? airy_resident_ref (r) : NULL;
+  self->show_b = FALSE;
+  gtk_widget_set_sensitive (self->compare_dd, self->reference != NULL);
+  if (self->reference && self->compare == AIRY_COMPARE_OFF)
+    gtk_drop_down_set_selected (GTK_DROP_DOWN (self->compare_dd), AIRY_COMPARE_SIDE);
+  else
+    show_compare (self);
+}
+
+void
+airy_stack_viewer_set_compare (AiryStackViewer *self,
+                               AiryCompare      mode)
+{
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (self->compare_dd), mode);
+}
+
+AiryCompare
+airy_stack_viewer_get_compare (AiryStackViewer *self)
+{
+  return self->reference ? self->compare : AIRY_COMPARE_OFF;
+}
+
+void
+airy_stack_viewer_toggle_ab (AiryStackViewer *self)
+{
+  if (self->reference == NULL)
+    return;
+  self->show_b = !self->show_b;
+  show_compare (self);
+}
+
+gboolean
+airy_stack_viewer_get_showing_b (AiryStackViewer *self)
+{
+  return self->show_b;
+}
+
+AiryStackView *
+airy_stack_viewer_get_reference_view (AiryStackViewer *self)
+{
+  return self->ref_view;
+}
+
+static void
+on_compare_selected (GtkDropDown *dd, GParamSpec *pspec, AiryStackViewer *self)
+{
+  self->compare = (AiryCompare) gtk_drop_down_get_selected (dd);
+  show_compare (self);
+}
+
+/* viewer.pin, viewer.unpin, viewer.toggle-ab, viewer.compare-side,
+ * viewer.compare-diff, viewer.compare-off */
+static void
+action_compare (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  AiryStackViewer *self = data;
+  const char *name = g_action_get_name (G_ACTION (action));
+
+  if (g_str_equal (name, "pin"))
+    airy_stack_viewer_pin_reference (self);
+  else if (g_str_equal (name, "unpin"))
+    {
+      g_clear_pointer (&self->reference, airy_resident_unref);
+      self->show_b = FALSE;
+      gtk_widget_set_sensitive (self->compare_dd, FALSE);
+      show_compare (self);
+    }
+  else if (g_str_equal (name, "toggle-ab"))
+    airy_stack_viewer_toggle_ab (self);
+  else
+    airy_stack_viewer_set_compare (self, g_str_equal (name, "compare-side") ? AIRY_COMPARE_SIDE
+                                         : g_str_equal (name, "compare-diff") ? AIRY_COMPARE_DIFF
+                                         : AIRY_COMPARE_OFF);
+}
+
+/* the key B swaps A and B while a reference is pinned */
+static gboolean
+on_viewer_key (GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifierType state, AiryStackViewer *self)
+{
+  if ((keyval == GDK_KEY_b || keyval == GDK_KEY_B) && self->reference != NULL
+      && !(state & (GDK_CONTROL_MASK | GDK_ALT_MASK)))
+    {
+      airy_stack_viewer_toggle_ab (self);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+on_main_moved (AiryStackView *view, AiryStackViewer *self)
+{
+  if (gtk_widget_get_visible (self->ref_box))
+    airy_stack_view_copy_view (self->ref_view, view);
 }
 
 AiryStackView *
@@ -1278,7 +1575,8 @@ labelled (const char *text, GtkWidget *child)
 static void
 airy_stack_viewer_init (AiryStackViewer *self)
 {
-  static const char *colormaps[] = { N_("Gray"), N_("Inferno"), N_("Magma"), N_("Viridis"), N_("Fire"), NULL };
+  static const char *colormaps[] = { N_("Gray"), N_("Inferno"), N_("Magma"), N_("Viridis"), N_("Fire"),
+                                     N_("Diverging"), NULL };
   static const char *scales[] = { N_("Linear"), N_("Log"), N_("Sqrt"), NULL };
   static const char *autos[] = { N_("Min–max, slice"), N_("Min–max, stack"), N_("0.1 %, slice"),
                                  N_("0.1 %, stack"), NULL };
@@ -1287,11 +1585,13 @@ airy_stack_viewer_init (AiryStackViewer *self)
     { "export-raw", action_file }, { "export-tiff", action_file }, { "export-section", action_file },
     { "fit", action_zoom }, { "fit-psf", action_zoom }, { "zoom-1", action_zoom },
     { "zoom-in", action_zoom }, { "zoom-out", action_zoom }, { "properties", action_properties },
+    { "pin", action_compare }, { "unpin", action_compare }, { "toggle-ab", action_compare },
+    { "compare-side", action_compare }, { "compare-diff", action_compare }, { "compare-off", action_compare },
   };
   g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
   GtkWidget *toolbar, *paned, *side, *bottom, *button;
   GtkDropTarget *drop;
-  const char *translated[6];
+  const char *translated[8];
   guint i;
 
   gtk_orientable_set_orientation (GTK_ORIENTABLE (self), GTK_ORIENTATION_VERTICAL);
@@ -1368,6 +1668,26 @@ airy_stack_viewer_init (AiryStackViewer *self)
     gtk_box_append (GTK_BOX (zoom_box), button);
     gtk_box_append (GTK_BOX (toolbar), zoom_box);
   }
+  {
+    /* comparing with a pinned reference */
+    static const char *modes[] = { N_("Compare: off"), N_("Side by side"), N_("Difference"), NULL };
+    const char *names[4];
+    GtkWidget *compare_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
+
+    gtk_widget_add_css_class (compare_box, "linked");
+    button = gtk_button_new_with_label (_("Pin"));
+    gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.pin");
+    gtk_widget_set_tooltip_text (button, _("Keep the shown result as the reference to compare with (B swaps)"));
+    gtk_box_append (GTK_BOX (compare_box), button);
+    for (i = 0; modes[i]; i++)
+      names[i] = _(modes[i]);
+    names[i] = NULL;
+    self->compare_dd = gtk_drop_down_new_from_strings (names);
+    gtk_widget_set_sensitive (self->compare_dd, FALSE);
+    g_signal_connect (self->compare_dd, "notify::selected", G_CALLBACK (on_compare_selected), self);
+    gtk_box_append (GTK_BOX (compare_box), self->compare_dd);
+    gtk_box_append (GTK_BOX (toolbar), compare_box);
+  }
   /* shown for hyperstacks only: which channel and time point is on screen */
   self->hyper_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   self->channel_spin = gtk_spin_button_new_with_range (1, 1, 1);
@@ -1394,7 +1714,23 @@ airy_stack_viewer_init (AiryStackViewer *self)
   paned = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
   gtk_widget_set_vexpand (paned, TRUE);
   self->view = AIRY_STACK_VIEW (airy_stack_view_new ());
-  gtk_paned_set_start_child (GTK_PANED (paned), GTK_WIDGET (self->view));
+  {
+    /* A, and beside it B of a side-by-side comparison */
+    GtkWidget *views = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 4);
+
+    gtk_box_set_homogeneous (GTK_BOX (views), TRUE);
+    gtk_box_append (GTK_BOX (views), GTK_WIDGET (self->view));
+    self->ref_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+    self->ref_label = gtk_label_new ("");
+    gtk_widget_add_css_class (self->ref_label, "dim-label");
+    self->ref_view = AIRY_STACK_VIEW (airy_stack_view_new ());
+    gtk_widget_set_focusable (GTK_WIDGET (self->ref_view), FALSE);
+    gtk_box_append (GTK_BOX (self->ref_box), self->ref_label);
+    gtk_box_append (GTK_BOX (self->ref_box), GTK_WIDGET (self->ref_view));
+    gtk_widget_set_visible (self->ref_box, FALSE);
+    gtk_box_append (GTK_BOX (views), self->ref_box);
+    gtk_paned_set_start_child (GTK_PANED (paned), views);
+  }
   gtk_paned_set_resize_start_child (GTK_PANED (paned), TRUE);
   side = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   gtk_widget_add_css_class (side, "airy-sidebar");
@@ -1447,6 +1783,20 @@ airy_stack_viewer_init (AiryStackViewer *self)
   g_signal_connect (self->view, "changed", G_CALLBACK (on_view_changed), self);
   g_signal_connect (self->view, "hover", G_CALLBACK (on_hover), self);
   g_signal_connect_swapped (self->view, "moved", G_CALLBACK (update_plots), self);
+  g_signal_connect (self->view, "moved", G_CALLBACK (on_main_moved), self);
+  {
+    GtkEventController *keys = gtk_event_controller_key_new ();
+
+    g_signal_connect (keys, "key-pressed", G_CALLBACK (on_viewer_key), self);
+    gtk_widget_add_controller (GTK_WIDGET (self), keys);
+  }
+  /* the reference view shows with the main view's display */
+  {
+    static const char *shared[] = { "colormap", "inverted", "scale", "gamma", "limit-low", "limit-high",
+                                    "linear", "mip", "sections" };
+    for (i = 0; i < G_N_ELEMENTS (shared); i++)
+      g_object_bind_property (self->view, shared[i], self->ref_view, shared[i], G_BINDING_SYNC_CREATE);
+  }
 
   drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);

@@ -19,6 +19,13 @@ typedef enum
   AIRY_AUTO_PERCENTILE_STACK,
 } AiryAutoContrast;
 
+typedef enum
+{
+  AIRY_COMPARE_OFF,
+  AIRY_COMPARE_SIDE,   /* the reference beside the result, linked */
+  AIRY_COMPARE_DIFF,   /* result − reference, signed colormap */
+} AiryCompare;
+
 /* The stack viewer: the GL canvas with its sections, display controls
  * (colormap, contrast with histogram, gamma, scale, interpolation), z
  * slider with play, profiles with FWHM, readout, open and export. */
@@ -88,6 +95,17 @@ gboolean       airy_stack_viewer_set_voxel_size   (AiryStackViewer *self,
                                                    double           dy,
                                                    double           dz,
                                                    GError         **error);
+/* Comparing two PSFs: pin the shown result as the reference (viewer.pin),
+ * then show both side by side with linked cursor, z and zoom, or their
+ * difference; the profiles show both FWHMs. A/B (key B, viewer.toggle-ab)
+ * swaps which is shown as A. */
+void           airy_stack_viewer_pin_reference    (AiryStackViewer *self);
+void           airy_stack_viewer_set_compare      (AiryStackViewer *self,
+                                                   AiryCompare      mode);
+AiryCompare    airy_stack_viewer_get_compare      (AiryStackViewer *self);
+void           airy_stack_viewer_toggle_ab        (AiryStackViewer *self);
+gboolean       airy_stack_viewer_get_showing_b    (AiryStackViewer *self);
+AiryStackView *airy_stack_viewer_get_reference_view (AiryStackViewer *self);
 const char    *airy_stack_viewer_get_message      (AiryStackViewer *self);
 const char    *airy_stack_viewer_get_readout      (AiryStackViewer *self);
 void           airy_stack_viewer_show_message     (AiryStackViewer *self,
