@@ -64,6 +64,7 @@ struct _AiryStackViewer
   AiryStackView       *ref_view;
   GtkWidget           *ref_box;
   GtkWidget           *ref_label;
+  GtkWidget           *a_label;
   GtkWidget           *compare_dd;
   AiryColormap         colormap_before_diff;
   /* reads and writes on worker threads */
@@ -481,6 +482,8 @@ show_compare (AiryStackViewer *self)
   gboolean was_diff = d.colormap == AIRY_COLORMAP_DIVERGING && self->colormap_before_diff != AIRY_COLORMAP_DIVERGING;
 
   gtk_widget_set_visible (self->ref_box, mode == AIRY_COMPARE_SIDE && b != NULL);
+  gtk_widget_set_visible (self->a_label, mode == AIRY_COMPARE_SIDE && b != NULL);
+  gtk_label_set_text (GTK_LABEL (self->a_label), a == self->reference ? _("A: reference") : _("A: result"));
   if (mode == AIRY_COMPARE_DIFF && a && b)
     {
       g_autoptr(GError) error = NULL;
@@ -1718,8 +1721,16 @@ airy_stack_viewer_init (AiryStackViewer *self)
     /* A, and beside it B of a side-by-side comparison */
     GtkWidget *views = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 4);
 
+    GtkWidget *a_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+
     gtk_box_set_homogeneous (GTK_BOX (views), TRUE);
-    gtk_box_append (GTK_BOX (views), GTK_WIDGET (self->view));
+    /* both titled while side by side, so that their canvases line up */
+    self->a_label = gtk_label_new ("");
+    gtk_widget_add_css_class (self->a_label, "dim-label");
+    gtk_widget_set_visible (self->a_label, FALSE);
+    gtk_box_append (GTK_BOX (a_box), self->a_label);
+    gtk_box_append (GTK_BOX (a_box), GTK_WIDGET (self->view));
+    gtk_box_append (GTK_BOX (views), a_box);
     self->ref_box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
     self->ref_label = gtk_label_new ("");
     gtk_widget_add_css_class (self->ref_label, "dim-label");
