@@ -1490,6 +1490,8 @@ test_gl_compare (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (airy_stack_view_get_stack (ref)->data[4 * 64 * 64 + 32 * 64 + 32], ==, 1.0f);
   g_assert_cmpfloat (airy_stack_view_get_stack (f->view)->data[4 * 64 * 64 + 32 * 64 + 32], ==, 0.5f);
   read_frame (f, &w, &h);
+  /* the two canvases line up */
+  g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (ref)), ==, gtk_widget_get_height (GTK_WIDGET (f->view)));
   /* linked: z, cursor, zoom */
   airy_stack_view_set_z (f->view, 4);
   airy_stack_view_set_cursor (f->view, 32, 32);
