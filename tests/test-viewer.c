@@ -1582,6 +1582,134 @@ test_gl_compare (Fixture *f, gconstpointer data)
   g_assert_false (gtk_widget_is_visible (GTK_WIDGET (ref)));
 }
 
+/* ---- profiles, rectangles, exports ---- */
+
+static void
+test_box_stats (void)
+{
+  /* a Gaussian (σ = 3 px) centred on a 12 × 12 rectangle: all of it in
+   * the whole plane, 1 − exp (−r²/2σ²) in the circle of r = 6 px */
+  g_autofree float *p = g_new (float, 64 * 64);
+  AiryBoxStats st;
+  guint y, x;
+
+  for (y = 0; y < 64; y++)
+    for (x = 0; x < 64; x++)
+      p[y * 64 + x] = (float) exp (-((x - 31.5) * (x - 31.5) + (y - 31.5) * (y - 31.5)) / 18.0);
+  airy_box_stats (p, 64, 64, 0, 0, 64, 64, &st);
+  g_assert_cmpfloat_with_epsilon (st.ensquared, 1.0, 1e-9);
+  g_assert_cmpfloat_with_epsilon (st.sum, 2 * G_PI * 9, 0.01);
+  airy_box_stats (p, 64, 64, 26, 26, 12, 12, &st);
+  g_assert_cmpuint (st.n, ==, 144);
+  g_assert_cmpfloat_with_epsilon (st.mean, st.sum / 144, 1e-9);
+  g_assert_cmpfloat_with_epsilon (st.max, exp (-0.5 / 18.0), 1e-6);
+  g_assert_cmpfloat_with_epsilon (st.encircled, 1 - exp (-36.0 / 18.0), 0.01);
+  g_assert_cmpfloat (st.ensquared, >, st.encircled);
+  g_assert_cmpfloat (st.radius, ==, 6.0);
+}
+
+static void
+test_gl_profiles (Fixture *f, gconstpointer data)
+{
+  /* a line 5 px wide averages across: (y − 20)² on y = 20 gives
+   * (4 + 1 + 0 + 1 + 4)/5 = 2; exported as CSV; a rectangle tells its
+   * statistics; XY, XZ and YZ export as one PNG */
+  g_autofree char *csv_path = g_build_filename (tmpdir, "line.csv", NULL);
+  g_autofree char *png_path = g_build_filename (tmpdir, "sections.png", NULL);
+  g_autofree char *csv = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_autoptr(GError) error = NULL;
+  AiryStack *s = airy_stack_new (8, 48, 40);
+  GtkWidget *width_spin, *rect, *line;
+  guint z, y, x, i;
+
+  if (!have_display)
+    {
+      airy_stack_free (s);
+      g_test_skip ("no display");
+      return;
+    }
+  for (z = 0; z < 8; z++)
+    for (y = 0; y < 48; y++)
+      for (x = 0; x < 40; x++)
+        airy_stack_plane (s, z)[y * 40 + x] = (float) ((y - 20.0) * (y - 20.0)) + 1000.0f * z;
+  s->dx = s->dy = 0.5;
+  s->dz = 2.0;
+  airy_stack_viewer_set_stack (f->viewer, s);
+  airy_stack_view_set_z (f->view, 0);
+  width_spin = test_find_widget (GTK_WIDGET (f->viewer), GTK_TYPE_SPIN_BUTTON, "Width");
+  g_assert_nonnull (width_spin);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (width_spin), 5);
+  airy_stack_view_set_line (f->view, 5, 20, 35, 20);
+  g_assert_true (airy_stack_viewer_export_profile (f->viewer, csv_path, FALSE, &error));
+  g_assert_true (g_file_get_contents (csv_path, &csv, NULL, &error));
+  lines = g_strsplit (csv, "\n", -1);
+  g_assert_cmpstr (lines[0], ==, "x_µm,value");
+  g_assert_cmpuint (g_strv_length (lines), >, 100);
+  for (i = 1; lines[i] && lines[i][0]; i++)
+    {
+      const char *comma = strchr (lines[i], ',');
+
+      g_assert_nonnull (comma);
+      g_assert_cmpfloat_with_epsilon (g_ascii_strtod (comma + 1, NULL), 2.0, 1e-5);
+    }
+  /* 1 px: the line alone */
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (width_spin), 1);
+  g_assert_true (airy_stack_viewer_export_profile (f->viewer, csv_path, FALSE, &error));
+  g_clear_pointer (&csv, g_free);
+  g_assert_true (g_file_get_contents (csv_path, &csv, NULL, &error));
+  g_assert_nonnull (strstr (csv, "\n0,0\n"));
+
+  /* the tools: one at a time, off goes back to the cursor */
+  rect = test_find_widget (GTK_WIDGET (f->viewer), GTK_TYPE_TOGGLE_BUTTON, "Rectangle");
+  line = test_find_widget (GTK_WIDGET (f->viewer), GTK_TYPE_TOGGLE_BUTTON, "Line profile");
+  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (rect), TRUE);
+  g_assert_cmpint (airy_stack_view_get_tool (f->view), ==, AIRY_TOOL_RECT);
+  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (line), TRUE);
+  g_assert_cmpint (airy_stack_view_get_tool (f->view), ==, AIRY_TOOL_LINE);
+  g_assert_false (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (rect)));
+  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (line), FALSE);
+  g_assert_cmpint (airy_stack_view_get_tool (f->view), ==, AIRY_TOOL_CURSOR);
+  /* a rectangle on rows 18…21 of plane 0: (y − 20)² = 4, 1, 0, 1 */
+  g_assert_null (airy_stack_viewer_get_roi_text (f->viewer));
+  airy_stack_view_set_roi (f->view, 10, 18, 10, 4);
+  g_assert_nonnull (airy_stack_viewer_get_roi_text (f->viewer));
+  g_assert_true (g_str_has_prefix (airy_stack_viewer_get_roi_text (f->viewer),
+                                   "Rectangle 10 × 4 px: sum 60, mean 1.5, max 4\n"));
+
+  /* XY, XZ, YZ in one PNG: 40 + 6 + 8·4 wide, 48 + 6 + 32 tall */
+  {
+    AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+    AiryDisplay d;
+    g_autoptr(AiryStack) back = NULL;
+    guint8 lut[256 * 3];
+
+    airy_display_init (&d);
+    d.colormap = AIRY_COLORMAP_GRAY;
+    d.lo = 0.0f;
+    d.hi = 8000.0f;
+    airy_stack_viewer_set_display (f->viewer, &d);
+    airy_stack_view_set_cursor (f->view, 7, 30);
+    g_assert_true (airy_stack_viewer_export_sections (f->viewer, png_path, &error));
+    ro.channel = 0;
+    back = airy_image_read_full (png_path, &ro, &error);
+    g_assert_nonnull (back);
+    g_assert_cmpuint (back->width, ==, 40 + 6 + 32);
+    g_assert_cmpuint (back->height, ==, 48 + 6 + 32);
+    airy_colormap_lut (AIRY_COLORMAP_GRAY, FALSE, lut);
+    /* XZ at row y = 30: (30 − 20)² + 1000 z, plane z = 5 at rows 20…23 */
+    g_assert_cmpfloat (back->data[(48 + 6 + 21) * back->width + 3], ==,
+                       lut[3 * airy_display_index (&d, 100.0f + 5000.0f)]);
+    /* YZ at x = 7, row y = 10: (10 − 20)² + 1000 z, z = 2 at columns 8…11 */
+    g_assert_cmpfloat (back->data[10 * back->width + 40 + 6 + 9], ==,
+                       lut[3 * airy_display_index (&d, 100.0f + 2000.0f)]);
+    /* the gap is the canvas' background */
+    g_assert_cmpfloat (back->data[(48 + 2) * back->width + 3], ==, 31.0f);
+  }
+  g_unlink (csv_path);
+  g_unlink (png_path);
+}
+
 /* ---- properties ---- */
 
 #define NOTIFIED(name) test_notified (counts, name)
@@ -1701,6 +1829,7 @@ main (int argc, char **argv)
   g_test_add_func ("/viewer/math/fwhm-gaussian", test_fwhm_gaussian);
   g_test_add_func ("/viewer/math/scale-bar", test_scale_bar);
   g_test_add_func ("/viewer/math/pixel-to-um", test_pixel_to_um);
+  g_test_add_func ("/viewer/math/box-stats", test_box_stats);
   g_test_add ("/viewer/gl/colormap-contrast-gamma-log", Fixture, NULL, fixture_setup, test_gl_colormap, fixture_teardown);
   g_test_add ("/viewer/gl/sections", Fixture, NULL, fixture_setup, test_gl_sections, fixture_teardown);
   g_test_add ("/viewer/gl/mip", Fixture, NULL, fixture_setup, test_gl_mip, fixture_teardown);
@@ -1718,6 +1847,7 @@ main (int argc, char **argv)
   g_test_add ("/viewer/gl/fit-psf", Fixture, NULL, fixture_setup, test_gl_fit_psf, fixture_teardown);
   g_test_add ("/viewer/gl/foreign", Fixture, NULL, fixture_setup, test_gl_foreign, fixture_teardown);
   g_test_add ("/viewer/gl/compare", Fixture, NULL, fixture_setup, test_gl_compare, fixture_teardown);
+  g_test_add ("/viewer/gl/profiles", Fixture, NULL, fixture_setup, test_gl_profiles, fixture_teardown);
   g_test_add ("/viewer/gl/fits-1280", Fixture, NULL, fixture_setup, test_gl_fits_1280, fixture_teardown);
   status = g_test_run ();
   g_rmdir (tmpdir);

@@ -93,6 +93,21 @@ _airy_stack_view_draw_overlays (AiryStackView *self,
       gtk_snapshot_pop (snapshot);
     }
 
+  if (self->roi_valid)
+    {
+      static const GdkRGBA roi = { 0.4, 1.0, 0.4, 0.95 };
+      double x0 = L.xy.x + MIN (self->qx0, self->qx1) * L.zoom, y0 = L.xy.y + MIN (self->qy0, self->qy1) * L.zoom;
+      double x1 = L.xy.x + (MAX (self->qx0, self->qx1) + 1) * L.zoom;
+      double y1 = L.xy.y + (MAX (self->qy0, self->qy1) + 1) * L.zoom;
+
+      gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (L.vxy.x, L.vxy.y, L.vxy.w, L.vxy.h));
+      append_line (snapshot, x0, y0, x1, y0, &roi);
+      append_line (snapshot, x0, y1, x1, y1, &roi);
+      append_line (snapshot, x0, y0, x0, y1, &roi);
+      append_line (snapshot, x1, y0, x1, y1, &roi);
+      gtk_snapshot_pop (snapshot);
+    }
+
   /* scale bar, bottom left of XY */
   len = airy_stack_view_get_scale_bar (self, &px);
   if (len > 0 && px >= 4)

@@ -42,6 +42,9 @@ struct _AiryStackView
 
   gboolean      line_valid;
   double        lx0, ly0, lx1, ly1;
+  gboolean      roi_valid;      /* the rectangle tool's, corners inclusive */
+  guint         qx0, qy0, qx1, qy1;
+  gboolean      dragging_roi;
 
   /* drag state */
   double        drag_x, drag_y, drag_ox, drag_oy;

@@ -24,7 +24,8 @@ G_DEFINE_FINAL_TYPE (AiryStackView, airy_stack_view, GTK_TYPE_GL_AREA)
 
 G_DEFINE_ENUM_TYPE (AiryViewTool, airy_view_tool,
                     G_DEFINE_ENUM_VALUE (AIRY_TOOL_CURSOR, "cursor"),
-                    G_DEFINE_ENUM_VALUE (AIRY_TOOL_LINE, "line"))
+                    G_DEFINE_ENUM_VALUE (AIRY_TOOL_LINE, "line"),
+                    G_DEFINE_ENUM_VALUE (AIRY_TOOL_RECT, "rectangle"))
 
 G_DEFINE_ENUM_TYPE (AiryDisplayScale, airy_display_scale,
                     G_DEFINE_ENUM_VALUE (AIRY_SCALE_LINEAR, "linear"),
@@ -352,9 +353,16 @@ drag_begin (GtkGestureDrag *gesture, double x, double y, AiryStackView *self)
   gtk_widget_grab_focus (GTK_WIDGET (self));
   self->drag_x = x;
   self->drag_y = y;
-  self->dragging_line = button == GDK_BUTTON_PRIMARY && self->tool == AIRY_TOOL_LINE
+  self->dragging_line = button == GDK_BUTTON_PRIMARY && self->tool != AIRY_TOOL_CURSOR
                         && airy_stack_view_widget_to_image (self, x, y, &ix, &iy);
-  if (self->dragging_line)
+  self->dragging_roi = self->dragging_line && self->tool == AIRY_TOOL_RECT;
+  if (self->dragging_roi)
+    {
+      self->qx0 = self->qx1 = CLAMP (floor (ix + 0.5), 0, self->stack->width - 1);
+      self->qy0 = self->qy1 = CLAMP (floor (iy + 0.5), 0, self->stack->height - 1);
+      self->roi_valid = FALSE;
+    }
+  else if (self->dragging_line)
     {
       self->lx0 = self->lx1 = ix;
       self->ly0 = self->ly1 = iy;
@@ -372,7 +380,19 @@ drag_begin (GtkGestureDrag *gesture, double x, double y, AiryStackView *self)
 static void
 drag_update (GtkGestureDrag *gesture, double dx, double dy, AiryStackView *self)
 {
-  if (self->dragging_line)
+  if (self->dragging_roi)
+    {
+      double ix, iy;
+
+      airy_stack_view_widget_to_image (self, self->drag_x + dx, self->drag_y + dy, &ix, &iy);
+      self->qx1 = CLAMP (floor (ix + 0.5), 0, self->stack->width - 1);
+      self->qy1 = CLAMP (floor (iy + 0.5), 0, self->stack->height - 1);
+      self->roi_valid = self->qx1 != self->qx0 || self->qy1 != self->qy0;
+      if (self->roi_valid)
+        g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+    }
+  else if (self->dragging_line)
     {
       double ix, iy;
 
@@ -407,7 +427,7 @@ drag_end (GtkGestureDrag *gesture, double dx, double dy, AiryStackView *self)
         }
       set_cursor_from_point (self, self->drag_x, self->drag_y);
     }
-  self->dragging_line = FALSE;
+  self->dragging_line = self->dragging_roi = FALSE;
 }
 
 static void
@@ -767,6 +787,7 @@ airy_stack_view_set_resident (AiryStackView *self,
   AiryStack *stack = resident ? resident->stack : NULL;
   AiryResident *old = self->resident;
   gsize old_n = self->stack ? airy_stack_plane_size (self->stack) : 0;
+  guint old_w = self->stack ? self->stack->width : 0, old_h = self->stack ? self->stack->height : 0;
   guint z = self->z;
 
   g_return_if_fail (AIRY_IS_STACK_VIEW (self));
@@ -780,6 +801,8 @@ airy_stack_view_set_resident (AiryStackView *self,
     g_clear_pointer (&self->xy_host, g_free);
   self->xy_host_valid = FALSE;
   self->line_valid = FALSE;
+  if (stack == NULL || stack->width != old_w || stack->height != old_h)
+    self->roi_valid = FALSE;
   if (stack)
     {
       /* a frame on the PSF is found again on a new geometry */
@@ -1289,4 +1312,38 @@ airy_stack_view_copy_view (AiryStackView *self,
     _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_FIT);
   gtk_widget_queue_draw (GTK_WIDGET (self));
   update_zoom (self);
+}
+
+/* The rectangle drawn with the rectangle tool, image pixels (inclusive
+ * corners sorted into x, y, width, height). */
+gboolean
+airy_stack_view_get_roi (AiryStackView *self,
+                         guint         *x,
+                         guint         *y,
+                         guint         *width,
+                         guint         *height)
+{
+  *x = MIN (self->qx0, self->qx1);
+  *y = MIN (self->qy0, self->qy1);
+  *width = MAX (self->qx0, self->qx1) - *x + 1;
+  *height = MAX (self->qy0, self->qy1) - *y + 1;
+  return self->roi_valid && self->stack != NULL;
+}
+
+void
+airy_stack_view_set_roi (AiryStackView *self,
+                         guint          x,
+                         guint          y,
+                         guint          width,
+                         guint          height)
+{
+  if (self->stack == NULL)
+    return;
+  self->qx0 = MIN (x, self->stack->width - 1);
+  self->qy0 = MIN (y, self->stack->height - 1);
+  self->qx1 = MIN (x + MAX (width, 1) - 1, self->stack->width - 1);
+  self->qy1 = MIN (y + MAX (height, 1) - 1, self->stack->height - 1);
+  self->roi_valid = TRUE;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }

@@ -19,6 +19,7 @@ typedef enum
 {
   AIRY_TOOL_CURSOR,   /* click sets the cursor, drag pans */
   AIRY_TOOL_LINE,     /* drag draws a profile line */
+  AIRY_TOOL_RECT,     /* drag draws a rectangle (its statistics) */
 } AiryViewTool;
 
 #define AIRY_TYPE_VIEW_TOOL (airy_view_tool_get_type ())
@@ -83,6 +84,17 @@ void               airy_stack_view_set_line       (AiryStackView     *self,
                                                    double             y0,
                                                    double             x1,
                                                    double             y1);
+/* The rectangle tool's rectangle in image pixels; FALSE when none. */
+gboolean           airy_stack_view_get_roi        (AiryStackView     *self,
+                                                   guint             *x,
+                                                   guint             *y,
+                                                   guint             *width,
+                                                   guint             *height);
+void               airy_stack_view_set_roi        (AiryStackView     *self,
+                                                   guint              x,
+                                                   guint              y,
+                                                   guint              width,
+                                                   guint              height);
 /* Zoom: screen pixels per image pixel; fit follows the widget's size. */
 void               airy_stack_view_set_zoom       (AiryStackView     *self,
                                                    double             zoom);

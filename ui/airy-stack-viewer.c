@@ -27,6 +27,9 @@ struct _AiryStackViewer
   GtkWidget           *mip;
   GtkWidget           *sections;
   GtkWidget           *line_tool;
+  GtkWidget           *line_width;
+  GtkWidget           *rect_tool;
+  GtkWidget           *roi_label;
   GtkWidget           *z_scale;
   GtkWidget           *z_label;
   GtkWidget           *play;
@@ -225,6 +228,34 @@ update_readout (AiryStackViewer *self, guint x, guint y)
   gtk_label_set_text (GTK_LABEL (self->readout), self->readout_text);
 }
 
+/* The rectangle's statistics, from the shown plane (fetched to host). */
+static void
+update_roi (AiryStackViewer *self)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  AiryBoxStats st;
+  guint x, y, w, h;
+  g_autofree char *text = NULL;
+
+  if (s == NULL || !airy_stack_view_get_roi (self->view, &x, &y, &w, &h))
+    {
+      gtk_widget_set_visible (self->roi_label, FALSE);
+      return;
+    }
+  airy_box_stats (airy_stack_view_get_xy_plane (self->view), s->height, s->width, x, y, w, h, &st);
+  text = g_strdup_printf (_("Rectangle %u × %u px: sum %.6g, mean %.6g, max %.6g\n"
+                            "energy in it %.1f %%, in its circle (r %.3g µm) %.1f %%"),
+                          w, h, st.sum, st.mean, st.max, 100 * st.ensquared, st.radius * s->dx, 100 * st.encircled);
+  gtk_label_set_text (GTK_LABEL (self->roi_label), text);
+  gtk_widget_set_visible (self->roi_label, TRUE);
+}
+
+const char *
+airy_stack_viewer_get_roi_text (AiryStackViewer *self)
+{
+  return gtk_widget_get_visible (self->roi_label) ? gtk_label_get_text (GTK_LABEL (self->roi_label)) : NULL;
+}
+
 /* The other side of a comparison (B; A in a difference, where the view
  * shows A − B), or NULL. */
 static AiryResident *
@@ -283,16 +314,17 @@ update_plots (AiryStackViewer *self)
       guint n = MAX (2, (guint) ceil (hypot (x1 - x0, y1 - y0)) * 4 + 1);
       g_autofree float *p = g_new (float, n);
       g_autofree float *bplane = b ? plane_of (self, b, &error) : NULL;
+      guint lw = (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->line_width));
 
       if (plane == NULL)
         {
           airy_stack_viewer_show_message (self, error->message);
           return;
         }
-      airy_line_profile (plane, s->height, s->width, x0, y0, x1, y1, n, p);
+      airy_line_profile_wide (plane, s->height, s->width, x0, y0, x1, y1, n, lw, p);
       airy_plot_set_data (self->line_plot, p, n, 0.0, len / (n - 1), n / 2, TRUE);
       if (bplane)
-        airy_line_profile (bplane, s->height, s->width, x0, y0, x1, y1, n, p);
+        airy_line_profile_wide (bplane, s->height, s->width, x0, y0, x1, y1, n, lw, p);
       airy_plot_set_reference (self->line_plot, bplane ? p : NULL, n, 0.0, len / (n - 1), n / 2);
     }
   else
@@ -363,6 +395,7 @@ update_plots (AiryStackViewer *self)
         airy_plot_set_reference (self->axial_plot, NULL, 0, 0, 0, 0);
     }
   update_readout (self, cx, cy);
+  update_roi (self);
 }
 
 static void
@@ -1103,12 +1136,13 @@ need_stack (AiryStackViewer *self, GError **error)
  * GL view, the shown plane, the stack, a section), then the file, which the
  * file chooser's exports write on a worker thread: the UI thread touches
  * no file. */
-typedef enum { EXPORT_PNG_RGB, EXPORT_PNG_GRAY16, EXPORT_TIFF } ExportKind;
+typedef enum { EXPORT_PNG_RGB, EXPORT_PNG_GRAY16, EXPORT_TIFF, EXPORT_TEXT } ExportKind;
 
 typedef struct
 {
   ExportKind    kind;
   guint8       *rgb;        /* PNG_RGB */
+  char         *text;       /* TEXT */
   AiryStack    *stack;      /* GRAY16 (one plane), TIFF */
   AiryResident *resident;   /* keeps a borrowed stack alive */
   gboolean      borrowed;
@@ -1120,6 +1154,7 @@ static void
 export_free (Export *e)
 {
   g_free (e->rgb);
+  g_free (e->text);
   if (!e->borrowed)
     airy_stack_free (e->stack);
   g_clear_pointer (&e->resident, airy_resident_unref);
@@ -1140,6 +1175,124 @@ export_view (AiryStackViewer *self, guint scale, GError **error)
   e->rgb = airy_stack_viewer_render_view (self, scale, TRUE, &e->width, &e->height);
   e->dx = airy_stack_view_get_stack (self->view)->dx / scale;
   return e;
+}
+
+static gboolean export_write (const char *path, const Export *e, GError **error);
+
+/* XY with its scale bar, XZ below and YZ beside it at the true z spacing,
+ * as on screen (one image). */
+guint8 *
+airy_stack_viewer_render_sections (AiryStackViewer *self,
+                                   guint           *width,
+                                   guint           *height)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  AiryResident *r = airy_stack_view_get_resident (self->view);
+  const AiryDisplay *d = airy_stack_view_get_display (self->view);
+  g_autofree guint8 *xy = NULL;
+  g_autofree float *xz = NULL, *yz = NULL;
+  g_autofree guint8 *xz_rgb = NULL, *yz_rgb = NULL;
+  guint W, H, xw, xh, zx = 0, zy = 0, gap = 0, y, x, cx, cy;
+  guint8 *out;
+  gsize k;
+
+  if (s == NULL)
+    return NULL;
+  xy = airy_stack_viewer_render_view (self, 1, TRUE, &xw, &xh);
+  airy_stack_view_get_cursor (self->view, &cx, &cy);
+  if (s->depth > 1)
+    {
+      double az = s->dz > 0 ? s->dz : s->dx;
+
+      xz = g_new (float, (gsize) s->depth * s->width);
+      yz = g_new (float, (gsize) s->depth * s->height);
+      if (!airy_resident_read_slice (r, &(AirySlice) { AIRY_SLICE_XZ, cy }, xz, NULL)
+          || !airy_resident_read_slice (r, &(AirySlice) { AIRY_SLICE_YZ, cx }, yz, NULL))
+        g_clear_pointer (&xz, g_free);
+      else
+        {
+          xz_rgb = g_malloc ((gsize) s->depth * s->width * 3);
+          yz_rgb = g_malloc ((gsize) s->depth * s->height * 3);
+          airy_display_render_rgb (d, xz, s->depth, s->width, xz_rgb);
+          airy_display_render_rgb (d, yz, s->depth, s->height, yz_rgb);
+          zy = MAX (1, (guint) floor (s->depth * az / s->dy + 0.5));
+          zx = MAX (1, (guint) floor (s->depth * az / s->dx + 0.5));
+          gap = 6;   /* the canvas' gap */
+        }
+    }
+  W = xw + (zx ? gap + zx : 0);
+  H = xh + (zy ? gap + zy : 0);
+  out = g_malloc ((gsize) W * H * 3);
+  /* the canvas' background */
+  for (k = 0; k < (gsize) W * H; k++)
+    {
+      out[3 * k] = out[3 * k + 1] = 31;
+      out[3 * k + 2] = 33;
+    }
+  for (y = 0; y < xh; y++)
+    memcpy (out + (gsize) y * W * 3, xy + (gsize) y * xw * 3, (gsize) xw * 3);
+  if (xz_rgb)
+    {
+      /* XZ: z downwards; YZ: z to the right (nearest plane) */
+      for (y = 0; y < zy; y++)
+        memcpy (out + ((gsize) (xh + gap + y) * W) * 3,
+                xz_rgb + (gsize) MIN (y * s->depth / zy, s->depth - 1) * s->width * 3, (gsize) s->width * 3);
+      for (y = 0; y < s->height; y++)
+        for (x = 0; x < zx; x++)
+          memcpy (out + ((gsize) y * W + xw + gap + x) * 3,
+                  yz_rgb + ((gsize) MIN (x * s->depth / zx, s->depth - 1) * s->height + y) * 3, 3);
+    }
+  *width = W;
+  *height = H;
+  return out;
+}
+
+static Export *
+export_sections (AiryStackViewer *self, GError **error)
+{
+  Export *e;
+
+  if (!need_stack (self, error))
+    return NULL;
+  e = g_new0 (Export, 1);
+  e->kind = EXPORT_PNG_RGB;
+  e->rgb = airy_stack_viewer_render_sections (self, &e->width, &e->height);
+  e->dx = airy_stack_view_get_stack (self->view)->dx;
+  return e;
+}
+
+static Export *
+export_csv (AiryStackViewer *self, gboolean axial, GError **error)
+{
+  Export *e;
+
+  if (!need_stack (self, error))
+    return NULL;
+  e = g_new0 (Export, 1);
+  e->kind = EXPORT_TEXT;
+  e->text = airy_plot_to_csv (axial ? self->axial_plot : self->line_plot);
+  return e;
+}
+
+gboolean
+airy_stack_viewer_export_sections (AiryStackViewer *self,
+                                   const char      *path,
+                                   GError         **error)
+{
+  g_autoptr(Export) e = export_sections (self, error);
+
+  return e != NULL && export_write (path, e, error);
+}
+
+gboolean
+airy_stack_viewer_export_profile (AiryStackViewer *self,
+                                  const char      *path,
+                                  gboolean         axial,
+                                  GError         **error)
+{
+  g_autoptr(Export) e = export_csv (self, axial, error);
+
+  return e != NULL && export_write (path, e, error);
 }
 
 static Export *
@@ -1203,6 +1356,8 @@ export_write (const char *path, const Export *e, GError **error)
       return airy_png_write_rgb (path, e->rgb, e->height, e->width, e->dx, error);
     case EXPORT_PNG_GRAY16:
       return airy_png_write_gray16 (path, e->stack->data, e->stack->height, e->stack->width, e->stack->dx, error);
+    case EXPORT_TEXT:
+      return g_file_set_contents (path, e->text, -1, error);
     case EXPORT_TIFF:
     default:
       return airy_tiff_write (path, e->stack, error);
@@ -1394,17 +1549,28 @@ selected_to_enum (GBinding *binding, const GValue *from, GValue *to, gpointer da
   return TRUE;
 }
 
+/* A tool's toggle: on when the view has that tool (data); turning it on
+ * picks it, turning it off goes back to the cursor unless another tool
+ * was picked meanwhile. */
 static gboolean
 tool_to_active (GBinding *binding, const GValue *from, GValue *to, gpointer data)
 {
-  g_value_set_boolean (to, g_value_get_enum (from) == AIRY_TOOL_LINE);
+  g_value_set_boolean (to, g_value_get_enum (from) == GPOINTER_TO_INT (data));
   return TRUE;
 }
 
 static gboolean
 active_to_tool (GBinding *binding, const GValue *from, GValue *to, gpointer data)
 {
-  g_value_set_enum (to, g_value_get_boolean (from) ? AIRY_TOOL_LINE : AIRY_TOOL_CURSOR);
+  g_autoptr(GObject) view = g_binding_dup_source (binding);
+  AiryViewTool tool = GPOINTER_TO_INT (data);
+
+  if (g_value_get_boolean (from))
+    g_value_set_enum (to, tool);
+  else if (view && airy_stack_view_get_tool (AIRY_STACK_VIEW (view)) == tool)
+    g_value_set_enum (to, AIRY_TOOL_CURSOR);
+  else
+    return FALSE;
   return TRUE;
 }
 
@@ -1433,7 +1599,9 @@ bind_controls (AiryStackViewer *self)
   g_object_bind_property_full (self->view, "scale", self->scale, "selected", both,
                                enum_to_selected, selected_to_enum, NULL, NULL);
   g_object_bind_property_full (self->view, "tool", self->line_tool, "active", both,
-                               tool_to_active, active_to_tool, NULL, NULL);
+                               tool_to_active, active_to_tool, GINT_TO_POINTER (AIRY_TOOL_LINE), NULL);
+  g_object_bind_property_full (self->view, "tool", self->rect_tool, "active", both,
+                               tool_to_active, active_to_tool, GINT_TO_POINTER (AIRY_TOOL_RECT), NULL);
   g_object_bind_property (self->view, "z", gtk_range_get_adjustment (GTK_RANGE (self->z_scale)), "value", both);
   g_signal_connect (self->z_scale, "change-value", G_CALLBACK (on_z_change), self);
 }
@@ -1491,7 +1659,8 @@ airy_file_chooser_add_image_filter (GtkFileChooser *chooser)
   g_object_unref (filter);
 }
 
-typedef enum { FILE_OPEN, FILE_VIEW_1X, FILE_VIEW_2X, FILE_RAW, FILE_TIFF, FILE_SECTION } FileJob;
+typedef enum { FILE_OPEN, FILE_VIEW_1X, FILE_VIEW_2X, FILE_RAW, FILE_TIFF, FILE_SECTION, FILE_SECTIONS_PNG,
+               FILE_LINE_CSV, FILE_AXIAL_CSV } FileJob;
 
 static void
 on_file_response (GtkNativeDialog *dialog, int response, gpointer data)
@@ -1519,6 +1688,9 @@ on_file_response (GtkNativeDialog *dialog, int response, gpointer data)
         case FILE_RAW:     e = export_raw (self, &error); break;
         case FILE_TIFF:    e = export_tiff (self, FALSE, &error); break;
         case FILE_SECTION: e = export_tiff (self, TRUE, &error); break;
+        case FILE_SECTIONS_PNG: e = export_sections (self, &error); break;
+        case FILE_LINE_CSV: e = export_csv (self, FALSE, &error); break;
+        case FILE_AXIAL_CSV: e = export_csv (self, TRUE, &error); break;
         default: break;
         }
       if (e != NULL)
@@ -1536,8 +1708,10 @@ choose_file (AiryStackViewer *self, FileJob job)
 {
   static const char *titles[] = { N_("Open Stack"), N_("Export View as PNG"), N_("Export View as PNG (2×)"),
                                   N_("Export Raw Slice (16-bit PNG)"), N_("Export Stack (TIFF)"),
-                                  N_("Export XZ Section (TIFF)") };
-  static const char *names[] = { NULL, "view.png", "view@2x.png", "slice-16bit.png", "stack.tif", "section-xz.tif" };
+                                  N_("Export XZ Section (TIFF)"), N_("Export XY, XZ and YZ as PNG"),
+                                  N_("Export Line Profile (CSV)"), N_("Export Axial Profile (CSV)") };
+  static const char *names[] = { NULL, "view.png", "view@2x.png", "slice-16bit.png", "stack.tif", "section-xz.tif",
+                                 "sections.png", "line-profile.csv", "axial-profile.csv" };
   GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
   GtkFileChooserNative *dialog;
 
@@ -1561,7 +1735,10 @@ action_file (GSimpleAction *action, GVariant *param, gpointer data)
               : g_str_equal (name, "export-png") ? FILE_VIEW_1X
               : g_str_equal (name, "export-png-2x") ? FILE_VIEW_2X
               : g_str_equal (name, "export-raw") ? FILE_RAW
-              : g_str_equal (name, "export-tiff") ? FILE_TIFF : FILE_SECTION;
+              : g_str_equal (name, "export-tiff") ? FILE_TIFF
+              : g_str_equal (name, "export-sections-png") ? FILE_SECTIONS_PNG
+              : g_str_equal (name, "export-line-csv") ? FILE_LINE_CSV
+              : g_str_equal (name, "export-axial-csv") ? FILE_AXIAL_CSV : FILE_SECTION;
   choose_file (data, job);
 }
 
@@ -1586,6 +1763,7 @@ airy_stack_viewer_init (AiryStackViewer *self)
   static const GActionEntry entries[] = {
     { "open", action_file }, { "export-png", action_file }, { "export-png-2x", action_file },
     { "export-raw", action_file }, { "export-tiff", action_file }, { "export-section", action_file },
+    { "export-sections-png", action_file }, { "export-line-csv", action_file }, { "export-axial-csv", action_file },
     { "fit", action_zoom }, { "fit-psf", action_zoom }, { "zoom-1", action_zoom },
     { "zoom-in", action_zoom }, { "zoom-out", action_zoom }, { "properties", action_properties },
     { "pin", action_compare }, { "unpin", action_compare }, { "toggle-ab", action_compare },
@@ -1652,7 +1830,19 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_box_append (GTK_BOX (toolbar), self->smooth);
   gtk_box_append (GTK_BOX (toolbar), self->mip);
   gtk_box_append (GTK_BOX (toolbar), self->sections);
-  gtk_box_append (GTK_BOX (toolbar), self->line_tool);
+  {
+    GtkWidget *line_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 4);
+
+    gtk_box_append (GTK_BOX (line_box), self->line_tool);
+    self->line_width = gtk_spin_button_new_with_range (1, 64, 1);
+    gtk_widget_set_tooltip_text (self->line_width, _("Line width in pixels: the profile is averaged across it"));
+    g_signal_connect_swapped (self->line_width, "value-changed", G_CALLBACK (update_plots), self);
+    gtk_box_append (GTK_BOX (line_box), labelled (_("Width"), self->line_width));
+    gtk_box_append (GTK_BOX (toolbar), line_box);
+  }
+  self->rect_tool = gtk_toggle_button_new_with_label (_("Rectangle"));
+  gtk_widget_set_tooltip_text (self->rect_tool, _("Drag a rectangle: its sum, mean, maximum and encircled energy"));
+  gtk_box_append (GTK_BOX (toolbar), self->rect_tool);
   {
     /* the zoom buttons stay together */
     GtkWidget *zoom_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
@@ -1754,6 +1944,13 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_box_append (GTK_BOX (side), GTK_WIDGET (self->histogram));
   gtk_box_append (GTK_BOX (side), GTK_WIDGET (self->line_plot));
   gtk_box_append (GTK_BOX (side), GTK_WIDGET (self->axial_plot));
+  self->roi_label = gtk_label_new ("");
+  gtk_label_set_xalign (GTK_LABEL (self->roi_label), 0);
+  gtk_label_set_wrap (GTK_LABEL (self->roi_label), TRUE);
+  gtk_label_set_max_width_chars (GTK_LABEL (self->roi_label), 36);
+  gtk_widget_add_css_class (self->roi_label, "airy-readout");
+  gtk_widget_set_visible (self->roi_label, FALSE);
+  gtk_box_append (GTK_BOX (side), self->roi_label);
   gtk_paned_set_end_child (GTK_PANED (paned), side);
   gtk_paned_set_resize_end_child (GTK_PANED (paned), FALSE);
   gtk_paned_set_shrink_end_child (GTK_PANED (paned), FALSE);

@@ -106,6 +106,21 @@ AiryCompare    airy_stack_viewer_get_compare      (AiryStackViewer *self);
 void           airy_stack_viewer_toggle_ab        (AiryStackViewer *self);
 gboolean       airy_stack_viewer_get_showing_b    (AiryStackViewer *self);
 AiryStackView *airy_stack_viewer_get_reference_view (AiryStackViewer *self);
+/* The rectangle tool's statistics as shown, NULL without a rectangle. */
+const char    *airy_stack_viewer_get_roi_text     (AiryStackViewer *self);
+/* XY (with its scale bar), XZ and YZ as on screen, in one RGB image
+ * (viewer.export-sections-png), and the profiles as CSV
+ * (viewer.export-line-csv, viewer.export-axial-csv). */
+guint8        *airy_stack_viewer_render_sections  (AiryStackViewer *self,
+                                                   guint           *width,
+                                                   guint           *height);
+gboolean       airy_stack_viewer_export_sections  (AiryStackViewer *self,
+                                                   const char      *path,
+                                                   GError         **error);
+gboolean       airy_stack_viewer_export_profile   (AiryStackViewer *self,
+                                                   const char      *path,
+                                                   gboolean         axial,
+                                                   GError         **error);
 const char    *airy_stack_viewer_get_message      (AiryStackViewer *self);
 const char    *airy_stack_viewer_get_readout      (AiryStackViewer *self);
 void           airy_stack_viewer_show_message     (AiryStackViewer *self,
