@@ -240,7 +240,7 @@ static void
 airy_plot_init (AiryPlot *self)
 {
   gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self), draw, NULL, NULL);
-  gtk_widget_set_size_request (GTK_WIDGET (self), 240, 110);
+  gtk_widget_set_size_request (GTK_WIDGET (self), 240, 80);
 }
 
 GtkWidget *
