@@ -1207,9 +1207,12 @@ test_gl_fit_psf (Fixture *f, gconstpointer data)
 static void
 use_language (const char *lang)
 {
+  g_autofree char *dir = g_getenv ("AIRY_LOCALEDIR") ? g_strdup (g_getenv ("AIRY_LOCALEDIR"))
+                                                    : g_test_build_filename (G_TEST_BUILT, "..", "po", NULL);
+
   g_setenv ("LANGUAGE", lang, TRUE);
   setlocale (LC_ALL, "C.UTF-8");
-  bindtextdomain (GETTEXT_PACKAGE, g_getenv ("AIRY_LOCALEDIR"));
+  bindtextdomain (GETTEXT_PACKAGE, dir);
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
 }
