@@ -1450,7 +1450,7 @@ test_gl_foreign (Fixture *f, gconstpointer data)
 /* ---- comparing two PSFs ---- */
 
 static AiryStack *
-blob_stack (double sigma, float peak)
+blob_stack (double sigma, float peak, double dx)
 {
   AiryStack *s = airy_stack_new (9, 64, 64);
   guint z, y, x;
@@ -1461,7 +1461,7 @@ blob_stack (double sigma, float peak)
         airy_stack_plane (s, z)[y * 64 + x] =
           (float) (peak * exp (-((x - 32.0) * (x - 32.0) + (y - 32.0) * (y - 32.0)) / (2 * sigma * sigma)
                                - pow (z - 4.0, 2) / (2 * sigma * sigma / 4)));
-  s->dx = s->dy = 0.05;
+  s->dx = s->dy = dx;
   s->dz = 0.1;
   return s;
 }
@@ -1487,10 +1487,10 @@ test_gl_compare (Fixture *f, gconstpointer data)
       g_test_skip ("no display");
       return;
     }
-  airy_stack_viewer_set_stack (f->viewer, blob_stack (2.0, 1.0f));
+  airy_stack_viewer_set_stack (f->viewer, blob_stack (2.0, 1.0f, 0.05));
   g_assert_cmpint (airy_stack_viewer_get_compare (f->viewer), ==, AIRY_COMPARE_OFF);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->viewer), "viewer.pin", NULL));
-  airy_stack_viewer_set_stack (f->viewer, blob_stack (3.0, 0.5f));
+  airy_stack_viewer_set_stack (f->viewer, blob_stack (3.0, 0.5f, 0.05));
   /* pinning turns side by side on */
   g_assert_cmpint (airy_stack_viewer_get_compare (f->viewer), ==, AIRY_COMPARE_SIDE);
   g_assert_true (gtk_widget_is_visible (GTK_WIDGET (ref)));
@@ -1584,6 +1584,14 @@ test_gl_compare (Fixture *f, gconstpointer data)
     g_assert_cmpuint (airy_stack_view_get_stack (f->view)->depth, ==, 3);
     g_assert_cmpint (airy_stack_view_get_display (f->view)->colormap, !=, AIRY_COLORMAP_DIVERGING);
   }
+  /* a result on twice the pixel size: each profile at its own voxel size,
+   * and no difference */
+  airy_stack_viewer_set_stack (f->viewer, blob_stack (2.0, 1.0f, 0.1));
+  g_assert_cmpstr (airy_stack_viewer_get_message (f->viewer), ==,
+                   "no difference: the result's voxel is 0.1 × 0.1 × 0.1 µm, the reference's 0.05 × 0.05 × 0.1 µm");
+  airy_stack_viewer_set_compare (f->viewer, AIRY_COMPARE_SIDE);
+  g_assert_cmpfloat_with_epsilon (airy_plot_get_fwhm (line) / (k * 4.0), 1.0, 0.02);
+  g_assert_cmpfloat_with_epsilon (airy_plot_get_reference_fwhm (line) / (k * 2.0), 1.0, 0.02);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->viewer), "viewer.unpin", NULL));
   g_assert_cmpint (airy_stack_viewer_get_compare (f->viewer), ==, AIRY_COMPARE_OFF);
   g_assert_false (gtk_widget_is_visible (GTK_WIDGET (ref)));

@@ -192,6 +192,8 @@ draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
       static const double dash[] = { 4.0, 3.0 };
 
       cairo_save (cr);
+      cairo_rectangle (cr, left, top, pw + 1, ph + 1);
+      cairo_clip (cr);
       cairo_set_source_rgb (cr, 0.3, 0.8, 1.0);
       cairo_set_dash (cr, dash, 2, 0);
       for (i = 0; i < self->ref_n; i++)

@@ -324,7 +324,13 @@ update_plots (AiryStackViewer *self)
       airy_line_profile_wide (plane, s->height, s->width, x0, y0, x1, y1, n, lw, p);
       airy_plot_set_data (self->line_plot, p, n, 0.0, len / (n - 1), n / 2, TRUE);
       if (bplane)
-        airy_line_profile_wide (bplane, s->height, s->width, x0, y0, x1, y1, n, lw, p);
+        {
+          const AiryStack *bs = airy_resident_get_stack (b);
+
+          airy_line_profile_wide (bplane, s->height, s->width, x0, y0, x1, y1, n, lw, p);
+          /* B's samples at B's voxel size */
+          len = hypot ((x1 - x0) * bs->dx, (y1 - y0) * bs->dy);
+        }
       airy_plot_set_reference (self->line_plot, bplane ? p : NULL, n, 0.0, len / (n - 1), n / 2);
     }
   else
@@ -365,12 +371,15 @@ update_plots (AiryStackViewer *self)
       airy_plot_set_data (self->line_plot, row + a, e - a, airy_pixel_to_um (a, s->width, s->dx), s->dx, mark, TRUE);
       if (b)
         {
+          /* B's whole row at B's pixel size: the plot shows what falls on
+           * A's axis */
+          const AiryStack *bs = airy_resident_get_stack (b);
           g_autofree float *plane = plane_of (self, b, &error);
 
           if (plane)
             memcpy (row, plane + (gsize) cy * s->width, s->width * sizeof (float));
-          airy_plot_set_reference (self->line_plot, plane ? row + a : NULL, e - a,
-                                   airy_pixel_to_um (a, s->width, s->dx), s->dx, mark);
+          airy_plot_set_reference (self->line_plot, plane ? row : NULL, s->width,
+                                   airy_pixel_to_um (0, s->width, bs->dx), bs->dx, cx);
         }
       else
         airy_plot_set_reference (self->line_plot, NULL, 0, 0, 0, 0);
@@ -390,7 +399,11 @@ update_plots (AiryStackViewer *self)
         }
       airy_plot_set_data (self->axial_plot, axial, s->depth, s->z0, step, z, TRUE);
       if (b && airy_resident_read_box (b, &box, axial, NULL))
-        airy_plot_set_reference (self->axial_plot, axial, s->depth, s->z0, step, z);
+        {
+          const AiryStack *bs = airy_resident_get_stack (b);
+
+          airy_plot_set_reference (self->axial_plot, axial, s->depth, bs->z0, bs->dz > 0 ? bs->dz : 1.0, z);
+        }
       else
         airy_plot_set_reference (self->axial_plot, NULL, 0, 0, 0, 0);
     }
@@ -488,6 +501,14 @@ difference (AiryResident *a, AiryResident *b, GError **error)
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    _("no difference: the result is %u × %u × %u, the reference %u × %u × %u"),
                    sa->depth, sa->height, sa->width, sb->depth, sb->height, sb->width);
+      return NULL;
+    }
+  if (fabs (sa->dx - sb->dx) > 1e-6 * sa->dx || fabs (sa->dy - sb->dy) > 1e-6 * sa->dy
+      || fabs (sa->dz - sb->dz) > 1e-6 * MAX (sa->dz, 1e-12))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("no difference: the result's voxel is %.4g × %.4g × %.4g µm, the reference's %.4g × %.4g × %.4g µm"),
+                   sa->dx, sa->dy, sa->dz, sb->dx, sb->dy, sb->dz);
       return NULL;
     }
   /* values on a GPU come to host memory for this */
