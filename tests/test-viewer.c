@@ -1590,8 +1590,25 @@ test_gl_compare (Fixture *f, gconstpointer data)
   g_assert_cmpstr (airy_stack_viewer_get_message (f->viewer), ==,
                    "no difference: the result's voxel is 0.1 × 0.1 × 0.1 µm, the reference's 0.05 × 0.05 × 0.1 µm");
   airy_stack_viewer_set_compare (f->viewer, AIRY_COMPARE_SIDE);
+  airy_stack_view_set_cursor (f->view, 32, 32);
   g_assert_cmpfloat_with_epsilon (airy_plot_get_fwhm (line) / (k * 4.0), 1.0, 0.02);
   g_assert_cmpfloat_with_epsilon (airy_plot_get_reference_fwhm (line) / (k * 2.0), 1.0, 0.02);
+  /* linked in µm: B's pixels are half as large, so half the zoom, and the
+   * cursor 8 px right of the axis in A is 16 px right in B */
+  g_assert_cmpfloat_with_epsilon (airy_stack_view_get_zoom (ref), airy_stack_view_get_zoom (f->view) / 2, 1e-9);
+  airy_stack_view_set_cursor (f->view, 40, 32);
+  airy_stack_view_get_cursor (ref, &cx, &cy);
+  g_assert_cmpuint (cx, ==, 48);
+  g_assert_cmpuint (cy, ==, 32);
+  {
+    /* the same widget point shows the same point of the specimen */
+    double ia, ja, ib, jb, wx = gtk_widget_get_width (GTK_WIDGET (f->view)) / 2.0, wy = 40.0;
+
+    g_assert_true (airy_stack_view_widget_to_image (f->view, wx, wy, &ia, &ja));
+    g_assert_true (airy_stack_view_widget_to_image (ref, wx, wy, &ib, &jb));
+    g_assert_cmpfloat_with_epsilon (((ia + 0.5) - 32) * 0.1, ((ib + 0.5) - 32) * 0.05, 0.05);
+    g_assert_cmpfloat_with_epsilon (((ja + 0.5) - 32) * 0.1, ((jb + 0.5) - 32) * 0.05, 0.05);
+  }
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->viewer), "viewer.unpin", NULL));
   g_assert_cmpint (airy_stack_viewer_get_compare (f->viewer), ==, AIRY_COMPARE_OFF);
   g_assert_false (gtk_widget_is_visible (GTK_WIDGET (ref)));

@@ -1290,28 +1290,52 @@ airy_stack_view_get_composite (AiryStackView *self)
   return self->n_composite;
 }
 
-/* Another view shows what this one shows: the same part of the image, at
- * the same zoom (the side-by-side comparison). */
+/* Another view shows what this one shows: the same part of the specimen at
+ * the same scale (the side-by-side comparison). Stacks of other voxel
+ * sizes are matched in µm about their optical axes (pixel ⌊N/2⌋). */
 void
 airy_stack_view_copy_view (AiryStackView *self,
                            AiryStackView *source)
 {
-  gboolean fit_changed = self->fit != source->fit;
+  AiryViewLayout L;
+  double r;
 
-  self->fit = source->fit;
-  self->fit_region = source->fit_region;
-  self->rx = source->rx;
-  self->ry = source->ry;
-  self->rw = source->rw;
-  self->rh = source->rh;
-  self->zoom = source->zoom;
-  self->ox = source->ox;
-  self->oy = source->oy;
-  self->center = source->center;
-  if (fit_changed)
-    _airy_stack_view_notify (self, AIRY_STACK_VIEW_PROP_FIT);
+  if (self->stack == NULL || source->stack == NULL)
+    return;
+  _airy_stack_view_compute_layout (source, &L);
+  if (L.zoom <= 0)
+    return;
+  r = self->stack->dx > 0 && source->stack->dx > 0 ? source->stack->dx / self->stack->dx : 1.0;
+  set_fit (self, FALSE);
+  self->fit_region = FALSE;
+  self->center = FALSE;
+  self->zoom = L.zoom / r;
+  self->ox = L.xy.x + (source->stack->width / 2 + 0.5) * L.zoom - (self->stack->width / 2 + 0.5) * self->zoom;
+  self->oy = L.xy.y + (source->stack->height / 2 + 0.5) * L.zoom - (self->stack->height / 2 + 0.5) * self->zoom;
   gtk_widget_queue_draw (GTK_WIDGET (self));
   update_zoom (self);
+}
+
+/* The same point of the specimen in another stack: pixels matched in µm
+ * about the optical axes, the plane nearest in z. */
+void
+airy_stack_view_link_cursor (AiryStackView *self,
+                             AiryStackView *source)
+{
+  const AiryStack *a = source->stack, *b = self->stack;
+  double rx, ry, zpos;
+  int x, y, z;
+
+  if (a == NULL || b == NULL)
+    return;
+  rx = a->dx > 0 && b->dx > 0 ? a->dx / b->dx : 1.0;
+  ry = a->dy > 0 && b->dy > 0 ? a->dy / b->dy : 1.0;
+  x = (int) floor (((double) source->cx - a->width / 2) * rx + b->width / 2 + 0.5);
+  y = (int) floor (((double) source->cy - a->height / 2) * ry + b->height / 2 + 0.5);
+  zpos = airy_stack_get_z (a, source->z);
+  z = b->dz > 0 && b->depth > 1 ? (int) floor ((zpos - b->z0) / b->dz + 0.5) : (int) source->z;
+  airy_stack_view_set_z (self, (guint) CLAMP (z, 0, (int) b->depth - 1));
+  airy_stack_view_set_cursor (self, (guint) CLAMP (x, 0, (int) b->width - 1), (guint) CLAMP (y, 0, (int) b->height - 1));
 }
 
 /* The rectangle drawn with the rectangle tool, image pixels (inclusive

@@ -178,8 +178,12 @@ void               airy_stack_view_set_composite  (AiryStackView     *self,
                                                    const float       *hi,
                                                    const GdkRGBA     *colors);
 guint              airy_stack_view_get_composite  (AiryStackView     *self);
-/* Shows the same part of the image at the same zoom as source. */
+/* Shows the same part of the specimen at the same scale as source, and
+ * puts the cursor and z on the same point (other voxel sizes are matched
+ * in µm about the optical axes). */
 void               airy_stack_view_copy_view      (AiryStackView     *self,
+                                                   AiryStackView     *source);
+void               airy_stack_view_link_cursor    (AiryStackView     *self,
                                                    AiryStackView     *source);
 /* After the stack's dx, dy, dz were changed in place. */
 void               airy_stack_view_voxel_size_changed (AiryStackView *self);

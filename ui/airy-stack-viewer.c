@@ -274,11 +274,11 @@ compared (AiryStackViewer *self, gboolean a_side)
 
 /* The shown plane (z, or the projection) of a resident in host memory. */
 static float *
-plane_of (AiryStackViewer *self, AiryResident *r, GError **error)
+plane_of (AiryStackViewer *self, AiryResident *r, guint z, GError **error)
 {
   const AiryStack *s = airy_resident_get_stack (r);
   AirySlice slice = airy_stack_view_get_mip (self->view) && s->depth > 1
-                    ? (AirySlice) { AIRY_SLICE_MIP, 0 } : (AirySlice) { AIRY_SLICE_XY, airy_stack_view_get_z (self->view) };
+                    ? (AirySlice) { AIRY_SLICE_MIP, 0 } : (AirySlice) { AIRY_SLICE_XY, MIN (z, s->depth - 1) };
   float *plane = g_new (float, airy_stack_plane_size (s));
 
   if (!airy_resident_read_slice (r, &slice, plane, error))
@@ -298,22 +298,31 @@ update_plots (AiryStackViewer *self)
   g_autoptr(GError) error = NULL;
   double x0, y0, x1, y1;
   gboolean valid;
-  guint cx, cy;
+  guint cx, cy, bx, by, bz, z = airy_stack_view_get_z (self->view);
 
   if (s == NULL)
     return;
   airy_stack_view_get_cursor (self->view, &cx, &cy);
   airy_stack_view_get_line (self->view, &x0, &y0, &x1, &y1, &valid);
+  /* B's cursor: the same point of the specimen, beside; else the same */
+  bx = cx;
+  by = cy;
+  bz = z;
+  if (b && gtk_widget_get_visible (self->ref_box))
+    {
+      airy_stack_view_get_cursor (self->ref_view, &bx, &by);
+      bz = airy_stack_view_get_z (self->ref_view);
+    }
   if (valid)
     {
       /* a drawn line needs the whole plane in host memory */
-      g_autofree float *own = a_diff ? plane_of (self, a_diff, &error) : NULL;
+      g_autofree float *own = a_diff ? plane_of (self, a_diff, z, &error) : NULL;
       const float *plane = a_diff ? own : airy_stack_view_get_xy_plane (self->view);
       /* one sample per pixel of length along the drawn line */
       double len = hypot ((x1 - x0) * s->dx, (y1 - y0) * s->dy);
       guint n = MAX (2, (guint) ceil (hypot (x1 - x0, y1 - y0)) * 4 + 1);
       g_autofree float *p = g_new (float, n);
-      g_autofree float *bplane = b ? plane_of (self, b, &error) : NULL;
+      g_autofree float *bplane = b ? plane_of (self, b, bz, &error) : NULL;
       guint lw = (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->line_width));
 
       if (plane == NULL)
@@ -342,7 +351,7 @@ update_plots (AiryStackViewer *self)
 
       if (a_diff)
         {
-          g_autofree float *plane = plane_of (self, a_diff, &error);
+          g_autofree float *plane = plane_of (self, a_diff, z, &error);
 
           if (plane)
             memcpy (row, plane + (gsize) cy * s->width, s->width * sizeof (float));
@@ -374,12 +383,12 @@ update_plots (AiryStackViewer *self)
           /* B's whole row at B's pixel size: the plot shows what falls on
            * A's axis */
           const AiryStack *bs = airy_resident_get_stack (b);
-          g_autofree float *plane = plane_of (self, b, &error);
+          g_autofree float *plane = plane_of (self, b, bz, &error);
 
           if (plane)
-            memcpy (row, plane + (gsize) cy * s->width, s->width * sizeof (float));
+            memcpy (row, plane + (gsize) by * s->width, s->width * sizeof (float));
           airy_plot_set_reference (self->line_plot, plane ? row : NULL, s->width,
-                                   airy_pixel_to_um (0, s->width, bs->dx), bs->dx, cx);
+                                   airy_pixel_to_um (0, s->width, bs->dx), bs->dx, bx);
         }
       else
         airy_plot_set_reference (self->line_plot, NULL, 0, 0, 0, 0);
@@ -398,7 +407,7 @@ update_plots (AiryStackViewer *self)
           return;
         }
       airy_plot_set_data (self->axial_plot, axial, s->depth, s->z0, step, z, TRUE);
-      if (b && airy_resident_read_box (b, &box, axial, NULL))
+      if (b && airy_resident_read_box (b, &(AiryBox) { 0, by, bx, s->depth, 1, 1 }, axial, NULL))
         {
           const AiryStack *bs = airy_resident_get_stack (b);
 
@@ -419,13 +428,7 @@ on_view_changed (AiryStackView *view, AiryStackViewer *self)
 
   /* side by side: B follows A's cursor and plane */
   if (self->ref_view && gtk_widget_get_visible (self->ref_box) && airy_stack_view_get_stack (self->ref_view))
-    {
-      guint cx, cy;
-
-      airy_stack_view_get_cursor (view, &cx, &cy);
-      airy_stack_view_set_z (self->ref_view, z);
-      airy_stack_view_set_cursor (self->ref_view, cx, cy);
-    }
+    airy_stack_view_link_cursor (self->ref_view, view);
 
   if (s)
     {
@@ -572,12 +575,8 @@ show_compare (AiryStackViewer *self)
   show_resident (self, a ? airy_resident_ref (a) : NULL);
   if (mode == AIRY_COMPARE_SIDE && b != NULL)
     {
-      guint cx, cy;
-
       airy_stack_view_set_resident (self->ref_view, airy_resident_ref (b));
-      airy_stack_view_get_cursor (self->view, &cx, &cy);
-      airy_stack_view_set_z (self->ref_view, airy_stack_view_get_z (self->view));
-      airy_stack_view_set_cursor (self->ref_view, cx, cy);
+      airy_stack_view_link_cursor (self->ref_view, self->view);
       airy_stack_view_copy_view (self->ref_view, self->view);
       gtk_label_set_text (GTK_LABEL (self->ref_label), b == self->reference ? _("B: reference") : _("B: result"));
     }
