@@ -688,6 +688,71 @@ test_gl_hyperstack (Fixture *f, gconstpointer data)
   g_unlink (path);
 }
 
+/* An OME-TIFF TZCYX stack (DimensionOrder XYCZT: channel fastest, then z,
+ * then time) opens as 3 z planes of channel 1, time point 1, with the
+ * choosers for 2 channels and 2 time points: nothing folded into z. */
+static void
+test_gl_ome_hyperstack (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "tzcyx.ome.tif", NULL);
+  g_autoptr(GError) error = NULL;
+  AiryStack *shown;
+  guint n_c, n_t, c, t, k;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  {
+    TIFF *tif = TIFFOpen (path, "w");
+    const char *xml = "<?xml version=\"1.0\"?><OME xmlns=\"http://www.openmicroscopy.org/Schemas/OME/2016-06\">"
+                      "<Image ID=\"Image:0\"><Pixels ID=\"Pixels:0\" DimensionOrder=\"XYCZT\" Type=\"float\" "
+                      "SizeX=\"10\" SizeY=\"8\" SizeZ=\"3\" SizeC=\"2\" SizeT=\"2\" PhysicalSizeX=\"0.1\" "
+                      "PhysicalSizeY=\"0.1\" PhysicalSizeZ=\"0.5\"/></Image></OME>";
+    float row[10];
+    guint y, x;
+
+    g_assert_nonnull (tif);
+    for (k = 0; k < 12; k++)
+      {
+        TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, 10);
+        TIFFSetField (tif, TIFFTAG_IMAGELENGTH, 8);
+        TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 32);
+        TIFFSetField (tif, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
+        TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, 1);
+        TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+        TIFFSetField (tif, TIFFTAG_ROWSPERSTRIP, 8);
+        if (k == 0)
+          TIFFSetField (tif, TIFFTAG_IMAGEDESCRIPTION, xml);
+        /* page c + 2 (z + 3 t) holds 100 c + 10 z + 1000 t */
+        for (x = 0; x < 10; x++)
+          row[x] = (float) (100 * (k % 2) + 10 * ((k / 2) % 3) + 1000 * (k / 6));
+        for (y = 0; y < 8; y++)
+          g_assert_cmpint (TIFFWriteScanline (tif, row, y, 0), ==, 1);
+        TIFFWriteDirectory (tif);
+      }
+    TIFFClose (tif);
+  }
+  g_assert_true (airy_stack_viewer_open (f->viewer, path, &error));
+  shown = airy_stack_view_get_stack (f->view);
+  airy_stack_viewer_get_hyperstack (f->viewer, &n_c, &n_t, &c, &t);
+  g_assert_cmpuint (n_c, ==, 2);
+  g_assert_cmpuint (n_t, ==, 2);
+  g_assert_cmpuint (shown->depth, ==, 3);
+  g_assert_cmpfloat_with_epsilon (shown->dz, 0.5, 1e-9);
+  for (k = 0; k < 3; k++)
+    g_assert_cmpfloat (airy_stack_plane (shown, k)[0], ==, 10.0f * k);
+  g_assert_false (airy_stack_viewer_get_uncalibrated (f->viewer));
+  airy_stack_viewer_set_hyperstack_plane (f->viewer, 1, 1);
+  wait_files (f->viewer);
+  shown = airy_stack_view_get_stack (f->view);
+  g_assert_cmpuint (shown->depth, ==, 3);
+  for (k = 0; k < 3; k++)
+    g_assert_cmpfloat (airy_stack_plane (shown, k)[0], ==, 100.0f + 10.0f * k + 1000.0f);
+  g_unlink (path);
+}
+
 /* ---- the slot path ---- */
 
 /* A result "on a device": no host stack, values x + 100 z served only
@@ -1870,6 +1935,7 @@ main (int argc, char **argv)
   g_test_add ("/viewer/gl/export", Fixture, NULL, fixture_setup, test_gl_export, fixture_teardown);
   g_test_add ("/viewer/gl/bad-files", Fixture, NULL, fixture_setup, test_gl_bad_files, fixture_teardown);
   g_test_add ("/viewer/gl/hyperstack", Fixture, NULL, fixture_setup, test_gl_hyperstack, fixture_teardown);
+  g_test_add ("/viewer/gl/ome-hyperstack", Fixture, NULL, fixture_setup, test_gl_ome_hyperstack, fixture_teardown);
   g_test_add ("/viewer/gl/open-async", Fixture, NULL, fixture_setup, test_gl_open_async, fixture_teardown);
   g_test_add ("/viewer/gl/slot-path", Fixture, NULL, fixture_setup, test_gl_slot_path, fixture_teardown);
   g_test_add ("/viewer/gl/cpu-slot", Fixture, NULL, fixture_setup, test_gl_cpu_slot, fixture_teardown);
