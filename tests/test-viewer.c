@@ -1445,6 +1445,16 @@ test_gl_foreign (Fixture *f, gconstpointer data)
   g_assert_true (gtk_widget_get_visible (button));
   airy_stack_view_set_cursor (f->view, 7, 3);
   g_assert_cmpstr (airy_stack_viewer_get_readout (f->viewer), ==, "x 7 px  y 3 px  z 0  value 70");
+  /* the profile's axis in the readout's pixels */
+  {
+    g_autofree char *csv = NULL;
+    g_autofree char *csv_path = g_build_filename (tmpdir, "uncal.csv", NULL);
+
+    g_assert_true (airy_stack_viewer_export_profile (f->viewer, csv_path, FALSE, &error));
+    g_assert_true (g_file_get_contents (csv_path, &csv, NULL, &error));
+    g_assert_true (g_str_has_prefix (csv, "x_px,value\n0,0\n1,10\n"));
+    g_unlink (csv_path);
+  }
   /* channel G */
   airy_stack_viewer_set_hyperstack_plane (f->viewer, 1, 0);
   wait_files (f->viewer);

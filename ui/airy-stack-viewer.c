@@ -377,7 +377,9 @@ update_plots (AiryStackViewer *self)
             a--;
         }
       mark = cx >= a && cx < e ? cx - a : (e - a) / 2;
-      airy_plot_set_data (self->line_plot, row + a, e - a, airy_pixel_to_um (a, s->width, s->dx), s->dx, mark, TRUE);
+      /* in µm from the axis; uncalibrated, in pixels as the readout */
+      airy_plot_set_data (self->line_plot, row + a, e - a, self->uncalibrated ? a : airy_pixel_to_um (a, s->width, s->dx),
+                          s->dx, mark, TRUE);
       if (b)
         {
           /* B's whole row at B's pixel size: the plot shows what falls on
@@ -432,7 +434,9 @@ on_view_changed (AiryStackView *view, AiryStackViewer *self)
 
   if (s)
     {
-      g_autofree char *label = g_strdup_printf (_("z %u/%u  %+.3f µm"), z + 1, s->depth, airy_stack_get_z (s, z));
+      g_autofree char *label = self->uncalibrated ? g_strdup_printf (_("z %u/%u"), z + 1, s->depth)
+                                                  : g_strdup_printf (_("z %u/%u  %+.3f µm"), z + 1, s->depth,
+                                                                     airy_stack_get_z (s, z));
       guint64 counts[AIRY_HISTOGRAM_BINS];
       AirySliceStats stats = { 0.0f, 1.0f, AIRY_HISTOGRAM_BINS, counts };
 
