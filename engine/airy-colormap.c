@@ -19,8 +19,12 @@ static const guint32 stops_viridis[] = { 0x440154, 0x482878, 0x3e4989, 0x31688e,
 static const guint32 stops_fire[]    = { 0x000000, 0x1f0060, 0x5a0090, 0x9a0078, 0xd4103c,
                                          0xf54a00, 0xff8c00, 0xffc000, 0xffe860, 0xffffff };
 static const guint32 stops_gray[]    = { 0x000000, 0xffffff };
+/* ColorBrewer's RdBu, 11 classes, blue to red: white at the middle */
+static const guint32 stops_diverging[] = { 0x053061, 0x2166ac, 0x4393c3, 0x92c5de, 0xd1e5f0, 0xf7f7f7,
+                                           0xfddbc7, 0xf4a582, 0xd6604d, 0xb2182b, 0x67001f };
 
-static const char *colormap_names[AIRY_N_COLORMAPS] = { "gray", "inferno", "magma", "viridis", "fire" };
+static const char *colormap_names[AIRY_N_COLORMAPS] = { "gray", "inferno", "magma", "viridis", "fire",
+                                                        "diverging" };
 
 const char *
 airy_colormap_name (AiryColormap colormap)
@@ -58,6 +62,7 @@ airy_colormap_lut (AiryColormap colormap,
     case AIRY_COLORMAP_MAGMA:   stops = stops_magma;   n = G_N_ELEMENTS (stops_magma); break;
     case AIRY_COLORMAP_VIRIDIS: stops = stops_viridis; n = G_N_ELEMENTS (stops_viridis); break;
     case AIRY_COLORMAP_FIRE:    stops = stops_fire;    n = G_N_ELEMENTS (stops_fire); break;
+    case AIRY_COLORMAP_DIVERGING: stops = stops_diverging; n = G_N_ELEMENTS (stops_diverging); break;
     case AIRY_COLORMAP_GRAY:
     default:                    stops = stops_gray;    n = G_N_ELEMENTS (stops_gray); break;
     }

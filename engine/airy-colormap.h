@@ -11,6 +11,7 @@ typedef enum
   AIRY_COLORMAP_MAGMA,
   AIRY_COLORMAP_VIRIDIS,
   AIRY_COLORMAP_FIRE,
+  AIRY_COLORMAP_DIVERGING,   /* signed values: blue, white at the middle, red */
   AIRY_N_COLORMAPS
 } AiryColormap;
 

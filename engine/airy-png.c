@@ -206,7 +206,11 @@ airy_png_write_gray16 (const char  *path,
  * scale (bits = 8 or 16):
  * - 1-, 2- and 4-bit gray is scaled to 8 bits (a 1-bit 1 reads 255);
  *   palette images read their palette entries;
- * - colour becomes luminance with the Rec. 709 weights
+ * - colour becomes luminance with the Rec. 709 weights, unless a channel
+ *   is asked for (AiryReadOptions.channel ≥ 0, as the viewer does): then a
+ *   colour file has three channels, R, G and B, and gives the one asked
+ *   for (n_channels = 3); a gray file has one;
+ * - (luminance:) the Rec. 709 weights
  *   Y = (6966 R + 23435 G + 2367 B) / 32768 (libpng's 15-bit fixed point
  *   of 0.2126, 0.7152, 0.0722), truncated at 8 bits, rounded at 16; gray
  *   pixels (R = G = B) keep their value exactly;
@@ -277,6 +281,7 @@ typedef struct
   gboolean     has_scale;
   char         scale[64];   /* tEXt "airy:scale" */
   GError      *error;       /* set for Airy's own refusals (budget, scale) */
+  int          channel;     /* colour: −1 luminance, else R, G or B (0…2) */
 } PngReader;
 
 /* Every ancillary chunk but pHYs and tRNS comes here (libpng keeps at most
@@ -354,15 +359,28 @@ png_read_into (PngReader *r)
     png_set_expand_gray_1_2_4_to_8 (png);
   if (png_get_valid (png, info, PNG_INFO_tRNS))
     png_set_tRNS_to_alpha (png);
-  if (color_type & PNG_COLOR_MASK_COLOR)
+  if ((color_type & PNG_COLOR_MASK_COLOR) && r->channel < 0)
     png_set_rgb_to_gray_fixed (png, PNG_ERROR_ACTION_NONE, 21260, 71520);
+  if (!(color_type & PNG_COLOR_MASK_COLOR) && r->channel > 0)
+    {
+      g_set_error (&r->error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("%s: channel must be in [0, 0] (a gray PNG has one), got %d"), r->path, r->channel);
+      return FALSE;
+    }
+  if ((color_type & PNG_COLOR_MASK_COLOR) && r->channel > 2)
+    {
+      g_set_error (&r->error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("%s: channel must be in [0, 2] (R, G, B), got %d"), r->path, r->channel);
+      return FALSE;
+    }
   passes = png_set_interlace_handling (png);
   png_read_update_info (png, info);
   bit_depth = png_get_bit_depth (png, info);
   channels = png_get_channels (png, info);
   rowbytes = png_get_rowbytes (png, info);
-  alpha = channels == 2;
-  g_assert ((bit_depth == 8 || bit_depth == 16) && (channels == 1 || channels == 2));
+  /* gray (+ alpha), or with a channel asked for, RGB (+ alpha) */
+  alpha = channels == 2 || channels == 4;
+  g_assert ((bit_depth == 8 || bit_depth == 16) && channels >= 1 && channels <= 4);
   g_assert (rowbytes == (gsize) width * channels * (bit_depth / 8));
 
   if (png_get_pHYs (png, info, &ppm_x, &ppm_y, &unit) == 0 || unit != PNG_RESOLUTION_METER)
@@ -386,6 +404,11 @@ png_read_into (PngReader *r)
   if (r->stack == NULL || r->row == NULL)
     png_error (png, "out of memory");
   r->stack->bits = bit_depth;
+  if (channels >= 3)
+    {
+      r->stack->n_channels = 3;
+      r->stack->channel = (guint) r->channel;
+    }
   if (ppm_x > 0)
     {
       r->stack->dx = 1e6 / ppm_x;
@@ -409,18 +432,21 @@ png_read_into (PngReader *r)
             continue;
           for (x = x0; x < width; x += dx)
             {
+              /* the sample of the channel asked for, alpha last */
+              gsize c = channels >= 3 ? (gsize) r->channel : 0;
+              gsize k = (gsize) channels * x;
               guint32 v, a;
 
               if (bit_depth == 16)
                 {
-                  v = (guint32) p[2 * channels * x] << 8 | p[2 * channels * x + 1];
-                  a = alpha ? (guint32) p[4 * x + 2] << 8 | p[4 * x + 3] : 65535;
+                  v = (guint32) p[2 * (k + c)] << 8 | p[2 * (k + c) + 1];
+                  a = alpha ? (guint32) p[2 * (k + channels - 1)] << 8 | p[2 * (k + channels - 1) + 1] : 65535;
                   dst[x] = (float) (((guint64) v * a + 32767) / 65535);
                 }
               else
                 {
-                  v = p[channels * x];
-                  a = alpha ? p[2 * x + 1] : 255;
+                  v = p[k + c];
+                  a = alpha ? p[k + channels - 1] : 255;
                   dst[x] = (float) ((v * a + 127) / 255);
                 }
             }
@@ -440,11 +466,12 @@ png_read_into (PngReader *r)
   return TRUE;
 }
 
-AiryStack *
-airy_png_read (const char *path,
-               GError    **error)
+static AiryStack *
+png_read_channel (const char *path,
+                  int         channel,
+                  GError    **error)
 {
-  PngReader r = { .path = path };
+  PngReader r = { .path = path, .channel = channel };
   png_uint_32 width = 0, height = 0;
   gboolean ok;
 
@@ -493,6 +520,13 @@ airy_png_read (const char *path,
   return NULL;
 }
 
+AiryStack *
+airy_png_read (const char *path,
+               GError    **error)
+{
+  return png_read_channel (path, -1, error);
+}
+
 /* ---- the format table's entry ---- */
 
 static gboolean
@@ -504,13 +538,13 @@ png_sniff (const guint8 *head, gsize n)
 static AiryStack *
 png_read (const char *path, const AiryReadOptions *options, GError **error)
 {
-  if (options && (options->channel > 0 || options->frame > 0))
+  if (options && options->frame > 0)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("%s: a PNG holds one plane: no channels or time points to choose from"), path);
+                   _("%s: a PNG holds one plane: no time points to choose from"), path);
       return NULL;
     }
-  return airy_png_read (path, error);
+  return png_read_channel (path, options ? options->channel : -1, error);
 }
 
 /* raw values of a single plane, 16-bit with their scale */

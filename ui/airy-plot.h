@@ -18,5 +18,26 @@ void       airy_plot_set_data (AiryPlot    *self,
                                guint        mark,
                                gboolean     fwhm);
 double     airy_plot_get_fwhm (AiryPlot    *self);
+guint      airy_plot_get_n_samples (AiryPlot *self);
+/* A second curve on the same x axis (the reference of a comparison) with
+ * its own FWHM, told in the title beside the first; NULL clears it. */
+void       airy_plot_set_reference (AiryPlot    *self,
+                                    const float *samples,
+                                    guint        n,
+                                    double       x0,
+                                    double       step,
+                                    guint        mark);
+double     airy_plot_get_reference_fwhm (AiryPlot *self);
+/* The samples as CSV ("x_µm,value[,reference]" and a line each). */
+char      *airy_plot_to_csv (AiryPlot *self);
+/* the x axis' unit: NULL for µm, "px" for an uncalibrated image */
+void       airy_plot_set_unit (AiryPlot    *self,
+                               const char  *unit);
+/* For tests: the room left beside the title in the last frame (negative
+ * when cut), the smallest gap between tick labels; returns the frames
+ * drawn so far. */
+guint      airy_plot_get_label_fit (AiryPlot *self,
+                                    double   *title_room,
+                                    double   *min_gap);
 
 G_END_DECLS

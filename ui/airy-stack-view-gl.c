@@ -124,6 +124,13 @@ _airy_stack_view_gl_unrealize (AiryStackView *self)
       airy_backends_gl_release (gtk_gl_area_get_context (GTK_GL_AREA (widget)));
       glDeleteTextures (3, self->tex);
       glDeleteTextures (1, &self->lut);
+      for (guint c = 0; c < AIRY_STACK_VIEW_MAX_CHANNELS; c++)
+        if (self->ctex[c][0])
+          {
+            glDeleteTextures (3, self->ctex[c]);
+            glDeleteTextures (1, &self->comp_lut[c]);
+          }
+      memset (self->ctex, 0, sizeof self->ctex);
       glDeleteBuffers (1, &self->vbo);
       glDeleteVertexArrays (1, &self->vao);
       glDeleteProgram (self->program);
@@ -172,44 +179,93 @@ set_slice_path (AiryStackView *self, const AiryTexture *texture)
     self->slice_path_idle = g_idle_add (emit_slice_path, self);
 }
 
-/* Texture i holds the slice, through the resident's slot. */
+/* The texture tex (with its size and generation) holds the slice of a
+ * resident, through its slot. */
 static void
-fill_texture (AiryStackView *self, guint i, const AirySlice *slice)
+fill_texture_of (AiryStackView *self, AiryResident *resident, GLuint tex, guint *tex_w, guint *tex_h,
+                 guint *generation, const AirySlice *slice)
 {
   GLint filter = (self->linear && !self->use_es) ? GL_LINEAR : GL_NEAREST;
   g_autoptr(GError) error = NULL;
   AiryTexture texture = { 0 };
   guint w, h;
 
-  airy_slice_size (self->stack, slice, &w, &h);
-  glBindTexture (GL_TEXTURE_2D, self->tex[i]);
-  if (self->tex_w[i] != w || self->tex_h[i] != h)
+  airy_slice_size (resident->stack, slice, &w, &h);
+  glBindTexture (GL_TEXTURE_2D, tex);
+  if (*tex_w != w || *tex_h != h)
     {
       /* new storage: a backend's registration of the old one is stale */
       glTexImage2D (GL_TEXTURE_2D, 0, GL_R32F, (GLsizei) w, (GLsizei) h, 0, GL_RED, GL_FLOAT, NULL);
-      self->tex_w[i] = w;
-      self->tex_h[i] = h;
-      self->tex_generation[i]++;
+      *tex_w = w;
+      *tex_h = h;
+      (*generation)++;
     }
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
   glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  texture.texture = self->tex[i];
-  texture.generation = self->tex_generation[i];
+  texture.texture = tex;
+  texture.generation = *generation;
   texture.context = gtk_gl_area_get_context (GTK_GL_AREA (self));
   texture.interop = self->interop;
   texture.upload = texture_upload;
   texture.user_data = self;
-  if (!airy_resident_to_texture (self->resident, slice, &texture, &error))
+  if (!airy_resident_to_texture (resident, slice, &texture, &error))
     {
       g_free (self->gl_error);
       self->gl_error = g_strdup (error->message);
       return;
     }
   /* a device copy wrote the texture behind GL's back: rebind it */
-  glBindTexture (GL_TEXTURE_2D, self->tex[i]);
-  set_slice_path (self, &texture);
+  glBindTexture (GL_TEXTURE_2D, tex);
+  if (resident == self->resident)
+    set_slice_path (self, &texture);
+}
+
+/* Texture i (xy, xz, yz) holds the shown stack's slice. */
+static void
+fill_texture (AiryStackView *self, guint i, const AirySlice *slice)
+{
+  fill_texture_of (self, self->resident, self->tex[i], &self->tex_w[i], &self->tex_h[i],
+                   &self->tex_generation[i], slice);
+}
+
+/* The composite's channels: their slices and their ramps from black. */
+static void
+upload_composite (AiryStackView *self)
+{
+  AirySlice slices[3] = { _airy_stack_view_xy_slice (self), { AIRY_SLICE_XZ, self->cy }, { AIRY_SLICE_YZ, self->cx } };
+  guint c, i, k;
+
+  if (!self->comp_dirty)
+    return;
+  for (c = 0; c < self->n_composite; c++)
+    {
+      guint8 ramp[256 * 3];
+
+      if (self->ctex[c][0] == 0)
+        {
+          glGenTextures (3, self->ctex[c]);
+          glGenTextures (1, &self->comp_lut[c]);
+          memset (self->ctex_w[c], 0, sizeof self->ctex_w[c]);
+          memset (self->ctex_h[c], 0, sizeof self->ctex_h[c]);
+        }
+      for (i = 0; i < (self->stack->depth > 1 && self->sections ? 3u : 1u); i++)
+        fill_texture_of (self, self->composite[c], self->ctex[c][i], &self->ctex_w[c][i], &self->ctex_h[c][i],
+                         &self->ctex_generation[c][i], &slices[i]);
+      for (k = 0; k < 256; k++)
+        {
+          ramp[3 * k] = (guint8) (self->comp_color[c].red * k + 0.5);
+          ramp[3 * k + 1] = (guint8) (self->comp_color[c].green * k + 0.5);
+          ramp[3 * k + 2] = (guint8) (self->comp_color[c].blue * k + 0.5);
+        }
+      glBindTexture (GL_TEXTURE_2D, self->comp_lut[c]);
+      glPixelStorei (GL_UNPACK_ALIGNMENT, 1);
+      glTexImage2D (GL_TEXTURE_2D, 0, GL_RGB8, 256, 1, 0, GL_RGB, GL_UNSIGNED_BYTE, ramp);
+      glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+      glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    }
+  self->comp_dirty = FALSE;
 }
 
 static void
@@ -277,11 +333,7 @@ _airy_stack_view_render (GtkGLArea *area, GdkGLContext *context)
   glClear (GL_COLOR_BUFFER_BIT);
   if (self->program && self->stack && W > 0 && H > 0)
     {
-      /* texture rows run top to bottom, like the image */
-      static const float xy_tc[8] = { 0, 0, 1, 0, 0, 1, 1, 1 };
-      /* YZ: z runs left to right (texture t), y top to bottom (texture s) */
-      static const float yz_tc[8] = { 0, 0, 0, 1, 1, 0, 1, 1 };
-
+      float u0, u1, v0, v1;
       upload_dirty (self);
       _airy_stack_view_compute_layout (self, &L);
       glUseProgram (self->program);
@@ -297,13 +349,53 @@ _airy_stack_view_render (GtkGLArea *area, GdkGLContext *context)
       glActiveTexture (GL_TEXTURE0);
       glBindVertexArray (self->vao);
       glBindTexture (GL_TEXTURE_2D, self->tex[0]);
-      draw_quad (self, L.xy, xy_tc, W, H);
-      if (L.sections)
+      /* the visible part of XY: texture rows run top to bottom, like the
+       * image; the sections show the same x (XZ) and y (YZ) range */
+      u0 = (float) ((L.vxy.x - L.xy.x) / L.xy.w);
+      u1 = (float) ((L.vxy.x + L.vxy.w - L.xy.x) / L.xy.w);
+      v0 = (float) ((L.vxy.y - L.xy.y) / L.xy.h);
+      v1 = (float) ((L.vxy.y + L.vxy.h - L.xy.y) / L.xy.h);
+      if (L.vxy.w > 0 && L.vxy.h > 0)
         {
-          glBindTexture (GL_TEXTURE_2D, self->tex[1]);
-          draw_quad (self, L.xz, xy_tc, W, H);
-          glBindTexture (GL_TEXTURE_2D, self->tex[2]);
-          draw_quad (self, L.yz, yz_tc, W, H);
+          const float xy_tc[8] = { u0, v0, u1, v0, u0, v1, u1, v1 };
+          const float xz_tc[8] = { u0, 0, u1, 0, u0, 1, u1, 1 };
+          /* YZ: z runs left to right (texture t), y top to bottom (s) */
+          const float yz_tc[8] = { v0, 0, v0, 1, v1, 0, v1, 1 };
+
+          guint c, n = MAX (self->n_composite, 1);
+
+          upload_composite (self);
+          for (c = 0; c < n; c++)
+            {
+              const GLuint *tex = self->n_composite ? self->ctex[c] : self->tex;
+
+              if (self->n_composite)
+                {
+                  /* each channel through its own limits and ramp, added */
+                  glUniform1f (glGetUniformLocation (self->program, "lo"), self->comp_lo[c]);
+                  glUniform1f (glGetUniformLocation (self->program, "hi"), self->comp_hi[c]);
+                  glUniform1i (glGetUniformLocation (self->program, "scale"), 0);
+                  glUniform1f (glGetUniformLocation (self->program, "gamma_"), 1.0f);
+                  glActiveTexture (GL_TEXTURE1);
+                  glBindTexture (GL_TEXTURE_2D, self->comp_lut[c]);
+                  glActiveTexture (GL_TEXTURE0);
+                  if (c > 0)
+                    {
+                      glEnable (GL_BLEND);
+                      glBlendFunc (GL_ONE, GL_ONE);
+                    }
+                }
+              glBindTexture (GL_TEXTURE_2D, tex[0]);
+              draw_quad (self, L.vxy, xy_tc, W, H);
+              if (L.sections)
+                {
+                  glBindTexture (GL_TEXTURE_2D, tex[1]);
+                  draw_quad (self, L.xz, xz_tc, W, H);
+                  glBindTexture (GL_TEXTURE_2D, tex[2]);
+                  draw_quad (self, L.yz, yz_tc, W, H);
+                }
+            }
+          glDisable (GL_BLEND);
         }
       glBindVertexArray (0);
       glUseProgram (0);

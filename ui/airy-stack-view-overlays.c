@@ -4,6 +4,8 @@
 
 #include <math.h>
 
+#include <glib/gi18n.h>
+
 #include "airy-stack-view-private.h"
 
 /* What the stack view draws with GtkSnapshot on top of its GL frame: the
@@ -43,8 +45,8 @@ airy_stack_view_get_scale_bar (AiryStackView *self,
   if (self->stack == NULL || self->stack->dx <= 0)
     return 0.0;
   _airy_stack_view_compute_layout (self, &L);
-  /* at most a quarter of the XY view's width */
-  return airy_scale_bar (L.zoom / self->stack->dx, MAX (L.xy.w, 40.0) / 4.0, pixels);
+  /* at most a quarter of the visible XY's width */
+  return airy_scale_bar (L.zoom / self->stack->dx, MAX (L.vxy.w, 40.0) / 4.0, pixels);
 }
 
 void
@@ -61,32 +63,59 @@ _airy_stack_view_draw_overlays (AiryStackView *self,
     return;
   _airy_stack_view_compute_layout (self, &L);
 
-  /* the cursor, linked across the three views */
+  /* the cursor, linked across the three views, each line inside its view */
   {
+    const AiryRect *v = &L.vxy;
     double x = L.xy.x + (self->cx + 0.5) * L.zoom, y = L.xy.y + (self->cy + 0.5) * L.zoom;
-    append_line (snapshot, L.xy.x, y, L.xy.x + L.xy.w, y, &cursor);
-    append_line (snapshot, x, L.xy.y, x, L.xy.y + L.xy.h, &cursor);
+    gboolean x_in = x >= v->x && x < v->x + v->w, y_in = y >= v->y && y < v->y + v->h;
+
+    if (y_in)
+      append_line (snapshot, v->x, y, v->x + v->w, y, &cursor);
+    if (x_in)
+      append_line (snapshot, x, v->y, x, v->y + v->h, &cursor);
     if (L.sections)
       {
         double zz = (self->z + 0.5) / self->stack->depth;
-        append_line (snapshot, x, L.xz.y, x, L.xz.y + L.xz.h, &cursor);
+        if (x_in)
+          append_line (snapshot, x, L.xz.y, x, L.xz.y + L.xz.h, &cursor);
         append_line (snapshot, L.xz.x, L.xz.y + zz * L.xz.h, L.xz.x + L.xz.w, L.xz.y + zz * L.xz.h, &cursor);
-        append_line (snapshot, L.yz.x, y, L.yz.x + L.yz.w, y, &cursor);
+        if (y_in)
+          append_line (snapshot, L.yz.x, y, L.yz.x + L.yz.w, y, &cursor);
         append_line (snapshot, L.yz.x + zz * L.yz.w, L.yz.y, L.yz.x + zz * L.yz.w, L.yz.y + L.yz.h, &cursor);
       }
   }
 
   if (self->line_valid)
-    append_line (snapshot, L.xy.x + (self->lx0 + 0.5) * L.zoom, L.xy.y + (self->ly0 + 0.5) * L.zoom,
-                 L.xy.x + (self->lx1 + 0.5) * L.zoom, L.xy.y + (self->ly1 + 0.5) * L.zoom, &line);
+    {
+      gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (L.vxy.x, L.vxy.y, L.vxy.w, L.vxy.h));
+      append_line (snapshot, L.xy.x + (self->lx0 + 0.5) * L.zoom, L.xy.y + (self->ly0 + 0.5) * L.zoom,
+                   L.xy.x + (self->lx1 + 0.5) * L.zoom, L.xy.y + (self->ly1 + 0.5) * L.zoom, &line);
+      gtk_snapshot_pop (snapshot);
+    }
+
+  if (self->roi_valid)
+    {
+      static const GdkRGBA roi = { 0.4, 1.0, 0.4, 0.95 };
+      double x0 = L.xy.x + MIN (self->qx0, self->qx1) * L.zoom, y0 = L.xy.y + MIN (self->qy0, self->qy1) * L.zoom;
+      double x1 = L.xy.x + (MAX (self->qx0, self->qx1) + 1) * L.zoom;
+      double y1 = L.xy.y + (MAX (self->qy0, self->qy1) + 1) * L.zoom;
+
+      gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (L.vxy.x, L.vxy.y, L.vxy.w, L.vxy.h));
+      append_line (snapshot, x0, y0, x1, y0, &roi);
+      append_line (snapshot, x0, y1, x1, y1, &roi);
+      append_line (snapshot, x0, y0, x0, y1, &roi);
+      append_line (snapshot, x1, y0, x1, y1, &roi);
+      gtk_snapshot_pop (snapshot);
+    }
 
   /* scale bar, bottom left of XY */
   len = airy_stack_view_get_scale_bar (self, &px);
   if (len > 0 && px >= 4)
     {
-      g_autofree char *label = airy_format_length (len);
+      g_autofree char *label = self->pixel_units ? g_strdup_printf (_("%g px"), len) : airy_format_length (len);
       PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), label);
-      double bx = L.xy.x + 10, by = L.xy.y + L.xy.h - 12;
+      /* in the visible part of XY, whatever the zoom */
+      double bx = L.vxy.x + 10, by = L.vxy.y + L.vxy.h - 12;
       int tw, th;
 
       gtk_snapshot_append_color (snapshot, &white, &GRAPHENE_RECT_INIT (bx, by, px, 3));

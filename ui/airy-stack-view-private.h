@@ -30,13 +30,21 @@ struct _AiryStackView
   AiryViewTool  tool;
 
   gboolean      fit;
+  gboolean      fit_region;     /* fitting frames the region below, not the whole image */
+  double        rx, ry, rw, rh; /* that region, image pixels */
   gboolean      center;         /* centre XY at the next layout (set_zoom before a size) */
+  double        pointer_x, pointer_y;   /* the pointer over the canvas, widget pixels */
+  gboolean      pointer_in;
+  gboolean      pixel_units;    /* uncalibrated: the scale bar in pixels */
   double        zoom;           /* screen pixels per image pixel */
   double        ox, oy;         /* XY origin in widget pixels when not fitting */
   double        shown_zoom;     /* the effective zoom last notified */
 
   gboolean      line_valid;
   double        lx0, ly0, lx1, ly1;
+  gboolean      roi_valid;      /* the rectangle tool's, corners inclusive */
+  guint         qx0, qy0, qx1, qy1;
+  gboolean      dragging_roi;
 
   /* drag state */
   double        drag_x, drag_y, drag_ox, drag_oy;
@@ -58,6 +66,18 @@ struct _AiryStackView
   gboolean      lut_dirty;
   gboolean      use_es;
   char         *gl_error;
+
+  /* composite: channels drawn over each other, each through a ramp from
+   * black to its colour between its own limits (added in GL) */
+  guint         n_composite;
+  AiryResident *composite[AIRY_STACK_VIEW_MAX_CHANNELS];
+  float         comp_lo[AIRY_STACK_VIEW_MAX_CHANNELS], comp_hi[AIRY_STACK_VIEW_MAX_CHANNELS];
+  GdkRGBA       comp_color[AIRY_STACK_VIEW_MAX_CHANNELS];
+  GLuint        ctex[AIRY_STACK_VIEW_MAX_CHANNELS][3];
+  guint         ctex_w[AIRY_STACK_VIEW_MAX_CHANNELS][3], ctex_h[AIRY_STACK_VIEW_MAX_CHANNELS][3];
+  guint         ctex_generation[AIRY_STACK_VIEW_MAX_CHANNELS][3];
+  GLuint        comp_lut[AIRY_STACK_VIEW_MAX_CHANNELS];
+  gboolean      comp_dirty;     /* every channel's textures and ramps */
 
   gboolean      want_readback;
   guint8       *readback;
@@ -86,9 +106,17 @@ enum
 
 typedef struct { double x, y, w, h; } AiryRect;
 
+/* Fiji's orthogonal views: XY shows part of the image (xy is the whole
+ * image's place, which may reach beyond the canvas; vxy the part on
+ * screen), XZ below and YZ beside it show the same x and y range and all
+ * of z, at the true z spacing up to 35 % of the canvas and squeezed
+ * beyond: zoomed in, the sections stay in view. */
 typedef struct
 {
-  AiryRect xy, xz, yz;
+  AiryRect xy;      /* the whole XY image */
+  AiryRect vxy;     /* its visible part: xy within the XY viewport */
+  AiryRect xz, yz;  /* the sections beside vxy */
+  AiryRect viewport;
   gboolean sections;
   double   zoom;
 } AiryViewLayout;

@@ -24,14 +24,15 @@ G_DEFINE_FINAL_TYPE (AiryStackView, airy_stack_view, GTK_TYPE_GL_AREA)
 
 G_DEFINE_ENUM_TYPE (AiryViewTool, airy_view_tool,
                     G_DEFINE_ENUM_VALUE (AIRY_TOOL_CURSOR, "cursor"),
-                    G_DEFINE_ENUM_VALUE (AIRY_TOOL_LINE, "line"))
+                    G_DEFINE_ENUM_VALUE (AIRY_TOOL_LINE, "line"),
+                    G_DEFINE_ENUM_VALUE (AIRY_TOOL_RECT, "rectangle"))
 
 G_DEFINE_ENUM_TYPE (AiryDisplayScale, airy_display_scale,
                     G_DEFINE_ENUM_VALUE (AIRY_SCALE_LINEAR, "linear"),
                     G_DEFINE_ENUM_VALUE (AIRY_SCALE_LOG, "log"),
                     G_DEFINE_ENUM_VALUE (AIRY_SCALE_SQRT, "sqrt"))
 
-enum { SIGNAL_CHANGED, SIGNAL_HOVER, SIGNAL_READBACK, N_SIGNALS };
+enum { SIGNAL_CHANGED, SIGNAL_HOVER, SIGNAL_READBACK, SIGNAL_MOVED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static GParamSpec *properties[AIRY_STACK_VIEW_N_PROPS];
@@ -57,38 +58,80 @@ z_aspect (AiryStack *s, double d)
   return (s->dz > 0 && d > 0) ? s->dz / d : 1.0;
 }
 
+/* sections take at most this share of the canvas */
+#define SECTION_SHARE 0.35
+
+/* The largest zoom at which r image pixels, the gap and a section of
+ * depth dz image pixels (squeezed to at most cap) fit into n widget
+ * pixels: r·zoom + gap + min (dz·zoom, cap) = n. */
+static double
+fit_axis (double n, double r, double dz, double gap, double cap)
+{
+  double za;
+
+  if (dz <= 0)
+    return (n - gap) / r;
+  za = (n - gap) / (r + dz);
+  return dz * za <= cap ? za : (n - gap - cap) / r;
+}
+
+static AiryRect
+intersect (AiryRect a, AiryRect b)
+{
+  double x0 = MAX (a.x, b.x), y0 = MAX (a.y, b.y);
+  double x1 = MIN (a.x + a.w, b.x + b.w), y1 = MIN (a.y + a.h, b.y + b.h);
+
+  return (AiryRect) { x0, y0, MAX (x1 - x0, 0.0), MAX (y1 - y0, 0.0) };
+}
+
 void
 _airy_stack_view_compute_layout (AiryStackView  *self,
                                  AiryViewLayout *L)
 {
   AiryStack *s = self->stack;
   double W = gtk_widget_get_width (GTK_WIDGET (self)), H = gtk_widget_get_height (GTK_WIDGET (self));
-  double zx, zy, D, zoom, ox, oy, tw, th;
+  double dzx, dzy, gap, cap_w, cap_h, zoom, ox, oy, t_yz, t_xz;
 
   memset (L, 0, sizeof *L);
   if (s == NULL)
     return;
   L->sections = self->sections && s->depth > 1;
-  D = L->sections ? s->depth : 0;
-  zx = z_aspect (s, s->dx);
-  zy = z_aspect (s, s->dy);
+  gap = L->sections ? AIRY_STACK_VIEW_GAP : 0.0;
+  /* the sections' depth in image pixels at the true z spacing */
+  dzx = L->sections ? s->depth * z_aspect (s, s->dx) : 0.0;
+  dzy = L->sections ? s->depth * z_aspect (s, s->dy) : 0.0;
+  cap_w = SECTION_SHARE * W;
+  cap_h = SECTION_SHARE * H;
   if (self->fit)
     {
-      double gw = L->sections ? AIRY_STACK_VIEW_GAP : 0.0;
-      zoom = MIN ((W - gw) / (s->width + D * zx), (H - gw) / (s->height + D * zy));
+      double rx = 0, ry = 0, rw = s->width, rh = s->height;
+
+      if (self->fit_region)
+        {
+          rx = self->rx;
+          ry = self->ry;
+          rw = self->rw;
+          rh = self->rh;
+        }
+      zoom = MIN (fit_axis (W, rw, dzx, gap, cap_w), fit_axis (H, rh, dzy, gap, cap_h));
       zoom = MAX (zoom, 1e-3);
-      tw = s->width * zoom + (L->sections ? AIRY_STACK_VIEW_GAP + D * zx * zoom : 0.0);
-      th = s->height * zoom + (L->sections ? AIRY_STACK_VIEW_GAP + D * zy * zoom : 0.0);
-      ox = floor ((W - tw) / 2.0);
-      oy = floor ((H - th) / 2.0);
+      t_yz = MIN (dzx * zoom, cap_w);
+      t_xz = MIN (dzy * zoom, cap_h);
+      /* the region and its sections in the middle of the canvas */
+      ox = floor ((W - (rw * zoom + gap + t_yz)) / 2.0) - rx * zoom;
+      oy = floor ((H - (rh * zoom + gap + t_xz)) / 2.0) - ry * zoom;
     }
   else
     {
       zoom = self->zoom;
+      t_yz = MIN (dzx * zoom, cap_w);
+      t_xz = MIN (dzy * zoom, cap_h);
       if (self->center && W > 0 && H > 0)
         {
-          self->ox = floor ((W - s->width * zoom) / 2.0);
-          self->oy = floor ((H - s->height * zoom) / 2.0);
+          /* the image and its sections centred; a larger image centred
+           * in its viewport */
+          self->ox = floor ((W - (s->width * zoom + gap + t_yz)) / 2.0);
+          self->oy = floor ((H - (s->height * zoom + gap + t_xz)) / 2.0);
           self->center = FALSE;
         }
       ox = self->ox;
@@ -96,9 +139,11 @@ _airy_stack_view_compute_layout (AiryStackView  *self,
     }
   L->zoom = zoom;
   L->xy = (AiryRect) { ox, oy, s->width * zoom, s->height * zoom };
+  L->viewport = (AiryRect) { 0, 0, MAX (W - gap - t_yz, 0.0), MAX (H - gap - t_xz, 0.0) };
+  L->vxy = intersect (L->xy, L->viewport);
   /* XZ under XY (z downwards), YZ right of XY (z to the right) */
-  L->xz = (AiryRect) { ox, oy + L->xy.h + AIRY_STACK_VIEW_GAP, L->xy.w, D * zy * zoom };
-  L->yz = (AiryRect) { ox + L->xy.w + AIRY_STACK_VIEW_GAP, oy, D * zx * zoom, L->xy.h };
+  L->xz = (AiryRect) { L->vxy.x, L->vxy.y + L->vxy.h + gap, L->vxy.w, L->sections ? t_xz : 0.0 };
+  L->yz = (AiryRect) { L->vxy.x + L->vxy.w + gap, L->vxy.y, L->sections ? t_yz : 0.0, L->vxy.h };
 }
 
 /* The zoom the next frame shows, without settling a pending centring. */
@@ -120,6 +165,7 @@ update_zoom (AiryStackView *self)
 {
   double zoom = effective_zoom (self);
 
+  g_signal_emit (self, signals[SIGNAL_MOVED], 0);
   if (zoom == self->shown_zoom)
     return;
   self->shown_zoom = zoom;
@@ -216,6 +262,12 @@ airy_stack_view_xy_stats (AiryStackView  *self,
 
 /* ---- input ---- */
 
+static gboolean
+inside (const AiryRect *r, double x, double y)
+{
+  return x >= r->x && x < r->x + r->w && y >= r->y && y < r->y + r->h;
+}
+
 gboolean
 airy_stack_view_widget_to_image (AiryStackView *self,
                                  double         wx,
@@ -230,7 +282,7 @@ airy_stack_view_widget_to_image (AiryStackView *self,
   _airy_stack_view_compute_layout (self, &L);
   *ix = (wx - L.xy.x) / L.zoom - 0.5;
   *iy = (wy - L.xy.y) / L.zoom - 0.5;
-  return wx >= L.xy.x && wx < L.xy.x + L.xy.w && wy >= L.xy.y && wy < L.xy.y + L.xy.h;
+  return inside (&L.vxy, wx, wy);
 }
 
 static void
@@ -240,17 +292,18 @@ set_cursor_from_point (AiryStackView *self, double wx, double wy)
   AiryViewLayout L;
 
   _airy_stack_view_compute_layout (self, &L);
-  if (wx >= L.xy.x && wx < L.xy.x + L.xy.w && wy >= L.xy.y && wy < L.xy.y + L.xy.h)
+  /* the sections share XY's x and y mapping */
+  if (inside (&L.vxy, wx, wy))
     airy_stack_view_set_cursor (self, (guint) ((wx - L.xy.x) / L.zoom), (guint) ((wy - L.xy.y) / L.zoom));
-  else if (L.sections && wx >= L.xz.x && wx < L.xz.x + L.xz.w && wy >= L.xz.y && wy < L.xz.y + L.xz.h)
+  else if (L.sections && inside (&L.xz, wx, wy))
     {
       airy_stack_view_set_z (self, (guint) ((wy - L.xz.y) / L.xz.h * s->depth));
-      airy_stack_view_set_cursor (self, (guint) ((wx - L.xz.x) / L.zoom), self->cy);
+      airy_stack_view_set_cursor (self, (guint) ((wx - L.xy.x) / L.zoom), self->cy);
     }
-  else if (L.sections && wx >= L.yz.x && wx < L.yz.x + L.yz.w && wy >= L.yz.y && wy < L.yz.y + L.yz.h)
+  else if (L.sections && inside (&L.yz, wx, wy))
     {
       airy_stack_view_set_z (self, (guint) ((wx - L.yz.x) / L.yz.w * s->depth));
-      airy_stack_view_set_cursor (self, self->cx, (guint) ((wy - L.yz.y) / L.zoom));
+      airy_stack_view_set_cursor (self, self->cx, (guint) ((wy - L.xy.y) / L.zoom));
     }
 }
 
@@ -271,6 +324,26 @@ freeze_layout (AiryStackView *self)
   set_fit (self, FALSE);
 }
 
+/* A pan or a zoom never leaves the viewport without image: at least 32
+ * widget pixels of it (or all of it, when smaller) stay in view. */
+static void
+clamp_pan (AiryStackView *self)
+{
+  AiryViewLayout L;
+  double kx, ky;
+
+  if (self->fit || self->stack == NULL)
+    return;
+  _airy_stack_view_compute_layout (self, &L);
+  if (L.viewport.w <= 0 || L.viewport.h <= 0)
+    return;
+  kx = MIN (32.0, MIN (L.xy.w, L.viewport.w));
+  ky = MIN (32.0, MIN (L.xy.h, L.viewport.h));
+  self->ox = CLAMP (self->ox, kx - L.xy.w, L.viewport.w - kx);
+  self->oy = CLAMP (self->oy, ky - L.xy.h, L.viewport.h - ky);
+  g_signal_emit (self, signals[SIGNAL_MOVED], 0);
+}
+
 static void
 drag_begin (GtkGestureDrag *gesture, double x, double y, AiryStackView *self)
 {
@@ -280,9 +353,16 @@ drag_begin (GtkGestureDrag *gesture, double x, double y, AiryStackView *self)
   gtk_widget_grab_focus (GTK_WIDGET (self));
   self->drag_x = x;
   self->drag_y = y;
-  self->dragging_line = button == GDK_BUTTON_PRIMARY && self->tool == AIRY_TOOL_LINE
+  self->dragging_line = button == GDK_BUTTON_PRIMARY && self->tool != AIRY_TOOL_CURSOR
                         && airy_stack_view_widget_to_image (self, x, y, &ix, &iy);
-  if (self->dragging_line)
+  self->dragging_roi = self->dragging_line && self->tool == AIRY_TOOL_RECT;
+  if (self->dragging_roi)
+    {
+      self->qx0 = self->qx1 = CLAMP (floor (ix + 0.5), 0, self->stack->width - 1);
+      self->qy0 = self->qy1 = CLAMP (floor (iy + 0.5), 0, self->stack->height - 1);
+      self->roi_valid = FALSE;
+    }
+  else if (self->dragging_line)
     {
       self->lx0 = self->lx1 = ix;
       self->ly0 = self->ly1 = iy;
@@ -300,7 +380,19 @@ drag_begin (GtkGestureDrag *gesture, double x, double y, AiryStackView *self)
 static void
 drag_update (GtkGestureDrag *gesture, double dx, double dy, AiryStackView *self)
 {
-  if (self->dragging_line)
+  if (self->dragging_roi)
+    {
+      double ix, iy;
+
+      airy_stack_view_widget_to_image (self, self->drag_x + dx, self->drag_y + dy, &ix, &iy);
+      self->qx1 = CLAMP (floor (ix + 0.5), 0, self->stack->width - 1);
+      self->qy1 = CLAMP (floor (iy + 0.5), 0, self->stack->height - 1);
+      self->roi_valid = self->qx1 != self->qx0 || self->qy1 != self->qy0;
+      if (self->roi_valid)
+        g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+    }
+  else if (self->dragging_line)
     {
       double ix, iy;
 
@@ -316,6 +408,7 @@ drag_update (GtkGestureDrag *gesture, double dx, double dy, AiryStackView *self)
     {
       self->ox = self->drag_ox + dx;
       self->oy = self->drag_oy + dy;
+      clamp_pan (self);
       gtk_widget_queue_draw (GTK_WIDGET (self));
     }
 }
@@ -334,7 +427,7 @@ drag_end (GtkGestureDrag *gesture, double dx, double dy, AiryStackView *self)
         }
       set_cursor_from_point (self, self->drag_x, self->drag_y);
     }
-  self->dragging_line = FALSE;
+  self->dragging_line = self->dragging_roi = FALSE;
 }
 
 static void
@@ -347,35 +440,41 @@ zoom_at (AiryStackView *self, double factor, double px, double py)
   self->ox = px - (px - self->ox) * z1 / self->zoom;
   self->oy = py - (py - self->oy) * z1 / self->zoom;
   self->zoom = z1;
+  clamp_pan (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
   update_zoom (self);
 }
 
+/* The middle of what XY shows: the view keys zoom about it, so that the
+ * image never leaves the view (the widget's middle may lie beside it). */
+static void
+visible_centre (AiryStackView *self, double *x, double *y)
+{
+  AiryViewLayout L;
+
+  _airy_stack_view_compute_layout (self, &L);
+  *x = L.vxy.x + L.vxy.w / 2.0;
+  *y = L.vxy.y + L.vxy.h / 2.0;
+}
+
+/* A notch zooms by 1.25 about the point under the pointer, which the
+ * motion controller follows (a scroll event's own position is in surface
+ * coordinates, and smooth scrolling may carry none). */
 static gboolean
 on_scroll (GtkEventControllerScroll *scroll, double dx, double dy, AiryStackView *self)
 {
-  double x = gtk_widget_get_width (GTK_WIDGET (self)) / 2.0, y = gtk_widget_get_height (GTK_WIDGET (self)) / 2.0;
-  GdkEvent *event = gtk_event_controller_get_current_event (GTK_EVENT_CONTROLLER (scroll));
+  double x, y;
 
-  if (event)
+  if (self->stack == NULL || dy == 0)
+    return FALSE;
+  if (self->pointer_in)
     {
-      double ex, ey;
-      if (gdk_event_get_position (event, &ex, &ey))
-        {
-          graphene_point_t p;
-          GtkNative *native = gtk_widget_get_native (GTK_WIDGET (self));
-          double nx, ny;
-
-          gtk_native_get_surface_transform (native, &nx, &ny);
-          if (gtk_widget_compute_point (GTK_WIDGET (native), GTK_WIDGET (self),
-                                        &GRAPHENE_POINT_INIT (ex - nx, ey - ny), &p))
-            {
-              x = p.x;
-              y = p.y;
-            }
-        }
+      x = self->pointer_x;
+      y = self->pointer_y;
     }
-  zoom_at (self, dy < 0 ? 1.25 : 0.8, x, y);
+  else
+    visible_centre (self, &x, &y);
+  zoom_at (self, pow (1.25, -CLAMP (dy, -4.0, 4.0)), x, y);
   return TRUE;
 }
 
@@ -384,17 +483,39 @@ on_motion (GtkEventControllerMotion *motion, double x, double y, AiryStackView *
 {
   double ix, iy;
 
+  self->pointer_x = x;
+  self->pointer_y = y;
+  self->pointer_in = TRUE;
   if (airy_stack_view_widget_to_image (self, x, y, &ix, &iy))
     g_signal_emit (self, signals[SIGNAL_HOVER], 0, floor (ix + 0.5), floor (iy + 0.5));
+}
+
+/* The canvas takes the keyboard when the pointer comes over it: the view
+ * keys then zoom and pan it instead of typing into a field elsewhere. */
+static void
+on_enter (GtkEventControllerMotion *motion, double x, double y, AiryStackView *self)
+{
+  self->pointer_x = x;
+  self->pointer_y = y;
+  self->pointer_in = TRUE;
+  if (gtk_widget_get_focusable (GTK_WIDGET (self)))
+    gtk_widget_grab_focus (GTK_WIDGET (self));
+}
+
+static void
+on_leave (GtkEventControllerMotion *motion, AiryStackView *self)
+{
+  self->pointer_in = FALSE;
 }
 
 static gboolean
 on_key (GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifierType state, AiryStackView *self)
 {
-  double cx = gtk_widget_get_width (GTK_WIDGET (self)) / 2.0, cy = gtk_widget_get_height (GTK_WIDGET (self)) / 2.0;
+  double cx, cy;
 
   if (self->stack == NULL)
     return FALSE;
+  visible_centre (self, &cx, &cy);
   switch (keyval)
     {
     case GDK_KEY_plus: case GDK_KEY_equal: case GDK_KEY_KP_Add:
@@ -406,6 +527,9 @@ on_key (GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifierType
     case GDK_KEY_0: case GDK_KEY_f:
       airy_stack_view_fit (self);
       return TRUE;
+    case GDK_KEY_p:
+      airy_stack_view_fit_psf (self);
+      return TRUE;
     case GDK_KEY_1:
       airy_stack_view_set_zoom (self, 1.0);
       return TRUE;
@@ -413,6 +537,7 @@ on_key (GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifierType
       freeze_layout (self);
       self->ox += keyval == GDK_KEY_Left ? 40 : keyval == GDK_KEY_Right ? -40 : 0;
       self->oy += keyval == GDK_KEY_Up ? 40 : keyval == GDK_KEY_Down ? -40 : 0;
+      clamp_pan (self);
       gtk_widget_queue_draw (GTK_WIDGET (self));
       return TRUE;
     case GDK_KEY_Page_Up:
@@ -466,6 +591,8 @@ airy_stack_view_finalize (GObject *object)
   AiryStackView *self = AIRY_STACK_VIEW (object);
 
   g_clear_handle_id (&self->slice_path_idle, g_source_remove);
+  for (guint c = 0; c < self->n_composite; c++)
+    airy_resident_unref (self->composite[c]);
   airy_resident_unref (self->resident);
   g_free (self->xy_host);
   g_free (self->readback);
@@ -587,6 +714,9 @@ airy_stack_view_class_init (AiryStackViewClass *klass)
   /* the pointer is over image pixel (x, y) */
   signals[SIGNAL_HOVER] = g_signal_new ("hover", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                         0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
+  /* what XY shows moved (a zoom, a pan, a fit) */
+  signals[SIGNAL_MOVED] = g_signal_new ("moved", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                        0, NULL, NULL, NULL, G_TYPE_NONE, 0);
   signals[SIGNAL_READBACK] = g_signal_new ("readback", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                            0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
@@ -616,6 +746,8 @@ airy_stack_view_init (AiryStackView *self)
   g_signal_connect (scroll, "scroll", G_CALLBACK (on_scroll), self);
   gtk_widget_add_controller (GTK_WIDGET (self), scroll);
   g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
+  g_signal_connect (motion, "enter", G_CALLBACK (on_enter), self);
+  g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
   gtk_widget_add_controller (GTK_WIDGET (self), motion);
   g_signal_connect (key, "key-pressed", G_CALLBACK (on_key), self);
   gtk_widget_add_controller (GTK_WIDGET (self), key);
@@ -633,6 +765,7 @@ invalidate (AiryStackView *self, gboolean xy, gboolean xz, gboolean yz)
   self->dirty[0] |= xy;
   self->dirty[1] |= xz;
   self->dirty[2] |= yz;
+  self->comp_dirty |= self->n_composite > 0 && (xy || xz || yz);
   gtk_gl_area_queue_render (GTK_GL_AREA (self));
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -654,6 +787,7 @@ airy_stack_view_set_resident (AiryStackView *self,
   AiryStack *stack = resident ? resident->stack : NULL;
   AiryResident *old = self->resident;
   gsize old_n = self->stack ? airy_stack_plane_size (self->stack) : 0;
+  guint old_w = self->stack ? self->stack->width : 0, old_h = self->stack ? self->stack->height : 0;
   guint z = self->z;
 
   g_return_if_fail (AIRY_IS_STACK_VIEW (self));
@@ -661,12 +795,23 @@ airy_stack_view_set_resident (AiryStackView *self,
   self->resident = resident;
   self->stack = stack;
   airy_resident_unref (old);
+  if (self->n_composite > 0)
+    airy_stack_view_set_composite (self, 0, NULL, NULL, NULL, NULL);
   if (stack == NULL || airy_stack_plane_size (stack) != old_n)
     g_clear_pointer (&self->xy_host, g_free);
   self->xy_host_valid = FALSE;
   self->line_valid = FALSE;
+  if (stack == NULL || stack->width != old_w || stack->height != old_h)
+    self->roi_valid = FALSE;
   if (stack)
     {
+      /* a frame on the PSF is found again on a new geometry */
+      if (self->fit_region && airy_stack_plane_size (stack) != old_n)
+        {
+          self->fit_region = FALSE;
+          if (self->fit)
+            airy_stack_view_fit_psf (self);
+        }
       self->z = MIN (self->z, stack->depth - 1);
       self->cx = MIN (self->cx, stack->width - 1);
       self->cy = MIN (self->cy, stack->height - 1);
@@ -873,15 +1018,35 @@ airy_stack_view_set_line (AiryStackView *self,
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
+/* Before the view has a size the image is centred at the next layout;
+ * after, the zoom keeps the middle of what XY shows, and an image that
+ * fits is centred. */
 void
 airy_stack_view_set_zoom (AiryStackView *self,
                           double         zoom)
 {
+  AiryViewLayout L;
+
   if (self->stack == NULL)
     return;
-  self->zoom = zoom;
-  self->center = TRUE;      /* at the next layout, when the size is known */
-  set_fit (self, FALSE);
+  if (gtk_widget_get_width (GTK_WIDGET (self)) <= 0 || self->center)
+    {
+      self->zoom = zoom;
+      self->center = TRUE;      /* at the next layout, when the size is known */
+      set_fit (self, FALSE);
+    }
+  else
+    {
+      double cx, cy;
+
+      visible_centre (self, &cx, &cy);
+      zoom_at (self, zoom / (self->fit ? effective_zoom (self) : self->zoom), cx, cy);
+      self->zoom = zoom;        /* exactly, not through the factor */
+      _airy_stack_view_compute_layout (self, &L);
+      if (L.xy.w + L.yz.w + (L.sections ? AIRY_STACK_VIEW_GAP : 0) <= gtk_widget_get_width (GTK_WIDGET (self))
+          && L.xy.h + L.xz.h + (L.sections ? AIRY_STACK_VIEW_GAP : 0) <= gtk_widget_get_height (GTK_WIDGET (self)))
+        self->center = TRUE;
+    }
   gtk_widget_queue_draw (GTK_WIDGET (self));
   update_zoom (self);
 }
@@ -898,6 +1063,7 @@ airy_stack_view_get_zoom (AiryStackView *self)
 void
 airy_stack_view_fit (AiryStackView *self)
 {
+  self->fit_region = FALSE;
   set_fit (self, TRUE);
   gtk_widget_queue_draw (GTK_WIDGET (self));
   update_zoom (self);
@@ -918,6 +1084,103 @@ gboolean
 airy_stack_view_get_fit (AiryStackView *self)
 {
   return self->fit;
+}
+
+void
+airy_stack_view_fit_region (AiryStackView *self,
+                            double         x,
+                            double         y,
+                            double         width,
+                            double         height)
+{
+  if (self->stack == NULL || width <= 0 || height <= 0)
+    return;
+  self->fit_region = TRUE;
+  self->rx = x;
+  self->ry = y;
+  self->rw = width;
+  self->rh = height;
+  /* a fit already on notifies nothing, but its frame changed */
+  if (self->fit)
+    {
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+      update_zoom (self);
+    }
+  else
+    airy_stack_view_set_fit (self, TRUE);
+  self->fit_region = TRUE;
+}
+
+gboolean
+airy_stack_view_get_psf_region (AiryStackView *self,
+                                double        *x,
+                                double        *y,
+                                double        *width,
+                                double        *height)
+{
+  AiryStack *s = self->stack;
+  g_autofree float *mip = NULL;
+  g_autoptr(GError) error = NULL;
+  AirySlice slice = { s && s->depth > 1 ? AIRY_SLICE_MIP : AIRY_SLICE_XY, 0 };
+  float peak = -G_MAXFLOAT, level;
+  guint x0, y0, x1 = 0, y1 = 0, i, j;
+  double mx, my;
+
+  if (s == NULL)
+    return FALSE;
+  mip = g_new (float, airy_stack_plane_size (s));
+  if (!airy_resident_read_slice (self->resident, &slice, mip, &error))
+    {
+      g_warning ("%s", error->message);
+      return FALSE;
+    }
+  for (i = 0; i < airy_stack_plane_size (s); i++)
+    if (mip[i] > peak)
+      peak = mip[i];
+  if (!(peak > 0))
+    return FALSE;
+  level = 1e-3f * peak;
+  x0 = s->width;
+  y0 = s->height;
+  for (j = 0; j < s->height; j++)
+    for (i = 0; i < s->width; i++)
+      if (mip[(gsize) j * s->width + i] > level)
+        {
+          x0 = MIN (x0, i);
+          x1 = MAX (x1, i);
+          y0 = MIN (y0, j);
+          y1 = MAX (y1, j);
+        }
+  /* a quarter of its size around it, at least 4 pixels, square pixels
+   * kept square: the larger side for both */
+  mx = MAX (4.0, 0.25 * MAX (x1 - x0 + 1, y1 - y0 + 1));
+  my = mx;
+  *x = MAX (0.0, x0 - mx);
+  *y = MAX (0.0, y0 - my);
+  *width = MIN ((double) s->width, x1 + 1 + mx) - *x;
+  *height = MIN ((double) s->height, y1 + 1 + my) - *y;
+  return TRUE;
+}
+
+/* Frames where the stack exceeds 1e-3 of its peak (in the projection
+ * along z), with a margin; the whole image when nothing stands out. */
+void
+airy_stack_view_fit_psf (AiryStackView *self)
+{
+  double x, y, w, h;
+
+  if (self->stack == NULL)
+    return;
+  if (airy_stack_view_get_psf_region (self, &x, &y, &w, &h))
+    airy_stack_view_fit_region (self, x, y, w, h);
+  else
+    airy_stack_view_fit (self);
+}
+
+gboolean
+airy_stack_view_get_fit_psf (AiryStackView *self)
+{
+  return self->fit && self->fit_region;
 }
 
 void
@@ -942,4 +1205,169 @@ const char *
 airy_stack_view_get_gl_error (AiryStackView *self)
 {
   return self->gl_error;
+}
+
+void
+airy_stack_view_get_visible (AiryStackView *self,
+                             double        *x,
+                             double        *y,
+                             double        *width,
+                             double        *height)
+{
+  AiryViewLayout L;
+
+  _airy_stack_view_compute_layout (self, &L);
+  *x = *y = *width = *height = 0.0;
+  if (self->stack == NULL || L.zoom <= 0)
+    return;
+  *x = (L.vxy.x - L.xy.x) / L.zoom;
+  *y = (L.vxy.y - L.xy.y) / L.zoom;
+  *width = L.vxy.w / L.zoom;
+  *height = L.vxy.h / L.zoom;
+}
+
+void
+airy_stack_view_get_section_rects (AiryStackView   *self,
+                                   graphene_rect_t *xy,
+                                   graphene_rect_t *xz,
+                                   graphene_rect_t *yz)
+{
+  AiryViewLayout L;
+
+  _airy_stack_view_compute_layout (self, &L);
+  graphene_rect_init (xy, L.vxy.x, L.vxy.y, L.vxy.w, L.vxy.h);
+  graphene_rect_init (xz, L.xz.x, L.xz.y, L.xz.w, L.xz.h);
+  graphene_rect_init (yz, L.yz.x, L.yz.y, L.yz.w, L.yz.h);
+}
+
+/* The stack's voxel size was changed in place (Properties…): the layout,
+ * the sections' aspect and the scale bar follow. */
+void
+airy_stack_view_voxel_size_changed (AiryStackView *self)
+{
+  invalidate (self, TRUE, TRUE, TRUE);
+  update_zoom (self);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+}
+
+/* An uncalibrated image: lengths in pixels (its dx is 1). */
+void
+airy_stack_view_set_pixel_units (AiryStackView *self,
+                                 gboolean       pixels)
+{
+  self->pixel_units = pixels;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+airy_stack_view_set_composite (AiryStackView *self,
+                               guint          n,
+                               AiryResident **channels,
+                               const float   *lo,
+                               const float   *hi,
+                               const GdkRGBA *colors)
+{
+  guint c;
+
+  g_return_if_fail (n <= AIRY_STACK_VIEW_MAX_CHANNELS);
+  for (c = 0; c < self->n_composite; c++)
+    g_clear_pointer (&self->composite[c], airy_resident_unref);
+  for (c = 0; c < n; c++)
+    {
+      self->composite[c] = channels[c];
+      self->comp_lo[c] = lo[c];
+      self->comp_hi[c] = hi[c];
+      self->comp_color[c] = colors[c];
+    }
+  self->n_composite = n;
+  self->comp_dirty = TRUE;
+  invalidate (self, TRUE, TRUE, TRUE);
+}
+
+guint
+airy_stack_view_get_composite (AiryStackView *self)
+{
+  return self->n_composite;
+}
+
+/* Another view shows what this one shows: the same part of the specimen at
+ * the same scale (the side-by-side comparison). Stacks of other voxel
+ * sizes are matched in µm about their optical axes (pixel ⌊N/2⌋). */
+void
+airy_stack_view_copy_view (AiryStackView *self,
+                           AiryStackView *source)
+{
+  AiryViewLayout L;
+  double r;
+
+  if (self->stack == NULL || source->stack == NULL)
+    return;
+  _airy_stack_view_compute_layout (source, &L);
+  if (L.zoom <= 0)
+    return;
+  r = self->stack->dx > 0 && source->stack->dx > 0 ? source->stack->dx / self->stack->dx : 1.0;
+  set_fit (self, FALSE);
+  self->fit_region = FALSE;
+  self->center = FALSE;
+  self->zoom = L.zoom / r;
+  self->ox = L.xy.x + (source->stack->width / 2 + 0.5) * L.zoom - (self->stack->width / 2 + 0.5) * self->zoom;
+  self->oy = L.xy.y + (source->stack->height / 2 + 0.5) * L.zoom - (self->stack->height / 2 + 0.5) * self->zoom;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  update_zoom (self);
+}
+
+/* The same point of the specimen in another stack: pixels matched in µm
+ * about the optical axes, the plane nearest in z. */
+void
+airy_stack_view_link_cursor (AiryStackView *self,
+                             AiryStackView *source)
+{
+  const AiryStack *a = source->stack, *b = self->stack;
+  double rx, ry, zpos;
+  int x, y, z;
+
+  if (a == NULL || b == NULL)
+    return;
+  rx = a->dx > 0 && b->dx > 0 ? a->dx / b->dx : 1.0;
+  ry = a->dy > 0 && b->dy > 0 ? a->dy / b->dy : 1.0;
+  x = (int) floor (((double) source->cx - a->width / 2) * rx + b->width / 2 + 0.5);
+  y = (int) floor (((double) source->cy - a->height / 2) * ry + b->height / 2 + 0.5);
+  zpos = airy_stack_get_z (a, source->z);
+  z = b->dz > 0 && b->depth > 1 ? (int) floor ((zpos - b->z0) / b->dz + 0.5) : (int) source->z;
+  airy_stack_view_set_z (self, (guint) CLAMP (z, 0, (int) b->depth - 1));
+  airy_stack_view_set_cursor (self, (guint) CLAMP (x, 0, (int) b->width - 1), (guint) CLAMP (y, 0, (int) b->height - 1));
+}
+
+/* The rectangle drawn with the rectangle tool, image pixels (inclusive
+ * corners sorted into x, y, width, height). */
+gboolean
+airy_stack_view_get_roi (AiryStackView *self,
+                         guint         *x,
+                         guint         *y,
+                         guint         *width,
+                         guint         *height)
+{
+  *x = MIN (self->qx0, self->qx1);
+  *y = MIN (self->qy0, self->qy1);
+  *width = MAX (self->qx0, self->qx1) - *x + 1;
+  *height = MAX (self->qy0, self->qy1) - *y + 1;
+  return self->roi_valid && self->stack != NULL;
+}
+
+void
+airy_stack_view_set_roi (AiryStackView *self,
+                         guint          x,
+                         guint          y,
+                         guint          width,
+                         guint          height)
+{
+  if (self->stack == NULL)
+    return;
+  self->qx0 = MIN (x, self->stack->width - 1);
+  self->qy0 = MIN (y, self->stack->height - 1);
+  self->qx1 = MIN (x + MAX (width, 1) - 1, self->stack->width - 1);
+  self->qy1 = MIN (y + MAX (height, 1) - 1, self->stack->height - 1);
+  self->roi_valid = TRUE;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }

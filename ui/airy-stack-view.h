@@ -9,6 +9,9 @@
 
 G_BEGIN_DECLS
 
+/* the most channels a composite shows */
+#define AIRY_STACK_VIEW_MAX_CHANNELS 4
+
 #define AIRY_TYPE_STACK_VIEW (airy_stack_view_get_type ())
 G_DECLARE_FINAL_TYPE (AiryStackView, airy_stack_view, AIRY, STACK_VIEW, GtkGLArea)
 
@@ -16,6 +19,7 @@ typedef enum
 {
   AIRY_TOOL_CURSOR,   /* click sets the cursor, drag pans */
   AIRY_TOOL_LINE,     /* drag draws a profile line */
+  AIRY_TOOL_RECT,     /* drag draws a rectangle (its statistics) */
 } AiryViewTool;
 
 #define AIRY_TYPE_VIEW_TOOL (airy_view_tool_get_type ())
@@ -80,6 +84,17 @@ void               airy_stack_view_set_line       (AiryStackView     *self,
                                                    double             y0,
                                                    double             x1,
                                                    double             y1);
+/* The rectangle tool's rectangle in image pixels; FALSE when none. */
+gboolean           airy_stack_view_get_roi        (AiryStackView     *self,
+                                                   guint             *x,
+                                                   guint             *y,
+                                                   guint             *width,
+                                                   guint             *height);
+void               airy_stack_view_set_roi        (AiryStackView     *self,
+                                                   guint              x,
+                                                   guint              y,
+                                                   guint              width,
+                                                   guint              height);
 /* Zoom: screen pixels per image pixel; fit follows the widget's size. */
 void               airy_stack_view_set_zoom       (AiryStackView     *self,
                                                    double             zoom);
@@ -89,6 +104,35 @@ void               airy_stack_view_fit            (AiryStackView     *self);
 void               airy_stack_view_set_fit        (AiryStackView     *self,
                                                    gboolean           fit);
 gboolean           airy_stack_view_get_fit        (AiryStackView     *self);
+/* Fitting a region (image pixels) instead of the whole image; FALSE from
+ * get_fit_psf once the view is zoomed or panned, or fits the whole. */
+void               airy_stack_view_fit_region     (AiryStackView     *self,
+                                                   double             x,
+                                                   double             y,
+                                                   double             width,
+                                                   double             height);
+/* Where the stack exceeds 1e-3 of its peak (projected along z), with a
+ * margin of a quarter of its size (at least 4 pixels); FALSE when the
+ * stack has no positive peak. fit_psf frames it (a new geometry is framed
+ * again while it fits so). */
+gboolean           airy_stack_view_get_psf_region (AiryStackView     *self,
+                                                   double            *x,
+                                                   double            *y,
+                                                   double            *width,
+                                                   double            *height);
+void               airy_stack_view_fit_psf        (AiryStackView     *self);
+gboolean           airy_stack_view_get_fit_psf    (AiryStackView     *self);
+/* The part of the image XY shows, in image pixels (x, y, width, height),
+ * and the sections' widget rectangles (empty without sections). */
+void               airy_stack_view_get_visible    (AiryStackView     *self,
+                                                   double            *x,
+                                                   double            *y,
+                                                   double            *width,
+                                                   double            *height);
+void               airy_stack_view_get_section_rects (AiryStackView  *self,
+                                                      graphene_rect_t *xy,
+                                                      graphene_rect_t *xz,
+                                                      graphene_rect_t *yz);
 /* Widget coordinates → image pixel (x, y) of the XY view; FALSE outside. */
 gboolean           airy_stack_view_widget_to_image (AiryStackView    *self,
                                                     double            wx,
@@ -123,5 +167,28 @@ const guint8      *airy_stack_view_get_readback   (AiryStackView     *self,
                                                    int               *width,
                                                    int               *height);
 const char        *airy_stack_view_get_gl_error   (AiryStackView     *self);
+/* Composite: up to 4 channels of the shown stack's geometry (transfer
+ * full each), drawn added over each other, channel c from black to
+ * colors[c] between lo[c] and hi[c]; n = 0 ends it. The shown stack (set_
+ * resident) stays what the readout, histogram and profiles read. */
+void               airy_stack_view_set_composite  (AiryStackView     *self,
+                                                   guint              n,
+                                                   AiryResident     **channels,
+                                                   const float       *lo,
+                                                   const float       *hi,
+                                                   const GdkRGBA     *colors);
+guint              airy_stack_view_get_composite  (AiryStackView     *self);
+/* Shows the same part of the specimen at the same scale as source, and
+ * puts the cursor and z on the same point (other voxel sizes are matched
+ * in µm about the optical axes). */
+void               airy_stack_view_copy_view      (AiryStackView     *self,
+                                                   AiryStackView     *source);
+void               airy_stack_view_link_cursor    (AiryStackView     *self,
+                                                   AiryStackView     *source);
+/* After the stack's dx, dy, dz were changed in place. */
+void               airy_stack_view_voxel_size_changed (AiryStackView *self);
+/* An uncalibrated image (dx = dy = 1): the scale bar says pixels. */
+void               airy_stack_view_set_pixel_units (AiryStackView    *self,
+                                                    gboolean          pixels);
 
 G_END_DECLS

@@ -19,6 +19,13 @@ typedef enum
   AIRY_AUTO_PERCENTILE_STACK,
 } AiryAutoContrast;
 
+typedef enum
+{
+  AIRY_COMPARE_OFF,
+  AIRY_COMPARE_SIDE,   /* the reference beside the result, linked */
+  AIRY_COMPARE_DIFF,   /* result − reference, signed colormap */
+} AiryCompare;
+
 /* The stack viewer: the GL canvas with its sections, display controls
  * (colormap, contrast with histogram, gamma, scale, interpolation), z
  * slider with play, profiles with FWHM, readout, open and export. */
@@ -77,6 +84,42 @@ gboolean       airy_stack_viewer_export_raw       (AiryStackViewer *self,
 gboolean       airy_stack_viewer_export_tiff      (AiryStackViewer *self,
                                                    const char      *path,
                                                    gboolean         section,
+                                                   GError         **error);
+/* An image whose file gives no voxel size is shown in pixels (TRUE), until
+ * set_voxel_size (Properties…, the action viewer.properties) gives one
+ * (µm, each in (0, 1e6]); it stays for the file's other channels and time
+ * points. */
+gboolean       airy_stack_viewer_get_uncalibrated (AiryStackViewer *self);
+gboolean       airy_stack_viewer_set_voxel_size   (AiryStackViewer *self,
+                                                   double           dx,
+                                                   double           dy,
+                                                   double           dz,
+                                                   GError         **error);
+/* Comparing two PSFs: pin the shown result as the reference (viewer.pin),
+ * then show both side by side with linked cursor, z and zoom, or their
+ * difference; the profiles show both FWHMs. A/B (key B, viewer.toggle-ab)
+ * swaps which is shown as A. */
+void           airy_stack_viewer_pin_reference    (AiryStackViewer *self);
+void           airy_stack_viewer_set_compare      (AiryStackViewer *self,
+                                                   AiryCompare      mode);
+AiryCompare    airy_stack_viewer_get_compare      (AiryStackViewer *self);
+void           airy_stack_viewer_toggle_ab        (AiryStackViewer *self);
+gboolean       airy_stack_viewer_get_showing_b    (AiryStackViewer *self);
+AiryStackView *airy_stack_viewer_get_reference_view (AiryStackViewer *self);
+/* The rectangle tool's statistics as shown, NULL without a rectangle. */
+const char    *airy_stack_viewer_get_roi_text     (AiryStackViewer *self);
+/* XY (with its scale bar), XZ and YZ as on screen, in one RGB image
+ * (viewer.export-sections-png), and the profiles as CSV
+ * (viewer.export-line-csv, viewer.export-axial-csv). */
+guint8        *airy_stack_viewer_render_sections  (AiryStackViewer *self,
+                                                   guint           *width,
+                                                   guint           *height);
+gboolean       airy_stack_viewer_export_sections  (AiryStackViewer *self,
+                                                   const char      *path,
+                                                   GError         **error);
+gboolean       airy_stack_viewer_export_profile   (AiryStackViewer *self,
+                                                   const char      *path,
+                                                   gboolean         axial,
                                                    GError         **error);
 const char    *airy_stack_viewer_get_message      (AiryStackViewer *self);
 const char    *airy_stack_viewer_get_readout      (AiryStackViewer *self);

@@ -255,6 +255,87 @@ airy_line_profile (const float *plane,
     }
 }
 
+void
+airy_line_profile_wide (const float *plane,
+                        guint        height,
+                        guint        width,
+                        double       x0,
+                        double       y0,
+                        double       x1,
+                        double       y1,
+                        guint        n,
+                        guint        line_width,
+                        float       *out)
+{
+  double len = hypot (x1 - x0, y1 - y0), nx, ny;
+  g_autofree float *one = NULL;
+  guint k, w;
+
+  if (line_width <= 1 || len <= 0)
+    {
+      airy_line_profile (plane, height, width, x0, y0, x1, y1, n, out);
+      return;
+    }
+  /* parallel lines one pixel apart, centred on the drawn one, averaged
+   * (ImageJ's wide line profile) */
+  nx = -(y1 - y0) / len;
+  ny = (x1 - x0) / len;
+  one = g_new (float, n);
+  memset (out, 0, n * sizeof (float));
+  for (w = 0; w < line_width; w++)
+    {
+      double o = w - (line_width - 1) / 2.0;
+
+      airy_line_profile (plane, height, width, x0 + o * nx, y0 + o * ny, x1 + o * nx, y1 + o * ny, n, one);
+      for (k = 0; k < n; k++)
+        out[k] += one[k] / line_width;
+    }
+}
+
+void
+airy_box_stats (const float *plane,
+                guint        height,
+                guint        width,
+                guint        x,
+                guint        y,
+                guint        w,
+                guint        h,
+                AiryBoxStats *stats)
+{
+  double total = 0.0, circle = 0.0, cx, cy, r2;
+  guint i, j;
+
+  memset (stats, 0, sizeof *stats);
+  x = MIN (x, width - 1);
+  y = MIN (y, height - 1);
+  w = MAX (1, MIN (w, width - x));
+  h = MAX (1, MIN (h, height - y));
+  stats->max = -G_MAXFLOAT;
+  /* the circle inscribed in the rectangle, pixel centres inside it */
+  cx = x + (w - 1) / 2.0;
+  cy = y + (h - 1) / 2.0;
+  r2 = (MIN (w, h) / 2.0) * (MIN (w, h) / 2.0);
+  for (j = 0; j < height; j++)
+    for (i = 0; i < width; i++)
+      {
+        float v = plane[(gsize) j * width + i];
+
+        total += v;
+        if (i >= x && i < x + w && j >= y && j < y + h)
+          {
+            stats->sum += v;
+            stats->max = MAX (stats->max, v);
+            if ((i - cx) * (i - cx) + (j - cy) * (j - cy) <= r2)
+              circle += v;
+          }
+      }
+  stats->n = (gsize) w * h;
+  stats->mean = stats->sum / stats->n;
+  stats->ensquared = total != 0 ? stats->sum / total : 0.0;
+  stats->encircled = total != 0 ? circle / total : 0.0;
+  stats->radius = MIN (w, h) / 2.0;
+}
+
 double
 airy_scale_bar (double  pixels_per_um,
                 double  max_pixels,

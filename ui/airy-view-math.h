@@ -85,6 +85,39 @@ void   airy_line_profile          (const float *plane,
                                    guint        n,
                                    float       *out);
 
+/* The same, averaged over line_width parallel lines one pixel apart across
+ * it (ImageJ's wide lines); line_width ≤ 1 is the line alone. */
+void   airy_line_profile_wide     (const float *plane,
+                                   guint        height,
+                                   guint        width,
+                                   double       x0,
+                                   double       y0,
+                                   double       x1,
+                                   double       y1,
+                                   guint        n,
+                                   guint        line_width,
+                                   float       *out);
+
+/* A rectangle of the plane (clamped to it): its sum, mean and maximum, and
+ * the share of the plane's total inside it (ensquared energy) and inside
+ * the circle inscribed in it, radius min (w, h)/2 pixels around its middle
+ * (encircled energy). */
+typedef struct
+{
+  double sum, mean, max;
+  double ensquared, encircled, radius;
+  gsize  n;
+} AiryBoxStats;
+
+void   airy_box_stats             (const float  *plane,
+                                   guint         height,
+                                   guint         width,
+                                   guint         x,
+                                   guint         y,
+                                   guint         w,
+                                   guint         h,
+                                   AiryBoxStats *stats);
+
 /* A scale bar: the largest 1-2-5 × 10^k length in µm that spans at most
  * `max_pixels` screen pixels at `pixels_per_um`; returns its length in µm
  * and sets *pixels. */
