@@ -22,6 +22,8 @@ struct _AiryWindow
   GtkWidget       *title;
   GtkWidget       *subtitle;
   GtkWidget       *progress;
+  GtkWidget       *menu_button;
+  gboolean         view_only;      /* the viewer alone: no system, no bench */
   GtkWidget       *notice;         /* a revealer: a message that stays until dismissed */
   GtkWidget       *notice_label;
   GtkWidget       *notice_folder;  /* "Choose Folder…", for files the sandbox hides */

@@ -9,6 +9,9 @@
 
 G_DEFINE_FINAL_TYPE (AiryWindow, airy_window, GTK_TYPE_APPLICATION_WINDOW)
 
+static void set_view_only (AiryWindow *self,
+                           gboolean    view_only);
+
 /* GSettings only when the schema is installed (or GSETTINGS_SCHEMA_DIR
  * points at the build's): running from a bare tree still works. */
 static GSettings *
@@ -291,7 +294,7 @@ static void
 enable_system_actions (AiryWindow *self,
                        gboolean    enabled)
 {
-  static const char *const names[] = { "save", "save-as", "copy-command", "choose-folder" };
+  static const char *const names[] = { "save", "save-as", "new", "copy-command", "choose-folder" };
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (names); i++)
@@ -307,8 +310,7 @@ _airy_window_set_system (AiryWindow *self,
   char *copy = g_strdup (path);   /* path may be self->path */
 
   /* a system is edited in the bench, also in a window that was the viewer's */
-  enable_system_actions (self, TRUE);
-  gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), TRUE);
+  set_view_only (self, FALSE);
   g_set_object (&self->system, system);
   g_free (self->path);
   self->path = copy;
@@ -357,7 +359,7 @@ airy_window_view_file (AiryWindow *self,
   /* the viewer on its own: no system, no bench */
   airy_worker_cancel (self->worker);
   _airy_window_show_notice (self, NULL, FALSE);
-  gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), FALSE);
+  set_view_only (self, TRUE);
   _airy_window_set_status (self, path);
   gtk_label_set_text (GTK_LABEL (self->title), "Airy");
   return TRUE;
@@ -526,7 +528,13 @@ airy_window_command_line (AiryWindow *self)
 static void
 action_open (GSimpleAction *a, GVariant *p, gpointer data)
 {
-  choose (data, CHOOSE_OPEN);
+  AiryWindow *self = data;
+
+  /* the viewer alone opens stacks */
+  if (self->view_only)
+    g_action_group_activate_action (airy_stack_viewer_get_actions (self->viewer), "open", NULL);
+  else
+    choose (self, CHOOSE_OPEN);
 }
 
 static void
@@ -754,42 +762,82 @@ airy_window_class_init (AiryWindowClass *klass)
   GTK_WINDOW_CLASS (klass)->close_request = airy_window_close_request;
 }
 
+/* The viewer's items (its "viewer." actions, which the window inserts too):
+ * the same in the bench and in the viewer alone. */
+static const struct { const char *label; const char *action; } viewer_items[] = {
+  { N_("Export View as PNG…"), "viewer.export-png" },
+  { N_("Export View as PNG (2×)…"), "viewer.export-png-2x" },
+  { N_("Export Raw Slice (16-bit PNG)…"), "viewer.export-raw" },
+  { N_("Export Stack (TIFF)…"), "viewer.export-tiff" },
+  { N_("Export XZ Section (TIFF)…"), "viewer.export-section" },
+};
+
+/* The ☰ menu, one section per kind of item: the bench's files (systems),
+ * the viewer's exports, the bench's tools, the application. The viewer
+ * alone has no system: there Open (Ctrl+O) opens a stack, and nothing that
+ * needs a system is offered. A new tool goes into its section here. */
 static GMenuModel *
-primary_menu (AiryWindow *self)
+primary_menu (AiryWindow *self,
+              gboolean    view_only)
 {
   GMenu *menu = g_menu_new ();
   g_autoptr(GMenu) files = g_menu_new ();
-  g_autoptr(GMenu) presets = g_menu_new ();
   g_autoptr(GMenu) exports = g_menu_new ();
+  g_autoptr(GMenu) tools = g_menu_new ();
   g_autoptr(GMenu) other = g_menu_new ();
-  g_auto(GStrv) names = airy_presets_list ();
   guint i;
 
-  for (i = 0; names[i]; i++)
+  if (view_only)
+    g_menu_append (files, _("_Open Stack…"), "win.open");
+  else
     {
-      g_autoptr(GMenuItem) item = g_menu_item_new (names[i], NULL);
-      g_menu_item_set_action_and_target_value (item, "win.new", g_variant_new_string (names[i]));
-      g_menu_append_item (presets, item);
+      g_autoptr(GMenu) presets = g_menu_new ();
+      g_auto(GStrv) names = airy_presets_list ();
+
+      for (i = 0; names[i]; i++)
+        {
+          g_autoptr(GMenuItem) item = g_menu_item_new (names[i], NULL);
+          g_menu_item_set_action_and_target_value (item, "win.new", g_variant_new_string (names[i]));
+          g_menu_append_item (presets, item);
+        }
+      g_menu_append_submenu (files, _("_New from Preset"), G_MENU_MODEL (presets));
+      g_menu_append (files, _("_Open…"), "win.open");
+      g_menu_append_submenu (files, _("Open _Recent"), G_MENU_MODEL (self->recent_menu));
+      g_menu_append (files, _("_Save"), "win.save");
+      g_menu_append (files, _("Save _As…"), "win.save-as");
     }
-  g_menu_append_submenu (files, _("_New from Preset"), G_MENU_MODEL (presets));
-  g_menu_append (files, _("_Open…"), "win.open");
-  g_menu_append_submenu (files, _("Open _Recent"), G_MENU_MODEL (self->recent_menu));
-  g_menu_append (files, _("_Save"), "win.save");
-  g_menu_append (files, _("Save _As…"), "win.save-as");
   g_menu_append_section (menu, NULL, G_MENU_MODEL (files));
-  g_menu_append (exports, _("Export View as PNG…"), "viewer.export-png");
-  g_menu_append (exports, _("Export View as PNG (2×)…"), "viewer.export-png-2x");
-  g_menu_append (exports, _("Export Raw Slice (16-bit PNG)…"), "viewer.export-raw");
-  g_menu_append (exports, _("Export Stack (TIFF)…"), "viewer.export-tiff");
-  g_menu_append (exports, _("Export XZ Section (TIFF)…"), "viewer.export-section");
-  g_menu_append (exports, _("Open Stack in Viewer…"), "viewer.open");
-  g_menu_append (exports, _("_Copy Command Line"), "win.copy-command");
+  for (i = 0; i < G_N_ELEMENTS (viewer_items); i++)
+    g_menu_append (exports, _(viewer_items[i].label), viewer_items[i].action);
   g_menu_append_section (menu, NULL, G_MENU_MODEL (exports));
+  if (!view_only)
+    {
+      g_menu_append (tools, _("Open Stack in Viewer…"), "viewer.open");
+      g_menu_append (tools, _("_Copy Command Line"), "win.copy-command");
+      g_menu_append_section (menu, NULL, G_MENU_MODEL (tools));
+    }
   g_menu_append (other, _("_Keyboard Shortcuts"), "win.show-help-overlay");
   g_menu_append (other, _("_About Airy"), "app.about");
   g_menu_append (other, _("_Quit"), "app.quit");
   g_menu_append_section (menu, NULL, G_MENU_MODEL (other));
   return G_MENU_MODEL (menu);
+}
+
+/* the bench with a system, or the viewer alone */
+static void
+set_view_only (AiryWindow *self,
+               gboolean    view_only)
+{
+  g_autoptr(GMenuModel) menu = NULL;
+
+  enable_system_actions (self, !view_only);
+  gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), !view_only);
+  if (self->menu_button && view_only == self->view_only
+      && gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (self->menu_button)))
+    return;
+  self->view_only = view_only;
+  menu = primary_menu (self, view_only);
+  gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (self->menu_button), menu);
 }
 
 static void
@@ -803,19 +851,16 @@ airy_window_init (AiryWindow *self)
   };
   GtkWidget *header = gtk_header_bar_new ();
   GtkWidget *titles = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *menu_button = gtk_menu_button_new ();
   GtkWidget *scroller = gtk_scrolled_window_new ();
   GtkWidget *content = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   GtkWidget *dismiss = gtk_button_new_from_icon_name ("window-close-symbolic");
-  g_autoptr(GMenuModel) menu = NULL;
   int w = 1280, h = 800;
 
   self->settings = settings_new ();
   self->recent_menu = g_menu_new ();
   g_action_map_add_action_entries (G_ACTION_MAP (self), entries, G_N_ELEMENTS (entries), self);
-  enable_system_actions (self, FALSE);
 
   self->title = gtk_label_new ("Airy");
   self->subtitle = gtk_label_new ("");
@@ -829,11 +874,10 @@ airy_window_init (AiryWindow *self)
   gtk_widget_set_valign (self->progress, GTK_ALIGN_CENTER);
   gtk_widget_set_size_request (self->progress, 120, -1);
   gtk_header_bar_pack_start (GTK_HEADER_BAR (header), self->progress);
-  menu = primary_menu (self);
-  gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (menu_button), menu);
-  gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (menu_button), "open-menu-symbolic");
-  gtk_widget_set_tooltip_text (menu_button, _("Main menu"));
-  gtk_header_bar_pack_end (GTK_HEADER_BAR (header), menu_button);
+  self->menu_button = gtk_menu_button_new ();
+  gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (self->menu_button), "open-menu-symbolic");
+  gtk_widget_set_tooltip_text (self->menu_button, _("Main menu"));
+  gtk_header_bar_pack_end (GTK_HEADER_BAR (header), self->menu_button);
   gtk_window_set_titlebar (GTK_WINDOW (self), header);
 
   self->panel = AIRY_BENCH_PANEL (airy_bench_panel_new ());
@@ -847,6 +891,10 @@ airy_window_init (AiryWindow *self)
   gtk_paned_set_resize_start_child (GTK_PANED (self->paned), FALSE);
   gtk_paned_set_position (GTK_PANED (self->paned), 380);
   gtk_widget_set_vexpand (self->paned, TRUE);
+  /* the menu (in the header, outside the viewer) reaches the viewer's
+   * actions, also those it adds later */
+  gtk_widget_insert_action_group (GTK_WIDGET (self), "viewer", airy_stack_viewer_get_actions (self->viewer));
+  set_view_only (self, TRUE);
 
   /* the notice above everything: files that could not be opened, files the
    * sandbox hides. Its buttons go below the text: a wrapped label beside

@@ -883,6 +883,247 @@ test_edits_touch_no_file (void)
   g_unlink (system_path);
 }
 
+/* ---- the ☰ menu ---- */
+
+static GtkWidget *
+menu_button_of (AiryWindow *window)
+{
+  GtkWidget *titlebar = gtk_window_get_titlebar (GTK_WINDOW (window));
+  GtkWidget *button = test_find_widget (titlebar, GTK_TYPE_MENU_BUTTON, NULL);
+
+  g_assert_nonnull (button);
+  return button;
+}
+
+/* every action the menu's model names, in order */
+static void
+collect_actions (GMenuModel *model, GPtrArray *out)
+{
+  int i, n = g_menu_model_get_n_items (model);
+
+  for (i = 0; i < n; i++)
+    {
+      g_autoptr(GMenuLinkIter) links = g_menu_model_iterate_item_links (model, i);
+      char *action = NULL;
+      GMenuModel *link;
+
+      if (g_menu_model_get_item_attribute (model, i, G_MENU_ATTRIBUTE_ACTION, "s", &action))
+        g_ptr_array_add (out, action);
+      while (g_menu_link_iter_get_next (links, NULL, &link))
+        {
+          collect_actions (link, out);
+          g_object_unref (link);
+        }
+    }
+}
+
+static gboolean
+menu_has (AiryWindow *window, const char *action)
+{
+  g_autoptr(GPtrArray) actions = g_ptr_array_new_with_free_func (g_free);
+  GMenuModel *model = gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (menu_button_of (window)));
+  guint i;
+
+  collect_actions (model, actions);
+  for (i = 0; i < actions->len; i++)
+    if (g_str_equal (g_ptr_array_index (actions, i), action))
+      return TRUE;
+  return FALSE;
+}
+
+/* the item of the open menu that shows text (a GtkModelButton) */
+static GtkWidget *
+find_menu_item (GtkWidget *root, const char *text)
+{
+  GtkWidget *child, *found;
+
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (root), "text") && !GTK_IS_LABEL (root)
+      && !GTK_IS_EDITABLE (root))
+    {
+      g_autofree char *t = NULL;
+
+      g_object_get (root, "text", &t, NULL);
+      if (g_strcmp0 (t, text) == 0)
+        return root;
+    }
+  for (child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
+    if ((found = find_menu_item (child, text)) != NULL)
+      return found;
+  return NULL;
+}
+
+static void
+spin_loop (guint ms)
+{
+  gboolean done = FALSE;
+
+  g_timeout_add (ms, flag_timeout, &done);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* the file chooser that an action opened (GtkFileChooserNative falls back
+ * to a dialog without a portal): answers it with `path` */
+static void
+answer_chooser (const char *title, const char *path)
+{
+  GtkWidget *dialog = NULL;
+  guint tries;
+
+  for (tries = 0; dialog == NULL && tries < 100; tries++)
+    {
+      GListModel *tops = gtk_window_get_toplevels ();
+      guint i;
+
+      spin_loop (20);
+      for (i = 0; i < g_list_model_get_n_items (tops); i++)
+        {
+          g_autoptr(GtkWidget) w = g_list_model_get_item (tops, i);
+
+          if (GTK_IS_FILE_CHOOSER (w) && gtk_widget_get_visible (w))
+            dialog = w;
+        }
+    }
+  g_assert_nonnull (dialog);
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (dialog)), ==, title);
+  {
+    g_autoptr(GFile) file = g_file_new_for_path (path);
+    g_autoptr(GFile) folder = g_file_get_parent (file);
+    g_autofree char *base = g_path_get_basename (path);
+    g_autoptr(GError) error = NULL;
+
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    if (gtk_file_chooser_get_action (GTK_FILE_CHOOSER (dialog)) == GTK_FILE_CHOOSER_ACTION_SAVE)
+      {
+        g_assert_true (gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (dialog), folder, &error));
+        gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), base);
+      }
+    else
+      g_assert_true (gtk_file_chooser_set_file (GTK_FILE_CHOOSER (dialog), file, &error));
+    g_assert_no_error (error);
+    spin_loop (100);
+    g_object_ref (dialog);
+    gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    /* a save chooser may check the name asynchronously before it answers */
+    for (tries = 0; tries < 250 && gtk_widget_get_visible (dialog); tries++)
+      spin_loop (20);
+    g_assert_false (gtk_widget_get_visible (dialog));
+    g_object_unref (dialog);
+  }
+}
+
+static void
+wait_files (AiryWindow *window)
+{
+  guint tries;
+
+  spin_loop (50);
+  for (tries = 0; tries < 500 && airy_stack_viewer_get_pending_files (airy_window_get_viewer (window)) > 0; tries++)
+    spin_loop (20);
+  g_assert_cmpuint (airy_stack_viewer_get_pending_files (airy_window_get_viewer (window)), ==, 0);
+}
+
+/* opens the ☰ menu and clicks the item of that text, which must be sensitive */
+static void
+click_menu (AiryWindow *window, const char *text)
+{
+  GtkWidget *button = menu_button_of (window);
+  GtkPopover *popover;
+  GtkWidget *item;
+
+  gtk_menu_button_popup (GTK_MENU_BUTTON (button));
+  spin_loop (100);
+  popover = gtk_menu_button_get_popover (GTK_MENU_BUTTON (button));
+  g_assert_nonnull (popover);
+  item = find_menu_item (GTK_WIDGET (popover), text);
+  g_assert_nonnull (item);
+  g_assert_true (gtk_widget_is_sensitive (item));
+  g_signal_emit_by_name (item, "clicked");
+  spin_loop (50);
+  gtk_menu_button_popdown (GTK_MENU_BUTTON (button));
+}
+
+static void
+test_menu_actions (void)
+{
+  g_autofree char *png = g_build_filename (tmpdir, "menu-view.png", NULL);
+  g_autofree char *tif = g_build_filename (tmpdir, "menu-stack.tif", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryStack) back = NULL;
+  static const char *const exports[] = { "viewer.export-png", "viewer.export-png-2x", "viewer.export-raw",
+                                         "viewer.export-tiff", "viewer.export-section", "viewer.open" };
+  AiryWindow *window, *view;
+  guint i;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = new_window ("widefield");
+  /* every viewer item of the menu is reachable from the menu button */
+  for (i = 0; i < G_N_ELEMENTS (exports); i++)
+    {
+      g_assert_true (menu_has (window, exports[i]));
+      g_assert_true (gtk_widget_activate_action (menu_button_of (window), exports[i], NULL));
+      /* close the chooser that opened */
+      {
+        GListModel *tops = gtk_window_get_toplevels ();
+        guint k;
+
+        spin_loop (50);
+        for (k = g_list_model_get_n_items (tops); k-- > 0;)
+          {
+            g_autoptr(GtkWidget) w = g_list_model_get_item (tops, k);
+            if (GTK_IS_FILE_CHOOSER (w) && gtk_widget_get_visible (w))
+              {
+                G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+                gtk_dialog_response (GTK_DIALOG (w), GTK_RESPONSE_CANCEL);
+                G_GNUC_END_IGNORE_DEPRECATIONS
+              }
+          }
+        spin_loop (50);
+      }
+    }
+  g_assert_true (menu_has (window, "win.save"));
+  g_assert_true (menu_has (window, "win.copy-command"));
+  /* the menu's export writes the file the chooser names */
+  click_menu (window, "Export View as PNG…");
+  answer_chooser ("Export View as PNG", png);
+  wait_files (window);
+  g_assert_true (g_file_test (png, G_FILE_TEST_EXISTS));
+  click_menu (window, "Export Stack (TIFF)…");
+  answer_chooser ("Export Stack (TIFF)", tif);
+  wait_files (window);
+  back = airy_tiff_read (tif, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (back->depth, ==, 64);
+
+  /* the viewer alone: no system items, Ctrl+O (win.open) opens a stack */
+  view = new_window (NULL);
+  g_assert_true (airy_window_view_file (view, tif, &error));
+  wait_files (view);
+  g_assert_false (menu_has (view, "win.save"));
+  g_assert_false (menu_has (view, "win.new"));
+  g_assert_false (menu_has (view, "win.copy-command"));
+  g_assert_true (menu_has (view, "viewer.export-png"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (view), "win.open", NULL));
+  answer_chooser ("Open Stack", png);
+  wait_files (view);
+  /* the PNG replaced the 64-plane stack */
+  g_assert_cmpuint (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (view)))->depth, ==, 1);
+  click_menu (view, "Export Raw Slice (16-bit PNG)…");
+  g_unlink (png);
+  answer_chooser ("Export Raw Slice (16-bit PNG)", png);
+  wait_files (view);
+  g_assert_true (g_file_test (png, G_FILE_TEST_EXISTS));
+  close_window (view);
+  close_window (window);
+  g_unlink (png);
+  g_unlink (tif);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -910,6 +1151,7 @@ main (int argc, char **argv)
   g_test_add_func ("/app/worker-progress", test_worker_progress);
   g_test_add_func ("/app/worker-signals", test_worker_signals);
   g_test_add_func ("/app/edits-touch-no-file", test_edits_touch_no_file);
+  g_test_add_func ("/app/menu-actions", test_menu_actions);
   status = g_test_run ();
   g_rmdir (tmpdir);
   g_object_unref (app);
