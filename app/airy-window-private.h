@@ -32,6 +32,7 @@ struct _AiryWindow
   GSettings       *settings;
   guint            shown;
   guint64          shown_hash;
+  char            *shown_settings; /* backend, threads, devices of the shown run */
   char            *run_status;     /* what was run; the slice path follows it */
   gboolean         closing;
 };
@@ -57,5 +58,9 @@ void _airy_window_remember       (AiryWindow   *self,
 
 /* airy-window-run.c: connects the worker and the viewer (once, at init) */
 void _airy_window_wire_run       (AiryWindow   *self);
+/* what the run settings of the panel are now, as shown_settings keeps them */
+char *_airy_window_run_settings  (AiryWindow   *self);
+/* the header after the shown result: what was run */
+void _airy_window_show_run_status (AiryWindow  *self);
 
 G_END_DECLS

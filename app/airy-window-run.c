@@ -11,8 +11,8 @@
  * screen, and the progress bar follows the worker's properties. */
 
 /* "64 planes 512² · 41 ms · CUDA 2 threads · slices: copied on GPU 0 …" */
-static void
-show_run_status (AiryWindow *self)
+void
+_airy_window_show_run_status (AiryWindow *self)
 {
   const char *path = airy_stack_view_get_slice_path (airy_stack_viewer_get_view (self->viewer));
   g_autofree char *text = path ? g_strdup_printf ("%s · %s", self->run_status, path) : NULL;
@@ -26,7 +26,36 @@ on_slice_path (GObject    *view,
                GParamSpec *pspec,
                AiryWindow *self)
 {
-  show_run_status (self);
+  _airy_window_show_run_status (self);
+}
+
+char *
+_airy_window_run_settings (AiryWindow *self)
+{
+  guint n, i;
+  const guint *devices = airy_bench_panel_get_devices (self->panel, &n);
+  GString *s = g_string_new (airy_bench_panel_get_backend (self->panel));
+
+  g_string_append_printf (s, " %u", airy_bench_panel_get_threads (self->panel));
+  for (i = 0; i < n; i++)
+    g_string_append_printf (s, "%s%u", i ? "," : " ", devices[i]);
+  return g_string_free (s, FALSE);
+}
+
+/* "64 planes 512² · 41 ms · CPU 2 threads", "1 plane 256 × 512 · …": the
+ * shape of the stack that was run */
+static char *
+describe_run (const AiryStack  *s,
+              const AiryResult *result)
+{
+  g_autofree char *planes = g_strdup_printf (ngettext ("%u plane", "%u planes", s->depth), s->depth);
+  g_autofree char *shape = s->width == s->height ? g_strdup_printf ("%u²", s->width)
+                                                 : g_strdup_printf ("%u × %u", s->height, s->width);
+  g_autofree char *threads = g_strdup_printf (ngettext ("%u thread", "%u threads", result->threads), result->threads);
+
+  /* TRANSLATORS: planes, shape, time, backend, threads */
+  return g_strdup_printf (_("%s %s · %.0f ms · %s %s"), planes, shape, result->seconds * 1e3,
+                          g_str_equal (result->backend, "cpu") ? "CPU" : "CUDA", threads);
 }
 
 static void
@@ -42,19 +71,18 @@ on_finished (AiryWorker *worker,
   if (hash != airy_system_hash (self->system))
     return;
   s = airy_resident_get_stack (result->resident);
-  status = g_strdup_printf (_("%u plane%s %u² · %.0f ms · %s %u thread%s"), s->depth, s->depth == 1 ? "" : "s",
-                            s->width, result->seconds * 1e3,
-                            g_str_equal (result->backend, "cpu") ? "CPU" : "CUDA", result->threads,
-                            result->threads == 1 ? "" : "s");
+  status = describe_run (s, result);
   g_free (self->run_status);
   self->run_status = g_steal_pointer (&status);
   /* the run's warnings: the check on the UI thread could not see the files */
   airy_bench_panel_set_warnings (self->panel, result->warnings);
   /* the result stays with its backend (on the GPUs for CUDA) */
   airy_stack_viewer_set_resident (self->viewer, airy_resident_ref (result->resident));
-  show_run_status (self);
+  _airy_window_show_run_status (self);
   self->shown++;
   self->shown_hash = hash;
+  g_free (self->shown_settings);
+  self->shown_settings = _airy_window_run_settings (self);
 }
 
 static void
@@ -64,7 +92,7 @@ on_failed (AiryWorker   *worker,
 {
   /* the last good result stays on screen */
   airy_bench_panel_show_error (self->panel, error->message);
-  _airy_window_set_status (self, _("failed"));
+  _airy_window_set_status (self, _("not computed: fix the marked field"));
   _airy_window_offer_folder (self, error);
 }
 

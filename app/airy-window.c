@@ -261,6 +261,7 @@ recompute (AiryWindow *self)
 {
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) error = NULL;
+  g_autofree char *settings = NULL;
   const guint *devices;
   guint n_devices;
 
@@ -276,14 +277,38 @@ recompute (AiryWindow *self)
   if (self->notice_access)
     _airy_window_show_notice (self, NULL, FALSE);
   airy_bench_panel_set_warnings (self->panel, warnings);
+  /* back to what is shown (a value typed and then committed again, an
+   * undo): nothing to run */
+  settings = _airy_window_run_settings (self);
+  if (self->shown > 0 && airy_system_hash (self->system) == self->shown_hash
+      && g_strcmp0 (settings, self->shown_settings) == 0)
+    {
+      airy_worker_cancel (self->worker);
+      _airy_window_show_run_status (self);
+      return;
+    }
   devices = airy_bench_panel_get_devices (self->panel, &n_devices);
   airy_worker_submit (self->worker, self->system, airy_bench_panel_get_backend (self->panel),
                       airy_bench_panel_get_threads (self->panel), devices, n_devices);
 }
 
+/* an edit the panel refused: the system keeps its last good value, the
+ * result on screen is not the fields' */
+static void
+on_panel_invalid (AiryBenchPanel *panel, const char *message, AiryWindow *self)
+{
+  if (self->worker == NULL)
+    return;
+  airy_worker_cancel (self->worker);
+  _airy_window_set_status (self, _("not computed: fix the marked field"));
+}
+
 static void
 on_panel_changed (AiryBenchPanel *panel, AiryWindow *self)
 {
+  /* a field left while the window goes */
+  if (self->worker == NULL)
+    return;
   self->dirty = TRUE;
   update_title (self);
   recompute (self);
@@ -360,6 +385,9 @@ airy_window_view_file (AiryWindow *self,
   airy_worker_cancel (self->worker);
   _airy_window_show_notice (self, NULL, FALSE);
   set_view_only (self, TRUE);
+  /* what is shown is the file's, no run's */
+  self->shown_hash = 0;
+  g_clear_pointer (&self->shown_settings, g_free);
   _airy_window_set_status (self, path);
   gtk_label_set_text (GTK_LABEL (self->title), "Airy");
   return TRUE;
@@ -751,6 +779,7 @@ airy_window_finalize (GObject *object)
   g_clear_object (&self->recent_menu);
   g_free (self->path);
   g_free (self->run_status);
+  g_free (self->shown_settings);
   G_OBJECT_CLASS (airy_window_parent_class)->finalize (object);
 }
 
@@ -927,6 +956,7 @@ airy_window_init (AiryWindow *self)
 
   _airy_window_wire_run (self);
   g_signal_connect (self->panel, "changed", G_CALLBACK (on_panel_changed), self);
+  g_signal_connect (self->panel, "invalid", G_CALLBACK (on_panel_invalid), self);
 
   if (self->settings)
     {

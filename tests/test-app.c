@@ -1124,6 +1124,164 @@ test_menu_actions (void)
   g_unlink (tif);
 }
 
+/* ---- edits: Tab, Enter, leaving the field, typing ---- */
+
+static GtkWidget *
+editor_of (AiryWindow *window, const char *path)
+{
+  GtkWidget *w = airy_bench_panel_get_editor (airy_window_get_panel (window), path);
+
+  g_assert_nonnull (w);
+  return w;
+}
+
+/* focus in the field, as a click puts it there */
+static void
+focus_field (GtkWidget *w)
+{
+  guint tries;
+
+  for (tries = 0; tries < 100 && !(gtk_widget_get_state_flags (w) & GTK_STATE_FLAG_FOCUS_WITHIN); tries++)
+    {
+      gtk_widget_grab_focus (w);
+      spin_loop (20);
+    }
+  g_assert_true (gtk_widget_get_state_flags (w) & GTK_STATE_FLAG_FOCUS_WITHIN);
+}
+
+typedef enum { LEAVE_TAB, LEAVE_ENTER } Leave;
+
+/* types text into the field of path and leaves it by Tab (the focus moves
+ * on: focus-out) or presses Enter */
+static void
+type_field (AiryWindow *window, const char *path, const char *text, Leave how)
+{
+  GtkWidget *w = editor_of (window, path);
+
+  focus_field (w);
+  gtk_editable_set_text (GTK_EDITABLE (w), text);
+  if (how == LEAVE_ENTER)
+    {
+      /* what Enter does in each kind of field */
+      if (GTK_IS_SPIN_BUTTON (w))
+        gtk_spin_button_update (GTK_SPIN_BUTTON (w));
+      else
+        g_signal_emit_by_name (w, "activate");
+    }
+  else
+    {
+      gtk_widget_child_focus (GTK_WIDGET (gtk_widget_get_root (w)), GTK_DIR_TAB_FORWARD);
+      spin_loop (20);
+      g_assert_false (gtk_widget_get_state_flags (w) & GTK_STATE_FLAG_FOCUS_WITHIN);
+    }
+  spin_loop (20);
+  wait_idle (window);
+}
+
+static gboolean
+marked (AiryWindow *window, const char *path)
+{
+  return gtk_widget_has_css_class (editor_of (window, path), "error");
+}
+
+static void
+test_edits_commit (void)
+{
+  static const char *const fields[] = { "grid.shape[0]", "grid.shape[1]", "z.count", "spectrum.wavelengths",
+                                        "grid.spacing" };
+  AiryWindow *window;
+  AirySystem *system;
+  guint shown, started, h, w, nz, i;
+  const char *error;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = new_window ("widefield");
+  system = airy_window_get_system (window);
+  shown = airy_window_get_shown (window);
+  started = airy_worker_get_started (airy_window_get_worker (window));
+
+  /* a wavelength of -0.5, then Tab: an error at that field, no run */
+  type_field (window, "spectrum.wavelengths", "-0.5", LEAVE_TAB);
+  g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
+                   "spectrum.wavelengths[0]: must be in (0, 100] µm, got -0.5");
+  g_assert_true (marked (window, "spectrum.wavelengths"));
+  g_assert_cmpstr (airy_window_get_status (window), ==, "not computed: fix the marked field");
+  g_assert_cmpuint (airy_worker_get_started (airy_window_get_worker (window)), ==, started);
+  g_assert_cmpfloat (airy_system_get_spectrum (system)->wavelengths[0], ==, 0.532);
+  /* a good one, by Enter: computed, the mark gone */
+  type_field (window, "spectrum.wavelengths", "0.6", LEAVE_ENTER);
+  g_assert_null (airy_bench_panel_get_error (airy_window_get_panel (window)));
+  g_assert_false (marked (window, "spectrum.wavelengths"));
+  g_assert_cmpfloat (airy_system_get_spectrum (system)->wavelengths[0], ==, 0.6);
+  g_assert_cmpuint (airy_window_get_shown (window), ==, shown + 1);
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "64 planes 512² · "));
+  /* and by Tab */
+  type_field (window, "spectrum.wavelengths", "0.532", LEAVE_TAB);
+  g_assert_cmpfloat (airy_system_get_spectrum (system)->wavelengths[0], ==, 0.532);
+  g_assert_cmpuint (airy_window_get_shown (window), ==, shown + 2);
+
+  /* too many planes for the memory: marked at z.count, not at Height */
+  type_field (window, "z.count", "100000", LEAVE_TAB);
+  error = airy_bench_panel_get_error (airy_window_get_panel (window));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error, "reduce grid.shape or z.count"));
+  for (i = 0; i < G_N_ELEMENTS (fields); i++)
+    g_assert_true (marked (window, fields[i]) == g_str_equal (fields[i], "z.count"));
+  g_assert_cmpstr (airy_window_get_status (window), ==, "not computed: fix the marked field");
+  type_field (window, "z.count", "64", LEAVE_ENTER);
+  g_assert_null (airy_bench_panel_get_error (airy_window_get_panel (window)));
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "64 planes 512² · "));
+
+  /* Height 0 and 100000: errors at Height, the typed number stays, the
+   * header does not claim a run; the system keeps 512 */
+  type_field (window, "grid.shape[0]", "0", LEAVE_TAB);
+  g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
+                   "grid.shape[0]: must be in [1, 65536], got 0");
+  g_assert_true (marked (window, "grid.shape[0]"));
+  g_assert_false (marked (window, "grid.shape[1]"));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (editor_of (window, "grid.shape[0]"))), ==, "0");
+  g_assert_cmpstr (airy_window_get_status (window), ==, "not computed: fix the marked field");
+  type_field (window, "grid.shape[0]", "100000", LEAVE_ENTER);
+  g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
+                   "grid.shape[0]: must be in [1, 65536], got 100000");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (editor_of (window, "grid.shape[0]"))), ==, "100000");
+  airy_system_get_shape (system, &h, &w);
+  g_assert_cmpuint (h, ==, 512);
+  /* the same value as before, typed again: the mark goes, nothing to run */
+  shown = airy_window_get_shown (window);
+  type_field (window, "grid.shape[0]", "512", LEAVE_TAB);
+  g_assert_null (airy_bench_panel_get_error (airy_window_get_panel (window)));
+  g_assert_false (marked (window, "grid.shape[0]"));
+  g_assert_cmpuint (airy_window_get_shown (window), ==, shown);
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "64 planes 512² · "));
+  /* a shape that is not square: the header says what ran */
+  type_field (window, "grid.shape[0]", "256", LEAVE_TAB);
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "64 planes 256 × 512 · "));
+
+  /* typing into a spin button computes after a pause, the focus and the
+   * text staying in the field */
+  shown = airy_window_get_shown (window);
+  focus_field (editor_of (window, "z.count"));
+  gtk_editable_set_text (GTK_EDITABLE (editor_of (window, "z.count")), "9");
+  spin_loop (700);
+  wait_idle (window);
+  airy_system_get_z (system, &nz);
+  g_assert_cmpuint (nz, ==, 9);
+  g_assert_cmpuint (airy_window_get_shown (window), ==, shown + 1);
+  g_assert_cmpuint (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)))->depth, ==, 9);
+  g_assert_true (gtk_widget_get_state_flags (editor_of (window, "z.count")) & GTK_STATE_FLAG_FOCUS_WITHIN);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (editor_of (window, "z.count"))), ==, "9");
+  /* leaving it then runs nothing more */
+  type_field (window, "z.count", "9", LEAVE_TAB);
+  g_assert_cmpuint (airy_window_get_shown (window), ==, shown + 1);
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "9 planes 256 × 512 · "));
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1152,6 +1310,7 @@ main (int argc, char **argv)
   g_test_add_func ("/app/worker-signals", test_worker_signals);
   g_test_add_func ("/app/edits-touch-no-file", test_edits_touch_no_file);
   g_test_add_func ("/app/menu-actions", test_menu_actions);
+  g_test_add_func ("/app/edits-commit", test_edits_commit);
   status = g_test_run ();
   g_rmdir (tmpdir);
   g_object_unref (app);

@@ -37,6 +37,7 @@ struct _AiryBenchPanel
   GHashTable *row_errors;    /* element path → error label */
   GPtrArray  *marked;        /* widgets with the error class */
   char       *error;
+  char       *last_edit;     /* the path of the field edited last */
   char       *backend;
   guint       threads;
   GArray     *devices;       /* chosen device indices; empty: all */
@@ -46,6 +47,9 @@ struct _AiryBenchPanel
 
 /* airy-bench-panel.c */
 void       _airy_bench_panel_changed       (AiryBenchPanel *self);
+/* A value refused before it reached the system: marked, and ::invalid. */
+void       _airy_bench_panel_refuse        (AiryBenchPanel *self,
+                                            const char     *message);
 void       _airy_bench_panel_rebuild_later (AiryBenchPanel *self);
 void       _airy_bench_panel_register      (AiryBenchPanel *self,
                                             const char     *path,

@@ -17,7 +17,7 @@
 
 G_DEFINE_FINAL_TYPE (AiryBenchPanel, airy_bench_panel, GTK_TYPE_BOX)
 
-enum { SIGNAL_CHANGED, N_SIGNALS };
+enum { SIGNAL_CHANGED, SIGNAL_INVALID, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 enum { PROP_0, PROP_BACKEND, PROP_THREADS, N_PROPS };
@@ -30,6 +30,24 @@ _airy_bench_panel_changed (AiryBenchPanel *self)
 {
   if (!self->building)
     g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+}
+
+void
+_airy_bench_panel_refuse (AiryBenchPanel *self,
+                          const char     *message)
+{
+  airy_bench_panel_show_error (self, message);
+  g_signal_emit (self, signals[SIGNAL_INVALID], 0, message);
+}
+
+static void
+set_last_edit (AiryBenchPanel *self,
+               const char     *path)
+{
+  if (g_strcmp0 (self->last_edit, path) == 0)
+    return;
+  g_free (self->last_edit);
+  self->last_edit = g_strdup (path);
 }
 
 /* rebuilding from a signal handler of a widget that goes away: do it idle */
@@ -117,6 +135,7 @@ _airy_bench_panel_show_relevant (GtkWidget *grid)
 static void
 on_param_changed (AiryBenchPanel *self, AiryParamEditor *editor)
 {
+  set_last_edit (self, airy_param_editor_get_path (editor));
   if (airy_param_spec_get_flags (airy_param_editor_get_pspec (editor)) & AIRY_PARAM_SELECTS)
     _airy_bench_panel_show_relevant (gtk_widget_get_parent (GTK_WIDGET (editor)));
   _airy_bench_panel_changed (self);
@@ -125,7 +144,12 @@ on_param_changed (AiryBenchPanel *self, AiryParamEditor *editor)
 static void
 on_invalid (GtkWidget *editor, const char *message, AiryBenchPanel *self)
 {
-  airy_bench_panel_show_error (self, message);
+  /* an editor that goes in a rebuild reads its text one last time */
+  if (self->building)
+    return;
+  if (AIRY_IS_PARAM_EDITOR (editor))
+    set_last_edit (self, airy_param_editor_get_path (AIRY_PARAM_EDITOR (editor)));
+  _airy_bench_panel_refuse (self, message);
 }
 
 GtkWidget *
@@ -447,6 +471,36 @@ rebuild (AiryBenchPanel *self)
 
 /* ---- public ---- */
 
+static gboolean
+path_char (char c)
+{
+  return g_ascii_isalnum (c) || c == '-' || c == '_' || c == '.' || c == '[';
+}
+
+/* the message names path (or its array, "grid.shape" for "grid.shape[0]")
+ * as a whole word */
+static gboolean
+mentions (const char *message,
+          const char *path)
+{
+  const char *bracket = strrchr (path, '[');
+  g_autofree char *base = bracket && bracket > path ? g_strndup (path, bracket - path) : g_strdup (path);
+  const char *names[] = { path, base };
+  guint k;
+
+  for (k = 0; k < G_N_ELEMENTS (names); k++)
+    {
+      gsize len = strlen (names[k]);
+      const char *at;
+
+      for (at = strstr (message, names[k]); at; at = strstr (at + 1, names[k]))
+        if ((at == message || !path_char (at[-1]))
+            && !(path_char (at[len]) && (at[len] != '.' || g_ascii_isalnum (at[len + 1]))))
+          return TRUE;
+    }
+  return FALSE;
+}
+
 void
 airy_bench_panel_show_error (AiryBenchPanel *self,
                              const char     *message)
@@ -491,6 +545,11 @@ airy_bench_panel_show_error (AiryBenchPanel *self,
           break;
         *cut = '\0';
       }
+    /* a message about several fields ("… reduce grid.shape or z.count")
+     * marks the one just edited when it names it */
+    if (self->last_edit && mentions (message, self->last_edit))
+      editor = g_hash_table_lookup (self->editors, self->last_edit) ? g_hash_table_lookup (self->editors, self->last_edit)
+                                                                    : editor;
     if (editor)
       {
         gtk_widget_add_css_class (editor, "error");
@@ -646,6 +705,7 @@ airy_bench_panel_finalize (GObject *object)
   g_ptr_array_unref (self->device_checks);
   g_array_unref (self->devices);
   g_free (self->error);
+  g_free (self->last_edit);
   g_free (self->backend);
   G_OBJECT_CLASS (airy_bench_panel_parent_class)->finalize (object);
 }
@@ -669,6 +729,11 @@ airy_bench_panel_class_init (AiryBenchPanelClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
   signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                           0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  /* (const char *message): an edit was refused before it reached the
+   * system (a number out of range, numbers that do not parse); the field is
+   * marked and the system holds its last good value */
+  signals[SIGNAL_INVALID] = g_signal_new ("invalid", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/airyoptics/Airy/ui/airy-bench-panel.ui");
   gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, mode);
