@@ -1282,6 +1282,118 @@ test_edits_commit (void)
   close_window (window);
 }
 
+/* ---- the panel keeps its state ---- */
+
+static GtkAdjustment *
+panel_scroll (AiryWindow *window)
+{
+  GtkWidget *scroller = gtk_widget_get_ancestor (GTK_WIDGET (airy_window_get_panel (window)), GTK_TYPE_SCROLLED_WINDOW);
+
+  g_assert_nonnull (scroller);
+  return gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
+}
+
+/* the mouse wheel, one notch down, over widget (through its capture-phase
+ * scroll controller, where a wheel event reaches it first) */
+static gboolean
+wheel_over (GtkWidget *widget)
+{
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (widget);
+  guint i;
+
+  for (i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr(GtkEventController) c = g_list_model_get_item (controllers, i);
+      gboolean handled = FALSE;
+
+      if (GTK_IS_EVENT_CONTROLLER_SCROLL (c) && gtk_event_controller_get_propagation_phase (c) == GTK_PHASE_CAPTURE)
+        {
+          g_signal_emit_by_name (c, "scroll", 0.0, 1.0, &handled);
+          return handled;
+        }
+    }
+  return FALSE;
+}
+
+static void
+test_panel_keeps_state (void)
+{
+  AiryWindow *window;
+  AiryBenchPanel *panel;
+  GtkAdjustment *adj;
+  GtkWidget *add, *mode;
+  AiryElement *mask;
+  double where;
+  gsize n = 0;
+  guint nz;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = new_window ("widefield");
+  panel = airy_window_get_panel (window);
+  adj = panel_scroll (window);
+  mask = g_ptr_array_index (airy_system_get_elements (airy_window_get_system (window)), 1);
+  gtk_expander_set_expanded (GTK_EXPANDER (editor_of (window, "elements[1]")), TRUE);
+  spin_loop (100);
+  g_assert_cmpfloat (gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj), >, 100);
+  where = gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj) - 20;
+  gtk_adjustment_set_value (adj, where);
+  spin_loop (50);
+
+  /* a Zernike term: the row stays open, the panel where it was */
+  add = test_find_widget (GTK_WIDGET (panel), GTK_TYPE_BUTTON, "Add term");
+  g_assert_nonnull (add);
+  g_signal_emit_by_name (add, "clicked");
+  spin_loop (200);
+  wait_idle (window);
+  airy_element_get_doubles (mask, "zernike-indices", &n);
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_true (gtk_expander_get_expanded (GTK_EXPANDER (editor_of (window, "elements[1]"))));
+  g_assert_cmpfloat (fabs (gtk_adjustment_get_value (adj) - where), <=, 1.0);
+
+  /* a new element rebuilds the rows: the same */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (panel), "bench.add", "s", "circular-pupil"));
+  spin_loop (600);
+  wait_idle (window);
+  g_assert_cmpuint (airy_system_get_elements (airy_window_get_system (window))->len, ==, 4);
+  g_assert_true (g_ptr_array_index (airy_system_get_elements (airy_window_get_system (window)), 1) == mask);
+  g_assert_true (gtk_expander_get_expanded (GTK_EXPANDER (editor_of (window, "elements[1]"))));
+  g_assert_false (gtk_expander_get_expanded (GTK_EXPANDER (editor_of (window, "elements[2]"))));
+  g_assert_cmpfloat (fabs (gtk_adjustment_get_value (adj) - where), <=, 1.0);
+
+  /* the wheel over a field without the focus scrolls the panel, it does
+   * not change the field: 64 planes stay 64 */
+  gtk_adjustment_set_value (adj, 0);
+  spin_loop (50);
+  g_assert_true (wheel_over (editor_of (window, "z.count")));
+  spin_loop (50);
+  airy_system_get_z (airy_window_get_system (window), &nz);
+  g_assert_cmpuint (nz, ==, 64);
+  g_assert_cmpfloat (gtk_adjustment_get_value (adj), >, 10);
+  /* focused, the field takes the wheel */
+  focus_field (editor_of (window, "z.count"));
+  g_assert_false (wheel_over (editor_of (window, "z.count")));
+
+  /* to the microscope and back: the planes stay 64 */
+  mode = editor_of (window, "mode");
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (mode), 1);
+  spin_loop (100);
+  wait_idle (window);
+  g_assert_true (airy_system_is_microscope (airy_window_get_system (window)));
+  airy_system_get_z (airy_window_get_system (window), &nz);
+  g_assert_cmpuint (nz, ==, 64);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (editor_of (window, "z.count"))), ==, "64");
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (editor_of (window, "mode")), 0);
+  spin_loop (100);
+  wait_idle (window);
+  airy_system_get_z (airy_window_get_system (window), &nz);
+  g_assert_cmpuint (nz, ==, 64);
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1311,6 +1423,7 @@ main (int argc, char **argv)
   g_test_add_func ("/app/edits-touch-no-file", test_edits_touch_no_file);
   g_test_add_func ("/app/menu-actions", test_menu_actions);
   g_test_add_func ("/app/edits-commit", test_edits_commit);
+  g_test_add_func ("/app/panel-keeps-state", test_panel_keeps_state);
   status = g_test_run ();
   g_rmdir (tmpdir);
   g_object_unref (app);

@@ -43,6 +43,12 @@ struct _AiryBenchPanel
   GArray     *devices;       /* chosen device indices; empty: all */
   GPtrArray  *device_checks;
   gboolean    building;
+  /* kept over a rebuild: the open element rows, the panel's scroll */
+  gboolean    fresh;                /* a new system: rows closed, scrolled to the top */
+  gboolean    keep_rows_by_place;   /* a replaced system: rows by index and type */
+  double      scroll_wanted;
+  gulong      scroll_handler;
+  guint       scroll_timeout;
 };
 
 /* airy-bench-panel.c */

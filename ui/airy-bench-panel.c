@@ -339,6 +339,10 @@ element_row (AiryBenchPanel *self, AiryElement *e, guint index, gboolean movable
   gtk_expander_set_child (GTK_EXPANDER (expander), body);
   g_hash_table_replace (self->row_errors, g_strdup (prefix), err);
   _airy_bench_panel_register (self, prefix, expander);
+  /* which element the row shows, to keep it open over a rebuild */
+  g_object_set_data (G_OBJECT (expander), "element", e);
+  g_object_set_data_full (G_OBJECT (expander), "place",
+                          g_strdup_printf ("%u %s", index, airy_element_get_type_name (e)), g_free);
 
   /* reorder by drag and drop */
   if (movable)
@@ -410,14 +414,81 @@ add_menu (gboolean microscope)
 
 /* ---- building ---- */
 
+static GtkAdjustment *
+scroll_adjustment (AiryBenchPanel *self)
+{
+  GtkWidget *scroller = gtk_widget_get_ancestor (GTK_WIDGET (self), GTK_TYPE_SCROLLED_WINDOW);
+
+  return scroller ? gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller)) : NULL;
+}
+
+static void
+stop_keeping_scroll (AiryBenchPanel *self)
+{
+  GtkAdjustment *adj = scroll_adjustment (self);
+
+  if (adj && self->scroll_handler)
+    g_signal_handlers_disconnect_by_data (adj, self);
+  self->scroll_handler = 0;
+  g_clear_handle_id (&self->scroll_timeout, g_source_remove);
+}
+
+/* the new rows get their size at the next layout, and the focus that went
+ * with the old rows lands elsewhere and scrolls there: for a moment the
+ * scroll goes back where it was whenever either moves it */
+static void
+on_scroll_moved (GtkAdjustment *adj, AiryBenchPanel *self)
+{
+  if (gtk_adjustment_get_value (adj) != self->scroll_wanted)
+    gtk_adjustment_set_value (adj, self->scroll_wanted);
+}
+
+static gboolean
+scroll_timeout (gpointer data)
+{
+  AiryBenchPanel *self = data;
+
+  self->scroll_timeout = 0;
+  stop_keeping_scroll (self);
+  return G_SOURCE_REMOVE;
+}
+
+#define KEEP_SCROLL_MS 300
+
+static void
+keep_scroll (AiryBenchPanel *self, double value)
+{
+  GtkAdjustment *adj = scroll_adjustment (self);
+
+  stop_keeping_scroll (self);
+  if (adj == NULL || value <= 0)
+    return;
+  self->scroll_wanted = value;
+  self->scroll_handler = g_signal_connect (adj, "changed", G_CALLBACK (on_scroll_moved), self);
+  g_signal_connect (adj, "value-changed", G_CALLBACK (on_scroll_moved), self);
+  self->scroll_timeout = g_timeout_add (KEEP_SCROLL_MS, scroll_timeout, self);
+  gtk_adjustment_set_value (adj, value);
+}
+
 static void
 rebuild (AiryBenchPanel *self)
 {
-  GtkWidget *frame;
+  GtkWidget *frame, *row;
   GPtrArray *elements;
   gboolean microscope;
   guint i;
+  g_autoptr(GPtrArray) open_elements = g_ptr_array_new ();
+  g_autoptr(GPtrArray) open_places = g_ptr_array_new_with_free_func (g_free);
+  GtkAdjustment *adj = scroll_adjustment (self);
+  double scroll = adj && !self->fresh ? gtk_adjustment_get_value (adj) : 0.0;
 
+  for (row = self->fresh ? NULL : gtk_widget_get_first_child (self->elements_box); row;
+       row = gtk_widget_get_next_sibling (row))
+    if (GTK_IS_EXPANDER (row) && gtk_expander_get_expanded (GTK_EXPANDER (row)))
+      {
+        g_ptr_array_add (open_elements, g_object_get_data (G_OBJECT (row), "element"));
+        g_ptr_array_add (open_places, g_strdup (g_object_get_data (G_OBJECT (row), "place")));
+      }
   self->building = TRUE;
   g_hash_table_remove_all (self->editors);
   g_hash_table_remove_all (self->row_errors);
@@ -450,7 +521,18 @@ rebuild (AiryBenchPanel *self)
     gtk_label_set_text (GTK_LABEL (self->elements_title),
                         microscope ? _("Pupil-plane elements") : _("Elements (source first)"));
     for (i = 0; i < elements->len; i++)
-      gtk_box_append (GTK_BOX (self->elements_box), element_row (self, g_ptr_array_index (elements, i), i, TRUE));
+      {
+        AiryElement *e = g_ptr_array_index (elements, i);
+        GtkWidget *expander = element_row (self, e, i, TRUE);
+        const char *place = g_object_get_data (G_OBJECT (expander), "place");
+
+        /* open as before: the same element, or (a replaced system) the
+         * element of the same type in the same place */
+        if (g_ptr_array_find (open_elements, e, NULL)
+            || (self->keep_rows_by_place && g_ptr_array_find_with_equal_func (open_places, place, g_str_equal, NULL)))
+          gtk_expander_set_expanded (GTK_EXPANDER (expander), TRUE);
+        gtk_box_append (GTK_BOX (self->elements_box), expander);
+      }
     gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (self->add_button), menu);
   }
 
@@ -462,6 +544,7 @@ rebuild (AiryBenchPanel *self)
     }
   _airy_bench_panel_update_derived (self);
   self->building = FALSE;
+  keep_scroll (self, scroll);
   if (self->error)
     {
       g_autofree char *again = g_strdup (self->error);
@@ -606,7 +689,24 @@ airy_bench_panel_set_system (AiryBenchPanel *self,
 {
   g_set_object (&self->system, system);
   g_clear_pointer (&self->error, g_free);
+  self->fresh = TRUE;
   rebuild (self);
+  self->fresh = FALSE;
+  if (scroll_adjustment (self))
+    gtk_adjustment_set_value (scroll_adjustment (self), 0.0);
+}
+
+void
+airy_bench_panel_replace_system (AiryBenchPanel *self,
+                                 AirySystem     *system)
+{
+  g_return_if_fail (AIRY_IS_BENCH_PANEL (self) && AIRY_IS_SYSTEM (system));
+
+  g_set_object (&self->system, system);
+  g_clear_pointer (&self->error, g_free);
+  self->keep_rows_by_place = TRUE;
+  rebuild (self);
+  self->keep_rows_by_place = FALSE;
 }
 
 AirySystem *
@@ -689,6 +789,7 @@ airy_bench_panel_set_property (GObject      *object,
 static void
 airy_bench_panel_dispose (GObject *object)
 {
+  stop_keeping_scroll (AIRY_BENCH_PANEL (object));
   gtk_widget_dispose_template (GTK_WIDGET (object), AIRY_TYPE_BENCH_PANEL);
   G_OBJECT_CLASS (airy_bench_panel_parent_class)->dispose (object);
 }

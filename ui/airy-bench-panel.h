@@ -16,6 +16,10 @@ G_DECLARE_FINAL_TYPE (AiryBenchPanel, airy_bench_panel, AIRY, BENCH_PANEL, GtkBo
 GtkWidget  *airy_bench_panel_new          (void);
 void        airy_bench_panel_set_system   (AiryBenchPanel *self,
                                            AirySystem     *system);
+/* Another version of the same system (an undo): the open rows (by place
+ * and type) and the scroll stay. */
+void        airy_bench_panel_replace_system (AiryBenchPanel *self,
+                                             AirySystem     *system);
 AirySystem *airy_bench_panel_get_system   (AiryBenchPanel *self);
 /* The editor of a field by its JSON path ("elements[0].na", "grid.spacing",
  * "microscope.na", "sample.file", "z.count" …), for tests and for marking

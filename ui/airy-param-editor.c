@@ -389,6 +389,39 @@ step_for (double lo, double hi, double v)
   return pow (10.0, floor (log10 (m)) - 1);
 }
 
+/* The wheel over a field that does not have the focus scrolls the panel
+ * instead of changing the value: scrolling down a long panel must not turn
+ * "64 planes" into 65 on the way. Focused, the field takes the wheel. */
+static gboolean
+on_wheel (GtkEventControllerScroll *controller, double dx, double dy, gpointer data)
+{
+  GtkWidget *widget = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (controller));
+  GtkWidget *scroller;
+  GtkAdjustment *adj;
+  double page;
+
+  if (focus_within (widget))
+    return FALSE;
+  scroller = gtk_widget_get_ancestor (widget, GTK_TYPE_SCROLLED_WINDOW);
+  if (scroller == NULL)
+    return TRUE;
+  adj = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
+  page = gtk_adjustment_get_page_size (adj);
+  /* GtkScrolledWindow's own step for a wheel notch */
+  gtk_adjustment_set_value (adj, gtk_adjustment_get_value (adj) + dy * pow (MAX (page, 1.0), 2.0 / 3.0));
+  return TRUE;
+}
+
+void
+airy_wheel_scrolls_panel (GtkWidget *widget)
+{
+  GtkEventController *wheel = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_VERTICAL);
+
+  gtk_event_controller_set_propagation_phase (wheel, GTK_PHASE_CAPTURE);
+  g_signal_connect (wheel, "scroll", G_CALLBACK (on_wheel), NULL);
+  gtk_widget_add_controller (widget, wheel);
+}
+
 static GtkWidget *
 spin_new (AiryParamEditor *self, double lo, double hi, double step, guint digits)
 {
@@ -400,6 +433,7 @@ spin_new (AiryParamEditor *self, double lo, double hi, double step, guint digits
   g_signal_connect (spin, "output", G_CALLBACK (on_spin_output), self);
   g_signal_connect (spin, "changed", G_CALLBACK (on_spin_text), self);
   g_signal_connect_swapped (spin, "value-changed", G_CALLBACK (on_control_changed), self);
+  airy_wheel_scrolls_panel (spin);
   return spin;
 }
 
@@ -418,6 +452,7 @@ double_control (AiryParamEditor *self, GParamSpecDouble *d)
   gtk_scale_set_draw_value (GTK_SCALE (self->scale), FALSE);
   gtk_widget_set_size_request (self->scale, 120, -1);
   g_signal_connect (self->scale, "value-changed", G_CALLBACK (on_scale), self);
+  airy_wheel_scrolls_panel (self->scale);
   box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   gtk_box_append (GTK_BOX (box), self->scale);
   gtk_box_append (GTK_BOX (box), self->control);
