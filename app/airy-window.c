@@ -280,13 +280,14 @@ recompute (AiryWindow *self)
   /* back to what is shown (a value typed and then committed again, an
    * undo): nothing to run */
   settings = _airy_window_run_settings (self);
-  if (self->shown > 0 && airy_system_hash (self->system) == self->shown_hash
+  if (self->shown > 0 && !self->previewing && airy_system_hash (self->system) == self->shown_hash
       && g_strcmp0 (settings, self->shown_settings) == 0)
     {
       airy_worker_cancel (self->worker);
       _airy_window_show_run_status (self);
       return;
     }
+  _airy_window_make_room (self);
   devices = airy_bench_panel_get_devices (self->panel, &n_devices);
   airy_worker_submit (self->worker, self->system, airy_bench_panel_get_backend (self->panel),
                       airy_bench_panel_get_threads (self->panel), devices, n_devices);
@@ -680,6 +681,12 @@ action_choose_folder (GSimpleAction *a, GVariant *p, gpointer data)
 }
 
 static void
+action_cancel (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  _airy_window_cancel_run (data);
+}
+
+static void
 action_copy_command (GSimpleAction *a, GVariant *p, gpointer data)
 {
   AiryWindow *self = data;
@@ -760,10 +767,11 @@ airy_window_dispose (GObject *object)
 {
   AiryWindow *self = AIRY_WINDOW (object);
 
+  g_clear_handle_id (&self->progress_tick, g_source_remove);
   if (self->worker)
     {
-      airy_worker_cancel (self->worker);
       g_signal_handlers_disconnect_by_data (self->worker, self);
+      airy_worker_cancel (self->worker);
     }
   g_clear_object (&self->worker);
   G_OBJECT_CLASS (airy_window_parent_class)->dispose (object);
@@ -876,7 +884,7 @@ airy_window_init (AiryWindow *self)
     { "open", action_open }, { "open-recent", action_open_recent, "s" }, { "save", action_save },
     { "save-as", action_save_as }, { "new", action_new, "s" }, { "export", action_export },
     { "export-tiff", action_export_tiff }, { "copy-command", action_copy_command },
-    { "choose-folder", action_choose_folder },
+    { "choose-folder", action_choose_folder }, { "cancel", action_cancel },
   };
   GtkWidget *header = gtk_header_bar_new ();
   GtkWidget *titles = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
@@ -885,6 +893,7 @@ airy_window_init (AiryWindow *self)
   GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   GtkWidget *dismiss = gtk_button_new_from_icon_name ("window-close-symbolic");
+  GtkEventController *keys;
   int w = 1280, h = 800;
 
   self->settings = settings_new ();
@@ -899,10 +908,7 @@ airy_window_init (AiryWindow *self)
   gtk_box_append (GTK_BOX (titles), self->title);
   gtk_box_append (GTK_BOX (titles), self->subtitle);
   gtk_header_bar_set_title_widget (GTK_HEADER_BAR (header), titles);
-  self->progress = gtk_progress_bar_new ();
-  gtk_widget_set_valign (self->progress, GTK_ALIGN_CENTER);
-  gtk_widget_set_size_request (self->progress, 120, -1);
-  gtk_header_bar_pack_start (GTK_HEADER_BAR (header), self->progress);
+  gtk_header_bar_pack_start (GTK_HEADER_BAR (header), _airy_window_progress_new (self));
   self->menu_button = gtk_menu_button_new ();
   gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (self->menu_button), "open-menu-symbolic");
   gtk_widget_set_tooltip_text (self->menu_button, _("Main menu"));
@@ -955,6 +961,13 @@ airy_window_init (AiryWindow *self)
   gtk_window_set_child (GTK_WINDOW (self), content);
 
   _airy_window_wire_run (self);
+  /* Escape cancels a run when nothing under the focus wants it (a popover,
+   * a dialog close first); win.cancel is disabled while nothing runs */
+  keys = gtk_shortcut_controller_new ();
+  gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (keys),
+                                        gtk_shortcut_new (gtk_keyval_trigger_new (GDK_KEY_Escape, 0),
+                                                          gtk_named_action_new ("win.cancel")));
+  gtk_widget_add_controller (GTK_WIDGET (self), keys);
   g_signal_connect (self->panel, "changed", G_CALLBACK (on_panel_changed), self);
   g_signal_connect (self->panel, "invalid", G_CALLBACK (on_panel_invalid), self);
 

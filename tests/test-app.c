@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <unistd.h>
 #include <string.h>
 #include <gtk/gtk.h>
 #include <glib/gstdio.h>
@@ -708,7 +709,7 @@ static void
 test_worker_progress (void)
 {
   /* the worker says when it is busy and how far the newest run is, once
-   * per change; the header's progress bar is bound to both */
+   * per change; the header's progress (its box: Cancel, bar, times) follows */
   g_autoptr(GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(GArray) fractions = g_array_new (FALSE, FALSE, sizeof (double));
   AiryWindow *window;
@@ -726,7 +727,7 @@ test_worker_progress (void)
   worker = airy_window_get_worker (window);
   bar = test_find_widget (gtk_window_get_titlebar (GTK_WINDOW (window)), GTK_TYPE_PROGRESS_BAR, NULL);
   g_assert_nonnull (bar);
-  g_assert_false (gtk_widget_get_visible (bar));
+  g_assert_false (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
   g_signal_connect (worker, "notify", G_CALLBACK (test_count_notify), counts);
   g_signal_connect (worker, "notify::fraction", G_CALLBACK (record_fraction), fractions);
 
@@ -735,11 +736,11 @@ test_worker_progress (void)
   g_object_get (worker, "busy", &busy, NULL);
   g_assert_true (busy);
   g_assert_cmpuint (test_notified (counts, "busy"), ==, 1);
-  g_assert_true (gtk_widget_get_visible (bar));
+  g_assert_true (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
   wait_idle (window);
   g_assert_false (airy_worker_is_busy (worker));
   g_assert_cmpuint (test_notified (counts, "busy"), ==, 2);
-  g_assert_false (gtk_widget_get_visible (bar));
+  g_assert_false (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
   /* from 0 at the start, rising, within [0, 1]; the bar shows the last */
   g_assert_cmpuint (fractions->len, >=, 2);
   g_assert_cmpfloat (g_array_index (fractions, double, 0), ==, 0.0);
@@ -752,7 +753,7 @@ test_worker_progress (void)
   spin_set (window, "elements[0].na", 1.5);
   wait_idle (window);
   g_assert_cmpuint (test_notified (counts, "busy"), ==, 2);
-  g_assert_false (gtk_widget_get_visible (bar));
+  g_assert_false (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
   g_signal_handlers_disconnect_by_data (worker, counts);
   g_signal_handlers_disconnect_by_data (worker, fractions);
   close_window (window);
@@ -1394,6 +1395,188 @@ test_panel_keeps_state (void)
   close_window (window);
 }
 
+/* ---- big runs: progress, cancel, memory ---- */
+
+/* until the worker has done some planes of a run */
+static void
+wait_planes (AiryWindow *window)
+{
+  guint done = 0, tries;
+
+  for (tries = 0; tries < 3000 && done == 0; tries++)
+    {
+      spin_loop (10);
+      airy_worker_get_progress (airy_window_get_worker (window), &done, NULL, NULL);
+    }
+  g_assert_cmpuint (done, >, 0);
+  spin_loop (30);
+}
+
+static GtkWidget *
+cancel_button (AiryWindow *window)
+{
+  GtkWidget *titlebar = gtk_window_get_titlebar (GTK_WINDOW (window));
+  GtkWidget *bar = test_find_widget (titlebar, GTK_TYPE_PROGRESS_BAR, NULL);
+  GtkWidget *w;
+
+  g_assert_nonnull (bar);
+  for (w = gtk_widget_get_first_child (gtk_widget_get_parent (bar)); w; w = gtk_widget_get_next_sibling (w))
+    if (GTK_IS_BUTTON (w) && g_strcmp0 (gtk_actionable_get_action_name (GTK_ACTIONABLE (w)), "win.cancel") == 0)
+      return w;
+  g_assert_not_reached ();
+}
+
+/* the window's shortcut for Escape names this action */
+static const char *
+escape_action (AiryWindow *window)
+{
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (GTK_WIDGET (window));
+  guint i, k;
+
+  for (i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr(GtkEventController) c = g_list_model_get_item (controllers, i);
+
+      if (!GTK_IS_SHORTCUT_CONTROLLER (c))
+        continue;
+      for (k = 0; k < g_list_model_get_n_items (G_LIST_MODEL (c)); k++)
+        {
+          g_autoptr(GtkShortcut) sc = g_list_model_get_item (G_LIST_MODEL (c), k);
+          GtkShortcutTrigger *t = gtk_shortcut_get_trigger (sc);
+          GtkShortcutAction *a = gtk_shortcut_get_action (sc);
+
+          if (GTK_IS_KEYVAL_TRIGGER (t) && gtk_keyval_trigger_get_keyval (GTK_KEYVAL_TRIGGER (t)) == GDK_KEY_Escape
+              && gtk_keyval_trigger_get_modifiers (GTK_KEYVAL_TRIGGER (t)) == 0 && GTK_IS_NAMED_ACTION (a))
+            return gtk_named_action_get_action_name (GTK_NAMED_ACTION (a));
+        }
+    }
+  return NULL;
+}
+
+static void
+test_cancel_run (void)
+{
+  AiryWindow *window;
+  AiryStack *before;
+  GtkWidget *bar;
+  guint shown, done, total, round;
+  g_autofree char *want = NULL;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = new_window ("widefield");
+  before = airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)));
+  shown = airy_window_get_shown (window);
+  bar = test_find_widget (gtk_window_get_titlebar (GTK_WINDOW (window)), GTK_TYPE_PROGRESS_BAR, NULL);
+  g_assert_cmpstr (escape_action (window), ==, "win.cancel");
+  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "cancel"));
+  g_assert_false (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
+
+  for (round = 0; round < 2; round++)
+    {
+      /* a big run: 768² × 400 planes */
+      spin_set (window, "grid.shape[0]", 768);
+      spin_set (window, "grid.shape[1]", 768);
+      spin_set (window, "z.count", 400 + round);
+      wait_planes (window);
+      /* what the header says while it runs */
+      airy_worker_get_progress (airy_window_get_worker (window), &done, &total, NULL);
+      g_assert_cmpuint (total, ==, 400 + round);
+      g_assert_true (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
+      g_assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "cancel"));
+      g_assert_true (g_str_has_suffix (gtk_progress_bar_get_text (GTK_PROGRESS_BAR (bar)),
+                                       round == 0 ? " / 400 planes" : " / 401 planes"));
+      g_assert_cmpfloat (gtk_progress_bar_get_fraction (GTK_PROGRESS_BAR (bar)), >, 0.0);
+      {
+        GtkWidget *times = gtk_widget_get_next_sibling (bar);
+        const char *text = gtk_label_get_text (GTK_LABEL (times));
+
+        g_test_message ("progress: %s, %s", gtk_progress_bar_get_text (GTK_PROGRESS_BAR (bar)), text);
+        g_assert_true (g_regex_match_simple ("^[0-9]+:[0-9][0-9], [0-9]+:[0-9][0-9] left$", text, 0, 0));
+      }
+      /* Escape, then the button */
+      if (round == 0)
+        g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), escape_action (window), NULL));
+      else
+        g_signal_emit_by_name (cancel_button (window), "clicked");
+      wait_idle (window);
+      /* the run ended, nothing new shown: the old result stays */
+      g_assert_false (airy_worker_is_busy (airy_window_get_worker (window)));
+      g_assert_cmpuint (airy_window_get_shown (window), ==, shown);
+      g_assert_true (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window))) == before);
+      g_assert_cmpstr (airy_window_get_status (window), ==, "cancelled: the view shows the last result");
+      g_assert_false (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
+      g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "cancel"));
+    }
+  /* an edit runs again */
+  spin_set (window, "grid.shape[0]", 128);
+  spin_set (window, "grid.shape[1]", 128);
+  spin_set (window, "z.count", 8);
+  wait_idle (window);
+  g_assert_cmpuint (airy_window_get_shown (window), ==, shown + 1);
+  want = g_strdup ("8 planes 128² · ");
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), want));
+  close_window (window);
+}
+
+static guint64
+rss_bytes (void)
+{
+  g_autofree char *statm = NULL;
+  g_auto(GStrv) f = NULL;
+
+  g_assert_true (g_file_get_contents ("/proc/self/statm", &statm, NULL, NULL));
+  f = g_strsplit (statm, " ", -1);
+  return g_ascii_strtoull (f[1], NULL, 10) * (guint64) sysconf (_SC_PAGESIZE);
+}
+
+static void
+test_big_runs_memory (void)
+{
+  /* three runs of 1024² × ~96 planes (~384 MiB each) under a budget of
+   * 1200 MiB: two stacks would take more than half of it */
+  AiryWindow *window;
+  guint64 base, stack_bytes, rss;
+  AiryStack *shown;
+  guint i;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  g_setenv ("AIRY_MEMORY_BUDGET", "1200M", TRUE);
+  window = new_window ("widefield");
+  spin_set (window, "z.count", 2);
+  wait_idle (window);
+  base = rss_bytes ();
+  for (i = 0; i < 3; i++)
+    {
+      stack_bytes = (guint64) 1024 * 1024 * (96 + i) * 4;
+      spin_set (window, "grid.shape[0]", 1024);
+      spin_set (window, "grid.shape[1]", 1024);
+      spin_set (window, "z.count", 96 + i);
+      /* the shown stack gave way to one plane of it before the run */
+      shown = airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)));
+      if (i > 0)
+        g_assert_cmpuint (shown->depth, ==, 1);
+      wait_idle (window);
+      shown = airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)));
+      g_assert_cmpuint (shown->depth, ==, 96 + i);
+      rss = rss_bytes ();
+      g_test_message ("after run %u: RSS %.0f MiB = base %.0f MiB + %.2f stacks", i + 1, rss / 1048576.0,
+                      base / 1048576.0, ((double) rss - base) / stack_bytes);
+      /* one stack above the base (and the engine's plans and work areas
+       * for the new grid: an eighth of a stack), not two */
+      g_assert_cmpuint (rss, <=, base + stack_bytes + (stack_bytes >> 3));
+    }
+  close_window (window);
+  g_unsetenv ("AIRY_MEMORY_BUDGET");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1424,6 +1607,8 @@ main (int argc, char **argv)
   g_test_add_func ("/app/menu-actions", test_menu_actions);
   g_test_add_func ("/app/edits-commit", test_edits_commit);
   g_test_add_func ("/app/panel-keeps-state", test_panel_keeps_state);
+  g_test_add_func ("/app/cancel-run", test_cancel_run);
+  g_test_add_func ("/app/big-runs-memory", test_big_runs_memory);
   status = g_test_run ();
   g_rmdir (tmpdir);
   g_object_unref (app);
