@@ -40,6 +40,13 @@ struct _AiryWindow
   guint64          memory_total;   /* what the process may hold, as of the last result */
   char            *run_status;     /* what was run; the slice path follows it */
   gboolean         closing;
+  /* undo: the system as JSON before each edit, newest last */
+  GPtrArray       *undo;
+  GPtrArray       *redo;
+  char            *current_json;   /* the system as the last edit left it */
+  char            *saved_json;     /* as saved or opened: not dirty */
+  char            *last_edit;      /* the field of the newest undo step ... */
+  gint64           last_edit_time; /* ... and when: edits of one field in a row are one step */
 };
 
 /* airy-window.c */

@@ -293,6 +293,113 @@ recompute (AiryWindow *self)
                       airy_bench_panel_get_threads (self->panel), devices, n_devices);
 }
 
+/* ---- undo ---- */
+
+/* edits of one field closer together than this are one step (a drag, the
+ * arrows held, a number typed with pauses) */
+#define UNDO_GROUP_US (1500 * G_TIME_SPAN_MILLISECOND)
+#define UNDO_DEPTH 200
+
+static void
+update_undo_actions (AiryWindow *self)
+{
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), "undo")),
+                               !self->view_only && self->undo->len > 0);
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), "redo")),
+                               !self->view_only && self->redo->len > 0);
+}
+
+/* a new system (opened, a preset, saved): no history, not dirty */
+static void
+reset_history (AiryWindow *self)
+{
+  g_ptr_array_set_size (self->undo, 0);
+  g_ptr_array_set_size (self->redo, 0);
+  g_free (self->current_json);
+  self->current_json = self->system ? airy_system_to_json (self->system) : NULL;
+  g_free (self->saved_json);
+  self->saved_json = g_strdup (self->current_json);
+  g_clear_pointer (&self->last_edit, g_free);
+  update_undo_actions (self);
+}
+
+/* after every change of the panel: the state before it becomes a step */
+static void
+record_edit (AiryWindow *self)
+{
+  g_autofree char *json = airy_system_to_json (self->system);
+  const char *field = airy_bench_panel_get_last_edit (self->panel);
+  gint64 now = g_get_monotonic_time ();
+
+  /* the run settings are no part of the system */
+  if (g_strcmp0 (json, self->current_json) == 0)
+    return;
+  if (!(field && self->undo->len > 0 && g_strcmp0 (field, self->last_edit) == 0
+        && now - self->last_edit_time < UNDO_GROUP_US))
+    {
+      g_ptr_array_add (self->undo, g_steal_pointer (&self->current_json));
+      if (self->undo->len > UNDO_DEPTH)
+        g_ptr_array_remove_index (self->undo, 0);
+    }
+  g_free (self->current_json);
+  self->current_json = g_steal_pointer (&json);
+  g_free (self->last_edit);
+  self->last_edit = g_strdup (field);
+  self->last_edit_time = now;
+  g_ptr_array_set_size (self->redo, 0);
+  update_undo_actions (self);
+}
+
+static void recompute (AiryWindow *self);
+
+/* from one history to the other: the system as it was, in the same panel
+ * (rows open and scroll as they were), computed again */
+static void
+step_history (AiryWindow *self,
+              GPtrArray  *from,
+              GPtrArray  *to)
+{
+  g_autofree char *json = NULL;
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (from->len == 0 || self->system == NULL)
+    return;
+  json = g_ptr_array_steal_index (from, from->len - 1);
+  system = airy_system_new_from_data (json, -1, airy_system_get_base_dir (self->system), self->path, &error);
+  if (system == NULL)
+    {
+      /* a state the program wrote itself: should not happen */
+      g_warning ("undo: %s", error->message);
+      return;
+    }
+  g_ptr_array_add (to, g_steal_pointer (&self->current_json));
+  self->current_json = g_steal_pointer (&json);
+  g_clear_pointer (&self->last_edit, g_free);
+  g_set_object (&self->system, system);
+  airy_bench_panel_replace_system (self->panel, system);
+  self->dirty = g_strcmp0 (self->current_json, self->saved_json) != 0;
+  update_title (self);
+  update_undo_actions (self);
+  recompute (self);
+}
+
+static void
+action_undo (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  AiryWindow *self = data;
+
+  step_history (self, self->undo, self->redo);
+}
+
+static void
+action_redo (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  AiryWindow *self = data;
+
+  step_history (self, self->redo, self->undo);
+}
+
 /* an edit the panel refused: the system keeps its last good value, the
  * result on screen is not the fields' */
 static void
@@ -310,7 +417,8 @@ on_panel_changed (AiryBenchPanel *panel, AiryWindow *self)
   /* a field left while the window goes */
   if (self->worker == NULL)
     return;
-  self->dirty = TRUE;
+  record_edit (self);
+  self->dirty = g_strcmp0 (self->current_json, self->saved_json) != 0;
   update_title (self);
   recompute (self);
 }
@@ -342,6 +450,7 @@ _airy_window_set_system (AiryWindow *self,
   self->path = copy;
   self->dirty = FALSE;
   airy_bench_panel_set_system (self->panel, system);
+  reset_history (self);
   update_title (self);
   recompute (self);
 }
@@ -423,6 +532,8 @@ airy_window_grant_folder (AiryWindow *self,
     }
   _airy_window_set_system (self, system, self->path);
   self->dirty = dirty || r.moved;
+  if (self->dirty)
+    g_clear_pointer (&self->saved_json, g_free);   /* dirty until saved */
   update_title (self);
   return TRUE;
 }
@@ -450,6 +561,8 @@ airy_window_save (AiryWindow *self,
   g_free (self->path);
   self->path = g_strdup (path);
   self->dirty = FALSE;
+  g_free (self->saved_json);
+  self->saved_json = airy_system_to_json (self->system);
   update_title (self);
   _airy_window_remember (self, path);
   return TRUE;
@@ -788,6 +901,11 @@ airy_window_finalize (GObject *object)
   g_free (self->path);
   g_free (self->run_status);
   g_free (self->shown_settings);
+  g_ptr_array_unref (self->undo);
+  g_ptr_array_unref (self->redo);
+  g_free (self->current_json);
+  g_free (self->saved_json);
+  g_free (self->last_edit);
   G_OBJECT_CLASS (airy_window_parent_class)->finalize (object);
 }
 
@@ -849,6 +967,8 @@ primary_menu (AiryWindow *self,
   g_menu_append_section (menu, NULL, G_MENU_MODEL (exports));
   if (!view_only)
     {
+      g_menu_append (tools, _("_Undo"), "win.undo");
+      g_menu_append (tools, _("_Redo"), "win.redo");
       g_menu_append (tools, _("Open Stack in Viewer…"), "viewer.open");
       g_menu_append (tools, _("_Copy Command Line"), "win.copy-command");
       g_menu_append_section (menu, NULL, G_MENU_MODEL (tools));
@@ -866,13 +986,14 @@ set_view_only (AiryWindow *self,
                gboolean    view_only)
 {
   g_autoptr(GMenuModel) menu = NULL;
+  gboolean same = view_only == self->view_only && gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (self->menu_button));
 
-  enable_system_actions (self, !view_only);
-  gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), !view_only);
-  if (self->menu_button && view_only == self->view_only
-      && gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (self->menu_button)))
-    return;
   self->view_only = view_only;
+  enable_system_actions (self, !view_only);
+  update_undo_actions (self);
+  gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), !view_only);
+  if (same)
+    return;
   menu = primary_menu (self, view_only);
   gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (self->menu_button), menu);
 }
@@ -885,6 +1006,7 @@ airy_window_init (AiryWindow *self)
     { "save-as", action_save_as }, { "new", action_new, "s" }, { "export", action_export },
     { "export-tiff", action_export_tiff }, { "copy-command", action_copy_command },
     { "choose-folder", action_choose_folder }, { "cancel", action_cancel },
+    { "undo", action_undo }, { "redo", action_redo },
   };
   GtkWidget *header = gtk_header_bar_new ();
   GtkWidget *titles = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
@@ -893,11 +1015,21 @@ airy_window_init (AiryWindow *self)
   GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   GtkWidget *dismiss = gtk_button_new_from_icon_name ("window-close-symbolic");
+  static const struct { guint key; GdkModifierType mods; const char *action; } shortcuts[] = {
+    { GDK_KEY_Escape, 0, "win.cancel" },
+    { GDK_KEY_z, GDK_CONTROL_MASK, "win.undo" },
+    { GDK_KEY_z, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.redo" },
+    { GDK_KEY_Z, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.redo" },
+    { GDK_KEY_y, GDK_CONTROL_MASK, "win.redo" },
+  };
   GtkEventController *keys;
+  guint i;
   int w = 1280, h = 800;
 
   self->settings = settings_new ();
   self->recent_menu = g_menu_new ();
+  self->undo = g_ptr_array_new_with_free_func (g_free);
+  self->redo = g_ptr_array_new_with_free_func (g_free);
   g_action_map_add_action_entries (G_ACTION_MAP (self), entries, G_N_ELEMENTS (entries), self);
 
   self->title = gtk_label_new ("Airy");
@@ -961,12 +1093,15 @@ airy_window_init (AiryWindow *self)
   gtk_window_set_child (GTK_WINDOW (self), content);
 
   _airy_window_wire_run (self);
-  /* Escape cancels a run when nothing under the focus wants it (a popover,
-   * a dialog close first); win.cancel is disabled while nothing runs */
+  /* the window's keys, taken when nothing under the focus wants them (a
+   * popover closes on Escape, a text field undoes its own typing first):
+   * Escape cancels a run (win.cancel is disabled while nothing runs), Ctrl+Z
+   * and Ctrl+Shift+Z (or Ctrl+Y) undo and redo edits of the bench */
   keys = gtk_shortcut_controller_new ();
-  gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (keys),
-                                        gtk_shortcut_new (gtk_keyval_trigger_new (GDK_KEY_Escape, 0),
-                                                          gtk_named_action_new ("win.cancel")));
+  for (i = 0; i < G_N_ELEMENTS (shortcuts); i++)
+    gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (keys),
+                                          gtk_shortcut_new (gtk_keyval_trigger_new (shortcuts[i].key, shortcuts[i].mods),
+                                                            gtk_named_action_new (shortcuts[i].action)));
   gtk_widget_add_controller (GTK_WIDGET (self), keys);
   g_signal_connect (self->panel, "changed", G_CALLBACK (on_panel_changed), self);
   g_signal_connect (self->panel, "invalid", G_CALLBACK (on_panel_invalid), self);

@@ -1397,17 +1397,20 @@ test_panel_keeps_state (void)
 
 /* ---- big runs: progress, cancel, memory ---- */
 
-/* until the worker has done some planes of a run */
+/* until the worker has done some planes of a run started after `before`
+ * runs */
 static void
-wait_planes (AiryWindow *window)
+wait_planes (AiryWindow *window, guint before)
 {
+  AiryWorker *worker = airy_window_get_worker (window);
   guint done = 0, tries;
 
-  for (tries = 0; tries < 3000 && done == 0; tries++)
+  for (tries = 0; tries < 3000 && (done == 0 || airy_worker_get_started (worker) <= before); tries++)
     {
       spin_loop (10);
-      airy_worker_get_progress (airy_window_get_worker (window), &done, NULL, NULL);
+      airy_worker_get_progress (worker, &done, NULL, NULL);
     }
+  g_assert_cmpuint (airy_worker_get_started (worker), >, before);
   g_assert_cmpuint (done, >, 0);
   spin_loop (30);
 }
@@ -1426,9 +1429,9 @@ cancel_button (AiryWindow *window)
   g_assert_not_reached ();
 }
 
-/* the window's shortcut for Escape names this action */
+/* the action the window's shortcut for a key names */
 static const char *
-escape_action (AiryWindow *window)
+shortcut_action (AiryWindow *window, guint keyval, GdkModifierType mods)
 {
   g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (GTK_WIDGET (window));
   guint i, k;
@@ -1445,12 +1448,18 @@ escape_action (AiryWindow *window)
           GtkShortcutTrigger *t = gtk_shortcut_get_trigger (sc);
           GtkShortcutAction *a = gtk_shortcut_get_action (sc);
 
-          if (GTK_IS_KEYVAL_TRIGGER (t) && gtk_keyval_trigger_get_keyval (GTK_KEYVAL_TRIGGER (t)) == GDK_KEY_Escape
-              && gtk_keyval_trigger_get_modifiers (GTK_KEYVAL_TRIGGER (t)) == 0 && GTK_IS_NAMED_ACTION (a))
+          if (GTK_IS_KEYVAL_TRIGGER (t) && gtk_keyval_trigger_get_keyval (GTK_KEYVAL_TRIGGER (t)) == keyval
+              && gtk_keyval_trigger_get_modifiers (GTK_KEYVAL_TRIGGER (t)) == mods && GTK_IS_NAMED_ACTION (a))
             return gtk_named_action_get_action_name (GTK_NAMED_ACTION (a));
         }
     }
   return NULL;
+}
+
+static const char *
+escape_action (AiryWindow *window)
+{
+  return shortcut_action (window, GDK_KEY_Escape, 0);
 }
 
 static void
@@ -1481,7 +1490,7 @@ test_cancel_run (void)
       spin_set (window, "grid.shape[0]", 768);
       spin_set (window, "grid.shape[1]", 768);
       spin_set (window, "z.count", 400 + round);
-      wait_planes (window);
+      wait_planes (window, airy_worker_get_started (airy_window_get_worker (window)));
       /* what the header says while it runs */
       airy_worker_get_progress (airy_window_get_worker (window), &done, &total, NULL);
       g_assert_cmpuint (total, ==, 400 + round);
@@ -1577,6 +1586,122 @@ test_big_runs_memory (void)
   g_unsetenv ("AIRY_MEMORY_BUDGET");
 }
 
+/* ---- undo ---- */
+
+static char *
+system_json (AiryWindow *window)
+{
+  return airy_system_to_json (airy_window_get_system (window));
+}
+
+/* the shown result is the system's */
+static void
+assert_shown_follows (AiryWindow *window)
+{
+  AiryStack *s = airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)));
+  guint nz;
+
+  g_assert_cmpuint (airy_window_get_shown_hash (window), ==, airy_system_hash (airy_window_get_system (window)));
+  airy_system_get_z (airy_window_get_system (window), &nz);
+  g_assert_cmpuint (s->depth, ==, nz);
+}
+
+static void
+press (AiryWindow *window, guint keyval, GdkModifierType mods)
+{
+  const char *action = shortcut_action (window, keyval, mods);
+
+  g_assert_nonnull (action);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), action, NULL));
+  spin_loop (20);
+  wait_idle (window);
+}
+
+static void
+test_undo_redo (void)
+{
+  AiryWindow *window;
+  char *states[5];
+  guint i;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = new_window ("widefield");
+  g_assert_cmpstr (shortcut_action (window, GDK_KEY_z, GDK_CONTROL_MASK), ==, "win.undo");
+  g_assert_cmpstr (shortcut_action (window, GDK_KEY_z, GDK_CONTROL_MASK | GDK_SHIFT_MASK), ==, "win.redo");
+  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "undo"));
+  g_assert_true (menu_has (window, "win.undo"));
+  states[0] = system_json (window);
+  /* four edits: a field, another field, an element, the same field three
+   * times in a row (one step) */
+  spin_set (window, "elements[0].na", 0.6);
+  wait_idle (window);
+  states[1] = system_json (window);
+  spin_set (window, "z.count", 9);
+  wait_idle (window);
+  states[2] = system_json (window);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (airy_window_get_panel (window)), "bench.add", "s",
+                                             "circular-pupil"));
+  spin_loop (50);
+  wait_idle (window);
+  states[3] = system_json (window);
+  g_assert_cmpuint (airy_system_get_elements (airy_window_get_system (window))->len, ==, 4);
+  for (i = 0; i < 3; i++)
+    {
+      spin_set (window, "elements[0].na", 0.5 - 0.05 * i);
+      wait_idle (window);
+    }
+  states[4] = system_json (window);
+  g_assert_true (airy_window_get_dirty (window));
+
+  /* Ctrl+Z back to each state, exactly, the shown result following */
+  for (i = 4; i-- > 0;)
+    {
+      g_assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "undo"));
+      press (window, GDK_KEY_z, GDK_CONTROL_MASK);
+      {
+        g_autofree char *now = system_json (window);
+        g_assert_cmpstr (now, ==, states[i]);
+      }
+      assert_shown_follows (window);
+    }
+  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "undo"));
+  g_assert_false (airy_window_get_dirty (window));
+  /* the panel's editors are the restored system's */
+  g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (editor_of (window, "elements[0].na"))), ==, 0.8);
+  g_assert_cmpuint (airy_system_get_elements (airy_window_get_system (window))->len, ==, 3);
+
+  /* Ctrl+Shift+Z forward again */
+  for (i = 1; i <= 4; i++)
+    {
+      press (window, GDK_KEY_z, GDK_CONTROL_MASK | GDK_SHIFT_MASK);
+      {
+        g_autofree char *now = system_json (window);
+        g_assert_cmpstr (now, ==, states[i]);
+      }
+      assert_shown_follows (window);
+    }
+  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "redo"));
+  g_assert_true (airy_window_get_dirty (window));
+
+  /* an edit after an undo: the redo steps are gone */
+  press (window, GDK_KEY_z, GDK_CONTROL_MASK);
+  spin_set (window, "z.count", 5);
+  wait_idle (window);
+  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "redo"));
+  press (window, GDK_KEY_z, GDK_CONTROL_MASK);
+  {
+    g_autofree char *now = system_json (window);
+    g_assert_cmpstr (now, ==, states[3]);
+  }
+  for (i = 0; i < 5; i++)
+    g_free (states[i]);
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1609,6 +1734,7 @@ main (int argc, char **argv)
   g_test_add_func ("/app/panel-keeps-state", test_panel_keeps_state);
   g_test_add_func ("/app/cancel-run", test_cancel_run);
   g_test_add_func ("/app/big-runs-memory", test_big_runs_memory);
+  g_test_add_func ("/app/undo-redo", test_undo_redo);
   status = g_test_run ();
   g_rmdir (tmpdir);
   g_object_unref (app);

@@ -65,6 +65,8 @@ rebuild_idle (gpointer data)
 void
 _airy_bench_panel_rebuild_later (AiryBenchPanel *self)
 {
+  /* a change of the rows, not of a field */
+  set_last_edit (self, NULL);
   g_idle_add (rebuild_idle, g_object_ref (self));
 }
 
@@ -142,6 +144,13 @@ on_param_changed (AiryBenchPanel *self, AiryParamEditor *editor)
 }
 
 static void
+on_terms_changed (GtkWidget *terms, AiryBenchPanel *self)
+{
+  set_last_edit (self, g_object_get_data (G_OBJECT (terms), "path"));
+  _airy_bench_panel_changed (self);
+}
+
+static void
 on_invalid (GtkWidget *editor, const char *message, AiryBenchPanel *self)
 {
   /* an editor that goes in a rebuild reads its text one last time */
@@ -198,7 +207,9 @@ _airy_bench_panel_add_editors (AiryBenchPanel *self,
         {
           GtkWidget *terms = airy_zernike_editor_new (element, prefix, self->editors);
 
-          g_signal_connect_swapped (terms, "changed", G_CALLBACK (_airy_bench_panel_changed), self);
+          g_object_set_data_full (G_OBJECT (terms), "path", g_strdup_printf ("%s.zernike", prefix), g_free);
+
+          g_signal_connect (terms, "changed", G_CALLBACK (on_terms_changed), self);
           g_signal_connect (terms, "invalid", G_CALLBACK (on_invalid), self);
           gtk_grid_attach_next_to (grid, terms, NULL, GTK_POS_BOTTOM, 2, 1);
           continue;
@@ -240,6 +251,7 @@ on_enabled (GtkCheckButton *check, GParamSpec *pspec, AiryBenchPanel *self)
   AiryElement *e = g_object_get_data (G_OBJECT (check), "element");
 
   airy_element_set_enabled (e, gtk_check_button_get_active (check));
+  set_last_edit (self, NULL);
   _airy_bench_panel_changed (self);
 }
 
@@ -653,6 +665,12 @@ airy_bench_panel_show_error (AiryBenchPanel *self,
         gtk_widget_set_visible (self->error_label, TRUE);
       }
   }
+}
+
+const char *
+airy_bench_panel_get_last_edit (AiryBenchPanel *self)
+{
+  return self->last_edit;
 }
 
 const char *

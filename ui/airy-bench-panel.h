@@ -31,6 +31,10 @@ GtkWidget  *airy_bench_panel_get_editor   (AiryBenchPanel *self,
 void        airy_bench_panel_show_error   (AiryBenchPanel *self,
                                            const char     *message);
 const char *airy_bench_panel_get_error    (AiryBenchPanel *self);
+/* The path of the field of the last ::changed or ::invalid ("elements[0].na",
+ * "elements[1].zernike"), NULL after a change of the rows (an element added,
+ * moved or removed, the mode): for grouping edits of one field. */
+const char *airy_bench_panel_get_last_edit (AiryBenchPanel *self);
 void        airy_bench_panel_set_warnings (AiryBenchPanel *self,
                                            GPtrArray      *warnings);
 /* Run settings chosen in the panel. */
