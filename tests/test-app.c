@@ -1702,6 +1702,60 @@ test_undo_redo (void)
   close_window (window);
 }
 
+/* ---- presets and translations ---- */
+
+static void
+test_astigmatic_preset (void)
+{
+  /* the README's screenshot, reproducible: 96 planes of 256², a peak of
+   * 5.4853 and a lateral FWHM of 0.359 µm as the picture shows */
+  g_auto(GStrv) names = airy_presets_list ();
+  AiryWindow *window;
+  AiryStack *s;
+  float lo, hi;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  g_assert_true (g_strv_contains ((const char *const *) names, "astigmatic"));
+  window = new_window ("astigmatic");
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "96 planes 256² · "));
+  s = airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)));
+  airy_stack_min_max (s, &lo, &hi);
+  g_assert_cmpfloat_with_epsilon (hi, 5.4853, 1e-3);
+  g_assert_cmpfloat_with_epsilon (shown_fwhm (window), 0.3593, 0.005);
+  close_window (window);
+}
+
+static void
+test_german_without_variables (void)
+{
+  /* what ./dev.sh run does with LANGUAGE=de: the program from the build
+   * folder, no AIRY_LOCALEDIR, no LANG, finds the build's German */
+  g_autofree char *dir = g_path_get_dirname (g_getenv ("AIRY_SIM"));
+  g_autofree char *airy = g_build_filename (dir, "airy", NULL);
+  const char *argv[] = { airy, "--help", NULL };
+  g_auto(GStrv) env = g_get_environ ();
+  g_autofree char *out = NULL;
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  env = g_environ_unsetenv (env, "AIRY_LOCALEDIR");
+  env = g_environ_unsetenv (env, "LANG");
+  env = g_environ_unsetenv (env, "LC_ALL");
+  env = g_environ_unsetenv (env, "LC_MESSAGES");
+  env = g_environ_setenv (env, "LANGUAGE", "de", TRUE);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL, &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_test_message ("%s", out);
+  /* Airy's "[FILE…]" in German, and GLib's own words too */
+  g_assert_nonnull (strstr (out, "[DATEI …]"));
+  g_assert_nonnull (strstr (out, "Aufruf:"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1735,6 +1789,8 @@ main (int argc, char **argv)
   g_test_add_func ("/app/cancel-run", test_cancel_run);
   g_test_add_func ("/app/big-runs-memory", test_big_runs_memory);
   g_test_add_func ("/app/undo-redo", test_undo_redo);
+  g_test_add_func ("/app/astigmatic-preset", test_astigmatic_preset);
+  g_test_add_func ("/app/german-without-variables", test_german_without_variables);
   status = g_test_run ();
   g_rmdir (tmpdir);
   g_object_unref (app);

@@ -350,6 +350,7 @@ _airy_bench_panel_update_derived (AiryBenchPanel *self)
     }
   planes = microscope ? 1 : nz;
   mem = airy_format_bytes ((guint64) planes * h * w * 4);
-  g_string_append_printf (s, _("\nResult %s (%u plane%s of %u × %u)"), mem, planes, planes == 1 ? "" : "s", h, w);
+  g_string_append_printf (s, ngettext ("\nResult %s (%u plane of %u × %u)", "\nResult %s (%u planes of %u × %u)", planes),
+                          mem, planes, h, w);
   gtk_label_set_text (GTK_LABEL (self->derived_label), s->str);
 }
