@@ -1276,6 +1276,8 @@ test_edits_commit (void)
   g_assert_cmpuint (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)))->depth, ==, 9);
   g_assert_true (gtk_widget_get_state_flags (editor_of (window, "z.count")) & GTK_STATE_FLAG_FOCUS_WITHIN);
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (editor_of (window, "z.count"))), ==, "9");
+  /* the arrows step from the typed number */
+  g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (editor_of (window, "z.count"))), ==, 9);
   /* leaving it then runs nothing more */
   type_field (window, "z.count", "9", LEAVE_TAB);
   g_assert_cmpuint (airy_window_get_shown (window), ==, shown + 1);

@@ -47,7 +47,7 @@ struct _AiryBenchPanel
   gboolean    fresh;                /* a new system: rows closed, scrolled to the top */
   gboolean    keep_rows_by_place;   /* a replaced system: rows by index and type */
   double      scroll_wanted;
-  gulong      scroll_handler;
+  GtkAdjustment *scroll_adj;        /* held while the scroll is kept */
   guint       scroll_timeout;
 };
 

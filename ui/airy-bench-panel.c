@@ -437,11 +437,9 @@ scroll_adjustment (AiryBenchPanel *self)
 static void
 stop_keeping_scroll (AiryBenchPanel *self)
 {
-  GtkAdjustment *adj = scroll_adjustment (self);
-
-  if (adj && self->scroll_handler)
-    g_signal_handlers_disconnect_by_data (adj, self);
-  self->scroll_handler = 0;
+  if (self->scroll_adj)
+    g_signal_handlers_disconnect_by_data (self->scroll_adj, self);
+  g_clear_object (&self->scroll_adj);
   g_clear_handle_id (&self->scroll_timeout, g_source_remove);
 }
 
@@ -476,7 +474,8 @@ keep_scroll (AiryBenchPanel *self, double value)
   if (adj == NULL || value <= 0)
     return;
   self->scroll_wanted = value;
-  self->scroll_handler = g_signal_connect (adj, "changed", G_CALLBACK (on_scroll_moved), self);
+  self->scroll_adj = g_object_ref (adj);
+  g_signal_connect (adj, "changed", G_CALLBACK (on_scroll_moved), self);
   g_signal_connect (adj, "value-changed", G_CALLBACK (on_scroll_moved), self);
   self->scroll_timeout = g_timeout_add (KEEP_SCROLL_MS, scroll_timeout, self);
   gtk_adjustment_set_value (adj, value);
@@ -707,6 +706,7 @@ airy_bench_panel_set_system (AiryBenchPanel *self,
 {
   g_set_object (&self->system, system);
   g_clear_pointer (&self->error, g_free);
+  set_last_edit (self, NULL);
   self->fresh = TRUE;
   rebuild (self);
   self->fresh = FALSE;
@@ -722,6 +722,7 @@ airy_bench_panel_replace_system (AiryBenchPanel *self,
 
   g_set_object (&self->system, system);
   g_clear_pointer (&self->error, g_free);
+  set_last_edit (self, NULL);
   self->keep_rows_by_place = TRUE;
   rebuild (self);
   self->keep_rows_by_place = FALSE;

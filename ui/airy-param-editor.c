@@ -332,6 +332,13 @@ on_typed (gpointer data)
   /* what the object holds already (the arrows' steps reformat the text) */
   if (!self->refused && g_param_values_cmp (self->pspec, &value, &held) == 0)
     return G_SOURCE_REMOVE;
+  /* the spin button holds it too (its arrows step from there), its text
+   * and cursor untouched */
+  self->keep_text = TRUE;
+  self->refreshing = TRUE;
+  gtk_spin_button_set_value (spin, v);
+  self->refreshing = FALSE;
+  self->keep_text = FALSE;
   self->typing = TRUE;
   commit (self, &value);
   return G_SOURCE_REMOVE;
