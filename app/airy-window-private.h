@@ -21,7 +21,12 @@ struct _AiryWindow
   GtkWidget       *paned;
   GtkWidget       *title;
   GtkWidget       *subtitle;
+  GtkWidget       *progress_box;   /* while a run is on: bar, times, Cancel */
   GtkWidget       *progress;
+  GtkWidget       *progress_times;
+  guint            progress_tick;
+  GtkWidget       *menu_button;
+  gboolean         view_only;      /* the viewer alone: no system, no bench */
   GtkWidget       *notice;         /* a revealer: a message that stays until dismissed */
   GtkWidget       *notice_label;
   GtkWidget       *notice_folder;  /* "Choose Folder…", for files the sandbox hides */
@@ -30,8 +35,18 @@ struct _AiryWindow
   GSettings       *settings;
   guint            shown;
   guint64          shown_hash;
+  char            *shown_settings; /* backend, threads, devices of the shown run */
+  gboolean         previewing;     /* memory was tight: one plane of the shown result */
+  guint64          memory_total;   /* what the process may hold, as of the last result */
   char            *run_status;     /* what was run; the slice path follows it */
   gboolean         closing;
+  /* undo: the system as JSON before each edit, newest last */
+  GPtrArray       *undo;
+  GPtrArray       *redo;
+  char            *current_json;   /* the system as the last edit left it */
+  char            *saved_json;     /* as saved or opened: not dirty */
+  char            *last_edit;      /* the field of the newest undo step ... */
+  gint64           last_edit_time; /* ... and when: edits of one field in a row are one step */
 };
 
 /* airy-window.c */
@@ -55,5 +70,17 @@ void _airy_window_remember       (AiryWindow   *self,
 
 /* airy-window-run.c: connects the worker and the viewer (once, at init) */
 void _airy_window_wire_run       (AiryWindow   *self);
+/* the header's progress: a bar with planes done / total, the time gone and
+ * left, a Cancel button (win.cancel, Escape) */
+GtkWidget *_airy_window_progress_new (AiryWindow *self);
+/* Before a run: when memory is tight, the shown result gives way to a
+ * one-plane preview and the engine's spare stack memory is released. */
+void _airy_window_make_room      (AiryWindow   *self);
+/* win.cancel: ends the run; the shown result stays */
+void _airy_window_cancel_run     (AiryWindow   *self);
+/* what the run settings of the panel are now, as shown_settings keeps them */
+char *_airy_window_run_settings  (AiryWindow   *self);
+/* the header after the shown result: what was run */
+void _airy_window_show_run_status (AiryWindow  *self);
 
 G_END_DECLS

@@ -8,11 +8,57 @@
 
 /* The window's side of the engine: results from the worker go to the
  * viewer, the header says what was run and how the slices reach the
- * screen, and the progress bar follows the worker's properties. */
+ * screen, and the progress (planes, times, Cancel) follows the worker. */
+
+/* ---- memory ---- */
+
+/* Host bytes of the shown result (0 for one kept on the GPUs, or none). */
+static guint64
+shown_bytes (AiryWindow *self)
+{
+  AiryResident *r = airy_stack_view_get_resident (airy_stack_viewer_get_view (self->viewer));
+  const AiryStack *s = r ? airy_resident_get_stack (r) : NULL;
+
+  return s && s->data ? (guint64) s->depth * s->height * s->width * sizeof (float) : 0;
+}
+
+/* What the process may hold in all: a fixed AIRY_MEMORY_BUDGET, or 90 % of
+ * what was available after the last run plus the results it held then
+ * (self->memory_total; the UI thread reads no /proc/meminfo). 0: unknown. */
+static guint64
+process_budget (AiryWindow *self)
+{
+  return g_getenv ("AIRY_MEMORY_BUDGET") ? airy_memory_budget () : self->memory_total;
+}
+
+/* The result of a run of system: planes × grid in float32 (one plane for an
+ * image that sums over z), the size the engine's budget starts from. */
+static guint64
+result_bytes (AirySystem *system)
+{
+  guint h, w, nz;
+
+  airy_system_get_shape (system, &h, &w);
+  airy_system_get_z (system, &nz);
+  return (guint64) (airy_system_is_microscope (system) ? 1 : nz) * h * w * sizeof (float);
+}
+
+/* Tight: the shown result and a new one together would take more than half
+ * of the budget. Then the shown result gives way before the run (its
+ * current plane stays as a preview), and the memory the engine keeps for a
+ * next stack of the same size goes back at once. */
+static gboolean
+tight (AiryWindow *self,
+       guint64     incoming)
+{
+  guint64 budget = process_budget (self);
+
+  return budget > 0 && 2 * (shown_bytes (self) + incoming) > budget;
+}
 
 /* "64 planes 512² · 41 ms · CUDA 2 threads · slices: copied on GPU 0 …" */
-static void
-show_run_status (AiryWindow *self)
+void
+_airy_window_show_run_status (AiryWindow *self)
 {
   const char *path = airy_stack_view_get_slice_path (airy_stack_viewer_get_view (self->viewer));
   g_autofree char *text = path ? g_strdup_printf ("%s · %s", self->run_status, path) : NULL;
@@ -26,7 +72,36 @@ on_slice_path (GObject    *view,
                GParamSpec *pspec,
                AiryWindow *self)
 {
-  show_run_status (self);
+  _airy_window_show_run_status (self);
+}
+
+char *
+_airy_window_run_settings (AiryWindow *self)
+{
+  guint n, i;
+  const guint *devices = airy_bench_panel_get_devices (self->panel, &n);
+  GString *s = g_string_new (airy_bench_panel_get_backend (self->panel));
+
+  g_string_append_printf (s, " %u", airy_bench_panel_get_threads (self->panel));
+  for (i = 0; i < n; i++)
+    g_string_append_printf (s, "%s%u", i ? "," : " ", devices[i]);
+  return g_string_free (s, FALSE);
+}
+
+/* "64 planes 512² · 41 ms · CPU 2 threads", "1 plane 256 × 512 · …": the
+ * shape of the stack that was run */
+static char *
+describe_run (const AiryStack  *s,
+              const AiryResult *result)
+{
+  g_autofree char *planes = g_strdup_printf (ngettext ("%u plane", "%u planes", s->depth), s->depth);
+  g_autofree char *shape = s->width == s->height ? g_strdup_printf ("%u²", s->width)
+                                                 : g_strdup_printf ("%u × %u", s->height, s->width);
+  g_autofree char *threads = g_strdup_printf (ngettext ("%u thread", "%u threads", result->threads), result->threads);
+
+  /* TRANSLATORS: planes, shape, time, backend, threads */
+  return g_strdup_printf (_("%s %s · %.0f ms · %s %s"), planes, shape, result->seconds * 1e3,
+                          g_str_equal (result->backend, "cpu") ? "CPU" : "CUDA", threads);
 }
 
 static void
@@ -42,19 +117,26 @@ on_finished (AiryWorker *worker,
   if (hash != airy_system_hash (self->system))
     return;
   s = airy_resident_get_stack (result->resident);
-  status = g_strdup_printf (_("%u plane%s %u² · %.0f ms · %s %u thread%s"), s->depth, s->depth == 1 ? "" : "s",
-                            s->width, result->seconds * 1e3,
-                            g_str_equal (result->backend, "cpu") ? "CPU" : "CUDA", result->threads,
-                            result->threads == 1 ? "" : "s");
+  status = describe_run (s, result);
+  /* the budget was read with this result and the shown one held */
+  self->memory_total = airy_worker_get_memory_budget (worker) + shown_bytes (self)
+                       + (s->data ? (guint64) s->depth * s->height * s->width * sizeof (float) : 0);
   g_free (self->run_status);
   self->run_status = g_steal_pointer (&status);
   /* the run's warnings: the check on the UI thread could not see the files */
   airy_bench_panel_set_warnings (self->panel, result->warnings);
   /* the result stays with its backend (on the GPUs for CUDA) */
   airy_stack_viewer_set_resident (self->viewer, airy_resident_ref (result->resident));
-  show_run_status (self);
+  self->previewing = FALSE;
+  /* the old result's memory is the engine's spare now: kept for a next
+   * result of its size unless memory is tight */
+  if (tight (self, shown_bytes (self)))
+    airy_stack_release_spare ();
+  _airy_window_show_run_status (self);
   self->shown++;
   self->shown_hash = hash;
+  g_free (self->shown_settings);
+  self->shown_settings = _airy_window_run_settings (self);
 }
 
 static void
@@ -64,8 +146,143 @@ on_failed (AiryWorker   *worker,
 {
   /* the last good result stays on screen */
   airy_bench_panel_show_error (self->panel, error->message);
-  _airy_window_set_status (self, _("failed"));
+  _airy_window_set_status (self, _("not computed: fix the marked field"));
   _airy_window_offer_folder (self, error);
+}
+
+void
+_airy_window_make_room (AiryWindow *self)
+{
+  AiryStackView *view = airy_stack_viewer_get_view (self->viewer);
+  AiryResident *r = airy_stack_view_get_resident (view);
+  const AiryStack *s = r ? airy_resident_get_stack (r) : NULL;
+  g_autoptr(AiryStack) preview = NULL;
+  g_autoptr(GError) error = NULL;
+  guint z = airy_stack_view_get_z (view);
+
+  if (!tight (self, result_bytes (self->system)))
+    return;
+  if (s == NULL || s->data == NULL || s->depth <= 1)
+    {
+      airy_stack_release_spare ();
+      return;
+    }
+  preview = airy_stack_new (1, s->height, s->width);
+  if (preview == NULL
+      || !airy_resident_read_slice (r, &(AirySlice) { AIRY_SLICE_XY, MIN (z, s->depth - 1) }, preview->data, &error))
+    return;
+  preview->dx = s->dx;
+  preview->dy = s->dy;
+  preview->dz = s->dz;
+  preview->z0 = s->z ? s->z[MIN (z, s->depth - 1)] : s->z0 + MIN (z, s->depth - 1) * s->dz;
+  g_debug ("memory is tight: the shown %u planes give way to plane %u as a preview", s->depth, z);
+  airy_stack_viewer_set_stack (self->viewer, g_steal_pointer (&preview));
+  self->previewing = TRUE;
+  /* the shown stack's memory went to the engine's spare: back to the system */
+  airy_stack_release_spare ();
+}
+
+/* ---- progress and cancel ---- */
+
+/* "0:07", "12:03", "1:02:03" */
+static char *
+format_duration (double seconds)
+{
+  guint s = (guint) MAX (seconds + 0.5, 0.0);
+
+  if (s >= 3600)
+    return g_strdup_printf ("%u:%02u:%02u", s / 3600, s / 60 % 60, s % 60);
+  return g_strdup_printf ("%u:%02u", s / 60, s % 60);
+}
+
+static void
+update_progress (AiryWindow *self)
+{
+  guint done, total;
+  double elapsed;
+  g_autofree char *planes = NULL;
+  g_autofree char *gone = NULL;
+  g_autofree char *times = NULL;
+
+  airy_worker_get_progress (self->worker, &done, &total, &elapsed);
+  gtk_progress_bar_set_fraction (GTK_PROGRESS_BAR (self->progress), total ? (double) done / total : 0.0);
+  if (total)
+    planes = g_strdup_printf (ngettext ("%u / %u plane", "%u / %u planes", total), done, total);
+  gtk_progress_bar_set_text (GTK_PROGRESS_BAR (self->progress), planes ? planes : "");
+  gone = format_duration (elapsed);
+  if (done > 0 && total > done)
+    {
+      g_autofree char *left = format_duration (elapsed * (total - done) / done);
+
+      /* TRANSLATORS: the time a run took so far and the time it still needs */
+      times = g_strdup_printf (_("%s, %s left"), gone, left);
+    }
+  gtk_label_set_text (GTK_LABEL (self->progress_times), times ? times : gone);
+}
+
+static gboolean
+progress_tick (gpointer data)
+{
+  update_progress (data);
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+on_busy (AiryWorker *worker,
+         GParamSpec *pspec,
+         AiryWindow *self)
+{
+  gboolean busy = airy_worker_is_busy (worker);
+
+  gtk_widget_set_visible (self->progress_box, busy);
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), "cancel")), busy);
+  /* the time goes on between the planes */
+  if (busy && self->progress_tick == 0)
+    self->progress_tick = g_timeout_add_seconds (1, progress_tick, self);
+  else if (!busy)
+    g_clear_handle_id (&self->progress_tick, g_source_remove);
+  update_progress (self);
+}
+
+static void
+on_progress (AiryWorker *worker,
+             GParamSpec *pspec,
+             AiryWindow *self)
+{
+  update_progress (self);
+}
+
+GtkWidget *
+_airy_window_progress_new (AiryWindow *self)
+{
+  GtkWidget *cancel = gtk_button_new_from_icon_name ("process-stop-symbolic");
+
+  self->progress_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  self->progress = gtk_progress_bar_new ();
+  gtk_progress_bar_set_show_text (GTK_PROGRESS_BAR (self->progress), TRUE);
+  gtk_widget_set_valign (self->progress, GTK_ALIGN_CENTER);
+  gtk_widget_set_size_request (self->progress, 140, -1);
+  self->progress_times = gtk_label_new ("");
+  gtk_widget_add_css_class (self->progress_times, "dim-label");
+  gtk_widget_add_css_class (self->progress_times, "numeric");
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (cancel), "win.cancel");
+  gtk_widget_set_tooltip_text (cancel, _("Cancel the run (Esc); the shown result stays"));
+  gtk_widget_set_valign (cancel, GTK_ALIGN_CENTER);
+  gtk_box_append (GTK_BOX (self->progress_box), cancel);
+  gtk_box_append (GTK_BOX (self->progress_box), self->progress);
+  gtk_box_append (GTK_BOX (self->progress_box), self->progress_times);
+  gtk_widget_set_visible (self->progress_box, FALSE);
+  return self->progress_box;
+}
+
+void
+_airy_window_cancel_run (AiryWindow *self)
+{
+  if (!airy_worker_is_busy (self->worker))
+    return;
+  airy_worker_cancel (self->worker);
+  _airy_window_set_status (self, self->previewing ? _("cancelled: the view shows a plane of the last result")
+                                 : self->shown ? _("cancelled: the view shows the last result") : _("cancelled"));
 }
 
 void
@@ -75,8 +292,9 @@ _airy_window_wire_run (AiryWindow *self)
 
   self->worker = airy_worker_new ();
   /* shown while the engine works: from an edit until its result */
-  g_object_bind_property (self->worker, "busy", self->progress, "visible", G_BINDING_SYNC_CREATE);
-  g_object_bind_property (self->worker, "fraction", self->progress, "fraction", G_BINDING_SYNC_CREATE);
+  g_signal_connect (self->worker, "notify::busy", G_CALLBACK (on_busy), self);
+  g_signal_connect (self->worker, "notify::fraction", G_CALLBACK (on_progress), self);
+  on_busy (self->worker, NULL, self);
   g_signal_connect (self->worker, "finished", G_CALLBACK (on_finished), self);
   g_signal_connect (self->worker, "failed", G_CALLBACK (on_failed), self);
   g_signal_connect_object (airy_stack_viewer_get_view (self->viewer), "notify::slice-path", G_CALLBACK (on_slice_path),

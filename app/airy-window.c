@@ -10,6 +10,9 @@
 
 G_DEFINE_FINAL_TYPE (AiryWindow, airy_window, GTK_TYPE_APPLICATION_WINDOW)
 
+static void set_view_only (AiryWindow *self,
+                           gboolean    view_only);
+
 /* GSettings only when the schema is installed (or GSETTINGS_SCHEMA_DIR
  * points at the build's): running from a bare tree still works. */
 static GSettings *
@@ -259,6 +262,7 @@ recompute (AiryWindow *self)
 {
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) error = NULL;
+  g_autofree char *settings = NULL;
   const guint *devices;
   guint n_devices;
 
@@ -274,15 +278,148 @@ recompute (AiryWindow *self)
   if (self->notice_access)
     _airy_window_show_notice (self, NULL, FALSE);
   airy_bench_panel_set_warnings (self->panel, warnings);
+  /* back to what is shown (a value typed and then committed again, an
+   * undo): nothing to run */
+  settings = _airy_window_run_settings (self);
+  if (self->shown > 0 && !self->previewing && airy_system_hash (self->system) == self->shown_hash
+      && g_strcmp0 (settings, self->shown_settings) == 0)
+    {
+      airy_worker_cancel (self->worker);
+      _airy_window_show_run_status (self);
+      return;
+    }
+  _airy_window_make_room (self);
   devices = airy_bench_panel_get_devices (self->panel, &n_devices);
   airy_worker_submit (self->worker, self->system, airy_bench_panel_get_backend (self->panel),
                       airy_bench_panel_get_threads (self->panel), devices, n_devices);
 }
 
+/* ---- undo ---- */
+
+/* edits of one field closer together than this are one step (a drag, the
+ * arrows held, a number typed with pauses) */
+#define UNDO_GROUP_US (1500 * G_TIME_SPAN_MILLISECOND)
+#define UNDO_DEPTH 200
+
+static void
+update_undo_actions (AiryWindow *self)
+{
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), "undo")),
+                               !self->view_only && self->undo->len > 0);
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), "redo")),
+                               !self->view_only && self->redo->len > 0);
+}
+
+/* a new system (opened, a preset, saved): no history, not dirty */
+static void
+reset_history (AiryWindow *self)
+{
+  g_ptr_array_set_size (self->undo, 0);
+  g_ptr_array_set_size (self->redo, 0);
+  g_free (self->current_json);
+  self->current_json = self->system ? airy_system_to_json (self->system) : NULL;
+  g_free (self->saved_json);
+  self->saved_json = g_strdup (self->current_json);
+  g_clear_pointer (&self->last_edit, g_free);
+  update_undo_actions (self);
+}
+
+/* after every change of the panel: the state before it becomes a step */
+static void
+record_edit (AiryWindow *self)
+{
+  g_autofree char *json = airy_system_to_json (self->system);
+  const char *field = airy_bench_panel_get_last_edit (self->panel);
+  gint64 now = g_get_monotonic_time ();
+
+  /* the run settings are no part of the system */
+  if (g_strcmp0 (json, self->current_json) == 0)
+    return;
+  if (!(field && self->undo->len > 0 && g_strcmp0 (field, self->last_edit) == 0
+        && now - self->last_edit_time < UNDO_GROUP_US))
+    {
+      g_ptr_array_add (self->undo, g_steal_pointer (&self->current_json));
+      if (self->undo->len > UNDO_DEPTH)
+        g_ptr_array_remove_index (self->undo, 0);
+    }
+  g_free (self->current_json);
+  self->current_json = g_steal_pointer (&json);
+  g_free (self->last_edit);
+  self->last_edit = g_strdup (field);
+  self->last_edit_time = now;
+  g_ptr_array_set_size (self->redo, 0);
+  update_undo_actions (self);
+}
+
+static void recompute (AiryWindow *self);
+
+/* from one history to the other: the system as it was, in the same panel
+ * (rows open and scroll as they were), computed again */
+static void
+step_history (AiryWindow *self,
+              GPtrArray  *from,
+              GPtrArray  *to)
+{
+  g_autofree char *json = NULL;
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (from->len == 0 || self->system == NULL)
+    return;
+  json = g_ptr_array_steal_index (from, from->len - 1);
+  system = airy_system_new_from_data (json, -1, airy_system_get_base_dir (self->system), self->path, &error);
+  if (system == NULL)
+    {
+      /* a state the program wrote itself: should not happen */
+      g_warning ("undo: %s", error->message);
+      return;
+    }
+  g_ptr_array_add (to, g_steal_pointer (&self->current_json));
+  self->current_json = g_steal_pointer (&json);
+  g_clear_pointer (&self->last_edit, g_free);
+  g_set_object (&self->system, system);
+  airy_bench_panel_replace_system (self->panel, system);
+  self->dirty = g_strcmp0 (self->current_json, self->saved_json) != 0;
+  update_title (self);
+  update_undo_actions (self);
+  recompute (self);
+}
+
+static void
+action_undo (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  AiryWindow *self = data;
+
+  step_history (self, self->undo, self->redo);
+}
+
+static void
+action_redo (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  AiryWindow *self = data;
+
+  step_history (self, self->redo, self->undo);
+}
+
+/* an edit the panel refused: the system keeps its last good value, the
+ * result on screen is not the fields' */
+static void
+on_panel_invalid (AiryBenchPanel *panel, const char *message, AiryWindow *self)
+{
+  if (self->worker == NULL)
+    return;
+  airy_worker_cancel (self->worker);
+  _airy_window_set_status (self, _("not computed: fix the marked field"));
+}
+
 static void
 on_panel_changed (AiryBenchPanel *panel, AiryWindow *self)
 {
-  self->dirty = TRUE;
+  /* a field left while the window goes */
+  if (self->worker == NULL)
+    return;
+  record_edit (self);
+  self->dirty = g_strcmp0 (self->current_json, self->saved_json) != 0;
   update_title (self);
   recompute (self);
 }
@@ -292,7 +429,7 @@ static void
 enable_system_actions (AiryWindow *self,
                        gboolean    enabled)
 {
-  static const char *const names[] = { "save", "save-as", "copy-command", "choose-folder" };
+  static const char *const names[] = { "save", "save-as", "new", "copy-command", "choose-folder" };
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (names); i++)
@@ -308,13 +445,13 @@ _airy_window_set_system (AiryWindow *self,
   char *copy = g_strdup (path);   /* path may be self->path */
 
   /* a system is edited in the bench, also in a window that was the viewer's */
-  enable_system_actions (self, TRUE);
-  gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), TRUE);
+  set_view_only (self, FALSE);
   g_set_object (&self->system, system);
   g_free (self->path);
   self->path = copy;
   self->dirty = FALSE;
   airy_bench_panel_set_system (self->panel, system);
+  reset_history (self);
   update_title (self);
   recompute (self);
 }
@@ -358,7 +495,10 @@ airy_window_view_file (AiryWindow *self,
   /* the viewer on its own: no system, no bench */
   airy_worker_cancel (self->worker);
   _airy_window_show_notice (self, NULL, FALSE);
-  gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), FALSE);
+  set_view_only (self, TRUE);
+  /* what is shown is the file's, no run's */
+  self->shown_hash = 0;
+  g_clear_pointer (&self->shown_settings, g_free);
   _airy_window_set_status (self, path);
   gtk_label_set_text (GTK_LABEL (self->title), "Airy");
   return TRUE;
@@ -393,6 +533,8 @@ airy_window_grant_folder (AiryWindow *self,
     }
   _airy_window_set_system (self, system, self->path);
   self->dirty = dirty || r.moved;
+  if (self->dirty)
+    g_clear_pointer (&self->saved_json, g_free);   /* dirty until saved */
   update_title (self);
   return TRUE;
 }
@@ -420,6 +562,8 @@ airy_window_save (AiryWindow *self,
   g_free (self->path);
   self->path = g_strdup (path);
   self->dirty = FALSE;
+  g_free (self->saved_json);
+  self->saved_json = airy_system_to_json (self->system);
   update_title (self);
   _airy_window_remember (self, path);
   return TRUE;
@@ -527,7 +671,13 @@ airy_window_command_line (AiryWindow *self)
 static void
 action_open (GSimpleAction *a, GVariant *p, gpointer data)
 {
-  choose (data, CHOOSE_OPEN);
+  AiryWindow *self = data;
+
+  /* the viewer alone opens stacks */
+  if (self->view_only)
+    g_action_group_activate_action (airy_stack_viewer_get_actions (self->viewer), "open", NULL);
+  else
+    choose (self, CHOOSE_OPEN);
 }
 
 static void
@@ -645,6 +795,12 @@ action_choose_folder (GSimpleAction *a, GVariant *p, gpointer data)
 }
 
 static void
+action_cancel (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  _airy_window_cancel_run (data);
+}
+
+static void
 action_copy_command (GSimpleAction *a, GVariant *p, gpointer data)
 {
   AiryWindow *self = data;
@@ -725,10 +881,11 @@ airy_window_dispose (GObject *object)
 {
   AiryWindow *self = AIRY_WINDOW (object);
 
+  g_clear_handle_id (&self->progress_tick, g_source_remove);
   if (self->worker)
     {
-      airy_worker_cancel (self->worker);
       g_signal_handlers_disconnect_by_data (self->worker, self);
+      airy_worker_cancel (self->worker);
     }
   g_clear_object (&self->worker);
   G_OBJECT_CLASS (airy_window_parent_class)->dispose (object);
@@ -744,6 +901,12 @@ airy_window_finalize (GObject *object)
   g_clear_object (&self->recent_menu);
   g_free (self->path);
   g_free (self->run_status);
+  g_free (self->shown_settings);
+  g_ptr_array_unref (self->undo);
+  g_ptr_array_unref (self->redo);
+  g_free (self->current_json);
+  g_free (self->saved_json);
+  g_free (self->last_edit);
   G_OBJECT_CLASS (airy_window_parent_class)->finalize (object);
 }
 
@@ -755,43 +918,86 @@ airy_window_class_init (AiryWindowClass *klass)
   GTK_WINDOW_CLASS (klass)->close_request = airy_window_close_request;
 }
 
+/* The viewer's items (its "viewer." actions, which the window inserts too):
+ * the same in the bench and in the viewer alone. */
+static const struct { const char *label; const char *action; } viewer_items[] = {
+  { N_("Export View as PNG…"), "viewer.export-png" },
+  { N_("Export View as PNG (2×)…"), "viewer.export-png-2x" },
+  { N_("Export Raw Slice (16-bit PNG)…"), "viewer.export-raw" },
+  { N_("Export Stack (TIFF)…"), "viewer.export-tiff" },
+  { N_("Export XZ Section (TIFF)…"), "viewer.export-section" },
+};
+
+/* The ☰ menu, one section per kind of item: the bench's files (systems),
+ * the viewer's exports, the bench's tools, the application. The viewer
+ * alone has no system: there Open (Ctrl+O) opens a stack, and nothing that
+ * needs a system is offered. A new tool goes into its section here. */
 static GMenuModel *
-primary_menu (AiryWindow *self)
+primary_menu (AiryWindow *self,
+              gboolean    view_only)
 {
   GMenu *menu = g_menu_new ();
   g_autoptr(GMenu) files = g_menu_new ();
-  g_autoptr(GMenu) presets = g_menu_new ();
   g_autoptr(GMenu) exports = g_menu_new ();
+  g_autoptr(GMenu) tools = g_menu_new ();
   g_autoptr(GMenu) other = g_menu_new ();
-  g_auto(GStrv) names = airy_presets_list ();
   guint i;
 
-  for (i = 0; names[i]; i++)
+  if (view_only)
+    g_menu_append (files, _("_Open Stack…"), "win.open");
+  else
     {
-      g_autoptr(GMenuItem) item = g_menu_item_new (names[i], NULL);
-      g_menu_item_set_action_and_target_value (item, "win.new", g_variant_new_string (names[i]));
-      g_menu_append_item (presets, item);
+      g_autoptr(GMenu) presets = g_menu_new ();
+      g_auto(GStrv) names = airy_presets_list ();
+
+      for (i = 0; names[i]; i++)
+        {
+          g_autoptr(GMenuItem) item = g_menu_item_new (names[i], NULL);
+          g_menu_item_set_action_and_target_value (item, "win.new", g_variant_new_string (names[i]));
+          g_menu_append_item (presets, item);
+        }
+      g_menu_append_submenu (files, _("_New from Preset"), G_MENU_MODEL (presets));
+      g_menu_append (files, _("_Open…"), "win.open");
+      g_menu_append_submenu (files, _("Open _Recent"), G_MENU_MODEL (self->recent_menu));
+      g_menu_append (files, _("_Save"), "win.save");
+      g_menu_append (files, _("Save _As…"), "win.save-as");
     }
-  g_menu_append_submenu (files, _("_New from Preset"), G_MENU_MODEL (presets));
-  g_menu_append (files, _("_Open…"), "win.open");
-  g_menu_append_submenu (files, _("Open _Recent"), G_MENU_MODEL (self->recent_menu));
-  g_menu_append (files, _("_Save"), "win.save");
-  g_menu_append (files, _("Save _As…"), "win.save-as");
   g_menu_append_section (menu, NULL, G_MENU_MODEL (files));
-  g_menu_append (exports, _("Export View as PNG…"), "viewer.export-png");
-  g_menu_append (exports, _("Export View as PNG (2×)…"), "viewer.export-png-2x");
-  g_menu_append (exports, _("Export Raw Slice (16-bit PNG)…"), "viewer.export-raw");
-  g_menu_append (exports, _("Export Stack (TIFF)…"), "viewer.export-tiff");
-  g_menu_append (exports, _("Export XZ Section (TIFF)…"), "viewer.export-section");
-  g_menu_append (exports, _("Open Stack in Viewer…"), "viewer.open");
-  g_menu_append (exports, _("_Copy Command Line"), "win.copy-command");
-  airy_fit_dialog_install (GTK_WINDOW (self), exports, (AiryFitApplyFunc) _airy_window_set_system, self);
+  for (i = 0; i < G_N_ELEMENTS (viewer_items); i++)
+    g_menu_append (exports, _(viewer_items[i].label), viewer_items[i].action);
   g_menu_append_section (menu, NULL, G_MENU_MODEL (exports));
+  if (!view_only)
+    {
+      g_menu_append (tools, _("_Undo"), "win.undo");
+      g_menu_append (tools, _("_Redo"), "win.redo");
+      g_menu_append (tools, _("Open Stack in Viewer…"), "viewer.open");
+      g_menu_append (tools, _("_Copy Command Line"), "win.copy-command");
+      airy_fit_dialog_install (GTK_WINDOW (self), tools, (AiryFitApplyFunc) _airy_window_set_system, self);
+      g_menu_append_section (menu, NULL, G_MENU_MODEL (tools));
+    }
   g_menu_append (other, _("_Keyboard Shortcuts"), "win.show-help-overlay");
   g_menu_append (other, _("_About Airy"), "app.about");
   g_menu_append (other, _("_Quit"), "app.quit");
   g_menu_append_section (menu, NULL, G_MENU_MODEL (other));
   return G_MENU_MODEL (menu);
+}
+
+/* the bench with a system, or the viewer alone */
+static void
+set_view_only (AiryWindow *self,
+               gboolean    view_only)
+{
+  g_autoptr(GMenuModel) menu = NULL;
+  gboolean same = view_only == self->view_only && gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (self->menu_button));
+
+  self->view_only = view_only;
+  enable_system_actions (self, !view_only);
+  update_undo_actions (self);
+  gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), !view_only);
+  if (same)
+    return;
+  menu = primary_menu (self, view_only);
+  gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (self->menu_button), menu);
 }
 
 static void
@@ -801,23 +1007,32 @@ airy_window_init (AiryWindow *self)
     { "open", action_open }, { "open-recent", action_open_recent, "s" }, { "save", action_save },
     { "save-as", action_save_as }, { "new", action_new, "s" }, { "export", action_export },
     { "export-tiff", action_export_tiff }, { "copy-command", action_copy_command },
-    { "choose-folder", action_choose_folder },
+    { "choose-folder", action_choose_folder }, { "cancel", action_cancel },
+    { "undo", action_undo }, { "redo", action_redo },
   };
   GtkWidget *header = gtk_header_bar_new ();
   GtkWidget *titles = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *menu_button = gtk_menu_button_new ();
   GtkWidget *scroller = gtk_scrolled_window_new ();
   GtkWidget *content = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   GtkWidget *dismiss = gtk_button_new_from_icon_name ("window-close-symbolic");
-  g_autoptr(GMenuModel) menu = NULL;
+  static const struct { guint key; GdkModifierType mods; const char *action; } shortcuts[] = {
+    { GDK_KEY_Escape, 0, "win.cancel" },
+    { GDK_KEY_z, GDK_CONTROL_MASK, "win.undo" },
+    { GDK_KEY_z, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.redo" },
+    { GDK_KEY_Z, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.redo" },
+    { GDK_KEY_y, GDK_CONTROL_MASK, "win.redo" },
+  };
+  GtkEventController *keys;
+  guint i;
   int w = 1280, h = 800;
 
   self->settings = settings_new ();
   self->recent_menu = g_menu_new ();
+  self->undo = g_ptr_array_new_with_free_func (g_free);
+  self->redo = g_ptr_array_new_with_free_func (g_free);
   g_action_map_add_action_entries (G_ACTION_MAP (self), entries, G_N_ELEMENTS (entries), self);
-  enable_system_actions (self, FALSE);
 
   self->title = gtk_label_new ("Airy");
   self->subtitle = gtk_label_new ("");
@@ -827,15 +1042,11 @@ airy_window_init (AiryWindow *self)
   gtk_box_append (GTK_BOX (titles), self->title);
   gtk_box_append (GTK_BOX (titles), self->subtitle);
   gtk_header_bar_set_title_widget (GTK_HEADER_BAR (header), titles);
-  self->progress = gtk_progress_bar_new ();
-  gtk_widget_set_valign (self->progress, GTK_ALIGN_CENTER);
-  gtk_widget_set_size_request (self->progress, 120, -1);
-  gtk_header_bar_pack_start (GTK_HEADER_BAR (header), self->progress);
-  menu = primary_menu (self);
-  gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (menu_button), menu);
-  gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (menu_button), "open-menu-symbolic");
-  gtk_widget_set_tooltip_text (menu_button, _("Main menu"));
-  gtk_header_bar_pack_end (GTK_HEADER_BAR (header), menu_button);
+  gtk_header_bar_pack_start (GTK_HEADER_BAR (header), _airy_window_progress_new (self));
+  self->menu_button = gtk_menu_button_new ();
+  gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (self->menu_button), "open-menu-symbolic");
+  gtk_widget_set_tooltip_text (self->menu_button, _("Main menu"));
+  gtk_header_bar_pack_end (GTK_HEADER_BAR (header), self->menu_button);
   gtk_window_set_titlebar (GTK_WINDOW (self), header);
 
   self->panel = AIRY_BENCH_PANEL (airy_bench_panel_new ());
@@ -849,6 +1060,10 @@ airy_window_init (AiryWindow *self)
   gtk_paned_set_resize_start_child (GTK_PANED (self->paned), FALSE);
   gtk_paned_set_position (GTK_PANED (self->paned), 380);
   gtk_widget_set_vexpand (self->paned, TRUE);
+  /* the menu (in the header, outside the viewer) reaches the viewer's
+   * actions, also those it adds later */
+  gtk_widget_insert_action_group (GTK_WIDGET (self), "viewer", airy_stack_viewer_get_actions (self->viewer));
+  set_view_only (self, TRUE);
 
   /* the notice above everything: files that could not be opened, files the
    * sandbox hides. Its buttons go below the text: a wrapped label beside
@@ -880,7 +1095,18 @@ airy_window_init (AiryWindow *self)
   gtk_window_set_child (GTK_WINDOW (self), content);
 
   _airy_window_wire_run (self);
+  /* the window's keys, taken when nothing under the focus wants them (a
+   * popover closes on Escape, a text field undoes its own typing first):
+   * Escape cancels a run (win.cancel is disabled while nothing runs), Ctrl+Z
+   * and Ctrl+Shift+Z (or Ctrl+Y) undo and redo edits of the bench */
+  keys = gtk_shortcut_controller_new ();
+  for (i = 0; i < G_N_ELEMENTS (shortcuts); i++)
+    gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (keys),
+                                          gtk_shortcut_new (gtk_keyval_trigger_new (shortcuts[i].key, shortcuts[i].mods),
+                                                            gtk_named_action_new (shortcuts[i].action)));
+  gtk_widget_add_controller (GTK_WIDGET (self), keys);
   g_signal_connect (self->panel, "changed", G_CALLBACK (on_panel_changed), self);
+  g_signal_connect (self->panel, "invalid", G_CALLBACK (on_panel_invalid), self);
 
   if (self->settings)
     {

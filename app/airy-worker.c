@@ -18,6 +18,7 @@ typedef struct
   guint       idle;
   AiryWorker *worker;    /* weak: for the idle */
   GCancellable *cancellable;
+  guint64     budget;    /* the memory budget after the run, read on its thread */
 } Job;
 
 struct _AiryWorker
@@ -31,6 +32,10 @@ struct _AiryWorker
   guint         started;
   gboolean      busy;       /* as last notified */
   double        fraction;
+  guint         done;       /* planes of the newest run, as last notified */
+  guint         total;
+  gint64        run_start;  /* g_get_monotonic_time () when it started */
+  guint64       budget;     /* as the last run found it; 0: none ran yet */
 };
 
 G_DEFINE_FINAL_TYPE (AiryWorker, airy_worker, G_TYPE_OBJECT)
@@ -38,7 +43,7 @@ G_DEFINE_FINAL_TYPE (AiryWorker, airy_worker, G_TYPE_OBJECT)
 enum { SIGNAL_FINISHED, SIGNAL_FAILED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-enum { PROP_0, PROP_BUSY, PROP_FRACTION, N_PROPS };
+enum { PROP_0, PROP_BUSY, PROP_FRACTION, PROP_DONE, PROP_TOTAL, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
 /* After every change of pending or running: ::notify::busy when it flips. */
@@ -61,6 +66,28 @@ set_fraction (AiryWorker *self,
     return;
   self->fraction = fraction;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FRACTION]);
+}
+
+/* planes done / total first, so that a handler of ::notify::fraction reads
+ * the counts of the same moment */
+static void
+set_progress (AiryWorker *self,
+              guint       done,
+              guint       total)
+{
+  g_object_freeze_notify (G_OBJECT (self));
+  if (done != self->done)
+    {
+      self->done = done;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DONE]);
+    }
+  if (total != self->total)
+    {
+      self->total = total;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TOTAL]);
+    }
+  set_fraction (self, total ? (double) done / total : 0.0);
+  g_object_thaw_notify (G_OBJECT (self));
 }
 
 static void
@@ -88,7 +115,7 @@ progress_idle (gpointer data)
   job->idle = 0;
   g_mutex_unlock (&job->lock);
   if (job->worker && job->cancellable == job->worker->current)
-    set_fraction (job->worker, total ? (double) done / total : 0.0);
+    set_progress (job->worker, done, total);
   return G_SOURCE_REMOVE;
 }
 
@@ -118,6 +145,9 @@ run_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellab
                              .n_devices = job->devices->len, .resident = TRUE };
   AiryResult *result = airy_run (job->system, &options, on_progress, job, cancellable, &error);
 
+  /* /proc/meminfo is a file: read here, not on the UI thread */
+  job->budget = airy_memory_budget ();
+
   if (result == NULL)
     g_task_return_error (task, error);
   else
@@ -144,6 +174,8 @@ run_done (GObject *source, GAsyncResult *res, gpointer data)
   job->worker = NULL;
   g_mutex_unlock (&job->lock);
   /* a stale run (cancelled, or overtaken by a newer one) announces nothing */
+  if (job->budget)
+    self->budget = job->budget;
   if (job->cancellable != self->current)
     return;
   g_clear_object (&self->current);
@@ -173,7 +205,8 @@ start_pending (gpointer data)
   g_task_set_task_data (task, job, (GDestroyNotify) job_free);
   self->running++;
   self->started++;
-  set_fraction (self, 0.0);
+  self->run_start = g_get_monotonic_time ();
+  set_progress (self, 0, 0);
   g_task_run_in_thread (task, run_thread);
   update_busy (self);
   return G_SOURCE_REMOVE;
@@ -245,6 +278,30 @@ airy_worker_get_started (AiryWorker *self)
   return self->started;
 }
 
+guint64
+airy_worker_get_memory_budget (AiryWorker *self)
+{
+  g_return_val_if_fail (AIRY_IS_WORKER (self), 0);
+
+  return self->budget;
+}
+
+void
+airy_worker_get_progress (AiryWorker *self,
+                          guint      *done,
+                          guint      *total,
+                          double     *elapsed)
+{
+  g_return_if_fail (AIRY_IS_WORKER (self));
+
+  if (done)
+    *done = self->done;
+  if (total)
+    *total = self->total;
+  if (elapsed)
+    *elapsed = self->running > 0 && self->current ? (g_get_monotonic_time () - self->run_start) / 1e6 : 0.0;
+}
+
 void
 airy_worker_set_debounce (AiryWorker *self,
                           guint       milliseconds)
@@ -275,6 +332,12 @@ airy_worker_get_property (GObject    *object,
     case PROP_FRACTION:
       g_value_set_double (value, self->fraction);
       break;
+    case PROP_DONE:
+      g_value_set_uint (value, self->done);
+      break;
+    case PROP_TOTAL:
+      g_value_set_uint (value, self->total);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -296,6 +359,11 @@ airy_worker_class_init (AiryWorkerClass *klass)
   properties[PROP_FRACTION] = g_param_spec_double ("fraction", NULL, NULL, 0.0, 1.0, 0.0,
                                                    G_PARAM_READABLE | G_PARAM_STATIC_STRINGS
                                                    | G_PARAM_EXPLICIT_NOTIFY);
+  /* the newest run's planes done and planes in all (0 until it reports) */
+  properties[PROP_DONE] = g_param_spec_uint ("done", NULL, NULL, 0, G_MAXUINT, 0,
+                                             G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  properties[PROP_TOTAL] = g_param_spec_uint ("total", NULL, NULL, 0, G_MAXUINT, 0,
+                                              G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /* (AiryResult *result, guint64 hash): the newest run's result; a handler

@@ -29,5 +29,14 @@ void        airy_worker_cancel       (AiryWorker *self);
 gboolean    airy_worker_is_busy      (AiryWorker *self);
 double      airy_worker_get_fraction (AiryWorker *self);
 guint       airy_worker_get_started  (AiryWorker *self);
+/* The host memory budget (airy_memory_budget ()) as the last run to end
+ * found it, with its result held; 0 before the first. */
+guint64     airy_worker_get_memory_budget (AiryWorker *self);
+/* The newest run's planes done and in all (:done, :total) and the seconds
+ * since it started (0 when none runs). */
+void        airy_worker_get_progress (AiryWorker *self,
+                                      guint      *done,
+                                      guint      *total,
+                                      double     *elapsed);
 
 G_END_DECLS

@@ -91,6 +91,42 @@ startup (GApplication *application, gpointer data)
                                               GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
 }
 
+/* Where the translations are: AIRY_LOCALEDIR (the tests), the build's po/
+ * when the program runs from a Meson build folder (./dev.sh run: app/airy
+ * beside meson-private/), else the installed LOCALEDIR. */
+static char *
+locale_dir (void)
+{
+  const char *env = g_getenv ("AIRY_LOCALEDIR");
+  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+  g_autofree char *dir = exe ? g_path_get_dirname (exe) : NULL;
+  g_autofree char *marker = dir ? g_build_filename (dir, "..", "meson-private", NULL) : NULL;
+
+  if (env && *env)
+    return g_strdup (env);
+  if (marker && g_file_test (marker, G_FILE_TEST_IS_DIR))
+    return g_build_filename (dir, "..", "po", NULL);
+  return g_strdup (LOCALEDIR);
+}
+
+/* LANGUAGE=de alone, in a session whose locale is C (a container, a
+ * minimal system, Xvfb): gettext ignores LANGUAGE in the C locale, so take
+ * C.UTF-8, which honours it and keeps C's formats. Through LANG, before
+ * any thread, so that GLib's own messages follow too. */
+static void
+set_locale (void)
+{
+  const char *language = g_getenv ("LANGUAGE");
+  const char *l = setlocale (LC_ALL, "");
+
+  if (language && *language && (l == NULL || g_str_equal (l, "C") || g_str_equal (l, "POSIX"))
+      && !g_getenv ("LC_ALL") && !g_getenv ("LC_MESSAGES"))
+    {
+      g_setenv ("LANG", "C.UTF-8", TRUE);
+      setlocale (LC_ALL, "");
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -100,11 +136,12 @@ main (int argc, char **argv)
     { "preset", 0, 0, G_OPTION_ARG_STRING, &options.preset, N_("Start from a preset (default: widefield)"), N_("NAME") },
     { NULL }
   };
+  g_autofree char *locales = NULL;
   int status;
 
-  setlocale (LC_ALL, "");
-  /* AIRY_LOCALEDIR: the build tree's translations, for tests and development */
-  bindtextdomain (GETTEXT_PACKAGE, g_getenv ("AIRY_LOCALEDIR") ? g_getenv ("AIRY_LOCALEDIR") : LOCALEDIR);
+  set_locale ();
+  locales = locale_dir ();
+  bindtextdomain (GETTEXT_PACKAGE, locales);
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
   airy_init ();

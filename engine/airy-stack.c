@@ -51,6 +51,23 @@ give_spare (void *p, gsize bytes)
     munmap (old, old_bytes);
 }
 
+gsize
+airy_stack_release_spare (void)
+{
+  void *old;
+  gsize bytes;
+
+  g_mutex_lock (&spare_lock);
+  old = spare_data;
+  bytes = spare_bytes;
+  spare_data = NULL;
+  spare_bytes = 0;
+  g_mutex_unlock (&spare_lock);
+  if (old != NULL)
+    munmap (old, bytes);
+  return old ? bytes : 0;
+}
+
 static AiryStack *
 stack_new (guint depth, guint height, guint width, gboolean zero)
 {

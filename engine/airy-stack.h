@@ -42,6 +42,10 @@ AiryStack *airy_stack_new        (guint depth,
                                   guint height,
                                   guint width);
 void       airy_stack_free       (AiryStack *stack);
+/* The memory of the last freed large stack, which is kept for the next
+ * stack of its size, goes back to the system now (when memory is tight:
+ * the GUI then holds one stack, not two). Returns the bytes released. */
+gsize      airy_stack_release_spare (void);
 AiryStack *_airy_stack_new_uninitialised (guint depth,
                                           guint height,
                                           guint width);

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <unistd.h>
 #include <string.h>
 #include <gtk/gtk.h>
 #include <glib/gstdio.h>
@@ -708,7 +709,7 @@ static void
 test_worker_progress (void)
 {
   /* the worker says when it is busy and how far the newest run is, once
-   * per change; the header's progress bar is bound to both */
+   * per change; the header's progress (its box: Cancel, bar, times) follows */
   g_autoptr(GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr(GArray) fractions = g_array_new (FALSE, FALSE, sizeof (double));
   AiryWindow *window;
@@ -726,7 +727,7 @@ test_worker_progress (void)
   worker = airy_window_get_worker (window);
   bar = test_find_widget (gtk_window_get_titlebar (GTK_WINDOW (window)), GTK_TYPE_PROGRESS_BAR, NULL);
   g_assert_nonnull (bar);
-  g_assert_false (gtk_widget_get_visible (bar));
+  g_assert_false (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
   g_signal_connect (worker, "notify", G_CALLBACK (test_count_notify), counts);
   g_signal_connect (worker, "notify::fraction", G_CALLBACK (record_fraction), fractions);
 
@@ -735,11 +736,11 @@ test_worker_progress (void)
   g_object_get (worker, "busy", &busy, NULL);
   g_assert_true (busy);
   g_assert_cmpuint (test_notified (counts, "busy"), ==, 1);
-  g_assert_true (gtk_widget_get_visible (bar));
+  g_assert_true (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
   wait_idle (window);
   g_assert_false (airy_worker_is_busy (worker));
   g_assert_cmpuint (test_notified (counts, "busy"), ==, 2);
-  g_assert_false (gtk_widget_get_visible (bar));
+  g_assert_false (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
   /* from 0 at the start, rising, within [0, 1]; the bar shows the last */
   g_assert_cmpuint (fractions->len, >=, 2);
   g_assert_cmpfloat (g_array_index (fractions, double, 0), ==, 0.0);
@@ -752,7 +753,7 @@ test_worker_progress (void)
   spin_set (window, "elements[0].na", 1.5);
   wait_idle (window);
   g_assert_cmpuint (test_notified (counts, "busy"), ==, 2);
-  g_assert_false (gtk_widget_get_visible (bar));
+  g_assert_false (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
   g_signal_handlers_disconnect_by_data (worker, counts);
   g_signal_handlers_disconnect_by_data (worker, fractions);
   close_window (window);
@@ -883,6 +884,880 @@ test_edits_touch_no_file (void)
   g_unlink (system_path);
 }
 
+/* ---- the ☰ menu ---- */
+
+static GtkWidget *
+menu_button_of (AiryWindow *window)
+{
+  GtkWidget *titlebar = gtk_window_get_titlebar (GTK_WINDOW (window));
+  GtkWidget *button = test_find_widget (titlebar, GTK_TYPE_MENU_BUTTON, NULL);
+
+  g_assert_nonnull (button);
+  return button;
+}
+
+/* every action the menu's model names, in order */
+static void
+collect_actions (GMenuModel *model, GPtrArray *out)
+{
+  int i, n = g_menu_model_get_n_items (model);
+
+  for (i = 0; i < n; i++)
+    {
+      g_autoptr(GMenuLinkIter) links = g_menu_model_iterate_item_links (model, i);
+      char *action = NULL;
+      GMenuModel *link;
+
+      if (g_menu_model_get_item_attribute (model, i, G_MENU_ATTRIBUTE_ACTION, "s", &action))
+        g_ptr_array_add (out, action);
+      while (g_menu_link_iter_get_next (links, NULL, &link))
+        {
+          collect_actions (link, out);
+          g_object_unref (link);
+        }
+    }
+}
+
+static gboolean
+menu_has (AiryWindow *window, const char *action)
+{
+  g_autoptr(GPtrArray) actions = g_ptr_array_new_with_free_func (g_free);
+  GMenuModel *model = gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (menu_button_of (window)));
+  guint i;
+
+  collect_actions (model, actions);
+  for (i = 0; i < actions->len; i++)
+    if (g_str_equal (g_ptr_array_index (actions, i), action))
+      return TRUE;
+  return FALSE;
+}
+
+/* the item of the open menu that shows text (a GtkModelButton) */
+static GtkWidget *
+find_menu_item (GtkWidget *root, const char *text)
+{
+  GtkWidget *child, *found;
+
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (root), "text") && !GTK_IS_LABEL (root)
+      && !GTK_IS_EDITABLE (root))
+    {
+      g_autofree char *t = NULL;
+
+      g_object_get (root, "text", &t, NULL);
+      if (g_strcmp0 (t, text) == 0)
+        return root;
+    }
+  for (child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
+    if ((found = find_menu_item (child, text)) != NULL)
+      return found;
+  return NULL;
+}
+
+static void
+spin_loop (guint ms)
+{
+  gboolean done = FALSE;
+
+  g_timeout_add (ms, flag_timeout, &done);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* the file chooser that an action opened (GtkFileChooserNative falls back
+ * to a dialog without a portal): answers it with `path` */
+static void
+answer_chooser (const char *title, const char *path)
+{
+  GtkWidget *dialog = NULL;
+  guint tries;
+
+  for (tries = 0; dialog == NULL && tries < 100; tries++)
+    {
+      GListModel *tops = gtk_window_get_toplevels ();
+      guint i;
+
+      spin_loop (20);
+      for (i = 0; i < g_list_model_get_n_items (tops); i++)
+        {
+          g_autoptr(GtkWidget) w = g_list_model_get_item (tops, i);
+
+          if (GTK_IS_FILE_CHOOSER (w) && gtk_widget_get_visible (w))
+            dialog = w;
+        }
+    }
+  g_assert_nonnull (dialog);
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (dialog)), ==, title);
+  {
+    g_autoptr(GFile) file = g_file_new_for_path (path);
+    g_autoptr(GFile) folder = g_file_get_parent (file);
+    g_autofree char *base = g_path_get_basename (path);
+    g_autoptr(GError) error = NULL;
+
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    if (gtk_file_chooser_get_action (GTK_FILE_CHOOSER (dialog)) == GTK_FILE_CHOOSER_ACTION_SAVE)
+      {
+        g_assert_true (gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (dialog), folder, &error));
+        gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), base);
+      }
+    else
+      g_assert_true (gtk_file_chooser_set_file (GTK_FILE_CHOOSER (dialog), file, &error));
+    g_assert_no_error (error);
+    spin_loop (100);
+    g_object_ref (dialog);
+    gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    /* a save chooser may check the name asynchronously before it answers */
+    for (tries = 0; tries < 250 && gtk_widget_get_visible (dialog); tries++)
+      spin_loop (20);
+    g_assert_false (gtk_widget_get_visible (dialog));
+    g_object_unref (dialog);
+  }
+}
+
+static void
+wait_files (AiryWindow *window)
+{
+  guint tries;
+
+  spin_loop (50);
+  for (tries = 0; tries < 500 && airy_stack_viewer_get_pending_files (airy_window_get_viewer (window)) > 0; tries++)
+    spin_loop (20);
+  g_assert_cmpuint (airy_stack_viewer_get_pending_files (airy_window_get_viewer (window)), ==, 0);
+}
+
+/* opens the ☰ menu and clicks the item of that text, which must be sensitive */
+static void
+click_menu (AiryWindow *window, const char *text)
+{
+  GtkWidget *button = menu_button_of (window);
+  GtkPopover *popover;
+  GtkWidget *item;
+
+  gtk_menu_button_popup (GTK_MENU_BUTTON (button));
+  spin_loop (100);
+  popover = gtk_menu_button_get_popover (GTK_MENU_BUTTON (button));
+  g_assert_nonnull (popover);
+  item = find_menu_item (GTK_WIDGET (popover), text);
+  g_assert_nonnull (item);
+  g_assert_true (gtk_widget_is_sensitive (item));
+  g_signal_emit_by_name (item, "clicked");
+  spin_loop (50);
+  gtk_menu_button_popdown (GTK_MENU_BUTTON (button));
+}
+
+static void
+test_menu_actions (void)
+{
+  g_autofree char *png = g_build_filename (tmpdir, "menu-view.png", NULL);
+  g_autofree char *tif = g_build_filename (tmpdir, "menu-stack.tif", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryStack) back = NULL;
+  static const char *const exports[] = { "viewer.export-png", "viewer.export-png-2x", "viewer.export-raw",
+                                         "viewer.export-tiff", "viewer.export-section", "viewer.open" };
+  AiryWindow *window, *view;
+  guint i;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = new_window ("widefield");
+  /* every viewer item of the menu is reachable from the menu button */
+  for (i = 0; i < G_N_ELEMENTS (exports); i++)
+    {
+      g_assert_true (menu_has (window, exports[i]));
+      g_assert_true (gtk_widget_activate_action (menu_button_of (window), exports[i], NULL));
+      /* close the chooser that opened */
+      {
+        GListModel *tops = gtk_window_get_toplevels ();
+        guint k;
+
+        spin_loop (50);
+        for (k = g_list_model_get_n_items (tops); k-- > 0;)
+          {
+            g_autoptr(GtkWidget) w = g_list_model_get_item (tops, k);
+            if (GTK_IS_FILE_CHOOSER (w) && gtk_widget_get_visible (w))
+              {
+                G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+                gtk_dialog_response (GTK_DIALOG (w), GTK_RESPONSE_CANCEL);
+                G_GNUC_END_IGNORE_DEPRECATIONS
+              }
+          }
+        spin_loop (50);
+      }
+    }
+  g_assert_true (menu_has (window, "win.save"));
+  g_assert_true (menu_has (window, "win.copy-command"));
+  /* the menu's export writes the file the chooser names */
+  click_menu (window, "Export View as PNG…");
+  answer_chooser ("Export View as PNG", png);
+  wait_files (window);
+  g_assert_true (g_file_test (png, G_FILE_TEST_EXISTS));
+  click_menu (window, "Export Stack (TIFF)…");
+  answer_chooser ("Export Stack (TIFF)", tif);
+  wait_files (window);
+  back = airy_tiff_read (tif, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (back->depth, ==, 64);
+
+  /* the viewer alone: no system items, Ctrl+O (win.open) opens a stack */
+  view = new_window (NULL);
+  g_assert_true (airy_window_view_file (view, tif, &error));
+  wait_files (view);
+  g_assert_false (menu_has (view, "win.save"));
+  g_assert_false (menu_has (view, "win.new"));
+  g_assert_false (menu_has (view, "win.copy-command"));
+  g_assert_true (menu_has (view, "viewer.export-png"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (view), "win.open", NULL));
+  answer_chooser ("Open Stack", png);
+  wait_files (view);
+  /* the PNG replaced the 64-plane stack */
+  g_assert_cmpuint (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (view)))->depth, ==, 1);
+  click_menu (view, "Export Raw Slice (16-bit PNG)…");
+  g_unlink (png);
+  answer_chooser ("Export Raw Slice (16-bit PNG)", png);
+  wait_files (view);
+  g_assert_true (g_file_test (png, G_FILE_TEST_EXISTS));
+  close_window (view);
+  close_window (window);
+  g_unlink (png);
+  g_unlink (tif);
+}
+
+/* ---- edits: Tab, Enter, leaving the field, typing ---- */
+
+static GtkWidget *
+editor_of (AiryWindow *window, const char *path)
+{
+  GtkWidget *w = airy_bench_panel_get_editor (airy_window_get_panel (window), path);
+
+  g_assert_nonnull (w);
+  return w;
+}
+
+/* focus in the field, as a click puts it there */
+static void
+focus_field (GtkWidget *w)
+{
+  guint tries;
+
+  for (tries = 0; tries < 100 && !(gtk_widget_get_state_flags (w) & GTK_STATE_FLAG_FOCUS_WITHIN); tries++)
+    {
+      gtk_widget_grab_focus (w);
+      spin_loop (20);
+    }
+  g_assert_true (gtk_widget_get_state_flags (w) & GTK_STATE_FLAG_FOCUS_WITHIN);
+}
+
+typedef enum { LEAVE_TAB, LEAVE_ENTER } Leave;
+
+/* types text into the field of path and leaves it by Tab (the focus moves
+ * on: focus-out) or presses Enter */
+static void
+type_field (AiryWindow *window, const char *path, const char *text, Leave how)
+{
+  GtkWidget *w = editor_of (window, path);
+
+  focus_field (w);
+  gtk_editable_set_text (GTK_EDITABLE (w), text);
+  if (how == LEAVE_ENTER)
+    {
+      /* what Enter does in each kind of field */
+      if (GTK_IS_SPIN_BUTTON (w))
+        gtk_spin_button_update (GTK_SPIN_BUTTON (w));
+      else
+        g_signal_emit_by_name (w, "activate");
+    }
+  else
+    {
+      gtk_widget_child_focus (GTK_WIDGET (gtk_widget_get_root (w)), GTK_DIR_TAB_FORWARD);
+      spin_loop (20);
+      g_assert_false (gtk_widget_get_state_flags (w) & GTK_STATE_FLAG_FOCUS_WITHIN);
+    }
+  spin_loop (20);
+  wait_idle (window);
+}
+
+static gboolean
+marked (AiryWindow *window, const char *path)
+{
+  return gtk_widget_has_css_class (editor_of (window, path), "error");
+}
+
+static void
+test_edits_commit (void)
+{
+  static const char *const fields[] = { "grid.shape[0]", "grid.shape[1]", "z.count", "spectrum.wavelengths",
+                                        "grid.spacing" };
+  AiryWindow *window;
+  AirySystem *system;
+  guint shown, started, h, w, nz, i;
+  const char *error;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = new_window ("widefield");
+  system = airy_window_get_system (window);
+  shown = airy_window_get_shown (window);
+  started = airy_worker_get_started (airy_window_get_worker (window));
+
+  /* a wavelength of -0.5, then Tab: an error at that field, no run */
+  type_field (window, "spectrum.wavelengths", "-0.5", LEAVE_TAB);
+  g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
+                   "spectrum.wavelengths[0]: must be in (0, 100] µm, got -0.5");
+  g_assert_true (marked (window, "spectrum.wavelengths"));
+  g_assert_cmpstr (airy_window_get_status (window), ==, "not computed: fix the marked field");
+  g_assert_cmpuint (airy_worker_get_started (airy_window_get_worker (window)), ==, started);
+  g_assert_cmpfloat (airy_system_get_spectrum (system)->wavelengths[0], ==, 0.532);
+  /* a good one, by Enter: computed, the mark gone */
+  type_field (window, "spectrum.wavelengths", "0.6", LEAVE_ENTER);
+  g_assert_null (airy_bench_panel_get_error (airy_window_get_panel (window)));
+  g_assert_false (marked (window, "spectrum.wavelengths"));
+  g_assert_cmpfloat (airy_system_get_spectrum (system)->wavelengths[0], ==, 0.6);
+  g_assert_cmpuint (airy_window_get_shown (window), ==, shown + 1);
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "64 planes 512² · "));
+  /* and by Tab */
+  type_field (window, "spectrum.wavelengths", "0.532", LEAVE_TAB);
+  g_assert_cmpfloat (airy_system_get_spectrum (system)->wavelengths[0], ==, 0.532);
+  g_assert_cmpuint (airy_window_get_shown (window), ==, shown + 2);
+
+  /* too many planes for the memory: marked at z.count, not at Height */
+  type_field (window, "z.count", "100000", LEAVE_TAB);
+  error = airy_bench_panel_get_error (airy_window_get_panel (window));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error, "reduce grid.shape or z.count"));
+  for (i = 0; i < G_N_ELEMENTS (fields); i++)
+    g_assert_true (marked (window, fields[i]) == g_str_equal (fields[i], "z.count"));
+  g_assert_cmpstr (airy_window_get_status (window), ==, "not computed: fix the marked field");
+  type_field (window, "z.count", "64", LEAVE_ENTER);
+  g_assert_null (airy_bench_panel_get_error (airy_window_get_panel (window)));
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "64 planes 512² · "));
+
+  /* Height 0 and 100000: errors at Height, the typed number stays, the
+   * header does not claim a run; the system keeps 512 */
+  type_field (window, "grid.shape[0]", "0", LEAVE_TAB);
+  g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
+                   "grid.shape[0]: must be in [1, 65536], got 0");
+  g_assert_true (marked (window, "grid.shape[0]"));
+  g_assert_false (marked (window, "grid.shape[1]"));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (editor_of (window, "grid.shape[0]"))), ==, "0");
+  g_assert_cmpstr (airy_window_get_status (window), ==, "not computed: fix the marked field");
+  type_field (window, "grid.shape[0]", "100000", LEAVE_ENTER);
+  g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
+                   "grid.shape[0]: must be in [1, 65536], got 100000");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (editor_of (window, "grid.shape[0]"))), ==, "100000");
+  airy_system_get_shape (system, &h, &w);
+  g_assert_cmpuint (h, ==, 512);
+  /* the same value as before, typed again: the mark goes, nothing to run */
+  shown = airy_window_get_shown (window);
+  type_field (window, "grid.shape[0]", "512", LEAVE_TAB);
+  g_assert_null (airy_bench_panel_get_error (airy_window_get_panel (window)));
+  g_assert_false (marked (window, "grid.shape[0]"));
+  g_assert_cmpuint (airy_window_get_shown (window), ==, shown);
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "64 planes 512² · "));
+  /* a shape that is not square: the header says what ran */
+  type_field (window, "grid.shape[0]", "256", LEAVE_TAB);
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "64 planes 256 × 512 · "));
+
+  /* typing into a spin button computes after a pause, the focus and the
+   * text staying in the field */
+  shown = airy_window_get_shown (window);
+  focus_field (editor_of (window, "z.count"));
+  gtk_editable_set_text (GTK_EDITABLE (editor_of (window, "z.count")), "9");
+  spin_loop (700);
+  wait_idle (window);
+  airy_system_get_z (system, &nz);
+  g_assert_cmpuint (nz, ==, 9);
+  g_assert_cmpuint (airy_window_get_shown (window), ==, shown + 1);
+  g_assert_cmpuint (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)))->depth, ==, 9);
+  g_assert_true (gtk_widget_get_state_flags (editor_of (window, "z.count")) & GTK_STATE_FLAG_FOCUS_WITHIN);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (editor_of (window, "z.count"))), ==, "9");
+  /* the arrows step from the typed number */
+  g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (editor_of (window, "z.count"))), ==, 9);
+  /* leaving it then runs nothing more */
+  type_field (window, "z.count", "9", LEAVE_TAB);
+  g_assert_cmpuint (airy_window_get_shown (window), ==, shown + 1);
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "9 planes 256 × 512 · "));
+  close_window (window);
+}
+
+/* ---- the panel keeps its state ---- */
+
+static GtkAdjustment *
+panel_scroll (AiryWindow *window)
+{
+  GtkWidget *scroller = gtk_widget_get_ancestor (GTK_WIDGET (airy_window_get_panel (window)), GTK_TYPE_SCROLLED_WINDOW);
+
+  g_assert_nonnull (scroller);
+  return gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
+}
+
+/* the mouse wheel, one notch down, over widget (through its capture-phase
+ * scroll controller, where a wheel event reaches it first) */
+static gboolean
+wheel_over (GtkWidget *widget)
+{
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (widget);
+  guint i;
+
+  for (i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr(GtkEventController) c = g_list_model_get_item (controllers, i);
+      gboolean handled = FALSE;
+
+      if (GTK_IS_EVENT_CONTROLLER_SCROLL (c) && gtk_event_controller_get_propagation_phase (c) == GTK_PHASE_CAPTURE)
+        {
+          g_signal_emit_by_name (c, "scroll", 0.0, 1.0, &handled);
+          return handled;
+        }
+    }
+  return FALSE;
+}
+
+static void
+test_panel_keeps_state (void)
+{
+  AiryWindow *window;
+  AiryBenchPanel *panel;
+  GtkAdjustment *adj;
+  GtkWidget *add, *mode;
+  AiryElement *mask;
+  double where;
+  gsize n = 0;
+  guint nz;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = new_window ("widefield");
+  panel = airy_window_get_panel (window);
+  adj = panel_scroll (window);
+  mask = g_ptr_array_index (airy_system_get_elements (airy_window_get_system (window)), 1);
+  gtk_expander_set_expanded (GTK_EXPANDER (editor_of (window, "elements[1]")), TRUE);
+  spin_loop (100);
+  g_assert_cmpfloat (gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj), >, 100);
+  where = gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj) - 20;
+  gtk_adjustment_set_value (adj, where);
+  spin_loop (50);
+
+  /* a Zernike term: the row stays open, the panel where it was */
+  add = test_find_widget (GTK_WIDGET (panel), GTK_TYPE_BUTTON, "Add term");
+  g_assert_nonnull (add);
+  g_signal_emit_by_name (add, "clicked");
+  spin_loop (200);
+  wait_idle (window);
+  airy_element_get_doubles (mask, "zernike-indices", &n);
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_true (gtk_expander_get_expanded (GTK_EXPANDER (editor_of (window, "elements[1]"))));
+  g_assert_cmpfloat (fabs (gtk_adjustment_get_value (adj) - where), <=, 1.0);
+
+  /* a new element rebuilds the rows: the same */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (panel), "bench.add", "s", "circular-pupil"));
+  spin_loop (600);
+  wait_idle (window);
+  g_assert_cmpuint (airy_system_get_elements (airy_window_get_system (window))->len, ==, 4);
+  g_assert_true (g_ptr_array_index (airy_system_get_elements (airy_window_get_system (window)), 1) == mask);
+  g_assert_true (gtk_expander_get_expanded (GTK_EXPANDER (editor_of (window, "elements[1]"))));
+  g_assert_false (gtk_expander_get_expanded (GTK_EXPANDER (editor_of (window, "elements[2]"))));
+  g_assert_cmpfloat (fabs (gtk_adjustment_get_value (adj) - where), <=, 1.0);
+
+  /* the wheel over a field without the focus scrolls the panel, it does
+   * not change the field: 64 planes stay 64 */
+  gtk_adjustment_set_value (adj, 0);
+  spin_loop (50);
+  g_assert_true (wheel_over (editor_of (window, "z.count")));
+  spin_loop (50);
+  airy_system_get_z (airy_window_get_system (window), &nz);
+  g_assert_cmpuint (nz, ==, 64);
+  g_assert_cmpfloat (gtk_adjustment_get_value (adj), >, 10);
+  /* focused, the field takes the wheel */
+  focus_field (editor_of (window, "z.count"));
+  g_assert_false (wheel_over (editor_of (window, "z.count")));
+
+  /* to the microscope and back: the planes stay 64 */
+  mode = editor_of (window, "mode");
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (mode), 1);
+  spin_loop (100);
+  wait_idle (window);
+  g_assert_true (airy_system_is_microscope (airy_window_get_system (window)));
+  airy_system_get_z (airy_window_get_system (window), &nz);
+  g_assert_cmpuint (nz, ==, 64);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (editor_of (window, "z.count"))), ==, "64");
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (editor_of (window, "mode")), 0);
+  spin_loop (100);
+  wait_idle (window);
+  airy_system_get_z (airy_window_get_system (window), &nz);
+  g_assert_cmpuint (nz, ==, 64);
+  close_window (window);
+}
+
+/* ---- big runs: progress, cancel, memory ---- */
+
+/* until the worker has done some planes of a run started after `before`
+ * runs */
+static void
+wait_planes (AiryWindow *window, guint before)
+{
+  AiryWorker *worker = airy_window_get_worker (window);
+  guint done = 0, tries;
+
+  for (tries = 0; tries < 3000 && (done == 0 || airy_worker_get_started (worker) <= before); tries++)
+    {
+      spin_loop (10);
+      airy_worker_get_progress (worker, &done, NULL, NULL);
+    }
+  g_assert_cmpuint (airy_worker_get_started (worker), >, before);
+  g_assert_cmpuint (done, >, 0);
+  spin_loop (30);
+}
+
+static GtkWidget *
+cancel_button (AiryWindow *window)
+{
+  GtkWidget *titlebar = gtk_window_get_titlebar (GTK_WINDOW (window));
+  GtkWidget *bar = test_find_widget (titlebar, GTK_TYPE_PROGRESS_BAR, NULL);
+  GtkWidget *w;
+
+  g_assert_nonnull (bar);
+  for (w = gtk_widget_get_first_child (gtk_widget_get_parent (bar)); w; w = gtk_widget_get_next_sibling (w))
+    if (GTK_IS_BUTTON (w) && g_strcmp0 (gtk_actionable_get_action_name (GTK_ACTIONABLE (w)), "win.cancel") == 0)
+      return w;
+  g_assert_not_reached ();
+}
+
+/* the action the window's shortcut for a key names */
+static const char *
+shortcut_action (AiryWindow *window, guint keyval, GdkModifierType mods)
+{
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (GTK_WIDGET (window));
+  guint i, k;
+
+  for (i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr(GtkEventController) c = g_list_model_get_item (controllers, i);
+
+      if (!GTK_IS_SHORTCUT_CONTROLLER (c))
+        continue;
+      for (k = 0; k < g_list_model_get_n_items (G_LIST_MODEL (c)); k++)
+        {
+          g_autoptr(GtkShortcut) sc = g_list_model_get_item (G_LIST_MODEL (c), k);
+          GtkShortcutTrigger *t = gtk_shortcut_get_trigger (sc);
+          GtkShortcutAction *a = gtk_shortcut_get_action (sc);
+
+          if (GTK_IS_KEYVAL_TRIGGER (t) && gtk_keyval_trigger_get_keyval (GTK_KEYVAL_TRIGGER (t)) == keyval
+              && gtk_keyval_trigger_get_modifiers (GTK_KEYVAL_TRIGGER (t)) == mods && GTK_IS_NAMED_ACTION (a))
+            return gtk_named_action_get_action_name (GTK_NAMED_ACTION (a));
+        }
+    }
+  return NULL;
+}
+
+static const char *
+escape_action (AiryWindow *window)
+{
+  return shortcut_action (window, GDK_KEY_Escape, 0);
+}
+
+static void
+test_cancel_run (void)
+{
+  AiryWindow *window;
+  AiryStack *before;
+  GtkWidget *bar;
+  guint shown, done, total, round;
+  g_autofree char *want = NULL;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = new_window ("widefield");
+  before = airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)));
+  shown = airy_window_get_shown (window);
+  bar = test_find_widget (gtk_window_get_titlebar (GTK_WINDOW (window)), GTK_TYPE_PROGRESS_BAR, NULL);
+  g_assert_cmpstr (escape_action (window), ==, "win.cancel");
+  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "cancel"));
+  g_assert_false (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
+
+  for (round = 0; round < 2; round++)
+    {
+      /* a big run: 768² × 400 planes */
+      spin_set (window, "grid.shape[0]", 768);
+      spin_set (window, "grid.shape[1]", 768);
+      spin_set (window, "z.count", 400 + round);
+      wait_planes (window, airy_worker_get_started (airy_window_get_worker (window)));
+      /* what the header says while it runs */
+      airy_worker_get_progress (airy_window_get_worker (window), &done, &total, NULL);
+      g_assert_cmpuint (total, ==, 400 + round);
+      g_assert_true (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
+      g_assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "cancel"));
+      g_assert_true (g_str_has_suffix (gtk_progress_bar_get_text (GTK_PROGRESS_BAR (bar)),
+                                       round == 0 ? " / 400 planes" : " / 401 planes"));
+      g_assert_cmpfloat (gtk_progress_bar_get_fraction (GTK_PROGRESS_BAR (bar)), >, 0.0);
+      {
+        GtkWidget *times = gtk_widget_get_next_sibling (bar);
+        const char *text = gtk_label_get_text (GTK_LABEL (times));
+
+        g_test_message ("progress: %s, %s", gtk_progress_bar_get_text (GTK_PROGRESS_BAR (bar)), text);
+        g_assert_true (g_regex_match_simple ("^[0-9]+:[0-9][0-9], [0-9]+:[0-9][0-9] left$", text, 0, 0));
+      }
+      /* Escape, then the button */
+      if (round == 0)
+        g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), escape_action (window), NULL));
+      else
+        g_signal_emit_by_name (cancel_button (window), "clicked");
+      wait_idle (window);
+      /* the run ended, nothing new shown: the old result stays */
+      g_assert_false (airy_worker_is_busy (airy_window_get_worker (window)));
+      g_assert_cmpuint (airy_window_get_shown (window), ==, shown);
+      g_assert_true (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window))) == before);
+      g_assert_cmpstr (airy_window_get_status (window), ==, "cancelled: the view shows the last result");
+      g_assert_false (gtk_widget_get_visible (gtk_widget_get_parent (bar)));
+      g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "cancel"));
+    }
+  /* an edit runs again */
+  spin_set (window, "grid.shape[0]", 128);
+  spin_set (window, "grid.shape[1]", 128);
+  spin_set (window, "z.count", 8);
+  wait_idle (window);
+  g_assert_cmpuint (airy_window_get_shown (window), ==, shown + 1);
+  want = g_strdup ("8 planes 128² · ");
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), want));
+  close_window (window);
+}
+
+static guint64
+rss_bytes (void)
+{
+  g_autofree char *statm = NULL;
+  g_auto(GStrv) f = NULL;
+
+  g_assert_true (g_file_get_contents ("/proc/self/statm", &statm, NULL, NULL));
+  f = g_strsplit (statm, " ", -1);
+  return g_ascii_strtoull (f[1], NULL, 10) * (guint64) sysconf (_SC_PAGESIZE);
+}
+
+static void
+test_big_runs_memory (void)
+{
+  /* three runs of 1024² × ~96 planes (~384 MiB each) under a budget of
+   * 1200 MiB: two stacks would take more than half of it */
+  AiryWindow *window;
+  guint64 base, stack_bytes, rss;
+  AiryStack *shown;
+  guint i;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  g_setenv ("AIRY_MEMORY_BUDGET", "1200M", TRUE);
+  window = new_window ("widefield");
+  spin_set (window, "z.count", 2);
+  wait_idle (window);
+  base = rss_bytes ();
+  for (i = 0; i < 3; i++)
+    {
+      stack_bytes = (guint64) 1024 * 1024 * (96 + i) * 4;
+      spin_set (window, "grid.shape[0]", 1024);
+      spin_set (window, "grid.shape[1]", 1024);
+      spin_set (window, "z.count", 96 + i);
+      /* the shown stack gave way to one plane of it before the run */
+      shown = airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)));
+      if (i > 0)
+        g_assert_cmpuint (shown->depth, ==, 1);
+      wait_idle (window);
+      shown = airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)));
+      g_assert_cmpuint (shown->depth, ==, 96 + i);
+      rss = rss_bytes ();
+      g_test_message ("after run %u: RSS %.0f MiB = base %.0f MiB + %.2f stacks", i + 1, rss / 1048576.0,
+                      base / 1048576.0, ((double) rss - base) / stack_bytes);
+      /* one stack above the base (and the engine's plans and work areas
+       * for the new grid: an eighth of a stack), not two */
+      g_assert_cmpuint (rss, <=, base + stack_bytes + (stack_bytes >> 3));
+    }
+  close_window (window);
+  g_unsetenv ("AIRY_MEMORY_BUDGET");
+}
+
+/* ---- undo ---- */
+
+static char *
+system_json (AiryWindow *window)
+{
+  return airy_system_to_json (airy_window_get_system (window));
+}
+
+/* the shown result is the system's */
+static void
+assert_shown_follows (AiryWindow *window)
+{
+  AiryStack *s = airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)));
+  guint nz;
+
+  g_assert_cmpuint (airy_window_get_shown_hash (window), ==, airy_system_hash (airy_window_get_system (window)));
+  airy_system_get_z (airy_window_get_system (window), &nz);
+  g_assert_cmpuint (s->depth, ==, nz);
+}
+
+static void
+press (AiryWindow *window, guint keyval, GdkModifierType mods)
+{
+  const char *action = shortcut_action (window, keyval, mods);
+
+  g_assert_nonnull (action);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), action, NULL));
+  spin_loop (20);
+  wait_idle (window);
+}
+
+static void
+test_undo_redo (void)
+{
+  AiryWindow *window;
+  char *states[5];
+  guint i;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = new_window ("widefield");
+  g_assert_cmpstr (shortcut_action (window, GDK_KEY_z, GDK_CONTROL_MASK), ==, "win.undo");
+  g_assert_cmpstr (shortcut_action (window, GDK_KEY_z, GDK_CONTROL_MASK | GDK_SHIFT_MASK), ==, "win.redo");
+  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "undo"));
+  g_assert_true (menu_has (window, "win.undo"));
+  states[0] = system_json (window);
+  /* four edits: a field, another field, an element, the same field three
+   * times in a row (one step) */
+  spin_set (window, "elements[0].na", 0.6);
+  wait_idle (window);
+  states[1] = system_json (window);
+  spin_set (window, "z.count", 9);
+  wait_idle (window);
+  states[2] = system_json (window);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (airy_window_get_panel (window)), "bench.add", "s",
+                                             "circular-pupil"));
+  spin_loop (50);
+  wait_idle (window);
+  states[3] = system_json (window);
+  g_assert_cmpuint (airy_system_get_elements (airy_window_get_system (window))->len, ==, 4);
+  for (i = 0; i < 3; i++)
+    {
+      spin_set (window, "elements[0].na", 0.5 - 0.05 * i);
+      wait_idle (window);
+    }
+  states[4] = system_json (window);
+  g_assert_true (airy_window_get_dirty (window));
+
+  /* Ctrl+Z back to each state, exactly, the shown result following */
+  for (i = 4; i-- > 0;)
+    {
+      g_assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "undo"));
+      press (window, GDK_KEY_z, GDK_CONTROL_MASK);
+      {
+        g_autofree char *now = system_json (window);
+        g_assert_cmpstr (now, ==, states[i]);
+      }
+      assert_shown_follows (window);
+    }
+  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "undo"));
+  g_assert_false (airy_window_get_dirty (window));
+  /* the panel's editors are the restored system's */
+  g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (editor_of (window, "elements[0].na"))), ==, 0.8);
+  g_assert_cmpuint (airy_system_get_elements (airy_window_get_system (window))->len, ==, 3);
+
+  /* Ctrl+Shift+Z forward again */
+  for (i = 1; i <= 4; i++)
+    {
+      press (window, GDK_KEY_z, GDK_CONTROL_MASK | GDK_SHIFT_MASK);
+      {
+        g_autofree char *now = system_json (window);
+        g_assert_cmpstr (now, ==, states[i]);
+      }
+      assert_shown_follows (window);
+    }
+  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "redo"));
+  g_assert_true (airy_window_get_dirty (window));
+
+  /* an edit after an undo: the redo steps are gone */
+  press (window, GDK_KEY_z, GDK_CONTROL_MASK);
+  spin_set (window, "z.count", 5);
+  wait_idle (window);
+  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "redo"));
+  press (window, GDK_KEY_z, GDK_CONTROL_MASK);
+  {
+    g_autofree char *now = system_json (window);
+    g_assert_cmpstr (now, ==, states[3]);
+  }
+  for (i = 0; i < 5; i++)
+    g_free (states[i]);
+  close_window (window);
+}
+
+/* ---- presets and translations ---- */
+
+static void
+test_astigmatic_preset (void)
+{
+  /* the README's screenshot, reproducible: 96 planes of 256², a peak of
+   * 5.4853 and a lateral FWHM of 0.359 µm as the picture shows */
+  g_auto(GStrv) names = airy_presets_list ();
+  AiryWindow *window;
+  AiryStack *s;
+  float lo, hi;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  g_assert_true (g_strv_contains ((const char *const *) names, "astigmatic"));
+  window = new_window ("astigmatic");
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "96 planes 256² · "));
+  s = airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)));
+  airy_stack_min_max (s, &lo, &hi);
+  g_assert_cmpfloat_with_epsilon (hi, 5.4853, 1e-3);
+  g_assert_cmpfloat_with_epsilon (shown_fwhm (window), 0.3593, 0.005);
+  close_window (window);
+}
+
+static void
+test_german_without_variables (void)
+{
+  /* what ./dev.sh run does with LANGUAGE=de: the program from the build
+   * folder, no AIRY_LOCALEDIR, no LANG, finds the build's German */
+  g_autofree char *dir = g_path_get_dirname (g_getenv ("AIRY_SIM"));
+  g_autofree char *airy = g_build_filename (dir, "airy", NULL);
+  const char *argv[] = { airy, "--help", NULL };
+  g_auto(GStrv) env = g_get_environ ();
+  g_autofree char *out = NULL;
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  env = g_environ_unsetenv (env, "AIRY_LOCALEDIR");
+  env = g_environ_unsetenv (env, "LANG");
+  env = g_environ_unsetenv (env, "LC_ALL");
+  env = g_environ_unsetenv (env, "LC_MESSAGES");
+  env = g_environ_setenv (env, "LANGUAGE", "de", TRUE);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL, &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_test_message ("%s", out);
+  /* Airy's "[FILE…]" in German, and GLib's own words too */
+  g_assert_nonnull (strstr (out, "[DATEI …]"));
+  g_assert_nonnull (strstr (out, "Aufruf:"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -910,6 +1785,14 @@ main (int argc, char **argv)
   g_test_add_func ("/app/worker-progress", test_worker_progress);
   g_test_add_func ("/app/worker-signals", test_worker_signals);
   g_test_add_func ("/app/edits-touch-no-file", test_edits_touch_no_file);
+  g_test_add_func ("/app/menu-actions", test_menu_actions);
+  g_test_add_func ("/app/edits-commit", test_edits_commit);
+  g_test_add_func ("/app/panel-keeps-state", test_panel_keeps_state);
+  g_test_add_func ("/app/cancel-run", test_cancel_run);
+  g_test_add_func ("/app/big-runs-memory", test_big_runs_memory);
+  g_test_add_func ("/app/undo-redo", test_undo_redo);
+  g_test_add_func ("/app/astigmatic-preset", test_astigmatic_preset);
+  g_test_add_func ("/app/german-without-variables", test_german_without_variables);
   status = g_test_run ();
   g_rmdir (tmpdir);
   g_object_unref (app);

@@ -37,15 +37,25 @@ struct _AiryBenchPanel
   GHashTable *row_errors;    /* element path → error label */
   GPtrArray  *marked;        /* widgets with the error class */
   char       *error;
+  char       *last_edit;     /* the path of the field edited last */
   char       *backend;
   guint       threads;
   GArray     *devices;       /* chosen device indices; empty: all */
   GPtrArray  *device_checks;
   gboolean    building;
+  /* kept over a rebuild: the open element rows, the panel's scroll */
+  gboolean    fresh;                /* a new system: rows closed, scrolled to the top */
+  gboolean    keep_rows_by_place;   /* a replaced system: rows by index and type */
+  double      scroll_wanted;
+  GtkAdjustment *scroll_adj;        /* held while the scroll is kept */
+  guint       scroll_timeout;
 };
 
 /* airy-bench-panel.c */
 void       _airy_bench_panel_changed       (AiryBenchPanel *self);
+/* A value refused before it reached the system: marked, and ::invalid. */
+void       _airy_bench_panel_refuse        (AiryBenchPanel *self,
+                                            const char     *message);
 void       _airy_bench_panel_rebuild_later (AiryBenchPanel *self);
 void       _airy_bench_panel_register      (AiryBenchPanel *self,
                                             const char     *path,

@@ -47,7 +47,7 @@ on_spectrum_commit (AiryParamEditor *editor, const GValue *value, AiryBenchPanel
 
   if (!airy_param_editor_read (editor == wl ? wt : wl, &other, &error))
     {
-      airy_bench_panel_show_error (self, error->message);
+      _airy_bench_panel_refuse (self, error->message);
       return TRUE;
     }
   lambdas = g_variant_get_fixed_array (g_value_get_variant (editor == wl ? value : &other), &n, sizeof (double));
@@ -56,13 +56,13 @@ on_spectrum_commit (AiryParamEditor *editor, const GValue *value, AiryBenchPanel
     {
       g_autofree char *msg = g_strdup_printf (_("spectrum.weights: must have one weight per wavelength (%u), got %u"),
                                               (guint) n, (guint) nw);
-      airy_bench_panel_show_error (self, msg);
+      _airy_bench_panel_refuse (self, msg);
       return TRUE;
     }
   spectrum = airy_spectrum_new (lambdas, nw ? weights : NULL, (guint) n, &error);
   if (spectrum == NULL)
     {
-      airy_bench_panel_show_error (self, error->message);
+      _airy_bench_panel_refuse (self, error->message);
       return TRUE;
     }
   airy_system_set_spectrum (self->system, spectrum);
@@ -350,6 +350,7 @@ _airy_bench_panel_update_derived (AiryBenchPanel *self)
     }
   planes = microscope ? 1 : nz;
   mem = airy_format_bytes ((guint64) planes * h * w * 4);
-  g_string_append_printf (s, _("\nResult %s (%u plane%s of %u × %u)"), mem, planes, planes == 1 ? "" : "s", h, w);
+  g_string_append_printf (s, ngettext ("\nResult %s (%u plane of %u × %u)", "\nResult %s (%u planes of %u × %u)", planes),
+                          mem, planes, h, w);
   gtk_label_set_text (GTK_LABEL (self->derived_label), s->str);
 }

@@ -17,7 +17,7 @@
 
 G_DEFINE_FINAL_TYPE (AiryBenchPanel, airy_bench_panel, GTK_TYPE_BOX)
 
-enum { SIGNAL_CHANGED, N_SIGNALS };
+enum { SIGNAL_CHANGED, SIGNAL_INVALID, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 enum { PROP_0, PROP_BACKEND, PROP_THREADS, N_PROPS };
@@ -30,6 +30,24 @@ _airy_bench_panel_changed (AiryBenchPanel *self)
 {
   if (!self->building)
     g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+}
+
+void
+_airy_bench_panel_refuse (AiryBenchPanel *self,
+                          const char     *message)
+{
+  airy_bench_panel_show_error (self, message);
+  g_signal_emit (self, signals[SIGNAL_INVALID], 0, message);
+}
+
+static void
+set_last_edit (AiryBenchPanel *self,
+               const char     *path)
+{
+  if (g_strcmp0 (self->last_edit, path) == 0)
+    return;
+  g_free (self->last_edit);
+  self->last_edit = g_strdup (path);
 }
 
 /* rebuilding from a signal handler of a widget that goes away: do it idle */
@@ -47,6 +65,8 @@ rebuild_idle (gpointer data)
 void
 _airy_bench_panel_rebuild_later (AiryBenchPanel *self)
 {
+  /* a change of the rows, not of a field */
+  set_last_edit (self, NULL);
   g_idle_add (rebuild_idle, g_object_ref (self));
 }
 
@@ -117,15 +137,28 @@ _airy_bench_panel_show_relevant (GtkWidget *grid)
 static void
 on_param_changed (AiryBenchPanel *self, AiryParamEditor *editor)
 {
+  set_last_edit (self, airy_param_editor_get_path (editor));
   if (airy_param_spec_get_flags (airy_param_editor_get_pspec (editor)) & AIRY_PARAM_SELECTS)
     _airy_bench_panel_show_relevant (gtk_widget_get_parent (GTK_WIDGET (editor)));
   _airy_bench_panel_changed (self);
 }
 
 static void
+on_terms_changed (GtkWidget *terms, AiryBenchPanel *self)
+{
+  set_last_edit (self, g_object_get_data (G_OBJECT (terms), "path"));
+  _airy_bench_panel_changed (self);
+}
+
+static void
 on_invalid (GtkWidget *editor, const char *message, AiryBenchPanel *self)
 {
-  airy_bench_panel_show_error (self, message);
+  /* an editor that goes in a rebuild reads its text one last time */
+  if (self->building)
+    return;
+  if (AIRY_IS_PARAM_EDITOR (editor))
+    set_last_edit (self, airy_param_editor_get_path (AIRY_PARAM_EDITOR (editor)));
+  _airy_bench_panel_refuse (self, message);
 }
 
 GtkWidget *
@@ -174,7 +207,9 @@ _airy_bench_panel_add_editors (AiryBenchPanel *self,
         {
           GtkWidget *terms = airy_zernike_editor_new (element, prefix, self->editors);
 
-          g_signal_connect_swapped (terms, "changed", G_CALLBACK (_airy_bench_panel_changed), self);
+          g_object_set_data_full (G_OBJECT (terms), "path", g_strdup_printf ("%s.zernike", prefix), g_free);
+
+          g_signal_connect (terms, "changed", G_CALLBACK (on_terms_changed), self);
           g_signal_connect (terms, "invalid", G_CALLBACK (on_invalid), self);
           gtk_grid_attach_next_to (grid, terms, NULL, GTK_POS_BOTTOM, 2, 1);
           continue;
@@ -216,6 +251,7 @@ on_enabled (GtkCheckButton *check, GParamSpec *pspec, AiryBenchPanel *self)
   AiryElement *e = g_object_get_data (G_OBJECT (check), "element");
 
   airy_element_set_enabled (e, gtk_check_button_get_active (check));
+  set_last_edit (self, NULL);
   _airy_bench_panel_changed (self);
 }
 
@@ -315,6 +351,10 @@ element_row (AiryBenchPanel *self, AiryElement *e, guint index, gboolean movable
   gtk_expander_set_child (GTK_EXPANDER (expander), body);
   g_hash_table_replace (self->row_errors, g_strdup (prefix), err);
   _airy_bench_panel_register (self, prefix, expander);
+  /* which element the row shows, to keep it open over a rebuild */
+  g_object_set_data (G_OBJECT (expander), "element", e);
+  g_object_set_data_full (G_OBJECT (expander), "place",
+                          g_strdup_printf ("%u %s", index, airy_element_get_type_name (e)), g_free);
 
   /* reorder by drag and drop */
   if (movable)
@@ -386,14 +426,80 @@ add_menu (gboolean microscope)
 
 /* ---- building ---- */
 
+static GtkAdjustment *
+scroll_adjustment (AiryBenchPanel *self)
+{
+  GtkWidget *scroller = gtk_widget_get_ancestor (GTK_WIDGET (self), GTK_TYPE_SCROLLED_WINDOW);
+
+  return scroller ? gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller)) : NULL;
+}
+
+static void
+stop_keeping_scroll (AiryBenchPanel *self)
+{
+  if (self->scroll_adj)
+    g_signal_handlers_disconnect_by_data (self->scroll_adj, self);
+  g_clear_object (&self->scroll_adj);
+  g_clear_handle_id (&self->scroll_timeout, g_source_remove);
+}
+
+/* the new rows get their size at the next layout, and the focus that went
+ * with the old rows lands elsewhere and scrolls there: for a moment the
+ * scroll goes back where it was whenever either moves it */
+static void
+on_scroll_moved (GtkAdjustment *adj, AiryBenchPanel *self)
+{
+  if (gtk_adjustment_get_value (adj) != self->scroll_wanted)
+    gtk_adjustment_set_value (adj, self->scroll_wanted);
+}
+
+static gboolean
+scroll_timeout (gpointer data)
+{
+  AiryBenchPanel *self = data;
+
+  self->scroll_timeout = 0;
+  stop_keeping_scroll (self);
+  return G_SOURCE_REMOVE;
+}
+
+#define KEEP_SCROLL_MS 300
+
+static void
+keep_scroll (AiryBenchPanel *self, double value)
+{
+  GtkAdjustment *adj = scroll_adjustment (self);
+
+  stop_keeping_scroll (self);
+  if (adj == NULL || value <= 0)
+    return;
+  self->scroll_wanted = value;
+  self->scroll_adj = g_object_ref (adj);
+  g_signal_connect (adj, "changed", G_CALLBACK (on_scroll_moved), self);
+  g_signal_connect (adj, "value-changed", G_CALLBACK (on_scroll_moved), self);
+  self->scroll_timeout = g_timeout_add (KEEP_SCROLL_MS, scroll_timeout, self);
+  gtk_adjustment_set_value (adj, value);
+}
+
 static void
 rebuild (AiryBenchPanel *self)
 {
-  GtkWidget *frame;
+  GtkWidget *frame, *row;
   GPtrArray *elements;
   gboolean microscope;
   guint i;
+  g_autoptr(GPtrArray) open_elements = g_ptr_array_new ();
+  g_autoptr(GPtrArray) open_places = g_ptr_array_new_with_free_func (g_free);
+  GtkAdjustment *adj = scroll_adjustment (self);
+  double scroll = adj && !self->fresh ? gtk_adjustment_get_value (adj) : 0.0;
 
+  for (row = self->fresh ? NULL : gtk_widget_get_first_child (self->elements_box); row;
+       row = gtk_widget_get_next_sibling (row))
+    if (GTK_IS_EXPANDER (row) && gtk_expander_get_expanded (GTK_EXPANDER (row)))
+      {
+        g_ptr_array_add (open_elements, g_object_get_data (G_OBJECT (row), "element"));
+        g_ptr_array_add (open_places, g_strdup (g_object_get_data (G_OBJECT (row), "place")));
+      }
   self->building = TRUE;
   g_hash_table_remove_all (self->editors);
   g_hash_table_remove_all (self->row_errors);
@@ -426,7 +532,18 @@ rebuild (AiryBenchPanel *self)
     gtk_label_set_text (GTK_LABEL (self->elements_title),
                         microscope ? _("Pupil-plane elements") : _("Elements (source first)"));
     for (i = 0; i < elements->len; i++)
-      gtk_box_append (GTK_BOX (self->elements_box), element_row (self, g_ptr_array_index (elements, i), i, TRUE));
+      {
+        AiryElement *e = g_ptr_array_index (elements, i);
+        GtkWidget *expander = element_row (self, e, i, TRUE);
+        const char *place = g_object_get_data (G_OBJECT (expander), "place");
+
+        /* open as before: the same element, or (a replaced system) the
+         * element of the same type in the same place */
+        if (g_ptr_array_find (open_elements, e, NULL)
+            || (self->keep_rows_by_place && g_ptr_array_find_with_equal_func (open_places, place, g_str_equal, NULL)))
+          gtk_expander_set_expanded (GTK_EXPANDER (expander), TRUE);
+        gtk_box_append (GTK_BOX (self->elements_box), expander);
+      }
     gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (self->add_button), menu);
   }
 
@@ -438,6 +555,7 @@ rebuild (AiryBenchPanel *self)
     }
   _airy_bench_panel_update_derived (self);
   self->building = FALSE;
+  keep_scroll (self, scroll);
   if (self->error)
     {
       g_autofree char *again = g_strdup (self->error);
@@ -446,6 +564,36 @@ rebuild (AiryBenchPanel *self)
 }
 
 /* ---- public ---- */
+
+static gboolean
+path_char (char c)
+{
+  return g_ascii_isalnum (c) || c == '-' || c == '_' || c == '.' || c == '[';
+}
+
+/* the message names path (or its array, "grid.shape" for "grid.shape[0]")
+ * as a whole word */
+static gboolean
+mentions (const char *message,
+          const char *path)
+{
+  const char *bracket = strrchr (path, '[');
+  g_autofree char *base = bracket && bracket > path ? g_strndup (path, bracket - path) : g_strdup (path);
+  const char *names[] = { path, base };
+  guint k;
+
+  for (k = 0; k < G_N_ELEMENTS (names); k++)
+    {
+      gsize len = strlen (names[k]);
+      const char *at;
+
+      for (at = strstr (message, names[k]); at; at = strstr (at + 1, names[k]))
+        if ((at == message || !path_char (at[-1]))
+            && !(path_char (at[len]) && (at[len] != '.' || g_ascii_isalnum (at[len + 1]))))
+          return TRUE;
+    }
+  return FALSE;
+}
 
 void
 airy_bench_panel_show_error (AiryBenchPanel *self,
@@ -491,6 +639,11 @@ airy_bench_panel_show_error (AiryBenchPanel *self,
           break;
         *cut = '\0';
       }
+    /* a message about several fields ("… reduce grid.shape or z.count")
+     * marks the one just edited when it names it */
+    if (self->last_edit && mentions (message, self->last_edit))
+      editor = g_hash_table_lookup (self->editors, self->last_edit) ? g_hash_table_lookup (self->editors, self->last_edit)
+                                                                    : editor;
     if (editor)
       {
         gtk_widget_add_css_class (editor, "error");
@@ -511,6 +664,12 @@ airy_bench_panel_show_error (AiryBenchPanel *self,
         gtk_widget_set_visible (self->error_label, TRUE);
       }
   }
+}
+
+const char *
+airy_bench_panel_get_last_edit (AiryBenchPanel *self)
+{
+  return self->last_edit;
 }
 
 const char *
@@ -547,7 +706,26 @@ airy_bench_panel_set_system (AiryBenchPanel *self,
 {
   g_set_object (&self->system, system);
   g_clear_pointer (&self->error, g_free);
+  set_last_edit (self, NULL);
+  self->fresh = TRUE;
   rebuild (self);
+  self->fresh = FALSE;
+  if (scroll_adjustment (self))
+    gtk_adjustment_set_value (scroll_adjustment (self), 0.0);
+}
+
+void
+airy_bench_panel_replace_system (AiryBenchPanel *self,
+                                 AirySystem     *system)
+{
+  g_return_if_fail (AIRY_IS_BENCH_PANEL (self) && AIRY_IS_SYSTEM (system));
+
+  g_set_object (&self->system, system);
+  g_clear_pointer (&self->error, g_free);
+  set_last_edit (self, NULL);
+  self->keep_rows_by_place = TRUE;
+  rebuild (self);
+  self->keep_rows_by_place = FALSE;
 }
 
 AirySystem *
@@ -630,6 +808,7 @@ airy_bench_panel_set_property (GObject      *object,
 static void
 airy_bench_panel_dispose (GObject *object)
 {
+  stop_keeping_scroll (AIRY_BENCH_PANEL (object));
   gtk_widget_dispose_template (GTK_WIDGET (object), AIRY_TYPE_BENCH_PANEL);
   G_OBJECT_CLASS (airy_bench_panel_parent_class)->dispose (object);
 }
@@ -646,6 +825,7 @@ airy_bench_panel_finalize (GObject *object)
   g_ptr_array_unref (self->device_checks);
   g_array_unref (self->devices);
   g_free (self->error);
+  g_free (self->last_edit);
   g_free (self->backend);
   G_OBJECT_CLASS (airy_bench_panel_parent_class)->finalize (object);
 }
@@ -669,6 +849,11 @@ airy_bench_panel_class_init (AiryBenchPanelClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
   signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                           0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  /* (const char *message): an edit was refused before it reached the
+   * system (a number out of range, numbers that do not parse); the field is
+   * marked and the system holds its last good value */
+  signals[SIGNAL_INVALID] = g_signal_new ("invalid", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/airyoptics/Airy/ui/airy-bench-panel.ui");
   gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, mode);

@@ -16,6 +16,10 @@ G_DECLARE_FINAL_TYPE (AiryBenchPanel, airy_bench_panel, AIRY, BENCH_PANEL, GtkBo
 GtkWidget  *airy_bench_panel_new          (void);
 void        airy_bench_panel_set_system   (AiryBenchPanel *self,
                                            AirySystem     *system);
+/* Another version of the same system (an undo): the open rows (by place
+ * and type) and the scroll stay. */
+void        airy_bench_panel_replace_system (AiryBenchPanel *self,
+                                             AirySystem     *system);
 AirySystem *airy_bench_panel_get_system   (AiryBenchPanel *self);
 /* The editor of a field by its JSON path ("elements[0].na", "grid.spacing",
  * "microscope.na", "sample.file", "z.count" …), for tests and for marking
@@ -27,6 +31,10 @@ GtkWidget  *airy_bench_panel_get_editor   (AiryBenchPanel *self,
 void        airy_bench_panel_show_error   (AiryBenchPanel *self,
                                            const char     *message);
 const char *airy_bench_panel_get_error    (AiryBenchPanel *self);
+/* The path of the field of the last ::changed or ::invalid ("elements[0].na",
+ * "elements[1].zernike"), NULL after a change of the rows (an element added,
+ * moved or removed, the mode): for grouping edits of one field. */
+const char *airy_bench_panel_get_last_edit (AiryBenchPanel *self);
 void        airy_bench_panel_set_warnings (AiryBenchPanel *self,
                                            GPtrArray      *warnings);
 /* Run settings chosen in the panel. */

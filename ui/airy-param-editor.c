@@ -22,6 +22,10 @@ struct _AiryParamEditor
   GtkWidget  *scale;       /* phases: the slider beside the spin */
   gulong      notify_id;
   gboolean    refreshing;  /* showing the object's value, not committing */
+  gboolean    keep_text;   /* a spin button keeps the refused number it shows */
+  gboolean    typing;      /* a spin button's typed number is the object's */
+  guint       typed_id;    /* the pause after typing into a spin button */
+  gboolean    refused;     /* ::invalid was the last word: a valid value clears it */
 };
 
 G_DEFINE_FINAL_TYPE (AiryParamEditor, airy_param_editor, GTK_TYPE_WIDGET)
@@ -34,6 +38,7 @@ static guint signals[N_SIGNALS];
 static void
 invalid (AiryParamEditor *self, const char *message)
 {
+  self->refused = TRUE;
   g_signal_emit (self, signals[SIGNAL_INVALID], 0, message);
 }
 
@@ -44,6 +49,7 @@ commit (AiryParamEditor *self, const GValue *value)
 
   if (self->refreshing || self->object == NULL)
     return;
+  self->refused = FALSE;
   g_signal_emit (self, signals[SIGNAL_COMMIT], 0, value, &handled);
   if (handled)
     return;
@@ -128,6 +134,12 @@ airy_param_editor_read (AiryParamEditor *self,
   return TRUE;
 }
 
+static gboolean
+focus_within (GtkWidget *widget)
+{
+  return (gtk_widget_get_state_flags (widget) & GTK_STATE_FLAG_FOCUS_WITHIN) != 0;
+}
+
 /* the object's value into the control */
 static void
 refresh (AiryParamEditor *self)
@@ -139,6 +151,13 @@ refresh (AiryParamEditor *self)
     return;
   g_value_init (&value, pspec->value_type);
   g_object_get_property (self->object, pspec->name, &value);
+  /* a number being typed was committed as typed: the text stays as it is */
+  if (self->typing && (G_IS_PARAM_SPEC_DOUBLE (pspec) || G_IS_PARAM_SPEC_INT (pspec)))
+    {
+      if (focus_within (self->control))
+        return;
+      self->typing = FALSE;
+    }
   self->refreshing = TRUE;
   if (G_IS_PARAM_SPEC_DOUBLE (pspec))
     {
@@ -197,6 +216,34 @@ on_control_changed (AiryParamEditor *self)
   commit (self, &value);
 }
 
+/* the spin button's text as a number */
+static gboolean
+typed_number (GtkSpinButton *spin,
+              double        *number)
+{
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (spin));
+  char *end = NULL;
+  double v = g_strtod (text, &end);
+
+  while (end && g_ascii_isspace (*end))
+    end++;
+  if (end == text || end == NULL || *end != '\0' || !isfinite (v))
+    return FALSE;
+  *number = v;
+  return TRUE;
+}
+
+/* a number as the parameter's value */
+static void
+number_value (AiryParamEditor *self, double v, GValue *value)
+{
+  g_value_init (value, self->pspec->value_type);
+  if (G_IS_PARAM_SPEC_INT (self->pspec))
+    g_value_set_int (value, (int) v);
+  else
+    g_value_set_double (value, v);
+}
+
 gboolean
 airy_spin_button_typed_outside (GtkSpinButton *spin,
                                 double        *number)
@@ -223,12 +270,87 @@ on_spin_input (GtkSpinButton *spin, double *new_value, AiryParamEditor *self)
   g_autoptr(GError) error = NULL;
   double v;
 
+  g_clear_handle_id (&self->typed_id, g_source_remove);
+  self->typing = FALSE;
   if (!airy_spin_button_typed_outside (spin, &v))
-    return FALSE;
+    {
+      /* a valid number after a refused one: it takes effect even when it is
+       * what the object holds (GTK then sees no change), which clears the mark */
+      if (self->refused && typed_number (spin, &v))
+        {
+          g_auto(GValue) value = G_VALUE_INIT;
+
+          number_value (self, v, &value);
+          commit (self, &value);
+        }
+      return FALSE;
+    }
   if (!airy_param_check_number (self->pspec, v, self->path, &error))
     invalid (self, error->message);
+  /* the refused number stays in the field, marked, until it is corrected */
+  self->keep_text = TRUE;
   *new_value = gtk_spin_button_get_value (spin);
   return TRUE;
+}
+
+static gboolean
+on_spin_output (GtkSpinButton *spin, AiryParamEditor *self)
+{
+  gboolean keep = self->keep_text;
+
+  self->keep_text = FALSE;
+  return keep;
+}
+
+/* A pause in typing a number: it takes effect as typed (the text and the
+ * cursor stay), as the arrows and the scroll wheel do at every step; Enter,
+ * Tab and leaving the field then read it as GTK does. Out of range: marked
+ * at once. */
+#define TYPING_PAUSE_MS 400
+
+static gboolean
+on_typed (gpointer data)
+{
+  AiryParamEditor *self = data;
+  GtkSpinButton *spin = GTK_SPIN_BUTTON (self->control);
+  g_autoptr(GError) error = NULL;
+  g_auto(GValue) value = G_VALUE_INIT;
+  g_auto(GValue) held = G_VALUE_INIT;
+  double v;
+
+  self->typed_id = 0;
+  if (self->object == NULL || !typed_number (spin, &v) || (G_IS_PARAM_SPEC_INT (self->pspec) && v != floor (v)))
+    return G_SOURCE_REMOVE;
+  if (!airy_param_check_number (self->pspec, v, self->path, &error))
+    {
+      invalid (self, error->message);
+      return G_SOURCE_REMOVE;
+    }
+  number_value (self, v, &value);
+  g_value_init (&held, self->pspec->value_type);
+  g_object_get_property (self->object, self->pspec->name, &held);
+  /* what the object holds already (the arrows' steps reformat the text) */
+  if (!self->refused && g_param_values_cmp (self->pspec, &value, &held) == 0)
+    return G_SOURCE_REMOVE;
+  /* the spin button holds it too (its arrows step from there), its text
+   * and cursor untouched */
+  self->keep_text = TRUE;
+  self->refreshing = TRUE;
+  gtk_spin_button_set_value (spin, v);
+  self->refreshing = FALSE;
+  self->keep_text = FALSE;
+  self->typing = TRUE;
+  commit (self, &value);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_spin_text (GtkEditable *editable, AiryParamEditor *self)
+{
+  if (self->refreshing || !focus_within (GTK_WIDGET (editable)))
+    return;
+  g_clear_handle_id (&self->typed_id, g_source_remove);
+  self->typed_id = g_timeout_add (TYPING_PAUSE_MS, on_typed, self);
 }
 
 static void
@@ -274,6 +396,39 @@ step_for (double lo, double hi, double v)
   return pow (10.0, floor (log10 (m)) - 1);
 }
 
+/* The wheel over a field that does not have the focus scrolls the panel
+ * instead of changing the value: scrolling down a long panel must not turn
+ * "64 planes" into 65 on the way. Focused, the field takes the wheel. */
+static gboolean
+on_wheel (GtkEventControllerScroll *controller, double dx, double dy, gpointer data)
+{
+  GtkWidget *widget = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (controller));
+  GtkWidget *scroller;
+  GtkAdjustment *adj;
+  double page;
+
+  if (focus_within (widget))
+    return FALSE;
+  scroller = gtk_widget_get_ancestor (widget, GTK_TYPE_SCROLLED_WINDOW);
+  if (scroller == NULL)
+    return TRUE;
+  adj = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
+  page = gtk_adjustment_get_page_size (adj);
+  /* GtkScrolledWindow's own step for a wheel notch */
+  gtk_adjustment_set_value (adj, gtk_adjustment_get_value (adj) + dy * pow (MAX (page, 1.0), 2.0 / 3.0));
+  return TRUE;
+}
+
+void
+airy_wheel_scrolls_panel (GtkWidget *widget)
+{
+  GtkEventController *wheel = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_VERTICAL);
+
+  gtk_event_controller_set_propagation_phase (wheel, GTK_PHASE_CAPTURE);
+  g_signal_connect (wheel, "scroll", G_CALLBACK (on_wheel), NULL);
+  gtk_widget_add_controller (widget, wheel);
+}
+
 static GtkWidget *
 spin_new (AiryParamEditor *self, double lo, double hi, double step, guint digits)
 {
@@ -282,7 +437,10 @@ spin_new (AiryParamEditor *self, double lo, double hi, double step, guint digits
   gtk_spin_button_set_digits (GTK_SPIN_BUTTON (spin), digits);
   gtk_widget_set_hexpand (spin, TRUE);
   g_signal_connect (spin, "input", G_CALLBACK (on_spin_input), self);
+  g_signal_connect (spin, "output", G_CALLBACK (on_spin_output), self);
+  g_signal_connect (spin, "changed", G_CALLBACK (on_spin_text), self);
   g_signal_connect_swapped (spin, "value-changed", G_CALLBACK (on_control_changed), self);
+  airy_wheel_scrolls_panel (spin);
   return spin;
 }
 
@@ -301,6 +459,7 @@ double_control (AiryParamEditor *self, GParamSpecDouble *d)
   gtk_scale_set_draw_value (GTK_SCALE (self->scale), FALSE);
   gtk_widget_set_size_request (self->scale, 120, -1);
   g_signal_connect (self->scale, "value-changed", G_CALLBACK (on_scale), self);
+  airy_wheel_scrolls_panel (self->scale);
   box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   gtk_box_append (GTK_BOX (box), self->scale);
   gtk_box_append (GTK_BOX (box), self->control);
@@ -339,10 +498,28 @@ string_control (AiryParamEditor *self)
   return box;
 }
 
+/* left with other numbers than the object's: they take effect (or are
+ * marked) as on Enter */
+static void
+on_array_left (AiryParamEditor *self)
+{
+  g_auto(GValue) value = G_VALUE_INIT;
+  g_autofree char *shown = NULL;
+
+  if (self->object == NULL || gtk_widget_get_root (self->control) == NULL)
+    return;
+  g_value_init (&value, self->pspec->value_type);
+  g_object_get_property (self->object, self->pspec->name, &value);
+  shown = format_numbers (&value);
+  if (g_strcmp0 (shown, gtk_editable_get_text (GTK_EDITABLE (self->control))) != 0)
+    on_control_changed (self);
+}
+
 static GtkWidget *
 build (AiryParamEditor *self)
 {
   GParamSpec *pspec = self->pspec;
+  GtkEventController *focus;
 
   if (G_IS_PARAM_SPEC_DOUBLE (pspec))
     return double_control (self, G_PARAM_SPEC_DOUBLE (pspec));
@@ -362,10 +539,14 @@ build (AiryParamEditor *self)
   if (G_IS_PARAM_SPEC_STRING (pspec))
     return string_control (self);
   g_return_val_if_fail (G_IS_PARAM_SPEC_VARIANT (pspec), NULL);
-  /* an array: the numbers take effect on Enter */
+  /* an array: the numbers take effect on Enter and when the field is left
+   * (Tab, a click elsewhere) */
   self->control = gtk_entry_new ();
   gtk_widget_set_hexpand (self->control, TRUE);
   g_signal_connect_swapped (self->control, "activate", G_CALLBACK (on_control_changed), self);
+  focus = gtk_event_controller_focus_new ();
+  g_signal_connect_swapped (focus, "leave", G_CALLBACK (on_array_left), self);
+  gtk_widget_add_controller (self->control, focus);
   return self->control;
 }
 
@@ -451,6 +632,7 @@ airy_param_editor_dispose (GObject *object)
 {
   AiryParamEditor *self = AIRY_PARAM_EDITOR (object);
 
+  g_clear_handle_id (&self->typed_id, g_source_remove);
   if (self->notify_id && self->object)
     g_clear_signal_handler (&self->notify_id, self->object);
   g_clear_weak_pointer (&self->object);

@@ -44,4 +44,9 @@ gboolean    airy_param_editor_read        (AiryParamEditor *self,
 gboolean    airy_spin_button_typed_outside (GtkSpinButton *spin,
                                             double        *number);
 
+/* The mouse wheel over widget (a spin button, a slider) scrolls the panel
+ * around it unless the widget has the focus: scrolling past a field does not
+ * change its value. */
+void        airy_wheel_scrolls_panel       (GtkWidget     *widget);
+
 G_END_DECLS

@@ -17,6 +17,7 @@ struct _AiryStackViewer
   GtkBox               parent_instance;
 
   AiryStackView       *view;
+  GActionGroup        *actions;   /* "viewer.": open and exports */
   GtkWidget           *colormap;
   GtkWidget           *invert;
   GtkWidget           *scale;
@@ -1804,6 +1805,7 @@ airy_stack_viewer_init (AiryStackViewer *self)
 
   g_action_map_add_action_entries (G_ACTION_MAP (group), entries, G_N_ELEMENTS (entries), self);
   gtk_widget_insert_action_group (GTK_WIDGET (self), "viewer", G_ACTION_GROUP (group));
+  self->actions = G_ACTION_GROUP (group);   /* kept alive by the widget's muxer */
 
   /* display controls: rows that wrap when the window is narrower than
    * they are, never cut */
@@ -2039,4 +2041,12 @@ GtkWidget *
 airy_stack_viewer_new (void)
 {
   return g_object_new (AIRY_TYPE_STACK_VIEWER, NULL);
+}
+
+GActionGroup *
+airy_stack_viewer_get_actions (AiryStackViewer *self)
+{
+  g_return_val_if_fail (AIRY_IS_STACK_VIEWER (self), NULL);
+
+  return self->actions;
 }

@@ -126,6 +126,11 @@ const char    *airy_stack_viewer_get_readout      (AiryStackViewer *self);
 void           airy_stack_viewer_show_message     (AiryStackViewer *self,
                                                    const char      *message);
 
+/* The viewer's actions (inserted on it as "viewer."): open, export-png,
+ * export-png-2x, export-raw, export-tiff, export-section and whatever it
+ * adds later; a window inserts the same group so that its menu reaches them. */
+GActionGroup  *airy_stack_viewer_get_actions      (AiryStackViewer *self);
+
 /* A "TIFF and PNG images" filter, for every chooser of images. */
 void           airy_file_chooser_add_image_filter (GtkFileChooser *chooser);
 

@@ -163,6 +163,7 @@ spin_for (AiryZernikeEditor *self, guint which, guint row, double value)
   if (which == 0)
     g_signal_connect (spin, "input", G_CALLBACK (on_index_input), self);
   g_signal_connect (spin, "value-changed", G_CALLBACK (on_value), self);
+  airy_wheel_scrolls_panel (spin);
   g_ptr_array_add (which == 0 ? self->index_spins : self->coef_spins, spin);
   g_hash_table_replace (self->editors, g_strdup (path), spin);
   return spin;
