@@ -297,7 +297,7 @@ consume_batch (AiryRunState *state, Slot *s, const AiryChunk *chunk, guint b0, g
       cudaEvent_t ready = s->dl.ready[0];
 
       if (!CHECK (cudaEventRecord (ready, s->stream), error)
-          || !_airy_cuda_dl_push (s, ready, in, airy_stack_plane (state->psf, b0), nb * n * sizeof (float), TRUE, error))
+          || !_airy_cuda_dl_push (s, ready, in, _airy_run_state_psf_plane (state, b0), nb * n * sizeof (float), TRUE, error))
         return FALSE;
     }
   if (run->stages.convolve)
@@ -383,7 +383,7 @@ cuda_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk,
 
           if ((s->host_out
                && !_airy_cuda_dl_push (s, prev, s->out + (gsize) (prev_b0 - chunk->first) * nout,
-                                       airy_stack_plane (state->out, prev_b0), prev_nb * nout * sizeof (float), FALSE,
+                                       _airy_run_state_out_plane (state, prev_b0), prev_nb * nout * sizeof (float), FALSE,
                                        error))
               || !CHECK (cudaEventSynchronize (prev), error)
               || (s->transfers && !_airy_cuda_dl_poll (&s->dl, error)))
