@@ -1,7 +1,9 @@
 /* The communicator of a run over MPI ranks (engine/airy-comm.h). This is
  * the only unit that includes mpi.h: the engine sees AiryComm, airy-sim
  * makes one here when a launcher started it. */
+#ifndef G_LOG_DOMAIN          /* the tests link this unit with their own */
 #define G_LOG_DOMAIN "airy-mpi"
+#endif
 
 #include "config.h"
 
