@@ -50,10 +50,58 @@ mpi_check (int status, const char *what, GError **error)
   return FALSE;
 }
 
+typedef struct
+{
+  MPI_Comm  world;
+  MPI_Win   counter;       /* one int64 on rank 0, or MPI_WIN_NULL */
+  gint64   *counter_mem;
+} Mpi;
+
 static MPI_Comm
 world_of (AiryComm *comm)
 {
-  return *(MPI_Comm *) comm->data;
+  return ((Mpi *) comm->data)->world;
+}
+
+static void
+counter_free (Mpi *m)
+{
+  if (m->counter == MPI_WIN_NULL)
+    return;
+  MPI_Win_unlock_all (m->counter);
+  MPI_Win_free (&m->counter);
+}
+
+/* a window of one int64 on rank 0, locked for passive access by all */
+static gboolean
+mpi_counter_reset (AiryComm *comm, GError **error)
+{
+  Mpi *m = comm->data;
+  MPI_Aint bytes = comm->rank == 0 ? sizeof (gint64) : 0;
+
+  counter_free (m);
+  if (!mpi_check (MPI_Win_allocate (bytes, sizeof (gint64), MPI_INFO_NULL, m->world, &m->counter_mem,
+                                    &m->counter), "MPI_Win_allocate", error))
+    return FALSE;
+  if (comm->rank == 0)
+    *m->counter_mem = 0;
+  return mpi_check (MPI_Barrier (m->world), "MPI_Barrier", error)
+         && mpi_check (MPI_Win_lock_all (MPI_MODE_NOCHECK, m->counter), "MPI_Win_lock_all", error);
+}
+
+static gboolean
+mpi_counter_next (AiryComm *comm, guint64 *value, GError **error)
+{
+  Mpi *m = comm->data;
+  const gint64 one = 1;
+  gint64 old = 0;
+
+  if (!mpi_check (MPI_Fetch_and_op (&one, &old, MPI_INT64_T, 0, 0, MPI_SUM, m->counter), "MPI_Fetch_and_op",
+                  error)
+      || !mpi_check (MPI_Win_flush (0, m->counter), "MPI_Win_flush", error))
+    return FALSE;
+  *value = (guint64) old;
+  return TRUE;
 }
 
 static gboolean
@@ -105,10 +153,11 @@ mpi_abort (AiryComm *comm, int status)
 static void
 mpi_free (AiryComm *comm)
 {
-  MPI_Comm *world = comm->data;
+  Mpi *m = comm->data;
 
-  MPI_Comm_free (world);
-  g_free (world);
+  counter_free (m);
+  MPI_Comm_free (&m->world);
+  g_free (m);
   g_free (comm);
   MPI_Finalize ();
 }
@@ -118,6 +167,8 @@ static const AiryCommVTable mpi_vtable = {
   .all_reduce = mpi_all_reduce,
   .broadcast = mpi_broadcast,
   .barrier = mpi_barrier,
+  .counter_reset = mpi_counter_reset,
+  .counter_next = mpi_counter_next,
   .abort = mpi_abort,
   .free = mpi_free,
 };
@@ -127,19 +178,20 @@ airy_mpi_comm_new (int     *argc,
                    char  ***argv,
                    GError **error)
 {
-  MPI_Comm *world;
+  Mpi *m;
   AiryComm *comm;
   int provided = 0, rank = 0, size = 1;
 
   if (!mpi_check (MPI_Init_thread (argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread", error))
     return NULL;
-  world = g_new (MPI_Comm, 1);
-  MPI_Comm_dup (MPI_COMM_WORLD, world);
+  m = g_new0 (Mpi, 1);
+  m->counter = MPI_WIN_NULL;
+  MPI_Comm_dup (MPI_COMM_WORLD, &m->world);
   /* failures come back as codes, turned into errors, not as aborts */
-  MPI_Comm_set_errhandler (*world, MPI_ERRORS_RETURN);
-  MPI_Comm_rank (*world, &rank);
-  MPI_Comm_size (*world, &size);
+  MPI_Comm_set_errhandler (m->world, MPI_ERRORS_RETURN);
+  MPI_Comm_rank (m->world, &rank);
+  MPI_Comm_size (m->world, &size);
   comm = g_new0 (AiryComm, 1);
-  *comm = (AiryComm) { &mpi_vtable, (guint) rank, (guint) size, world };
+  *comm = (AiryComm) { &mpi_vtable, (guint) rank, (guint) size, m, 0 };
   return comm;
 }

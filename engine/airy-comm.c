@@ -30,6 +30,20 @@ self_barrier (AiryComm *comm, GError **error)
   return TRUE;
 }
 
+static gboolean
+self_counter_reset (AiryComm *comm, GError **error)
+{
+  comm->counter = 0;
+  return TRUE;
+}
+
+static gboolean
+self_counter_next (AiryComm *comm, guint64 *value, GError **error)
+{
+  *value = comm->counter++;
+  return TRUE;
+}
+
 static void
 self_abort (AiryComm *comm, int status)
 {
@@ -41,11 +55,13 @@ static const AiryCommVTable self_ops = {
   .all_reduce = self_all_reduce,
   .broadcast = self_broadcast,
   .barrier = self_barrier,
+  .counter_reset = self_counter_reset,
+  .counter_next = self_counter_next,
   .abort = self_abort,
   .free = NULL,
 };
 
-static AiryComm self_comm = { &self_ops, 0, 1, NULL };
+static AiryComm self_comm = { &self_ops, 0, 1, NULL, 0 };
 
 AiryComm *
 airy_comm_self (void)
@@ -98,6 +114,37 @@ airy_comm_barrier (AiryComm *comm,
   g_return_val_if_fail (comm != NULL, FALSE);
 
   return comm->size == 1 || comm->ops->barrier (comm, error);
+}
+
+static gboolean
+no_counter (AiryComm *comm, GError **error)
+{
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND, _("communicator %s: no shared counter"),
+               comm->ops->name);
+  return FALSE;
+}
+
+gboolean
+airy_comm_counter_reset (AiryComm *comm,
+                         GError  **error)
+{
+  g_return_val_if_fail (comm != NULL, FALSE);
+
+  if (comm->ops->counter_reset == NULL)
+    return no_counter (comm, error);
+  return comm->ops->counter_reset (comm, error);
+}
+
+gboolean
+airy_comm_counter_next (AiryComm *comm,
+                        guint64  *value,
+                        GError  **error)
+{
+  g_return_val_if_fail (comm != NULL && value != NULL, FALSE);
+
+  if (comm->ops->counter_next == NULL)
+    return no_counter (comm, error);
+  return comm->ops->counter_next (comm, value, error);
 }
 
 void

@@ -40,6 +40,14 @@ typedef struct
                           GError    **error);
   gboolean (*barrier)    (AiryComm   *comm,
                           GError    **error);
+  /* a counter shared by all ranks, for dynamic load balancing: reset is
+   * collective (the counter becomes 0), next is not (it returns the
+   * counter and adds one, atomically across ranks) */
+  gboolean (*counter_reset) (AiryComm *comm,
+                             GError  **error);
+  gboolean (*counter_next)  (AiryComm *comm,
+                             guint64  *value,
+                             GError  **error);
   /* ends every process of the run with this status (last resort: a rank
    * that cannot take part in the agreement any more) */
   void     (*abort)      (AiryComm   *comm,
@@ -53,6 +61,7 @@ struct _AiryComm
   guint              rank;
   guint              size;
   gpointer           data;
+  guint64            counter;   /* the one-process counter */
 };
 
 /* The trivial communicator of one process (rank 0 of 1); not to be freed. */
@@ -73,6 +82,13 @@ gboolean  airy_comm_barrier    (AiryComm   *comm,
                                 GError    **error);
 void      airy_comm_abort      (AiryComm   *comm,
                                 int         status);
+/* Work handed out dynamically: after a (collective) reset, each call of
+ * next on any rank gets the next whole number 0, 1, 2, … once. */
+gboolean  airy_comm_counter_reset (AiryComm *comm,
+                                   GError  **error);
+gboolean  airy_comm_counter_next  (AiryComm *comm,
+                                   guint64  *value,
+                                   GError  **error);
 /* Error agreement, collective: every rank passes its own outcome (*error
  * set or NULL). TRUE when no rank failed; otherwise every rank returns
  * FALSE with *error replaced by the message of the lowest failing rank,

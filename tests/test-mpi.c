@@ -278,6 +278,13 @@ test_comm_self (void)
   g_assert_true (airy_comm_all_reduce (self, v, 3, AIRY_COMM_SUM, &error));
   g_assert_cmpfloat (v[1], ==, -2);
   g_assert_true (airy_comm_barrier (self, &error));
+  {
+    guint64 v = 99;
+
+    g_assert_true (airy_comm_counter_reset (self, &error));
+    g_assert_true (airy_comm_counter_next (self, &v, &error) && v == 0);
+    g_assert_true (airy_comm_counter_next (self, &v, &error) && v == 1);
+  }
   g_assert_true (airy_comm_agree (self, &error));
   g_assert_no_error (error);
   /* one process: its own error, unchanged */
@@ -336,7 +343,11 @@ fake_abort (AiryComm *comm, int status)
 }
 
 static const AiryCommVTable fake_vtable = {
-  "fake", fake_all_reduce, fake_broadcast, fake_barrier, fake_abort, NULL,
+  .name = "fake",
+  .all_reduce = fake_all_reduce,
+  .broadcast = fake_broadcast,
+  .barrier = fake_barrier,
+  .abort = fake_abort,
 };
 
 static void
@@ -350,7 +361,7 @@ test_run_part (void)
 
   for (r = 0; r < 3; r++)
     {
-      AiryComm fake = { &fake_vtable, r, 3, NULL };
+      AiryComm fake = { &fake_vtable, r, 3, NULL, 0 };
       g_autoptr(AiryResult) part = NULL;
       g_autoptr(AiryResult) given = NULL;
       gsize plane = airy_stack_plane_size (whole->stack);
@@ -379,7 +390,7 @@ test_run_part (void)
 
   /* planes per rank that do not add up: the error names them */
   {
-    AiryComm fake = { &fake_vtable, 0, 3, NULL };
+    AiryComm fake = { &fake_vtable, 0, 3, NULL, 0 };
     const guint wrong[3] = { 6, 0, 5 };
     g_autoptr(GError) error = NULL;
     g_autoptr(AiryResult) r2 = airy_run (system, &(AiryRunOptions) { .comm = &fake, .rank_planes = wrong },
@@ -669,6 +680,111 @@ test_mpi_missing_sample (void)
   g_rmdir (b_dir);
 }
 
+/* A sweep of 10 systems (5 × 2 values) on 2 ranks, and in one process:
+ * the files of 10 single runs, byte for byte, and the index naming each
+ * value. */
+static void
+test_mpi_sweep (void)
+{
+  g_autofree char *json = psf_json (32, 4);
+  g_autofree char *sys = write_json ("sweep.json", json);
+  g_autofree char *d2 = in_tmp ("sweep2"), *d1 = in_tmp ("sweep1");
+  g_autofree char *csv_path = g_build_filename (d2, "index.csv", NULL);
+  g_autofree char *csv = NULL, *csv1 = NULL;
+  g_autofree char *csv1_path = g_build_filename (d1, "index.csv", NULL);
+  const char *coef[5] = { "-0.2", "-0.10000000000000002", "0", "0.10000000000000002", "0.2" };
+  const char *na[2] = { "0.7", "0.8" };
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  g_autoptr(GError) error = NULL;
+  guint k, done = 0;
+  const char *p;
+
+  if (skip_without_mpi ())
+    return;
+  g_assert_cmpint (g_mkdir (d2, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (d1, 0755), ==, 0);
+  sim (2, &a, "sweep", sys, "--set", "elements[1].zernike-coefficients[0]=-0.2:0.2:5",
+       "--set", "elements[0].na=0.7,0.8", "-o", d2, "--threads", "1", NULL);
+  g_assert_cmpint (a.status, ==, 0);
+  /* both ranks took systems, 10 in all */
+  p = strstr (a.out, "systems per rank: ");
+  g_assert_nonnull (p);
+  {
+    guint r0 = 0, r1 = 0;
+    g_assert_cmpint (sscanf (p, "systems per rank: %u, %u", &r0, &r1), ==, 2);
+    g_assert_cmpuint (r0 + r1, ==, 10);
+  }
+  sim (0, &b, "sweep", sys, "--set", "elements[1].zernike-coefficients[0]=-0.2:0.2:5",
+       "--set", "elements[0].na=0.7,0.8", "-o", d1, "--threads", "1", "-q", NULL);
+  g_assert_cmpint (b.status, ==, 0);
+
+  g_assert_true (g_file_get_contents (csv_path, &csv, NULL, &error));
+  g_assert_true (g_str_has_prefix (csv, "index,file,elements[1].zernike-coefficients[0],elements[0].na\n"
+                                        "0,0000.tif,-0.2,0.7\n1,0001.tif,-0.2,0.8\n"));
+  g_assert_true (g_file_get_contents (csv1_path, &csv1, NULL, &error));
+  g_assert_cmpstr (csv, ==, csv1);
+  for (k = 0; k < 10; k++)
+    {
+      g_autofree char *single = g_strdup_printf (
+        "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 5},"
+        " \"spectrum\": {\"wavelengths\": [0.532]}, \"z\": {\"start\": -2, \"stop\": 2, \"count\": 4},"
+        " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": %s},"
+        "   {\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [7], \"zernike-coefficients\": [%s]},"
+        "   {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}", na[k % 2], coef[k / 2]);
+      g_autofree char *line = g_strdup_printf ("\n%u,%04u.tif,%s,%s\n", k, k, coef[k / 2], na[k % 2]);
+      g_autofree char *name = g_strdup_printf ("%04u.tif", k);
+      g_autofree char *one_sys = write_json ("single.json", single);
+      g_autofree char *one = in_tmp ("single.tif");
+      g_autofree char *swept = g_build_filename (d2, name, NULL);
+      g_autofree char *swept1 = g_build_filename (d1, name, NULL);
+      g_auto(Spawned) c = { 0 };
+
+      g_assert_nonnull (strstr (csv, line));
+      sim (0, &c, "run", one_sys, "-o", one, "--threads", "1", "-q", NULL);
+      g_assert_cmpint (c.status, ==, 0);
+      assert_same_bytes (one, swept);
+      assert_same_bytes (one, swept1);
+      g_unlink (one);
+      g_unlink (one_sys);
+      g_unlink (swept);
+      g_unlink (swept1);
+      done++;
+    }
+  g_assert_cmpuint (done, ==, 10);
+  g_unlink (csv_path);
+  g_unlink (csv1_path);
+  g_rmdir (d2);
+  g_rmdir (d1);
+  g_unlink (sys);
+}
+
+/* sweeps without MPI: what is wrong with --set, named */
+static void
+test_sweep_errors (void)
+{
+  g_autofree char *json = psf_json (32, 2);
+  g_autofree char *sys = write_json ("sweep-bad.json", json);
+  g_autofree char *expected = NULL;
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  g_auto(Spawned) c = { 0 };
+
+  sim (0, &a, "sweep", sys, "--set", "elements[0].na=0.7:1.5:3", "-o", tmpdir, NULL);
+  g_assert_cmpint (a.status, ==, 2);
+  g_assert_cmpstr (a.err, ==, "airy-sim: sweep system 2: elements[0].na: must be in (0, n=1.33], got 1.5\n");
+  sim (0, &b, "sweep", sys, "--set", "elements[5].na=1", "-o", tmpdir, NULL);
+  g_assert_cmpint (b.status, ==, 2);
+  expected = g_strdup_printf ("airy-sim: --set elements[5].na: %s has no number there (a sweep sets numbers the "
+                              "file gives)\n", sys);
+  g_assert_cmpstr (b.err, ==, expected);
+  sim (0, &c, "sweep", sys, "--set", "elements[0].na=0.7:0.8:x", "-o", tmpdir, NULL);
+  g_assert_cmpint (c.status, ==, 2);
+  g_assert_cmpstr (c.err, ==, "airy-sim: --set elements[0].na: START:STOP:COUNT needs two finite numbers and a "
+                              "count in [1, 1000000], got \"0.7:0.8:x\"\n");
+  g_unlink (sys);
+}
+
 /* ---- the other role: one rank checking app/airy-mpi.c ---- */
 
 static int
@@ -715,6 +831,23 @@ comm_worker (int argc, char **argv)
         && g_str_equal (error->message, g_strdup_printf ("rank 1 of %u: failure of rank 1", size));
   g_clear_error (&error);
   ok &= airy_comm_barrier (comm, &error);
+  /* the shared counter: 30 numbers taken by all ranks, each once */
+  {
+    float seen[31] = { 0 };
+    guint64 v;
+
+    ok &= airy_comm_counter_reset (comm, &error);
+    while (ok && airy_comm_counter_next (comm, &v, &error) && v < 30)
+      seen[v] += 1;
+    ok &= airy_comm_all_reduce (comm, seen, 30, AIRY_COMM_SUM, &error);
+    for (i = 0; i < 30; i++)
+      ok &= seen[i] == 1;
+    /* and again from 0 after a reset */
+    ok &= airy_comm_counter_reset (comm, &error);
+    ok &= airy_comm_barrier (comm, &error);
+    if (comm->rank == 0)
+      ok &= airy_comm_counter_next (comm, &v, &error) && v == 0;
+  }
   g_print ("rank %u of %u: %s\n", comm->rank, size, ok ? "ok" : "FAILED");
   airy_comm_free (comm);
   return ok ? 0 : 1;
@@ -745,6 +878,8 @@ main (int argc, char **argv)
   g_test_add_func ("/mpi/image", test_mpi_image);
   g_test_add_func ("/mpi/image-noise", test_mpi_image_noise);
   g_test_add_func ("/mpi/missing-sample", test_mpi_missing_sample);
+  g_test_add_func ("/mpi/sweep", test_mpi_sweep);
+  g_test_add_func ("/sweep/errors", test_sweep_errors);
 
   status = g_test_run ();
   g_rmdir (tmpdir);
