@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "airy-test-util.h"
+#include "cuda/airy-cuda-private.h"
 #if AIRY_HAVE_MPI
 #include "airy-mpi.h"
 #endif
@@ -787,6 +788,103 @@ test_sweep_errors (void)
 
 /* ---- the other role: one rank checking app/airy-mpi.c ---- */
 
+/* The CUDA backend's NCCL bootstrap across ranks (airy-cuda-private.h)
+ * with fake NCCL calls: what each device was told. */
+typedef struct
+{
+  guint8 id[AIRY_NCCL_ID_BYTES];
+  int    nranks[4], rank[4], device[4];
+  int    joined, groups, fail_init;
+} FakeNccl;
+
+static int
+fake_unique_id (guint8 *id, gpointer data)
+{
+  guint i;
+
+  for (i = 0; i < AIRY_NCCL_ID_BYTES; i++)
+    id[i] = (guint8) (i * 13 + 1);
+  return 0;
+}
+
+static int
+fake_group (gboolean start, gpointer data)
+{
+  ((FakeNccl *) data)->groups += start ? 1 : 10;
+  return 0;
+}
+
+static int
+fake_init_rank (gpointer *comm, int nranks, const guint8 *id, int rank, int device, gpointer data)
+{
+  FakeNccl *f = data;
+
+  if (f->fail_init)
+    return 5;   /* ncclInvalidUsage */
+  memcpy (f->id, id, AIRY_NCCL_ID_BYTES);
+  f->nranks[f->joined] = nranks;
+  f->rank[f->joined] = rank;
+  f->device[f->joined] = device;
+  f->joined++;
+  *comm = GINT_TO_POINTER (rank + 1);
+  return 0;
+}
+
+static void
+fake_destroy (gpointer comm, gpointer data)
+{
+}
+
+static const char *
+fake_error_string (AiryGpuApi api, int status)
+{
+  return "invalid usage";
+}
+
+static int
+fake_clear (void)
+{
+  return 0;
+}
+
+/* rank r has r + 1 devices (ids 10 r + i): NCCL ranks are contiguous in
+ * rank order, everyone has rank 0's id and the total */
+static gboolean
+check_nccl_bootstrap (AiryComm *comm)
+{
+  static const AiryRankCommOps ops = { fake_unique_id, fake_group, fake_init_rank, fake_destroy };
+  static const AiryGpuHooks hooks = { fake_error_string, fake_clear };
+  FakeNccl f = { 0 };
+  g_autoptr(GError) error = NULL;
+  gpointer comms[4] = { 0 };
+  int devices[4], n = (int) comm->rank + 1, i, first = 0, total = 0;
+  gboolean ok = TRUE;
+  guint r;
+
+  for (i = 0; i < n; i++)
+    devices[i] = 10 * (int) comm->rank + i;
+  for (r = 0; r < comm->size; r++)
+    {
+      if (r < comm->rank)
+        first += (int) r + 1;
+      total += (int) r + 1;
+    }
+  ok &= _airy_rank_comms_init (comm, devices, n, comms, &ops, &hooks, &f, &error);
+  ok &= f.joined == n && f.groups == 11;
+  for (i = 0; i < n; i++)
+    ok &= f.nranks[i] == total && f.rank[i] == first + i && f.device[i] == devices[i]
+          && comms[i] == GINT_TO_POINTER (first + i + 1);
+  for (i = 0; i < AIRY_NCCL_ID_BYTES; i++)
+    ok &= f.id[i] == (guint8) (i * 13 + 1);
+  /* a failing init: an error naming the call, the group closed */
+  memset (&f, 0, sizeof f);
+  f.fail_init = 1;
+  ok &= !_airy_rank_comms_init (comm, devices, n, comms, &ops, &hooks, &f, &error);
+  ok &= error != NULL && strstr (error->message, "ncclCommInitRank") != NULL
+        && strstr (error->message, "invalid usage (5)") != NULL && f.groups == 11;
+  return ok;
+}
+
 static int
 comm_worker (int argc, char **argv)
 {
@@ -848,6 +946,7 @@ comm_worker (int argc, char **argv)
     if (comm->rank == 0)
       ok &= airy_comm_counter_next (comm, &v, &error) && v == 0;
   }
+  ok &= check_nccl_bootstrap (comm);
   g_print ("rank %u of %u: %s\n", comm->rank, size, ok ? "ok" : "FAILED");
   airy_comm_free (comm);
   return ok ? 0 : 1;

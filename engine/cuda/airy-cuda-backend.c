@@ -73,6 +73,15 @@ cuda_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
       run->slots[i].n_lambda = plan->spectrum->n;
     }
   run->slots[run->active[0]].root = TRUE;
+  /* across ranks every rank's devices join the NCCL reduction: a rank
+   * needs a device with planes (found here, before the ranks agree) */
+  if (reduces (run) && state->comm->size > 1 && run->n_active == 0)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("cuda backend: rank %u has no planes to reduce; run on at most as many ranks as planes"),
+                   state->comm->rank);
+      return FALSE;
+    }
   /* FUSED_PSF with the device copies of the last run of the same optics,
    * or the field ops */
   if (run->stages.fused)
