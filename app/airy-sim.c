@@ -1421,6 +1421,70 @@ bench_write (AirySystem *system, const AiryRunOptions *options, const char *dir,
   return TRUE;
 }
 
+/* ---- bench over ranks ---- */
+
+/* One run timed over all ranks: from a barrier to the end of the last
+ * rank's part (a barrier), on rank 0's clock; a run's own time in one
+ * process. */
+static AiryResult *
+bench_run (AirySystem *system, const AiryRunOptions *options, double *seconds, GError **error)
+{
+  AiryResult *r;
+  gint64 t0;
+
+  if (ranks->size > 1 && !airy_comm_barrier (ranks, error))
+    return NULL;
+  t0 = g_get_monotonic_time ();
+  r = airy_run (system, options, NULL, NULL, NULL, error);
+  if (r == NULL)
+    return NULL;
+  if (ranks->size > 1 && !airy_comm_barrier (ranks, error))
+    {
+      airy_result_free (r);
+      return NULL;
+    }
+  *seconds = ranks->size > 1 ? (g_get_monotonic_time () - t0) / 1e6 : r->seconds;
+  return r;
+}
+
+/* The parallel write of a run's result over the ranks (the stack, each
+ * rank its planes; a reduction's image by rank 0), n times, median. */
+static gboolean
+bench_write_ranks (AirySystem *system, const AiryRunOptions *options, const char *dir, guint n,
+                   BenchWrite *out, GError **error)
+{
+  g_autoptr(GArray) tw = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) te = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autofree char *name = NULL, *path = NULL;
+  guint32 pid = (guint32) getpid ();
+  guint i;
+
+  /* one name for all ranks: rank 0's */
+  if (!airy_comm_broadcast (ranks, &pid, sizeof pid, 0, error))
+    return FALSE;
+  name = g_strdup_printf ("airy-bench-%u.tif", pid);
+  path = g_build_filename (dir, name, NULL);
+  g_strlcpy (out->dir, dir, sizeof out->dir);
+  for (i = 0; i < n; i++)
+    {
+      g_autoptr(AiryResult) r = NULL;
+      AiryTiffWriteOptions wo = { AIRY_TIFF_AUTO, NULL, 0 };
+      double run_s = 0, write_s = 0;
+
+      r = bench_run (system, options, &run_s, error);
+      if (r == NULL || !write_outputs_ranks (r, system, path, NULL, NULL, &wo, &write_s, error))
+        return FALSE;
+      if (is_root ())
+        g_unlink (path);
+      g_array_append_val (tw, write_s);
+      g_array_append_val (te, (double) { run_s + write_s });
+    }
+  out->write_s = median_of (tw);
+  out->plain_s = 0;
+  out->e2e_s = median_of (te);
+  return TRUE;
+}
+
 static int
 cmd_bench (int argc, char **argv)
 {
@@ -1446,6 +1510,7 @@ cmd_bench (int argc, char **argv)
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) reduce_times = g_array_new (FALSE, FALSE, sizeof (double));
   BenchWrite wr = { 0 };
   g_autoptr(AiryResult) cold = NULL;
   g_autofree char *cold_backend = NULL;
@@ -1511,35 +1576,48 @@ cmd_bench (int argc, char **argv)
   options.devices = devices->len ? (guint *) devices->data : NULL;
   options.n_devices = devices->len;
   options.threads = n_threads;
+  options.comm = ranks;
 
   /* cold: the first run in this process, FFTW planning included */
-  cold = airy_run (system, &options, NULL, NULL, NULL, &error);
+  cold = bench_run (system, &options, &t_cold, &error);
   if (cold == NULL)
-    return fail (error);
-  t_cold = cold->seconds;
+    return ranks_failed (error);
   cold_backend = g_strdup (cold->backend);
   cold_devices = cold->n_devices;
-  out_bytes = (guint64) cold->stack->depth * cold->stack->height * cold->stack->width * 4;
+  out_bytes = (guint64) (cold->stack_is_part ? cold->n_planes : cold->stack->depth) * cold->stack->height
+              * cold->stack->width * 4;
   /* one result alive at a time, as in use */
   g_clear_pointer (&cold, airy_result_free);
   for (k = 0; k < warmup; k++)
     {
-      g_autoptr(AiryResult) r = airy_run (system, &options, NULL, NULL, NULL, &error);
+      double t;
+      g_autoptr(AiryResult) r = bench_run (system, &options, &t, &error);
       if (r == NULL)
-        return fail (error);
+        return ranks_failed (error);
     }
   for (k = 0; k < repeat; k++)
     {
-      g_autoptr(AiryResult) r = airy_run (system, &options, NULL, NULL, NULL, &error);
+      double t;
+      g_autoptr(AiryResult) r = bench_run (system, &options, &t, &error);
       if (r == NULL)
-        return fail (error);
-      g_array_append_val (times, r->seconds);
+        return ranks_failed (error);
+      g_array_append_val (times, t);
+      g_array_append_val (reduce_times, r->reduce_s);
     }
   /* files: the TIFF write of one result, a plain write of as many bytes
    * to the same folder (the dd floor), and compute + write together */
-  if (!no_write && !bench_write (system, &options, write_dir ? write_dir : g_get_tmp_dir (),
-                                 MAX (3, MIN (repeat, 5)), &wr, &error))
+  if (!no_write && ranks->size > 1)
+    {
+      if (!bench_write_ranks (system, &options, write_dir ? write_dir : g_get_tmp_dir (), MAX (3, MIN (repeat, 5)),
+                              &wr, &error))
+        return ranks_failed (error);
+    }
+  else if (!no_write && !bench_write (system, &options, write_dir ? write_dir : g_get_tmp_dir (),
+                                      MAX (3, MIN (repeat, 5)), &wr, &error))
     return fail (error);
+  /* the floor and the report: rank 0's, alone on the machine */
+  if (ranks->size > 1 && !is_root ())
+    return airy_comm_barrier (ranks, &error) ? EXIT_OK : ranks_failed (error);
   peak = peak_rss_bytes ();
   {
     AiryBackend *b = airy_backend_lookup (cold_backend);
@@ -1576,6 +1654,8 @@ cmd_bench (int argc, char **argv)
     g_array_sort (floors, compare_doubles);
     floor_s = g_array_index (floors, double, floors->len / 2);
   }
+  if (ranks->size > 1 && !airy_comm_barrier (ranks, &error))
+    return ranks_failed (error);
 
   if (json)
     g_print ("{\"system\": \"%s\", \"planes\": %u, \"height\": %u, \"width\": %u, "
@@ -1584,10 +1664,11 @@ cmd_bench (int argc, char **argv)
              "\"max_s\": %.6f, \"floor_s\": %.6f, \"floor\": \"%s\", \"ratio\": %.4f, \"planes_per_s\": %.2f, "
              "\"peak_rss_bytes\": %" G_GUINT64_FORMAT ", \"peak_device_bytes\": %" G_GUINT64_FORMAT ", "
              "\"output_bytes\": %" G_GUINT64_FORMAT ", \"write_s\": %.6f, \"plain_write_s\": %.6f, "
-             "\"end_to_end_s\": %.6f, \"end_to_end_ratio\": %.4f}\n",
+             "\"end_to_end_s\": %.6f, \"end_to_end_ratio\": %.4f, \"ranks\": %u, \"reduce_s\": %.6f}\n",
              what, nz, h, w, cold_backend, cold_devices, n_threads, repeat, warmup, t_cold,
              median, tmin, tmax, floor_s, floor_kind, median / floor_s, nz / median, peak, peak_device, out_bytes,
-             wr.write_s, wr.plain_s, wr.e2e_s, wr.e2e_s > 0 ? wr.e2e_s / (median + wr.plain_s) : 0.0);
+             wr.write_s, wr.plain_s, wr.e2e_s, wr.e2e_s > 0 ? wr.e2e_s / (median + wr.plain_s) : 0.0,
+             ranks->size, median_of (reduce_times));
   else
     {
       g_autofree char *peak_s = airy_format_bytes (peak);
