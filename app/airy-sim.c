@@ -1207,7 +1207,7 @@ cmd_sweep (int argc, char **argv)
       if (total > 1000000)
         {
           g_set_error (&error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("--set: at most 1000000 combinations, got more"));
+                       _("--set: at most 1000000 combinations in all, these give more"));
           return ranks_fail (error);
         }
     }
@@ -1265,7 +1265,10 @@ cmd_sweep (int argc, char **argv)
         break;
       mine++;
       if (!quiet && is_root () && isatty (STDERR_FILENO))
-        fprintf (stderr, _("\rsystem %u of %u"), (guint) k + 1, (guint) total);
+        {
+          fputc ('\r', stderr);
+          fprintf (stderr, _("system %u of %u"), (guint) k + 1, (guint) total);
+        }
     }
   /* a failed rank stops taking systems; the others finish theirs and
    * every rank reports the lowest failing rank's message */
