@@ -601,6 +601,7 @@ write_stack_ranks (const char                 *path,
   g_autofree char *tmp = NULL;
   char tmp_name[4096] = "";
   float range[2] = { INFINITY, INFINITY };   /* min and −max: one MIN reduction */
+  AiryTiffWriteOptions quiet_options;
   GError *local = NULL;
   int fd;
 
@@ -617,7 +618,11 @@ write_stack_ranks (const char                 *path,
     return FALSE;
 
   /* every rank knows the layout (it needs the offsets), rank 0 writes it */
-  layout = airy_tiff_layout_new (path, header, range[0], -range[1], is_root () ? options : NULL, &local);
+  /* the same format everywhere; the warnings are rank 0's to print */
+  quiet_options = *options;
+  if (!is_root ())
+    quiet_options.warnings = NULL;
+  layout = airy_tiff_layout_new (path, header, range[0], -range[1], &quiet_options, &local);
   if (layout && is_root ())
     {
       fd = airy_atomic_begin (path, &tmp, &local);

@@ -529,6 +529,27 @@ test_mpi_stack (void)
   sim (3, &c, "run", sys, "-o", ome3, "--threads", "1", "-q", NULL);
   g_assert_cmpint (c.status, ==, 0);
   assert_same_bytes (ome1, ome3);
+  spawned_clear (&a);
+  spawned_clear (&c);
+  /* two virtual CPU devices per rank: the rank's part split over them as
+   * in one process, four devices in all */
+  {
+    const char *argv[] = { mpirun_path (), "--oversubscribe", "-np", "2", "-x", "AIRY_CPU_DEVICES=2",
+                           g_getenv ("AIRY_SIM"), "run", sys, "-o", two, "--devices", "2", "--threads", "2",
+                           "--json", NULL };
+    g_auto(Spawned) d = { 0 };
+
+    spawn (argv, &d);
+    g_assert_cmpint (d.status, ==, 0);
+    g_assert_nonnull (strstr (d.out, "\"ranks\": 2, \"devices\": 4, \"devices_per_rank\": 2"));
+    assert_same_bytes (one, two);
+  }
+  /* BigTIFF (one IFD per plane after the block): every rank lays out the
+   * same format */
+  sim (0, &a, "run", sys, "-o", one, "--format", "bigtiff", "--threads", "1", "-q", NULL);
+  sim (3, &c, "run", sys, "-o", three, "--format", "bigtiff", "--threads", "1", "-q", NULL);
+  g_assert_cmpint (c.status, ==, 0);
+  assert_same_bytes (one, three);
   g_unlink (ome1);
   g_unlink (ome3);
   g_rmdir (d1);
