@@ -78,7 +78,7 @@ skip_without_mpi (void)
 {
   if (!AIRY_HAVE_MPI)
     {
-      g_test_skip ("built without MPI (meson option mpi: libopenmpi-dev not found)");
+      g_test_skip ("built without MPI (meson option mpi disabled, or libopenmpi-dev not found)");
       return TRUE;
     }
   if (mpirun_path () == NULL)
@@ -706,7 +706,7 @@ test_mpi_missing_sample (void)
  * the files of 10 single runs, byte for byte, and the index naming each
  * value. */
 static void
-test_mpi_sweep (void)
+check_sweep (guint np)
 {
   g_autofree char *json = psf_json (32, 4);
   g_autofree char *sys = write_json ("sweep.json", json);
@@ -722,21 +722,22 @@ test_mpi_sweep (void)
   guint k, done = 0;
   const char *p;
 
-  if (skip_without_mpi ())
-    return;
   g_assert_cmpint (g_mkdir (d2, 0755), ==, 0);
   g_assert_cmpint (g_mkdir (d1, 0755), ==, 0);
-  sim (2, &a, "sweep", sys, "--set", "elements[1].zernike-coefficients[0]=-0.2:0.2:5",
+  sim (np, &a, "sweep", sys, "--set", "elements[1].zernike-coefficients[0]=-0.2:0.2:5",
        "--set", "elements[0].na=0.7,0.8", "-o", d2, "--threads", "1", NULL);
   g_assert_cmpint (a.status, ==, 0);
   /* both ranks took systems, 10 in all */
   p = strstr (a.out, "systems per rank: ");
   g_assert_nonnull (p);
-  {
-    guint r0 = 0, r1 = 0;
-    g_assert_cmpint (sscanf (p, "systems per rank: %u, %u", &r0, &r1), ==, 2);
-    g_assert_cmpuint (r0 + r1, ==, 10);
-  }
+  if (np == 2)
+    {
+      guint r0 = 0, r1 = 0;
+      g_assert_cmpint (sscanf (p, "systems per rank: %u, %u", &r0, &r1), ==, 2);
+      g_assert_cmpuint (r0 + r1, ==, 10);
+    }
+  else
+    g_assert_true (g_str_has_prefix (p, "systems per rank: 10)\n"));
   sim (0, &b, "sweep", sys, "--set", "elements[1].zernike-coefficients[0]=-0.2:0.2:5",
        "--set", "elements[0].na=0.7,0.8", "-o", d1, "--threads", "1", "-q", NULL);
   g_assert_cmpint (b.status, ==, 0);
@@ -781,6 +782,21 @@ test_mpi_sweep (void)
   g_unlink (sys);
 }
 
+static void
+test_mpi_sweep (void)
+{
+  if (skip_without_mpi ())
+    return;
+  check_sweep (2);
+}
+
+/* the same sweep without MPI, twice in one process */
+static void
+test_sweep_one_process (void)
+{
+  check_sweep (0);
+}
+
 /* sweeps without MPI: what is wrong with --set, named */
 static void
 test_sweep_errors (void)
@@ -809,6 +825,7 @@ test_sweep_errors (void)
 
 /* ---- the other role: one rank checking app/airy-mpi.c ---- */
 
+#if AIRY_HAVE_MPI
 /* The CUDA backend's NCCL bootstrap across ranks (airy-cuda-private.h)
  * with fake NCCL calls: what each device was told. */
 typedef struct
@@ -905,6 +922,7 @@ check_nccl_bootstrap (AiryComm *comm)
         && strstr (error->message, "invalid usage (5)") != NULL && f.groups == 11;
   return ok;
 }
+#endif
 
 static int
 comm_worker (int argc, char **argv)
@@ -999,6 +1017,7 @@ main (int argc, char **argv)
   g_test_add_func ("/mpi/image-noise", test_mpi_image_noise);
   g_test_add_func ("/mpi/missing-sample", test_mpi_missing_sample);
   g_test_add_func ("/mpi/sweep", test_mpi_sweep);
+  g_test_add_func ("/sweep/one-process", test_sweep_one_process);
   g_test_add_func ("/sweep/errors", test_sweep_errors);
 
   status = g_test_run ();
