@@ -702,6 +702,64 @@ test_mpi_missing_sample (void)
   g_rmdir (b_dir);
 }
 
+/* The memory budget is a rank's: a stack too large for one process fits
+ * on three; a rank whose budget is too small stops them all (out of
+ * memory, found before anything is allocated). */
+static void
+test_mpi_budget (void)
+{
+  g_autofree char *json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 2.5}, \"spectrum\": {\"wavelengths\": [0.532]},"
+    " \"z\": {\"start\": -2, \"stop\": 2, \"count\": 300}, \"elements\": ["
+    " {\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8},"
+    " {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}");
+  g_autofree char *sys = write_json ("budget.json", json);
+  g_autofree char *out = in_tmp ("budget.tif"), *before = NULL, *after = NULL;
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  g_auto(Spawned) c = { 0 };
+  const char *p;
+  guint seen = 0;
+
+  if (skip_without_mpi ())
+    return;
+  {
+    g_autofree char *argv0 = g_strdup (g_getenv ("AIRY_SIM"));
+    const char *argv[] = { "/usr/bin/env", "AIRY_MEMORY_BUDGET=3M", argv0, "run", sys, "-o", out, "-q", NULL };
+
+    spawn (argv, &a);
+    g_assert_cmpint (a.status, ==, 2);
+    g_assert_nonnull (strstr (a.err, "a run of 300 planes on a 64 × 64 grid needs 4.8 MiB of memory, more than "
+                                     "the budget of 3.0 MiB"));
+  }
+  {
+    const char *argv[] = { mpirun_path (), "--oversubscribe", "-np", "3", "-x", "AIRY_MEMORY_BUDGET=3M",
+                           g_getenv ("AIRY_SIM"), "run", sys, "-o", out, "-q", NULL };
+
+    spawn (argv, &b);
+    g_assert_cmpint (b.status, ==, 0);
+    g_assert_true (g_file_test (out, G_FILE_TEST_IS_REGULAR));
+    g_unlink (out);
+  }
+  before = listing ();
+  {
+    const char *argv[] = { mpirun_path (), "--oversubscribe",
+                           "-np", "2", "-x", "AIRY_MEMORY_BUDGET=3M", g_getenv ("AIRY_SIM"), "run", sys, "-o", out, "-q", ":",
+                           "-np", "1", "-x", "AIRY_MEMORY_BUDGET=1M", g_getenv ("AIRY_SIM"), "run", sys, "-o", out, "-q",
+                           NULL };
+
+    spawn (argv, &c);
+  }
+  g_assert_cmpint (c.status, ==, 1);
+  for (p = c.err; (p = strstr (p, "airy-sim: rank 2 of 3: grid.shape: a run of 100 planes on a 64 × 64 grid "
+                                   "needs 1.7 MiB of memory, more than the budget of 1.0 MiB")) != NULL; p++)
+    seen++;
+  g_assert_cmpuint (seen, ==, 3);
+  after = listing ();
+  g_assert_cmpstr (after, ==, before);
+  g_unlink (sys);
+}
+
 /* A sweep of 10 systems (5 × 2 values) on 2 ranks, and in one process:
  * the files of 10 single runs, byte for byte, and the index naming each
  * value. */
@@ -1016,6 +1074,7 @@ main (int argc, char **argv)
   g_test_add_func ("/mpi/image", test_mpi_image);
   g_test_add_func ("/mpi/image-noise", test_mpi_image_noise);
   g_test_add_func ("/mpi/missing-sample", test_mpi_missing_sample);
+  g_test_add_func ("/mpi/budget", test_mpi_budget);
   g_test_add_func ("/mpi/sweep", test_mpi_sweep);
   g_test_add_func ("/sweep/one-process", test_sweep_one_process);
   g_test_add_func ("/sweep/errors", test_sweep_errors);
