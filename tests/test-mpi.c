@@ -499,6 +499,7 @@ test_mpi_stack (void)
   g_autofree char *json = psf_json (32, 128);
   g_autofree char *sys = write_json ("psf.json", json);
   g_autofree char *one = in_tmp ("one.tif"), *two = in_tmp ("two.tif"), *three = in_tmp ("three.tif");
+  g_autofree char *png1 = in_tmp ("one.png"), *png3 = in_tmp ("three.png");
   /* the same name in two folders: OME-XML names the file */
   g_autofree char *d1 = in_tmp ("p1"), *d3 = in_tmp ("p3");
   g_autofree char *ome1 = g_build_filename (d1, "psf.ome.tif", NULL), *ome3 = g_build_filename (d3, "psf.ome.tif", NULL);
@@ -508,7 +509,7 @@ test_mpi_stack (void)
 
   if (skip_without_mpi ())
     return;
-  sim (0, &a, "run", sys, "-o", one, "--threads", "1", "-q", NULL);
+  sim (0, &a, "run", sys, "-o", one, "--png", png1, "--threads", "1", "-q", NULL);
   g_assert_cmpint (a.status, ==, 0);
   /* 128 planes on 2 ranks, and unevenly on 3 (43, 43, 42): the same bytes */
   sim (2, &b, "run", sys, "-o", two, "--threads", "1", "--json", NULL);
@@ -517,9 +518,13 @@ test_mpi_stack (void)
   /* rank 0 alone says so */
   g_assert_null (strstr (strstr (b.out, "\"ranks\"") + 1, "\"ranks\""));
   assert_same_bytes (one, two);
-  sim (3, &c, "run", sys, "-o", three, "--threads", "1", "-q", NULL);
+  sim (3, &c, "run", sys, "-o", three, "--png", png3, "--threads", "1", "-q", NULL);
   g_assert_cmpint (c.status, ==, 0);
   assert_same_bytes (one, three);
+  /* the middle plane's PNG, from the rank that holds it (rank 1) */
+  assert_same_bytes (png1, png3);
+  g_unlink (png1);
+  g_unlink (png3);
   spawned_clear (&a);
   spawned_clear (&c);
   /* OME-TIFF too */
