@@ -1241,8 +1241,11 @@ cmd_sweep (int argc, char **argv)
     }
   for (digits = 4; total > 1 && pow (10, digits) < total; digits++)
     ;
+  /* a rank that failed above meets the others here, before the counter */
+  if (ranks->size > 1 && !airy_comm_agree (ranks, &error))
+    return ranks_failed (error);
   if (!airy_comm_counter_reset (ranks, &error))
-    return ranks_fail (error);
+    return ranks_failed (error);
 
   options.backend = backend;
   options.threads = (guint) threads;
@@ -1440,7 +1443,9 @@ bench_run (AirySystem *system, const AiryRunOptions *options, double *seconds, G
   AiryResult *r;
   gint64 t0;
 
-  if (ranks->size > 1 && !airy_comm_barrier (ranks, error))
+  /* an agreement, not a bare barrier: a rank that failed before the
+   * first run meets the others here */
+  if (ranks->size > 1 && !airy_comm_agree (ranks, error))
     return NULL;
   t0 = g_get_monotonic_time ();
   r = airy_run (system, options, NULL, NULL, NULL, error);
@@ -1551,7 +1556,7 @@ cmd_bench (int argc, char **argv)
   if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
     return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
   if (devices_arg && !parse_devices (devices_arg, devices, &error))
-    return fail (error);
+    return ranks_fail (error);
   if (argc == 2)
     what = argv[1];
   if (g_str_has_suffix (what, ".json"))
@@ -1559,7 +1564,7 @@ cmd_bench (int argc, char **argv)
   else
     system = airy_system_new_from_preset (what, &error);
   if (system == NULL)
-    return fail (error);
+    return ranks_fail (error);
 
   /* --size N: an N × N grid, spacing scaled to keep the same field of view */
   if (size > 0)

@@ -52,25 +52,38 @@ mpi_environ (void)
   return env;
 }
 
-static void
-spawn (const char *const *argv, Spawned *s)
-{
-  g_auto(GStrv) env = mpi_environ ();
-  g_autoptr(GError) error = NULL;
-  int wait_status = 0;
-
-  memset (s, 0, sizeof *s);
-  g_assert_true (g_spawn_sync (tmpdir, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &s->out, &s->err,
-                               &wait_status, &error));
-  g_assert_no_error (error);
-  s->status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : -1;
-}
-
 static const char *
 mpirun_path (void)
 {
   const char *p = g_getenv ("AIRY_MPIRUN");
   return p && *p ? p : NULL;
+}
+
+static void
+spawn (const char *const *argv, Spawned *s)
+{
+  g_auto(GStrv) env = mpi_environ ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  int wait_status = 0;
+  guint i;
+
+  /* a hang (ranks waiting for one that left) fails in two minutes, not at
+   * the test's timeout */
+  g_ptr_array_add (args, (char *) argv[0]);
+  if (mpirun_path () && g_str_equal (argv[0], mpirun_path ()))
+    {
+      g_ptr_array_add (args, "--timeout");
+      g_ptr_array_add (args, "120");
+    }
+  for (i = 1; argv[i]; i++)
+    g_ptr_array_add (args, (char *) argv[i]);
+  g_ptr_array_add (args, NULL);
+  memset (s, 0, sizeof *s);
+  g_assert_true (g_spawn_sync (tmpdir, (char **) args->pdata, env, G_SPAWN_DEFAULT, NULL, NULL, &s->out, &s->err,
+                               &wait_status, &error));
+  g_assert_no_error (error);
+  s->status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : -1;
 }
 
 static gboolean
@@ -765,6 +778,58 @@ test_mpi_budget (void)
   g_unlink (sys);
 }
 
+/* A rank that cannot run a sweep's systems (its budget is too small) and a
+ * rank of a bench whose system file is missing: every rank stops with its
+ * message (no rank waits for it) and the sweep writes nothing. */
+static void
+test_mpi_sweep_fails (void)
+{
+  g_autofree char *json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 2.5}, \"spectrum\": {\"wavelengths\": [0.532]},"
+    " \"z\": {\"start\": -2, \"stop\": 2, \"count\": 300}, \"elements\": ["
+    " {\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8},"
+    " {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}");
+  g_autofree char *sys = write_json ("sweep-fail.json", json);
+  g_autofree char *dir = in_tmp ("sweep-fail");
+  g_autofree char *missing = in_tmp ("missing.json");
+  g_autofree char *expected = NULL;
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  const char *sim_path = g_getenv ("AIRY_SIM");
+  const char *p;
+  guint seen = 0;
+
+  if (skip_without_mpi ())
+    return;
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  {
+    const char *argv[] = { mpirun_path (), "--oversubscribe",
+                           "-np", "1", sim_path, "sweep", sys, "--set", "elements[0].na=0.7,0.8", "-o", dir, "-q", ":",
+                           "-np", "1", "-x", "AIRY_MEMORY_BUDGET=1M", sim_path, "sweep", sys,
+                           "--set", "elements[0].na=0.7,0.8", "-o", dir, "-q", NULL };
+    spawn (argv, &a);
+  }
+  g_assert_cmpint (a.status, ==, 1);
+  for (p = a.err; (p = strstr (p, "airy-sim: rank 1 of 2: sweep system 0: grid.shape: a run of 300 planes")) != NULL; p++)
+    seen++;
+  g_assert_cmpuint (seen, ==, 2);
+  g_assert_true (g_rmdir (dir) == 0);   /* empty */
+
+  {
+    const char *argv[] = { mpirun_path (), "--oversubscribe",
+                           "-np", "1", sim_path, "bench", sys, "--repeat", "1", "--no-write", ":",
+                           "-np", "1", sim_path, "bench", missing, "--repeat", "1", "--no-write", NULL };
+    spawn (argv, &b);
+  }
+  g_assert_cmpint (b.status, ==, 1);
+  expected = g_strdup_printf ("airy-sim: rank 1 of 2: Failed to open file “%s”: No such file or directory\n", missing);
+  seen = 0;
+  for (p = b.err; (p = strstr (p, expected)) != NULL; p++)
+    seen++;
+  g_assert_cmpuint (seen, ==, 2);
+  g_unlink (sys);
+}
+
 /* A sweep of 10 systems (5 × 2 values) on 2 ranks, and in one process:
  * the files of 10 single runs, byte for byte, and the index naming each
  * value. */
@@ -1081,6 +1146,7 @@ main (int argc, char **argv)
   g_test_add_func ("/mpi/missing-sample", test_mpi_missing_sample);
   g_test_add_func ("/mpi/budget", test_mpi_budget);
   g_test_add_func ("/mpi/sweep", test_mpi_sweep);
+  g_test_add_func ("/mpi/sweep-fails", test_mpi_sweep_fails);
   g_test_add_func ("/sweep/one-process", test_sweep_one_process);
   g_test_add_func ("/sweep/errors", test_sweep_errors);
 
