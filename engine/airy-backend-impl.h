@@ -8,6 +8,7 @@
 #pragma once
 
 #include "airy-backend.h"
+#include "airy-comm.h"
 #include "airy-run.h"
 
 G_BEGIN_DECLS
@@ -34,6 +35,9 @@ typedef struct
 struct _AiryRunState
 {
   AiryPlan        *plan;           /* a reference */
+  AiryComm        *comm;           /* the run's processes (airy-comm.h) */
+  guint            part_first;     /* this process's planes: [part_first, */
+  guint            part_count;     /*   part_first + part_count) of the plan's */
   guint            n_slots;
   AiryChunk       *chunks;         /* one per slot */
   gboolean         keep_psf;       /* imaging: also return the PSF stack */
@@ -48,8 +52,22 @@ struct _AiryRunState
   AiryProgressFunc progress;
   gpointer         progress_data;
   GCancellable    *cancellable;
+  gint64           reduce_us;      /* in _airy_run_state_reduce_ranks */
 };
 
+/* The host planes of global plane b of this process's part (out: the
+ * result unless the run reduces; psf: the kept PSF stack). */
+float    *_airy_run_state_out_plane     (AiryRunState *state,
+                                         guint         b);
+float    *_airy_run_state_psf_plane     (AiryRunState *state,
+                                         guint         b);
+/* The reduction across processes, after the one across devices: buf (count
+ * floats, the root slot's partial sum, or zeros on a process without
+ * planes) becomes the sum over every rank, in place. */
+gboolean  _airy_run_state_reduce_ranks  (AiryRunState *state,
+                                         float        *buf,
+                                         gsize         count,
+                                         GError      **error);
 /* For backends: one more plane done (progress, thread-safe). */
 void      _airy_run_state_plane_done    (AiryRunState *state);
 /* The host stacks a backend fills: the result (unless the run reduces to

@@ -48,6 +48,38 @@ gboolean   airy_tiff_write_full  (const char                 *path,
 /* The format a path gets by default. */
 AiryTiffFormat airy_tiff_format_for_path (const char *path);
 
+/* The same file in two steps, for writers that hold parts of a stack (the
+ * ranks of an MPI run): the layout of a stack with `stack`'s shape and
+ * metadata (its data are not read; ImageJ's display range is lo … hi, the
+ * whole stack's), then the frame (header, IFDs; the file is sized) and
+ * the planes, each part at its own offsets, from any process. The bytes
+ * are airy_tiff_write_full's when lo and hi are the stack's min and max. */
+typedef struct _AiryTiffLayout AiryTiffLayout;
+
+AiryTiffLayout *airy_tiff_layout_new        (const char                 *path,
+                                             const AiryStack            *stack,
+                                             float                       lo,
+                                             float                       hi,
+                                             const AiryTiffWriteOptions *options,
+                                             GError                    **error);
+void            airy_tiff_layout_free       (AiryTiffLayout             *layout);
+guint64         airy_tiff_layout_get_size   (const AiryTiffLayout       *layout);
+/* Where plane z's bytes start. */
+guint64         airy_tiff_layout_plane_offset (const AiryTiffLayout     *layout,
+                                               guint                     z);
+gboolean        airy_tiff_layout_write_frame (const AiryTiffLayout      *layout,
+                                              int                        fd,
+                                              GError                   **error);
+/* count planes (float32, native order) from plane `first`, with pwrite. */
+gboolean        airy_tiff_layout_write_planes (const AiryTiffLayout     *layout,
+                                               int                       fd,
+                                               guint                     first,
+                                               guint                     count,
+                                               const float              *data,
+                                               GError                  **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryTiffLayout, airy_tiff_layout_free)
+
 /* Reading (TIFF and PNG). TIFF: ImageJ (hyperstack axes, units nm/µm/mm,
  * spacing, origins, Airy's exact z, the >4 GB single-IFD layout),
  * OME-TIFF (physical sizes and units, Plane PositionZ, TiffData mapping,

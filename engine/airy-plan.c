@@ -258,7 +258,7 @@ _airy_plan_new_checked (AirySystem           *system,
   AiryElement *objective;
   const double *z;
   double spacing, zmax = 0.0;
-  guint h, w, i, l, n_slots;
+  guint h, w, i, l, n_slots, planes_here;
   guint64 need, budget;
   gboolean keep_psf;
 
@@ -490,8 +490,19 @@ _airy_plan_new_checked (AirySystem           *system,
   if (options && options->devices == NULL && g_strcmp0 (options->backend, "cuda") != 0)
     n_slots = MAX (n_slots, 1);
   keep_psf = options ? options->keep_psf : FALSE;
-  need = (guint64) plan->out_depth * plan->out_height * plan->out_width * 4
-         + (keep_psf ? (guint64) plan->n_planes * plan->psf_height * plan->psf_width * 4 : 0)
+  /* over several processes each holds its own part of the stack only */
+  planes_here = plan->n_planes;
+  if (options && options->comm && options->comm->size > 1)
+    {
+      guint first;
+
+      if (options->rank_planes)
+        planes_here = MIN (options->rank_planes[options->comm->rank], plan->n_planes);
+      else
+        airy_comm_split (plan->n_planes, options->comm->size, options->comm->rank, &first, &planes_here);
+    }
+  need = (guint64) (plan->reduce ? plan->out_depth : planes_here) * plan->out_height * plan->out_width * 4
+         + (keep_psf ? (guint64) planes_here * plan->psf_height * plan->psf_width * 4 : 0)
          + (plan->volume ? (guint64) plan->volume->depth * plan->vol_height * plan->vol_width * 4 : 0)
          + n_slots * _airy_plan_bytes_per_slot (plan);
   budget = airy_memory_budget ();
@@ -503,7 +514,7 @@ _airy_plan_new_checked (AirySystem           *system,
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
                    _("grid.shape: a run of %u plane%s on a %u × %u grid needs %s of memory, more than "
                    "the budget of %s (90 %% of available memory, or AIRY_MEMORY_BUDGET); reduce "
-                   "grid.shape or z.count"), plan->n_planes, plan->n_planes == 1 ? "" : "s", h, w,
+                   "grid.shape or z.count"), planes_here, planes_here == 1 ? "" : "s", h, w,
                    need_s, budget_s);
       return NULL;
     }

@@ -137,7 +137,7 @@ _airy_run_state_plane_done (AiryRunState *state)
   g_mutex_lock (&state->lock);
   done = ++state->done;
   if (state->progress)
-    state->progress (done, state->plan->n_planes, state->progress_data);
+    state->progress (done, state->part_count, state->progress_data);
   g_mutex_unlock (&state->lock);
 }
 
@@ -149,8 +149,9 @@ _airy_run_state_alloc_outputs (AiryRunState *state,
 
   if (!plan->reduce)
     {
-      /* every plane is written by the run */
-      state->out = _airy_stack_new_uninitialised (plan->out_depth, plan->out_height, plan->out_width);
+      /* every plane of this process's part is written by the run */
+      g_assert (plan->out_depth == plan->n_planes);
+      state->out = _airy_stack_new_uninitialised (MAX (state->part_count, 1), plan->out_height, plan->out_width);
       if (state->out == NULL)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("not enough memory for the output stack"));
@@ -158,8 +159,37 @@ _airy_run_state_alloc_outputs (AiryRunState *state,
         }
     }
   if (state->keep_psf)
-    state->psf = airy_stack_new (plan->n_planes, plan->psf_height, plan->psf_width);
+    state->psf = airy_stack_new (MAX (state->part_count, 1), plan->psf_height, plan->psf_width);
   return TRUE;
+}
+
+float *
+_airy_run_state_out_plane (AiryRunState *state,
+                           guint         b)
+{
+  g_assert (b >= state->part_first && b - state->part_first < state->out->depth);
+  return airy_stack_plane (state->out, b - state->part_first);
+}
+
+float *
+_airy_run_state_psf_plane (AiryRunState *state,
+                           guint         b)
+{
+  g_assert (b >= state->part_first && b - state->part_first < state->psf->depth);
+  return airy_stack_plane (state->psf, b - state->part_first);
+}
+
+gboolean
+_airy_run_state_reduce_ranks (AiryRunState *state,
+                              float        *buf,
+                              gsize         count,
+                              GError      **error)
+{
+  gint64 t0 = g_get_monotonic_time ();
+  gboolean ok = airy_comm_all_reduce (state->comm, buf, count, AIRY_COMM_SUM, error);
+
+  state->reduce_us += g_get_monotonic_time () - t0;
+  return ok;
 }
 
 void
@@ -183,8 +213,15 @@ _airy_run_state_set_metadata (AiryRunState *state)
 
       if (s == NULL)
         continue;
-      if (s->depth == plan->n_planes)
-        airy_stack_set_z (s, plan->z);
+      /* a stack of planes holds this process's part; a reduction's image
+       * is at the plane's z when there is one plane */
+      if (s == state->out && plan->reduce)
+        {
+          if (s->depth == plan->n_planes)
+            airy_stack_set_z (s, plan->z);
+        }
+      else if (state->part_count > 0 && s->depth == state->part_count)
+        airy_stack_set_z (s, plan->z + state->part_first);
       airy_stack_set_provenance (s, plan->spectrum->n, plan->spectrum->wavelengths,
                                  plan->spectrum->weights, json);
     }
@@ -267,74 +304,122 @@ choose_devices (AiryBackend          *backend,
   return TRUE;
 }
 
-AiryResult *
-airy_run (AirySystem           *system,
-          const AiryRunOptions *options,
-          AiryProgressFunc      progress,
-          gpointer              user_data,
-          GCancellable         *cancellable,
-          GError              **error)
+/* The planes of this process: [first, first + count) of n. */
+static gboolean
+choose_part (AiryComm *comm, const AiryRunOptions *opts, guint n, guint *first, guint *count, GError **error)
 {
-  static const AiryRunOptions defaults = { 0 };
-  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  guint sum = 0, i;
+
+  if (opts->rank_planes == NULL)
+    {
+      airy_comm_split (n, comm->size, comm->rank, first, count);
+      return TRUE;
+    }
+  *first = 0;
+  for (i = 0; i < comm->size; i++)
+    {
+      if (i < comm->rank)
+        *first += opts->rank_planes[i];
+      sum += opts->rank_planes[i];
+    }
+  if (sum != n)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("chunks: the planes per rank must add up to the %u planes, got %u"), n, sum);
+      return FALSE;
+    }
+  *count = opts->rank_planes[comm->rank];
+  return TRUE;
+}
+
+/* What a run does on its own process, up to its cross-process step: the
+ * plan, the chunks of this process's part over its devices, prepare and
+ * execute. FALSE with *error set; the caller agrees with the other ranks
+ * either way. */
+static gboolean
+run_local (AirySystem           *system,
+           AiryRunOptions       *opts,
+           AiryComm             *comm,
+           AiryProgressFunc      progress,
+           gpointer              user_data,
+           GCancellable         *cancellable,
+           GPtrArray            *warnings,
+           AiryBackend         **backend_out,
+           AiryRunState        **state_out,
+           guint                *threads_out,
+           gboolean             *prepare_called,
+           GError              **error)
+{
   g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(AiryPlan) plan = NULL;
-  g_autoptr(AiryRunState) state = NULL;
   g_autoptr(GError) local = NULL;
-  AiryRunOptions opts;
+  AiryRunState *state;
   AiryBackend *backend;
-  AiryResult *result;
-  gint64 t0 = g_get_monotonic_time ();
-  guint threads, i, first = 0;
+  guint threads, i, first, part_first, part_count;
   gulong handler = 0;
-  gboolean ok = TRUE;
 
-  g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
-
-  opts = options ? *options : defaults;
   /* wrong settings in the environment are errors, not defaults in disguise */
   if (!airy_memory_budget_get (NULL, error) || !airy_cpu_devices_from_env (NULL, error))
-    return NULL;
-  backend = airy_backend_choose (opts.backend, error);
+    return FALSE;
+  backend = airy_backend_choose (opts->backend, error);
   if (backend == NULL)
-    return NULL;
+    return FALSE;
+  *backend_out = backend;
   if (backend->ops->execute == NULL && backend->ops->prepare == NULL)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
                    _("backend %s: cannot run systems"), backend->ops->name);
-      return NULL;
+      return FALSE;
     }
-  if (!choose_devices (backend, &opts, devices, error))
-    return NULL;
-  opts.devices = (guint *) devices->data;
-  opts.n_devices = devices->len;
+  if (comm->size > 1 && opts->resident)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("resident: a result kept by its backend needs a run in one process, got %u ranks"),
+                   comm->size);
+      return FALSE;
+    }
+  if (!choose_devices (backend, opts, devices, error))
+    return FALSE;
+  opts->devices = (guint *) devices->data;
+  opts->n_devices = devices->len;
 
-  plan = _airy_plan_new (system, &opts, warnings, error);
+  plan = _airy_plan_new (system, opts, warnings, error);
   if (plan == NULL || !_airy_plan_compile (plan, error))
-    return NULL;
-  state = run_state_new (plan);
+    return FALSE;
+  if (!choose_part (comm, opts, plan->n_planes, &part_first, &part_count, error))
+    return FALSE;
+  state = *state_out = run_state_new (plan);
+  state->comm = comm;
+  state->part_first = part_first;
+  state->part_count = part_count;
 
-  /* Shard the batch axis in contiguous chunks, as asked or evenly. */
+  /* Shard this process's planes over its devices in contiguous chunks, as
+   * asked or evenly. */
   state->n_slots = devices->len;
   state->chunks = g_new0 (AiryChunk, state->n_slots);
-  threads = opts.threads ? opts.threads : g_get_num_processors ();
-  if (opts.chunks != NULL)
+  threads = *threads_out = opts->threads ? opts->threads : g_get_num_processors ();
+  if (opts->chunks != NULL)
     {
       guint sum = 0;
 
       for (i = 0; i < state->n_slots; i++)
-        sum += opts.chunks[i];
-      if (sum != plan->n_planes)
+        sum += opts->chunks[i];
+      if (sum != part_count)
         {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("chunks: must add up to the %u planes, got %u"), plan->n_planes, sum);
-          return NULL;
+          if (comm->size > 1)
+            g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                         _("chunks: must add up to the rank's %u planes, got %u"), part_count, sum);
+          else
+            g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                         _("chunks: must add up to the %u planes, got %u"), plan->n_planes, sum);
+          return FALSE;
         }
     }
+  first = part_first;
   for (i = 0; i < state->n_slots; i++)
     {
-      guint count = opts.chunks ? opts.chunks[i]
-                                : plan->n_planes / state->n_slots + (i < plan->n_planes % state->n_slots);
+      guint count = opts->chunks ? opts->chunks[i]
+                                 : part_count / state->n_slots + (i < part_count % state->n_slots);
       state->chunks[i] = (AiryChunk) {
         .slot = i,
         .device = g_array_index (devices, guint, i),
@@ -345,8 +430,8 @@ airy_run (AirySystem           *system,
       first += count;
     }
 
-  state->want_resident = opts.resident;
-  state->keep_psf = opts.keep_psf;
+  state->want_resident = opts->resident;
+  state->keep_psf = opts->keep_psf;
   state->progress = progress;
   state->progress_data = user_data;
   state->cancellable = g_cancellable_new ();
@@ -354,13 +439,13 @@ airy_run (AirySystem           *system,
     handler = g_cancellable_connect (cancellable, G_CALLBACK (forward_cancel),
                                      g_object_ref (state->cancellable), g_object_unref);
 
+  *prepare_called = TRUE;
   if (backend->ops->prepare && !backend->ops->prepare (backend, state, error))
     {
-      /* what prepare made so far (buffers, cache references) goes too */
-      if (backend->ops->release)
-        backend->ops->release (backend, state);
+      /* what prepare made so far (buffers, cache references) goes too,
+       * in airy_run */
       g_cancellable_disconnect (cancellable, handler);
-      return NULL;
+      return FALSE;
     }
 
   if (state->n_slots == 1)
@@ -400,15 +485,72 @@ airy_run (AirySystem           *system,
 
   if (local == NULL)
     g_cancellable_set_error_if_cancelled (state->cancellable, &local);
-  if (local == NULL && plan->reduce)
-    ok = (backend->ops->all_reduce == NULL || backend->ops->all_reduce (backend, state, &local));
-  if (local == NULL && ok)
-    ok = backend->ops->finish == NULL || backend->ops->finish (backend, state, &local);
-  if (backend->ops->release)
+  if (local != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+AiryResult *
+airy_run (AirySystem           *system,
+          const AiryRunOptions *options,
+          AiryProgressFunc      progress,
+          gpointer              user_data,
+          GCancellable         *cancellable,
+          GError              **error)
+{
+  static const AiryRunOptions defaults = { 0 };
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(AiryRunState) state = NULL;
+  g_autoptr(GError) local = NULL;
+  AiryRunOptions opts;
+  AiryComm *comm;
+  AiryBackend *backend = NULL;
+  AiryPlan *plan;
+  AiryResult *result;
+  gint64 t0 = g_get_monotonic_time ();
+  guint threads = 0;
+  gboolean prepared = FALSE;
+
+  g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
+
+  opts = options ? *options : defaults;
+  comm = opts.comm ? opts.comm : airy_comm_self ();
+
+  run_local (system, &opts, comm, progress, user_data, cancellable, warnings, &backend, &state, &threads,
+             &prepared, &local);
+  /* Every rank learns whether all got here (the lowest failing rank's
+   * message otherwise) before the first collective step: a rank that
+   * failed never leaves the others waiting in the reduction. */
+  plan = state ? state->plan : NULL;
+  if (comm->size > 1 && airy_comm_agree (comm, &local))
+    {
+      if (plan->reduce && backend->ops->all_reduce == NULL)
+        g_set_error (&local, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                     _("backend %s: cannot reduce across processes"), backend->ops->name);
+      if (local == NULL && plan->reduce)
+        backend->ops->all_reduce (backend, state, &local);
+      if (local == NULL && backend->ops->finish)
+        backend->ops->finish (backend, state, &local);
+      /* and once more after the steps that may fail on one rank only, so
+       * that a failed run is a failed run on every rank */
+      airy_comm_agree (comm, &local);
+    }
+  else if (comm->size == 1)
+    {
+      if (local == NULL && plan->reduce && backend->ops->all_reduce)
+        backend->ops->all_reduce (backend, state, &local);
+      if (local == NULL && backend->ops->finish)
+        backend->ops->finish (backend, state, &local);
+    }
+  if (prepared && backend->ops->release)
     backend->ops->release (backend, state);
   if (local != NULL)
     {
-      g_clear_pointer (&state->resident, airy_resident_unref);
+      if (state)
+        g_clear_pointer (&state->resident, airy_resident_unref);
       g_propagate_error (error, g_steal_pointer (&local));
       return NULL;
     }
@@ -427,5 +569,11 @@ airy_run (AirySystem           *system,
   result->backend = g_strdup (backend->ops->name);
   result->n_devices = state->n_slots;
   result->threads = threads;
+  result->ranks = comm->size;
+  result->part_first = state->part_first;
+  result->part_count = state->part_count;
+  result->stack_is_part = !plan->reduce;
+  result->n_planes = plan->n_planes;
+  result->reduce_s = state->reduce_us / 1e6;
   return result;
 }

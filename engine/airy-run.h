@@ -3,6 +3,7 @@
 #include <gio/gio.h>
 
 #include "airy-backend.h"
+#include "airy-comm.h"
 #include "airy-stack.h"
 #include "airy-system.h"
 
@@ -19,6 +20,13 @@ typedef struct
   gboolean     resident;   /* return the result kept by its backend (result->resident,
                             * for the viewer; CUDA: on the GPUs, no host copy) instead
                             * of result->stack */
+  AiryComm    *comm;       /* the processes of the run (MPI ranks); NULL: this one.
+                            * Each rank computes a contiguous part of the planes
+                            * (rank_planes, or evenly), over its own devices;
+                            * reductions meet across ranks (airy-comm.h) */
+  const guint *rank_planes; /* explicit planes per rank (comm->size of them, sum =
+                             * planes); NULL: even split. `chunks` then splits
+                             * the rank's part over its devices */
 } AiryRunOptions;
 
 typedef void (*AiryProgressFunc) (guint    done,
@@ -27,8 +35,10 @@ typedef void (*AiryProgressFunc) (guint    done,
 
 typedef struct
 {
-  AiryStack *stack;        /* PSF stack, or the image (depth 1) of a reduction */
-  AiryStack *psf;          /* imaging with keep_psf */
+  AiryStack *stack;        /* PSF stack, or the image (depth 1) of a reduction;
+                            * over several ranks: this rank's planes of the
+                            * stack (part_first …), the whole image */
+  AiryStack *psf;          /* imaging with keep_psf (this rank's planes) */
   AiryResident *resident;  /* with AiryRunOptions.resident (stack is NULL then) */
   GPtrArray *warnings;     /* char* */
   guint64    hash;         /* airy_system_hash() of the system run */
@@ -36,6 +46,12 @@ typedef struct
   char      *backend;
   guint      n_devices;
   guint      threads;
+  guint      ranks;        /* processes of the run (1 without MPI) */
+  guint      part_first;   /* this rank's planes in the stack and psf: */
+  guint      part_count;   /*   [part_first, part_first + part_count) */
+  guint      n_planes;     /* the whole stack's */
+  gboolean   stack_is_part; /* stack holds this rank's planes (not one image) */
+  double     reduce_s;     /* time in the cross-rank reduction */
   /*< private >*/
   gint       extra_refs;   /* references beyond the first: a zeroed result has one */
 } AiryResult;

@@ -481,30 +481,50 @@ lay_out (const PageTags *t, gboolean big, gboolean single_ifd, GByteArray *head_
   return *data_offset + data_bytes + tail_buf->len;
 }
 
-gboolean
-airy_tiff_write_full (const char                 *path,
+struct _AiryTiffLayout
+{
+  char       *path;
+  GByteArray *head;         /* header, first IFD and its values, padding */
+  GByteArray *tail;         /* the other pages' IFDs */
+  guint64     data_offset;  /* the pixel block */
+  guint64     plane_bytes;
+  guint64     size;
+  guint       depth;
+};
+
+void
+airy_tiff_layout_free (AiryTiffLayout *layout)
+{
+  if (layout == NULL)
+    return;
+  g_free (layout->path);
+  g_byte_array_unref (layout->head);
+  g_byte_array_unref (layout->tail);
+  g_free (layout);
+}
+
+AiryTiffLayout *
+airy_tiff_layout_new (const char                 *path,
                       const AiryStack            *stack,
+                      float                       lo,
+                      float                       hi,
                       const AiryTiffWriteOptions *options,
                       GError                    **error)
 {
   static const AiryTiffWriteOptions defaults = { AIRY_TIFF_AUTO, NULL, 0 };
-  g_autoptr(GByteArray) head_buf = g_byte_array_new ();
-  g_autoptr(GByteArray) tail_buf = g_byte_array_new ();
   g_autoptr(GByteArray) ij_bytes = g_byte_array_new ();
   g_autoptr(GArray) ij_counts = g_array_new (FALSE, FALSE, sizeof (guint32));
   g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *tmp = NULL, *desc = NULL, *info = NULL, *base = g_path_get_basename (path);
+  g_autofree char *desc = NULL, *info = NULL, *base = g_path_get_basename (path);
   g_autofree double *zs = NULL;
+  AiryTiffLayout *layout;
   AiryTiffFormat format;
-  guint64 plane_bytes, data_bytes, classic_limit, data_offset, size;
+  guint64 plane_bytes, data_bytes, classic_limit;
   gboolean ome, big, single_ifd = FALSE;
   PageTags tags;
-  float lo = 0, hi = 0;
-  gboolean ok;
   guint k;
-  int fd;
 
-  g_return_val_if_fail (stack != NULL && stack->depth > 0 && stack->data != NULL, FALSE);
+  g_return_val_if_fail (stack != NULL && stack->depth > 0, NULL);
   options = options ? options : &defaults;
 
   format = options->format == AIRY_TIFF_AUTO ? airy_tiff_format_for_path (path) : options->format;
@@ -513,16 +533,10 @@ airy_tiff_write_full (const char                 *path,
   data_bytes = plane_bytes * stack->depth;
   classic_limit = options->classic_limit ? options->classic_limit : G_GUINT64_CONSTANT (0xffffffff);
 
-  /* ImageJ's display range: the stack's min and max, on all cores (a pass
-   * over the stack costs less here than in the workers, where every run
-   * would pay it, and less than beside the write, which it slows) */
   if (ome)
     desc = _airy_ome_xml_new (stack, base);
   else
-    {
-      airy_stack_min_max (stack, &lo, &hi);
-      desc = imagej_description (path, stack, lo, hi, airy_stack_z_uniform (stack), options->warnings);
-    }
+    desc = imagej_description (path, stack, lo, hi, airy_stack_z_uniform (stack), options->warnings);
   zs = g_new (double, stack->depth);
   for (k = 0; k < stack->depth; k++)
     zs[k] = airy_stack_get_z (stack, k);
@@ -542,19 +556,26 @@ airy_tiff_write_full (const char                 *path,
   rational (stack->dx > 0 ? 1.0 / stack->dx : 0, tags.xres);
   rational (stack->dy > 0 ? 1.0 / stack->dy : 0, tags.yres);
 
+  layout = g_new0 (AiryTiffLayout, 1);
+  layout->path = g_strdup (path);
+  layout->head = g_byte_array_new ();
+  layout->tail = g_byte_array_new ();
+  layout->plane_bytes = plane_bytes;
+  layout->depth = stack->depth;
+
   /* Classic TIFF while every offset fits in 32 bits. Beyond: ImageJ's own
    * large-stack layout for ImageJ files (one IFD, the block after it) and
    * BigTIFF for OME-TIFF or on request. A plane of 4 GB or more needs
    * BigTIFF whatever the format. */
   big = format == AIRY_TIFF_BIGTIFF || plane_bytes > classic_limit;
-  size = lay_out (&tags, big, FALSE, head_buf, tail_buf, &data_offset);
-  if (!big && size > classic_limit)
+  layout->size = lay_out (&tags, big, FALSE, layout->head, layout->tail, &layout->data_offset);
+  if (!big && layout->size > classic_limit)
     {
       if (ome)
         big = TRUE;
       else
         single_ifd = TRUE;
-      size = lay_out (&tags, big, single_ifd, head_buf, tail_buf, &data_offset);
+      layout->size = lay_out (&tags, big, single_ifd, layout->head, layout->tail, &layout->data_offset);
     }
   if (options->warnings && single_ifd)
     {
@@ -571,13 +592,111 @@ airy_tiff_write_full (const char                 *path,
     g_ptr_array_add (options->warnings,
                      g_strdup_printf (_("%s: a plane of 4 GB or more needs BigTIFF, which ImageJ 1.x cannot "
                                         "open (tifffile/napari and Fiji's Bio-Formats can)"), path));
+  g_assert (layout->data_offset + data_bytes + layout->tail->len == layout->size);
+  return layout;
+}
 
+guint64
+airy_tiff_layout_get_size (const AiryTiffLayout *layout)
+{
+  return layout->size;
+}
+
+guint64
+airy_tiff_layout_plane_offset (const AiryTiffLayout *layout,
+                               guint                 z)
+{
+  g_return_val_if_fail (z <= layout->depth, 0);
+  return layout->data_offset + (guint64) z * layout->plane_bytes;
+}
+
+static gboolean
+pwrite_all (int fd, const void *data, guint64 n, guint64 offset, const char *path, GError **error)
+{
+  const guint8 *p = data;
+
+  while (n > 0)
+    {
+      gsize chunk = (gsize) MIN (n, (guint64) 1 << 28);
+      gssize w = pwrite (fd, p, chunk, (off_t) offset);
+
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        {
+          int e = w < 0 ? errno : ENOSPC;
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), path, g_strerror (e));
+          return FALSE;
+        }
+      p += w;
+      n -= (guint64) w;
+      offset += (guint64) w;
+    }
+  return TRUE;
+}
+
+gboolean
+airy_tiff_layout_write_frame (const AiryTiffLayout *layout,
+                              int                   fd,
+                              GError              **error)
+{
+  if (ftruncate (fd, (off_t) layout->size) != 0)
+    {
+      int e = errno;
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), layout->path, g_strerror (e));
+      return FALSE;
+    }
+  return pwrite_all (fd, layout->head->data, layout->head->len, 0, layout->path, error)
+         && pwrite_all (fd, layout->tail->data, layout->tail->len, layout->size - layout->tail->len,
+                        layout->path, error);
+}
+
+gboolean
+airy_tiff_layout_write_planes (const AiryTiffLayout *layout,
+                               int                   fd,
+                               guint                 first,
+                               guint                 count,
+                               const float          *data,
+                               GError              **error)
+{
+  g_return_val_if_fail (first + count <= layout->depth && (data != NULL || count == 0), FALSE);
+
+  return pwrite_all (fd, data, (guint64) count * layout->plane_bytes, airy_tiff_layout_plane_offset (layout, first),
+                     layout->path, error);
+}
+
+gboolean
+airy_tiff_write_full (const char                 *path,
+                      const AiryStack            *stack,
+                      const AiryTiffWriteOptions *options,
+                      GError                    **error)
+{
+  g_autoptr(AiryTiffLayout) layout = NULL;
+  g_autofree char *tmp = NULL;
+  float lo = 0, hi = 0;
+  gboolean ok;
+  int fd;
+
+  g_return_val_if_fail (stack != NULL && stack->depth > 0 && stack->data != NULL, FALSE);
+
+  /* ImageJ's display range: the stack's min and max, on all cores (a pass
+   * over the stack costs less here than in the workers, where every run
+   * would pay it, and less than beside the write, which it slows) */
+  if ((options ? options->format : AIRY_TIFF_AUTO) == AIRY_TIFF_AUTO
+      ? airy_tiff_format_for_path (path) != AIRY_TIFF_OME
+      : options->format != AIRY_TIFF_OME)
+    airy_stack_min_max (stack, &lo, &hi);
+  layout = airy_tiff_layout_new (path, stack, lo, hi, options, error);
+  if (layout == NULL)
+    return FALSE;
+
+  /* one pass, large sequential writes: the head, the block, the tail */
   fd = airy_atomic_begin (path, &tmp, error);
   if (fd < 0)
     return FALSE;
-  ok = write_all (fd, head_buf->data, head_buf->len, path, error)
-       && write_all (fd, stack->data, data_bytes, path, error)
-       && write_all (fd, tail_buf->data, tail_buf->len, path, error);
+  ok = write_all (fd, layout->head->data, layout->head->len, path, error)
+       && write_all (fd, stack->data, layout->plane_bytes * stack->depth, path, error)
+       && write_all (fd, layout->tail->data, layout->tail->len, path, error);
   if (!ok)
     {
       close (fd);
@@ -591,7 +710,6 @@ airy_tiff_write_full (const char                 *path,
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), path, g_strerror (e));
       return FALSE;
     }
-  g_assert (data_offset + data_bytes + tail_buf->len == size);
   return airy_atomic_commit (tmp, path, error);
 }
 

@@ -3,6 +3,7 @@
 #include "airy-atomic.h"
 #include "airy-backend.h"
 #include "airy-colormap.h"
+#include "airy-comm.h"
 #include "airy-element.h"
 #include "airy-error.h"
 #include "airy-field.h"

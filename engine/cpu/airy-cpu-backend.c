@@ -178,7 +178,10 @@ cpu_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
 
   if (run->stages.convolve)
     {
-      run->volume = volume_cache_get (plan, &run->volume_fill);
+      /* a process with a part of the planes would fill a part of a
+       * z-varying entry: it keeps none */
+      if (state->part_count == plan->n_planes || plan->sample.kind == AIRY_SAMPLE_CONSTANT)
+        run->volume = volume_cache_get (plan, &run->volume_fill);
       if (run->volume && run->volume_fill && run->volume->n == 1)
         {
           /* a constant sample has one spectrum for every plane */
@@ -348,7 +351,7 @@ consume_plane (Job *job, Thread *t, guint b, float *in, gboolean last)
   gsize npsf = (gsize) plan->psf_height * plan->psf_width, k;
 
   if (state->psf)
-    memcpy (airy_stack_plane (state->psf, b), in, npsf * sizeof (float));
+    memcpy (_airy_run_state_psf_plane (state, b), in, npsf * sizeof (float));
   if (st->convolve)
     {
       guint done;
@@ -379,10 +382,10 @@ consume_plane (Job *job, Thread *t, guint b, float *in, gboolean last)
   else if (st->sensor)
     {
       g_autofree float *img = _airy_op_sensor_process (st->sensor, in, b);
-      memcpy (airy_stack_plane (state->out, b), img, airy_stack_plane_size (state->out) * sizeof (float));
+      memcpy (_airy_run_state_out_plane (state, b), img, airy_stack_plane_size (state->out) * sizeof (float));
     }
-  else if (in != airy_stack_plane (state->out, b))
-    memcpy (airy_stack_plane (state->out, b), in, npsf * sizeof (float));
+  else if (in != _airy_run_state_out_plane (state, b))
+    memcpy (_airy_run_state_out_plane (state, b), in, npsf * sizeof (float));
   return 1;
 }
 
@@ -405,7 +408,7 @@ job_run (gpointer data)
   thread_init (job, &t);
   for (b = job->first; ok && b < job->first + job->count; b++)
     {
-      float *target = direct ? airy_stack_plane (state->out, b) : intensity;
+      float *target = direct ? _airy_run_state_out_plane (state, b) : intensity;
       guint done;
 
       if (g_cancellable_set_error_if_cancelled (state->cancellable, &job->error)
@@ -485,9 +488,21 @@ cpu_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk, 
   return ok;
 }
 
+/* The slot the image is made from: the first with planes (slot 0, all
+ * zeros, on a process without planes). */
+static Slot *
+root_slot (AiryRunState *state)
+{
+  CpuRun *run = state->backend_data;
+  g_autofree guint *active = g_new (guint, state->n_slots);
+
+  return &run->slots[_airy_run_state_active_slots (state, active) > 0 ? active[0] : 0];
+}
+
 /* Virtual devices sum into the root (the first slot with planes), like an
  * all-reduce whose result is read there; slots without planes take no
- * part, as on GPUs. */
+ * part, as on GPUs. Then the root's sum meets the other processes' in one
+ * all-reduce (airy-comm.h). */
 static gboolean
 cpu_all_reduce (AiryBackend *backend, AiryRunState *state, GError **error)
 {
@@ -495,7 +510,7 @@ cpu_all_reduce (AiryBackend *backend, AiryRunState *state, GError **error)
   CpuRun *run = state->backend_data;
   g_autofree guint *active = g_new (guint, state->n_slots);
   guint n_active = _airy_run_state_active_slots (state, active), i;
-  Slot *root = &run->slots[active[0]];
+  Slot *root = root_slot (state);
 
   for (i = 1; i < n_active; i++)
     {
@@ -515,7 +530,11 @@ cpu_all_reduce (AiryBackend *backend, AiryRunState *state, GError **error)
             root->intensity[k] += slot->intensity[k];
         }
     }
-  return TRUE;
+  if (run->stages.convolve)
+    return _airy_run_state_reduce_ranks (state, (float *) root->spectrum,
+                                         2 * (gsize) plan->pad_height * (plan->pad_width / 2 + 1), error);
+  return _airy_run_state_reduce_ranks (state, root->intensity, (gsize) plan->psf_height * plan->psf_width,
+                                       error);
 }
 
 /* CONVOLVE's end: one inverse transform for the whole image, then the
@@ -555,8 +574,7 @@ cpu_finish (AiryBackend *backend, AiryRunState *state, GError **error)
   AiryPlan *plan = state->plan;
   CpuRun *run = state->backend_data;
   g_autofree float *image = NULL;
-  g_autofree guint *active = g_new (guint, state->n_slots);
-  Slot *root = &run->slots[_airy_run_state_active_slots (state, active) > 0 ? active[0] : 0];
+  Slot *root = root_slot (state);
 
   /* every plane's V̂_z was stored: later runs may use them */
   if (run->volume && run->volume_fill)

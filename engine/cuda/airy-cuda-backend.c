@@ -74,6 +74,15 @@ cuda_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
       run->slots[i].n_lambda = run->stages.fused ? run->stages.fused->n_lambda : plan->spectrum->n;
     }
   run->slots[run->active[0]].root = TRUE;
+  /* across ranks every rank's devices join the NCCL reduction: a rank
+   * needs a device with planes (found here, before the ranks agree) */
+  if (reduces (run) && state->comm->size > 1 && run->n_active == 0)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("cuda backend: rank %u has no planes to reduce; run on at most as many ranks as planes"),
+                   state->comm->rank);
+      return FALSE;
+    }
   /* FUSED_PSF with the device copies of the last run of the same optics,
    * or the field ops */
   if (run->stages.fused)
@@ -298,7 +307,7 @@ consume_batch (AiryRunState *state, Slot *s, const AiryChunk *chunk, guint b0, g
       cudaEvent_t ready = s->dl.ready[0];
 
       if (!CHECK (cudaEventRecord (ready, s->stream), error)
-          || !_airy_cuda_dl_push (s, ready, in, airy_stack_plane (state->psf, b0), nb * n * sizeof (float), TRUE, error))
+          || !_airy_cuda_dl_push (s, ready, in, _airy_run_state_psf_plane (state, b0), nb * n * sizeof (float), TRUE, error))
         return FALSE;
     }
   if (run->stages.convolve)
@@ -384,7 +393,7 @@ cuda_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk,
 
           if ((s->host_out
                && !_airy_cuda_dl_push (s, prev, s->out + (gsize) (prev_b0 - chunk->first) * nout,
-                                       airy_stack_plane (state->out, prev_b0), prev_nb * nout * sizeof (float), FALSE,
+                                       _airy_run_state_out_plane (state, prev_b0), prev_nb * nout * sizeof (float), FALSE,
                                        error))
               || !CHECK (cudaEventSynchronize (prev), error)
               || (s->transfers && !_airy_cuda_dl_poll (&s->dl, error)))

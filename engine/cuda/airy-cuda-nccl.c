@@ -8,7 +8,8 @@
 #include "airy-cuda-backend-private.h"
 
 /* The reduction across devices: one NCCL all-reduce of the sums of the
- * slots with planes, with communicators made once per device set. */
+ * slots with planes, with communicators made once per device set; over
+ * several ranks one communicator spans every rank's devices. */
 
 /* ---- NCCL through airy-cuda-private.h ---- */
 
@@ -32,6 +33,72 @@ comm_abort (gpointer comm, gpointer user_data)
 
 const AiryCommOps _airy_cuda_comm_ops = { comm_init_all, comm_destroy, comm_abort };
 
+/* ---- across ranks (airy-cuda-private.h) ---- */
+
+G_STATIC_ASSERT (sizeof (ncclUniqueId) == AIRY_NCCL_ID_BYTES);
+
+static int
+rank_unique_id (guint8 *id, gpointer user_data)
+{
+  return (int) ncclGetUniqueId ((ncclUniqueId *) id);
+}
+
+static int
+rank_group (gboolean start, gpointer user_data)
+{
+  return (int) (start ? ncclGroupStart () : ncclGroupEnd ());
+}
+
+static int
+rank_init (gpointer *comm, int nranks, const guint8 *id, int rank, int device, gpointer user_data)
+{
+  ncclUniqueId uid;
+  cudaError_t e = cudaSetDevice (device);
+
+  if (e != cudaSuccess)
+    return (int) ncclUnhandledCudaError;
+  memcpy (&uid, id, sizeof uid);
+  return (int) ncclCommInitRank ((ncclComm_t *) comm, nranks, uid, rank);
+}
+
+static const AiryRankCommOps rank_comm_ops = { rank_unique_id, rank_group, rank_init, comm_destroy };
+
+/* Over several ranks: one communicator over the devices with planes of
+ * every rank (made for this run, from an id rank 0 broadcasts), one
+ * all-reduce on the devices, no host copy. */
+static gboolean
+all_reduce_ranks (AiryRunState *state, CudaRun *run, gboolean imaging, gsize count, GError **error)
+{
+  g_autofree int *devices = g_new (int, run->n_active);
+  g_autofree gpointer *comms = g_new0 (gpointer, run->n_active);
+  gint64 t0 = g_get_monotonic_time ();
+  gboolean ok;
+  guint i;
+
+  for (i = 0; i < run->n_active; i++)
+    devices[i] = run->slots[run->active[i]].device;
+  if (!_airy_rank_comms_init (state->comm, devices, (int) run->n_active, comms, &rank_comm_ops,
+                              &_airy_cuda_gpu_hooks, NULL, error))
+    return FALSE;
+  ok = NCCL (ncclGroupStart (), error);
+  for (i = 0; ok && i < run->n_active; i++)
+    {
+      Slot *s = &run->slots[run->active[i]];
+      void *buf = imaging ? (void *) s->acc : (void *) s->img;
+
+      ok = CHECK (cudaSetDevice (s->device), error)
+           && NCCL (ncclAllReduce (buf, buf, count, ncclFloat, ncclSum, comms[i], s->stream), error);
+    }
+  ok = NCCL (ncclGroupEnd (), ok ? error : NULL) && ok;
+  for (i = 0; ok && i < run->n_active; i++)
+    ok = CHECK (cudaSetDevice (run->slots[run->active[i]].device), error)
+         && CHECK (cudaStreamSynchronize (run->slots[run->active[i]].stream), error);
+  for (i = 0; i < run->n_active; i++)
+    (ok ? comm_destroy : comm_abort) (comms[i], NULL);
+  state->reduce_us += g_get_monotonic_time () - t0;
+  return ok;
+}
+
 /* One all-reduce of the sums of the slots with planes (one device: none),
  * with NCCL communicators made once per device set and kept; after a
  * failure they are aborted and made anew by the next reduction. */
@@ -48,6 +115,8 @@ _airy_cuda_all_reduce (AiryBackend *backend, AiryRunState *state, GError **error
   gboolean ok = TRUE;
   guint i;
 
+  if (state->comm->size > 1)
+    return all_reduce_ranks (state, run, imaging, count, error);
   if (run->n_active < 2)
     return TRUE;
   for (i = 0; i < run->n_active; i++)

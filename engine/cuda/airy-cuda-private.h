@@ -8,6 +8,7 @@
 #include <string.h>
 #include <glib.h>
 
+#include "airy-comm.h"
 #include "airy-error.h"
 
 G_BEGIN_DECLS
@@ -127,6 +128,99 @@ static inline void
 _airy_comms_failed (AiryCommSet *set, const AiryCommOps *ops, gpointer user_data)
 {
   _airy_comms_clear (set, ops, user_data, TRUE);
+}
+
+/* ---- NCCL across ranks ----
+ *
+ * Over several processes (airy-comm.h) one NCCL communicator spans the
+ * devices of every rank: device i of rank r is NCCL rank first_r + i, with
+ * first_r the devices of the ranks before it (one all-reduce of the
+ * counts); rank 0 makes the ncclUniqueId, the engine's communicator
+ * broadcasts it (with rank 0's status, so that a failure there stops every
+ * rank), and each device joins with ncclCommInitRank inside one group.
+ * The sums then stay on the devices. */
+
+#define AIRY_NCCL_ID_BYTES 128   /* NCCL_UNIQUE_ID_BYTES, asserted by the backend */
+
+typedef struct
+{
+  int  (*unique_id) (guint8 *id, gpointer user_data);            /* ncclGetUniqueId */
+  int  (*group)     (gboolean start, gpointer user_data);        /* ncclGroupStart / End */
+  int  (*init_rank) (gpointer *comm, int nranks, const guint8 *id, int rank, int device,
+                     gpointer user_data);                         /* cudaSetDevice + ncclCommInitRank */
+  void (*destroy)   (gpointer comm, gpointer user_data);          /* ncclCommDestroy */
+} AiryRankCommOps;
+
+/* Where this process's n devices sit among all ranks' (collective). */
+static inline gboolean
+_airy_rank_comms_layout (AiryComm *comm, int n, int *first, int *total, GError **error)
+{
+  float *counts = g_new0 (float, comm->size);
+  gboolean ok;
+  guint r;
+
+  /* device counts are small whole numbers: exact in a float */
+  counts[comm->rank] = (float) n;
+  ok = airy_comm_all_reduce (comm, counts, comm->size, AIRY_COMM_SUM, error);
+  *first = *total = 0;
+  for (r = 0; ok && r < comm->size; r++)
+    {
+      if (r < comm->rank)
+        *first += (int) counts[r];
+      *total += (int) counts[r];
+    }
+  g_free (counts);
+  return ok;
+}
+
+/* comms[0 … n) for this process's devices in one communicator over every
+ * rank's (collective over comm); FALSE with the failed call's error. */
+static inline gboolean
+_airy_rank_comms_init (AiryComm              *comm,
+                       const int             *devices,
+                       int                    n,
+                       gpointer              *comms,
+                       const AiryRankCommOps *ops,
+                       const AiryGpuHooks    *hooks,
+                       gpointer               user_data,
+                       GError               **error)
+{
+  guint8 msg[4 + AIRY_NCCL_ID_BYTES];   /* rank 0's status, then the id */
+  gint32 status = 0;
+  int first, total, i, st;
+
+  if (!_airy_rank_comms_layout (comm, n, &first, &total, error))
+    return FALSE;
+  memset (msg, 0, sizeof msg);
+  if (comm->rank == 0)
+    {
+      status = ops->unique_id (msg + 4, user_data);
+      memcpy (msg, &status, 4);
+    }
+  if (!airy_comm_broadcast (comm, msg, sizeof msg, 0, error))
+    return FALSE;
+  memcpy (&status, msg, 4);
+  if (status != 0)
+    return _airy_gpu_check (hooks, status, "ncclGetUniqueId (&id) on rank 0", __FILE__, __LINE__, AIRY_GPU_NCCL,
+                            error);
+  st = ops->group (TRUE, user_data);
+  for (i = 0; st == 0 && i < n; i++)
+    st = ops->init_rank (&comms[i], total, msg + 4, first + i, devices[i], user_data);
+  /* the group ends also after a failure inside it */
+  if (ops->group (FALSE, user_data) != 0 && st == 0)
+    st = -1;
+  if (st != 0)
+    {
+      for (i = 0; i < n; i++)
+        if (comms[i])
+          {
+            ops->destroy (comms[i], user_data);
+            comms[i] = NULL;
+          }
+      return _airy_gpu_check (hooks, st, "ncclCommInitRank (&comm, nranks, id, rank)", __FILE__, __LINE__,
+                              AIRY_GPU_NCCL, error);
+    }
+  return TRUE;
 }
 
 /* ---- CUDA–GL registrations ---- */

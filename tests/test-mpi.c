@@ -1,0 +1,1157 @@
+/* Runs over several processes (MPI, DESIGN §4 "Processes"): the engine's
+ * communicator interface, the TIFF layout written in parts, a run's part
+ * of the planes, and airy-sim under `mpirun -np 2` and `-np 3` against
+ * one-process runs. The MPI cases skip (with the reason) in builds
+ * without MPI or without mpirun.
+ *
+ * `test-mpi --comm-worker` is the other role: one rank of an `mpirun` that
+ * checks app/airy-mpi.c itself (all-reduce split below the count limit,
+ * broadcast, error agreement) and prints one line per rank. */
+#define _GNU_SOURCE   /* memmem */
+#include "config.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "airy-test-util.h"
+#include "cuda/airy-cuda-private.h"
+#if AIRY_HAVE_MPI
+#include "airy-mpi.h"
+#endif
+
+static char *tmpdir;
+
+/* ---- spawning ---- */
+
+typedef struct
+{
+  char *out;
+  char *err;
+  int   status;   /* exit status, or −1 after a signal */
+} Spawned;
+
+static void
+spawned_clear (Spawned *s)
+{
+  g_clear_pointer (&s->out, g_free);
+  g_clear_pointer (&s->err, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Spawned, spawned_clear)
+
+/* The test wrapper's environment: Open MPI refuses root (CI) without
+ * these, and more ranks than cores need --oversubscribe (below). */
+static char **
+mpi_environ (void)
+{
+  char **env = g_get_environ ();
+
+  env = g_environ_setenv (env, "OMPI_ALLOW_RUN_AS_ROOT", "1", TRUE);
+  env = g_environ_setenv (env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", TRUE);
+  /* no FFTW planning or wisdom races between the ranks' runs here */
+  return env;
+}
+
+static const char *
+mpirun_path (void)
+{
+  const char *p = g_getenv ("AIRY_MPIRUN");
+  return p && *p ? p : NULL;
+}
+
+static void
+spawn (const char *const *argv, Spawned *s)
+{
+  g_auto(GStrv) env = mpi_environ ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  int wait_status = 0;
+  guint i;
+
+  /* a hang (ranks waiting for one that left) fails in two minutes, not at
+   * the test's timeout */
+  g_ptr_array_add (args, (char *) argv[0]);
+  if (mpirun_path () && g_str_equal (argv[0], mpirun_path ()))
+    {
+      g_ptr_array_add (args, "--timeout");
+      g_ptr_array_add (args, "120");
+    }
+  for (i = 1; argv[i]; i++)
+    g_ptr_array_add (args, (char *) argv[i]);
+  g_ptr_array_add (args, NULL);
+  memset (s, 0, sizeof *s);
+  g_assert_true (g_spawn_sync (tmpdir, (char **) args->pdata, env, G_SPAWN_DEFAULT, NULL, NULL, &s->out, &s->err,
+                               &wait_status, &error));
+  g_assert_no_error (error);
+  s->status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : -1;
+}
+
+static gboolean
+skip_without_mpi (void)
+{
+  if (!AIRY_HAVE_MPI)
+    {
+      g_test_skip ("built without MPI (meson option mpi disabled, or libopenmpi-dev not found)");
+      return TRUE;
+    }
+  if (mpirun_path () == NULL)
+    {
+      g_test_skip ("no mpirun (openmpi-bin) found at configure time");
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* airy-sim with args, in one process (np = 0) or under mpirun -np N;
+ * NULL-terminated args */
+static void
+sim (guint np, Spawned *s, ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  const char *arg;
+  va_list ap;
+
+  if (np > 0)
+    {
+      g_ptr_array_add (argv, g_strdup (mpirun_path ()));
+      g_ptr_array_add (argv, g_strdup ("--oversubscribe"));
+      g_ptr_array_add (argv, g_strdup ("-np"));
+      g_ptr_array_add (argv, g_strdup_printf ("%u", np));
+    }
+  g_ptr_array_add (argv, g_strdup (g_getenv ("AIRY_SIM")));
+  va_start (ap, s);
+  while ((arg = va_arg (ap, const char *)) != NULL)
+    g_ptr_array_add (argv, g_strdup (arg));
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  spawn ((const char *const *) argv->pdata, s);
+}
+
+static char *
+write_json (const char *name, const char *json)
+{
+  char *path = g_build_filename (tmpdir, name, NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (g_file_set_contents (path, json, -1, &error));
+  g_assert_no_error (error);
+  return path;
+}
+
+/* A widefield PSF stack with an aberration: n² grid, `planes` planes */
+static char *
+psf_json (guint n, guint planes)
+{
+  return g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [%u, %u], \"spacing\": %g},"
+    " \"spectrum\": {\"wavelengths\": [0.532]}, \"z\": {\"start\": -2, \"stop\": 2, \"count\": %u},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8},"
+    "   {\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [7], \"zernike-coefficients\": [0.1]},"
+    "   {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}", n, n, 160.0 / n, planes);
+}
+
+static char *
+image_json (guint n, guint planes, const char *sample, const char *sensor)
+{
+  return g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [%u, %u], \"spacing\": 0.1},"
+    " \"spectrum\": {\"wavelengths\": [0.532]}, \"z\": {\"start\": -1, \"stop\": 1, \"count\": %u},"
+    " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
+    " \"elements\": [{\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [7],"
+    "   \"zernike-coefficients\": [0.15]}],"
+    " \"sensor\": {%s}, \"sample\": %s}", n, n, planes, sensor, sample);
+}
+
+static GBytes *
+file_bytes (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  char *data = NULL;
+  gsize n = 0;
+
+  g_assert_true (g_file_get_contents (path, &data, &n, &error));
+  g_assert_no_error (error);
+  return g_bytes_new_take (data, n);
+}
+
+/* OME-XML carries a random UUID per file: blanked before comparing */
+static GBytes *
+without_uuid (GBytes *bytes)
+{
+  gsize n;
+  guint8 *d = g_bytes_unref_to_data (bytes, &n);
+  guint8 *p = memmem (d, n, "urn:uuid:", 9);
+
+  if (p != NULL && p + 9 + 36 <= d + n)
+    memset (p + 9, '0', 36);
+  return g_bytes_new_take (d, n);
+}
+
+static void
+assert_same_bytes (const char *a, const char *b)
+{
+  g_autoptr(GBytes) x = without_uuid (file_bytes (a));
+  g_autoptr(GBytes) y = without_uuid (file_bytes (b));
+
+  g_assert_cmpuint (g_bytes_get_size (x), ==, g_bytes_get_size (y));
+  if (!g_bytes_equal (x, y))
+    {
+      const guint8 *p = g_bytes_get_data (x, NULL), *q = g_bytes_get_data (y, NULL);
+      gsize i = 0;
+
+      while (p[i] == q[i])
+        i++;
+      g_test_message ("%s and %s differ first at byte %" G_GSIZE_FORMAT, a, b, i);
+    }
+  g_assert_true (g_bytes_equal (x, y));
+}
+
+static AiryStack *
+read_tiff (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  AiryStack *s = airy_tiff_read (path, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (s);
+  return s;
+}
+
+/* max |a − b| over the peak of a */
+static double
+relative_difference (const AiryStack *a, const AiryStack *b)
+{
+  gsize n = (gsize) a->depth * a->height * a->width, i;
+  double peak = 0, worst = 0;
+
+  g_assert_cmpuint (a->depth, ==, b->depth);
+  g_assert_cmpuint (a->height, ==, b->height);
+  g_assert_cmpuint (a->width, ==, b->width);
+  for (i = 0; i < n; i++)
+    {
+      peak = MAX (peak, fabs (a->data[i]));
+      worst = MAX (worst, fabs ((double) a->data[i] - b->data[i]));
+    }
+  g_assert_cmpfloat (peak, >, 0);
+  return worst / peak;
+}
+
+static char *
+in_tmp (const char *name)
+{
+  return g_build_filename (tmpdir, name, NULL);
+}
+
+static void
+remove_files (const char *first, ...)
+{
+  const char *name;
+  va_list ap;
+
+  va_start (ap, first);
+  for (name = first; name; name = va_arg (ap, const char *))
+    {
+      g_autofree char *p = in_tmp (name);
+      g_unlink (p);
+    }
+  va_end (ap);
+}
+
+static int
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* the names in tmpdir, sorted, space-separated */
+static char *
+listing (void)
+{
+  g_autoptr(GDir) dir = g_dir_open (tmpdir, 0, NULL);
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  const char *n;
+
+  while ((n = g_dir_read_name (dir)) != NULL)
+    g_ptr_array_add (names, g_strdup (n));
+  g_ptr_array_sort (names, compare_names);
+  g_ptr_array_add (names, NULL);
+  return g_strjoinv (" ", (char **) names->pdata);
+}
+
+/* ---- the communicator of one process ---- */
+
+static void
+test_comm_self (void)
+{
+  AiryComm *self = airy_comm_self ();
+  g_autoptr(GError) error = NULL;
+  float v[3] = { 1, -2, 3 };
+
+  g_assert_cmpuint (self->rank, ==, 0);
+  g_assert_cmpuint (self->size, ==, 1);
+  g_assert_true (airy_comm_all_reduce (self, v, 3, AIRY_COMM_SUM, &error));
+  g_assert_cmpfloat (v[1], ==, -2);
+  g_assert_true (airy_comm_barrier (self, &error));
+  {
+    guint64 v = 99;
+
+    g_assert_true (airy_comm_counter_reset (self, &error));
+    g_assert_true (airy_comm_counter_next (self, &v, &error) && v == 0);
+    g_assert_true (airy_comm_counter_next (self, &v, &error) && v == 1);
+  }
+  g_assert_true (airy_comm_agree (self, &error));
+  g_assert_no_error (error);
+  /* one process: its own error, unchanged */
+  g_set_error (&error, AIRY_ERROR, AIRY_ERROR_FILE, "x.tif: no such file");
+  g_assert_false (airy_comm_agree (self, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_FILE);
+  g_assert_cmpstr (error->message, ==, "x.tif: no such file");
+}
+
+static void
+test_comm_split (void)
+{
+  guint first, count, r, next = 0;
+
+  /* 128 planes on 3 ranks: 43, 43, 42, contiguous */
+  for (r = 0; r < 3; r++)
+    {
+      airy_comm_split (128, 3, r, &first, &count);
+      g_assert_cmpuint (first, ==, next);
+      g_assert_cmpuint (count, ==, r < 2 ? 43 : 42);
+      next += count;
+    }
+  g_assert_cmpuint (next, ==, 128);
+  /* fewer planes than ranks: the last has none */
+  airy_comm_split (2, 3, 2, &first, &count);
+  g_assert_cmpuint (count, ==, 0);
+  g_assert_cmpuint (first, ==, 2);
+}
+
+/* ---- a run's part of the planes, without MPI ----
+ * A communicator of three ranks whose collectives do nothing: the run of
+ * rank r computes its planes only, the same bits as the one-process run. */
+
+static gboolean
+fake_all_reduce (AiryComm *comm, float *buf, gsize count, AiryCommOp op, GError **error)
+{
+  return TRUE;
+}
+
+static gboolean
+fake_broadcast (AiryComm *comm, void *buf, gsize n, guint root, GError **error)
+{
+  return TRUE;
+}
+
+static gboolean
+fake_barrier (AiryComm *comm, GError **error)
+{
+  return TRUE;
+}
+
+static void
+fake_abort (AiryComm *comm, int status)
+{
+  g_assert_not_reached ();
+}
+
+static const AiryCommVTable fake_vtable = {
+  .name = "fake",
+  .all_reduce = fake_all_reduce,
+  .broadcast = fake_broadcast,
+  .barrier = fake_barrier,
+  .abort = fake_abort,
+};
+
+static void
+test_run_part (void)
+{
+  g_autofree char *json = psf_json (32, 10);
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(AiryResult) whole = test_run (system, &(AiryRunOptions) { .threads = 1 });
+  const guint rank_planes[3] = { 6, 0, 4 };
+  guint r;
+
+  for (r = 0; r < 3; r++)
+    {
+      AiryComm fake = { &fake_vtable, r, 3, NULL, 0 };
+      g_autoptr(AiryResult) part = NULL;
+      g_autoptr(AiryResult) given = NULL;
+      gsize plane = airy_stack_plane_size (whole->stack);
+      guint expect_first = r == 0 ? 0 : r == 1 ? 4 : 7;
+
+      /* even split: 4, 3, 3 */
+      part = test_run (system, &(AiryRunOptions) { .threads = 1, .comm = &fake });
+      g_assert_cmpuint (part->ranks, ==, 3);
+      g_assert_cmpuint (part->n_planes, ==, 10);
+      g_assert_true (part->stack_is_part);
+      g_assert_cmpuint (part->part_first, ==, expect_first);
+      g_assert_cmpuint (part->part_count, ==, r == 0 ? 4 : 3);
+      g_assert_cmpuint (part->stack->depth, ==, part->part_count);
+      g_assert_cmpint (memcmp (part->stack->data, airy_stack_plane (whole->stack, part->part_first),
+                               part->part_count * plane * sizeof (float)), ==, 0);
+      g_assert_cmpfloat_with_epsilon (part->stack->z0, airy_stack_get_z (whole->stack, part->part_first), 1e-12);
+
+      /* explicit planes per rank, one rank without planes */
+      given = test_run (system, &(AiryRunOptions) { .threads = 1, .comm = &fake, .rank_planes = rank_planes });
+      g_assert_cmpuint (given->part_count, ==, rank_planes[r]);
+      g_assert_cmpuint (given->part_first, ==, r == 0 ? 0 : 6);
+      if (rank_planes[r] > 0)
+        g_assert_cmpint (memcmp (given->stack->data, airy_stack_plane (whole->stack, given->part_first),
+                                 given->part_count * plane * sizeof (float)), ==, 0);
+    }
+
+  /* planes per rank that do not add up: the error names them */
+  {
+    AiryComm fake = { &fake_vtable, 0, 3, NULL, 0 };
+    const guint wrong[3] = { 6, 0, 5 };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AiryResult) r2 = airy_run (system, &(AiryRunOptions) { .comm = &fake, .rank_planes = wrong },
+                                         NULL, NULL, NULL, &error);
+
+    g_assert_null (r2);
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+    /* agreed: the fake collectives make this rank the lowest failing one */
+    g_assert_cmpstr (error->message, ==, "rank 0 of 3: chunks: the planes per rank must add up to the 10 planes, got 11");
+  }
+}
+
+/* ---- the TIFF written in parts ---- */
+
+static void
+check_layout_parts (const char *name, AiryTiffFormat format)
+{
+  g_autoptr(AiryStack) stack = airy_stack_new (7, 24, 20);
+  g_autofree char *whole = in_tmp (name);
+  g_autofree char *sub = in_tmp ("parts");
+  /* the same name in another folder: OME-XML names the file */
+  g_autofree char *parts = g_build_filename (sub, name, NULL);
+  g_autoptr(AiryTiffLayout) layout = NULL;
+  g_autoptr(GError) error = NULL;
+  AiryTiffWriteOptions wo = { format, NULL, 0 };
+  AiryStack header;
+  double z[7] = { -1, -0.5, 0, 0.25, 0.5, 1, 2 };
+  gsize i, plane = airy_stack_plane_size (stack);
+  float lo, hi;
+  int fd;
+
+  g_mkdir (sub, 0755);
+  for (i = 0; i < (gsize) stack->depth * plane; i++)
+    stack->data[i] = (float) sin (0.37 * i) * (1 + i % 5);
+  stack->dx = stack->dy = 0.1;
+  airy_stack_set_z (stack, z);
+  airy_stack_set_provenance (stack, 1, (double[]) { 0.532 }, (double[]) { 1.0 }, "{\"airy\": 1}");
+  g_assert_true (airy_tiff_write_full (whole, stack, &wo, &error));
+  g_assert_no_error (error);
+
+  /* the layout from a header without pixels, then the planes in two parts,
+   * the second first */
+  header = *stack;
+  header.data = NULL;
+  airy_stack_min_max (stack, &lo, &hi);
+  layout = airy_tiff_layout_new (parts, &header, lo, hi, &wo, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (airy_tiff_layout_plane_offset (layout, 1) - airy_tiff_layout_plane_offset (layout, 0), ==,
+                    plane * 4);
+  fd = g_open (parts, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_true (airy_tiff_layout_write_frame (layout, fd, &error));
+  g_assert_true (airy_tiff_layout_write_planes (layout, fd, 4, 3, airy_stack_plane (stack, 4), &error));
+  g_assert_true (airy_tiff_layout_write_planes (layout, fd, 0, 4, stack->data, &error));
+  g_assert_no_error (error);
+  close (fd);
+  g_assert_cmpuint (airy_tiff_layout_get_size (layout), ==, g_bytes_get_size (file_bytes (whole)));
+  assert_same_bytes (whole, parts);
+  g_unlink (whole);
+  g_unlink (parts);
+  g_rmdir (sub);
+}
+
+static void
+test_layout_parts (void)
+{
+  check_layout_parts ("parts.tif", AIRY_TIFF_AUTO);
+  check_layout_parts ("parts.ome.tif", AIRY_TIFF_AUTO);
+  check_layout_parts ("parts-big.tif", AIRY_TIFF_BIGTIFF);
+}
+
+/* ---- airy-sim under mpirun ---- */
+
+/* `test-mpi --comm-worker` on each rank, checked by its printed line */
+static void
+test_mpi_comm (void)
+{
+  g_auto(Spawned) s = { 0 };
+  g_autofree char *self = NULL;
+  guint np;
+
+  if (skip_without_mpi ())
+    return;
+  self = g_build_filename (g_getenv ("G_TEST_BUILDDIR"), "test-mpi", NULL);
+  for (np = 2; np <= 3; np++)
+    {
+      g_autofree char *nps = g_strdup_printf ("%u", np);
+      const char *argv[] = { mpirun_path (), "--oversubscribe", "-np", nps, self, "--comm-worker", NULL };
+      guint r;
+
+      spawn (argv, &s);
+      g_assert_cmpint (s.status, ==, 0);
+      for (r = 0; r < np; r++)
+        {
+          g_autofree char *line = g_strdup_printf ("rank %u of %u: ok\n", r, np);
+          g_assert_nonnull (strstr (s.out, line));
+        }
+      spawned_clear (&s);
+    }
+}
+
+static void
+test_mpi_stack (void)
+{
+  g_autofree char *json = psf_json (32, 128);
+  g_autofree char *sys = write_json ("psf.json", json);
+  g_autofree char *one = in_tmp ("one.tif"), *two = in_tmp ("two.tif"), *three = in_tmp ("three.tif");
+  g_autofree char *png1 = in_tmp ("one.png"), *png3 = in_tmp ("three.png");
+  /* the same name in two folders: OME-XML names the file */
+  g_autofree char *d1 = in_tmp ("p1"), *d3 = in_tmp ("p3");
+  g_autofree char *ome1 = g_build_filename (d1, "psf.ome.tif", NULL), *ome3 = g_build_filename (d3, "psf.ome.tif", NULL);
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  g_auto(Spawned) c = { 0 };
+
+  if (skip_without_mpi ())
+    return;
+  sim (0, &a, "run", sys, "-o", one, "--png", png1, "--threads", "1", "-q", NULL);
+  g_assert_cmpint (a.status, ==, 0);
+  /* 128 planes on 2 ranks, and unevenly on 3 (43, 43, 42): the same bytes */
+  sim (2, &b, "run", sys, "-o", two, "--threads", "1", "--json", NULL);
+  g_assert_cmpint (b.status, ==, 0);
+  g_assert_nonnull (strstr (b.out, "\"ranks\": 2, \"devices\": 2, \"devices_per_rank\": 1"));
+  /* rank 0 alone says so */
+  g_assert_null (strstr (strstr (b.out, "\"ranks\"") + 1, "\"ranks\""));
+  assert_same_bytes (one, two);
+  sim (3, &c, "run", sys, "-o", three, "--png", png3, "--threads", "1", "-q", NULL);
+  g_assert_cmpint (c.status, ==, 0);
+  assert_same_bytes (one, three);
+  /* the middle plane's PNG, from the rank that holds it (rank 1) */
+  assert_same_bytes (png1, png3);
+  g_unlink (png1);
+  g_unlink (png3);
+  spawned_clear (&a);
+  spawned_clear (&c);
+  /* OME-TIFF too */
+  g_mkdir (d1, 0755);
+  g_mkdir (d3, 0755);
+  sim (0, &a, "run", sys, "-o", ome1, "--threads", "1", "-q", NULL);
+  sim (3, &c, "run", sys, "-o", ome3, "--threads", "1", "-q", NULL);
+  g_assert_cmpint (c.status, ==, 0);
+  assert_same_bytes (ome1, ome3);
+  spawned_clear (&a);
+  spawned_clear (&c);
+  /* two virtual CPU devices per rank: the rank's part split over them as
+   * in one process, four devices in all */
+  {
+    const char *argv[] = { mpirun_path (), "--oversubscribe", "-np", "2", "-x", "AIRY_CPU_DEVICES=2",
+                           g_getenv ("AIRY_SIM"), "run", sys, "-o", two, "--devices", "2", "--threads", "2",
+                           "--json", NULL };
+    g_auto(Spawned) d = { 0 };
+
+    spawn (argv, &d);
+    g_assert_cmpint (d.status, ==, 0);
+    g_assert_nonnull (strstr (d.out, "\"ranks\": 2, \"devices\": 4, \"devices_per_rank\": 2"));
+    assert_same_bytes (one, two);
+  }
+  /* BigTIFF (one IFD per plane after the block): every rank lays out the
+   * same format */
+  sim (0, &a, "run", sys, "-o", one, "--format", "bigtiff", "--threads", "1", "-q", NULL);
+  sim (3, &c, "run", sys, "-o", three, "--format", "bigtiff", "--threads", "1", "-q", NULL);
+  g_assert_cmpint (c.status, ==, 0);
+  assert_same_bytes (one, three);
+  g_unlink (ome1);
+  g_unlink (ome3);
+  g_rmdir (d1);
+  g_rmdir (d3);
+  remove_files ("one.tif", "two.tif", "three.tif", "psf.json", NULL);
+}
+
+static void
+test_mpi_no_planes (void)
+{
+  g_autofree char *json = psf_json (32, 4);
+  g_autofree char *sys = write_json ("psf4.json", json);
+  g_autofree char *one = in_tmp ("one.tif"), *given = in_tmp ("given.tif"), *few = in_tmp ("few.tif");
+  g_autofree char *few_json = psf_json (32, 2);
+  g_autofree char *sys2 = write_json ("psf2.json", few_json);
+  g_autofree char *one2 = in_tmp ("one2.tif");
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  g_auto(Spawned) c = { 0 };
+  g_auto(Spawned) d = { 0 };
+  g_auto(Spawned) e = { 0 };
+
+  if (skip_without_mpi ())
+    return;
+  sim (0, &a, "run", sys, "-o", one, "--threads", "1", "-q", NULL);
+  g_assert_cmpint (a.status, ==, 0);
+  /* rank 0 and rank 2 without planes: rank 0 still lays the file out */
+  sim (3, &b, "run", sys, "-o", given, "--threads", "1", "-q", "--chunks", "0,4,0", NULL);
+  g_assert_cmpint (b.status, ==, 0);
+  /* the system's warning (undersampled) once, from rank 0 */
+  g_assert_nonnull (strstr (b.err, "airy-sim: warning: elements[2]: the PSF is undersampled"));
+  g_assert_null (strstr (strstr (b.err, "warning") + 1, "warning"));
+  assert_same_bytes (one, given);
+  /* 2 planes on 3 ranks: the last has none */
+  sim (0, &c, "run", sys2, "-o", one2, "--threads", "1", "-q", NULL);
+  sim (3, &d, "run", sys2, "-o", few, "--threads", "1", "-q", NULL);
+  g_assert_cmpint (d.status, ==, 0);
+  assert_same_bytes (one2, few);
+  /* planes per rank must add up, and one per rank */
+  sim (3, &e, "run", sys, "-o", given, "--threads", "1", "-q", "--chunks", "1,2", NULL);
+  g_assert_cmpint (e.status, ==, 1);
+  g_assert_nonnull (strstr (e.err, "airy-sim: rank 0 of 3: --chunks: give one number of planes per rank (3), got 2\n"));
+  remove_files ("one.tif", "given.tif", "few.tif", "one2.tif", "psf4.json", "psf2.json", NULL);
+}
+
+static void
+check_image (const char *sensor, const char *name, double tolerance)
+{
+  g_autofree char *json = image_json (64, 9, "{\"beads\": {\"count\": 30, \"seed\": 5}}", sensor);
+  g_autofree char *sysname = g_strconcat (name, ".json", NULL);
+  g_autofree char *sys = write_json (sysname, json);
+  g_autofree char *one = in_tmp ("img1.tif"), *two = in_tmp ("img2.tif"), *three = in_tmp ("img3.tif");
+  g_autofree char *psf1 = in_tmp ("psf1.tif"), *psf3 = in_tmp ("psf3.tif");
+  g_autoptr(AiryStack) s1 = NULL;
+  g_autoptr(AiryStack) s2 = NULL;
+  g_autoptr(AiryStack) s3 = NULL;
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  g_auto(Spawned) c = { 0 };
+
+  sim (0, &a, "run", sys, "-o", one, "--psf-out", psf1, "--threads", "1", "-q", NULL);
+  g_assert_cmpint (a.status, ==, 0);
+  sim (2, &b, "run", sys, "-o", two, "--threads", "1", "--json", NULL);
+  g_assert_cmpint (b.status, ==, 0);
+  g_assert_nonnull (strstr (b.out, "\"ranks\": 2,"));
+  sim (3, &c, "run", sys, "-o", three, "--psf-out", psf3, "--threads", "1", "-q", NULL);
+  g_assert_cmpint (c.status, ==, 0);
+  s1 = read_tiff (one);
+  s2 = read_tiff (two);
+  s3 = read_tiff (three);
+  g_assert_cmpuint (s1->depth, ==, 1);
+  g_assert_cmpfloat (relative_difference (s1, s2), <=, tolerance);
+  g_assert_cmpfloat (relative_difference (s1, s3), <=, tolerance);
+  /* the PSF stack of an imaging run, written in parallel */
+  assert_same_bytes (psf1, psf3);
+  remove_files ("img1.tif", "img2.tif", "img3.tif", "psf1.tif", "psf3.tif", sysname, NULL);
+}
+
+static void
+test_mpi_image (void)
+{
+  if (skip_without_mpi ())
+    return;
+  /* the ranks' partial spectra summed in another order: 1e-6 of the peak */
+  check_image ("\"reduce\": \"sum\"", "image", 1e-6);
+}
+
+static void
+test_mpi_image_noise (void)
+{
+  if (skip_without_mpi ())
+    return;
+  /* every rank makes the image from the same sum with the counter-based
+   * generator: the noise is the same */
+  check_image ("\"reduce\": \"sum\", \"noise\": \"gaussian\", \"exposure\": 1000, \"read-noise\": 2, \"seed\": 9",
+               "noise", 1e-6);
+}
+
+/* Rank 1's system names a sample file that is missing where it runs (an
+ * MPMD launch: each rank its own copy of the system): every rank stops
+ * with rank 1's message, status 1, and nothing is written. */
+static void
+test_mpi_missing_sample (void)
+{
+  g_autoptr(AiryStack) volume = airy_stack_new (5, 32, 32);
+  g_autofree char *a_dir = in_tmp ("a"), *b_dir = in_tmp ("b");
+  g_autofree char *json = image_json (32, 5, "{\"file\": \"volume.tif\"}", "\"reduce\": \"sum\"");
+  g_autofree char *sys_a = g_build_filename (a_dir, "sys.json", NULL);
+  g_autofree char *sys_b = g_build_filename (b_dir, "sys.json", NULL);
+  g_autofree char *vol = g_build_filename (a_dir, "volume.tif", NULL);
+  g_autofree char *missing = g_build_filename (b_dir, "volume.tif", NULL);
+  g_autofree char *out = in_tmp ("out.tif"), *psf = in_tmp ("outpsf.tif");
+  g_autofree char *before = NULL, *after = NULL, *expected = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(Spawned) s = { 0 };
+  const char *argv[] = { mpirun_path (), "--oversubscribe",
+                         "-np", "1", g_getenv ("AIRY_SIM"), "run", sys_a, "-o", out, "--psf-out", psf, "-q", ":",
+                         "-np", "1", g_getenv ("AIRY_SIM"), "run", sys_b, "-o", out, "--psf-out", psf, "-q", NULL };
+  const char *p;
+  guint seen = 0;
+
+  if (skip_without_mpi ())
+    return;
+  g_assert_cmpint (g_mkdir (a_dir, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (b_dir, 0755), ==, 0);
+  volume->dx = volume->dy = 0.1;
+  volume->dz = 0.5;
+  airy_stack_plane (volume, 2)[16 * 32 + 16] = 1;
+  g_assert_true (airy_tiff_write (vol, volume, &error));
+  g_assert_true (g_file_set_contents (sys_a, json, -1, &error));
+  g_assert_true (g_file_set_contents (sys_b, json, -1, &error));
+  g_assert_no_error (error);
+  before = listing ();
+  spawn (argv, &s);
+  g_assert_cmpint (s.status, ==, 1);
+  /* each rank says it, with rank 1's message */
+  expected = g_strdup_printf ("airy-sim: rank 1 of 2: sample.file: %s: no such file\n", missing);
+  for (p = s.err; (p = strstr (p, expected)) != NULL; p++)
+    seen++;
+  if (seen != 2)
+    g_printerr ("stderr: %s\n", s.err);
+  g_assert_cmpuint (seen, ==, 2);
+  /* no output, no temporary file */
+  after = listing ();
+  g_assert_cmpstr (after, ==, before);
+  g_unlink (vol);
+  g_unlink (sys_a);
+  g_unlink (sys_b);
+  g_rmdir (a_dir);
+  g_rmdir (b_dir);
+}
+
+/* The memory budget is a rank's: a stack too large for one process fits
+ * on three; a rank whose budget is too small stops them all (out of
+ * memory, found before anything is allocated). */
+static void
+test_mpi_budget (void)
+{
+  g_autofree char *json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 2.5}, \"spectrum\": {\"wavelengths\": [0.532]},"
+    " \"z\": {\"start\": -2, \"stop\": 2, \"count\": 300}, \"elements\": ["
+    " {\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8},"
+    " {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}");
+  g_autofree char *sys = write_json ("budget.json", json);
+  g_autofree char *out = in_tmp ("budget.tif"), *before = NULL, *after = NULL;
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  g_auto(Spawned) c = { 0 };
+  const char *p;
+  guint seen = 0;
+
+  if (skip_without_mpi ())
+    return;
+  {
+    g_autofree char *argv0 = g_strdup (g_getenv ("AIRY_SIM"));
+    const char *argv[] = { "/usr/bin/env", "AIRY_MEMORY_BUDGET=3M", argv0, "run", sys, "-o", out, "-q", NULL };
+
+    spawn (argv, &a);
+    g_assert_cmpint (a.status, ==, 2);
+    g_assert_nonnull (strstr (a.err, "a run of 300 planes on a 64 × 64 grid needs 4.8 MiB of memory, more than "
+                                     "the budget of 3.0 MiB"));
+  }
+  {
+    const char *argv[] = { mpirun_path (), "--oversubscribe", "-np", "3", "-x", "AIRY_MEMORY_BUDGET=3M",
+                           g_getenv ("AIRY_SIM"), "run", sys, "-o", out, "-q", NULL };
+
+    spawn (argv, &b);
+    g_assert_cmpint (b.status, ==, 0);
+    g_assert_true (g_file_test (out, G_FILE_TEST_IS_REGULAR));
+    g_unlink (out);
+  }
+  before = listing ();
+  {
+    const char *argv[] = { mpirun_path (), "--oversubscribe",
+                           "-np", "2", "-x", "AIRY_MEMORY_BUDGET=3M", g_getenv ("AIRY_SIM"), "run", sys, "-o", out, "-q", ":",
+                           "-np", "1", "-x", "AIRY_MEMORY_BUDGET=1M", g_getenv ("AIRY_SIM"), "run", sys, "-o", out, "-q",
+                           NULL };
+
+    spawn (argv, &c);
+  }
+  g_assert_cmpint (c.status, ==, 1);
+  for (p = c.err; (p = strstr (p, "airy-sim: rank 2 of 3: grid.shape: a run of 100 planes on a 64 × 64 grid "
+                                   "needs 1.7 MiB of memory, more than the budget of 1.0 MiB")) != NULL; p++)
+    seen++;
+  g_assert_cmpuint (seen, ==, 3);
+  after = listing ();
+  g_assert_cmpstr (after, ==, before);
+  g_unlink (sys);
+}
+
+/* A rank that cannot run a sweep's systems (its budget is too small) and a
+ * rank of a bench whose system file is missing: every rank stops with its
+ * message (no rank waits for it) and the sweep writes nothing. */
+static void
+test_mpi_sweep_fails (void)
+{
+  g_autofree char *json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 2.5}, \"spectrum\": {\"wavelengths\": [0.532]},"
+    " \"z\": {\"start\": -2, \"stop\": 2, \"count\": 300}, \"elements\": ["
+    " {\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8},"
+    " {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}");
+  g_autofree char *sys = write_json ("sweep-fail.json", json);
+  g_autofree char *dir = in_tmp ("sweep-fail");
+  g_autofree char *missing = in_tmp ("missing.json");
+  g_autofree char *expected = NULL;
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  const char *sim_path = g_getenv ("AIRY_SIM");
+  const char *p;
+  guint seen = 0;
+
+  if (skip_without_mpi ())
+    return;
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  {
+    const char *argv[] = { mpirun_path (), "--oversubscribe",
+                           "-np", "1", sim_path, "sweep", sys, "--set", "elements[0].na=0.7,0.8", "-o", dir, "-q", ":",
+                           "-np", "1", "-x", "AIRY_MEMORY_BUDGET=1M", sim_path, "sweep", sys,
+                           "--set", "elements[0].na=0.7,0.8", "-o", dir, "-q", NULL };
+    spawn (argv, &a);
+  }
+  g_assert_cmpint (a.status, ==, 1);
+  for (p = a.err; (p = strstr (p, "airy-sim: rank 1 of 2: sweep system 0: grid.shape: a run of 300 planes")) != NULL; p++)
+    seen++;
+  g_assert_cmpuint (seen, ==, 2);
+  g_assert_true (g_rmdir (dir) == 0);   /* empty */
+
+  {
+    const char *argv[] = { mpirun_path (), "--oversubscribe",
+                           "-np", "1", sim_path, "bench", sys, "--repeat", "1", "--no-write", ":",
+                           "-np", "1", sim_path, "bench", missing, "--repeat", "1", "--no-write", NULL };
+    spawn (argv, &b);
+  }
+  g_assert_cmpint (b.status, ==, 1);
+  expected = g_strdup_printf ("airy-sim: rank 1 of 2: Failed to open file “%s”: No such file or directory\n", missing);
+  seen = 0;
+  for (p = b.err; (p = strstr (p, expected)) != NULL; p++)
+    seen++;
+  g_assert_cmpuint (seen, ==, 2);
+  g_unlink (sys);
+}
+
+/* A sweep of 10 systems (5 × 2 values) on 2 ranks, and in one process:
+ * the files of 10 single runs, byte for byte, and the index naming each
+ * value. */
+static void
+check_sweep (guint np)
+{
+  g_autofree char *json = psf_json (32, 4);
+  g_autofree char *sys = write_json ("sweep.json", json);
+  g_autofree char *d2 = in_tmp ("sweep2"), *d1 = in_tmp ("sweep1");
+  g_autofree char *csv_path = g_build_filename (d2, "index.csv", NULL);
+  g_autofree char *csv = NULL, *csv1 = NULL;
+  g_autofree char *csv1_path = g_build_filename (d1, "index.csv", NULL);
+  const char *coef[5] = { "-0.2", "-0.10000000000000002", "0", "0.10000000000000002", "0.2" };
+  const char *na[2] = { "0.7", "0.8" };
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  g_autoptr(GError) error = NULL;
+  guint k, done = 0;
+  const char *p;
+
+  g_assert_cmpint (g_mkdir (d2, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (d1, 0755), ==, 0);
+  sim (np, &a, "sweep", sys, "--set", "elements[1].zernike-coefficients[0]=-0.2:0.2:5",
+       "--set", "elements[0].na=0.7,0.8", "-o", d2, "--threads", "1", NULL);
+  g_assert_cmpint (a.status, ==, 0);
+  /* both ranks took systems, 10 in all */
+  p = strstr (a.out, "systems per rank: ");
+  g_assert_nonnull (p);
+  if (np == 2)
+    {
+      guint r0 = 0, r1 = 0;
+      g_assert_cmpint (sscanf (p, "systems per rank: %u, %u", &r0, &r1), ==, 2);
+      g_assert_cmpuint (r0 + r1, ==, 10);
+    }
+  else
+    g_assert_true (g_str_has_prefix (p, "systems per rank: 10)\n"));
+  sim (0, &b, "sweep", sys, "--set", "elements[1].zernike-coefficients[0]=-0.2:0.2:5",
+       "--set", "elements[0].na=0.7,0.8", "-o", d1, "--threads", "1", "-q", NULL);
+  g_assert_cmpint (b.status, ==, 0);
+
+  g_assert_true (g_file_get_contents (csv_path, &csv, NULL, &error));
+  g_assert_true (g_str_has_prefix (csv, "index,file,elements[1].zernike-coefficients[0],elements[0].na\n"
+                                        "0,0000.tif,-0.2,0.7\n1,0001.tif,-0.2,0.8\n"));
+  g_assert_true (g_file_get_contents (csv1_path, &csv1, NULL, &error));
+  g_assert_cmpstr (csv, ==, csv1);
+  for (k = 0; k < 10; k++)
+    {
+      g_autofree char *single = g_strdup_printf (
+        "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 5},"
+        " \"spectrum\": {\"wavelengths\": [0.532]}, \"z\": {\"start\": -2, \"stop\": 2, \"count\": 4},"
+        " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": %s},"
+        "   {\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [7], \"zernike-coefficients\": [%s]},"
+        "   {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}", na[k % 2], coef[k / 2]);
+      g_autofree char *line = g_strdup_printf ("\n%u,%04u.tif,%s,%s\n", k, k, coef[k / 2], na[k % 2]);
+      g_autofree char *name = g_strdup_printf ("%04u.tif", k);
+      g_autofree char *one_sys = write_json ("single.json", single);
+      g_autofree char *one = in_tmp ("single.tif");
+      g_autofree char *swept = g_build_filename (d2, name, NULL);
+      g_autofree char *swept1 = g_build_filename (d1, name, NULL);
+      g_auto(Spawned) c = { 0 };
+
+      g_assert_nonnull (strstr (csv, line));
+      sim (0, &c, "run", one_sys, "-o", one, "--threads", "1", "-q", NULL);
+      g_assert_cmpint (c.status, ==, 0);
+      assert_same_bytes (one, swept);
+      assert_same_bytes (one, swept1);
+      g_unlink (one);
+      g_unlink (one_sys);
+      g_unlink (swept);
+      g_unlink (swept1);
+      done++;
+    }
+  g_assert_cmpuint (done, ==, 10);
+  g_unlink (csv_path);
+  g_unlink (csv1_path);
+  g_rmdir (d2);
+  g_rmdir (d1);
+  g_unlink (sys);
+}
+
+static void
+test_mpi_sweep (void)
+{
+  if (skip_without_mpi ())
+    return;
+  check_sweep (2);
+}
+
+/* the same sweep without MPI, twice in one process */
+static void
+test_sweep_one_process (void)
+{
+  check_sweep (0);
+}
+
+/* sweeps without MPI: what is wrong with --set, named */
+static void
+test_sweep_errors (void)
+{
+  g_autofree char *json = psf_json (32, 2);
+  g_autofree char *sys = write_json ("sweep-bad.json", json);
+  g_autofree char *expected = NULL;
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  g_auto(Spawned) c = { 0 };
+
+  sim (0, &a, "sweep", sys, "--set", "elements[0].na=0.7:1.5:3", "-o", tmpdir, NULL);
+  g_assert_cmpint (a.status, ==, 2);
+  g_assert_cmpstr (a.err, ==, "airy-sim: sweep system 2: elements[0].na: must be in (0, n=1.33], got 1.5\n");
+  sim (0, &b, "sweep", sys, "--set", "elements[5].na=1", "-o", tmpdir, NULL);
+  g_assert_cmpint (b.status, ==, 2);
+  expected = g_strdup_printf ("airy-sim: --set elements[5].na: %s has no number there (a sweep sets numbers the "
+                              "file gives)\n", sys);
+  g_assert_cmpstr (b.err, ==, expected);
+  sim (0, &c, "sweep", sys, "--set", "elements[0].na=0.7:0.8:x", "-o", tmpdir, NULL);
+  g_assert_cmpint (c.status, ==, 2);
+  g_assert_cmpstr (c.err, ==, "airy-sim: --set elements[0].na: START:STOP:COUNT needs two finite numbers and a "
+                              "count in [1, 1000000], got \"0.7:0.8:x\"\n");
+  g_unlink (sys);
+}
+
+/* ---- the other role: one rank checking app/airy-mpi.c ---- */
+
+#if AIRY_HAVE_MPI
+/* The CUDA backend's NCCL bootstrap across ranks (airy-cuda-private.h)
+ * with fake NCCL calls: what each device was told. */
+typedef struct
+{
+  guint8 id[AIRY_NCCL_ID_BYTES];
+  int    nranks[4], rank[4], device[4];
+  int    joined, groups, fail_init;
+} FakeNccl;
+
+static int
+fake_unique_id (guint8 *id, gpointer data)
+{
+  guint i;
+
+  for (i = 0; i < AIRY_NCCL_ID_BYTES; i++)
+    id[i] = (guint8) (i * 13 + 1);
+  return 0;
+}
+
+static int
+fake_group (gboolean start, gpointer data)
+{
+  ((FakeNccl *) data)->groups += start ? 1 : 10;
+  return 0;
+}
+
+static int
+fake_init_rank (gpointer *comm, int nranks, const guint8 *id, int rank, int device, gpointer data)
+{
+  FakeNccl *f = data;
+
+  if (f->fail_init)
+    return 5;   /* ncclInvalidUsage */
+  memcpy (f->id, id, AIRY_NCCL_ID_BYTES);
+  f->nranks[f->joined] = nranks;
+  f->rank[f->joined] = rank;
+  f->device[f->joined] = device;
+  f->joined++;
+  *comm = GINT_TO_POINTER (rank + 1);
+  return 0;
+}
+
+static void
+fake_destroy (gpointer comm, gpointer data)
+{
+}
+
+static const char *
+fake_error_string (AiryGpuApi api, int status)
+{
+  return "invalid usage";
+}
+
+static int
+fake_clear (void)
+{
+  return 0;
+}
+
+/* rank r has r + 1 devices (ids 10 r + i): NCCL ranks are contiguous in
+ * rank order, everyone has rank 0's id and the total */
+static gboolean
+check_nccl_bootstrap (AiryComm *comm)
+{
+  static const AiryRankCommOps ops = { fake_unique_id, fake_group, fake_init_rank, fake_destroy };
+  static const AiryGpuHooks hooks = { fake_error_string, fake_clear };
+  FakeNccl f = { 0 };
+  g_autoptr(GError) error = NULL;
+  gpointer comms[4] = { 0 };
+  int devices[4], n = (int) comm->rank + 1, i, first = 0, total = 0;
+  gboolean ok = TRUE;
+  guint r;
+
+  for (i = 0; i < n; i++)
+    devices[i] = 10 * (int) comm->rank + i;
+  for (r = 0; r < comm->size; r++)
+    {
+      if (r < comm->rank)
+        first += (int) r + 1;
+      total += (int) r + 1;
+    }
+  ok &= _airy_rank_comms_init (comm, devices, n, comms, &ops, &hooks, &f, &error);
+  ok &= f.joined == n && f.groups == 11;
+  for (i = 0; i < n; i++)
+    ok &= f.nranks[i] == total && f.rank[i] == first + i && f.device[i] == devices[i]
+          && comms[i] == GINT_TO_POINTER (first + i + 1);
+  for (i = 0; i < AIRY_NCCL_ID_BYTES; i++)
+    ok &= f.id[i] == (guint8) (i * 13 + 1);
+  /* a failing init: an error naming the call, the group closed */
+  memset (&f, 0, sizeof f);
+  f.fail_init = 1;
+  ok &= !_airy_rank_comms_init (comm, devices, n, comms, &ops, &hooks, &f, &error);
+  ok &= error != NULL && strstr (error->message, "ncclCommInitRank") != NULL
+        && strstr (error->message, "invalid usage (5)") != NULL && f.groups == 11;
+  return ok;
+}
+#endif
+
+static int
+comm_worker (int argc, char **argv)
+{
+#if AIRY_HAVE_MPI
+  g_autoptr(GError) error = NULL;
+  AiryComm *comm = airy_mpi_comm_new (&argc, &argv, &error);
+  float sum[100], mn[100], mx[100];
+  char bytes[1000];
+  guint i, ok = 1, size;
+  double expect;
+
+  if (comm == NULL)
+    {
+      g_printerr ("%s\n", error->message);
+      return 1;
+    }
+  size = comm->size;
+  /* pieces of 7 floats: 100 is 14 full pieces and one of 2 */
+  airy_mpi_set_max_count (7);
+  for (i = 0; i < 100; i++)
+    sum[i] = mn[i] = mx[i] = (float) (i + 1) * (comm->rank + 1);
+  ok &= airy_comm_all_reduce (comm, sum, 100, AIRY_COMM_SUM, &error);
+  ok &= airy_comm_all_reduce (comm, mn, 100, AIRY_COMM_MIN, &error);
+  ok &= airy_comm_all_reduce (comm, mx, 100, AIRY_COMM_MAX, &error);
+  for (i = 0; i < 100; i++)
+    {
+      expect = (i + 1) * (size * (size + 1) / 2.0);
+      ok &= sum[i] == (float) expect && mn[i] == (float) (i + 1) && mx[i] == (float) ((i + 1) * size);
+    }
+  /* a broadcast of 1000 bytes from the last rank, in pieces of 7 */
+  for (i = 0; i < sizeof bytes; i++)
+    bytes[i] = comm->rank == size - 1 ? (char) (i * 7) : 0;
+  ok &= airy_comm_broadcast (comm, bytes, sizeof bytes, size - 1, &error);
+  for (i = 0; i < sizeof bytes; i++)
+    ok &= bytes[i] == (char) (i * 7);
+  /* agreement: none failed, then ranks 1 and 2 failed: the lowest wins */
+  ok &= airy_comm_agree (comm, &error);
+  if (comm->rank >= 1)
+    g_set_error (&error, AIRY_ERROR, AIRY_ERROR_FILE, "failure of rank %u", comm->rank);
+  ok &= !airy_comm_agree (comm, &error);
+  ok &= error != NULL && g_error_matches (error, AIRY_ERROR, AIRY_ERROR_FILE)
+        && g_str_equal (error->message, g_strdup_printf ("rank 1 of %u: failure of rank 1", size));
+  g_clear_error (&error);
+  ok &= airy_comm_barrier (comm, &error);
+  /* the shared counter: 30 numbers taken by all ranks, each once */
+  {
+    float seen[31] = { 0 };
+    guint64 v;
+
+    ok &= airy_comm_counter_reset (comm, &error);
+    while (ok && airy_comm_counter_next (comm, &v, &error) && v < 30)
+      seen[v] += 1;
+    ok &= airy_comm_all_reduce (comm, seen, 30, AIRY_COMM_SUM, &error);
+    for (i = 0; i < 30; i++)
+      ok &= seen[i] == 1;
+    /* and again from 0 after a reset */
+    ok &= airy_comm_counter_reset (comm, &error);
+    ok &= airy_comm_barrier (comm, &error);
+    if (comm->rank == 0)
+      ok &= airy_comm_counter_next (comm, &v, &error) && v == 0;
+  }
+  ok &= check_nccl_bootstrap (comm);
+  g_print ("rank %u of %u: %s\n", comm->rank, size, ok ? "ok" : "FAILED");
+  airy_comm_free (comm);
+  return ok ? 0 : 1;
+#else
+  return 1;
+#endif
+}
+
+int
+main (int argc, char **argv)
+{
+  int status;
+
+  if (argc > 1 && g_str_equal (argv[1], "--comm-worker"))
+    return comm_worker (argc, argv);
+
+  g_test_init (&argc, &argv, NULL);
+  airy_init ();
+  tmpdir = g_dir_make_tmp ("airy-test-mpi-XXXXXX", NULL);
+
+  g_test_add_func ("/comm/self", test_comm_self);
+  g_test_add_func ("/comm/split", test_comm_split);
+  g_test_add_func ("/run/part", test_run_part);
+  g_test_add_func ("/tiff/layout-parts", test_layout_parts);
+  g_test_add_func ("/mpi/comm", test_mpi_comm);
+  g_test_add_func ("/mpi/stack", test_mpi_stack);
+  g_test_add_func ("/mpi/no-planes", test_mpi_no_planes);
+  g_test_add_func ("/mpi/image", test_mpi_image);
+  g_test_add_func ("/mpi/image-noise", test_mpi_image_noise);
+  g_test_add_func ("/mpi/missing-sample", test_mpi_missing_sample);
+  g_test_add_func ("/mpi/budget", test_mpi_budget);
+  g_test_add_func ("/mpi/sweep", test_mpi_sweep);
+  g_test_add_func ("/mpi/sweep-fails", test_mpi_sweep_fails);
+  g_test_add_func ("/sweep/one-process", test_sweep_one_process);
+  g_test_add_func ("/sweep/errors", test_sweep_errors);
+
+  status = g_test_run ();
+  g_rmdir (tmpdir);
+  g_free (tmpdir);
+  return status;
+}
