@@ -1,0 +1,433 @@
+/* airy-sim bench: repeated runs, the FFT floor, the writes and the end-to-end time, over ranks too. */
+#define G_LOG_DOMAIN "airy-sim"
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#include "airy.h"
+#include "airy-atomic-private.h"
+#include "airy-sim-private.h"
+#if AIRY_HAVE_MPI
+#include "airy-mpi.h"
+#endif
+
+/* ---- bench ---- */
+
+static int
+compare_doubles (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static guint64
+peak_rss_bytes (void)
+{
+  struct rusage ru;
+
+  getrusage (RUSAGE_SELF, &ru);
+  return (guint64) ru.ru_maxrss * 1024;
+}
+
+typedef struct
+{
+  double write_s;     /* median TIFF write of one result */
+  double plain_s;     /* median plain write of as many bytes (dd's floor) */
+  double e2e_s;       /* median run + TIFF write */
+  char   dir[256];
+} BenchWrite;
+
+static double
+median_of (GArray *t)
+{
+  g_array_sort (t, compare_doubles);
+  return t->len % 2 ? g_array_index (t, double, t->len / 2)
+                    : 0.5 * (g_array_index (t, double, t->len / 2 - 1) + g_array_index (t, double, t->len / 2));
+}
+
+/* A plain write(2) of the result's bytes in 16 MiB pieces, as
+ * `dd bs=16M` does, into a new file that is then removed. */
+static gboolean
+plain_write (const char *path, const void *data, guint64 n, GError **error)
+{
+  const guint8 *p = data;
+  int fd = g_open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+  if (fd < 0)
+    {
+      int e = errno;
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, g_strerror (e));
+      return FALSE;
+    }
+  while (n > 0)
+    {
+      gssize w = write (fd, p, (gsize) MIN (n, (guint64) 16 << 20));
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        {
+          int e = w < 0 ? errno : ENOSPC;
+          close (fd);
+          g_unlink (path);
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, g_strerror (e));
+          return FALSE;
+        }
+      p += w;
+      n -= (guint64) w;
+    }
+  close (fd);
+  return TRUE;
+}
+
+static gboolean
+bench_write (AirySystem *system, const AiryRunOptions *options, const char *dir, guint n,
+             BenchWrite *out, GError **error)
+{
+  g_autoptr(GArray) tw = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) tp = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) te = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autofree char *name = g_strdup_printf ("airy-bench-%d.tif", (int) getpid ());
+  g_autofree char *raw_name = g_strdup_printf ("airy-bench-%d.raw", (int) getpid ());
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autofree char *raw = g_build_filename (dir, raw_name, NULL);
+  guint i;
+
+  if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, "--write-dir: %s is not a folder", dir);
+      return FALSE;
+    }
+  g_strlcpy (out->dir, dir, sizeof out->dir);
+  /* each right after a run as often as the other: a write into fresh
+   * page-cache memory costs more than one into memory a deleted file just
+   * gave back */
+  for (i = 0; i < 2 * n; i++)
+    {
+      g_autoptr(AiryResult) r = NULL;
+      guint64 bytes;
+      gint64 t0, t1, t2, t3;
+      guint pass;
+
+      t0 = g_get_monotonic_time ();
+      r = airy_run (system, options, NULL, NULL, NULL, error);
+      if (r == NULL)
+        return FALSE;
+      t1 = g_get_monotonic_time ();
+      bytes = (guint64) r->stack->depth * airy_stack_plane_size (r->stack) * 4;
+      for (pass = 0; pass < 2; pass++)
+        {
+          gboolean tiff = (pass == 0) == (i % 2 == 0);
+
+          t2 = g_get_monotonic_time ();
+          if (tiff ? !airy_tiff_write (path, r->stack, error) : !plain_write (raw, r->stack->data, bytes, error))
+            return FALSE;
+          t3 = g_get_monotonic_time ();
+          g_unlink (tiff ? path : raw);
+          g_array_append_val (tiff ? tw : tp, (double) { (t3 - t2) / 1e6 });
+          /* end to end: the run and its TIFF, as `airy-sim run` does */
+          if (tiff && pass == 0)
+            g_array_append_val (te, (double) { (t3 - t0) / 1e6 });
+        }
+      (void) t1;
+    }
+  out->write_s = median_of (tw);
+  out->plain_s = median_of (tp);
+  out->e2e_s = median_of (te);
+  return TRUE;
+}
+
+/* ---- bench over ranks ---- */
+
+/* One run timed over all ranks: from a barrier to the end of the last
+ * rank's part (a barrier), on rank 0's clock; a run's own time in one
+ * process. */
+static AiryResult *
+bench_run (AirySystem *system, const AiryRunOptions *options, double *seconds, GError **error)
+{
+  AiryResult *r;
+  gint64 t0;
+
+  /* an agreement, not a bare barrier: a rank that failed before the
+   * first run meets the others here */
+  if (ranks->size > 1 && !airy_comm_agree (ranks, error))
+    return NULL;
+  t0 = g_get_monotonic_time ();
+  r = airy_run (system, options, NULL, NULL, NULL, error);
+  if (r == NULL)
+    return NULL;
+  if (ranks->size > 1 && !airy_comm_barrier (ranks, error))
+    {
+      airy_result_free (r);
+      return NULL;
+    }
+  *seconds = ranks->size > 1 ? (g_get_monotonic_time () - t0) / 1e6 : r->seconds;
+  return r;
+}
+
+/* The parallel write of a run's result over the ranks (the stack, each
+ * rank its planes; a reduction's image by rank 0), n times, median. */
+static gboolean
+bench_write_ranks (AirySystem *system, const AiryRunOptions *options, const char *dir, guint n,
+                   BenchWrite *out, GError **error)
+{
+  g_autoptr(GArray) tw = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) te = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autofree char *name = NULL, *path = NULL;
+  guint32 pid = (guint32) getpid ();
+  guint i;
+
+  /* one name for all ranks: rank 0's */
+  if (!airy_comm_broadcast (ranks, &pid, sizeof pid, 0, error))
+    return FALSE;
+  name = g_strdup_printf ("airy-bench-%u.tif", pid);
+  path = g_build_filename (dir, name, NULL);
+  g_strlcpy (out->dir, dir, sizeof out->dir);
+  for (i = 0; i < n; i++)
+    {
+      g_autoptr(AiryResult) r = NULL;
+      AiryTiffWriteOptions wo = { AIRY_TIFF_AUTO, NULL, 0 };
+      double run_s = 0, write_s = 0;
+
+      r = bench_run (system, options, &run_s, error);
+      if (r == NULL || !write_outputs_ranks (r, system, path, NULL, NULL, &wo, &write_s, error))
+        return FALSE;
+      if (is_root ())
+        g_unlink (path);
+      g_array_append_val (tw, write_s);
+      g_array_append_val (te, (double) { run_s + write_s });
+    }
+  out->write_s = median_of (tw);
+  out->plain_s = 0;
+  out->e2e_s = median_of (te);
+  return TRUE;
+}
+
+int
+cmd_bench (int argc, char **argv)
+{
+  g_autofree char *backend = NULL, *devices_arg = NULL;
+  int repeat = 5, warmup = 1, threads = 0, planes = 0, size = 0;
+  gboolean json = FALSE, no_write = FALSE;
+  g_autofree char *write_dir = NULL;
+  GOptionEntry entries[] = {
+    { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, NULL, NULL },
+    { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, NULL, NULL },
+    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
+    { "devices", 0, 0, G_OPTION_ARG_STRING, &devices_arg, NULL, NULL },
+    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, NULL, NULL },
+    { "planes", 0, 0, G_OPTION_ARG_INT, &planes, NULL, NULL },
+    { "size", 0, 0, G_OPTION_ARG_INT, &size, NULL, NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, NULL, NULL },
+    { "write-dir", 0, 0, G_OPTION_ARG_FILENAME, &write_dir, NULL, NULL },
+    { "no-write", 0, 0, G_OPTION_ARG_NONE, &no_write, NULL, NULL },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) reduce_times = g_array_new (FALSE, FALSE, sizeof (double));
+  BenchWrite wr = { 0 };
+  g_autoptr(AiryResult) cold = NULL;
+  g_autofree char *cold_backend = NULL;
+  const char *floor_kind = "FFTW";
+  guint cold_devices;
+  guint64 out_bytes;
+  const char *what = "widefield";
+  AiryRunOptions options = { 0 };
+  double t_cold, floor_s, median, tmin, tmax;
+  guint h, w, nz, n_threads, i;
+  guint64 peak, peak_device = 0;
+  int k;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_help_enabled (ctx, FALSE);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return usage_error ("bench: %s", error->message);
+  if (argc > 2)
+    return usage_error (_("bench: give at most one preset or system file"));
+  if (repeat < 1 || repeat > 1000)
+    return usage_error ("--repeat: must be in [1, 1000], got %d", repeat);
+  if (warmup < 0 || warmup > 100)
+    return usage_error ("--warmup: must be in [0, 100], got %d", warmup);
+  if (threads < 0 || threads > 4096)
+    return usage_error ("--threads: must be in [0, 4096], got %d", threads);
+  if (planes < 0 || planes > 1000000)
+    return usage_error ("--planes: must be in [1, 1000000], got %d", planes);
+  if (size < 0 || size > 65536)
+    return usage_error ("--size: must be in [1, 65536], got %d", size);
+  if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
+    return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
+  if (devices_arg && !parse_devices (devices_arg, devices, &error))
+    return ranks_fail (error);
+  if (argc == 2)
+    what = argv[1];
+  if (g_str_has_suffix (what, ".json"))
+    system = airy_system_new_from_file (what, &error);
+  else
+    system = airy_system_new_from_preset (what, &error);
+  if (system == NULL)
+    return ranks_fail (error);
+
+  /* --size N: an N × N grid, spacing scaled to keep the same field of view */
+  if (size > 0)
+    {
+      guint oh, ow;
+
+      airy_system_get_shape (system, &oh, &ow);
+      airy_system_set_shape (system, (guint) size, (guint) size);
+      airy_system_set_spacing (system, airy_system_get_spacing (system) * ow / size);
+    }
+  if (planes > 0)
+    {
+      const double *z = airy_system_get_z (system, &nz);
+      double z0 = z[0], z1 = z[nz - 1];
+      airy_system_set_z_range (system, z0, planes > 1 ? z1 : z0, (guint) planes);
+    }
+  airy_system_get_shape (system, &h, &w);
+  airy_system_get_z (system, &nz);
+  n_threads = threads > 0 ? (guint) threads : g_get_num_processors ();
+
+  options.backend = backend;
+  options.devices = devices->len ? (guint *) devices->data : NULL;
+  options.n_devices = devices->len;
+  options.threads = n_threads;
+  options.comm = ranks;
+
+  /* cold: the first run in this process, FFTW planning included */
+  cold = bench_run (system, &options, &t_cold, &error);
+  if (cold == NULL)
+    return ranks_failed (error);
+  cold_backend = g_strdup (cold->backend);
+  cold_devices = cold->n_devices;
+  out_bytes = (guint64) (cold->stack_is_part ? cold->n_planes : cold->stack->depth) * cold->stack->height
+              * cold->stack->width * 4;
+  /* one result alive at a time, as in use */
+  g_clear_pointer (&cold, airy_result_free);
+  for (k = 0; k < warmup; k++)
+    {
+      double t;
+      g_autoptr(AiryResult) r = bench_run (system, &options, &t, &error);
+      if (r == NULL)
+        return ranks_failed (error);
+    }
+  for (k = 0; k < repeat; k++)
+    {
+      double t;
+      g_autoptr(AiryResult) r = bench_run (system, &options, &t, &error);
+      if (r == NULL)
+        return ranks_failed (error);
+      g_array_append_val (times, t);
+      g_array_append_val (reduce_times, r->reduce_s);
+    }
+  /* files: the TIFF write of one result, a plain write of as many bytes
+   * to the same folder (the dd floor), and compute + write together */
+  if (!no_write && ranks->size > 1)
+    {
+      if (!bench_write_ranks (system, &options, write_dir ? write_dir : g_get_tmp_dir (), MAX (3, MIN (repeat, 5)),
+                              &wr, &error))
+        return ranks_failed (error);
+    }
+  else if (!no_write && !bench_write (system, &options, write_dir ? write_dir : g_get_tmp_dir (),
+                                      MAX (3, MIN (repeat, 5)), &wr, &error))
+    return fail (error);
+  /* the floor and the report: rank 0's, alone on the machine */
+  if (ranks->size > 1 && !is_root ())
+    return airy_comm_barrier (ranks, &error) ? EXIT_OK : ranks_failed (error);
+  peak = peak_rss_bytes ();
+  {
+    AiryBackend *b = airy_backend_lookup (cold_backend);
+    guint d;
+
+    /* the device memory a run took, on the busiest device */
+    for (d = 0; b && d < airy_backend_n_devices (b); d++)
+      peak_device = MAX (peak_device, airy_backend_peak_memory (b, d));
+  }
+  g_array_sort (times, compare_doubles);
+  median = times->len % 2 ? g_array_index (times, double, times->len / 2)
+                          : 0.5 * (g_array_index (times, double, times->len / 2 - 1)
+                                   + g_array_index (times, double, times->len / 2));
+  tmin = g_array_index (times, double, 0);
+  tmax = g_array_index (times, double, times->len - 1);
+
+  /* the floor: bare 2-D complex transforms of the same stack, same threads
+   * (FFTW), or on the device with the backend's own FFT (cuFFT) */
+  {
+    g_autoptr(GArray) floors = g_array_new (FALSE, FALSE, sizeof (double));
+    AiryBackend *b = airy_backend_lookup (cold_backend);
+    gboolean device_floor = b && airy_backend_has_fft_floor (b) && !g_str_equal (cold_backend, "cpu");
+
+    floor_kind = device_floor ? "cuFFT" : "FFTW";
+    for (i = 0; i < (guint) MAX (3, MIN (repeat, 5)); i++)
+      {
+        double f = device_floor ? airy_backend_fft_floor (b, devices->len ? g_array_index (devices, guint, 0) : 0,
+                                                   h, w, nz, &error)
+                                : airy_bench_fft_floor (h, w, nz, n_threads);
+        if (f < 0)
+          return fail (error);
+        g_array_append_val (floors, f);
+      }
+    g_array_sort (floors, compare_doubles);
+    floor_s = g_array_index (floors, double, floors->len / 2);
+  }
+  if (ranks->size > 1 && !airy_comm_barrier (ranks, &error))
+    return ranks_failed (error);
+
+  if (json)
+    g_print ("{\"system\": \"%s\", \"planes\": %u, \"height\": %u, \"width\": %u, "
+             "\"backend\": \"%s\", \"devices\": %u, \"threads\": %u, \"repeat\": %d, "
+             "\"warmup\": %d, \"cold_s\": %.6f, \"median_s\": %.6f, \"min_s\": %.6f, "
+             "\"max_s\": %.6f, \"floor_s\": %.6f, \"floor\": \"%s\", \"ratio\": %.4f, \"planes_per_s\": %.2f, "
+             "\"peak_rss_bytes\": %" G_GUINT64_FORMAT ", \"peak_device_bytes\": %" G_GUINT64_FORMAT ", "
+             "\"output_bytes\": %" G_GUINT64_FORMAT ", \"write_s\": %.6f, \"plain_write_s\": %.6f, "
+             "\"end_to_end_s\": %.6f, \"end_to_end_ratio\": %.4f, \"ranks\": %u, \"reduce_s\": %.6f}\n",
+             what, nz, h, w, cold_backend, cold_devices, n_threads, repeat, warmup, t_cold,
+             median, tmin, tmax, floor_s, floor_kind, median / floor_s, nz / median, peak, peak_device, out_bytes,
+             wr.write_s, wr.plain_s, wr.e2e_s, wr.e2e_s > 0 ? wr.e2e_s / (median + wr.plain_s) : 0.0,
+             ranks->size, median_of (reduce_times));
+  else
+    {
+      g_autofree char *peak_s = airy_format_bytes (peak);
+      g_autofree char *out_s = airy_format_bytes (out_bytes);
+
+      g_print ("system      %s: %u planes of %u × %u%s\n", what, nz, h, w,
+               airy_system_is_microscope (system) ? " (microscope, one image)" : "");
+      g_print ("backend     %s, %u device%s, %u threads\n", cold_backend, cold_devices,
+               cold_devices == 1 ? "" : "s", n_threads);
+      g_print ("cold        %.1f ms (first run, planning included)\n", t_cold * 1e3);
+      g_print ("run         median %.1f ms, min %.1f ms, max %.1f ms (%d runs after %d warm-up)\n",
+               median * 1e3, tmin * 1e3, tmax * 1e3, repeat, warmup);
+      g_print ("floor       %.1f ms (%u bare %s 2-D complex transforms of %u × %u, in place)\n",
+               floor_s * 1e3, nz, floor_kind, h, w);
+      g_print ("ratio       %.3f (run / floor)\n", median / floor_s);
+      g_print ("throughput  %.1f planes/s\n", nz / median);
+      g_print ("memory      peak RSS %s (output %s)\n", peak_s, out_s);
+      if (wr.e2e_s > 0)
+        {
+          g_print ("write       %.1f ms TIFF, %.1f ms plain write of the same bytes (%s)\n",
+                   wr.write_s * 1e3, wr.plain_s * 1e3, wr.dir);
+          g_print ("end to end  %.1f ms run + write, %.3f × (run + plain write)\n",
+                   wr.e2e_s * 1e3, wr.e2e_s / (median + wr.plain_s));
+        }
+      if (peak_device > 0)
+        {
+          g_autofree char *dev_s = airy_format_bytes (peak_device);
+          g_print ("device      %s allocated by one run on the busiest device\n", dev_s);
+        }
+    }
+  return EXIT_OK;
+}

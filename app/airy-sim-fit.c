@@ -1,0 +1,190 @@
+/* airy-sim fit: a measured bead stack fitted by the system's PSF (engine/airy-fit.h). */
+#define G_LOG_DOMAIN "airy-sim"
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#include "airy.h"
+#include "airy-atomic-private.h"
+#include "airy-sim-private.h"
+#if AIRY_HAVE_MPI
+#include "airy-mpi.h"
+#endif
+
+/* ---- fit ---- */
+
+static void
+on_fit_progress (guint restart, guint iteration, double loss, gpointer user_data)
+{
+  Progress *p = user_data;
+
+  if (!p->tty)
+    return;
+  fprintf (stderr, "\r");
+  fprintf (stderr, _("fit: start %u, iteration %u, loss %.6g   "), restart + 1, iteration, loss);
+  p->shown = TRUE;
+}
+
+static gboolean
+write_text_file (const char *path, const char *text, GError **error)
+{
+  g_autoptr(GError) local = NULL;
+
+  /* g_file_set_contents writes a temporary file and renames it */
+  if (!g_file_set_contents (path, text, -1, &local))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s", local->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+int
+cmd_fit (int argc, char **argv)
+{
+  g_autofree char *system_file = NULL, *output = NULL, *report_out = NULL, *residual_out = NULL;
+  g_autofree char *objective_arg = NULL, *gain_arg = NULL, *offset_arg = NULL;
+  int zernike = 14, crop = 0, restarts = 0, threads = 0, seed = 0, max_iterations = 0;
+  gboolean quiet = FALSE;
+  GOptionEntry entries[] = {
+    { "system", 0, 0, G_OPTION_ARG_FILENAME, &system_file, NULL, NULL },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, NULL, NULL },
+    { "report", 0, 0, G_OPTION_ARG_FILENAME, &report_out, NULL, NULL },
+    { "residual", 0, 0, G_OPTION_ARG_FILENAME, &residual_out, NULL, NULL },
+    { "zernike", 0, 0, G_OPTION_ARG_INT, &zernike, NULL, NULL },
+    { "crop", 0, 0, G_OPTION_ARG_INT, &crop, NULL, NULL },
+    { "objective", 0, 0, G_OPTION_ARG_STRING, &objective_arg, NULL, NULL },
+    { "gain", 0, 0, G_OPTION_ARG_STRING, &gain_arg, NULL, NULL },
+    { "offset", 0, 0, G_OPTION_ARG_STRING, &offset_arg, NULL, NULL },
+    { "restarts", 0, 0, G_OPTION_ARG_INT, &restarts, NULL, NULL },
+    { "max-iterations", 0, 0, G_OPTION_ARG_INT, &max_iterations, NULL, NULL },
+    { "seed", 0, 0, G_OPTION_ARG_INT, &seed, NULL, NULL },
+    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, NULL, NULL },
+    { NULL }
+  };
+  static const char *const json[] = { ".json", NULL };
+  static const char *const tif[] = { ".tif", ".tiff", NULL };
+  g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AirySystem) fitted = NULL;
+  g_autoptr(AiryStack) beads = NULL;
+  g_autoptr(AiryFitResult) res = NULL;
+  g_autofree char *report = NULL;
+  AiryFitOptions options;
+  Progress progress = { isatty (STDERR_FILENO), g_get_monotonic_time (), FALSE };
+  guint i;
+
+  airy_fit_options_init (&options);
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_help_enabled (ctx, FALSE);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return usage_error ("fit: %s", error->message);
+  if (argc != 2)
+    return usage_error (_("fit: give one bead stack (TIFF)"));
+  if (system_file == NULL)
+    return usage_error (_("fit: give the system with --system SYSTEM.json"));
+  if (output == NULL)
+    return usage_error (_("fit: give the fitted system's file with -o FITTED.json"));
+  if (zernike < 3 || zernike > 65)
+    return usage_error ("--zernike: must be in [3, 65], got %d", zernike);
+  if (crop < 0 || crop > 65536)
+    return usage_error ("--crop: must be in [0, 65536], got %d", crop);
+  if (restarts < 0 || restarts > 100)
+    return usage_error ("--restarts: must be in [0, 100], got %d", restarts);
+  if (max_iterations < 0 || max_iterations > 100000)
+    return usage_error ("--max-iterations: must be in [0, 100000], got %d", max_iterations);
+  if (threads < 0 || threads > 4096)
+    return usage_error ("--threads: must be in [0, 4096], got %d", threads);
+  if (seed < 0)
+    return usage_error ("--seed: must be ≥ 0, got %d", seed);
+  if (objective_arg && g_str_equal (objective_arg, "poisson"))
+    options.objective = AIRY_FIT_OBJECTIVE_POISSON;
+  else if (objective_arg && g_str_equal (objective_arg, "least-squares"))
+    options.objective = AIRY_FIT_OBJECTIVE_LEAST_SQUARES;
+  else if (objective_arg && !g_str_equal (objective_arg, "auto"))
+    return usage_error ("--objective: must be one of auto, poisson, least-squares, got \"%s\"", objective_arg);
+  if (gain_arg)
+    {
+      char *end = NULL;
+      options.gain = g_ascii_strtod (gain_arg, &end);
+      if (end == gain_arg || *end != '\0' || !(options.gain > 0) || !isfinite (options.gain))
+        return usage_error ("--gain: must be a number > 0 (ADU per photon), got \"%s\"", gain_arg);
+    }
+  if (offset_arg)
+    {
+      char *end = NULL;
+      options.offset = g_ascii_strtod (offset_arg, &end);
+      if (end == offset_arg || *end != '\0' || !isfinite (options.offset))
+        return usage_error ("--offset: must be a number (ADU), got \"%s\"", offset_arg);
+    }
+  if (!check_output_path ("-o", output, json, &error)
+      || (report_out && !check_output_path ("--report", report_out, json, &error))
+      || (residual_out && !check_output_path ("--residual", residual_out, tif, &error))
+      || !check_environment (&error))
+    return fail (error);
+  {
+    const NamedFile outputs[] = { { "-o", output }, { "--report", report_out }, { "--residual", residual_out } };
+    const NamedFile inputs[] = { { _("the bead stack"), argv[1] }, { "--system", system_file } };
+
+    if (!check_outputs (outputs, G_N_ELEMENTS (outputs), inputs, G_N_ELEMENTS (inputs), &error))
+      return fail (error);
+  }
+  system = load_system (system_file, NULL, &error);
+  if (system == NULL)
+    return fail (error);
+  beads = airy_image_read (argv[1], &error);
+  if (beads == NULL)
+    return fail (error);
+
+  options.zernike_max = (guint) zernike;
+  options.crop = (guint) crop;
+  options.restarts = (guint) restarts;
+  options.max_iterations = (guint) max_iterations;
+  options.threads = (guint) threads;
+  options.seed = (guint) seed;
+  options.progress = quiet ? NULL : on_fit_progress;
+  options.user_data = &progress;
+  res = airy_fit_stack (system, beads, &options, NULL, &error);
+  if (progress.shown)
+    fprintf (stderr, "\n");
+  if (res == NULL)
+    return fail (error);
+  print_warnings (res->warnings);
+
+  fitted = airy_fit_result_apply (res, system, &error);
+  report = airy_fit_result_to_json (res);
+  if (fitted == NULL
+      || (residual_out && !airy_tiff_write (residual_out, res->residual, &error))
+      || (report_out && !write_text_file (report_out, report, &error))
+      || !airy_system_save (fitted, output, &error))
+    return fail (error);
+  if (quiet)
+    return EXIT_OK;
+  g_print (_("fitted %s (%s, %u × %u pixels at x %u, y %u): %u iterations in %.2f s (%.1f ms each), loss %.6g\n"),
+           argv[1], res->objective == AIRY_FIT_OBJECTIVE_POISSON ? "Poisson" : _("least squares"),
+           res->window[2], res->window[3], res->window[0], res->window[1], res->iterations_total,
+           res->seconds, 1e3 * res->seconds_per_iteration, res->loss);
+  for (i = 0; i < res->n_terms; i++)
+    g_print ("  Z%-3d %+.4f ± %.1e %s\n", res->indices[i], res->coefficients[i], res->uncertainties[i],
+             _("waves"));
+  g_print (_("  RMS %.4f waves, Strehl %.3f; bead at x %.4f, y %.4f, z %.4f µm; amplitude %.6g, background %.4g\n"),
+           res->rms_waves, res->strehl, res->position[0], res->position[1], res->position[2],
+           res->amplitude, res->background);
+  g_print (_("wrote %s\n"), output);
+  return EXIT_OK;
+}

@@ -1,0 +1,62 @@
+/* airy-sim's own helpers, shared by its commands: airy-sim.c (the
+ * common options, outputs and inputs, signals, the ranks, main),
+ * airy-sim-run.c, -fit.c, -sweep.c and -bench.c (one command each). */
+#pragma once
+
+#include <glib.h>
+
+#include "airy.h"
+
+G_BEGIN_DECLS
+
+enum { EXIT_OK = 0, EXIT_RUN = 1, EXIT_INPUT = 2 };
+
+typedef struct
+{
+  gboolean tty;
+  gint64   start;
+  gboolean shown;
+} Progress;
+
+typedef struct
+{
+  const char *role;
+  const char *path;
+} NamedFile;
+
+/* errors and usage (exit status 1 or 2) */
+int fail (const GError *error);
+int usage_error (const char *format, ...) G_GNUC_PRINTF (1, 2);
+gboolean check_environment (GError **error);
+void print_warnings (GPtrArray *warnings);
+AirySystem *load_system (const char *file, const char *preset, GError **error);
+
+/* the options and outputs of the commands */
+void on_progress (guint done, guint total, gpointer user_data);
+gboolean parse_devices (const char *arg, GArray *devices, GError **error);
+gboolean check_output_path (const char *option, const char *path, const char *const *suffixes,
+                            GError **error);
+gboolean parse_tiff_format (const char *arg, AiryTiffFormat *format);
+gboolean check_outputs (const NamedFile *outputs, guint n_outputs, const NamedFile *inputs,
+                        guint n_inputs, GError **error);
+gboolean check_outputs_against_system (const NamedFile *outputs, guint n_outputs, AirySystem *system,
+                                       GError **error);
+
+/* the processes of this launch: the MPI ranks, or this process alone */
+extern AiryComm *ranks;
+void remove_temporaries_on_signals (void);
+gboolean is_root (void);
+int ranks_fail (GError *error);
+int ranks_failed (const GError *error);
+gboolean parse_chunks (const char *arg, GArray *chunks, GError **error);
+gboolean write_outputs_ranks (AiryResult *result, AirySystem *system, const char *output,
+                              const char *psf_out, const char *png_out,
+                              const AiryTiffWriteOptions *wo, double *write_s, GError **error);
+
+/* the commands */
+int cmd_run (int argc, char **argv);
+int cmd_fit (int argc, char **argv);
+int cmd_sweep (int argc, char **argv);
+int cmd_bench (int argc, char **argv);
+
+G_END_DECLS

@@ -1,0 +1,389 @@
+/* airy-sim run: one system, its outputs written by every rank into one file (DESIGN §6). */
+#define G_LOG_DOMAIN "airy-sim"
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#include "airy.h"
+#include "airy-atomic-private.h"
+#include "airy-sim-private.h"
+#if AIRY_HAVE_MPI
+#include "airy-mpi.h"
+#endif
+
+/* The stack of all ranks' planes, without pixels: what the TIFF layout
+ * needs (shape, voxel size, every plane's z, provenance). */
+static AiryStack *
+whole_stack_header (const AiryStack *part, AirySystem *system, guint n_planes)
+{
+  AiryStack *header = g_new0 (AiryStack, 1);
+  guint nz;
+  const double *z = airy_system_get_z (system, &nz);
+
+  header->height = part->height;
+  header->width = part->width;
+  airy_stack_copy_metadata (header, part);
+  header->depth = n_planes;
+  header->bits = 32;
+  g_assert (nz == n_planes);
+  airy_stack_set_z (header, z);
+  return header;
+}
+
+/* Writes the PSF stack whose planes the ranks hold into one file: rank 0
+ * lays the TIFF out (header, IFDs, the pixel block) in a temporary file
+ * beside `path`, every rank writes its planes at their offsets (pwrite, on
+ * a file system all ranks share), then rank 0 renames it into place. No
+ * rank holds the whole stack; the bytes are those of a one-process run.
+ * Collective: every rank calls it, and it agrees on every step. */
+static gboolean
+write_stack_ranks (const char                 *path,
+                   const AiryStack            *part,
+                   guint                       part_first,
+                   guint                       part_count,
+                   guint                       n_planes,
+                   AirySystem                 *system,
+                   const AiryTiffWriteOptions *options,
+                   GError                    **error)
+{
+  g_autoptr(AiryStack) header = whole_stack_header (part, system, n_planes);
+  g_autoptr(AiryTiffLayout) layout = NULL;
+  g_autofree char *tmp = NULL;
+  char tmp_name[4096] = "";
+  float range[2] = { INFINITY, INFINITY };   /* min and −max: one MIN reduction */
+  AiryTiffWriteOptions quiet_options;
+  GError *local = NULL;
+  int fd;
+
+  /* ImageJ's display range is the whole stack's */
+  if (part_count > 0)
+    {
+      AiryStack view = *part;
+
+      view.depth = part_count;
+      airy_stack_min_max (&view, &range[0], &range[1]);
+      range[1] = -range[1];
+    }
+  if (!airy_comm_all_reduce (ranks, range, 2, AIRY_COMM_MIN, error))
+    return FALSE;
+
+  /* every rank knows the layout (it needs the offsets), rank 0 writes it */
+  /* the same format everywhere; the warnings are rank 0's to print */
+  quiet_options = *options;
+  if (!is_root ())
+    quiet_options.warnings = NULL;
+  layout = airy_tiff_layout_new (path, header, range[0], -range[1], &quiet_options, &local);
+  if (layout && is_root ())
+    {
+      fd = airy_atomic_begin (path, &tmp, &local);
+      if (fd >= 0)
+        {
+          if (!airy_tiff_layout_write_frame (layout, fd, &local))
+            airy_atomic_abort (tmp);
+          close (fd);
+          if (local == NULL && strlen (tmp) < sizeof tmp_name)
+            g_strlcpy (tmp_name, tmp, sizeof tmp_name);
+        }
+    }
+  if (!airy_comm_agree (ranks, &local))
+    {
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+  if (!airy_comm_broadcast (ranks, tmp_name, sizeof tmp_name, 0, error))
+    return FALSE;
+
+  /* each rank its own planes */
+  if (part_count > 0)
+    {
+      fd = g_open (tmp_name, O_WRONLY, 0);
+      if (fd < 0)
+        {
+          int e = errno;
+          g_set_error (&local, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), path, g_strerror (e));
+        }
+      else
+        {
+          airy_tiff_layout_write_planes (layout, fd, part_first, part_count, part->data, &local);
+          if (close (fd) != 0 && local == NULL)
+            {
+              int e = errno;
+              g_set_error (&local, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), path, g_strerror (e));
+            }
+        }
+    }
+  if (!airy_comm_agree (ranks, &local))
+    {
+      if (is_root ())
+        airy_atomic_abort (tmp);
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+  /* all planes are in: the file appears under its name */
+  if (is_root ())
+    airy_atomic_commit (tmp, path, &local);
+  if (!airy_comm_agree (ranks, &local))
+    {
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The outputs of a run over several ranks: the stack (in parallel) or
+ * the image (rank 0), the PSF stack (in parallel), the PNG (the rank
+ * holding the middle plane). Collective. */
+gboolean
+write_outputs_ranks (AiryResult                 *result,
+                     AirySystem                 *system,
+                     const char                 *output,
+                     const char                 *psf_out,
+                     const char                 *png_out,
+                     const AiryTiffWriteOptions *wo,
+                     double                     *write_s,
+                     GError                    **error)
+{
+  gint64 t0 = g_get_monotonic_time ();
+  GError *local = NULL;
+  AiryStack *png_stack = result->stack;
+  guint png_plane = 0;
+
+  if (result->stack_is_part)
+    {
+      if (!write_stack_ranks (output, result->stack, result->part_first, result->part_count, result->n_planes,
+                              system, wo, error))
+        return FALSE;
+    }
+  else
+    {
+      if (is_root ())
+        airy_tiff_write_full (output, result->stack, wo, &local);
+      if (!airy_comm_agree (ranks, &local))
+        {
+          g_propagate_error (error, local);
+          return FALSE;
+        }
+    }
+  if (psf_out && !write_stack_ranks (psf_out, result->psf, result->part_first, result->part_count,
+                                     result->n_planes, system, wo, error))
+    return FALSE;
+  *write_s = (g_get_monotonic_time () - t0) / 1e6;
+
+  if (png_out)
+    {
+      /* the middle plane of the whole stack, where it is */
+      gboolean mine = is_root ();
+
+      if (result->stack_is_part)
+        {
+          guint mid = result->n_planes / 2;
+
+          mine = mid >= result->part_first && mid < result->part_first + result->part_count;
+          png_plane = mid - result->part_first;
+        }
+      if (mine)
+        {
+          float *plane = airy_stack_plane (png_stack, png_plane);
+          AiryStack view = *png_stack;
+          float lo, hi;
+
+          view.depth = 1;
+          view.data = plane;
+          airy_stack_min_max (&view, &lo, &hi);
+          airy_png_write_colormapped (png_out, plane, png_stack->height, png_stack->width, png_stack->dx,
+                                      AIRY_COLORMAP_INFERNO, lo, hi, &local);
+        }
+      if (!airy_comm_agree (ranks, &local))
+        {
+          g_propagate_error (error, local);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* --json: one line on stdout (rank 0) that says what the run used. */
+static void
+print_run_summary (AiryResult *result, const char *output, guint n_devices_all, double write_s)
+{
+  g_autofree char *out_json = g_strescape (output, NULL);
+
+  g_print ("{\"output\": \"%s\", \"planes\": %u, \"height\": %u, \"width\": %u, \"backend\": \"%s\", "
+           "\"ranks\": %u, \"devices\": %u, \"devices_per_rank\": %u, \"threads\": %u, \"seconds\": %.6f, "
+           "\"reduce_s\": %.6f, \"write_s\": %.6f}\n",
+           out_json, result->n_planes, result->stack->height, result->stack->width, result->backend,
+           result->ranks, n_devices_all, result->n_devices, result->threads, result->seconds,
+           result->reduce_s, write_s);
+}
+
+int
+cmd_run (int argc, char **argv)
+{
+  g_autofree char *output = NULL, *psf_out = NULL, *png_out = NULL, *backend = NULL;
+  g_autofree char *devices_arg = NULL, *preset = NULL, *format_arg = NULL, *chunks_arg = NULL;
+  AiryTiffFormat tiff_format = AIRY_TIFF_AUTO;
+  int threads = 0;
+  gboolean quiet = FALSE, json = FALSE;
+  GOptionEntry entries[] = {
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, NULL, NULL },
+    { "psf-out", 0, 0, G_OPTION_ARG_FILENAME, &psf_out, NULL, NULL },
+    { "png", 0, 0, G_OPTION_ARG_FILENAME, &png_out, NULL, NULL },
+    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, NULL, NULL },
+    { "devices", 0, 0, G_OPTION_ARG_STRING, &devices_arg, NULL, NULL },
+    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
+    { "preset", 0, 0, G_OPTION_ARG_STRING, &preset, NULL, NULL },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, NULL, NULL },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format_arg, NULL, NULL },
+    { "chunks", 0, 0, G_OPTION_ARG_STRING, &chunks_arg, NULL, NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, NULL, NULL },
+    { NULL }
+  };
+  static const char *const tif[] = { ".tif", ".tiff", NULL };
+  static const char *const png[] = { ".png", NULL };
+  g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryResult) result = NULL;
+  g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GArray) chunks = g_array_new (FALSE, FALSE, sizeof (guint));
+  AiryRunOptions options = { 0 };
+  double write_s = 0;
+  gint64 t_write;
+  Progress progress = { isatty (STDERR_FILENO), g_get_monotonic_time (), FALSE };
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_help_enabled (ctx, FALSE);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return usage_error ("run: %s", error->message);
+  if ((argc != 2 && preset == NULL) || (argc != 1 && preset != NULL))
+    return usage_error (_("run: give one system file (or --preset NAME)"));
+  if (output == NULL)
+    return usage_error (_("run: give the output file with -o OUT.tif"));
+  if (threads < 0 || threads > 4096)
+    return usage_error ("--threads: must be in [0, 4096], got %d", threads);
+  if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
+    return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
+  if (format_arg && !parse_tiff_format (format_arg, &tiff_format))
+    return usage_error ("--format: must be one of imagej, ome, bigtiff, got \"%s\"", format_arg);
+  if (!check_output_path ("-o", output, tif, &error)
+      || (psf_out && !check_output_path ("--psf-out", psf_out, tif, &error))
+      || (png_out && !check_output_path ("--png", png_out, png, &error))
+      || (devices_arg && !parse_devices (devices_arg, devices, &error))
+      || (chunks_arg && !parse_chunks (chunks_arg, chunks, &error))
+      || !check_environment (&error))
+    return ranks_fail (error);
+  if (chunks_arg && ranks->size > 1 && chunks->len != ranks->size)
+    {
+      g_set_error (&error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("--chunks: give one number of planes per rank (%u), got %u"), ranks->size, chunks->len);
+      return ranks_fail (error);
+    }
+  {
+    const NamedFile outputs[] = { { "-o", output }, { "--psf-out", psf_out }, { "--png", png_out } };
+    const NamedFile system_file = { _("the system file"), preset ? NULL : argv[1] };
+
+    if (!check_outputs (outputs, G_N_ELEMENTS (outputs), &system_file, 1, &error))
+      return ranks_fail (error);
+
+    system = load_system (preset ? NULL : argv[1], preset, &error);
+    if (system == NULL || !check_outputs_against_system (outputs, G_N_ELEMENTS (outputs), system, &error))
+      return ranks_fail (error);
+  }
+  remove_temporaries_on_signals ();
+
+  options.backend = backend;
+  options.devices = devices->len ? (guint *) devices->data : NULL;
+  options.n_devices = devices->len;
+  options.threads = (guint) threads;
+  options.keep_psf = psf_out != NULL;
+  options.comm = ranks;
+  if (chunks->len > 0 && ranks->size > 1)
+    options.rank_planes = (guint *) chunks->data;
+  else if (chunks->len > 0)
+    {
+      options.chunks = (guint *) chunks->data;
+      if (devices->len == 0 || devices->len != chunks->len)
+        {
+          g_set_error (&error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("--chunks: give one number of planes per device (--devices), got %u for %u"),
+                       chunks->len, devices->len);
+          return fail (error);
+        }
+    }
+  /* progress from rank 0 only */
+  result = airy_run (system, &options, quiet || !is_root () ? NULL : on_progress, &progress, NULL, &error);
+  if (progress.shown)
+    fprintf (stderr, "\n");
+  if (result == NULL)
+    return ranks_failed (error);
+  if (is_root ())
+    print_warnings (result->warnings);
+  if (ranks->size > 1)
+    {
+      g_autoptr(GPtrArray) write_warnings = g_ptr_array_new_with_free_func (g_free);
+      AiryTiffWriteOptions wo = { tiff_format, write_warnings, 0 };
+      float n_devices_all = result->n_devices;
+
+      if (!write_outputs_ranks (result, system, output, psf_out, png_out, &wo, &write_s, &error))
+        return ranks_failed (error);
+      print_warnings (write_warnings);
+      /* the devices of all ranks (exact in a float) */
+      if (!airy_comm_all_reduce (ranks, &n_devices_all, 1, AIRY_COMM_SUM, &error))
+        return ranks_failed (error);
+      if (is_root () && json)
+        print_run_summary (result, output, (guint) n_devices_all, write_s);
+      else if (is_root () && !quiet)
+        g_print (_("wrote %s: %u planes of %u × %u float32 — %.2f s on %u ranks (%s, %u devices in all)\n"),
+                 output, result->stack_is_part ? result->n_planes : 1, result->stack->height,
+                 result->stack->width, result->seconds, result->ranks, result->backend, (guint) n_devices_all);
+      return EXIT_OK;
+    }
+
+  {
+    g_autoptr(GPtrArray) write_warnings = g_ptr_array_new_with_free_func (g_free);
+    AiryTiffWriteOptions wo = { tiff_format, write_warnings, 0 };
+
+    t_write = g_get_monotonic_time ();
+    if (!airy_tiff_write_full (output, result->stack, &wo, &error)
+        || (psf_out && result->psf && !airy_tiff_write_full (psf_out, result->psf, &wo, &error)))
+      return fail (error);
+    write_s = (g_get_monotonic_time () - t_write) / 1e6;
+    print_warnings (write_warnings);
+  }
+  if (png_out)
+    {
+      AiryStack *s = result->stack;
+      float *plane = airy_stack_plane (s, s->depth / 2);
+      AiryStack view = *s;
+      float lo, hi;
+
+      view.depth = 1;
+      view.data = plane;
+      airy_stack_min_max (&view, &lo, &hi);
+      if (!airy_png_write_colormapped (png_out, plane, s->height, s->width, s->dx,
+                                       AIRY_COLORMAP_INFERNO, lo, hi, &error))
+        return fail (error);
+    }
+  if (json)
+    print_run_summary (result, output, result->n_devices, write_s);
+  else if (!quiet)
+    g_print (_("wrote %s: %u × %u × %u float32, voxel %.4g × %.4g × %.4g µm — %.2f s on %s (%u device%s, %u threads)\n"),
+             output, result->stack->depth, result->stack->height, result->stack->width,
+             result->stack->dx, result->stack->dy, result->stack->dz, result->seconds,
+             result->backend, result->n_devices, result->n_devices == 1 ? "" : "s", result->threads);
+  return EXIT_OK;
+}
+

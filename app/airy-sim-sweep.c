@@ -1,0 +1,407 @@
+/* airy-sim sweep: one system per combination of --set values, handed out over the ranks. */
+#define G_LOG_DOMAIN "airy-sim"
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#include "airy.h"
+#include "airy-atomic-private.h"
+#include "airy-sim-private.h"
+#if AIRY_HAVE_MPI
+#include "airy-mpi.h"
+#endif
+
+/* ---- sweep: many systems, one per combination of parameter values ---- */
+
+typedef struct
+{
+  char    *path;      /* e.g. elements[1].zernike-coefficients[0] */
+  double  *values;
+  guint    n;
+} SweepParam;
+
+static void
+sweep_param_clear (gpointer data)
+{
+  SweepParam *p = data;
+
+  g_free (p->path);
+  g_free (p->values);
+}
+
+/* PATH=START:STOP:COUNT (COUNT evenly spaced values, the ends included) or
+ * PATH=V1,V2,… */
+static gboolean
+parse_set (const char *arg, SweepParam *p, GError **error)
+{
+  const char *eq = strrchr (arg, '=');
+  g_auto(GStrv) range = NULL;
+  g_auto(GStrv) list = NULL;
+  guint i;
+
+  memset (p, 0, sizeof *p);
+  if (eq == NULL || eq == arg || eq[1] == '\0')
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("--set: must be PATH=START:STOP:COUNT or PATH=V1,V2,…, got \"%s\""), arg);
+      return FALSE;
+    }
+  p->path = g_strndup (arg, eq - arg);
+  range = g_strsplit (eq + 1, ":", -1);
+  if (g_strv_length (range) == 3)
+    {
+      double a, b;
+      guint64 n;
+      char *end_a, *end_b;
+
+      a = g_ascii_strtod (range[0], &end_a);
+      b = g_ascii_strtod (range[1], &end_b);
+      if (end_a == range[0] || *end_a || end_b == range[1] || *end_b || !isfinite (a) || !isfinite (b)
+          || !g_ascii_string_to_unsigned (range[2], 10, 1, 1000000, &n, NULL))
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("--set %s: START:STOP:COUNT needs two finite numbers and a count in [1, 1000000], "
+                         "got \"%s\""), p->path, eq + 1);
+          return FALSE;
+        }
+      p->n = (guint) n;
+      p->values = g_new (double, p->n);
+      for (i = 0; i < p->n; i++)
+        /* weighted ends: exact at both, symmetric in between */
+        p->values[i] = p->n == 1 ? a : ((p->n - 1 - i) * a + i * b) / (p->n - 1);
+      return TRUE;
+    }
+  list = g_strsplit (eq + 1, ",", -1);
+  p->n = g_strv_length (list);
+  p->values = g_new (double, p->n);
+  for (i = 0; i < p->n; i++)
+    {
+      char *end;
+
+      p->values[i] = g_ascii_strtod (list[i], &end);
+      if (end == list[i] || *end || !isfinite (p->values[i]))
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("--set %s: \"%s\" is not a finite number"), p->path, list[i]);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* The node at a path like elements[1].zernike-coefficients[0] in the
+ * system file's JSON: a number that is there (a sweep changes values, it
+ * adds no keys). */
+static JsonNode *
+json_find_number (JsonNode *root, const char *path, const char *file, GError **error)
+{
+  g_auto(GStrv) keys = g_strsplit (path, ".", -1);
+  JsonNode *node = root;
+  guint i;
+
+  for (i = 0; keys[i] && node; i++)
+    {
+      char *key = keys[i], *bracket = strchr (key, '[');
+      g_autofree char *name = g_strndup (key, bracket ? (gsize) (bracket - key) : strlen (key));
+
+      if (*name)
+        node = JSON_NODE_HOLDS_OBJECT (node) ? json_object_get_member (json_node_get_object (node), name) : NULL;
+      while (node && bracket)
+        {
+          char *end;
+          guint64 k = g_ascii_strtoull (bracket + 1, &end, 10);
+
+          if (end == bracket + 1 || *end != ']' || !JSON_NODE_HOLDS_ARRAY (node)
+              || k >= json_array_get_length (json_node_get_array (node)))
+            node = NULL;
+          else
+            node = json_array_get_element (json_node_get_array (node), (guint) k);
+          bracket = node && end[1] == '[' ? end + 1 : NULL;
+          if (node && end[1] != '\0' && end[1] != '[')
+            node = NULL;
+        }
+    }
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node)
+      || (json_node_get_value_type (node) != G_TYPE_DOUBLE && json_node_get_value_type (node) != G_TYPE_INT64))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("--set %s: %s has no number there (a sweep sets numbers the file gives)"), path, file);
+      return NULL;
+    }
+  return node;
+}
+
+/* Combination k: the value index of each parameter, the last fastest. */
+static void
+sweep_combination (GArray *params, guint k, guint *index)
+{
+  guint i;
+
+  for (i = params->len; i-- > 0;)
+    {
+      SweepParam *p = &g_array_index (params, SweepParam, i);
+
+      index[i] = k % p->n;
+      k /= p->n;
+    }
+}
+
+/* The system of combination k: the file's JSON with the values set. */
+static AirySystem *
+sweep_system (JsonNode *root, GArray *params, guint k, const char *file, GError **error)
+{
+  g_autoptr(JsonNode) copy = json_node_copy (root);
+  g_autofree guint *index = g_new (guint, params->len);
+  g_autofree char *dir = g_path_get_dirname (file);
+  g_autofree char *json = NULL;
+  guint i;
+
+  sweep_combination (params, k, index);
+  for (i = 0; i < params->len; i++)
+    {
+      SweepParam *p = &g_array_index (params, SweepParam, i);
+      JsonNode *node = json_find_number (copy, p->path, file, error);
+      double v = p->values[index[i]];
+
+      if (node == NULL)
+        return NULL;
+      /* a whole number stays one where the file has one (indices, counts) */
+      if (json_node_get_value_type (node) == G_TYPE_INT64 && v == floor (v) && fabs (v) < 9e15)
+        json_node_set_int (node, (gint64) v);
+      else
+        json_node_set_double (node, v);
+    }
+  json = json_to_string (copy, FALSE);
+  return airy_system_new_from_data (json, -1, dir, file, error);
+}
+
+static char *
+csv_field (const char *s)
+{
+  g_autofree char *q = NULL;
+  g_auto(GStrv) parts = NULL;
+
+  if (strpbrk (s, ",\"\n") == NULL)
+    return g_strdup (s);
+  parts = g_strsplit (s, "\"", -1);
+  q = g_strjoinv ("\"\"", parts);
+  return g_strdup_printf ("\"%s\"", q);
+}
+
+/* index.csv: one row per system, its file and each parameter's value */
+static gboolean
+write_sweep_index (const char *dir, GArray *params, guint total, guint digits, GError **error)
+{
+  g_autofree char *path = g_build_filename (dir, "index.csv", NULL);
+  g_autofree guint *index = g_new (guint, params->len);
+  g_autoptr(GString) csv = g_string_new ("index,file");
+  g_autofree char *tmp = NULL;
+  guint k, i;
+  int fd;
+  gboolean ok;
+
+  for (i = 0; i < params->len; i++)
+    {
+      g_autofree char *f = csv_field (g_array_index (params, SweepParam, i).path);
+      g_string_append_printf (csv, ",%s", f);
+    }
+  g_string_append_c (csv, '\n');
+  for (k = 0; k < total; k++)
+    {
+      sweep_combination (params, k, index);
+      g_string_append_printf (csv, "%u,%0*u.tif", k, (int) digits, k);
+      for (i = 0; i < params->len; i++)
+        {
+          char buf[G_ASCII_DTOSTR_BUF_SIZE];
+          SweepParam *p = &g_array_index (params, SweepParam, i);
+          double v = p->values[index[i]];
+
+          /* the shortest form that reads back as the same double */
+          g_ascii_formatd (buf, sizeof buf, "%.15g", v);
+          if (g_ascii_strtod (buf, NULL) != v)
+            g_ascii_formatd (buf, sizeof buf, "%.17g", v);
+          g_string_append_printf (csv, ",%s", buf);
+        }
+      g_string_append_c (csv, '\n');
+    }
+  fd = airy_atomic_begin (path, &tmp, error);
+  if (fd < 0)
+    return FALSE;
+  ok = write (fd, csv->str, csv->len) == (gssize) csv->len;
+  if (close (fd) != 0 || !ok)
+    {
+      airy_atomic_abort (tmp);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), path, g_strerror (ENOSPC));
+      return FALSE;
+    }
+  return airy_atomic_commit (tmp, path, error);
+}
+
+/* Every combination of the --set values as its own system, each in one
+ * process, handed out one at a time from a counter all ranks share (the
+ * next free rank takes the next system: dynamic load balancing); DIR gets
+ * NNNN.tif per system and index.csv. Without MPI the same, in one
+ * process. */
+int
+cmd_sweep (int argc, char **argv)
+{
+  g_autofree char *output = NULL, *backend = NULL, *format_arg = NULL;
+  g_auto(GStrv) sets = NULL;
+  int threads = 0;
+  gboolean quiet = FALSE;
+  GOptionEntry entries[] = {
+    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, NULL, NULL },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, NULL, NULL },
+    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, NULL, NULL },
+    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format_arg, NULL, NULL },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, NULL, NULL },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) params = g_array_new (FALSE, TRUE, sizeof (SweepParam));
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree float *done_by = NULL;
+  AiryTiffFormat tiff_format = AIRY_TIFF_AUTO;
+  AiryRunOptions options = { 0 };
+  guint64 total = 1, k;
+  guint i, digits, mine = 0;
+  gint64 t0 = g_get_monotonic_time ();
+
+  g_array_set_clear_func (params, sweep_param_clear);
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_help_enabled (ctx, FALSE);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return usage_error ("sweep: %s", error->message);
+  if (argc != 2)
+    return usage_error (_("sweep: give one system file"));
+  if (output == NULL || sets == NULL)
+    return usage_error (_("sweep: give the parameters with --set PATH=START:STOP:COUNT and the folder with -o DIR/"));
+  if (threads < 0 || threads > 4096)
+    return usage_error ("--threads: must be in [0, 4096], got %d", threads);
+  if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
+    return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
+  if (format_arg && !parse_tiff_format (format_arg, &tiff_format))
+    return usage_error ("--format: must be one of imagej, ome, bigtiff, got \"%s\"", format_arg);
+  for (i = 0; sets[i]; i++)
+    {
+      SweepParam p;
+
+      if (!parse_set (sets[i], &p, &error))
+        {
+          sweep_param_clear (&p);
+          return ranks_fail (error);
+        }
+      g_array_append_val (params, p);
+      total *= p.n;
+      if (total > 1000000)
+        {
+          g_set_error (&error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("--set: at most 1000000 combinations in all, these give more"));
+          return ranks_fail (error);
+        }
+    }
+  if (!g_file_test (output, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (&error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("-o: %s is not a folder"), output);
+      return ranks_fail (error);
+    }
+  if (!check_environment (&error) || !json_parser_load_from_file (parser, argv[1], &error))
+    return ranks_fail (error);
+  for (i = 0; i < params->len; i++)
+    if (!json_find_number (json_parser_get_root (parser), g_array_index (params, SweepParam, i).path, argv[1],
+                           &error))
+      return ranks_fail (error);
+  /* every combination checked before any runs: a value out of its range
+   * stops the sweep with the field's message and that combination */
+  for (k = 0; k < total; k++)
+    {
+      g_autoptr(AirySystem) system = sweep_system (json_parser_get_root (parser), params, (guint) k, argv[1], &error);
+
+      if (system == NULL || !airy_system_validate (system, NULL, &error))
+        {
+          g_prefix_error (&error, _("sweep system %u: "), (guint) k);
+          return ranks_fail (error);
+        }
+    }
+  for (digits = 4; total > 1 && pow (10, digits) < total; digits++)
+    ;
+  /* a rank that failed above meets the others here, before the counter */
+  if (ranks->size > 1 && !airy_comm_agree (ranks, &error))
+    return ranks_failed (error);
+  if (!airy_comm_counter_reset (ranks, &error))
+    return ranks_failed (error);
+
+  options.backend = backend;
+  options.threads = (guint) threads;
+  while (TRUE)
+    {
+      g_autoptr(AirySystem) system = NULL;
+      g_autoptr(AiryResult) result = NULL;
+      g_autofree char *name = NULL, *path = NULL;
+      AiryTiffWriteOptions wo = { tiff_format, NULL, 0 };
+
+      if (!airy_comm_counter_next (ranks, &k, &error) || k >= total)
+        break;
+      system = sweep_system (json_parser_get_root (parser), params, (guint) k, argv[1], &error);
+      if (system == NULL)
+        break;
+      result = airy_run (system, &options, NULL, NULL, NULL, &error);
+      if (result == NULL)
+        {
+          g_prefix_error (&error, _("sweep system %u: "), (guint) k);
+          break;
+        }
+      name = g_strdup_printf ("%0*u.tif", (int) digits, (guint) k);
+      path = g_build_filename (output, name, NULL);
+      if (!airy_tiff_write_full (path, result->stack, &wo, &error))
+        break;
+      mine++;
+      if (!quiet && is_root () && isatty (STDERR_FILENO))
+        {
+          fputc ('\r', stderr);
+          fprintf (stderr, _("system %u of %u"), (guint) k + 1, (guint) total);
+        }
+    }
+  /* a failed rank stops taking systems; the others finish theirs and
+   * every rank reports the lowest failing rank's message */
+  if (error != NULL || ranks->size > 1)
+    {
+      if (ranks->size > 1 && !airy_comm_agree (ranks, &error))
+        return ranks_failed (error);
+      if (error != NULL)
+        return fail (error);
+    }
+  done_by = g_new0 (float, ranks->size);
+  done_by[ranks->rank] = mine;
+  if (!airy_comm_all_reduce (ranks, done_by, ranks->size, AIRY_COMM_SUM, &error))
+    return ranks_failed (error);
+  if (is_root () && !write_sweep_index (output, params, (guint) total, digits, &error))
+    return fail (error);
+  if (!quiet && is_root ())
+    {
+      g_autoptr(GString) per = g_string_new (NULL);
+
+      for (i = 0; i < ranks->size; i++)
+        g_string_append_printf (per, "%s%u", i ? ", " : "", (guint) done_by[i]);
+      if (isatty (STDERR_FILENO))
+        fprintf (stderr, "\n");
+      g_print (_("wrote %u systems and index.csv to %s in %.2f s on %u rank(s) (systems per rank: %s)\n"),
+               (guint) total, output, (g_get_monotonic_time () - t0) / 1e6, ranks->size, per->str);
+    }
+  return EXIT_OK;
+}
