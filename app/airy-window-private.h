@@ -1,5 +1,7 @@
 /* airy-window-private.h: the window's state, shared by its units:
- * airy-window.c (the bench, actions, the sandbox's files, closing),
+ * airy-window.c (the bench, the sandbox's files, saving, closing),
+ * airy-window-actions.c (the menu and the "win." actions),
+ * airy-window-history.c (undo and redo of the bench's edits),
  * airy-window-files.c (opening files by content, recent files) and
  * airy-window-run.c (the worker and the viewer: what was run, progress). */
 #pragma once
@@ -49,7 +51,15 @@ struct _AiryWindow
   gint64           last_edit_time; /* ... and when: edits of one field in a row are one step */
 };
 
+/* the system's file chooser: open, save, or save and close */
+typedef enum { CHOOSE_OPEN, CHOOSE_SAVE, CHOOSE_SAVE_CLOSE } AiryWindowChoose;
+
 /* airy-window.c */
+void _airy_window_update_title   (AiryWindow   *self);
+/* every edit: checked, then computed by the worker */
+void _airy_window_recompute      (AiryWindow   *self);
+void _airy_window_choose         (AiryWindow   *self,
+                                  AiryWindowChoose what);
 void _airy_window_set_status     (AiryWindow   *self,
                                   const char   *text);
 void _airy_window_show_notice    (AiryWindow   *self,
@@ -62,6 +72,25 @@ void _airy_window_offer_folder   (AiryWindow   *self,
 void _airy_window_set_system     (AiryWindow   *self,
                                   AirySystem   *system,
                                   const char   *path);
+
+/* airy-window-actions.c */
+void _airy_window_add_actions    (AiryWindow   *self);
+/* the bench with a system, or the viewer alone */
+void _airy_window_set_view_only  (AiryWindow   *self,
+                                  gboolean      view_only);
+
+/* airy-window-history.c */
+void _airy_window_update_undo_actions (AiryWindow *self);
+/* a new system (opened, a preset, saved): no history, not dirty */
+void _airy_window_reset_history  (AiryWindow   *self);
+/* after every change of the panel: the state before it becomes a step */
+void _airy_window_record_edit    (AiryWindow   *self);
+void _airy_window_action_undo    (GSimpleAction *a,
+                                  GVariant      *p,
+                                  gpointer       data);
+void _airy_window_action_redo    (GSimpleAction *a,
+                                  GVariant      *p,
+                                  gpointer       data);
 
 /* airy-window-files.c */
 void _airy_window_rebuild_recent (AiryWindow   *self);

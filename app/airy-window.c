@@ -6,12 +6,15 @@
 #include <glib/gstdio.h>
 
 #include "airy-window-private.h"
-#include "airy-fit-dialog.h"
+
+/* The window: the bench and the viewer side by side (or the viewer alone),
+ * the header with its status, the notice, the sandbox's files (a system's
+ * files the Flatpak hides, and the folder that grants them), each edit
+ * checked and handed to the worker, the system's files (open, save, the
+ * command line), closing with unsaved changes, and the object. The menu and
+ * actions are airy-window-actions.c, undo and redo airy-window-history.c. */
 
 G_DEFINE_FINAL_TYPE (AiryWindow, airy_window, GTK_TYPE_APPLICATION_WINDOW)
-
-static void set_view_only (AiryWindow *self,
-                           gboolean    view_only);
 
 /* GSettings only when the schema is installed (or GSETTINGS_SCHEMA_DIR
  * points at the build's): running from a bare tree still works. */
@@ -24,8 +27,8 @@ settings_new (void)
   return schema ? g_settings_new (AIRY_APP_ID) : NULL;
 }
 
-static void
-update_title (AiryWindow *self)
+void
+_airy_window_update_title (AiryWindow *self)
 {
   g_autofree char *name = self->path ? g_path_get_basename (self->path)
                                      : g_strdup (airy_system_get_name (self->system) ? airy_system_get_name (self->system)
@@ -257,8 +260,8 @@ regrant_file (AirySystem *system, AiryElement *element, const char *property,
  * read here: the sample and the mask images are the worker's), mark a bad
  * field and keep the last result, or hand a copy to the worker, whose
  * failures are marked at their fields too. */
-static void
-recompute (AiryWindow *self)
+void
+_airy_window_recompute (AiryWindow *self)
 {
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) error = NULL;
@@ -294,113 +297,6 @@ recompute (AiryWindow *self)
                       airy_bench_panel_get_threads (self->panel), devices, n_devices);
 }
 
-/* ---- undo ---- */
-
-/* edits of one field closer together than this are one step (a drag, the
- * arrows held, a number typed with pauses) */
-#define UNDO_GROUP_US (1500 * G_TIME_SPAN_MILLISECOND)
-#define UNDO_DEPTH 200
-
-static void
-update_undo_actions (AiryWindow *self)
-{
-  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), "undo")),
-                               !self->view_only && self->undo->len > 0);
-  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), "redo")),
-                               !self->view_only && self->redo->len > 0);
-}
-
-/* a new system (opened, a preset, saved): no history, not dirty */
-static void
-reset_history (AiryWindow *self)
-{
-  g_ptr_array_set_size (self->undo, 0);
-  g_ptr_array_set_size (self->redo, 0);
-  g_free (self->current_json);
-  self->current_json = self->system ? airy_system_to_json (self->system) : NULL;
-  g_free (self->saved_json);
-  self->saved_json = g_strdup (self->current_json);
-  g_clear_pointer (&self->last_edit, g_free);
-  update_undo_actions (self);
-}
-
-/* after every change of the panel: the state before it becomes a step */
-static void
-record_edit (AiryWindow *self)
-{
-  g_autofree char *json = airy_system_to_json (self->system);
-  const char *field = airy_bench_panel_get_last_edit (self->panel);
-  gint64 now = g_get_monotonic_time ();
-
-  /* the run settings are no part of the system */
-  if (g_strcmp0 (json, self->current_json) == 0)
-    return;
-  if (!(field && self->undo->len > 0 && g_strcmp0 (field, self->last_edit) == 0
-        && now - self->last_edit_time < UNDO_GROUP_US))
-    {
-      g_ptr_array_add (self->undo, g_steal_pointer (&self->current_json));
-      if (self->undo->len > UNDO_DEPTH)
-        g_ptr_array_remove_index (self->undo, 0);
-    }
-  g_free (self->current_json);
-  self->current_json = g_steal_pointer (&json);
-  g_free (self->last_edit);
-  self->last_edit = g_strdup (field);
-  self->last_edit_time = now;
-  g_ptr_array_set_size (self->redo, 0);
-  update_undo_actions (self);
-}
-
-static void recompute (AiryWindow *self);
-
-/* from one history to the other: the system as it was, in the same panel
- * (rows open and scroll as they were), computed again */
-static void
-step_history (AiryWindow *self,
-              GPtrArray  *from,
-              GPtrArray  *to)
-{
-  g_autofree char *json = NULL;
-  g_autoptr(AirySystem) system = NULL;
-  g_autoptr(GError) error = NULL;
-
-  if (from->len == 0 || self->system == NULL)
-    return;
-  json = g_ptr_array_steal_index (from, from->len - 1);
-  system = airy_system_new_from_data (json, -1, airy_system_get_base_dir (self->system), self->path, &error);
-  if (system == NULL)
-    {
-      /* a state the program wrote itself: should not happen */
-      g_warning ("undo: %s", error->message);
-      return;
-    }
-  g_ptr_array_add (to, g_steal_pointer (&self->current_json));
-  self->current_json = g_steal_pointer (&json);
-  g_clear_pointer (&self->last_edit, g_free);
-  g_set_object (&self->system, system);
-  airy_bench_panel_replace_system (self->panel, system);
-  self->dirty = g_strcmp0 (self->current_json, self->saved_json) != 0;
-  update_title (self);
-  update_undo_actions (self);
-  recompute (self);
-}
-
-static void
-action_undo (GSimpleAction *a, GVariant *p, gpointer data)
-{
-  AiryWindow *self = data;
-
-  step_history (self, self->undo, self->redo);
-}
-
-static void
-action_redo (GSimpleAction *a, GVariant *p, gpointer data)
-{
-  AiryWindow *self = data;
-
-  step_history (self, self->redo, self->undo);
-}
-
 /* an edit the panel refused: the system keeps its last good value, the
  * result on screen is not the fields' */
 static void
@@ -418,23 +314,10 @@ on_panel_changed (AiryBenchPanel *panel, AiryWindow *self)
   /* a field left while the window goes */
   if (self->worker == NULL)
     return;
-  record_edit (self);
+  _airy_window_record_edit (self);
   self->dirty = g_strcmp0 (self->current_json, self->saved_json) != 0;
-  update_title (self);
-  recompute (self);
-}
-
-/* what needs a system: nothing to save or run in the viewer alone */
-static void
-enable_system_actions (AiryWindow *self,
-                       gboolean    enabled)
-{
-  static const char *const names[] = { "save", "save-as", "new", "copy-command", "choose-folder" };
-  guint i;
-
-  for (i = 0; i < G_N_ELEMENTS (names); i++)
-    g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), names[i])),
-                                 enabled);
+  _airy_window_update_title (self);
+  _airy_window_recompute (self);
 }
 
 void
@@ -445,15 +328,15 @@ _airy_window_set_system (AiryWindow *self,
   char *copy = g_strdup (path);   /* path may be self->path */
 
   /* a system is edited in the bench, also in a window that was the viewer's */
-  set_view_only (self, FALSE);
+  _airy_window_set_view_only (self, FALSE);
   g_set_object (&self->system, system);
   g_free (self->path);
   self->path = copy;
   self->dirty = FALSE;
   airy_bench_panel_set_system (self->panel, system);
-  reset_history (self);
-  update_title (self);
-  recompute (self);
+  _airy_window_reset_history (self);
+  _airy_window_update_title (self);
+  _airy_window_recompute (self);
 }
 
 /* ---- files ---- */
@@ -495,7 +378,7 @@ airy_window_view_file (AiryWindow *self,
   /* the viewer on its own: no system, no bench */
   airy_worker_cancel (self->worker);
   _airy_window_show_notice (self, NULL, FALSE);
-  set_view_only (self, TRUE);
+  _airy_window_set_view_only (self, TRUE);
   /* what is shown is the file's, no run's */
   self->shown_hash = 0;
   g_clear_pointer (&self->shown_settings, g_free);
@@ -535,7 +418,7 @@ airy_window_grant_folder (AiryWindow *self,
   self->dirty = dirty || r.moved;
   if (self->dirty)
     g_clear_pointer (&self->saved_json, g_free);   /* dirty until saved */
-  update_title (self);
+  _airy_window_update_title (self);
   return TRUE;
 }
 
@@ -564,18 +447,16 @@ airy_window_save (AiryWindow *self,
   self->dirty = FALSE;
   g_free (self->saved_json);
   self->saved_json = airy_system_to_json (self->system);
-  update_title (self);
+  _airy_window_update_title (self);
   _airy_window_remember (self, path);
   return TRUE;
 }
-
-typedef enum { CHOOSE_OPEN, CHOOSE_SAVE, CHOOSE_SAVE_CLOSE } Choose;
 
 static void
 on_chosen (GtkNativeDialog *dialog, int response, gpointer data)
 {
   AiryWindow *self = g_object_get_data (G_OBJECT (dialog), "window");
-  Choose what = GPOINTER_TO_INT (data);
+  AiryWindowChoose what = GPOINTER_TO_INT (data);
   g_autoptr(GFile) file = NULL;
   g_autofree char *path = NULL;
   g_autoptr(GError) error = NULL;
@@ -593,8 +474,8 @@ on_chosen (GtkNativeDialog *dialog, int response, gpointer data)
   g_object_unref (dialog);
 }
 
-static void
-choose (AiryWindow *self, Choose what)
+void
+_airy_window_choose (AiryWindow *self, AiryWindowChoose what)
 {
   GtkFileChooserNative *dialog =
     gtk_file_chooser_native_new (what == CHOOSE_OPEN ? _("Open System") : _("Save System"), GTK_WINDOW (self),
@@ -666,150 +547,6 @@ airy_window_command_line (AiryWindow *self)
   return g_strdup_printf ("%s run /dev/stdin -o airy-result.tif %s <<'AIRY'\n%s\nAIRY\n", sim, opts, json);
 }
 
-/* ---- actions ---- */
-
-static void
-action_open (GSimpleAction *a, GVariant *p, gpointer data)
-{
-  AiryWindow *self = data;
-
-  /* the viewer alone opens stacks */
-  if (self->view_only)
-    g_action_group_activate_action (airy_stack_viewer_get_actions (self->viewer), "open", NULL);
-  else
-    choose (self, CHOOSE_OPEN);
-}
-
-static void
-action_open_recent (GSimpleAction *a, GVariant *p, gpointer data)
-{
-  airy_window_open_file (data, g_variant_get_string (p, NULL), NULL);
-}
-
-static void
-action_save (GSimpleAction *a, GVariant *p, gpointer data)
-{
-  AiryWindow *self = data;
-  g_autoptr(GError) error = NULL;
-
-  if (self->path == NULL)
-    choose (self, CHOOSE_SAVE);
-  else if (!airy_window_save (self, self->path, &error))
-    airy_stack_viewer_show_message (self->viewer, error->message);
-}
-
-static void
-action_save_as (GSimpleAction *a, GVariant *p, gpointer data)
-{
-  choose (data, CHOOSE_SAVE);
-}
-
-static void
-action_new (GSimpleAction *a, GVariant *p, gpointer data)
-{
-  airy_window_load_preset (data, g_variant_get_string (p, NULL), NULL);
-}
-
-static void
-action_export (GSimpleAction *a, GVariant *p, gpointer data)
-{
-  AiryWindow *self = data;
-
-  gtk_widget_activate_action (GTK_WIDGET (self->viewer), "viewer.export-png", NULL);
-}
-
-static void
-action_export_tiff (GSimpleAction *a, GVariant *p, gpointer data)
-{
-  AiryWindow *self = data;
-
-  gtk_widget_activate_action (GTK_WIDGET (self->viewer), "viewer.export-tiff", NULL);
-}
-
-/* The folder of a system's files, through the file chooser portal in the
- * sandbox: choosing a folder there grants access to all of it. */
-static void
-folder_chosen (AiryWindow *self,
-               GFile      *folder)
-{
-  g_autofree char *path = g_file_get_path (folder);
-  g_autoptr(GError) error = NULL;
-
-  if (path == NULL)
-    {
-      g_autofree char *name = g_file_get_parse_name (folder);
-      g_autofree char *text = g_strdup_printf (_("%s: not a local folder"), name);
-
-      _airy_window_show_notice (self, text, TRUE);
-    }
-  else if (!airy_window_grant_folder (self, path, &error))
-    _airy_window_show_notice (self, error->message, TRUE);
-}
-
-#if GTK_CHECK_VERSION (4, 10, 0)
-static void
-on_folder_dialog (GObject *source, GAsyncResult *result, gpointer data)
-{
-  g_autoptr(AiryWindow) self = data;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GFile) folder = gtk_file_dialog_select_folder_finish (GTK_FILE_DIALOG (source), result, &error);
-
-  if (folder)
-    folder_chosen (self, folder);
-  else if (!g_error_matches (error, GTK_DIALOG_ERROR, GTK_DIALOG_ERROR_DISMISSED)
-           && !g_error_matches (error, GTK_DIALOG_ERROR, GTK_DIALOG_ERROR_CANCELLED))
-    _airy_window_show_notice (self, error->message, TRUE);
-}
-#else
-static void
-on_folder_response (GtkNativeDialog *dialog, int response, gpointer data)
-{
-  AiryWindow *self = data;
-  g_autoptr(GFile) folder = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)) : NULL;
-
-  if (folder)
-    folder_chosen (self, folder);
-  g_object_unref (dialog);
-}
-#endif
-
-static void
-action_choose_folder (GSimpleAction *a, GVariant *p, gpointer data)
-{
-  AiryWindow *self = data;
-  const char *title = _("Choose the Folder of the System's Files");
-#if GTK_CHECK_VERSION (4, 10, 0)
-  g_autoptr(GtkFileDialog) dialog = gtk_file_dialog_new ();
-
-  gtk_file_dialog_set_title (dialog, title);
-  gtk_file_dialog_select_folder (dialog, GTK_WINDOW (self), NULL, on_folder_dialog, g_object_ref (self));
-#else
-  GtkFileChooserNative *dialog = gtk_file_chooser_native_new (title, GTK_WINDOW (self),
-                                                              GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER,
-                                                              _("_Choose"), _("_Cancel"));
-
-  g_signal_connect_data (dialog, "response", G_CALLBACK (on_folder_response), g_object_ref (self),
-                         (GClosureNotify) (void (*) (void)) g_object_unref, 0);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
-#endif
-}
-
-static void
-action_cancel (GSimpleAction *a, GVariant *p, gpointer data)
-{
-  _airy_window_cancel_run (data);
-}
-
-static void
-action_copy_command (GSimpleAction *a, GVariant *p, gpointer data)
-{
-  AiryWindow *self = data;
-  g_autofree char *cmd = airy_window_command_line (self);
-
-  gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (self)), cmd);
-  _airy_window_set_status (self, _("command line copied"));
-}
-
 /* ---- closing ---- */
 
 static void
@@ -826,7 +563,7 @@ on_close_answer (GtkDialog *dialog, int response, AiryWindow *self)
       g_autoptr(GError) error = NULL;
 
       if (self->path == NULL)
-        choose (self, CHOOSE_SAVE_CLOSE);
+        _airy_window_choose (self, CHOOSE_SAVE_CLOSE);
       else if (airy_window_save (self, self->path, &error))
         gtk_window_destroy (GTK_WINDOW (self));
       else
@@ -918,98 +655,9 @@ airy_window_class_init (AiryWindowClass *klass)
   GTK_WINDOW_CLASS (klass)->close_request = airy_window_close_request;
 }
 
-/* The viewer's items (its "viewer." actions, which the window inserts too):
- * the same in the bench and in the viewer alone. */
-static const struct { const char *label; const char *action; } viewer_items[] = {
-  { N_("Export View as PNG…"), "viewer.export-png" },
-  { N_("Export View as PNG (2×)…"), "viewer.export-png-2x" },
-  { N_("Export Raw Slice (16-bit PNG)…"), "viewer.export-raw" },
-  { N_("Export Stack (TIFF)…"), "viewer.export-tiff" },
-  { N_("Export XZ Section (TIFF)…"), "viewer.export-section" },
-};
-
-/* The ☰ menu, one section per kind of item: the bench's files (systems),
- * the viewer's exports, the bench's tools, the application. The viewer
- * alone has no system: there Open (Ctrl+O) opens a stack, and nothing that
- * needs a system is offered. A new tool goes into its section here. */
-static GMenuModel *
-primary_menu (AiryWindow *self,
-              gboolean    view_only)
-{
-  GMenu *menu = g_menu_new ();
-  g_autoptr(GMenu) files = g_menu_new ();
-  g_autoptr(GMenu) exports = g_menu_new ();
-  g_autoptr(GMenu) tools = g_menu_new ();
-  g_autoptr(GMenu) other = g_menu_new ();
-  guint i;
-
-  if (view_only)
-    g_menu_append (files, _("_Open Stack…"), "win.open");
-  else
-    {
-      g_autoptr(GMenu) presets = g_menu_new ();
-      g_auto(GStrv) names = airy_presets_list ();
-
-      for (i = 0; names[i]; i++)
-        {
-          g_autoptr(GMenuItem) item = g_menu_item_new (names[i], NULL);
-          g_menu_item_set_action_and_target_value (item, "win.new", g_variant_new_string (names[i]));
-          g_menu_append_item (presets, item);
-        }
-      g_menu_append_submenu (files, _("_New from Preset"), G_MENU_MODEL (presets));
-      g_menu_append (files, _("_Open…"), "win.open");
-      g_menu_append_submenu (files, _("Open _Recent"), G_MENU_MODEL (self->recent_menu));
-      g_menu_append (files, _("_Save"), "win.save");
-      g_menu_append (files, _("Save _As…"), "win.save-as");
-    }
-  g_menu_append_section (menu, NULL, G_MENU_MODEL (files));
-  for (i = 0; i < G_N_ELEMENTS (viewer_items); i++)
-    g_menu_append (exports, _(viewer_items[i].label), viewer_items[i].action);
-  g_menu_append_section (menu, NULL, G_MENU_MODEL (exports));
-  if (!view_only)
-    {
-      g_menu_append (tools, _("_Undo"), "win.undo");
-      g_menu_append (tools, _("_Redo"), "win.redo");
-      g_menu_append (tools, _("Open Stack in Viewer…"), "viewer.open");
-      g_menu_append (tools, _("_Copy Command Line"), "win.copy-command");
-      airy_fit_dialog_install (GTK_WINDOW (self), tools, (AiryFitApplyFunc) _airy_window_set_system, self);
-      g_menu_append_section (menu, NULL, G_MENU_MODEL (tools));
-    }
-  g_menu_append (other, _("_Keyboard Shortcuts"), "win.show-help-overlay");
-  g_menu_append (other, _("_About Airy"), "app.about");
-  g_menu_append (other, _("_Quit"), "app.quit");
-  g_menu_append_section (menu, NULL, G_MENU_MODEL (other));
-  return G_MENU_MODEL (menu);
-}
-
-/* the bench with a system, or the viewer alone */
-static void
-set_view_only (AiryWindow *self,
-               gboolean    view_only)
-{
-  g_autoptr(GMenuModel) menu = NULL;
-  gboolean same = view_only == self->view_only && gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (self->menu_button));
-
-  self->view_only = view_only;
-  enable_system_actions (self, !view_only);
-  update_undo_actions (self);
-  gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), !view_only);
-  if (same)
-    return;
-  menu = primary_menu (self, view_only);
-  gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (self->menu_button), menu);
-}
-
 static void
 airy_window_init (AiryWindow *self)
 {
-  static const GActionEntry entries[] = {
-    { "open", action_open }, { "open-recent", action_open_recent, "s" }, { "save", action_save },
-    { "save-as", action_save_as }, { "new", action_new, "s" }, { "export", action_export },
-    { "export-tiff", action_export_tiff }, { "copy-command", action_copy_command },
-    { "choose-folder", action_choose_folder }, { "cancel", action_cancel },
-    { "undo", action_undo }, { "redo", action_redo },
-  };
   GtkWidget *header = gtk_header_bar_new ();
   GtkWidget *titles = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *scroller = gtk_scrolled_window_new ();
@@ -1032,7 +680,7 @@ airy_window_init (AiryWindow *self)
   self->recent_menu = g_menu_new ();
   self->undo = g_ptr_array_new_with_free_func (g_free);
   self->redo = g_ptr_array_new_with_free_func (g_free);
-  g_action_map_add_action_entries (G_ACTION_MAP (self), entries, G_N_ELEMENTS (entries), self);
+  _airy_window_add_actions (self);
 
   self->title = gtk_label_new ("Airy");
   self->subtitle = gtk_label_new ("");
@@ -1063,7 +711,7 @@ airy_window_init (AiryWindow *self)
   /* the menu (in the header, outside the viewer) reaches the viewer's
    * actions, also those it adds later */
   gtk_widget_insert_action_group (GTK_WIDGET (self), "viewer", airy_stack_viewer_get_actions (self->viewer));
-  set_view_only (self, TRUE);
+  _airy_window_set_view_only (self, TRUE);
 
   /* the notice above everything: files that could not be opened, files the
    * sandbox hides. Its buttons go below the text: a wrapped label beside

@@ -1,7 +1,9 @@
 /* airy-stack-view-private.h: the stack view's state, shared by its units:
- * airy-stack-view.c (the object, layout, zoom and input),
- * airy-stack-view-gl.c (realize, upload through the resident's slot,
- * render) and airy-stack-view-overlays.c (cursor, scale bar, profile line). */
+ * airy-stack-view.c (the object, properties, signals, the shown plane),
+ * airy-stack-view-zoom.c (layout, zoom and pan), airy-stack-view-input.c
+ * (pointer and keys), airy-stack-view-gl.c (realize, upload through the
+ * resident's slot, render) and airy-stack-view-overlays.c (cursor, scale
+ * bar, profile line). */
 #pragma once
 
 #include <epoxy/gl.h>
@@ -122,12 +124,41 @@ typedef struct
 } AiryViewLayout;
 
 /* airy-stack-view.c */
-void      _airy_stack_view_compute_layout (AiryStackView  *self,
-                                           AiryViewLayout *layout);
 AirySlice _airy_stack_view_xy_slice       (AiryStackView  *self);
 void      _airy_stack_view_notify         (AiryStackView  *self,
                                            guint           prop_id);
 void      _airy_stack_view_emit_readback  (AiryStackView  *self);
+void      _airy_stack_view_emit_changed   (AiryStackView  *self);
+void      _airy_stack_view_emit_moved     (AiryStackView  *self);
+void      _airy_stack_view_emit_hover     (AiryStackView  *self,
+                                           double          x,
+                                           double          y);
+
+/* airy-stack-view-zoom.c */
+void      _airy_stack_view_compute_layout (AiryStackView  *self,
+                                           AiryViewLayout *layout);
+/* the zoom the next frame shows, without settling a pending centring */
+double    _airy_stack_view_effective_zoom (AiryStackView  *self);
+/* after anything that can change the effective zoom: :zoom is notified
+ * when it did */
+void      _airy_stack_view_update_zoom    (AiryStackView  *self);
+void      _airy_stack_view_set_fit        (AiryStackView  *self,
+                                           gboolean        fit);
+/* a fit becomes the zoom and position it shows */
+void      _airy_stack_view_freeze_layout  (AiryStackView  *self);
+/* a pan never leaves the viewport without image */
+void      _airy_stack_view_clamp_pan      (AiryStackView  *self);
+void      _airy_stack_view_zoom_at        (AiryStackView  *self,
+                                           double          factor,
+                                           double          px,
+                                           double          py);
+/* the middle of what XY shows, widget pixels */
+void      _airy_stack_view_visible_centre (AiryStackView  *self,
+                                           double         *x,
+                                           double         *y);
+
+/* airy-stack-view-input.c */
+void      _airy_stack_view_add_controllers (AiryStackView *self);
 
 /* airy-stack-view-gl.c */
 void      _airy_stack_view_gl_realize     (AiryStackView  *self);

@@ -1,0 +1,265 @@
+#define G_LOG_DOMAIN "airy-window"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "airy-window-private.h"
+#include "airy-fit-dialog.h"
+
+/* The window's menu and actions: the ☰ menu of the bench and of the
+ * viewer alone, what needs a system, and the "win." actions (open,
+ * save, presets, exports, the folder of a system's files, cancel,
+ * the command line). */
+
+static void
+action_open (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  AiryWindow *self = data;
+
+  /* the viewer alone opens stacks */
+  if (self->view_only)
+    g_action_group_activate_action (airy_stack_viewer_get_actions (self->viewer), "open", NULL);
+  else
+    _airy_window_choose (self, CHOOSE_OPEN);
+}
+
+static void
+action_open_recent (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  airy_window_open_file (data, g_variant_get_string (p, NULL), NULL);
+}
+
+static void
+action_save (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  AiryWindow *self = data;
+  g_autoptr(GError) error = NULL;
+
+  if (self->path == NULL)
+    _airy_window_choose (self, CHOOSE_SAVE);
+  else if (!airy_window_save (self, self->path, &error))
+    airy_stack_viewer_show_message (self->viewer, error->message);
+}
+
+static void
+action_save_as (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  _airy_window_choose (data, CHOOSE_SAVE);
+}
+
+static void
+action_new (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  airy_window_load_preset (data, g_variant_get_string (p, NULL), NULL);
+}
+
+static void
+action_export (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  AiryWindow *self = data;
+
+  gtk_widget_activate_action (GTK_WIDGET (self->viewer), "viewer.export-png", NULL);
+}
+
+static void
+action_export_tiff (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  AiryWindow *self = data;
+
+  gtk_widget_activate_action (GTK_WIDGET (self->viewer), "viewer.export-tiff", NULL);
+}
+
+/* The folder of a system's files, through the file chooser portal in the
+ * sandbox: choosing a folder there grants access to all of it. */
+static void
+folder_chosen (AiryWindow *self,
+               GFile      *folder)
+{
+  g_autofree char *path = g_file_get_path (folder);
+  g_autoptr(GError) error = NULL;
+
+  if (path == NULL)
+    {
+      g_autofree char *name = g_file_get_parse_name (folder);
+      g_autofree char *text = g_strdup_printf (_("%s: not a local folder"), name);
+
+      _airy_window_show_notice (self, text, TRUE);
+    }
+  else if (!airy_window_grant_folder (self, path, &error))
+    _airy_window_show_notice (self, error->message, TRUE);
+}
+
+#if GTK_CHECK_VERSION (4, 10, 0)
+static void
+on_folder_dialog (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr(AiryWindow) self = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GFile) folder = gtk_file_dialog_select_folder_finish (GTK_FILE_DIALOG (source), result, &error);
+
+  if (folder)
+    folder_chosen (self, folder);
+  else if (!g_error_matches (error, GTK_DIALOG_ERROR, GTK_DIALOG_ERROR_DISMISSED)
+           && !g_error_matches (error, GTK_DIALOG_ERROR, GTK_DIALOG_ERROR_CANCELLED))
+    _airy_window_show_notice (self, error->message, TRUE);
+}
+#else
+static void
+on_folder_response (GtkNativeDialog *dialog, int response, gpointer data)
+{
+  AiryWindow *self = data;
+  g_autoptr(GFile) folder = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)) : NULL;
+
+  if (folder)
+    folder_chosen (self, folder);
+  g_object_unref (dialog);
+}
+#endif
+
+static void
+action_choose_folder (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  AiryWindow *self = data;
+  const char *title = _("Choose the Folder of the System's Files");
+#if GTK_CHECK_VERSION (4, 10, 0)
+  g_autoptr(GtkFileDialog) dialog = gtk_file_dialog_new ();
+
+  gtk_file_dialog_set_title (dialog, title);
+  gtk_file_dialog_select_folder (dialog, GTK_WINDOW (self), NULL, on_folder_dialog, g_object_ref (self));
+#else
+  GtkFileChooserNative *dialog = gtk_file_chooser_native_new (title, GTK_WINDOW (self),
+                                                              GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER,
+                                                              _("_Choose"), _("_Cancel"));
+
+  g_signal_connect_data (dialog, "response", G_CALLBACK (on_folder_response), g_object_ref (self),
+                         (GClosureNotify) (void (*) (void)) g_object_unref, 0);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+#endif
+}
+
+static void
+action_cancel (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  _airy_window_cancel_run (data);
+}
+
+static void
+action_copy_command (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  AiryWindow *self = data;
+  g_autofree char *cmd = airy_window_command_line (self);
+
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (self)), cmd);
+  _airy_window_set_status (self, _("command line copied"));
+}
+
+/* what needs a system: nothing to save or run in the viewer alone */
+static void
+enable_system_actions (AiryWindow *self,
+                       gboolean    enabled)
+{
+  static const char *const names[] = { "save", "save-as", "new", "copy-command", "choose-folder" };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (names); i++)
+    g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), names[i])),
+                                 enabled);
+}
+
+/* The viewer's items (its "viewer." actions, which the window inserts too):
+ * the same in the bench and in the viewer alone. */
+static const struct { const char *label; const char *action; } viewer_items[] = {
+  { N_("Export View as PNG…"), "viewer.export-png" },
+  { N_("Export View as PNG (2×)…"), "viewer.export-png-2x" },
+  { N_("Export Raw Slice (16-bit PNG)…"), "viewer.export-raw" },
+  { N_("Export Stack (TIFF)…"), "viewer.export-tiff" },
+  { N_("Export XZ Section (TIFF)…"), "viewer.export-section" },
+};
+
+/* The ☰ menu, one section per kind of item: the bench's files (systems),
+ * the viewer's exports, the bench's tools, the application. The viewer
+ * alone has no system: there Open (Ctrl+O) opens a stack, and nothing that
+ * needs a system is offered. A new tool goes into its section here. */
+static GMenuModel *
+primary_menu (AiryWindow *self,
+              gboolean    view_only)
+{
+  GMenu *menu = g_menu_new ();
+  g_autoptr(GMenu) files = g_menu_new ();
+  g_autoptr(GMenu) exports = g_menu_new ();
+  g_autoptr(GMenu) tools = g_menu_new ();
+  g_autoptr(GMenu) other = g_menu_new ();
+  guint i;
+
+  if (view_only)
+    g_menu_append (files, _("_Open Stack…"), "win.open");
+  else
+    {
+      g_autoptr(GMenu) presets = g_menu_new ();
+      g_auto(GStrv) names = airy_presets_list ();
+
+      for (i = 0; names[i]; i++)
+        {
+          g_autoptr(GMenuItem) item = g_menu_item_new (names[i], NULL);
+          g_menu_item_set_action_and_target_value (item, "win.new", g_variant_new_string (names[i]));
+          g_menu_append_item (presets, item);
+        }
+      g_menu_append_submenu (files, _("_New from Preset"), G_MENU_MODEL (presets));
+      g_menu_append (files, _("_Open…"), "win.open");
+      g_menu_append_submenu (files, _("Open _Recent"), G_MENU_MODEL (self->recent_menu));
+      g_menu_append (files, _("_Save"), "win.save");
+      g_menu_append (files, _("Save _As…"), "win.save-as");
+    }
+  g_menu_append_section (menu, NULL, G_MENU_MODEL (files));
+  for (i = 0; i < G_N_ELEMENTS (viewer_items); i++)
+    g_menu_append (exports, _(viewer_items[i].label), viewer_items[i].action);
+  g_menu_append_section (menu, NULL, G_MENU_MODEL (exports));
+  if (!view_only)
+    {
+      g_menu_append (tools, _("_Undo"), "win.undo");
+      g_menu_append (tools, _("_Redo"), "win.redo");
+      g_menu_append (tools, _("Open Stack in Viewer…"), "viewer.open");
+      g_menu_append (tools, _("_Copy Command Line"), "win.copy-command");
+      airy_fit_dialog_install (GTK_WINDOW (self), tools, (AiryFitApplyFunc) _airy_window_set_system, self);
+      g_menu_append_section (menu, NULL, G_MENU_MODEL (tools));
+    }
+  g_menu_append (other, _("_Keyboard Shortcuts"), "win.show-help-overlay");
+  g_menu_append (other, _("_About Airy"), "app.about");
+  g_menu_append (other, _("_Quit"), "app.quit");
+  g_menu_append_section (menu, NULL, G_MENU_MODEL (other));
+  return G_MENU_MODEL (menu);
+}
+
+/* the bench with a system, or the viewer alone */
+void
+_airy_window_set_view_only (AiryWindow *self,
+               gboolean    view_only)
+{
+  g_autoptr(GMenuModel) menu = NULL;
+  gboolean same = view_only == self->view_only && gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (self->menu_button));
+
+  self->view_only = view_only;
+  enable_system_actions (self, !view_only);
+  _airy_window_update_undo_actions (self);
+  gtk_widget_set_visible (gtk_paned_get_start_child (GTK_PANED (self->paned)), !view_only);
+  if (same)
+    return;
+  menu = primary_menu (self, view_only);
+  gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (self->menu_button), menu);
+}
+
+/* the window's actions ("win."), as the menu and the keys name them */
+void
+_airy_window_add_actions (AiryWindow *self)
+{
+  static const GActionEntry entries[] = {
+    { "open", action_open }, { "open-recent", action_open_recent, "s" }, { "save", action_save },
+    { "save-as", action_save_as }, { "new", action_new, "s" }, { "export", action_export },
+    { "export-tiff", action_export_tiff }, { "copy-command", action_copy_command },
+    { "choose-folder", action_choose_folder }, { "cancel", action_cancel },
+    { "undo", _airy_window_action_undo }, { "redo", _airy_window_action_redo },
+  };
+
+  g_action_map_add_action_entries (G_ACTION_MAP (self), entries, G_N_ELEMENTS (entries), self);
+}

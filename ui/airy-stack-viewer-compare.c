@@ -1,0 +1,226 @@
+#define G_LOG_DOMAIN "airy-stack-viewer"
+
+#include "config.h"
+
+#include <math.h>
+#include <glib/gi18n.h>
+
+#include "airy-stack-viewer-private.h"
+#include "airy-error.h"
+
+/* Comparing the result with a pinned reference: side by side in a
+ * second, linked view, or their difference in a signed colormap; A/B
+ * swaps them (the key B), and the viewer.pin… actions. */
+
+/* The other side of a comparison (B; A in a difference, where the view
+ * shows A − B), or NULL. */
+AiryResident *
+_airy_stack_viewer_compared (AiryStackViewer *self, gboolean a_side)
+{
+  AiryResident *a = self->show_b && self->reference ? self->reference : self->current;
+  AiryResident *b = a == self->current ? self->reference : self->current;
+  const AiryStack *s = airy_stack_view_get_stack (self->view), *o;
+  AiryResident *r = a_side ? a : b;
+
+  if (self->reference == NULL || self->compare == AIRY_COMPARE_OFF || r == NULL || s == NULL)
+    return NULL;
+  o = airy_resident_get_stack (r);
+  return o->depth == s->depth && o->height == s->height && o->width == s->width ? r : NULL;
+}
+
+/* current − reference on the host, when their grids agree */
+static AiryStack *
+difference (AiryResident *a, AiryResident *b, GError **error)
+{
+  const AiryStack *sa = airy_resident_get_stack (a), *sb = airy_resident_get_stack (b);
+  g_autoptr(AiryStack) ha = NULL, hb = NULL;
+  AiryStack *d;
+  gsize i, n;
+
+  if (sa->depth != sb->depth || sa->height != sb->height || sa->width != sb->width)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("no difference: the result is %u × %u × %u, the reference %u × %u × %u"),
+                   sa->depth, sa->height, sa->width, sb->depth, sb->height, sb->width);
+      return NULL;
+    }
+  if (fabs (sa->dx - sb->dx) > 1e-6 * sa->dx || fabs (sa->dy - sb->dy) > 1e-6 * sa->dy
+      || fabs (sa->dz - sb->dz) > 1e-6 * MAX (sa->dz, 1e-12))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("no difference: the result's voxel is %.4g × %.4g × %.4g µm, the reference's %.4g × %.4g × %.4g µm"),
+                   sa->dx, sa->dy, sa->dz, sb->dx, sb->dy, sb->dz);
+      return NULL;
+    }
+  /* values on a GPU come to host memory for this */
+  if (sa->data == NULL && (ha = airy_resident_to_stack (a, error)) == NULL)
+    return NULL;
+  if (sb->data == NULL && (hb = airy_resident_to_stack (b, error)) == NULL)
+    return NULL;
+  d = airy_stack_new (sa->depth, sa->height, sa->width);
+  airy_stack_copy_metadata (d, sa);
+  n = (gsize) sa->depth * sa->height * sa->width;
+  for (i = 0; i < n; i++)
+    d->data[i] = (ha ? ha : sa)->data[i] - (hb ? hb : sb)->data[i];
+  return d;
+}
+
+/* What the comparison shows now: A (the result, or the reference after
+ * A/B) in the main view; B beside it, or A − B in a signed colormap. */
+void
+_airy_stack_viewer_show_compare (AiryStackViewer *self)
+{
+  AiryResident *a = self->show_b && self->reference ? self->reference : self->current;
+  AiryResident *b = a == self->current ? self->reference : self->current;
+  AiryCompare mode = self->reference ? self->compare : AIRY_COMPARE_OFF;
+  AiryDisplay d = *airy_stack_view_get_display (self->view);
+  gboolean was_diff = d.colormap == AIRY_COLORMAP_DIVERGING && self->colormap_before_diff != AIRY_COLORMAP_DIVERGING;
+
+  gtk_widget_set_visible (self->ref_box, mode == AIRY_COMPARE_SIDE && b != NULL);
+  gtk_widget_set_visible (self->a_label, mode == AIRY_COMPARE_SIDE && b != NULL);
+  gtk_label_set_text (GTK_LABEL (self->a_label), a == self->reference ? _("A: reference") : _("A: result"));
+  if (mode == AIRY_COMPARE_DIFF && a && b)
+    {
+      g_autoptr(GError) error = NULL;
+      AiryStack *diff = difference (self->current, self->reference, &error);
+
+      if (diff != NULL)
+        {
+          float lo, hi, m;
+
+          _airy_stack_viewer_show_resident (self, airy_resident_new_host (diff));
+          /* symmetric limits: zero in the colormap's middle */
+          airy_stack_min_max (diff, &lo, &hi);
+          m = MAX (fabsf (lo), fabsf (hi));
+          d = *airy_stack_view_get_display (self->view);
+          if (!was_diff)
+            self->colormap_before_diff = d.colormap;
+          d.colormap = AIRY_COLORMAP_DIVERGING;
+          d.scale = AIRY_SCALE_LINEAR;
+          d.lo = m > 0 ? -m : -1.0f;
+          d.hi = m > 0 ? m : 1.0f;
+          airy_stack_view_set_display (self->view, &d);
+          return;
+        }
+      airy_stack_viewer_show_message (self, error->message);
+    }
+  if (was_diff)
+    {
+      d.colormap = self->colormap_before_diff;
+      airy_stack_view_set_display (self->view, &d);
+      self->colormap_before_diff = AIRY_COLORMAP_DIVERGING;
+    }
+  _airy_stack_viewer_show_resident (self, a ? airy_resident_ref (a) : NULL);
+  if (mode == AIRY_COMPARE_SIDE && b != NULL)
+    {
+      airy_stack_view_set_resident (self->ref_view, airy_resident_ref (b));
+      airy_stack_view_link_cursor (self->ref_view, self->view);
+      airy_stack_view_copy_view (self->ref_view, self->view);
+      gtk_label_set_text (GTK_LABEL (self->ref_label), b == self->reference ? _("B: reference") : _("B: result"));
+    }
+  else
+    airy_stack_view_set_resident (self->ref_view, NULL);
+  _airy_stack_viewer_update_plots (self);
+}
+
+void
+airy_stack_viewer_pin_reference (AiryStackViewer *self)
+{
+  AiryResident *r = self->current;
+
+  g_clear_pointer (&self->reference, airy_resident_unref);
+  self->reference = r ? airy_resident_ref (r) : NULL;
+  self->show_b = FALSE;
+  gtk_widget_set_sensitive (self->compare_dd, self->reference != NULL);
+  if (self->reference && self->compare == AIRY_COMPARE_OFF)
+    gtk_drop_down_set_selected (GTK_DROP_DOWN (self->compare_dd), AIRY_COMPARE_SIDE);
+  else
+    _airy_stack_viewer_show_compare (self);
+}
+
+void
+airy_stack_viewer_set_compare (AiryStackViewer *self,
+                               AiryCompare      mode)
+{
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (self->compare_dd), mode);
+}
+
+AiryCompare
+airy_stack_viewer_get_compare (AiryStackViewer *self)
+{
+  return self->reference ? self->compare : AIRY_COMPARE_OFF;
+}
+
+void
+airy_stack_viewer_toggle_ab (AiryStackViewer *self)
+{
+  if (self->reference == NULL)
+    return;
+  self->show_b = !self->show_b;
+  _airy_stack_viewer_show_compare (self);
+}
+
+gboolean
+airy_stack_viewer_get_showing_b (AiryStackViewer *self)
+{
+  return self->show_b;
+}
+
+AiryStackView *
+airy_stack_viewer_get_reference_view (AiryStackViewer *self)
+{
+  return self->ref_view;
+}
+
+void
+_airy_stack_viewer_on_compare_selected (GtkDropDown *dd, GParamSpec *pspec, AiryStackViewer *self)
+{
+  self->compare = (AiryCompare) gtk_drop_down_get_selected (dd);
+  _airy_stack_viewer_show_compare (self);
+}
+
+/* viewer.pin, viewer.unpin, viewer.toggle-ab, viewer.compare-side,
+ * viewer.compare-diff, viewer.compare-off */
+void
+_airy_stack_viewer_action_compare (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  AiryStackViewer *self = data;
+  const char *name = g_action_get_name (G_ACTION (action));
+
+  if (g_str_equal (name, "pin"))
+    airy_stack_viewer_pin_reference (self);
+  else if (g_str_equal (name, "unpin"))
+    {
+      g_clear_pointer (&self->reference, airy_resident_unref);
+      self->show_b = FALSE;
+      gtk_widget_set_sensitive (self->compare_dd, FALSE);
+      _airy_stack_viewer_show_compare (self);
+    }
+  else if (g_str_equal (name, "toggle-ab"))
+    airy_stack_viewer_toggle_ab (self);
+  else
+    airy_stack_viewer_set_compare (self, g_str_equal (name, "compare-side") ? AIRY_COMPARE_SIDE
+                                         : g_str_equal (name, "compare-diff") ? AIRY_COMPARE_DIFF
+                                         : AIRY_COMPARE_OFF);
+}
+
+/* the key B swaps A and B while a reference is pinned */
+gboolean
+_airy_stack_viewer_on_viewer_key (GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifierType state,
+                                  AiryStackViewer *self)
+{
+  if ((keyval == GDK_KEY_b || keyval == GDK_KEY_B) && self->reference != NULL
+      && !(state & (GDK_CONTROL_MASK | GDK_ALT_MASK)))
+    {
+      airy_stack_viewer_toggle_ab (self);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+void
+_airy_stack_viewer_on_main_moved (AiryStackView *view, AiryStackViewer *self)
+{
+  if (gtk_widget_get_visible (self->ref_box))
+    airy_stack_view_copy_view (self->ref_view, view);
+}

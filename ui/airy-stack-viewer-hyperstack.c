@@ -1,0 +1,364 @@
+#define G_LOG_DOMAIN "airy-stack-viewer"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "airy-stack-viewer-private.h"
+#include "airy-image-file.h"
+#include "airy-error.h"
+
+/* Stacks from files: opening one, a hyperstack's channels and time
+ * points (the file is read again for another), the composite of all
+ * its channels, and a file without a voxel size: shown in pixels until
+ * Properties… sets one. */
+
+static void update_composite (AiryStackViewer *self);
+
+void
+_airy_stack_viewer_set_uncalibrated (AiryStackViewer *self, gboolean uncalibrated)
+{
+  self->uncalibrated = uncalibrated;
+  gtk_widget_set_visible (self->calibration, uncalibrated);
+  airy_stack_view_set_pixel_units (self->view, uncalibrated);
+  airy_plot_set_unit (self->line_plot, uncalibrated ? "px" : NULL);
+  airy_plot_set_unit (self->axial_plot, uncalibrated ? _("planes") : NULL);
+  _airy_stack_viewer_on_view_changed (self->view, self);
+}
+
+gboolean
+airy_stack_viewer_get_uncalibrated (AiryStackViewer *self)
+{
+  return self->uncalibrated;
+}
+
+/* Fiji's Image ▸ Properties: the voxel size of what is shown. */
+gboolean
+airy_stack_viewer_set_voxel_size (AiryStackViewer *self,
+                                  double           dx,
+                                  double           dy,
+                                  double           dz,
+                                  GError         **error)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  const struct { const char *name; double v; } sizes[] = {
+    { N_("pixel width"), dx }, { N_("pixel height"), dy }, { N_("voxel depth"), dz },
+  };
+  guint i;
+
+  if (s == NULL)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("no stack is shown"));
+      return FALSE;
+    }
+  for (i = 0; i < G_N_ELEMENTS (sizes); i++)
+    if (!(sizes[i].v > 0 && sizes[i].v <= 1e6))
+      {
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("%s: must be in (0, 1e6] µm, got %g"),
+                     _(sizes[i].name), sizes[i].v);
+        return FALSE;
+      }
+  s->dx = self->user_dx = dx;
+  s->dy = self->user_dy = dy;
+  s->dz = self->user_dz = dz;
+  airy_stack_view_voxel_size_changed (self->view);
+  _airy_stack_viewer_set_uncalibrated (self, FALSE);
+  return TRUE;
+}
+
+static void
+on_properties_response (GtkDialog *dialog, int response, AiryStackViewer *self)
+{
+  if (response == GTK_RESPONSE_OK)
+    {
+      GtkWidget **spins = g_object_get_data (G_OBJECT (dialog), "spins");
+      g_autoptr(GError) error = NULL;
+
+      if (!airy_stack_viewer_set_voxel_size (self, gtk_spin_button_get_value (GTK_SPIN_BUTTON (spins[0])),
+                                             gtk_spin_button_get_value (GTK_SPIN_BUTTON (spins[1])),
+                                             gtk_spin_button_get_value (GTK_SPIN_BUTTON (spins[2])), &error))
+        airy_stack_viewer_show_message (self, error->message);
+    }
+  gtk_window_destroy (GTK_WINDOW (dialog));
+}
+
+/* viewer.properties: a dialog with the voxel size in µm */
+void
+_airy_stack_viewer_action_properties (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  AiryStackViewer *self = data;
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  const char *labels[] = { N_("Pixel width (µm)"), N_("Pixel height (µm)"), N_("Voxel depth (µm)") };
+  GtkWidget **spins = g_new0 (GtkWidget *, 3);
+  GtkWidget *dialog, *grid;
+  guint i;
+
+  if (s == NULL)
+    {
+      g_free (spins);
+      return;
+    }
+  dialog = gtk_dialog_new_with_buttons (_("Properties"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                        GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT,
+                                        _("_Cancel"), GTK_RESPONSE_CANCEL, _("_Apply"), GTK_RESPONSE_OK, NULL);
+  gtk_dialog_set_default_response (GTK_DIALOG (dialog), GTK_RESPONSE_OK);
+  grid = gtk_grid_new ();
+  gtk_grid_set_row_spacing (GTK_GRID (grid), 6);
+  gtk_grid_set_column_spacing (GTK_GRID (grid), 12);
+  gtk_widget_set_margin_start (grid, 12);
+  gtk_widget_set_margin_end (grid, 12);
+  gtk_widget_set_margin_top (grid, 12);
+  gtk_widget_set_margin_bottom (grid, 12);
+  for (i = 0; i < 3; i++)
+    {
+      GtkWidget *label = gtk_label_new (_(labels[i]));
+      double v = i == 0 ? s->dx : i == 1 ? s->dy : s->dz;
+
+      gtk_label_set_xalign (GTK_LABEL (label), 0);
+      spins[i] = gtk_spin_button_new_with_range (1e-4, 1e6, 0.001);
+      gtk_spin_button_set_digits (GTK_SPIN_BUTTON (spins[i]), 4);
+      gtk_spin_button_set_value (GTK_SPIN_BUTTON (spins[i]), v > 0 ? v : 1.0);
+      gtk_grid_attach (GTK_GRID (grid), label, 0, (int) i, 1, 1);
+      gtk_grid_attach (GTK_GRID (grid), spins[i], 1, (int) i, 1, 1);
+    }
+  if (self->uncalibrated)
+    gtk_grid_attach (GTK_GRID (grid), gtk_label_new (_("The file gives no voxel size: it is shown in pixels.")),
+                     0, 3, 2, 1);
+  gtk_box_append (GTK_BOX (gtk_dialog_get_content_area (GTK_DIALOG (dialog))), grid);
+  g_object_set_data_full (G_OBJECT (dialog), "spins", spins, g_free);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_properties_response), self);
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+/* Shows a stack read from a file: of a hyperstack, with the choosers for
+ * its channels and time points. */
+void
+_airy_stack_viewer_show_opened (AiryStackViewer *self, AiryStack *stack, const char *path)
+{
+  gboolean same_file = g_strcmp0 (path, self->path) == 0, uncalibrated = FALSE;
+
+  if (!same_file)
+    self->user_dx = self->user_dy = self->user_dz = 0.0;
+  if (self->user_dx > 0)
+    {
+      stack->dx = self->user_dx;
+      stack->dy = self->user_dy;
+      stack->dz = self->user_dz;
+    }
+  else if (stack->dx <= 0)
+    {
+      /* unknown: pixels, and planes one pixel apart */
+      stack->dx = stack->dy = 1.0;
+      if (stack->dz <= 0)
+        stack->dz = 1.0;
+      uncalibrated = TRUE;
+    }
+  airy_stack_viewer_set_stack (self, stack);
+  _airy_stack_viewer_set_uncalibrated (self, uncalibrated);
+  /* after set_stack, which forgets the file */
+  self->path = g_strdup (path);
+  self->updating = TRUE;
+  gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->channel_spin), 1, MAX (stack->n_channels, 1));
+  gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->frame_spin), 1, MAX (stack->n_frames, 1));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->channel_spin), stack->channel + 1);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->frame_spin), stack->frame + 1);
+  gtk_widget_set_visible (gtk_widget_get_parent (self->channel_spin), stack->n_channels > 1);
+  gtk_widget_set_visible (gtk_widget_get_parent (self->frame_spin), stack->n_frames > 1);
+  gtk_widget_set_visible (self->hyper_box, stack->n_channels > 1 || stack->n_frames > 1);
+  gtk_widget_set_visible (self->composite, stack->n_channels > 1);
+  self->updating = FALSE;
+  /* a composite follows the time point */
+  if (stack->n_channels > 1 && gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
+    update_composite (self);
+}
+
+/* Reads one z stack of the file here and now: of a hyperstack, the channel
+ * and time point asked for (0-based). */
+static gboolean
+open_stack (AiryStackViewer *self, const char *path, guint channel, guint frame, GError **error)
+{
+  g_autoptr(GError) local = NULL;
+  AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+  AiryStack *stack;
+
+  ro.channel = (int) channel;
+  ro.frame = (int) frame;
+  self->open_generation++;
+  stack = airy_image_read_full (path, &ro, &local);
+  if (stack == NULL)
+    {
+      g_autofree char *msg = g_strdup_printf (_("Could not open: %s"), local->message);
+      airy_stack_viewer_show_message (self, msg);
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  _airy_stack_viewer_show_opened (self, stack, path);
+  return TRUE;
+}
+
+gboolean
+airy_stack_viewer_open (AiryStackViewer *self,
+                        const char      *path,
+                        GError         **error)
+{
+  return open_stack (self, path, 0, 0, error);
+}
+
+void
+airy_stack_viewer_get_hyperstack (AiryStackViewer *self,
+                                  guint           *n_channels,
+                                  guint           *n_frames,
+                                  guint           *channel,
+                                  guint           *frame)
+{
+  gboolean shown = gtk_widget_get_visible (self->hyper_box);
+  GtkAdjustment *c = gtk_spin_button_get_adjustment (GTK_SPIN_BUTTON (self->channel_spin));
+  GtkAdjustment *t = gtk_spin_button_get_adjustment (GTK_SPIN_BUTTON (self->frame_spin));
+
+  *n_channels = shown ? (guint) gtk_adjustment_get_upper (c) : 0;
+  *n_frames = shown ? (guint) gtk_adjustment_get_upper (t) : 0;
+  *channel = shown ? (guint) gtk_adjustment_get_value (c) - 1 : 0;
+  *frame = shown ? (guint) gtk_adjustment_get_value (t) - 1 : 0;
+}
+
+/* as a person would: through the spin buttons */
+void
+airy_stack_viewer_set_hyperstack_plane (AiryStackViewer *self,
+                                        guint            channel,
+                                        guint            frame)
+{
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->channel_spin), channel + 1);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->frame_spin), frame + 1);
+}
+
+/* ---- composite: every channel of the time point, over each other ---- */
+
+typedef struct
+{
+  char      *path;
+  guint      frame, n;
+  AiryStack *stacks[AIRY_STACK_VIEW_MAX_CHANNELS];
+  guint      generation;
+} CompositeTask;
+
+static void
+composite_task_free (CompositeTask *t)
+{
+  guint c;
+
+  for (c = 0; c < t->n; c++)
+    airy_stack_free (t->stacks[c]);
+  g_free (t->path);
+  g_free (t);
+}
+
+static void
+composite_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  CompositeTask *t = data;
+  GError *error = NULL;
+  guint c;
+
+  for (c = 0; c < t->n; c++)
+    {
+      AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+
+      ro.channel = (int) c;
+      ro.frame = (int) t->frame;
+      if ((t->stacks[c] = airy_image_read_full (t->path, &ro, &error)) == NULL)
+        {
+          g_task_return_error (task, error);
+          return;
+        }
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Fiji's composite colours: red, green, blue, gray */
+static const GdkRGBA composite_colors[AIRY_STACK_VIEW_MAX_CHANNELS] = {
+  { 1, 0, 0, 1 }, { 0, 1, 0, 1 }, { 0, 0, 1, 1 }, { 1, 1, 1, 1 },
+};
+
+static void
+composite_done (GObject *source, GAsyncResult *res, gpointer data)
+{
+  AiryStackViewer *self = AIRY_STACK_VIEWER (source);
+  CompositeTask *t = g_task_get_task_data (G_TASK (res));
+  AiryStack *shown = airy_stack_view_get_stack (self->view);
+  g_autoptr(GError) error = NULL;
+  AiryResident *residents[AIRY_STACK_VIEW_MAX_CHANNELS];
+  float lo[AIRY_STACK_VIEW_MAX_CHANNELS], hi[AIRY_STACK_VIEW_MAX_CHANNELS];
+  guint c;
+
+  self->file_tasks--;
+  if (!g_task_propagate_boolean (G_TASK (res), &error))
+    {
+      if (t->generation == self->composite_generation)
+        airy_stack_viewer_show_message (self, error->message);
+      return;
+    }
+  /* still the file and the composite asked for */
+  if (t->generation != self->composite_generation || shown == NULL || g_strcmp0 (t->path, self->path) != 0
+      || !gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
+    return;
+  for (c = 0; c < t->n; c++)
+    {
+      AiryStack *s = t->stacks[c];
+
+      /* each channel between 0 (or its minimum) and its maximum */
+      airy_stack_min_max (s, &lo[c], &hi[c]);
+      lo[c] = MIN (lo[c], 0.0f);
+      if (!(hi[c] > lo[c]))
+        hi[c] = lo[c] + 1.0f;
+      s->dx = shown->dx;
+      s->dy = shown->dy;
+      s->dz = shown->dz;
+      residents[c] = airy_resident_new_host (g_steal_pointer (&t->stacks[c]));
+    }
+  airy_stack_view_set_composite (self->view, t->n, residents, lo, hi, composite_colors);
+  t->n = 0;
+}
+
+static void
+update_composite (AiryStackViewer *self)
+{
+  AiryStack *s = airy_stack_view_get_stack (self->view);
+  g_autoptr(GTask) task = NULL;
+  CompositeTask *t;
+
+  self->composite_generation++;
+  if (s == NULL || self->path == NULL || s->n_channels < 2
+      || !gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
+    {
+      airy_stack_view_set_composite (self->view, 0, NULL, NULL, NULL, NULL);
+      return;
+    }
+  t = g_new0 (CompositeTask, 1);
+  t->path = g_strdup (self->path);
+  t->frame = s->frame;
+  t->n = MIN (s->n_channels, AIRY_STACK_VIEW_MAX_CHANNELS);
+  t->generation = self->composite_generation;
+  task = g_task_new (self, NULL, composite_done, NULL);
+  g_task_set_task_data (task, t, (GDestroyNotify) composite_task_free);
+  self->file_tasks++;
+  g_task_run_in_thread (task, composite_thread);
+}
+
+void
+_airy_stack_viewer_on_composite (GtkCheckButton *button, AiryStackViewer *self)
+{
+  update_composite (self);
+}
+
+void
+_airy_stack_viewer_on_hyper_axis (GtkSpinButton *spin, AiryStackViewer *self)
+{
+  g_autofree char *path = g_strdup (self->path);
+
+  if (self->updating || path == NULL)
+    return;
+  airy_stack_viewer_open_async (self, path,
+                                (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->channel_spin)) - 1,
+                                (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->frame_spin)) - 1);
+}

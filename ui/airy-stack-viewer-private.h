@@ -1,0 +1,134 @@
+/* airy-stack-viewer-private.h: the stack viewer's state, shared by its
+ * units: airy-stack-viewer.c (the object, display, z, zoom, layout),
+ * airy-stack-viewer-toolbar.c (the controls and their bindings),
+ * airy-stack-viewer-profiles.c (readout, rectangle statistics, profiles),
+ * airy-stack-viewer-compare.c (the pinned reference: side by side,
+ * difference, A/B), airy-stack-viewer-hyperstack.c (files: channels, time
+ * points, composite, voxel size) and airy-stack-viewer-export.c (exports,
+ * file I/O on worker threads, file choosers). */
+#pragma once
+
+#include "airy-stack-viewer.h"
+#include "airy-histogram.h"
+
+G_BEGIN_DECLS
+
+struct _AiryStackViewer
+{
+  GtkBox               parent_instance;
+
+  AiryStackView       *view;
+  GActionGroup        *actions;   /* "viewer.": open and exports */
+  GtkWidget           *colormap;
+  GtkWidget           *invert;
+  GtkWidget           *scale;
+  GtkWidget           *gamma;
+  GtkWidget           *auto_mode;
+  GtkWidget           *auto_on;
+  GtkWidget           *smooth;
+  GtkWidget           *mip;
+  GtkWidget           *sections;
+  GtkWidget           *line_tool;
+  GtkWidget           *line_width;
+  GtkWidget           *rect_tool;
+  GtkWidget           *roi_label;
+  GtkWidget           *z_scale;
+  GtkWidget           *z_label;
+  GtkWidget           *play;
+  GtkWidget           *lo_spin;
+  GtkWidget           *hi_spin;
+  AiryHistogramWidget *histogram;
+  AiryPlot            *line_plot;
+  AiryPlot            *axial_plot;
+  GtkWidget           *readout;
+  GtkWidget           *message;
+  GtkWidget           *message_revealer;
+  guint                play_source;
+  gboolean             updating;
+  char                *readout_text;
+  /* a hyperstack's channel and time point (the file is read again for
+   * another one) */
+  char                *path;
+  GtkWidget           *hyper_box;
+  GtkWidget           *channel_spin;
+  GtkWidget           *frame_spin;
+  GtkWidget           *composite;
+  guint                composite_generation;
+  /* a file without a voxel size shows pixels; Properties… sets one, kept
+   * for the file's other channels and time points */
+  gboolean             uncalibrated;
+  double               user_dx, user_dy, user_dz;
+  GtkWidget           *calibration;
+  /* comparison: the result (current), a pinned reference, and how they are
+   * shown: side by side (ref_view, linked), or their difference; show_b
+   * puts the reference where the result was (A/B) */
+  AiryResident        *current;
+  AiryResident        *reference;
+  AiryCompare          compare;
+  gboolean             show_b;
+  AiryStackView       *ref_view;
+  GtkWidget           *ref_box;
+  GtkWidget           *ref_label;
+  GtkWidget           *a_label;
+  GtkWidget           *compare_dd;
+  AiryColormap         colormap_before_diff;
+  /* reads and writes on worker threads */
+  guint                file_tasks;
+  guint                open_generation;
+};
+
+/* airy-stack-viewer.c */
+void      _airy_stack_viewer_on_view_changed     (AiryStackView         *view,
+                                                  AiryStackViewer       *self);
+/* Shows a resident in the main view (transfer full). */
+void      _airy_stack_viewer_show_resident       (AiryStackViewer       *self,
+                                                  AiryResident          *resident);
+
+/* airy-stack-viewer-toolbar.c */
+GtkWidget *_airy_stack_viewer_build_toolbar      (AiryStackViewer       *self);
+void      _airy_stack_viewer_bind_controls       (AiryStackViewer       *self);
+
+/* airy-stack-viewer-profiles.c */
+void      _airy_stack_viewer_update_readout      (AiryStackViewer       *self,
+                                                  guint                  x,
+                                                  guint                  y);
+void      _airy_stack_viewer_update_plots        (AiryStackViewer       *self);
+
+/* airy-stack-viewer-compare.c */
+AiryResident *_airy_stack_viewer_compared        (AiryStackViewer       *self,
+                                                  gboolean               a_side);
+void      _airy_stack_viewer_show_compare        (AiryStackViewer       *self);
+void      _airy_stack_viewer_on_compare_selected (GtkDropDown           *dd,
+                                                  GParamSpec            *pspec,
+                                                  AiryStackViewer       *self);
+void      _airy_stack_viewer_action_compare      (GSimpleAction         *action,
+                                                  GVariant              *param,
+                                                  gpointer               data);
+gboolean  _airy_stack_viewer_on_viewer_key       (GtkEventControllerKey *key,
+                                                  guint                  keyval,
+                                                  guint                  keycode,
+                                                  GdkModifierType        state,
+                                                  AiryStackViewer       *self);
+void      _airy_stack_viewer_on_main_moved       (AiryStackView         *view,
+                                                  AiryStackViewer       *self);
+
+/* airy-stack-viewer-hyperstack.c */
+void      _airy_stack_viewer_set_uncalibrated    (AiryStackViewer       *self,
+                                                  gboolean               uncalibrated);
+void      _airy_stack_viewer_show_opened         (AiryStackViewer       *self,
+                                                  AiryStack             *stack,
+                                                  const char            *path);
+void      _airy_stack_viewer_action_properties   (GSimpleAction         *action,
+                                                  GVariant              *param,
+                                                  gpointer               data);
+void      _airy_stack_viewer_on_composite        (GtkCheckButton        *button,
+                                                  AiryStackViewer       *self);
+void      _airy_stack_viewer_on_hyper_axis       (GtkSpinButton         *spin,
+                                                  AiryStackViewer       *self);
+
+/* airy-stack-viewer-export.c */
+void      _airy_stack_viewer_action_file         (GSimpleAction         *action,
+                                                  GVariant              *param,
+                                                  gpointer               data);
+
+G_END_DECLS
