@@ -175,6 +175,11 @@ static const struct { const char *label; const char *action; } viewer_items[] = 
   { N_("Export Raw Slice (16-bit PNG)…"), "viewer.export-raw" },
   { N_("Export Stack (TIFF)…"), "viewer.export-tiff" },
   { N_("Export XZ Section (TIFF)…"), "viewer.export-section" },
+  { N_("Export XY, XZ and YZ as One PNG…"), "viewer.export-sections-png" },
+  { N_("Export Line Profile (CSV)…"), "viewer.export-line-csv" },
+  { N_("Export Axial Profile (CSV)…"), "viewer.export-axial-csv" },
+  { N_("Pin as Reference"), "viewer.pin" },
+  { N_("Voxel Size (Properties)…"), "viewer.properties" },
 };
 
 /* The ☰ menu, one section per kind of item: the bench's files (systems),

@@ -1053,7 +1053,9 @@ test_menu_actions (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(AiryStack) back = NULL;
   static const char *const exports[] = { "viewer.export-png", "viewer.export-png-2x", "viewer.export-raw",
-                                         "viewer.export-tiff", "viewer.export-section", "viewer.open" };
+                                         "viewer.export-tiff", "viewer.export-section", "viewer.open",
+                                         "viewer.export-sections-png", "viewer.export-line-csv",
+                                         "viewer.export-axial-csv" };
   AiryWindow *window, *view;
   guint i;
 
@@ -1087,6 +1089,10 @@ test_menu_actions (void)
         spin_loop (50);
       }
     }
+  /* the comparison and the voxel size are in the menu too */
+  g_assert_true (menu_has (window, "viewer.properties"));
+  g_assert_true (menu_has (window, "viewer.pin"));
+  g_assert_true (gtk_widget_activate_action (menu_button_of (window), "viewer.pin", NULL));
   g_assert_true (menu_has (window, "win.save"));
   g_assert_true (menu_has (window, "win.copy-command"));
   /* the menu's export writes the file the chooser names */
