@@ -49,6 +49,21 @@ void          _airy_fit_model_fisher   (AiryFitModel  *model,
                                         const double  *params,
                                         double        *fisher);
 
+/* One start of the fit's optimiser from params (physical units; the end
+ * point on return) for at most max_iterations iterations and 5 evaluations
+ * per iteration: FALSE with an error when the loss or its gradient is not
+ * finite. */
+gboolean      _airy_fit_minimize       (AiryFitModel  *model,
+                                        const float   *data,
+                                        gboolean       poisson,
+                                        double         noise_var,
+                                        double        *params,
+                                        guint          max_iterations,
+                                        guint         *iterations,
+                                        guint         *evaluations,
+                                        double        *loss,
+                                        GError       **error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryFitModel, _airy_fit_model_free)
 
 G_END_DECLS

@@ -38,19 +38,25 @@
 
 #define ZERNIKE_DEFAULT_MAX 14
 #define MAX_ITERATIONS      300
+/* a start's evaluations (forward + adjoint passes) per iteration it may
+ * take: BFGS needs one to three, GSL's line search may try up to 200 */
+#define EVALUATIONS_PER_ITERATION 5
 
 struct _AiryFitModel
 {
   AiryPlan     *plan;
   const AiryOp *op;              /* plan->ops[0], FUSED_PSF */
-  guint         H, W, L, y0, rows;
+  guint         H, W, y0, rows;
+  guint         L;               /* the FUSED_PSF's entries: wavelengths × components */
+  guint         C;               /* components per wavelength (1: scalar); entry e is wavelength e / C */
+  guint         NL;              /* wavelengths */
   gsize         nband, np;
   guint         depth;
   const double *z;               /* the system's planes (plan->z) */
   guint         K;
   int          *indices;
-  double       *basis;           /* K × L × nband: Z_j on the band */
-  double       *lscale;          /* λ_c/λ_l */
+  double       *basis;           /* K × NL × nband: Z_j on the band, per wavelength */
+  double       *lscale;          /* λ_c/λ_l, per wavelength */
   double        du_x, du_y;      /* PSF pixel (first wavelength) */
   guint         win_h, win_w, win_y0, win_x0;
   guint         threads;
@@ -232,6 +238,15 @@ _airy_fit_model_new (AirySystem  *system,
   m->H = m->op->height;
   m->W = m->op->width;
   m->L = m->op->n_lambda;
+  m->C = MAX (psf->n_components, 1);
+  m->NL = m->L / m->C;
+  if (m->NL * m->C != m->L || m->NL != m->plan->spectrum->n)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("the fit's model has %u entries for %u wavelengths × %u field components"),
+                   m->L, m->plan->spectrum->n, m->C);
+      return NULL;
+    }
   m->y0 = psf->y0;
   m->rows = psf->rows;
   m->nband = (gsize) m->rows * m->W;
@@ -256,14 +271,14 @@ _airy_fit_model_new (AirySystem  *system,
   m->threads = MIN (m->threads, MAX (m->depth, 1));
   m->K = n_terms;
   m->indices = g_memdup2 (indices, sizeof (int) * MAX (n_terms, 1));
-  m->lscale = g_new (double, m->L);
-  m->basis = g_new0 (double, (gsize) MAX (n_terms, 1) * m->L * m->nband);
+  m->lscale = g_new (double, m->NL);
+  m->basis = g_new0 (double, (gsize) MAX (n_terms, 1) * m->NL * m->nband);
 
   /* Z_j exactly as the phase mask evaluates them (airy-masks.c): on the
    * grid entering the mask, over the objective's pupil radius */
   ctx = &m->plan->contexts[chain_at];
   lc = m->plan->spectrum->wavelengths[0];
-  for (l = 0; l < m->L; l++)
+  for (l = 0; l < m->NL; l++)
     {
       m->lscale[l] = lc / m->plan->spectrum->wavelengths[l];
       radius = ctx->pupil_radius > 0.0 ? ctx->pupil_radius
@@ -281,7 +296,7 @@ _airy_fit_model_new (AirySystem  *system,
               {
                 int zn, zm;
                 airy_zernike_ansi_to_nm (indices[j], &zn, &zm);
-                m->basis[((gsize) j * m->L + l) * m->nband + (gsize) r * m->W + x]
+                m->basis[((gsize) j * m->NL + l) * m->nband + (gsize) r * m->W + x]
                   = airy_zernike (zn, zm, rho, theta, TRUE);
               }
           }
@@ -323,7 +338,8 @@ band_backward (const AiryFitModel *m, fftwf_complex *X)
   fftwf_execute_dft (_airy_fft_plan_many (m->W, m->rows, 1, m->W, TRUE, AIRY_FFT_BACKWARD, 1), band, band);
 }
 
-/* F·e^{iΦ} on the band, every wavelength */
+/* F·e^{iΦ} on the band, every entry: Φ is the wavelength's, the same for
+ * each of its components */
 static fftwf_complex *
 model_base (const AiryFitModel *m, const double *p)
 {
@@ -331,19 +347,24 @@ model_base (const AiryFitModel *m, const double *p)
   fftwf_complex *base = fftwf_alloc_complex ((gsize) m->L * m->nband);
   double kx = 2.0 * AIRY_PI * p[m->K] / (m->W * m->du_x);
   double ky = 2.0 * AIRY_PI * p[m->K + 1] / (m->H * m->du_y);
-  guint l, j, r, x;
+  guint l, c, j, r, x;
 
-  for (l = 0; l < m->L; l++)
+  for (l = 0; l < m->NL; l++)
     for (r = 0; r < m->rows; r++)
       for (x = 0; x < m->W; x++)
         {
-          gsize b = (gsize) r * m->W + x, k = (gsize) l * m->nband + b;
-          double w = 0.0, phi;
+          gsize b = (gsize) r * m->W + x;
+          double w = 0.0;
+          fftwf_complex e;
 
           for (j = 0; j < m->K; j++)
-            w += p[j] * m->basis[((gsize) j * m->L + l) * m->nband + b];
-          phi = 2.0 * AIRY_PI * m->lscale[l] * w + kx * x + ky * (m->y0 + r);
-          base[k] = psf->F[k] * _airy_cis (phi);
+            w += p[j] * m->basis[((gsize) j * m->NL + l) * m->nband + b];
+          e = _airy_cis (2.0 * AIRY_PI * m->lscale[l] * w + kx * x + ky * (m->y0 + r));
+          for (c = 0; c < m->C; c++)
+            {
+              gsize k = (gsize) (l * m->C + c) * m->nband + b;
+              base[k] = psf->F[k] * e;
+            }
         }
   return base;
 }
@@ -463,7 +484,7 @@ chunk_fisher_plane (Chunk *c, Workspace *ws, double zt)
               double phi;
 
               if (q < m->K)
-                phi = 2.0 * AIRY_PI * m->lscale[l] * m->basis[((gsize) q * m->L + l) * m->nband + bi];
+                phi = 2.0 * AIRY_PI * m->lscale[l / m->C] * m->basis[((gsize) q * m->NL + l / m->C) * m->nband + bi];
               else if (q == m->K)
                 phi = kx * x;
               else if (q == m->K + 1)
@@ -711,12 +732,12 @@ _airy_fit_model_loss (AiryFitModel *m,
           double g = 0.0;
           for (l = 0; l < m->L; l++)
             {
-              const double *Z = m->basis + ((gsize) j * m->L + l) * m->nband, *M = res.M + (gsize) l * m->nband;
+              const double *Z = m->basis + ((gsize) j * m->NL + l / m->C) * m->nband, *M = res.M + (gsize) l * m->nband;
               double gl = 0.0;
               gsize b;
               for (b = 0; b < m->nband; b++)
                 gl += Z[b] * M[b];
-              g += 2.0 * AIRY_PI * m->lscale[l] * gl;
+              g += 2.0 * AIRY_PI * m->lscale[l / m->C] * gl;
             }
           grad[j] = g;
         }
@@ -805,7 +826,49 @@ typedef struct
   double        last_f;
   double       *last_g;
   gboolean      have_last;
+  /* the bounds of one start (run_bfgs): once stopped, every evaluation
+   * returns +∞ and a zero gradient without computing, so that GSL's line
+   * search ends at once */
+  guint         budget;       /* evaluations left */
+  gboolean      first;        /* the next evaluation is the start point */
+  gboolean      stopped;
+  gboolean      non_finite;   /* stopped by a non-finite loss or gradient */
+  double        bad_f;        /* that loss */
+  guint         bad_param;    /* the first non-finite gradient component, or P */
 } Objective;
+
+/* the optimiser's variables: the terms in waves, the position in µm,
+ * amplitude and background relative to their first guesses A0, B0 */
+static void
+objective_init (Objective *o, AiryFitModel *m, const float *data, gboolean poisson, double noise_var,
+                double A0, double B0)
+{
+  guint i;
+
+  memset (o, 0, sizeof *o);
+  o->m = m;
+  o->data = data;
+  o->poisson = poisson;
+  o->noise_var = noise_var;
+  o->P = _airy_fit_model_n_params (m);
+  o->scale = g_new (double, o->P);
+  for (i = 0; i < o->P; i++)
+    o->scale[i] = 1.0;
+  o->scale[o->P - 2] = 1.0 / A0;
+  o->scale[o->P - 1] = 1.0 / MAX (fabs (B0), 1.0);
+  o->p = g_new (double, o->P);
+  o->last_g = g_new (double, o->P);
+  o->last_v = g_new (double, o->P);
+}
+
+static void
+objective_clear (Objective *o)
+{
+  g_clear_pointer (&o->scale, g_free);
+  g_clear_pointer (&o->p, g_free);
+  g_clear_pointer (&o->last_g, g_free);
+  g_clear_pointer (&o->last_v, g_free);
+}
 
 static void
 objective_params (const Objective *o, const gsl_vector *v, double *p)
@@ -829,15 +892,37 @@ objective_eval (Objective *o, const gsl_vector *v)
       if (i == o->P)
         return;
     }
+  for (i = 0; i < o->P; i++)
+    o->last_v[i] = gsl_vector_get (v, i);
+  o->have_last = TRUE;
+  if (!o->stopped && o->budget == 0)
+    o->stopped = TRUE;
+  if (o->stopped)
+    {
+      o->last_f = GSL_POSINF;
+      memset (o->last_g, 0, o->P * sizeof (double));
+      return;
+    }
   objective_params (o, v, o->p);
   o->last_f = _airy_fit_model_loss (o->m, o->data, o->poisson, o->noise_var, o->p, o->last_g);
-  for (i = 0; i < o->P; i++)
-    {
-      o->last_g[i] /= o->scale[i];
-      o->last_v[i] = gsl_vector_get (v, i);
-    }
-  o->have_last = TRUE;
   o->evaluations++;
+  o->budget--;
+  for (i = 0; i < o->P; i++)
+    o->last_g[i] /= o->scale[i];
+  /* a non-finite loss at a trial point of the line search is +∞ (the
+   * search steps back); at the start, or a non-finite gradient where the
+   * loss is finite, the fit cannot go on */
+  for (i = 0; i < o->P && isfinite (o->last_g[i]); i++)
+    ;
+  if ((o->first && !isfinite (o->last_f)) || (isfinite (o->last_f) && i < o->P))
+    {
+      o->stopped = o->non_finite = TRUE;
+      o->bad_f = o->last_f;
+      o->bad_param = i;
+      o->last_f = GSL_POSINF;
+      memset (o->last_g, 0, o->P * sizeof (double));
+    }
+  o->first = FALSE;
 }
 
 static double
@@ -877,12 +962,15 @@ objective_params_array (const Objective *o, const double *v, double *p)
 
 /* GSL's BFGS (vector_bfgs2) from v until the loss moves by less than
  * 10⁻⁴ (in units of the log-likelihood, where one σ is ½) three times
- * running; v is the end point. FALSE when cancelled. */
+ * running, for at most max iterations and o->budget evaluations (which it
+ * uses up); v is the end point. FALSE with an error when cancelled or the
+ * loss or its gradient is not finite. */
 static gboolean
 run_bfgs (Objective            *o,
           double               *v,
           const AiryFitOptions *options,
           guint                 restart,
+          guint                 max,
           guint                *iterations,
           double               *loss,
           GCancellable         *cancellable,
@@ -891,19 +979,23 @@ run_bfgs (Objective            *o,
   gsl_multimin_function_fdf fdf = { objective_f, objective_df, objective_fdf, o->P, o };
   gsl_multimin_fdfminimizer *min = gsl_multimin_fdfminimizer_alloc (gsl_multimin_fdfminimizer_vector_bfgs2, o->P);
   gsl_vector *x = gsl_vector_alloc (o->P);
-  guint it, still = 0, max = options->max_iterations ? options->max_iterations : MAX_ITERATIONS, i;
+  guint it, still = 0, i;
   double prev = INFINITY;
   gboolean ok = TRUE;
 
   for (i = 0; i < o->P; i++)
     gsl_vector_set (x, i, v[i]);
   o->have_last = FALSE;
+  o->first = TRUE;
+  o->stopped = o->non_finite = FALSE;
   gsl_multimin_fdfminimizer_set (min, &fdf, x, 0.02, 0.1);
-  for (it = 0; it < max; it++)
+  for (it = 0; it < max && !o->stopped; it++)
     {
       int status = gsl_multimin_fdfminimizer_iterate (min);
       double f = gsl_multimin_fdfminimizer_minimum (min);
 
+      if (o->stopped)
+        break;    /* the iteration ran on values that were not computed */
       if (options->progress)
         options->progress (restart, it + 1, f, options->user_data);
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
@@ -928,8 +1020,53 @@ run_bfgs (Objective            *o,
   *loss = gsl_multimin_fdfminimizer_minimum (min);
   for (i = 0; i < o->P; i++)
     v[i] = gsl_vector_get (gsl_multimin_fdfminimizer_x (min), i);
+  if (ok && o->non_finite)
+    {
+      if (o->bad_param < o->P)
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                     _("the fit cannot go on: at start %u, iteration %u, the gradient in parameter %u is not "
+                       "finite (the model or the data hold values that are not finite)"),
+                     restart + 1, it + 1, o->bad_param);
+      else
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                     _("the fit cannot go on: at start %u, iteration %u, the loss is %g (the model or the "
+                       "data hold values that are not finite)"),
+                     restart + 1, it + 1, o->bad_f);
+      ok = FALSE;
+    }
   gsl_multimin_fdfminimizer_free (min);
   gsl_vector_free (x);
+  return ok;
+}
+
+gboolean
+_airy_fit_minimize (AiryFitModel  *model,
+                    const float   *data,
+                    gboolean       poisson,
+                    double         noise_var,
+                    double        *params,
+                    guint          max_iterations,
+                    guint         *iterations,
+                    guint         *evaluations,
+                    double        *loss,
+                    GError       **error)
+{
+  AiryFitOptions options;
+  Objective o;
+  guint P = _airy_fit_model_n_params (model), i;
+  double v[P];
+  gboolean ok;
+
+  airy_fit_options_init (&options);
+  gsl_set_error_handler_off ();
+  objective_init (&o, model, data, poisson, noise_var, params[P - 2], params[P - 1]);
+  o.budget = EVALUATIONS_PER_ITERATION * max_iterations;
+  for (i = 0; i < P; i++)
+    v[i] = params[i] * o.scale[i];
+  ok = run_bfgs (&o, v, &options, 0, max_iterations, iterations, loss, NULL, error);
+  objective_params_array (&o, v, params);
+  *evaluations = o.evaluations;
+  objective_clear (&o);
   return ok;
 }
 
@@ -1012,7 +1149,7 @@ airy_fit_stack (AirySystem           *system,
   g_autofree int *indices = NULL;
   g_autofree float *data = NULL;
   g_autofree float *proj = NULL;
-  g_autofree double *p = NULL, *best = NULL, *fisher = NULL, *last_v = NULL;
+  g_autofree double *p = NULL, *best = NULL, *fisher = NULL;
   AiryFitOptions options;
   AiryRunOptions run_options = { 0 };
   GError *local_error = NULL;
@@ -1020,7 +1157,7 @@ airy_fit_stack (AirySystem           *system,
   gboolean poisson;
   double gain, offset, B0, noise_var, A0 = 1.0, best_loss = INFINITY, sigma, z_starts[4];
   gint64 t0 = g_get_monotonic_time ();
-  guint zmax, K = 0, P, wh, ww, cx, cy, bx = 0, by = 0, i, j, k, restart, threads, n_starts, coarse;
+  guint zmax, K = 0, P, wh, ww, cx, cy, bx = 0, by = 0, i, j, k, restart, threads, n_starts, coarse, max_it;
   gsize win, n, q;
   float vmax = -INFINITY;
   Objective o = { 0 };
@@ -1251,25 +1388,12 @@ airy_fit_stack (AirySystem           *system,
    * terms open, so all of them run and the best is kept). A stack stops at
    * the first start that fits to the noise: a loss of at most 0.75 per
    * voxel (½ expected), unless a number of starts was asked for. */
-  o.m = m;
-  o.data = data;
-  o.poisson = poisson;
-  o.noise_var = noise_var;
-  /* the optimiser's variables: the terms in waves, the position in µm,
-   * amplitude and background relative to their first guesses */
-  o.scale = g_new (double, P);
-  for (i = 0; i < P; i++)
-    o.scale[i] = 1.0;
-  o.scale[K + 3] = 1.0 / A0;
-  o.scale[K + 4] = 1.0 / MAX (fabs (B0), 1.0);
+  objective_init (&o, m, data, poisson, noise_var, A0, B0);
   p[K + 3] = A0;
   p[K + 4] = B0;
-  o.P = P;
-  o.p = g_new (double, P);
-  o.last_g = g_new (double, P);
-  o.last_v = last_v = g_new (double, P);
   /* four starts at most by default; every one of them for a single plane */
   n_starts = options.restarts ? options.restarts : 4;
+  max_it = options.max_iterations ? options.max_iterations : MAX_ITERATIONS;
   coarse = m->depth >= 16 ? m->depth / 8 : 1;
   for (restart = 0; restart < n_starts; restart++)
     {
@@ -1287,16 +1411,27 @@ airy_fit_stack (AirySystem           *system,
         for (i = 0; i < K; i++)
           v[i] = g_rand_double_range (rand, -0.1, 0.1) * o.scale[i];
       /* every coarse-th plane first (the path to the basin costs a
-       * fraction), then all of them */
+       * fraction), then all of them: at most max_it iterations and
+       * EVALUATIONS_PER_ITERATION·max_it evaluations in all, the coarse
+       * stage at most half of each */
       if (coarse > 1)
         {
           _airy_fit_model_set_stride (m, coarse);
-          if (!run_bfgs (&o, v, &options, restart, &it, &f, cancellable, &local_error))
+          o.budget = EVALUATIONS_PER_ITERATION * max_it / 2;
+          if (!run_bfgs (&o, v, &options, restart, max_it / 2, &it, &f, cancellable, &local_error))
             break;
           _airy_fit_model_set_stride (m, 1);
+          o.budget += EVALUATIONS_PER_ITERATION * (max_it - max_it / 2);
         }
-      if (!run_bfgs (&o, v, &options, restart, &it2, &f, cancellable, &local_error))
+      else
+        o.budget = EVALUATIONS_PER_ITERATION * max_it;
+      if (!run_bfgs (&o, v, &options, restart, max_it - it, &it2, &f, cancellable, &local_error))
         break;
+      if (o.stopped)
+        g_ptr_array_add (res->warnings,
+                         g_strdup_printf (_("start %u stopped at its limit of %u evaluations (%u per iteration)"),
+                                          restart + 1, EVALUATIONS_PER_ITERATION * max_it,
+                                          EVALUATIONS_PER_ITERATION));
       res->iterations_total += it + it2;
       if (f < best_loss)
         {
@@ -1309,15 +1444,11 @@ airy_fit_stack (AirySystem           *system,
   if (local_error != NULL)
     {
       g_propagate_error (error, g_steal_pointer (&local_error));
-      g_free (o.p);
-      g_free (o.last_g);
-      g_free (o.scale);
+      objective_clear (&o);
       return NULL;
     }
   res->evaluations = o.evaluations;
-  g_free (o.p);
-  g_free (o.last_g);
-  g_free (o.scale);
+  objective_clear (&o);
   res->loss = best_loss;
 
   /* 1-σ uncertainties: the diagonal of the inverse Fisher information;
@@ -1361,24 +1492,34 @@ airy_fit_stack (AirySystem           *system,
   res->window[2] = ww;
   res->window[3] = wh;
 
-  /* RMS and Strehl over the pupil at the first wavelength */
+  /* RMS and Strehl over the pupil at the first wavelength; vectorial:
+   * Σ_c s_c |⟨P_c e^{2πiW}⟩|² / Σ_c s_c ⟨P_c⟩² over its components */
   {
-    double s2 = 0, sp = 0;
-    double complex sum = 0;
+    double s2 = 0, num = 0, den = 0;
     gsize b;
+    guint c;
 
     for (i = 0; i < K; i++)
       s2 += best[i] * best[i];
     res->rms_waves = sqrt (s2);
-    for (b = 0; b < m->nband; b++)
+    for (c = 0; c < m->C; c++)
       {
-        double a = cabsf (m->op->psf->F[b]), w = 0;
-        for (i = 0; i < K; i++)
-          w += best[i] * m->basis[(gsize) i * m->L * m->nband + b];
-        sum += a * cexp (2.0 * AIRY_PI * I * w);
-        sp += a;
+        const fftwf_complex *F = m->op->psf->F + (gsize) c * m->nband;
+        double complex sum = 0;
+        double sp = 0;
+
+        for (b = 0; b < m->nband; b++)
+          {
+            double a = cabsf (F[b]), w = 0;
+            for (i = 0; i < K; i++)
+              w += best[i] * m->basis[(gsize) i * m->NL * m->nband + b];
+            sum += a * cexp (2.0 * AIRY_PI * I * w);
+            sp += a;
+          }
+        num += m->op->psf->scale[c] * creal (sum * conj (sum));
+        den += m->op->psf->scale[c] * sp * sp;
       }
-    res->strehl = sp > 0 ? creal (sum * conj (sum)) / (sp * sp) : NAN;
+    res->strehl = den > 0 ? num / den : NAN;
   }
 
   /* the model and the residual in data units */
