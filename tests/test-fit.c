@@ -136,7 +136,7 @@ test_model_matches_run (gconstpointer data)
 }
 
 /* The same for the vectorial field at NA 1.4 in oil (unpolarized,
- * aplanatic): its three field components per wavelength share the phase. */
+ * aplanatic): its six field components (x and y input, three each) share the phase. */
 static void
 test_model_matches_run_vectorial (void)
 {
