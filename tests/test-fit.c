@@ -135,8 +135,8 @@ test_model_matches_run (gconstpointer data)
   check_model_matches_run (truth, base, 64, 12, 0.23, -0.17, 0.3);
 }
 
-/* The same for the vectorial field at NA 1.4 in oil (unpolarized,
- * aplanatic): its six field components (x and y input, three each) share the phase. */
+/* The same for the vectorial field at NA 1.4 in oil (unpolarized, aplanatic):
+ * its six field components (x and y input, three each) share the phase. */
 static void
 test_model_matches_run_vectorial (void)
 {
