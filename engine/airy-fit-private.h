@@ -1,15 +1,53 @@
 #pragma once
 
 #include "airy-fit.h"
+#include "airy-ops-private.h"
 
 G_BEGIN_DECLS
 
-/* The forward model of the fit and its gradient (airy-fit.c), for the
+/* The forward model of the fit and its gradient (airy-fit-model.c), for the
  * tests. The parameters, in physical units, are
  *   p = [c_0 … c_{K−1} (waves), x_b, y_b, z_b (µm), amplitude, background]
  * and the model is a window of win_h × win_w pixels centred on the PSF's
  * axis pixel (⌊H/2⌋, ⌊W/2⌋) at every plane of the system. */
 typedef struct _AiryFitModel AiryFitModel;
+
+/* (airy-fit-model.c; its fields are read by the fit's driver, airy-fit.c) */
+struct _AiryFitModel
+{
+  AiryPlan     *plan;
+  const AiryOp *op;              /* plan->ops[0], FUSED_PSF */
+  guint         H, W, y0, rows;
+  guint         L;               /* the FUSED_PSF's entries: wavelengths × components */
+  guint         C;               /* components per wavelength (1: scalar); entry e is wavelength e / C */
+  guint         NL;              /* wavelengths */
+  gsize         nband, np;
+  guint         depth;
+  const double *z;               /* the system's planes (plan->z) */
+  guint         K;
+  int          *indices;
+  double       *basis;           /* K × NL × nband: Z_j on the band, per wavelength */
+  double       *lscale;          /* λ_c/λ_l, per wavelength */
+  double        du_x, du_y;      /* PSF pixel (first wavelength) */
+  guint         win_h, win_w, win_y0, win_x0;
+  guint         threads;
+  guint         stride;          /* planes used: every stride-th */
+  /* Poisson's per-voxel constants of the last data (airy-fit-private.h) */
+  const float  *data;
+  float        *dpos;
+  double       *dconst;
+};
+
+/* A phase mask holding Zernike terms (ANSI, waves, unit RMS; coefficients
+ * NULL: zeros), and a copy of system with it in the pupil (*chain_at, when
+ * not NULL: its place in the plan's chain). */
+AiryElement  *_airy_fit_zernike_mask_new   (const int     *indices,
+                                            const double  *coefficients,
+                                            guint          n,
+                                            GError       **error);
+AirySystem   *_airy_fit_system_insert_mask (AirySystem    *system,
+                                            AiryElement   *mask,
+                                            guint         *chain_at);
 
 AiryFitModel *_airy_fit_model_new      (AirySystem    *system,
                                         const int     *indices,
@@ -48,6 +86,26 @@ void          _airy_fit_model_fisher   (AiryFitModel  *model,
                                         double         noise_var,
                                         const double  *params,
                                         double        *fisher);
+
+/* One start of the fit's optimiser from params (physical units; the end
+ * point on return) for at most max_iterations iterations and 5 evaluations
+ * per iteration: FALSE with an error when the loss or its gradient is not
+ * finite. */
+gboolean      _airy_fit_minimize       (AiryFitModel  *model,
+                                        const float   *data,
+                                        gboolean       poisson,
+                                        double         noise_var,
+                                        double        *params,
+                                        guint          max_iterations,
+                                        guint         *iterations,
+                                        guint         *evaluations,
+                                        double        *loss,
+                                        GError       **error);
+
+/* The Strehl ratio of the terms (waves) over the pupil at the first
+ * wavelength, summed over a vectorial field's components. */
+double        _airy_fit_model_strehl   (AiryFitModel  *model,
+                                        const double  *coefficients);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryFitModel, _airy_fit_model_free)
 

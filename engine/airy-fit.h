@@ -8,8 +8,9 @@
 G_BEGIN_DECLS
 
 /* Phase retrieval from a measured bead stack (issue 19): the stack is
- * fitted by the system's own scalar PSF, the one airy_run computes (the
- * fused pupil field F·e^{izG} of the compiled plan), with free Zernike
+ * fitted by the system's own PSF, scalar or vectorial, the one airy_run
+ * computes (the fused pupil fields F·e^{izG} of the compiled plan: per
+ * wavelength, or per wavelength and field component), with free Zernike
  * terms (ANSI 3 … N without 4: piston, tilt and defocus are the bead's
  * position), the bead's position, an amplitude and a background:
  *
@@ -44,7 +45,8 @@ typedef struct
   double              offset;         /* counts: baseline in ADU; NaN: the system's sensor, or 0 */
   guint               restarts;       /* starts in all (the first at zero aberration); 0: 4 for a
                                          * single plane (sign ambiguity), else 1 */
-  guint               max_iterations; /* per start; 0: 300 */
+  guint               max_iterations; /* per start, its coarse and fine stage together (and at most
+                                         * 5 evaluations per iteration); 0: 300 */
   guint               threads;        /* 0: all cores */
   guint               seed;           /* of the random restarts */
   AiryFitProgressFunc progress;

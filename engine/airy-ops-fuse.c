@@ -82,6 +82,7 @@ fused_psf_new (const AiryOp *src, const AiryOp *fft, const AiryOp *intensity, gu
   op->psf = psf;
   psf->z0 = src->z;
   psf->hash = hash;
+  psf->n_components = C;
 
   /* the band of rows with a non-zero pixel at any wavelength */
   for (y = 0; y < h && ylo < 0; y++)

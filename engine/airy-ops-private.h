@@ -64,7 +64,9 @@ typedef struct
   double        *G;           /* n_lambda × rows × width: phase per µm of z (double: the CPU's precision) */
   double        *gx;          /* when G is separable (paraxial): G[l][r][x] = gy[l][r] + gx[l][x]; */
   double        *gy;          /*   n_lambda × width and n_lambda × rows; else NULL */
-  float         *scale;       /* per wavelength: w_l·|c_l|², c_l the transform's constant */
+  float         *scale;       /* per entry: w_l·|c_l|² (times the component's weight), c_l the
+                               * transform's constant */
+  guint          n_components; /* C: entries per wavelength (1: scalar); entry e is wavelength e / C */
   double         z0;          /* added to each plane's z */
   guint64        hash;        /* what F and G were made from, z left out (the plan's optics hash) */
 } AiryFusedPsf;
