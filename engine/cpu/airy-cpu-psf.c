@@ -32,6 +32,9 @@ struct _AiryPsfShared
   guint   npix;
   fftwf_complex **F;       /* per wavelength, compact */
   double **G;              /* per wavelength, compact: defocus phase per µm */
+  guint   *same_phase;     /* per entry: the first entry with the same G (the
+                            * components of a vectorial field share their
+                            * wavelength's defocus: its phase turns once) */
   float  *scale;           /* per wavelength: w_l·|c_l|² */
   double  z0;              /* the objective's extra z */
   gboolean separable;      /* paraxial: exp(i z G) = exp(i z a x²)·exp(i z a y²) */
@@ -82,6 +85,7 @@ _airy_psf_shared_free (AiryPsfShared *s)
   g_free (s->F);
   g_free (s->G);
   g_free (s->scale);
+  g_free (s->same_phase);
   g_free (s->x0);
   g_free (s->x1);
   g_free (s->off);
@@ -160,6 +164,22 @@ _airy_psf_shared_new (const AiryOp *op,
         }
     }
 
+  /* entries whose phase is the same as an earlier one's, bit for bit */
+  s->same_phase = g_new (guint, MAX (s->n_lambda, 1));
+  for (l = 0; l < s->n_lambda; l++)
+    {
+      guint m;
+
+      s->same_phase[l] = l;
+      for (m = 0; m < l && s->same_phase[l] == l; m++)
+        if (s->same_phase[m] == m
+            && memcmp (s->G[m], s->G[l], s->npix * sizeof (double)) == 0
+            && (!s->separable
+                || (memcmp (s->ax[m], s->ax[l], s->w * sizeof (double)) == 0
+                    && memcmp (s->ay[m], s->ay[l], s->nb * sizeof (double)) == 0)))
+          s->same_phase[l] = m;
+    }
+
   /* evenly spaced planes let each plane advance the phase by one multiply */
   s->zstart = z[0];
   s->dz = n_planes > 1 ? (z[n_planes - 1] - z[0]) / (n_planes - 1) : 0.0;
@@ -186,6 +206,8 @@ _airy_psf_worker_new (AiryPsfShared *s)
     {
       guint k;
 
+      if (s->same_phase[l] != l)
+        continue;   /* turns with the entry it shares its phase with */
       w->rot[l] = g_new (double complex, MAX (s->npix, 1));
       w->step[l] = g_new (double complex, MAX (s->npix, 1));
       for (k = 0; k < s->npix; k++)
@@ -265,9 +287,10 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
     {
       float scale = s->scale[l];
 
-      if (s->separable)
+      if (s->separable && (l == 0 || s->same_phase[l] != s->same_phase[l - 1]))
         {
-          /* two short phase vectors per plane instead of a phase per pixel */
+          /* two short phase vectors per plane instead of a phase per pixel
+           * (an entry that shares the last one's phase finds them set) */
           double zz = z + s->z0;
           guint x;
 
@@ -276,7 +299,7 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
           for (r = 0; r < s->nb; r++)
             w->ry[r] = _airy_cis (zz * s->ay[l][r]);
         }
-      else
+      else if (!s->separable && s->same_phase[l] == l)
         advance_phase (w, l, b, z + s->z0);
       /* first pass: generate each pupil row and transform it in cache */
       for (r = 0; r < s->nb; r++)
@@ -297,7 +320,7 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
             }
           else
             {
-              const double complex *rot = w->rot[l] + s->off[r];
+              const double complex *rot = w->rot[s->same_phase[l]] + s->off[r];
 
               for (x = 0; x < n; x++)
                 {
