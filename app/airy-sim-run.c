@@ -314,6 +314,19 @@ cmd_run (int argc, char **argv)
     if (system == NULL || !check_outputs_against_system (outputs, G_N_ELEMENTS (outputs), system, &error))
       return ranks_fail (error);
   }
+  /* spectrum.channels asks for them too, unless --channels none */
+  if (channels_arg == NULL && airy_system_get_channels (system))
+    {
+      if (ranks->size > 1 || tiff_format == AIRY_TIFF_OME
+          || (tiff_format == AIRY_TIFF_AUTO && airy_tiff_format_for_path (output) == AIRY_TIFF_OME))
+        {
+          g_set_error (&error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("spectrum.channels: one channel per wavelength needs an ImageJ .tif and one process "
+                         "(or give --channels none)"));
+          return ranks_fail (error);
+        }
+      per_wavelength = TRUE;
+    }
   remove_temporaries_on_signals ();
 
   options.backend = backend;

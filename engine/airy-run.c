@@ -403,6 +403,16 @@ run_local (AirySystem           *system,
   /* wrong settings in the environment are errors, not defaults in disguise */
   if (!airy_memory_budget_get (NULL, error) || !airy_cpu_devices_from_env (NULL, error))
     return FALSE;
+  /* one stack per wavelength is the CPU's: "auto" picks it */
+  if (opts->per_wavelength && (opts->backend == NULL || g_str_equal (opts->backend, "auto")))
+    opts->backend = "cpu";
+  if (opts->per_wavelength && !g_str_equal (opts->backend, "cpu"))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                   _("per-wavelength channels: backend %s cannot keep one stack per wavelength, "
+                     "use the CPU backend"), opts->backend);
+      return FALSE;
+    }
   backend = airy_backend_choose (opts->backend, error);
   if (backend == NULL)
     return FALSE;
@@ -485,17 +495,10 @@ run_local (AirySystem           *system,
                          "per wavelength (microscope runs and sensors sum the wavelengths)"));
           return FALSE;
         }
-      if (g_strcmp0 (backend->ops->name, "cpu") != 0)
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
-                       _("per-wavelength channels: backend %s cannot keep one stack per wavelength, "
-                         "use the CPU backend"), backend->ops->name);
-          return FALSE;
-        }
-      if (opts->resident || opts->keep_psf)
+      if (opts->keep_psf)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("per-wavelength channels: cannot be combined with a resident result or a kept PSF"));
+                       _("per-wavelength channels: cannot be combined with a kept PSF"));
           return FALSE;
         }
     }

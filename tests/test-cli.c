@@ -211,6 +211,38 @@ test_run_channels (void)
         g_assert_cmpstr (out, ==, "ZCYX [3, 2, 64, 64] 2 3 True\n");
     }
 
+  /* spectrum.channels asks for the same; --channels none overrides it */
+  {
+    g_autofree char *flagged = write_file ("flagged.json",
+      "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0},"
+      " \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"weights\": [1, 3], \"channels\": true},"
+      " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 3},"
+      " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.6},"
+      "  {\"type\": \"ff-lens\", \"f\": 50}]}");
+    g_autofree char *flagged_tif = g_build_filename (tmpdir, "flagged.tif", NULL);
+    g_autoptr(AiryStack) probe = NULL;
+    AiryReadOptions first = AIRY_READ_OPTIONS_INIT;
+    g_auto(Run) r1 = { 0 };
+    g_auto(Run) r2 = { 0 };
+    g_auto(Run) r3 = { 0 };
+
+    sim (&r1, "run", flagged, "-o", flagged_tif, "-q", NULL);
+    g_assert_cmpint (r1.status, ==, 0);
+    first.channel = 0;
+    probe = airy_tiff_probe (flagged_tif, &first, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (probe->n_channels, ==, 2);
+    g_clear_pointer (&probe, airy_stack_free);
+    sim (&r2, "run", flagged, "-o", flagged_tif, "-q", "--channels", "none", NULL);
+    g_assert_cmpint (r2.status, ==, 0);
+    probe = airy_tiff_probe (flagged_tif, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (MAX (probe->n_channels, 1), ==, 1);
+    sim (&r3, "run", flagged, "-o", "flagged.ome.tif", NULL);
+    g_assert_cmpint (r3.status, !=, 0);
+    g_assert_nonnull (strstr (r3.err, "spectrum.channels: one channel per wavelength needs an ImageJ .tif"));
+  }
+
   sim (&bad, "run", path, "-o", split, "--channels", "colour", NULL);
   g_assert_cmpint (bad.status, !=, 0);
   g_assert_nonnull (strstr (bad.err, "--channels: must be one of wavelength, none, got \"colour\""));

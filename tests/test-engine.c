@@ -274,7 +274,59 @@ test_channels_refused (void)
                            NULL, NULL, NULL, &error));
   g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
   g_assert_cmpstr (error->message, ==,
-                   "per-wavelength channels: cannot be combined with a resident result or a kept PSF");
+                   "per-wavelength channels: cannot be combined with a kept PSF");
+  g_clear_error (&error);
+
+  /* a microscope sums its wavelengths: said so */
+  {
+    g_autoptr(AirySystem) microscope = test_system (
+      "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.1},"
+      " \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"channels\": true}, \"z\": {\"start\": -1, \"stop\": 1, \"count\": 3},"
+      " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
+      " \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"constant\": 1.0}}");
+
+    g_assert_true (airy_system_get_channels (microscope));
+    g_assert_null (airy_run (microscope, &(AiryRunOptions) { .per_wavelength = TRUE }, NULL, NULL, NULL, &error));
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+    g_assert_cmpstr (error->message, ==,
+                     "per-wavelength channels: only a PSF run without a sensor keeps one stack per wavelength "
+                     "(microscope runs and sensors sum the wavelengths)");
+    g_clear_error (&error);
+  }
+  /* a backend other than the CPU refuses, by name */
+  {
+    g_autoptr(AiryResult) r = airy_run (system, &(AiryRunOptions) { .backend = "cuda", .per_wavelength = TRUE },
+                                        NULL, NULL, NULL, &error);
+
+    g_assert_null (r);
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND);
+    g_assert_cmpstr (error->message, ==, "per-wavelength channels: backend cuda cannot keep one stack per "
+                     "wavelength, use the CPU backend");
+  }
+}
+
+/* spectrum.channels: read, written only when on (files without it stay
+ * byte for byte), part of the hash (a result with channels is another) */
+static void
+test_channels_json (void)
+{
+  g_autoptr(AirySystem) plain = channel_system (1.0, "0.5, 0.62", "2, 1", "");
+  g_autoptr(AirySystem) copy = NULL;
+  g_autoptr(AirySystem) copy2 = NULL;
+  g_autofree char *json = airy_system_to_json (plain);
+  g_autofree char *on = NULL;
+  guint64 hash = airy_system_hash (plain);
+
+  g_assert_false (airy_system_get_channels (plain));
+  g_assert_null (strstr (json, "channels"));
+  airy_system_set_channels (plain, TRUE);
+  on = airy_system_to_json (plain);
+  g_assert_nonnull (strstr (on, "\"channels\" : true"));
+  g_assert_cmpuint (airy_system_hash (plain), !=, hash);
+  copy = test_system (on);
+  g_assert_true (airy_system_get_channels (copy));
+  copy2 = airy_system_copy (copy);
+  g_assert_true (airy_system_get_channels (copy2));
 }
 
 static void
@@ -614,6 +666,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/run/channels-scalar", test_channels_scalar);
   g_test_add_func ("/engine/run/channels-vectorial", test_channels_vectorial);
   g_test_add_func ("/engine/run/channels-refused", test_channels_refused);
+  g_test_add_func ("/engine/system/channels-json", test_channels_json);
   g_test_add_func ("/engine/system/warnings", test_warnings);
   g_test_add_func ("/engine/params/ids", test_param_ids);
   g_test_add_func ("/engine/params/relevant", test_param_relevant);
