@@ -600,6 +600,7 @@ airy_fit_dialog_set_file (AiryFitDialog *self, const char *path)
   g_clear_pointer (&self->resident, airy_resident_unref);
   base = path ? g_path_get_basename (path) : NULL;
   gtk_label_set_text (GTK_LABEL (self->file_label), base ? base : _("No bead stack"));
+  gtk_widget_set_tooltip_text (self->file_label, path);
   update_sensitivity (self);
 }
 
@@ -631,6 +632,7 @@ airy_fit_dialog_set_resident (AiryFitDialog *self,
   text = g_strdup_printf (_("Viewer stack %u × %u × %u, cursor x %u, y %u, plane %u"),
                           s->width, s->height, s->depth, x, y, z);
   gtk_label_set_text (GTK_LABEL (self->file_label), text);
+  gtk_widget_set_tooltip_text (self->file_label, text);
   update_sensitivity (self);
 }
 
@@ -747,6 +749,10 @@ airy_fit_dialog_init (AiryFitDialog *self)
   gtk_widget_set_margin_bottom (box, 8);
 
   self->file_label = gtk_label_new (_("No bead stack"));
+  /* on its own line: a long name or the viewer's stack and cursor do not
+   * widen the window */
+  gtk_label_set_ellipsize (GTK_LABEL (self->file_label), PANGO_ELLIPSIZE_MIDDLE);
+  gtk_label_set_xalign (GTK_LABEL (self->file_label), 0);
   self->zernike_spin = gtk_spin_button_new_with_range (3, 65, 1);
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->zernike_spin), 14);
   self->crop_spin = gtk_spin_button_new_with_range (0, 4096, 2);
@@ -754,7 +760,6 @@ airy_fit_dialog_init (AiryFitDialog *self)
   self->cancel_button = gtk_button_new_with_mnemonic (_("_Cancel"));
   self->apply_button = gtk_button_new_with_mnemonic (_("_Apply to System"));
   gtk_box_append (GTK_BOX (controls), open);
-  gtk_box_append (GTK_BOX (controls), self->file_label);
   gtk_box_append (GTK_BOX (controls), gtk_label_new (_("Highest ANSI index")));
   gtk_box_append (GTK_BOX (controls), self->zernike_spin);
   gtk_box_append (GTK_BOX (controls), gtk_label_new (_("Crop (pixels, 0: all)")));
@@ -763,6 +768,7 @@ airy_fit_dialog_init (AiryFitDialog *self)
   gtk_box_append (GTK_BOX (controls), self->cancel_button);
   gtk_box_append (GTK_BOX (controls), self->apply_button);
   gtk_box_append (GTK_BOX (box), controls);
+  gtk_box_append (GTK_BOX (box), self->file_label);
 
   self->status_label = gtk_label_new ("");
   gtk_label_set_xalign (GTK_LABEL (self->status_label), 0);
