@@ -448,21 +448,38 @@ airy_fit_stack (AirySystem           *system,
   res->objective = poisson ? AIRY_FIT_OBJECTIVE_POISSON : AIRY_FIT_OBJECTIVE_LEAST_SQUARES;
 
   /* the window: the whole stack, or crop² around the brightest pixel of the
-   * projection over z */
+   * projection over z (or around the pixel asked for, the bead then the
+   * brightest pixel in the window) */
   proj = g_new0 (float, (gsize) grid->height * grid->width);
   for (k = 0; k < grid->depth; k++)
     for (q = 0; q < (gsize) grid->height * grid->width; q++)
       proj[q] += grid->data[(gsize) k * grid->height * grid->width + q];
-  for (i = 0; i < grid->height; i++)
-    for (j = 0; j < grid->width; j++)
-      if (proj[(gsize) i * grid->width + j] > vmax)
+  if (options.crop_at)
+    {
+      if (options.crop_x >= beads->width || options.crop_y >= beads->height)
         {
-          vmax = proj[(gsize) i * grid->width + j];
-          by = i;
-          bx = j;
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("crop: the centre pixel must be inside the stack (%u × %u pixels), got x %u, y %u"),
+                       beads->width, beads->height, options.crop_x, options.crop_y);
+          return NULL;
         }
+      /* the pixel on the (maybe resampled) grid */
+      bx = MIN ((guint) floor ((options.crop_x + 0.5) * grid->width / beads->width), grid->width - 1);
+      by = MIN ((guint) floor ((options.crop_y + 0.5) * grid->height / beads->height), grid->height - 1);
+    }
+  else
+    for (i = 0; i < grid->height; i++)
+      for (j = 0; j < grid->width; j++)
+        if (proj[(gsize) i * grid->width + j] > vmax)
+          {
+            vmax = proj[(gsize) i * grid->width + j];
+            by = i;
+            bx = j;
+          }
   if (options.crop > 0)
     {
+      int x0, y0;
+
       if (options.crop > grid->width || options.crop > grid->height)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
@@ -471,14 +488,33 @@ airy_fit_stack (AirySystem           *system,
           return NULL;
         }
       ww = wh = options.crop;
-      cx = (guint) CLAMP ((int) bx - (int) (ww / 2), 0, (int) (grid->width - ww));
-      cy = (guint) CLAMP ((int) by - (int) (wh / 2), 0, (int) (grid->height - wh));
+      x0 = (int) bx - (int) (ww / 2);
+      y0 = (int) by - (int) (wh / 2);
+      cx = (guint) CLAMP (x0, 0, (int) (grid->width - ww));
+      cy = (guint) CLAMP (y0, 0, (int) (grid->height - wh));
+      if (options.crop_at && ((int) cx != x0 || (int) cy != y0))
+        g_ptr_array_add (res->warnings,
+                         g_strdup_printf (_("the %u × %u window around x %u, y %u does not fit in the stack "
+                                            "(%u × %u pixels): moved to x %u … %u, y %u … %u"),
+                                          ww, wh, bx, by, grid->width, grid->height, cx, cx + ww - 1, cy, cy + wh - 1));
     }
   else
     {
       ww = grid->width;
       wh = grid->height;
       cx = cy = 0;
+    }
+  if (options.crop_at)
+    {
+      /* the bead: the brightest pixel of the window */
+      for (i = cy; i < cy + wh; i++)
+        for (j = cx; j < cx + ww; j++)
+          if (proj[(gsize) i * grid->width + j] > vmax)
+            {
+              vmax = proj[(gsize) i * grid->width + j];
+              by = i;
+              bx = j;
+            }
     }
   if (wh > geom->psf_height || ww > geom->psf_width)
     {

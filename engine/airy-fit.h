@@ -40,6 +40,10 @@ typedef struct
 {
   guint               zernike_max;    /* highest ANSI index fitted (≥ 3); 0: 14 */
   guint               crop;           /* square window (pixels) around the brightest bead; 0: the whole stack */
+  gboolean            crop_at;        /* the window is centred on pixel (crop_x, crop_y) of beads (moved
+                                         * inside the stack at its edges, with a warning) and the bead is
+                                         * the brightest in it, not the stack's brightest */
+  guint               crop_x, crop_y;
   AiryFitObjective    objective;
   double              gain;           /* counts: ADU per photon; 0: the system's sensor, or 1 */
   double              offset;         /* counts: baseline in ADU; NaN: the system's sensor, or 0 */

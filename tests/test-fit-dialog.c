@@ -1,9 +1,11 @@
 /* "Fit Measured PSF…": the dialog fits a stack file on its worker, plots
- * one loss per iteration, shows the result, applies it and cancels. */
+ * one loss per iteration, shows the result, applies it and cancels;
+ * "Fit Bead at Cursor…" fits a window around the viewer's cursor. */
 
 #include "config.h"
 
 #include "airy-fit-dialog.h"
+#include "airy-stack-viewer.h"
 #include "airy-test-gtk.h"
 #include "airy-test-util.h"
 
@@ -159,6 +161,183 @@ test_dialog (void)
   g_rmdir (dir);
 }
 
+/* the fit dialog the action opened (the newest) */
+static AiryFitDialog *
+find_dialog (void)
+{
+  g_autoptr(GList) list = gtk_window_list_toplevels ();
+  GList *l;
+
+  for (l = list; l; l = l->next)
+    if (AIRY_IS_FIT_DIALOG (l->data) && gtk_widget_get_visible (l->data))
+      return l->data;
+  return NULL;
+}
+
+typedef struct
+{
+  GtkWidget       *window;
+  AiryStackViewer *viewer;
+} Bench;
+
+static void
+bench_init (Bench *b, AirySystem *system)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
+  GtkWidget *panel = airy_bench_panel_new ();
+  g_autoptr(GMenu) menu = g_menu_new ();
+
+  b->window = g_object_new (GTK_TYPE_APPLICATION_WINDOW, NULL);
+  b->viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+  airy_bench_panel_set_system (AIRY_BENCH_PANEL (panel), system);
+  gtk_box_append (GTK_BOX (box), panel);
+  gtk_box_append (GTK_BOX (box), GTK_WIDGET (b->viewer));
+  gtk_window_set_child (GTK_WINDOW (b->window), box);
+  airy_fit_dialog_install (GTK_WINDOW (b->window), menu, on_apply, NULL);
+  g_assert_cmpint (g_menu_model_get_n_items (G_MENU_MODEL (menu)), ==, 2);
+  gtk_window_present (GTK_WINDOW (b->window));
+}
+
+/* activates win.fit-bead with the cursor at (x, y), z plane, and waits;
+ * returns the dialog */
+static AiryFitDialog *
+fit_at (Bench *b, guint crop, guint x, guint y, guint z)
+{
+  AiryStackView *view = airy_stack_viewer_get_view (b->viewer);
+  AiryFitDialog *dialog;
+  GtkWidget *spin;
+
+  airy_stack_view_set_cursor (view, x, y);
+  airy_stack_view_set_z (view, z);
+  g_action_group_activate_action (G_ACTION_GROUP (b->window), "fit-bead", NULL);
+  dialog = find_dialog ();
+  g_assert_nonnull (dialog);
+  if (crop)
+    {
+      /* another window size: the same stack and cursor, fitted again */
+      g_assert_true (airy_fit_dialog_is_running (dialog));
+      airy_fit_dialog_cancel (dialog);
+      wait_for (dialog);
+      spin = test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_SPIN_BUTTON, NULL);
+      spin = gtk_widget_get_next_sibling (gtk_widget_get_next_sibling (spin));
+      g_assert_true (GTK_IS_SPIN_BUTTON (spin));
+      gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), crop);
+      airy_fit_dialog_start (dialog);
+    }
+  wait_for (dialog);
+  g_test_message ("cursor %u, %u: %s", x, y, airy_fit_dialog_get_status (dialog));
+  return dialog;
+}
+
+static void
+test_fit_bead (void)
+{
+  /* the astigmatic preset's term (ANSI 5, 0.08 waves) in a small system */
+  g_autofree char *truth_json = g_strdup_printf (system_json, ", \"offset-x\": 0.1",
+    "{\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [5],"
+    " \"zernike-coefficients\": [0.08]}");
+  g_autofree char *base_json = g_strdup_printf (system_json, "", "");
+  g_autoptr(AirySystem) truth = test_system (truth_json);
+  g_autoptr(AirySystem) base = test_system (base_json);
+  AiryRunOptions options = { .keep_psf = TRUE, .threads = 2 };
+  g_autoptr(AiryResult) run = NULL;
+  AiryStack *beads;
+  AiryFitDialog *dialog;
+  const AiryFitResult *res;
+  const char *status;
+  Bench b;
+  gsize n, q;
+  double peak = 0;
+  guint i, found = 0;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  bench_init (&b, base);
+
+  /* no stack in the viewer: said, nothing fitted */
+  g_action_group_activate_action (G_ACTION_GROUP (b.window), "fit-bead", NULL);
+  dialog = find_dialog ();
+  g_assert_nonnull (dialog);
+  g_assert_false (airy_fit_dialog_is_running (dialog));
+  g_assert_null (airy_fit_dialog_get_result (dialog));
+  g_assert_nonnull (strstr (airy_fit_dialog_get_status (dialog), "The viewer shows no stack"));
+  g_assert_false (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON, "_Fit")));
+  gtk_window_destroy (GTK_WINDOW (dialog));
+
+  /* the bench's result, as the CPU keeps it: a resident in host memory */
+  run = test_run (truth, &options);
+  beads = airy_stack_copy (run->psf);
+  n = (gsize) beads->depth * beads->height * beads->width;
+  for (q = 0; q < n; q++)
+    peak = MAX (peak, beads->data[q]);
+  for (q = 0; q < n; q++)
+    beads->data[q] = (float) (1e4 * beads->data[q] / peak + 10.0);
+  airy_stack_viewer_set_resident (b.viewer, airy_resident_new_host (beads));
+
+  /* the bead (pixel 25, 24: offset-x one pixel) under the cursor, the default window */
+  dialog = fit_at (&b, 0, 25, 24, 6);
+  res = airy_fit_dialog_get_result (dialog);
+  g_assert_nonnull (res);
+  /* the crop became the window, centred on the cursor */
+  g_assert_cmpuint (res->window[2], ==, AIRY_FIT_DIALOG_BEAD_CROP);
+  g_assert_cmpuint (res->window[3], ==, AIRY_FIT_DIALOG_BEAD_CROP);
+  g_assert_cmpuint (res->window[0] + res->window[2] / 2, ==, 25);
+  g_assert_cmpuint (res->window[1] + res->window[3] / 2, ==, 24);
+  for (i = 0; i < res->n_terms; i++)
+    {
+      double t = res->indices[i] == 5 ? 0.08 : 0.0;
+      if (res->indices[i] == 5)
+        found++;
+      g_assert_cmpfloat (fabs (res->coefficients[i] - t), <=, 0.01);
+    }
+  g_assert_cmpuint (found, ==, 1);
+  g_assert_nonnull (strstr (airy_fit_dialog_get_status (dialog), "window x 9 … 40, y 8 … 39 around the cursor"));
+  /* Apply to System works as for a file */
+  g_assert_true (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON,
+                                                             "_Apply to System")));
+  gtk_window_destroy (GTK_WINDOW (dialog));
+
+  /* at the edge: the window moves inside the stack, the warning says so */
+  dialog = fit_at (&b, 0, 3, 24, 6);
+  res = airy_fit_dialog_get_result (dialog);
+  g_assert_nonnull (res);
+  g_assert_cmpuint (res->window[0], ==, 0);
+  g_assert_cmpuint (res->window[1], ==, 8);
+  status = airy_fit_dialog_get_status (dialog);
+  g_assert_nonnull (strstr (status, "Warning: the 32 × 32 window around x 3, y 24 does not fit in the stack "
+                                    "(48 × 48 pixels): moved to x 0 … 31, y 8 … 39"));
+  gtk_window_destroy (GTK_WINDOW (dialog));
+
+  /* a stack whose pixels are not the system's: resampled, and the warning shown */
+  beads = airy_stack_copy (airy_stack_view_get_stack (airy_stack_viewer_get_view (b.viewer)));
+  beads->dx = beads->dy = 0.1002;
+  airy_stack_viewer_set_resident (b.viewer, airy_resident_new_host (beads));
+  dialog = fit_at (&b, 0, 25, 24, 6);
+  g_assert_nonnull (airy_fit_dialog_get_result (dialog));
+  status = airy_fit_dialog_get_status (dialog);
+  g_assert_nonnull (strstr (status, "Warning: the bead stack's voxels (0.1002 × 0.1002 × 0.363636 µm) are not the "
+                                    "system's (0.1 × 0.1 × 0.363636 µm): resampled to 48 × 48 × 12"));
+  gtk_window_destroy (GTK_WINDOW (dialog));
+
+  /* the cursor on no bead: the fit's own error */
+  dialog = fit_at (&b, 8, 4, 4, 6);
+  g_assert_null (airy_fit_dialog_get_result (dialog));
+  g_assert_nonnull (strstr (airy_fit_dialog_get_status (dialog), "holds no bead"));
+  gtk_window_destroy (GTK_WINDOW (dialog));
+
+  /* a window larger than the stack */
+  dialog = fit_at (&b, 64, 25, 24, 6);
+  g_assert_null (airy_fit_dialog_get_result (dialog));
+  g_assert_cmpstr (airy_fit_dialog_get_status (dialog), ==,
+                   "crop: must be at most the stack's size (48 × 48 pixels), got 64");
+  gtk_window_destroy (GTK_WINDOW (dialog));
+
+  gtk_window_destroy (GTK_WINDOW (b.window));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -167,5 +346,6 @@ main (int argc, char **argv)
   have_display = gtk_init_check ();
   airy_init ();
   g_test_add_func ("/fit-dialog/fit-apply-cancel", test_dialog);
+  g_test_add_func ("/fit-dialog/fit-bead-at-cursor", test_fit_bead);
   return g_test_run ();
 }

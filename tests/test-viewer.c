@@ -1649,21 +1649,44 @@ test_gl_compare (Fixture *f, gconstpointer data)
   /* the profiles still show A and B, not the difference */
   g_assert_cmpfloat_with_epsilon (airy_plot_get_fwhm (line) / (k * 3.0), 1.0, 0.02);
   g_assert_cmpfloat_with_epsilon (airy_plot_get_reference_fwhm (line) / (k * 2.0), 1.0, 0.02);
-  /* a new result of another size: no difference, said, and A shown */
+  /* a new result of another size: the reference is resampled onto its
+   * grid, said, and the difference shown on the result's grid */
   {
     AiryStack *other = gradient_stack (3, 16, 16, 0.1, 0.1);
 
     airy_stack_viewer_set_stack (f->viewer, other);
     g_assert_cmpstr (airy_stack_viewer_get_message (f->viewer), ==,
-                     "no difference: the result is 3 × 16 × 16, the reference 9 × 64 × 64");
+                     "difference on the result's grid: the reference (64 × 64 × 9, voxel 0.05 × 0.05 µm) "
+                     "resampled onto 16 × 16 × 3, voxel 0.1 × 0.1 µm");
     g_assert_cmpuint (airy_stack_view_get_stack (f->view)->depth, ==, 3);
-    g_assert_cmpint (airy_stack_view_get_display (f->view)->colormap, !=, AIRY_COLORMAP_DIVERGING);
+    g_assert_cmpint (airy_stack_view_get_display (f->view)->colormap, ==, AIRY_COLORMAP_DIVERGING);
   }
-  /* a result on twice the pixel size: each profile at its own voxel size,
-   * and no difference */
+  /* a result on twice the pixel size: the difference against the
+   * reference resampled onto it, value for value */
   airy_stack_viewer_set_stack (f->viewer, blob_stack (2.0, 1.0f, 0.1));
   g_assert_cmpstr (airy_stack_viewer_get_message (f->viewer), ==,
-                   "no difference: the result's voxel is 0.1 × 0.1 × 0.1 µm, the reference's 0.05 × 0.05 × 0.1 µm");
+                   "difference on the result's grid: the reference (64 × 64 × 9, voxel 0.05 × 0.05 µm) "
+                   "resampled onto 64 × 64 × 9, voxel 0.1 × 0.1 µm");
+  {
+    g_autoptr(AiryStack) a = blob_stack (2.0, 1.0f, 0.1), b = blob_stack (2.0, 1.0f, 0.05);
+    g_autoptr(AiryStack) rb = NULL;
+    const AiryStack *shown = airy_stack_view_get_stack (f->view);
+    double z[9];
+    guint k, i;
+
+    for (k = 0; k < 9; k++)
+      z[k] = 0.1 * k;
+    rb = _airy_stack_resample (b, 64, 64, 0.1, 0.1, 9, z, z);
+    g_assert_nonnull (rb);
+    for (i = 0; i < 64 * 64 * 9; i += 97)
+      g_assert_cmpfloat (shown->data[i], ==, a->data[i] - rb->data[i]);
+    /* on the axis the result is wider than the box mean of the narrower
+     * reference, which is 1 there less what it loses over the coarse pixel */
+    i = 4 * 64 * 64 + 32 * 64 + 32;
+    g_assert_cmpfloat (shown->data[i], >, 0.0f);
+    g_assert_cmpfloat (shown->data[i], <, 0.2f);
+    g_assert_cmpfloat (fabs (shown->data[4 * 64 * 64 + 32 * 64 + 40]), <, 1e-3);
+  }
   airy_stack_viewer_set_compare (f->viewer, AIRY_COMPARE_SIDE);
   airy_stack_view_set_cursor (f->view, 32, 32);
   g_assert_cmpfloat_with_epsilon (airy_plot_get_fwhm (line) / (k * 4.0), 1.0, 0.02);

@@ -7,13 +7,16 @@
 #include <glib/gi18n-lib.h>
 
 #include "airy-fit-dialog.h"
+#include "airy-stack-viewer.h"
 #include "airy-physics.h"
 
 /* The fit runs in a GTask thread with a copy of the system; its progress
  * (one loss per iteration) is written under a mutex and announced by at
  * most one idle source; the result is shown only by the task that the
  * current cancellable belongs to. The window owns no file access: the
- * stack is read by the worker. */
+ * stack is read by the worker, a file or the values of a viewer's stack
+ * (its resident, held by a reference: a result on a GPU comes to host
+ * memory on the worker). */
 
 struct _AiryFitDialog
 {
@@ -21,6 +24,8 @@ struct _AiryFitDialog
 
   AirySystem       *system;
   char             *path;
+  AiryResident     *resident;        /* or a viewer's stack, with the cursor */
+  guint             at_x, at_y, at_z;
   AiryFitApplyFunc  apply;
   gpointer          apply_data;
   AiryFitResult    *result;
@@ -357,6 +362,7 @@ typedef struct
 {
   AirySystem     *system;
   char           *path;
+  AiryResident   *resident;
   AiryFitOptions  options;
 } FitJob;
 
@@ -367,6 +373,7 @@ fit_job_free (gpointer p)
 
   g_clear_object (&job->system);
   g_free (job->path);
+  g_clear_pointer (&job->resident, airy_resident_unref);
   g_free (job);
 }
 
@@ -402,7 +409,8 @@ fit_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
 {
   FitJob *job = task_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(AiryStack) beads = airy_image_read (job->path, &error);
+  g_autoptr(AiryStack) beads = job->resident ? airy_resident_to_stack (job->resident, &error)
+                                             : airy_image_read (job->path, &error);
   AiryFitResult *res;
 
   if (beads == NULL)
@@ -430,7 +438,7 @@ update_sensitivity (AiryFitDialog *self)
 {
   gboolean running = self->cancellable != NULL;
 
-  gtk_widget_set_sensitive (self->fit_button, !running && self->path != NULL);
+  gtk_widget_set_sensitive (self->fit_button, !running && (self->path != NULL || self->resident != NULL));
   gtk_widget_set_sensitive (self->cancel_button, running);
   gtk_widget_set_sensitive (self->apply_button, !running && self->result != NULL && self->apply != NULL);
 }
@@ -461,7 +469,8 @@ on_fit_done (GObject *source, GAsyncResult *result, gpointer data)
     }
   else
     {
-      g_autofree char *text = NULL;
+      g_autoptr(GString) text = g_string_new (NULL);
+      guint w;
 
       g_clear_pointer (&self->result, airy_fit_result_free);
       g_clear_pointer (&self->measured, airy_stack_free);
@@ -474,10 +483,16 @@ on_fit_done (GObject *source, GAsyncResult *result, gpointer data)
       self->cursor_y = (int) res->model->height / 2;
       gtk_range_set_range (GTK_RANGE (self->z_scale), 0, MAX (res->model->depth - 1, 1));
       gtk_range_set_value (GTK_RANGE (self->z_scale), res->model->depth / 2);
-      text = g_strdup_printf (_("%u iterations in %.2f s; RMS %.4f waves, Strehl %.3f; bead at %.3f, %.3f, %.3f µm"),
-                              res->iterations_total, res->seconds, res->rms_waves, res->strehl,
-                              res->position[0], res->position[1], res->position[2]);
-      set_status (self, text);
+      g_string_printf (text, _("%u iterations in %.2f s; RMS %.4f waves, Strehl %.3f; bead at %.3f, %.3f, %.3f µm"),
+                       res->iterations_total, res->seconds, res->rms_waves, res->strehl,
+                       res->position[0], res->position[1], res->position[2]);
+      if (self->resident)
+        g_string_append_printf (text, _(" (window x %u … %u, y %u … %u around the cursor)"), res->window[0],
+                                res->window[0] + res->window[2] - 1, res->window[1], res->window[1] + res->window[3] - 1);
+      /* resampling, a window moved at the edges, …: said, not hidden */
+      for (w = 0; w < res->warnings->len; w++)
+        g_string_append_printf (text, "\n%s %s", _("Warning:"), (const char *) g_ptr_array_index (res->warnings, w));
+      set_status (self, text->str);
     }
   update_sensitivity (self);
   redraw_results (self);
@@ -491,14 +506,22 @@ airy_fit_dialog_start (AiryFitDialog *self)
   FitJob *job;
 
   g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
-  if (self->cancellable != NULL || self->path == NULL)
+  if (self->cancellable != NULL || (self->path == NULL && self->resident == NULL))
     return;
   job = g_new0 (FitJob, 1);
   job->system = airy_system_copy (self->system);
   job->path = g_strdup (self->path);
+  job->resident = self->resident ? airy_resident_ref (self->resident) : NULL;
   airy_fit_options_init (&job->options);
   job->options.zernike_max = (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->zernike_spin));
   job->options.crop = (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->crop_spin));
+  if (self->resident)
+    {
+      /* the engine's --crop, centred on the cursor */
+      job->options.crop_at = TRUE;
+      job->options.crop_x = self->at_x;
+      job->options.crop_y = self->at_y;
+    }
   job->options.progress = on_fit_progress;
   job->options.user_data = self;
   self->cancellable = g_cancellable_new ();
@@ -574,9 +597,51 @@ airy_fit_dialog_set_file (AiryFitDialog *self, const char *path)
   g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
   g_free (self->path);
   self->path = g_strdup (path);
+  g_clear_pointer (&self->resident, airy_resident_unref);
   base = path ? g_path_get_basename (path) : NULL;
   gtk_label_set_text (GTK_LABEL (self->file_label), base ? base : _("No bead stack"));
+  gtk_widget_set_tooltip_text (self->file_label, path);
   update_sensitivity (self);
+}
+
+void
+airy_fit_dialog_set_resident (AiryFitDialog *self,
+                              AiryResident  *resident,
+                              guint          x,
+                              guint          y,
+                              guint          z)
+{
+  g_autofree char *text = NULL;
+  const AiryStack *s;
+  guint crop;
+
+  g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
+  g_return_if_fail (resident != NULL);
+  s = airy_resident_get_stack (resident);
+  g_clear_pointer (&self->path, g_free);
+  g_clear_pointer (&self->resident, airy_resident_unref);
+  self->resident = airy_resident_ref (resident);
+  self->at_x = x;
+  self->at_y = y;
+  self->at_z = z;
+  /* a window around the cursor; the whole stack when it is smaller */
+  crop = (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->crop_spin));
+  if (crop == 0)
+    gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->crop_spin),
+                               MIN (AIRY_FIT_DIALOG_BEAD_CROP, MIN (s->width, s->height)));
+  text = g_strdup_printf (_("Viewer stack %u × %u × %u, cursor x %u, y %u, plane %u"),
+                          s->width, s->height, s->depth, x, y, z);
+  gtk_label_set_text (GTK_LABEL (self->file_label), text);
+  gtk_widget_set_tooltip_text (self->file_label, text);
+  update_sensitivity (self);
+}
+
+void
+airy_fit_dialog_set_message (AiryFitDialog *self,
+                             const char    *message)
+{
+  g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
+  set_status (self, message);
 }
 
 void
@@ -684,6 +749,10 @@ airy_fit_dialog_init (AiryFitDialog *self)
   gtk_widget_set_margin_bottom (box, 8);
 
   self->file_label = gtk_label_new (_("No bead stack"));
+  /* on its own line: a long name or the viewer's stack and cursor do not
+   * widen the window */
+  gtk_label_set_ellipsize (GTK_LABEL (self->file_label), PANGO_ELLIPSIZE_MIDDLE);
+  gtk_label_set_xalign (GTK_LABEL (self->file_label), 0);
   self->zernike_spin = gtk_spin_button_new_with_range (3, 65, 1);
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->zernike_spin), 14);
   self->crop_spin = gtk_spin_button_new_with_range (0, 4096, 2);
@@ -691,7 +760,6 @@ airy_fit_dialog_init (AiryFitDialog *self)
   self->cancel_button = gtk_button_new_with_mnemonic (_("_Cancel"));
   self->apply_button = gtk_button_new_with_mnemonic (_("_Apply to System"));
   gtk_box_append (GTK_BOX (controls), open);
-  gtk_box_append (GTK_BOX (controls), self->file_label);
   gtk_box_append (GTK_BOX (controls), gtk_label_new (_("Highest ANSI index")));
   gtk_box_append (GTK_BOX (controls), self->zernike_spin);
   gtk_box_append (GTK_BOX (controls), gtk_label_new (_("Crop (pixels, 0: all)")));
@@ -700,6 +768,7 @@ airy_fit_dialog_init (AiryFitDialog *self)
   gtk_box_append (GTK_BOX (controls), self->cancel_button);
   gtk_box_append (GTK_BOX (controls), self->apply_button);
   gtk_box_append (GTK_BOX (box), controls);
+  gtk_box_append (GTK_BOX (box), self->file_label);
 
   self->status_label = gtk_label_new ("");
   gtk_label_set_xalign (GTK_LABEL (self->status_label), 0);
@@ -760,6 +829,7 @@ airy_fit_dialog_finalize (GObject *object)
 
   g_clear_object (&self->system);
   g_free (self->path);
+  g_clear_pointer (&self->resident, airy_resident_unref);
   g_free (self->status);
   g_clear_pointer (&self->result, airy_fit_result_free);
   g_clear_pointer (&self->measured, airy_stack_free);
@@ -816,10 +886,55 @@ find_panel (GtkWidget *widget)
   return NULL;
 }
 
+static AiryStackViewer *
+find_viewer (GtkWidget *widget)
+{
+  GtkWidget *child;
+  AiryStackViewer *found;
+
+  if (AIRY_IS_STACK_VIEWER (widget))
+    return AIRY_STACK_VIEWER (widget);
+  for (child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    if ((found = find_viewer (child)) != NULL)
+      return found;
+  return NULL;
+}
+
 static void
 hook_free (gpointer data, GClosure *closure)
 {
   g_free (data);
+}
+
+/* "Fit Bead at Cursor…": the stack the viewer shows (a result or a file),
+ * a window around its cursor, fitted at once */
+static void
+action_fit_bead (GSimpleAction *action, GVariant *parameter, gpointer data)
+{
+  Hook *hook = data;
+  AiryBenchPanel *panel = find_panel (GTK_WIDGET (hook->window));
+  AirySystem *system = panel ? airy_bench_panel_get_system (panel) : NULL;
+  AiryStackViewer *viewer = find_viewer (GTK_WIDGET (hook->window));
+  AiryStackView *view = viewer ? airy_stack_viewer_get_view (viewer) : NULL;
+  AiryResident *resident = view ? airy_stack_view_get_resident (view) : NULL;
+  GtkWidget *dialog;
+  guint x, y;
+
+  if (system == NULL)
+    return;
+  dialog = airy_fit_dialog_new (hook->window, system);
+  airy_fit_dialog_set_apply_func (AIRY_FIT_DIALOG (dialog), hook->apply, hook->user_data);
+  gtk_window_present (GTK_WINDOW (dialog));
+  if (resident == NULL)
+    {
+      airy_fit_dialog_set_message (AIRY_FIT_DIALOG (dialog),
+                                   _("The viewer shows no stack: compute a result or open a bead stack, "
+                                     "put the cursor on a bead, then fit it."));
+      return;
+    }
+  airy_stack_view_get_cursor (view, &x, &y);
+  airy_fit_dialog_set_resident (AIRY_FIT_DIALOG (dialog), resident, x, y, airy_stack_view_get_z (view));
+  airy_fit_dialog_start (AIRY_FIT_DIALOG (dialog));
 }
 
 static void
@@ -853,4 +968,10 @@ airy_fit_dialog_install (GtkWindow        *window,
   g_action_map_add_action (G_ACTION_MAP (window), G_ACTION (action));
   g_object_unref (action);
   g_menu_append (menu, _("Fit _Measured PSF…"), "win.fit-psf");
+  action = g_simple_action_new ("fit-bead", NULL);
+  g_signal_connect_data (action, "activate", G_CALLBACK (action_fit_bead), g_memdup2 (hook, sizeof *hook),
+                         hook_free, 0);
+  g_action_map_add_action (G_ACTION_MAP (window), G_ACTION (action));
+  g_object_unref (action);
+  g_menu_append (menu, _("Fit _Bead at Cursor…"), "win.fit-bead");
 }

@@ -30,6 +30,19 @@ void                 airy_fit_dialog_set_apply_func (AiryFitDialog  *self,
 /* The stack file to fit: read on the worker when the fit starts. */
 void                 airy_fit_dialog_set_file     (AiryFitDialog    *self,
                                                    const char       *path);
+/* Or the stack a viewer shows (its resident, a reference is taken; its
+ * values are read on the worker) with the viewer's cursor: the window of
+ * the crop (spin button; 0 becomes AIRY_FIT_DIALOG_BEAD_CROP, at most the
+ * stack) is centred on pixel (x, y) as the engine's crop_at places it. */
+#define AIRY_FIT_DIALOG_BEAD_CROP 32
+void                 airy_fit_dialog_set_resident (AiryFitDialog    *self,
+                                                   AiryResident     *resident,
+                                                   guint             x,
+                                                   guint             y,
+                                                   guint             z);
+/* Shows a message in the status line (an error of the caller). */
+void                 airy_fit_dialog_set_message  (AiryFitDialog    *self,
+                                                   const char       *message);
 void                 airy_fit_dialog_start        (AiryFitDialog    *self);
 void                 airy_fit_dialog_cancel       (AiryFitDialog    *self);
 gboolean             airy_fit_dialog_is_running   (AiryFitDialog    *self);
@@ -43,7 +56,10 @@ void                 airy_fit_dialog_apply        (AiryFitDialog    *self);
 
 /* The app's hook: appends "Fit Measured PSF…" to menu as win.fit-psf, an
  * action of window (a GtkApplicationWindow) that opens the dialog on the
- * system of the bench panel inside window. */
+ * system of the bench panel inside window, and "Fit Bead at Cursor…" as
+ * win.fit-bead, which fits the stack shown by the stack viewer inside
+ * window around its cursor at once (the dialog says so when it shows no
+ * stack). */
 void                 airy_fit_dialog_install      (GtkWindow        *window,
                                                    GMenu            *menu,
                                                    AiryFitApplyFunc  apply,

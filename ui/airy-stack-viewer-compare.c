@@ -28,40 +28,77 @@ _airy_stack_viewer_compared (AiryStackViewer *self, gboolean a_side)
   return o->depth == s->depth && o->height == s->height && o->width == s->width ? r : NULL;
 }
 
-/* current − reference on the host, when their grids agree */
+/* every plane's z of a stack (µm) */
+static double *
+stack_planes (const AiryStack *s)
+{
+  double *z = g_new (double, MAX (s->depth, 1));
+  guint k;
+
+  for (k = 0; k < s->depth; k++)
+    z[k] = s->z ? s->z[k] : s->z0 + k * s->dz;
+  return z;
+}
+
+static gboolean
+same_grid (const AiryStack *a, const AiryStack *b)
+{
+  guint k;
+
+  if (a->depth != b->depth || a->height != b->height || a->width != b->width
+      || fabs (a->dx - b->dx) > 1e-6 * a->dx || fabs (a->dy - b->dy) > 1e-6 * a->dy)
+    return FALSE;
+  for (k = 0; k < a->depth; k++)
+    {
+      double za = a->z ? a->z[k] : a->z0 + k * a->dz, zb = b->z ? b->z[k] : b->z0 + k * b->dz;
+      if (fabs (za - zb) > 1e-6 * MAX (fabs (a->dz), 1e-3))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* current − reference on the host, on the current's grid: a reference on
+ * another grid (pixel, size or planes) is resampled onto it first (values
+ * are intensities per area: linear where finer, the mean where coarser,
+ * zero outside it); *note says so */
 static AiryStack *
-difference (AiryResident *a, AiryResident *b, GError **error)
+difference (AiryResident *a, AiryResident *b, char **note, GError **error)
 {
   const AiryStack *sa = airy_resident_get_stack (a), *sb = airy_resident_get_stack (b);
-  g_autoptr(AiryStack) ha = NULL, hb = NULL;
+  g_autoptr(AiryStack) ha = NULL, hb = NULL, rb = NULL;
+  const AiryStack *va, *vb;
   AiryStack *d;
   gsize i, n;
 
-  if (sa->depth != sb->depth || sa->height != sb->height || sa->width != sb->width)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("no difference: the result is %u × %u × %u, the reference %u × %u × %u"),
-                   sa->depth, sa->height, sa->width, sb->depth, sb->height, sb->width);
-      return NULL;
-    }
-  if (fabs (sa->dx - sb->dx) > 1e-6 * sa->dx || fabs (sa->dy - sb->dy) > 1e-6 * sa->dy
-      || fabs (sa->dz - sb->dz) > 1e-6 * MAX (sa->dz, 1e-12))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("no difference: the result's voxel is %.4g × %.4g × %.4g µm, the reference's %.4g × %.4g × %.4g µm"),
-                   sa->dx, sa->dy, sa->dz, sb->dx, sb->dy, sb->dz);
-      return NULL;
-    }
   /* values on a GPU come to host memory for this */
   if (sa->data == NULL && (ha = airy_resident_to_stack (a, error)) == NULL)
     return NULL;
   if (sb->data == NULL && (hb = airy_resident_to_stack (b, error)) == NULL)
     return NULL;
-  d = airy_stack_new (sa->depth, sa->height, sa->width);
+  va = ha ? ha : sa;
+  vb = hb ? hb : sb;
+  if (!same_grid (va, vb))
+    {
+      g_autofree double *za = stack_planes (va), *zb = stack_planes (vb);
+
+      rb = _airy_stack_resample (vb, va->height, va->width, va->dy, va->dx, va->depth, za, zb);
+      if (rb == NULL)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
+                       _("no difference: no memory to resample the reference onto the result's grid"));
+          return NULL;
+        }
+      *note = g_strdup_printf (_("difference on the result's grid: the reference (%u × %u × %u, voxel %.4g × %.4g µm) "
+                                 "resampled onto %u × %u × %u, voxel %.4g × %.4g µm"),
+                               vb->width, vb->height, vb->depth, vb->dx, vb->dy,
+                               va->width, va->height, va->depth, va->dx, va->dy);
+      vb = rb;
+    }
+  d = airy_stack_new (va->depth, va->height, va->width);
   airy_stack_copy_metadata (d, sa);
-  n = (gsize) sa->depth * sa->height * sa->width;
+  n = (gsize) va->depth * va->height * va->width;
   for (i = 0; i < n; i++)
-    d->data[i] = (ha ? ha : sa)->data[i] - (hb ? hb : sb)->data[i];
+    d->data[i] = va->data[i] - vb->data[i];
   return d;
 }
 
@@ -82,7 +119,8 @@ _airy_stack_viewer_show_compare (AiryStackViewer *self)
   if (mode == AIRY_COMPARE_DIFF && a && b)
     {
       g_autoptr(GError) error = NULL;
-      AiryStack *diff = difference (self->current, self->reference, &error);
+      g_autofree char *note = NULL;
+      AiryStack *diff = difference (self->current, self->reference, &note, &error);
 
       if (diff != NULL)
         {
@@ -100,6 +138,8 @@ _airy_stack_viewer_show_compare (AiryStackViewer *self)
           d.lo = m > 0 ? -m : -1.0f;
           d.hi = m > 0 ? m : 1.0f;
           airy_stack_view_set_display (self->view, &d);
+          if (note)
+            airy_stack_viewer_show_message (self, note);
           return;
         }
       airy_stack_viewer_show_message (self, error->message);
