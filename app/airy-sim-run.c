@@ -234,6 +234,8 @@ cmd_run (int argc, char **argv)
 {
   g_autofree char *output = NULL, *psf_out = NULL, *png_out = NULL, *backend = NULL;
   g_autofree char *devices_arg = NULL, *preset = NULL, *format_arg = NULL, *chunks_arg = NULL;
+  g_autofree char *channels_arg = NULL;
+  gboolean per_wavelength = FALSE;
   AiryTiffFormat tiff_format = AIRY_TIFF_AUTO;
   int threads = 0;
   gboolean quiet = FALSE, json = FALSE;
@@ -249,6 +251,7 @@ cmd_run (int argc, char **argv)
     { "format", 0, 0, G_OPTION_ARG_STRING, &format_arg, NULL, NULL },
     { "chunks", 0, 0, G_OPTION_ARG_STRING, &chunks_arg, NULL, NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, NULL, NULL },
+    { "channels", 0, 0, G_OPTION_ARG_STRING, &channels_arg, NULL, NULL },
     { NULL }
   };
   static const char *const tif[] = { ".tif", ".tiff", NULL };
@@ -278,6 +281,15 @@ cmd_run (int argc, char **argv)
     return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
   if (format_arg && !parse_tiff_format (format_arg, &tiff_format))
     return usage_error ("--format: must be one of imagej, ome, bigtiff, got \"%s\"", format_arg);
+  if (channels_arg && g_strcmp0 (channels_arg, "wavelength") != 0 && g_strcmp0 (channels_arg, "none") != 0)
+    return usage_error ("--channels: must be one of wavelength, none, got \"%s\"", channels_arg);
+  per_wavelength = g_strcmp0 (channels_arg, "wavelength") == 0;
+  if (per_wavelength && (tiff_format == AIRY_TIFF_OME
+                         || (tiff_format == AIRY_TIFF_AUTO && airy_tiff_format_for_path (output) == AIRY_TIFF_OME)))
+    return usage_error (_("--channels wavelength: the channels are written as an ImageJ hyperstack (.tif), "
+                          "not as OME-TIFF"));
+  if (per_wavelength && ranks->size > 1)
+    return usage_error (_("--channels wavelength: needs a run in one process, got %u ranks"), ranks->size);
   if (!check_output_path ("-o", output, tif, &error)
       || (psf_out && !check_output_path ("--psf-out", psf_out, tif, &error))
       || (png_out && !check_output_path ("--png", png_out, png, &error))
@@ -302,6 +314,19 @@ cmd_run (int argc, char **argv)
     if (system == NULL || !check_outputs_against_system (outputs, G_N_ELEMENTS (outputs), system, &error))
       return ranks_fail (error);
   }
+  /* spectrum.channels asks for them too, unless --channels none */
+  if (channels_arg == NULL && airy_system_get_channels (system))
+    {
+      if (ranks->size > 1 || tiff_format == AIRY_TIFF_OME
+          || (tiff_format == AIRY_TIFF_AUTO && airy_tiff_format_for_path (output) == AIRY_TIFF_OME))
+        {
+          g_set_error (&error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("spectrum.channels: one channel per wavelength needs an ImageJ .tif and one process "
+                         "(or give --channels none)"));
+          return ranks_fail (error);
+        }
+      per_wavelength = TRUE;
+    }
   remove_temporaries_on_signals ();
 
   options.backend = backend;
@@ -309,6 +334,7 @@ cmd_run (int argc, char **argv)
   options.n_devices = devices->len;
   options.threads = (guint) threads;
   options.keep_psf = psf_out != NULL;
+  options.per_wavelength = per_wavelength;
   options.comm = ranks;
   if (chunks->len > 0 && ranks->size > 1)
     options.rank_planes = (guint *) chunks->data;
@@ -357,7 +383,9 @@ cmd_run (int argc, char **argv)
     AiryTiffWriteOptions wo = { tiff_format, write_warnings, 0 };
 
     t_write = g_get_monotonic_time ();
-    if (!airy_tiff_write_full (output, result->stack, &wo, &error)
+    if (!(result->n_channels > 0
+          ? airy_tiff_write_channels (output, result->channels, result->n_channels, &wo, &error)
+          : airy_tiff_write_full (output, result->stack, &wo, &error))
         || (psf_out && result->psf && !airy_tiff_write_full (psf_out, result->psf, &wo, &error)))
       return fail (error);
     write_s = (g_get_monotonic_time () - t_write) / 1e6;
@@ -379,6 +407,12 @@ cmd_run (int argc, char **argv)
     }
   if (json)
     print_run_summary (result, output, result->n_devices, write_s);
+  else if (!quiet && result->n_channels > 0)
+    g_print (_("wrote %s: %u channels (one per wavelength) of %u × %u × %u float32, voxel %.4g × %.4g × %.4g µm "
+               "— %.2f s on %s (%u device%s, %u threads)\n"),
+             output, result->n_channels, result->stack->depth, result->stack->height, result->stack->width,
+             result->stack->dx, result->stack->dy, result->stack->dz, result->seconds,
+             result->backend, result->n_devices, result->n_devices == 1 ? "" : "s", result->threads);
   else if (!quiet)
     g_print (_("wrote %s: %u × %u × %u float32, voxel %.4g × %.4g × %.4g µm — %.2f s on %s (%u device%s, %u threads)\n"),
              output, result->stack->depth, result->stack->height, result->stack->width,

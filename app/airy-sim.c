@@ -90,6 +90,8 @@ print_help (void)
              "  --format imagej|ome|bigtiff  TIFF flavour (default: by the name; bigtiff: ImageJ\n"
              "                            metadata in a BigTIFF with one IFD per plane)\n"
              "  --psf-out FILE.tif        imaging: also write the PSF stack\n"
+             "  --channels wavelength     PSF: one channel per wavelength (ImageJ hyperstack,\n"
+             "                            channels=n; their sum is the default stack)\n"
              "  --png FILE.png            also write the middle plane as a colormapped PNG\n"
              "  --backend cpu|cuda|auto   compute backend (default auto: CUDA if usable, else CPU)\n"
              "  --devices N|LIST          use N devices, or the listed ones (e.g. 0,2)\n"

@@ -127,6 +127,19 @@ on_finished (AiryWorker *worker,
   airy_bench_panel_set_warnings (self->panel, result->warnings);
   /* the result stays with its backend (on the GPUs for CUDA) */
   airy_stack_viewer_set_resident (self->viewer, airy_resident_ref (result->resident));
+  if (result->n_channels > 1)
+    {
+      /* spectrum.channels: each wavelength's stack goes to the viewer's
+       * channel chooser (taken from the result: no copy) */
+      GPtrArray *channels = g_ptr_array_new_with_free_func ((GDestroyNotify) airy_stack_free);
+      guint l;
+
+      for (l = 0; l < result->n_channels; l++)
+        g_ptr_array_add (channels, g_steal_pointer (&result->channels[l]));
+      result->n_channels = 0;
+      g_clear_pointer (&result->channels, g_free);
+      airy_stack_viewer_set_channels (self->viewer, channels);
+    }
   self->previewing = FALSE;
   /* the old result's memory is the engine's spare now: kept for a next
    * result of its size unless memory is tight */

@@ -142,7 +142,8 @@ run_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellab
    * reads it through the resident's slots */
   AiryRunOptions options = { .backend = job->backend, .threads = job->threads,
                              .devices = job->devices->len ? (guint *) job->devices->data : NULL,
-                             .n_devices = job->devices->len, .resident = TRUE };
+                             .n_devices = job->devices->len, .resident = TRUE,
+                             .per_wavelength = airy_system_get_channels (job->system) };
   AiryResult *result = airy_run (job->system, &options, on_progress, job, cancellable, &error);
 
   /* /proc/meminfo is a file: read here, not on the UI thread */

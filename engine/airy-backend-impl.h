@@ -44,6 +44,9 @@ struct _AiryRunState
   gboolean         want_resident;  /* AiryRunOptions.resident */
   AiryStack       *out;            /* host result */
   AiryStack       *psf;            /* host PSF stack when kept */
+  gboolean         per_wavelength; /* AiryRunOptions.per_wavelength */
+  guint            n_channels;     /*   then one stack per wavelength (this part's */
+  AiryStack      **channels;       /*   planes), out their sum */
   AiryResident    *resident;       /* the backend's result when wanted (finish) */
   gpointer         backend_data;
 
@@ -60,6 +63,10 @@ struct _AiryRunState
 float    *_airy_run_state_out_plane     (AiryRunState *state,
                                          guint         b);
 float    *_airy_run_state_psf_plane     (AiryRunState *state,
+                                         guint         b);
+/* Global plane b of wavelength l's stack (per_wavelength runs). */
+float    *_airy_run_state_channel_plane (AiryRunState *state,
+                                         guint         l,
                                          guint         b);
 /* The reduction across processes, after the one across devices: buf (count
  * floats, the root slot's partial sum, or zeros on a process without

@@ -45,6 +45,14 @@ gboolean   airy_tiff_write_full  (const char                 *path,
                                   const AiryStack            *stack,
                                   const AiryTiffWriteOptions *options,
                                   GError                    **error);
+/* Stacks of one shape and z (each channel's provenance: one wavelength) as
+ * one ImageJ hyperstack: channels=n, slices=depth, channel fastest. An
+ * OME-TIFF path or unevenly spaced planes are an error. */
+gboolean   airy_tiff_write_channels (const char                 *path,
+                                     AiryStack *const           *channels,
+                                     guint                       n_channels,
+                                     const AiryTiffWriteOptions *options,
+                                     GError                    **error);
 /* The format a path gets by default. */
 AiryTiffFormat airy_tiff_format_for_path (const char *path);
 

@@ -94,6 +94,9 @@ airy_result_free (AiryResult *result)
     return;
   airy_stack_free (result->stack);
   airy_stack_free (result->psf);
+  for (guint l = 0; l < result->n_channels; l++)
+    airy_stack_free (result->channels[l]);
+  g_free (result->channels);
   airy_resident_unref (result->resident);
   g_clear_pointer (&result->warnings, g_ptr_array_unref);
   g_free (result->backend);
@@ -120,6 +123,9 @@ run_state_free (AiryRunState *state)
   g_free (state->chunks);
   airy_stack_free (state->out);
   airy_stack_free (state->psf);
+  for (guint l = 0; l < state->n_channels; l++)
+    airy_stack_free (state->channels[l]);
+  g_free (state->channels);
   g_clear_pointer (&state->resident, airy_resident_unref);
   g_clear_object (&state->cancellable);
   g_mutex_clear (&state->lock);
@@ -160,6 +166,24 @@ _airy_run_state_alloc_outputs (AiryRunState *state,
     }
   if (state->keep_psf)
     state->psf = airy_stack_new (MAX (state->part_count, 1), plan->psf_height, plan->psf_width);
+  if (state->per_wavelength)
+    {
+      guint l;
+
+      state->n_channels = plan->spectrum->n;
+      state->channels = g_new0 (AiryStack *, state->n_channels);
+      for (l = 0; l < state->n_channels; l++)
+        {
+          state->channels[l] = _airy_stack_new_uninitialised (MAX (state->part_count, 1), plan->out_height,
+                                                              plan->out_width);
+          if (state->channels[l] == NULL)
+            {
+              g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
+                           _("not enough memory for the stack of each wavelength"));
+              return FALSE;
+            }
+        }
+    }
   return TRUE;
 }
 
@@ -169,6 +193,16 @@ _airy_run_state_out_plane (AiryRunState *state,
 {
   g_assert (b >= state->part_first && b - state->part_first < state->out->depth);
   return airy_stack_plane (state->out, b - state->part_first);
+}
+
+float *
+_airy_run_state_channel_plane (AiryRunState *state,
+                               guint         l,
+                               guint         b)
+{
+  g_assert (l < state->n_channels);
+  g_assert (b >= state->part_first && b - state->part_first < state->channels[l]->depth);
+  return airy_stack_plane (state->channels[l], b - state->part_first);
 }
 
 float *
@@ -224,6 +258,14 @@ _airy_run_state_set_metadata (AiryRunState *state)
         airy_stack_set_z (s, plan->z + state->part_first);
       airy_stack_set_provenance (s, plan->spectrum->n, plan->spectrum->wavelengths,
                                  plan->spectrum->weights, json);
+    }
+  /* each wavelength's stack: the result's geometry, its own wavelength */
+  for (i = 0; i < state->n_channels; i++)
+    {
+      AiryStack *c = state->channels[i];
+
+      airy_stack_copy_metadata (c, state->out);
+      airy_stack_set_provenance (c, 1, plan->spectrum->wavelengths + i, plan->spectrum->weights + i, json);
     }
 }
 
@@ -361,6 +403,16 @@ run_local (AirySystem           *system,
   /* wrong settings in the environment are errors, not defaults in disguise */
   if (!airy_memory_budget_get (NULL, error) || !airy_cpu_devices_from_env (NULL, error))
     return FALSE;
+  /* one stack per wavelength is the CPU's: "auto" picks it */
+  if (opts->per_wavelength && (opts->backend == NULL || g_str_equal (opts->backend, "auto")))
+    opts->backend = "cpu";
+  if (opts->per_wavelength && !g_str_equal (opts->backend, "cpu"))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                   _("per-wavelength channels: backend %s cannot keep one stack per wavelength, "
+                     "use the CPU backend"), opts->backend);
+      return FALSE;
+    }
   backend = airy_backend_choose (opts->backend, error);
   if (backend == NULL)
     return FALSE;
@@ -432,6 +484,24 @@ run_local (AirySystem           *system,
 
   state->want_resident = opts->resident;
   state->keep_psf = opts->keep_psf;
+  state->per_wavelength = opts->per_wavelength;
+  if (opts->per_wavelength)
+    {
+      /* one stack per wavelength: a PSF stack on the CPU, in one process */
+      if (plan->reduce || plan->imaging || plan->sensor != NULL)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("per-wavelength channels: only a PSF run without a sensor keeps one stack "
+                         "per wavelength (microscope runs and sensors sum the wavelengths)"));
+          return FALSE;
+        }
+      if (opts->keep_psf)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("per-wavelength channels: cannot be combined with a kept PSF"));
+          return FALSE;
+        }
+    }
   state->progress = progress;
   state->progress_data = user_data;
   state->cancellable = g_cancellable_new ();
@@ -563,6 +633,9 @@ airy_run (AirySystem           *system,
   else
     result->stack = g_steal_pointer (&state->out);
   result->psf = g_steal_pointer (&state->psf);
+  result->n_channels = state->n_channels;
+  result->channels = g_steal_pointer (&state->channels);
+  state->n_channels = 0;
   result->warnings = g_steal_pointer (&warnings);
   result->hash = airy_system_hash (system);
   result->seconds = (g_get_monotonic_time () - t0) / 1e6;

@@ -27,6 +27,8 @@ typedef struct
   const guint *rank_planes; /* explicit planes per rank (comm->size of them, sum =
                              * planes); NULL: even split. `chunks` then splits
                              * the rank's part over its devices */
+  gboolean     per_wavelength; /* PSF mode: also one stack per wavelength
+                              * (result->channels; CPU backend only) */
 } AiryRunOptions;
 
 typedef void (*AiryProgressFunc) (guint    done,
@@ -40,6 +42,9 @@ typedef struct
                             * stack (part_first …), the whole image */
   AiryStack *psf;          /* imaging with keep_psf (this rank's planes) */
   AiryResident *resident;  /* with AiryRunOptions.resident (stack is NULL then) */
+  guint      n_channels;   /* with per_wavelength: one stack per wavelength, */
+  AiryStack **channels;    /*   each its entries' weighted intensity (they add up
+                            *   to stack), this rank's planes; else 0, NULL */
   GPtrArray *warnings;     /* char* */
   guint64    hash;         /* airy_system_hash() of the system run */
   double     seconds;

@@ -132,13 +132,16 @@ parse_spectrum (AirySystem *self, JsonObject *root, GError **error)
   JsonObject *spec = get_section (root, "spectrum", "spectrum", error);
   g_auto(GValue) wl = G_VALUE_INIT;
   g_auto(GValue) w = G_VALUE_INIT;
+  g_auto(GValue) channels = G_VALUE_INIT;
   g_autoptr(AirySpectrum) s = NULL;
   guint n, nw;
 
   if (spec == NULL
       || !read_field (spec, AIRY_SYSTEM_PROP_WAVELENGTHS, TRUE, &wl, error)
-      || !read_field (spec, AIRY_SYSTEM_PROP_WEIGHTS, FALSE, &w, error))
+      || !read_field (spec, AIRY_SYSTEM_PROP_WEIGHTS, FALSE, &w, error)
+      || !read_field (spec, AIRY_SYSTEM_PROP_CHANNELS, FALSE, &channels, error))
     return FALSE;
+  airy_system_set_channels (self, G_IS_VALUE (&channels) && g_value_get_boolean (&channels));
   doubles (&wl, &n);
   doubles (&w, &nw);
   if (G_IS_VALUE (&w) && nw != n)
@@ -725,6 +728,12 @@ write_fields (AirySystem *self, JsonBuilder *b)
   add_numbers (b, self->spectrum->wavelengths, self->spectrum->n);
   member (b, AIRY_SYSTEM_PROP_WEIGHTS);
   add_numbers (b, self->spectrum->weights, self->spectrum->n);
+  /* written when on: files without it stay as they were */
+  if (self->channels)
+    {
+      member (b, AIRY_SYSTEM_PROP_CHANNELS);
+      json_builder_add_boolean_value (b, TRUE);
+    }
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "z");

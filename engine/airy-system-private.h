@@ -20,6 +20,7 @@ struct _AirySystem
   guint         width;
   double        spacing;
   AirySpectrum *spectrum;
+  gboolean      channels;     /* spectrum.channels: one stack per wavelength */
   GArray       *z;            /* double */
   gboolean      z_is_range;
   double        z_start, z_stop;
@@ -40,6 +41,7 @@ typedef enum
   AIRY_SYSTEM_PROP_SPACING,
   AIRY_SYSTEM_PROP_WAVELENGTHS,
   AIRY_SYSTEM_PROP_WEIGHTS,
+  AIRY_SYSTEM_PROP_CHANNELS,
   AIRY_SYSTEM_PROP_Z_START,
   AIRY_SYSTEM_PROP_Z_STOP,
   AIRY_SYSTEM_PROP_Z_COUNT,

@@ -102,6 +102,7 @@ schema_spectrum (void)
 
   json_object_set_object_member (spectrum, "wavelengths", min_items (field (AIRY_SYSTEM_PROP_WAVELENGTHS, FALSE), 1));
   json_object_set_object_member (spectrum, "weights", min_items (field (AIRY_SYSTEM_PROP_WEIGHTS, TRUE), 1));
+  json_object_set_object_member (spectrum, "channels", field (AIRY_SYSTEM_PROP_CHANNELS, TRUE));
   return schema_record ("Wavelengths and their weights", spectrum, string_list ("wavelengths", NULL));
 }
 

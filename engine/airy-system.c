@@ -92,6 +92,7 @@ airy_system_get_property (GObject    *object,
     case AIRY_SYSTEM_PROP_WEIGHTS:
       g_value_set_variant (value, doubles_variant (self->spectrum->weights, self->spectrum->n));
       break;
+    case AIRY_SYSTEM_PROP_CHANNELS: g_value_set_boolean (value, self->channels); break;
     case AIRY_SYSTEM_PROP_Z_START: g_value_set_double (value, z_first (self)); break;
     case AIRY_SYSTEM_PROP_Z_STOP: g_value_set_double (value, z_last (self)); break;
     case AIRY_SYSTEM_PROP_Z_COUNT: g_value_set_int (value, (int) self->z->len); break;
@@ -189,6 +190,7 @@ airy_system_set_property (GObject      *object,
       else
         set_spectrum_from (self, self->spectrum->wavelengths, d, n);
       break;
+    case AIRY_SYSTEM_PROP_CHANNELS: airy_system_set_channels (self, g_value_get_boolean (value)); break;
     case AIRY_SYSTEM_PROP_Z_START:
       airy_system_set_z_range (self, g_value_get_double (value), z_last (self), MAX (self->z->len, 1));
       break;
@@ -248,6 +250,9 @@ declare_fields (GParamSpec **p)
   p[AIRY_SYSTEM_PROP_WEIGHTS] = at ("spectrum.weights",
     airy_param_spec_double_array ("weights", N_("Weights"), N_("One weight per wavelength (normalised to sum 1)"),
                                   NULL, 0.0, G_MAXDOUBLE, 0));
+  p[AIRY_SYSTEM_PROP_CHANNELS] = at ("spectrum.channels",
+    airy_param_spec_boolean ("channels", N_("Channels"),
+                             N_("Keep one stack per wavelength, shown as channels (PSF mode; CPU)"), FALSE));
   p[AIRY_SYSTEM_PROP_Z_START] = at ("z.start",
     airy_param_spec_double ("z-start", N_("z from"), N_("First plane"), "µm", -1e6, 1e6, 0.0, 0));
   p[AIRY_SYSTEM_PROP_Z_STOP] = at ("z.stop",
@@ -580,6 +585,24 @@ airy_system_get_objective (AirySystem *self)
   return self->objective;
 }
 
+gboolean
+airy_system_get_channels (AirySystem *self)
+{
+  g_return_val_if_fail (AIRY_IS_SYSTEM (self), FALSE);
+  return self->channels;
+}
+
+void
+airy_system_set_channels (AirySystem *self, gboolean channels)
+{
+  g_return_if_fail (AIRY_IS_SYSTEM (self));
+  channels = !!channels;
+  if (channels == self->channels)
+    return;
+  self->channels = channels;
+  notify (self, AIRY_SYSTEM_PROP_CHANNELS);
+}
+
 double
 airy_system_get_f_tube (AirySystem *self)
 {
@@ -891,6 +914,7 @@ airy_system_copy (AirySystem *self)
   copy->width = self->width;
   copy->spacing = self->spacing;
   airy_system_set_spectrum (copy, self->spectrum);
+  copy->channels = self->channels;
   g_array_set_size (copy->z, 0);
   g_array_append_vals (copy->z, self->z->data, self->z->len);
   copy->z_is_range = self->z_is_range;

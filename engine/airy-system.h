@@ -128,6 +128,11 @@ GPtrArray    *airy_system_get_elements     (AirySystem  *self);
 void          airy_system_add_element      (AirySystem  *self,
                                             AiryElement *element);
 AiryElement  *airy_system_get_objective    (AirySystem  *self);
+/* spectrum.channels: a PSF run keeps one stack per wavelength (the app and
+ * airy-sim ask airy_run for them: AiryRunOptions.per_wavelength). */
+gboolean      airy_system_get_channels     (AirySystem  *self);
+void          airy_system_set_channels     (AirySystem  *self,
+                                            gboolean     channels);
 double        airy_system_get_f_tube       (AirySystem  *self);
 void          airy_system_set_f_tube       (AirySystem  *self,
                                             double       f_tube);

@@ -290,15 +290,21 @@ imagej_description (const char *path, const AiryStack *stack, float lo, float hi
 
   /* ImageJ's hyperstack description: Fiji and napari read the voxel size,
    * the origin (pixel ⌊N/2⌋ is the optical axis) and the z of slice 1 */
+  guint C = MAX (stack->n_channels, 1), Z = stack->depth / C;
+
   g_string_append_printf (d, "ImageJ=1.11a\nimages=%u\n", stack->depth);
-  if (stack->depth > 1)
-    g_string_append_printf (d, "slices=%u\n", stack->depth);
+  if (C > 1)
+    g_string_append_printf (d, "channels=%u\n", C);
+  if (Z > 1)
+    g_string_append_printf (d, "slices=%u\n", Z);
+  if (C > 1)
+    g_string_append (d, "hyperstack=true\nmode=composite\n");
   if (stack->dx > 0)
     {
       g_string_append (d, "unit=micron\n");
       g_string_append_printf (d, "xorigin=%u\nyorigin=%u\n", stack->width / 2, stack->height / 2);
     }
-  if (stack->depth > 1 && dz != 0)
+  if (Z > 1 && dz != 0)
     {
       g_string_append_printf (d, "spacing=%s\n", g_ascii_formatd (buf, sizeof buf, "%.10g", fabs (dz)));
       g_string_append_printf (d, "zorigin=%s\n", g_ascii_formatd (buf, sizeof buf, "%.10g", -stack->z0 / fabs (dz)));
@@ -309,7 +315,7 @@ imagej_description (const char *path, const AiryStack *stack, float lo, float hi
       g_string_append_printf (d, "min=%s\n", g_ascii_formatd (buf, sizeof buf, "%.9g", lo));
       g_string_append_printf (d, "max=%s\n", g_ascii_formatd (buf, sizeof buf, "%.9g", hi));
     }
-  if (warnings && stack->depth > 2 && (!uniform || dz < 0))
+  if (warnings && Z > 2 && (!uniform || dz < 0))
     g_ptr_array_add (warnings, g_strdup_printf (!uniform
         ? _("%s: the z planes are not evenly spaced: ImageJ and Fiji show them with their mean spacing "
             "(the exact z of each plane is in its slice label and in Airy's own tag, which Airy reads "
@@ -533,20 +539,36 @@ airy_tiff_layout_new (const char                 *path,
   data_bytes = plane_bytes * stack->depth;
   classic_limit = options->classic_limit ? options->classic_limit : G_GUINT64_CONSTANT (0xffffffff);
 
+  if (stack->n_channels > 1 && (ome || stack->depth % stack->n_channels != 0 || stack->z != NULL))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE,
+                   ome ? _("%s: channels are written as an ImageJ hyperstack (.tif), not as OME-TIFF")
+                       : _("%s: channels need evenly spaced planes, the same number in each channel"),
+                   path);
+      return NULL;
+    }
   if (ome)
     desc = _airy_ome_xml_new (stack, base);
   else
     desc = imagej_description (path, stack, lo, hi, airy_stack_z_uniform (stack), options->warnings);
   zs = g_new (double, stack->depth);
+  /* a hyperstack's planes: channel fastest, then z (ImageJ's order) */
   for (k = 0; k < stack->depth; k++)
-    zs[k] = airy_stack_get_z (stack, k);
+    zs[k] = stack->n_channels > 1 ? stack->z0 + (k / stack->n_channels) * stack->dz : airy_stack_get_z (stack, k);
   if (!ome)
     {
       for (k = 0; k < stack->depth && stack->depth > 1; k++)
         {
-          char buf[G_ASCII_DTOSTR_BUF_SIZE];
-          g_ptr_array_add (labels, g_strdup_printf ("z = %s \xc2\xb5m",
-                                                    g_ascii_formatd (buf, sizeof buf, "%.6g", zs[k])));
+          char buf[G_ASCII_DTOSTR_BUF_SIZE], wl[G_ASCII_DTOSTR_BUF_SIZE];
+          guint c = stack->n_channels > 1 ? k % stack->n_channels : 0;
+
+          if (stack->n_channels > 1 && c < stack->n_wavelengths)
+            g_ptr_array_add (labels, g_strdup_printf ("\xce\xbb = %s \xc2\xb5m, z = %s \xc2\xb5m",
+                                                      g_ascii_formatd (wl, sizeof wl, "%.6g", stack->wavelengths[c]),
+                                                      g_ascii_formatd (buf, sizeof buf, "%.6g", zs[k])));
+          else
+            g_ptr_array_add (labels, g_strdup_printf ("z = %s \xc2\xb5m",
+                                                      g_ascii_formatd (buf, sizeof buf, "%.6g", zs[k])));
         }
       info = imagej_info (stack);
       ij_metadata (info, (char **) labels->pdata, labels->len, ij_bytes, ij_counts);
@@ -711,6 +733,62 @@ airy_tiff_write_full (const char                 *path,
       return FALSE;
     }
   return airy_atomic_commit (tmp, path, error);
+}
+
+gboolean
+airy_tiff_write_channels (const char                 *path,
+                          AiryStack *const           *channels,
+                          guint                       n_channels,
+                          const AiryTiffWriteOptions *options,
+                          GError                    **error)
+{
+  g_autoptr(AiryStack) hyper = NULL;
+  g_autofree double *wavelengths = NULL, *weights = NULL;
+  const AiryStack *first;
+  gsize plane;
+  guint c, k;
+
+  g_return_val_if_fail (channels != NULL && n_channels > 0, FALSE);
+  first = channels[0];
+  if (n_channels == 1)
+    return airy_tiff_write_full (path, first, options, error);
+  for (c = 1; c < n_channels; c++)
+    g_return_val_if_fail (channels[c]->depth == first->depth && channels[c]->height == first->height
+                          && channels[c]->width == first->width, FALSE);
+  if (!airy_stack_z_uniform (first))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE,
+                   _("%s: channels need evenly spaced planes, the same number in each channel"), path);
+      return FALSE;
+    }
+  hyper = _airy_stack_new_uninitialised ((guint) MIN ((guint64) first->depth * n_channels, G_MAXUINT),
+                                         first->height, first->width);
+  if (hyper == NULL || (guint64) first->depth * n_channels > G_MAXUINT)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("%s: not enough memory for the hyperstack"), path);
+      return FALSE;
+    }
+  plane = airy_stack_plane_size (first);
+  for (k = 0; k < first->depth; k++)
+    for (c = 0; c < n_channels; c++)
+      memcpy (airy_stack_plane (hyper, k * n_channels + c), airy_stack_plane (channels[c], k),
+              plane * sizeof (float));
+  hyper->dx = first->dx;
+  hyper->dy = first->dy;
+  hyper->dz = first->dz;
+  hyper->z0 = first->z0;
+  hyper->n_channels = n_channels;
+  /* each channel's wavelength and weight (the channels' own provenance) */
+  wavelengths = g_new0 (double, n_channels);
+  weights = g_new0 (double, n_channels);
+  for (c = 0; c < n_channels; c++)
+    if (channels[c]->n_wavelengths == 1)
+      {
+        wavelengths[c] = channels[c]->wavelengths[0];
+        weights[c] = channels[c]->weights ? channels[c]->weights[0] : 1.0;
+      }
+  airy_stack_set_provenance (hyper, n_channels, wavelengths, weights, first->system_json);
+  return airy_tiff_write_full (path, hyper, options, error);
 }
 
 gboolean

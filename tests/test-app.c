@@ -1737,6 +1737,118 @@ test_astigmatic_preset (void)
   close_window (window);
 }
 
+static GtkWidget *
+find_check_labelled (GtkWidget *root, const char *label)
+{
+  GtkWidget *child, *found;
+
+  if (GTK_IS_CHECK_BUTTON (root) && g_strcmp0 (gtk_check_button_get_label (GTK_CHECK_BUTTON (root)), label) == 0)
+    return root;
+  for (child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
+    if ((found = find_check_labelled (child, label)) != NULL)
+      return found;
+  return NULL;
+}
+
+static double
+stack_sum (const AiryStack *s)
+{
+  gsize n = (gsize) s->depth * airy_stack_plane_size (s), k;
+  double sum = 0;
+
+  for (k = 0; k < n; k++)
+    sum += s->data[k];
+  return sum;
+}
+
+static void
+test_wavelength_channels (void)
+{
+  /* two wavelengths: the panel's Channels (spectrum.channels) makes the
+   * result two stacks, shown with the channel chooser and as a composite;
+   * each channel is its wavelength's weighted intensity, the two add up
+   * to the summed stack shown before */
+  g_autofree char *dir = g_dir_make_tmp ("airy-channels-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "two.json", NULL);
+  AiryWindow *window;
+  AiryStackViewer *viewer;
+  AiryStackView *view;
+  GtkWidget *check, *composite;
+  g_autoptr(GError) error = NULL;
+  guint n_c, n_t, c, t, shown;
+  double summed, first, second;
+  AiryStack *s;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  g_assert_true (g_file_set_contents (path,
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0},"
+    " \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"weights\": [1, 3]},"
+    " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 3},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.6},"
+    "  {\"type\": \"ff-lens\", \"f\": 50}]}", -1, NULL));
+  window = new_window (NULL);
+  viewer = airy_window_get_viewer (window);
+  view = airy_stack_viewer_get_view (viewer);
+  g_assert_true (airy_window_open_file (window, path, &error));
+  g_assert_no_error (error);
+  wait_idle (window);
+  airy_stack_viewer_get_hyperstack (viewer, &n_c, &n_t, &c, &t);
+  g_assert_cmpuint (n_c, ==, 0);
+  s = airy_stack_view_get_stack (view);
+  g_assert_nonnull (s);
+  summed = stack_sum (s);
+
+  check = airy_bench_panel_get_editor (airy_window_get_panel (window), "spectrum.channels");
+  g_assert_nonnull (check);
+  g_assert_true (GTK_IS_CHECK_BUTTON (check));
+  shown = airy_window_get_shown (window);
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (check), TRUE);
+  for (c = 0; c < 500 && airy_window_get_shown (window) == shown; c++)
+    spin_loop (20);
+  wait_idle (window);
+  g_assert_true (airy_system_get_channels (airy_window_get_system (window)));
+  g_assert_cmpuint (airy_window_get_shown (window), >, shown);
+  airy_stack_viewer_get_hyperstack (viewer, &n_c, &n_t, &c, &t);
+  g_assert_cmpuint (n_c, ==, 2);
+  g_assert_cmpuint (c, ==, 0);
+  s = airy_stack_view_get_stack (view);
+  g_assert_cmpuint (s->n_channels, ==, 2);
+  g_assert_cmpuint (s->n_wavelengths, ==, 1);
+  g_assert_cmpfloat (s->wavelengths[0], ==, 0.5);
+  first = stack_sum (s);
+  airy_stack_viewer_set_hyperstack_plane (viewer, 1, 0);
+  s = airy_stack_view_get_stack (view);
+  g_assert_cmpfloat (s->wavelengths[0], ==, 0.6);
+  second = stack_sum (s);
+  g_test_message ("summed %.6g, channels %.6g + %.6g", summed, first, second);
+  g_assert_cmpfloat (fabs (first + second - summed), <=, 1e-5 * summed);
+  g_assert_cmpfloat (second, >, 2.0 * first);
+
+  composite = find_check_labelled (GTK_WIDGET (viewer), "Composite");
+  g_assert_nonnull (composite);
+  g_assert_true (gtk_widget_get_visible (composite));
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (composite), TRUE);
+  g_assert_cmpuint (airy_stack_view_get_composite (view), ==, 2);
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (composite), FALSE);
+  g_assert_cmpuint (airy_stack_view_get_composite (view), ==, 0);
+
+  /* off again: one summed stack, no chooser */
+  shown = airy_window_get_shown (window);
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (check), FALSE);
+  for (c = 0; c < 500 && airy_window_get_shown (window) == shown; c++)
+    spin_loop (20);
+  wait_idle (window);
+  airy_stack_viewer_get_hyperstack (viewer, &n_c, &n_t, &c, &t);
+  g_assert_cmpuint (n_c, ==, 0);
+  close_window (window);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 static void
 test_german_without_variables (void)
 {
@@ -1799,6 +1911,7 @@ main (int argc, char **argv)
   g_test_add_func ("/app/undo-redo", test_undo_redo);
   g_test_add_func ("/app/astigmatic-preset", test_astigmatic_preset);
   g_test_add_func ("/app/german-without-variables", test_german_without_variables);
+  g_test_add_func ("/app/wavelength-channels", test_wavelength_channels);
   status = g_test_run ();
   g_rmdir (tmpdir);
   g_object_unref (app);

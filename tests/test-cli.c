@@ -125,6 +125,132 @@ test_preset (void)
                    "(known: astigmatic, depth-aberration, imaging, oil-vectorial, seed-imaging, seed-widefield, widefield)\n");
 }
 
+/* --channels wavelength: one channel per wavelength in an ImageJ
+ * hyperstack (C = 2) that Airy and tifffile read back; the channels add up
+ * to the plain run's stack. */
+static void
+test_run_channels (void)
+{
+  g_autofree char *path = write_file ("channels.json",
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0},"
+    " \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"weights\": [1, 3]},"
+    " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 3},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.6},"
+    "  {\"type\": \"ff-lens\", \"f\": 50}]}");
+  g_autofree char *split = g_build_filename (tmpdir, "channels.tif", NULL);
+  g_autofree char *summed = g_build_filename (tmpdir, "summed.tif", NULL);
+  g_autoptr(AiryStack) sum = NULL;
+  g_autoptr(AiryStack) c0 = NULL;
+  g_autoptr(AiryStack) c1 = NULL;
+  AiryStack **c[2] = { &c0, &c1 };
+  g_autoptr(GError) error = NULL;
+  g_auto(Run) r = { 0 };
+  g_auto(Run) bad = { 0 };
+  g_auto(Run) ome = { 0 };
+  g_auto(Run) plain = { 0 };
+  gsize n, k;
+  float lo, hi;
+  double worst = 0;
+  guint l;
+
+  sim (&r, "run", path, "-o", split, "--channels", "wavelength", NULL);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "2 channels (one per wavelength) of 3 × 64 × 64"));
+  sim (&plain, "run", path, "-o", summed, "-q", NULL);
+  g_assert_cmpint (plain.status, ==, 0);
+  sum = airy_tiff_read (summed, &error);
+  g_assert_no_error (error);
+  for (l = 0; l < 2; l++)
+    {
+      AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+
+      ro.channel = (int) l;
+      *c[l] = airy_tiff_read_full (split, &ro, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint ((*c[l])->n_channels, ==, 2);
+      g_assert_cmpuint ((*c[l])->channel, ==, l);
+      g_assert_cmpuint ((*c[l])->depth, ==, 3);
+      g_assert_cmpfloat_with_epsilon ((*c[l])->dz, 1.0, 1e-9);
+      g_assert_cmpfloat_with_epsilon ((*c[l])->z0, -1.0, 1e-9);
+    }
+  n = (gsize) sum->depth * airy_stack_plane_size (sum);
+  airy_stack_min_max (sum, &lo, &hi);
+  for (k = 0; k < n; k++)
+    worst = MAX (worst, fabs (c0->data[k] + c1->data[k] - sum->data[k]));
+  g_assert_cmpfloat (worst, <=, 1e-6 * hi);
+  /* the second wavelength holds 3/4 of the weight: most of the light */
+  {
+    double s0 = 0, s1 = 0;
+
+    for (k = 0; k < n; k++)
+      {
+        s0 += c0->data[k];
+        s1 += c1->data[k];
+      }
+    g_assert_cmpfloat (s1, >, 2.0 * s0);
+  }
+
+  /* napari's reader: ZCYX, C = 2 */
+  if (g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE))
+    {
+      const char *argv[] = { "/usr/bin/python3", "-c",
+        "import sys, tifffile\n"
+        "with tifffile.TiffFile(sys.argv[1]) as t:\n"
+        "    s = t.series[0]; m = t.imagej_metadata\n"
+        "    print(s.axes, list(s.shape), m['channels'], m['slices'], m.get('hyperstack'))\n",
+        split, NULL };
+      g_autofree char *out = NULL, *err = NULL;
+      int status;
+
+      g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+                                   &status, &error));
+      g_assert_no_error (error);
+      if (strstr (err, "No module named 'tifffile'"))
+        g_test_message ("tifffile is not installed: its check is left out");
+      else
+        g_assert_cmpstr (out, ==, "ZCYX [3, 2, 64, 64] 2 3 True\n");
+    }
+
+  /* spectrum.channels asks for the same; --channels none overrides it */
+  {
+    g_autofree char *flagged = write_file ("flagged.json",
+      "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0},"
+      " \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"weights\": [1, 3], \"channels\": true},"
+      " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 3},"
+      " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.6},"
+      "  {\"type\": \"ff-lens\", \"f\": 50}]}");
+    g_autofree char *flagged_tif = g_build_filename (tmpdir, "flagged.tif", NULL);
+    g_autoptr(AiryStack) probe = NULL;
+    AiryReadOptions first = AIRY_READ_OPTIONS_INIT;
+    g_auto(Run) r1 = { 0 };
+    g_auto(Run) r2 = { 0 };
+    g_auto(Run) r3 = { 0 };
+
+    sim (&r1, "run", flagged, "-o", flagged_tif, "-q", NULL);
+    g_assert_cmpint (r1.status, ==, 0);
+    first.channel = 0;
+    probe = airy_tiff_probe (flagged_tif, &first, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (probe->n_channels, ==, 2);
+    g_clear_pointer (&probe, airy_stack_free);
+    sim (&r2, "run", flagged, "-o", flagged_tif, "-q", "--channels", "none", NULL);
+    g_assert_cmpint (r2.status, ==, 0);
+    probe = airy_tiff_probe (flagged_tif, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (MAX (probe->n_channels, 1), ==, 1);
+    sim (&r3, "run", flagged, "-o", "flagged.ome.tif", NULL);
+    g_assert_cmpint (r3.status, !=, 0);
+    g_assert_nonnull (strstr (r3.err, "spectrum.channels: one channel per wavelength needs an ImageJ .tif"));
+  }
+
+  sim (&bad, "run", path, "-o", split, "--channels", "colour", NULL);
+  g_assert_cmpint (bad.status, !=, 0);
+  g_assert_nonnull (strstr (bad.err, "--channels: must be one of wavelength, none, got \"colour\""));
+  sim (&ome, "run", path, "-o", "channels.ome.tif", "--channels", "wavelength", NULL);
+  g_assert_cmpint (ome.status, !=, 0);
+  g_assert_nonnull (strstr (ome.err, "--channels wavelength: the channels are written as an ImageJ hyperstack"));
+}
+
 static void
 test_run_and_validate (void)
 {
@@ -642,6 +768,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/info", test_info);
   g_test_add_func ("/cli/preset", test_preset);
   g_test_add_func ("/cli/run-validate", test_run_and_validate);
+  g_test_add_func ("/cli/run-channels", test_run_channels);
   g_test_add_func ("/cli/bad-input", test_bad_input);
   g_test_add_func ("/cli/bench", test_bench);
   g_test_add_func ("/cli/german", test_german);

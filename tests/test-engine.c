@@ -194,6 +194,141 @@ compare_stacks (AiryStack *a, AiryStack *b, double tolerance)
   g_assert_cmpfloat (worst, <=, tolerance * hi);
 }
 
+/* A PSF run with one stack per wavelength: the stacks add up to the summed
+ * stack, and each is that wavelength's own run times its share of the
+ * weights; scalar and vectorial (two components per wavelength). No phase
+ * mask: its phase is designed at the first wavelength, so a run of the
+ * second alone would differ. Every wavelength has the grid's pupil
+ * spacing, its focal planes summed pixel by pixel (the plan's warning). */
+static const char *channel_psf =
+  "{\"airy\": 1, \"grid\": {\"shape\": [96, 96], \"spacing\": %.17g},"
+  " \"spectrum\": {\"wavelengths\": [%s], \"weights\": [%s]},"
+  " \"z\": {\"start\": -2, \"stop\": 2, \"count\": 5},"
+  " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.7,"
+  "   \"offset-x\": 0.6%s}, {\"type\": \"ff-lens\", \"f\": 50}]}";
+
+static AirySystem *
+channel_system (double spacing, const char *wavelengths, const char *weights, const char *keys)
+{
+  g_autofree char *json = g_strdup_printf (channel_psf, spacing, wavelengths, weights, keys);
+
+  return test_system (json);
+}
+
+static void
+check_channels (const char *keys)
+{
+  const double lambda[] = { 0.5, 0.62 }, weight[] = { 2.0, 1.0 };
+  g_autoptr(AirySystem) system = channel_system (1.0, "0.5, 0.62", "2, 1", keys);
+  g_autoptr(AiryResult) summed = test_run (system, &(AiryRunOptions) { .backend = "cpu" });
+  g_autoptr(AiryResult) split = test_run (system, &(AiryRunOptions) { .backend = "cpu", .per_wavelength = TRUE });
+  g_autoptr(AiryStack) total = NULL;
+  gsize n = (gsize) summed->stack->depth * airy_stack_plane_size (summed->stack), k;
+  guint l;
+
+  g_assert_cmpuint (summed->n_channels, ==, 0);
+  g_assert_null (summed->channels);
+  g_assert_cmpuint (split->n_channels, ==, 2);
+  /* the summed stack is today's, bit for bit in shape */
+  compare_stacks (summed->stack, split->stack, 1e-6);
+  total = airy_stack_copy (split->channels[0]);
+  for (k = 0; k < n; k++)
+    total->data[k] += split->channels[1]->data[k];
+  compare_stacks (summed->stack, total, 1e-6);
+  for (l = 0; l < 2; l++)
+    {
+      g_autofree char *wl = g_strdup_printf ("%g", lambda[l]);
+      g_autoptr(AirySystem) one = channel_system (1.0, wl, "1", keys);
+      g_autoptr(AiryResult) single = test_run (one, &(AiryRunOptions) { .backend = "cpu" });
+      g_autoptr(AiryStack) scaled = airy_stack_copy (single->stack);
+      AiryStack *c = split->channels[l];
+
+      for (k = 0; k < n; k++)
+        scaled->data[k] *= weight[l] / (weight[0] + weight[1]);
+      compare_stacks (scaled, c, 1e-6);
+      g_assert_cmpfloat (c->dx, ==, split->stack->dx);
+      g_assert_cmpuint (c->n_wavelengths, ==, 1);
+      g_assert_cmpfloat (c->wavelengths[0], ==, lambda[l]);
+    }
+}
+
+static void
+test_channels_scalar (void)
+{
+  check_channels ("");
+}
+
+static void
+test_channels_vectorial (void)
+{
+  check_channels (", \"defocus-model\": \"nonparaxial\", \"apodisation\": \"aplanatic\", \"field\": \"vectorial\"");
+}
+
+static void
+test_channels_refused (void)
+{
+  g_autoptr(AirySystem) system = channel_system (1.0, "0.5, 0.62", "2, 1", "");
+  g_autoptr(GError) error = NULL;
+
+  g_assert_null (airy_run (system, &(AiryRunOptions) { .backend = "cpu", .per_wavelength = TRUE, .keep_psf = TRUE },
+                           NULL, NULL, NULL, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+  g_assert_cmpstr (error->message, ==,
+                   "per-wavelength channels: cannot be combined with a kept PSF");
+  g_clear_error (&error);
+
+  /* a microscope sums its wavelengths: said so */
+  {
+    g_autoptr(AirySystem) microscope = test_system (
+      "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.1},"
+      " \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"channels\": true}, \"z\": {\"start\": -1, \"stop\": 1, \"count\": 3},"
+      " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
+      " \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"constant\": 1.0}}");
+
+    g_assert_true (airy_system_get_channels (microscope));
+    g_assert_null (airy_run (microscope, &(AiryRunOptions) { .per_wavelength = TRUE }, NULL, NULL, NULL, &error));
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+    g_assert_cmpstr (error->message, ==,
+                     "per-wavelength channels: only a PSF run without a sensor keeps one stack per wavelength "
+                     "(microscope runs and sensors sum the wavelengths)");
+    g_clear_error (&error);
+  }
+  /* a backend other than the CPU refuses, by name */
+  {
+    g_autoptr(AiryResult) r = airy_run (system, &(AiryRunOptions) { .backend = "cuda", .per_wavelength = TRUE },
+                                        NULL, NULL, NULL, &error);
+
+    g_assert_null (r);
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND);
+    g_assert_cmpstr (error->message, ==, "per-wavelength channels: backend cuda cannot keep one stack per "
+                     "wavelength, use the CPU backend");
+  }
+}
+
+/* spectrum.channels: read, written only when on (files without it stay
+ * byte for byte), part of the hash (a result with channels is another) */
+static void
+test_channels_json (void)
+{
+  g_autoptr(AirySystem) plain = channel_system (1.0, "0.5, 0.62", "2, 1", "");
+  g_autoptr(AirySystem) copy = NULL;
+  g_autoptr(AirySystem) copy2 = NULL;
+  g_autofree char *json = airy_system_to_json (plain);
+  g_autofree char *on = NULL;
+  guint64 hash = airy_system_hash (plain);
+
+  g_assert_false (airy_system_get_channels (plain));
+  g_assert_null (strstr (json, "channels"));
+  airy_system_set_channels (plain, TRUE);
+  on = airy_system_to_json (plain);
+  g_assert_nonnull (strstr (on, "\"channels\" : true"));
+  g_assert_cmpuint (airy_system_hash (plain), !=, hash);
+  copy = test_system (on);
+  g_assert_true (airy_system_get_channels (copy));
+  copy2 = airy_system_copy (copy);
+  g_assert_true (airy_system_get_channels (copy2));
+}
+
 static void
 test_sharding_psf (void)
 {
@@ -528,6 +663,10 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/run/sharding-psf", test_sharding_psf);
   g_test_add_func ("/engine/run/progress-cancel", test_progress_and_cancel);
   g_test_add_func ("/engine/run/fast-path-matches-elements", test_fast_path);
+  g_test_add_func ("/engine/run/channels-scalar", test_channels_scalar);
+  g_test_add_func ("/engine/run/channels-vectorial", test_channels_vectorial);
+  g_test_add_func ("/engine/run/channels-refused", test_channels_refused);
+  g_test_add_func ("/engine/system/channels-json", test_channels_json);
   g_test_add_func ("/engine/system/warnings", test_warnings);
   g_test_add_func ("/engine/params/ids", test_param_ids);
   g_test_add_func ("/engine/params/relevant", test_param_relevant);

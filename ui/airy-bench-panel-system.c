@@ -186,6 +186,9 @@ _airy_bench_panel_build_system (AiryBenchPanel *self)
       if (G_IS_PARAM_SPEC_VARIANT (airy_param_editor_get_pspec (AIRY_PARAM_EDITOR (editor))))
         g_signal_connect (editor, "commit", G_CALLBACK (on_spectrum_commit), self);
     }
+  /* one stack per wavelength, shown as channels: a PSF's (a microscope sums them) */
+  if (!microscope)
+    _airy_bench_panel_add_param (self, grid, G_OBJECT (self->system), "channels", NULL, NULL);
   backend_rows (self, grid);
 }
 

@@ -232,6 +232,49 @@ airy_stack_viewer_set_hyperstack_plane (AiryStackViewer *self,
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->frame_spin), frame + 1);
 }
 
+/* ---- a computed result's channels (one stack per wavelength) ---- */
+
+static void
+show_mem_channel (AiryStackViewer *self, guint c)
+{
+  AiryStack *copy = airy_stack_copy (g_ptr_array_index (self->mem_channels, c));
+
+  copy->n_channels = self->mem_channels->len;
+  copy->channel = c;
+  copy->n_frames = 1;
+  g_clear_pointer (&self->current, airy_resident_unref);
+  self->current = airy_resident_new_host (copy);
+  _airy_stack_viewer_show_compare (self);
+}
+
+void
+airy_stack_viewer_set_channels (AiryStackViewer *self,
+                                GPtrArray       *channels)
+{
+  g_return_if_fail (AIRY_IS_STACK_VIEWER (self));
+
+  g_clear_pointer (&self->mem_channels, g_ptr_array_unref);
+  if (channels == NULL || channels->len < 2)
+    {
+      g_clear_pointer (&channels, g_ptr_array_unref);
+      return;
+    }
+  self->mem_channels = channels;
+  show_mem_channel (self, 0);
+  self->updating = TRUE;
+  gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->channel_spin), 1, channels->len);
+  gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->frame_spin), 1, 1);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->channel_spin), 1);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->frame_spin), 1);
+  gtk_widget_set_visible (gtk_widget_get_parent (self->channel_spin), TRUE);
+  gtk_widget_set_visible (gtk_widget_get_parent (self->frame_spin), FALSE);
+  gtk_widget_set_visible (self->hyper_box, TRUE);
+  gtk_widget_set_visible (self->composite, TRUE);
+  self->updating = FALSE;
+  if (gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
+    update_composite (self);
+}
+
 /* ---- composite: every channel of the time point, over each other ---- */
 
 typedef struct
@@ -328,6 +371,26 @@ update_composite (AiryStackViewer *self)
   CompositeTask *t;
 
   self->composite_generation++;
+  if (s != NULL && self->mem_channels != NULL && gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
+    {
+      AiryResident *residents[AIRY_STACK_VIEW_MAX_CHANNELS];
+      float lo[AIRY_STACK_VIEW_MAX_CHANNELS], hi[AIRY_STACK_VIEW_MAX_CHANNELS];
+      guint c, n = MIN (self->mem_channels->len, AIRY_STACK_VIEW_MAX_CHANNELS);
+
+      /* in memory already: no thread */
+      for (c = 0; c < n; c++)
+        {
+          AiryStack *copy = airy_stack_copy (g_ptr_array_index (self->mem_channels, c));
+
+          airy_stack_min_max (copy, &lo[c], &hi[c]);
+          lo[c] = MIN (lo[c], 0.0f);
+          if (!(hi[c] > lo[c]))
+            hi[c] = lo[c] + 1.0f;
+          residents[c] = airy_resident_new_host (copy);
+        }
+      airy_stack_view_set_composite (self->view, n, residents, lo, hi, composite_colors);
+      return;
+    }
   if (s == NULL || self->path == NULL || s->n_channels < 2
       || !gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
     {
@@ -356,6 +419,13 @@ _airy_stack_viewer_on_hyper_axis (GtkSpinButton *spin, AiryStackViewer *self)
 {
   g_autofree char *path = g_strdup (self->path);
 
+  if (!self->updating && self->mem_channels != NULL)
+    {
+      guint c = (guint) gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (self->channel_spin)) - 1;
+
+      show_mem_channel (self, MIN (c, self->mem_channels->len - 1));
+      return;
+    }
   if (self->updating || path == NULL)
     return;
   airy_stack_viewer_open_async (self, path,

@@ -54,6 +54,9 @@ struct _AiryStackViewer
   GtkWidget           *frame_spin;
   GtkWidget           *composite;
   guint                composite_generation;
+  /* a computed result's stack of each wavelength (AiryStack*), shown as
+   * channels; NULL for files and single stacks */
+  GPtrArray           *mem_channels;
   /* a file without a voxel size shows pixels; Properties… sets one, kept
    * for the file's other channels and time points */
   gboolean             uncalibrated;

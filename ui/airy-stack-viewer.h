@@ -71,6 +71,12 @@ void           airy_stack_viewer_get_hyperstack   (AiryStackViewer *self,
 void           airy_stack_viewer_set_hyperstack_plane (AiryStackViewer *self,
                                                        guint            channel,
                                                        guint            frame);
+/* A computed result's stack of each wavelength (transfer full: AiryStack*
+ * with a free function, or NULL), after set_resident: with two or more,
+ * the channel chooser and the composite show them (channel 1 first), as
+ * for a hyperstack file. */
+void           airy_stack_viewer_set_channels     (AiryStackViewer *self,
+                                                   GPtrArray       *channels);
 /* Exports: the XY view as shown (colormap, contrast, scale bar) at `scale`
  * (1 or 2), the raw slice as 16-bit PNG, the stack or the XZ section as
  * float32 TIFF with its voxel size. */

@@ -173,6 +173,21 @@ cpu_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
 
   state->backend_data = run;
   _airy_ops_stages (plan->ops, &run->stages);
+  if (state->per_wavelength && (run->stages.fused == NULL || run->stages.convolve || run->stages.sum
+                                || run->stages.sensor))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                   _("per-wavelength channels: this system's elements do not run as one fused PSF on the CPU"));
+      return FALSE;
+    }
+  if (state->per_wavelength
+      && run->stages.fused->n_lambda != plan->spectrum->n * MAX (run->stages.fused->psf->n_components, 1))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                   _("per-wavelength channels: the fused PSF has %u entries, not %u per each of %u wavelengths"),
+                   run->stages.fused->n_lambda, MAX (run->stages.fused->psf->n_components, 1), plan->spectrum->n);
+      return FALSE;
+    }
   if (!_airy_run_state_alloc_outputs (state, error))
     return FALSE;
 
@@ -331,6 +346,23 @@ produce_plane (Job *job, Thread *t, guint b, float *out, GError **error)
   AiryPlan *plan = job->state->plan;
   AiryPlane plane = { b, plan->z[b], job->threads };
 
+  if (t->fused && job->state->n_channels > 0)
+    {
+      AiryRunState *state = job->state;
+      g_autofree float **outs = g_new (float *, state->n_channels);
+      gsize n = (gsize) plan->psf_height * plan->psf_width, k;
+      guint l;
+
+      /* one plane per wavelength, and their sum */
+      for (l = 0; l < state->n_channels; l++)
+        outs[l] = _airy_run_state_channel_plane (state, l, b);
+      _airy_psf_worker_plane_split (t->fused, b, plan->z[b], outs);
+      memcpy (out, outs[0], n * sizeof (float));
+      for (l = 1; l < state->n_channels; l++)
+        for (k = 0; k < n; k++)
+          out[k] += outs[l][k];
+      return TRUE;
+    }
   if (t->fused)
     {
       _airy_psf_worker_plane (t->fused, b, plan->z[b], out);

@@ -28,6 +28,13 @@ void           _airy_psf_worker_plane   (AiryPsfWorker  *worker,
                                          guint           b,
                                          double          z,
                                          float          *out);
+/* One plane per wavelength (outs[l]: wavelength l's entries, weighted and
+ * summed; they add up to _airy_psf_worker_plane's). */
+void           _airy_psf_worker_plane_split (AiryPsfWorker *worker,
+                                             guint          b,
+                                             double         z,
+                                             float *const  *outs);
+guint          _airy_psf_shared_n_wavelengths (const AiryPsfShared *shared);
 
 /* The imaging convolution's forward transforms: h × w real planes in the
  * top-left of a ph × pw grid, real-to-complex. The first pass (rows; all-zero

@@ -26,6 +26,7 @@
 struct _AiryPsfShared
 {
   guint   h, w, n_lambda;
+  guint   n_components;    /* entries per wavelength (1: scalar) */
   guint   y0, nb;          /* band of rows holding the pupil */
   guint  *x0, *x1;         /* span of each band row, [x0, x1) */
   guint  *off;             /* compact index of each band row (nb + 1) */
@@ -105,6 +106,7 @@ _airy_psf_shared_new (const AiryOp *op,
   s->h = op->height;
   s->w = op->width;
   s->n_lambda = op->n_lambda;
+  s->n_components = MAX (psf->n_components, 1);
   s->z0 = psf->z0;
   s->y0 = psf->y0;
   s->nb = psf->rows;
@@ -273,11 +275,14 @@ advance_phase (AiryPsfWorker *w, guint l, guint b, double z)
     rot[k] = cexp (I * z * s->G[l][k]);
 }
 
-void
-_airy_psf_worker_plane (AiryPsfWorker *w,
-                        guint          b,
-                        double         z,
-                        float         *out)
+/* The intensity of plane b into outs[0] (every entry summed), or with
+ * split into outs[e / C] (one plane per wavelength, its components summed). */
+static void
+worker_plane (AiryPsfWorker *w,
+              guint          b,
+              double         z,
+              float *const  *outs,
+              gboolean       split)
 {
   AiryPsfShared *s = w->shared;
   guint l, r, y, x0, bb;
@@ -286,6 +291,8 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
   for (l = 0; l < s->n_lambda; l++)
     {
       float scale = s->scale[l];
+      float *out = outs[split ? l / s->n_components : 0];
+      gboolean first = split ? l % s->n_components == 0 : l == 0;
 
       if (s->separable && (l == 0 || s->same_phase[l] != s->same_phase[l - 1]))
         {
@@ -355,7 +362,7 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
               float *dst = out + (gsize) y * s->w + x0;
               const float *v = (const float *) (w->col_out + y);
 
-              if (l == 0)
+              if (first)
                 for (bb = 0; bb < nbk; bb++)
                   {
                     float re = v[2 * (gsize) bb * w->ld], im = v[2 * (gsize) bb * w->ld + 1];
@@ -372,4 +379,28 @@ _airy_psf_worker_plane (AiryPsfWorker *w,
     }
   w->since_sync = synced ? 1 : w->since_sync + 1;
   w->last_b = (int) b;
+}
+
+void
+_airy_psf_worker_plane (AiryPsfWorker *w,
+                        guint          b,
+                        double         z,
+                        float         *out)
+{
+  worker_plane (w, b, z, &out, FALSE);
+}
+
+guint
+_airy_psf_shared_n_wavelengths (const AiryPsfShared *s)
+{
+  return s->n_lambda / s->n_components;
+}
+
+void
+_airy_psf_worker_plane_split (AiryPsfWorker *w,
+                              guint          b,
+                              double         z,
+                              float *const  *outs)
+{
+  worker_plane (w, b, z, outs, TRUE);
 }
