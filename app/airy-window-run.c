@@ -187,7 +187,7 @@ _airy_window_make_room (AiryWindow *self)
   preview->dx = s->dx;
   preview->dy = s->dy;
   preview->dz = s->dz;
-  preview->z0 = s->z ? s->z[MIN (z, s->depth - 1)] : s->z0 + MIN (z, s->depth - 1) * s->dz;
+  preview->z0 = airy_stack_get_z (s, MIN (z, s->depth - 1));
   g_debug ("memory is tight: the shown %u planes give way to plane %u as a preview", s->depth, z);
   airy_stack_viewer_set_stack (self->viewer, g_steal_pointer (&preview));
   self->previewing = TRUE;

@@ -36,7 +36,7 @@ stack_planes (const AiryStack *s)
   guint k;
 
   for (k = 0; k < s->depth; k++)
-    z[k] = s->z ? s->z[k] : s->z0 + k * s->dz;
+    z[k] = airy_stack_get_z (s, k);
   return z;
 }
 
@@ -49,11 +49,8 @@ same_grid (const AiryStack *a, const AiryStack *b)
       || fabs (a->dx - b->dx) > 1e-6 * a->dx || fabs (a->dy - b->dy) > 1e-6 * a->dy)
     return FALSE;
   for (k = 0; k < a->depth; k++)
-    {
-      double za = a->z ? a->z[k] : a->z0 + k * a->dz, zb = b->z ? b->z[k] : b->z0 + k * b->dz;
-      if (fabs (za - zb) > 1e-6 * MAX (fabs (a->dz), 1e-3))
-        return FALSE;
-    }
+    if (fabs (airy_stack_get_z (a, k) - airy_stack_get_z (b, k)) > 1e-6 * MAX (fabs (a->dz), 1e-3))
+      return FALSE;
   return TRUE;
 }
 
