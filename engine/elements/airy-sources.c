@@ -440,6 +440,18 @@ _airy_objective_point_source_init (AiryObjectivePointSource *self)
 {
 }
 
+/* the medium and the power of a generated source (plane wave, point
+ * source, Gaussian beam), the first two of their parameters */
+static void
+install_medium_and_power (GObjectClass *object_class)
+{
+  airy_element_class_install_property (object_class,
+    airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_double ("power", N_("Power"), N_("Σ|u|²·dx·dy"), NULL, 0.0, 1e12, 1.0,
+                            AIRY_PARAM_EXCLUSIVE_MIN));
+}
+
 /* ------------------------------------------------------------------------ */
 /* plane-wave                                                               */
 
@@ -496,11 +508,7 @@ _airy_plane_wave_class_init (AiryPlaneWaveClass *klass)
   element_class->check = check_medium;
   element_class->apply = plane_wave_apply;
   element_class->compile = plane_wave_compile;
-  airy_element_class_install_property (object_class,
-    airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
-  airy_element_class_install_property (object_class,
-    airy_param_spec_double ("power", N_("Power"), N_("Σ|u|²·dx·dy"), NULL, 0.0, 1e12, 1.0,
-                            AIRY_PARAM_EXCLUSIVE_MIN));
+  install_medium_and_power (object_class);
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("angle-x", N_("Angle x"), N_("Propagation angle to the axis in x"), "rad",
                             -1.5, 1.5, 0.0, 0));
@@ -591,11 +599,7 @@ _airy_point_source_class_init (AiryPointSourceClass *klass)
   element_class->check = check_medium;
   element_class->apply = point_source_apply;
   element_class->compile = generated_source_compile;
-  airy_element_class_install_property (object_class,
-    airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
-  airy_element_class_install_property (object_class,
-    airy_param_spec_double ("power", N_("Power"), N_("Σ|u|²·dx·dy"), NULL, 0.0, 1e12, 1.0,
-                            AIRY_PARAM_EXCLUSIVE_MIN));
+  install_medium_and_power (object_class);
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("z", N_("Distance"), N_("Added to each plane's z"), "µm", -1e6, 1e6, 0.0, 0));
 }
@@ -656,11 +660,7 @@ _airy_gaussian_beam_class_init (AiryGaussianBeamClass *klass)
   element_class->check = check_medium;
   element_class->apply = gaussian_beam_apply;
   element_class->compile = generated_source_compile;
-  airy_element_class_install_property (object_class,
-    airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
-  airy_element_class_install_property (object_class,
-    airy_param_spec_double ("power", N_("Power"), N_("Σ|u|²·dx·dy"), NULL, 0.0, 1e12, 1.0,
-                            AIRY_PARAM_EXCLUSIVE_MIN));
+  install_medium_and_power (object_class);
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("waist", N_("Waist"), N_("1/e² intensity radius w0 at the waist"), "µm",
                             0.0, 1e6, 10.0, AIRY_PARAM_EXCLUSIVE_MIN));
