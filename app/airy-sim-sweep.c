@@ -250,11 +250,100 @@ write_sweep_index (const char *dir, GArray *params, guint total, guint digits, G
   return airy_atomic_commit (tmp, path, error);
 }
 
+/* Whether name is one this sweep writes: index.csv, or NNNN.tif (digits
+ * wide) of a combination below total. */
+static gboolean
+is_sweep_output (const char *name, guint total, guint digits)
+{
+  guint64 k;
+  gsize len = strlen (name), i;
+
+  if (g_str_equal (name, "index.csv"))
+    return TRUE;
+  if (len != digits + 4 || !g_str_has_suffix (name, ".tif"))
+    return FALSE;
+  for (i = 0; i < digits; i++)
+    if (!g_ascii_isdigit (name[i]))
+      return FALSE;
+  k = g_ascii_strtoull (name, NULL, 10);
+  return k < total;
+}
+
+/* No output of the sweep may replace one of its inputs (the system file,
+ * a sample, a mask image): a sweep sets numbers only, so every swept
+ * system reads the files of the first. */
+static gboolean
+check_sweep_inputs (const char *dir, AirySystem *system, const char *system_file, guint total, guint digits,
+                    GError **error)
+{
+  g_autoptr(GPtrArray) files = airy_system_list_input_files (system);
+  guint i;
+
+  for (i = 0; i <= files->len; i++)
+    {
+      AiryInputFile *f = i < files->len ? g_ptr_array_index (files, i) : NULL;
+      NamedFile input = { f ? f->role : _("the system file"), f ? f->path : system_file };
+      g_autofree char *base = g_path_get_basename (input.path);
+      g_autofree char *out = g_build_filename (dir, base, NULL);
+      NamedFile output = { "-o", out };
+
+      if (is_sweep_output (base, total, digits) && !check_outputs (&output, 1, &input, 1, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Files in dir named like a sweep's (digits, .tif) that this one did not
+ * write: an earlier, larger sweep's, which index.csv no longer lists. */
+static guint
+count_stale_outputs (const char *dir, guint total, guint digits)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  guint n = 0;
+
+  while (d && (name = g_dir_read_name (d)) != NULL)
+    {
+      gsize len = strlen (name), i;
+
+      if (len < 8 || !g_str_has_suffix (name, ".tif") || is_sweep_output (name, total, digits))
+        continue;
+      for (i = 0; i < len - 4 && g_ascii_isdigit (name[i]); i++)
+        ;
+      n += i == len - 4;
+    }
+  return n;
+}
+
+/* -o DIR/: made with its parents where missing (mkdir -p, mode 0755). */
+static gboolean
+make_sweep_folder (const char *dir, GError **error)
+{
+  if (g_file_test (dir, G_FILE_TEST_IS_DIR))
+    return TRUE;
+  if (g_file_test (dir, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("-o: %s exists and is not a folder"), dir);
+      return FALSE;
+    }
+  if (g_mkdir_with_parents (dir, 0755) != 0)
+    {
+      int e = errno;
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("-o: cannot make the folder %s: %s"), dir, g_strerror (e));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Every combination of the --set values as its own system, each in one
  * process, handed out one at a time from a counter all ranks share (the
  * next free rank takes the next system: dynamic load balancing); DIR gets
  * NNNN.tif per system and index.csv. Without MPI the same, in one
- * process. */
+ * process. DIR is made when missing (with its parents). Files of those
+ * names already there (an earlier sweep's) are replaced, each only once
+ * its new file is complete; an input of the system of such a name stops
+ * the sweep before anything is written; other files stay, and those named
+ * like an earlier, larger sweep's are reported. */
 int
 cmd_sweep (int argc, char **argv)
 {
@@ -315,11 +404,6 @@ cmd_sweep (int argc, char **argv)
           return ranks_fail (error);
         }
     }
-  if (!g_file_test (output, G_FILE_TEST_IS_DIR))
-    {
-      g_set_error (&error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("-o: %s is not a folder"), output);
-      return ranks_fail (error);
-    }
   if (!check_environment (&error) || !json_parser_load_from_file (parser, argv[1], &error))
     return ranks_fail (error);
   for (i = 0; i < params->len; i++)
@@ -340,6 +424,16 @@ cmd_sweep (int argc, char **argv)
     }
   for (digits = 4; total > 1 && pow (10, digits) < total; digits++)
     ;
+  {
+    g_autoptr(AirySystem) first = sweep_system (json_parser_get_root (parser), params, 0, argv[1], &error);
+
+    if (first == NULL || !check_sweep_inputs (output, first, argv[1], (guint) total, digits, &error))
+      return ranks_fail (error);
+  }
+  /* the folder: made by rank 0 alone; the others write into it only after
+   * the agreement below */
+  if (is_root () && !make_sweep_folder (output, &error))
+    return ranks_fail (error);
   /* a rank that failed above meets the others here, before the counter */
   if (ranks->size > 1 && !airy_comm_agree (ranks, &error))
     return ranks_failed (error);
@@ -392,6 +486,15 @@ cmd_sweep (int argc, char **argv)
     return ranks_failed (error);
   if (is_root () && !write_sweep_index (output, params, (guint) total, digits, &error))
     return fail (error);
+  if (is_root ())
+    {
+      guint stale = count_stale_outputs (output, (guint) total, digits);
+
+      if (stale > 0)
+        g_printerr (_("airy-sim: warning: %s holds %u more file(s) named like a sweep's that this sweep did not "
+                      "write (an earlier sweep's?); index.csv lists this sweep's %u\n"), output, stale,
+                    (guint) total);
+    }
   if (!quiet && is_root ())
     {
       g_autoptr(GString) per = g_string_new (NULL);

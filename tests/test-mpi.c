@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "airy-test-util.h"
@@ -925,6 +926,145 @@ test_sweep_one_process (void)
   check_sweep (0);
 }
 
+/* stderr holds line once (one process) or once per rank (np ranks) */
+static void
+assert_said (const Spawned *s, guint np, const char *line)
+{
+  const char *p;
+  guint seen = 0;
+
+  for (p = s->err; (p = strstr (p, line)) != NULL; p++)
+    seen++;
+  if (seen != MAX (np, 1))
+    g_printerr ("stderr: %s\n", s->err);
+  g_assert_cmpuint (seen, ==, MAX (np, 1));
+}
+
+/* -o DIR/ of a sweep: made when missing (with its parents, 0755), a clear
+ * error when it cannot be; an earlier sweep's files of the same names
+ * replaced and the others reported; an input of such a name untouched. */
+static void
+check_sweep_folder (guint np)
+{
+  g_autofree char *json = psf_json (16, 2);
+  g_autofree char *sys = write_json ("sweep-dir.json", json);
+  g_autofree char *top = in_tmp ("made"), *mid = g_build_filename (top, "a", NULL);
+  g_autofree char *dir = g_build_filename (mid, "sweep", NULL);
+  g_autofree char *file = in_tmp ("plain-file"), *under_file = g_build_filename (file, "sweep", NULL);
+  g_autofree char *in_dir = in_tmp ("with-input"), *sample = g_build_filename (in_dir, "0001.tif", NULL);
+  g_autofree char *in_sys = g_build_filename (in_dir, "sys.json", NULL);
+  g_autofree char *img = image_json (16, 2, "{\"file\": \"0001.tif\"}", "\"reduce\": \"sum\"");
+  g_autofree char *prefix = np > 1 ? g_strdup_printf ("rank 0 of %u: ", np) : g_strdup ("");
+  g_autofree char *expected = NULL, *csv = NULL, *before = NULL;
+  g_autoptr(AiryStack) volume = airy_stack_new (2, 16, 16);
+  g_autoptr(GBytes) sample_bytes = NULL, sample_after = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  g_auto(Spawned) c = { 0 };
+  g_auto(Spawned) d = { 0 };
+  const char *names[] = { "0000.tif", "0001.tif", "0002.tif", "index.csv" };
+  mode_t mask = umask (0);
+  GStatBuf st;
+  guint i;
+
+  umask (mask);
+  /* two folders made, 0755 (less the umask) */
+  sim (np, &a, "sweep", sys, "--set", "elements[0].na=0.7,0.8,0.9", "-o", dir, "--threads", "1", "-q", NULL);
+  g_assert_cmpint (a.status, ==, 0);
+  g_assert_cmpstr (a.err, ==, "");
+  g_assert_cmpint (g_stat (mid, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 0777, ==, 0755 & ~mask);
+  g_assert_cmpint (g_stat (dir, &st), ==, 0);
+  g_assert_true (S_ISDIR (st.st_mode));
+  g_assert_cmpint (st.st_mode & 0777, ==, 0755 & ~mask);
+  for (i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *f = g_build_filename (dir, names[i], NULL);
+      g_assert_true (g_file_test (f, G_FILE_TEST_IS_REGULAR));
+    }
+
+  /* again with two systems: 0000, 0001 and index.csv replaced, 0002 an
+   * earlier sweep's, reported */
+  sim (np, &b, "sweep", sys, "--set", "elements[0].na=0.6,0.7", "-o", dir, "--threads", "1", "-q", NULL);
+  g_assert_cmpint (b.status, ==, 0);
+  expected = g_strdup_printf ("airy-sim: warning: %s holds 1 more file(s) named like a sweep's that this sweep did "
+                              "not write (an earlier sweep's?); index.csv lists this sweep's 2\n", dir);
+  g_assert_cmpstr (b.err, ==, expected);
+  {
+    g_autofree char *csv_path = g_build_filename (dir, "index.csv", NULL);
+    g_assert_true (g_file_get_contents (csv_path, &csv, NULL, &error));
+    g_assert_cmpstr (csv, ==, "index,file,elements[0].na\n0,0000.tif,0.6\n1,0001.tif,0.7\n");
+  }
+  for (i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *f = g_build_filename (dir, names[i], NULL);
+      g_assert_cmpint (g_unlink (f), ==, 0);
+    }
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+  g_assert_cmpint (g_rmdir (mid), ==, 0);
+  g_assert_cmpint (g_rmdir (top), ==, 0);
+
+  /* a parent that is a file: named, nothing made */
+  g_assert_true (g_file_set_contents (file, "x", -1, &error));
+  before = listing ();
+  sim (np, &c, "sweep", sys, "--set", "elements[0].na=0.7,0.8", "-o", under_file, "-q", NULL);
+  g_assert_cmpint (c.status, ==, 1);
+  g_free (expected);
+  expected = g_strdup_printf ("airy-sim: %s-o: cannot make the folder %s: Not a directory\n", prefix, under_file);
+  assert_said (&c, np, expected);
+  {
+    g_autofree char *after = listing ();
+    g_assert_cmpstr (after, ==, before);
+  }
+  g_unlink (file);
+
+  /* a sample named like an output in DIR: refused before anything is
+   * written, the sample's bytes as they were */
+  g_assert_cmpint (g_mkdir (in_dir, 0755), ==, 0);
+  volume->dx = volume->dy = 0.1;
+  volume->dz = 2;
+  airy_stack_plane (volume, 1)[8 * 16 + 8] = 1;
+  g_assert_true (airy_tiff_write (sample, volume, &error));
+  g_assert_true (g_file_set_contents (in_sys, img, -1, &error));
+  g_assert_no_error (error);
+  sample_bytes = file_bytes (sample);
+  sim (np, &d, "sweep", in_sys, "--set", "microscope.na=0.7,0.8", "-o", in_dir, "-q", NULL);
+  g_assert_cmpint (d.status, ==, np > 1 ? 1 : 2);
+  g_free (expected);
+  expected = g_strdup_printf ("airy-sim: %s-o and sample.file name the same file %s: an output must not overwrite "
+                              "an input\n", prefix, sample);
+  assert_said (&d, np, expected);
+  sample_after = file_bytes (sample);
+  g_assert_true (g_bytes_equal (sample_bytes, sample_after));
+  {
+    g_autoptr(GDir) listing_in = g_dir_open (in_dir, 0, NULL);
+    guint n = 0;
+
+    while (g_dir_read_name (listing_in) != NULL)
+      n++;
+    g_assert_cmpuint (n, ==, 2);   /* the sample and the system file */
+  }
+  g_unlink (sample);
+  g_unlink (in_sys);
+  g_rmdir (in_dir);
+  g_unlink (sys);
+}
+
+static void
+test_sweep_folder (void)
+{
+  check_sweep_folder (0);
+}
+
+static void
+test_mpi_sweep_folder (void)
+{
+  if (skip_without_mpi ())
+    return;
+  check_sweep_folder (2);
+}
+
 /* sweeps without MPI: what is wrong with --set, named */
 static void
 test_sweep_errors (void)
@@ -1149,6 +1289,8 @@ main (int argc, char **argv)
   g_test_add_func ("/mpi/sweep-fails", test_mpi_sweep_fails);
   g_test_add_func ("/sweep/one-process", test_sweep_one_process);
   g_test_add_func ("/sweep/errors", test_sweep_errors);
+  g_test_add_func ("/sweep/folder", test_sweep_folder);
+  g_test_add_func ("/mpi/sweep-folder", test_mpi_sweep_folder);
 
   status = g_test_run ();
   g_rmdir (tmpdir);
