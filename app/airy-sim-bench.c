@@ -242,6 +242,10 @@ cmd_bench (int argc, char **argv)
   g_autoptr(GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) reduce_times = g_array_new (FALSE, FALSE, sizeof (double));
   BenchWrite wr = { 0 };
+  g_autofree float *own = NULL;
+  g_autofree double *rank_s = NULL;
+  g_autoptr(GString) rank_list = g_string_new (NULL);
+  double wait_s;
   g_autoptr(AiryResult) cold = NULL;
   g_autofree char *cold_backend = NULL;
   const char *floor_kind = "FFTW";
@@ -325,6 +329,7 @@ cmd_bench (int argc, char **argv)
       if (r == NULL)
         return ranks_failed (error);
     }
+  own = g_new0 (float, (gsize) repeat * ranks->size);
   for (k = 0; k < repeat; k++)
     {
       double t;
@@ -333,7 +338,35 @@ cmd_bench (int argc, char **argv)
         return ranks_failed (error);
       g_array_append_val (times, t);
       g_array_append_val (reduce_times, r->reduce_s);
+      /* one process: its run is its own work */
+      own[(gsize) k * ranks->size + ranks->rank] = ranks->size > 1 ? r->own_s : t;
     }
+  /* every rank's own time of every run, in its slots, to every rank */
+  if (!airy_comm_all_reduce (ranks, own, (gsize) repeat * ranks->size, AIRY_COMM_SUM, &error))
+    return ranks_failed (error);
+  rank_s = g_new0 (double, ranks->size);
+  {
+    g_autoptr(GArray) waits = g_array_new (FALSE, FALSE, sizeof (double));
+
+    for (i = 0; i < ranks->size; i++)
+      {
+        g_autoptr(GArray) t = g_array_new (FALSE, FALSE, sizeof (double));
+
+        for (k = 0; k < repeat; k++)
+          g_array_append_val (t, (double) { own[(gsize) k * ranks->size + i] });
+        rank_s[i] = median_of (t);
+      }
+    /* the longest wait of a run: its time less the quickest rank's own */
+    for (k = 0; k < repeat; k++)
+      {
+        double quickest = G_MAXDOUBLE;
+
+        for (i = 0; i < ranks->size; i++)
+          quickest = MIN (quickest, own[(gsize) k * ranks->size + i]);
+        g_array_append_val (waits, (double) { MAX (0.0, g_array_index (times, double, k) - quickest) });
+      }
+    wait_s = median_of (waits);
+  }
   /* files: the TIFF write of one result, a plain write of as many bytes
    * to the same folder (the dd floor), and compute + write together */
   if (!no_write && ranks->size > 1)
@@ -387,6 +420,8 @@ cmd_bench (int argc, char **argv)
   if (ranks->size > 1 && !airy_comm_barrier (ranks, &error))
     return ranks_failed (error);
 
+  for (i = 0; i < ranks->size; i++)
+    g_string_append_printf (rank_list, json ? "%s%.6f" : "%s%.1f", i ? ", " : "", json ? rank_s[i] : rank_s[i] * 1e3);
   if (json)
     g_print ("{\"system\": \"%s\", \"planes\": %u, \"height\": %u, \"width\": %u, "
              "\"backend\": \"%s\", \"devices\": %u, \"threads\": %u, \"repeat\": %d, "
@@ -394,11 +429,12 @@ cmd_bench (int argc, char **argv)
              "\"max_s\": %.6f, \"floor_s\": %.6f, \"floor\": \"%s\", \"ratio\": %.4f, \"planes_per_s\": %.2f, "
              "\"peak_rss_bytes\": %" G_GUINT64_FORMAT ", \"peak_device_bytes\": %" G_GUINT64_FORMAT ", "
              "\"output_bytes\": %" G_GUINT64_FORMAT ", \"write_s\": %.6f, \"plain_write_s\": %.6f, "
-             "\"end_to_end_s\": %.6f, \"end_to_end_ratio\": %.4f, \"ranks\": %u, \"reduce_s\": %.6f}\n",
+             "\"end_to_end_s\": %.6f, \"end_to_end_ratio\": %.4f, \"ranks\": %u, \"reduce_s\": %.6f, "
+             "\"rank_s\": [%s], \"wait_s\": %.6f}\n",
              what, nz, h, w, cold_backend, cold_devices, n_threads, repeat, warmup, t_cold,
              median, tmin, tmax, floor_s, floor_kind, median / floor_s, nz / median, peak, peak_device, out_bytes,
              wr.write_s, wr.plain_s, wr.e2e_s, wr.e2e_s > 0 ? wr.e2e_s / (median + wr.plain_s) : 0.0,
-             ranks->size, median_of (reduce_times));
+             ranks->size, median_of (reduce_times), rank_list->str, wait_s);
   else
     {
       g_autofree char *peak_s = airy_format_bytes (peak);
@@ -415,6 +451,9 @@ cmd_bench (int argc, char **argv)
                floor_s * 1e3, nz, floor_kind, h, w);
       g_print ("ratio       %.3f (run / floor)\n", median / floor_s);
       g_print ("throughput  %.1f planes/s\n", nz / median);
+      if (ranks->size > 1)
+        g_print ("ranks       %u: own work median %s ms; longest wait %.1f ms (median; the reduction's "
+                 "%.1f ms included)\n", ranks->size, rank_list->str, wait_s * 1e3, median_of (reduce_times) * 1e3);
       g_print ("memory      peak RSS %s (output %s)\n", peak_s, out_s);
       if (wr.e2e_s > 0)
         {

@@ -57,6 +57,9 @@ typedef struct
   guint      n_planes;     /* the whole stack's */
   gboolean   stack_is_part; /* stack holds this rank's planes (not one image) */
   double     reduce_s;     /* time in the cross-rank reduction */
+  double     own_s;        /* this rank's own work: seconds less the time in
+                            * the agreements with the other ranks (waiting
+                            * for them) and in the reduction */
   /*< private >*/
   gint       extra_refs;   /* references beyond the first: a zeroed result has one */
 } AiryResult;

@@ -1065,6 +1065,63 @@ test_mpi_sweep_folder (void)
   check_sweep_folder (2);
 }
 
+/* bench --json: each rank's own work (median) and the longest wait; in
+ * one process its run is all its own */
+static void
+check_bench_ranks (guint np)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_auto(Spawned) a = { 0 };
+  JsonObject *o;
+  JsonArray *rank_s;
+  double median, max_s, wait;
+  guint i;
+
+  sim (np, &a, "bench", "seed-imaging", "--planes", "4", "--size", "64", "--threads", "1", "--repeat", "3",
+       "--no-write", "--json", NULL);
+  g_assert_cmpint (a.status, ==, 0);
+  g_assert_true (json_parser_load_from_data (parser, a.out, -1, &error));
+  g_assert_no_error (error);
+  o = json_node_get_object (json_parser_get_root (parser));
+  g_assert_cmpint (json_object_get_int_member (o, "ranks"), ==, MAX (np, 1));
+  rank_s = json_object_get_array_member (o, "rank_s");
+  g_assert_nonnull (rank_s);
+  g_assert_cmpuint (json_array_get_length (rank_s), ==, MAX (np, 1));
+  median = json_object_get_double_member (o, "median_s");
+  max_s = json_object_get_double_member (o, "max_s");
+  wait = json_object_get_double_member (o, "wait_s");
+  g_assert_cmpfloat (wait, >=, 0);
+  g_assert_cmpfloat (wait, <=, max_s);
+  for (i = 0; i < json_array_get_length (rank_s); i++)
+    {
+      double t = json_array_get_double_element (rank_s, i);
+
+      g_assert_cmpfloat (t, >, 0);
+      /* a rank's own work is part of the run rank 0 timed */
+      g_assert_cmpfloat (t, <=, max_s + 1e-3);
+    }
+  if (np == 0)
+    {
+      g_assert_cmpfloat (json_array_get_double_element (rank_s, 0), ==, median);
+      g_assert_cmpfloat (wait, ==, 0);
+    }
+}
+
+static void
+test_bench_ranks (void)
+{
+  check_bench_ranks (0);
+}
+
+static void
+test_mpi_bench_ranks (void)
+{
+  if (skip_without_mpi ())
+    return;
+  check_bench_ranks (2);
+}
+
 /* sweeps without MPI: what is wrong with --set, named */
 static void
 test_sweep_errors (void)
@@ -1291,6 +1348,8 @@ main (int argc, char **argv)
   g_test_add_func ("/sweep/errors", test_sweep_errors);
   g_test_add_func ("/sweep/folder", test_sweep_folder);
   g_test_add_func ("/mpi/sweep-folder", test_mpi_sweep_folder);
+  g_test_add_func ("/bench/ranks", test_bench_ranks);
+  g_test_add_func ("/mpi/bench-ranks", test_mpi_bench_ranks);
 
   status = g_test_run ();
   g_rmdir (tmpdir);
