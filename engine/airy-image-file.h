@@ -101,9 +101,11 @@ typedef struct
   int     frame;        /* which time point; −1: refuse several */
   guint   max_planes;   /* refuse files with more z planes (0: no limit) */
   guint64 budget;       /* bytes the float32 stack may take; 0: airy_memory_budget () */
+  guint   first_plane;  /* TIFF: only the planes [first_plane, first_plane + */
+  guint   n_planes;     /*   n_planes) of the z stack (n_planes 0: all of it) */
 } AiryReadOptions;
 
-#define AIRY_READ_OPTIONS_INIT { -1, -1, 0, 0 }
+#define AIRY_READ_OPTIONS_INIT { -1, -1, 0, 0, 0, 0 }
 
 AiryStack *airy_tiff_read        (const char            *path,
                                   GError               **error);

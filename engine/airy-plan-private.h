@@ -38,7 +38,9 @@ struct _AiryPlan
 
   /* imaging */
   AirySample     sample;
-  AiryStack     *volume;         /* sample file, NULL for generated samples */
+  AiryStack     *volume;         /* sample file, NULL for generated samples; over
+                                  * several ranks this rank's planes only: */
+  guint          volume_first;   /*   plane volume_first of the sample is its 0 */
   char          *volume_key;     /* identifies the sample's content, for caches */
   guint          vol_height, vol_width;
   guint          pad_height, pad_width;
@@ -66,6 +68,16 @@ void      _airy_plan_unref      (AiryPlan *plan);
 gboolean  _airy_plan_volume_plane (AiryPlan *plan,
                                    guint     z,
                                    float    *out);
+/* Plane z (of the whole sample) of a sample file: in this rank's part. */
+const float *_airy_plan_volume_data (AiryPlan *plan,
+                                     guint     z);
+/* The planes of this process under options->comm: [first, first + count)
+ * of n (options->rank_planes, or evenly). */
+gboolean  _airy_plan_choose_part (const AiryRunOptions *options,
+                                  guint                 n,
+                                  guint                *first,
+                                  guint                *count,
+                                  GError              **error);
 guint64   _airy_plan_bytes_per_slot (AiryPlan *plan);
 
 /* The program of the plan (plan->ops): the field stage, reused from the

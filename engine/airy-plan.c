@@ -108,10 +108,45 @@ same_z_steps (const AiryStack *v, const double *z, guint n)
   return TRUE;
 }
 
+gboolean
+_airy_plan_choose_part (const AiryRunOptions *options,
+                        guint                 n,
+                        guint                *first,
+                        guint                *count,
+                        GError              **error)
+{
+  AiryComm *comm = options && options->comm ? options->comm : airy_comm_self ();
+  guint sum = 0, i;
+
+  if (options == NULL || options->rank_planes == NULL)
+    {
+      airy_comm_split (n, comm->size, comm->rank, first, count);
+      return TRUE;
+    }
+  *first = 0;
+  for (i = 0; i < comm->size; i++)
+    {
+      if (i < comm->rank)
+        *first += options->rank_planes[i];
+      sum += options->rank_planes[i];
+    }
+  if (sum != n)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("chunks: the planes per rank must add up to the %u planes, got %u"), n, sum);
+      return FALSE;
+    }
+  *count = options->rank_planes[comm->rank];
+  return TRUE;
+}
+
 /* The sample volume: checked against the system's camera pixel and z
- * planes before its pixels are read, then read, and resampled on request. */
+ * planes before its pixels are read, then read, and resampled on request.
+ * Over several ranks a rank reads only the planes of its part (without
+ * resampling: resampling in z needs the planes around them). */
 static gboolean
-load_volume (AiryPlan *plan, const char *base_dir, double spacing, GPtrArray *warnings, GError **error)
+load_volume (AiryPlan *plan, const AiryRunOptions *options, const char *base_dir, double spacing,
+             GPtrArray *warnings, GError **error)
 {
   g_autofree char *path = NULL;
   g_autoptr(GError) local = NULL;
@@ -182,6 +217,23 @@ load_volume (AiryPlan *plan, const char *base_dir, double spacing, GPtrArray *wa
     g_ptr_array_add (warnings, g_strdup_printf (_("sample.file: %s has no z spacing; its planes are taken "
                                                   "as the system's z planes"), path));
 
+  if (!s->resample && options && options->comm && options->comm->size > 1)
+    {
+      guint first, count;
+
+      if (!_airy_plan_choose_part (options, n, &first, &count, error))
+        return FALSE;
+      /* a rank with no planes reads one: the volume's shape is the plan's */
+      ro.first_plane = MIN (first, n - 1);
+      ro.n_planes = MAX (count, 1);
+      plan->volume_first = ro.first_plane;
+      if (plan->volume_key)
+        {
+          char *key = g_strdup_printf ("%s planes %u+%u", plan->volume_key, ro.first_plane, ro.n_planes);
+          g_free (plan->volume_key);
+          plan->volume_key = key;
+        }
+    }
   plan->volume = airy_tiff_read_full (path, &ro, &local);
   if (plan->volume == NULL)
     {
@@ -442,7 +494,7 @@ _airy_plan_new_checked (AirySystem           *system,
         }
       else if (sample->kind == AIRY_SAMPLE_FILE)
         {
-          if (!load_volume (plan, airy_system_get_base_dir (system), spacing, warnings, error))
+          if (!load_volume (plan, options, airy_system_get_base_dir (system), spacing, warnings, error))
             return NULL;
           plan->vol_height = plan->volume->height;
           plan->vol_width = plan->volume->width;
@@ -496,10 +548,8 @@ _airy_plan_new_checked (AirySystem           *system,
     {
       guint first;
 
-      if (options->rank_planes)
-        planes_here = MIN (options->rank_planes[options->comm->rank], plan->n_planes);
-      else
-        airy_comm_split (plan->n_planes, options->comm->size, options->comm->rank, &first, &planes_here);
+      if (!_airy_plan_choose_part (options, plan->n_planes, &first, &planes_here, error))
+        return NULL;
     }
   need = (guint64) (plan->reduce ? plan->out_depth : planes_here) * plan->out_height * plan->out_width * 4
          + (keep_psf ? (guint64) planes_here * plan->psf_height * plan->psf_width * 4 : 0)
@@ -536,7 +586,7 @@ _airy_plan_volume_plane (AiryPlan *plan,
         out[i] = (float) plan->sample.value;
       return TRUE;
     case AIRY_SAMPLE_FILE:
-      memcpy (out, airy_stack_plane (plan->volume, z), n * sizeof (float));
+      memcpy (out, _airy_plan_volume_data (plan, z), n * sizeof (float));
       return TRUE;
     case AIRY_SAMPLE_BEADS:
       memset (out, 0, n * sizeof (float));
@@ -555,4 +605,13 @@ _airy_plan_volume_plane (AiryPlan *plan,
     default:
       return FALSE;
     }
+}
+
+const float *
+_airy_plan_volume_data (AiryPlan *plan,
+                        guint     z)
+{
+  g_assert (plan->volume != NULL);
+  g_assert (z >= plan->volume_first && z - plan->volume_first < plan->volume->depth);
+  return airy_stack_plane (plan->volume, z - plan->volume_first);
 }

@@ -346,34 +346,6 @@ choose_devices (AiryBackend          *backend,
   return TRUE;
 }
 
-/* The planes of this process: [first, first + count) of n. */
-static gboolean
-choose_part (AiryComm *comm, const AiryRunOptions *opts, guint n, guint *first, guint *count, GError **error)
-{
-  guint sum = 0, i;
-
-  if (opts->rank_planes == NULL)
-    {
-      airy_comm_split (n, comm->size, comm->rank, first, count);
-      return TRUE;
-    }
-  *first = 0;
-  for (i = 0; i < comm->size; i++)
-    {
-      if (i < comm->rank)
-        *first += opts->rank_planes[i];
-      sum += opts->rank_planes[i];
-    }
-  if (sum != n)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("chunks: the planes per rank must add up to the %u planes, got %u"), n, sum);
-      return FALSE;
-    }
-  *count = opts->rank_planes[comm->rank];
-  return TRUE;
-}
-
 /* What a run does on its own process, up to its cross-process step: the
  * plan, the chunks of this process's part over its devices, prepare and
  * execute. FALSE with *error set; the caller agrees with the other ranks
@@ -438,7 +410,7 @@ run_local (AirySystem           *system,
   plan = _airy_plan_new (system, opts, warnings, error);
   if (plan == NULL || !_airy_plan_compile (plan, error))
     return FALSE;
-  if (!choose_part (comm, opts, plan->n_planes, &part_first, &part_count, error))
+  if (!_airy_plan_choose_part (opts, plan->n_planes, &part_first, &part_count, error))
     return FALSE;
   state = *state_out = run_state_new (plan);
   state->comm = comm;

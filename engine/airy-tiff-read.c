@@ -579,9 +579,10 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
   g_autoptr(AiryStack) stack = NULL;
   TIFFOpenOptions *topts;
   Layout l;
-  guint z;
+  guint z, first, depth;
 
   options = options ? options : &defaults;
+  first = options->n_planes ? options->first_plane : 0;
   topts = TIFFOpenOptionsAlloc ();
   TIFFOpenOptionsSetErrorHandlerExtR (topts, tiff_error_cb, r);
   TIFFOpenOptionsSetWarningHandlerExtR (topts, tiff_warning_cb, r);
@@ -607,6 +608,15 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
       _airy_tiff_layout_clear (&l);
       return NULL;
     }
+  /* a range of planes: those only, with their z */
+  depth = options->n_planes && pixels ? options->n_planes : l.depth;
+  if (pixels && options->n_planes && ((guint64) first + depth > l.depth))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: planes %u to %u asked for, the file has %u"),
+                   r->name, first, first + depth - 1, l.depth);
+      _airy_tiff_layout_clear (&l);
+      return NULL;
+    }
   if (!pixels)
     {
       stack = g_new0 (AiryStack, 1);
@@ -616,16 +626,16 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
     }
   else
     {
-      if (!_airy_tiff_budget_check (r, options, l.depth, l.height, l.width, error))
+      if (!_airy_tiff_budget_check (r, options, depth, l.height, l.width, error))
         {
           _airy_tiff_layout_clear (&l);
           return NULL;
         }
-      stack = _airy_stack_new_uninitialised (l.depth, l.height, l.width);
+      stack = _airy_stack_new_uninitialised (depth, l.height, l.width);
       if (stack == NULL)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("%s: not enough memory for %u × %u × %u"),
-                       r->name, l.depth, l.height, l.width);
+                       r->name, depth, l.height, l.width);
           _airy_tiff_layout_clear (&l);
           return NULL;
         }
@@ -638,18 +648,18 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
   stack->dx = l.dx;
   stack->dy = l.dy;
   stack->dz = l.dz;
-  stack->z0 = l.z0;
+  stack->z0 = l.z0 + (pixels ? first : 0) * l.dz;
   if (l.z)
-    airy_stack_set_z (stack, l.z);
+    airy_stack_set_z (stack, l.z + (pixels ? first : 0));
 
   if (pixels)
     {
       Scratch scratch = { NULL, 0 };
       gboolean ok = TRUE;
 
-      for (z = 0; ok && z < l.depth; z++)
+      for (z = first; ok && z < first + depth; z++)
         {
-          float *dst = airy_stack_plane (stack, z);
+          float *dst = airy_stack_plane (stack, z - first);
 
           if (l.contiguous)
             ok = read_plane_raw (r, &l, z, dst, &scratch, error);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "airy-test-util.h"
+#include "airy-plan-private.h"
 #include "cuda/airy-cuda-private.h"
 #if AIRY_HAVE_MPI
 #include "airy-mpi.h"
@@ -418,6 +419,108 @@ test_run_part (void)
   }
 }
 
+/* A sample of 6 planes of 16 × 16 for image_json (16, 6, …): planes
+ * [nonzero_from, 6) carry a pattern of their own, the others are 0. */
+static char *
+write_sample (const char *name, guint nonzero_from)
+{
+  g_autoptr(AiryStack) volume = airy_stack_new (6, 16, 16);
+  g_autoptr(GError) error = NULL;
+  char *path = in_tmp (name);
+  guint z, i;
+
+  volume->dx = volume->dy = 0.1;
+  volume->dz = 0.4;
+  for (z = nonzero_from; z < 6; z++)
+    for (i = 0; i < 16 * 16; i++)
+      airy_stack_plane (volume, z)[i] = (float) ((i * 7 + z * 13) % 17) / 17.0f;
+  g_assert_true (airy_tiff_write (path, volume, &error));
+  g_assert_no_error (error);
+  return path;
+}
+
+/* A rank reads only the sample planes of its part (the TIFF reader's
+ * plane range), at their place in the volume; its partial image is that
+ * of its planes: with the other rank's planes all 0, the whole image. */
+static void
+test_run_part_sample (void)
+{
+  g_autofree char *path = write_sample ("part-sample.tif", 3);
+  g_autofree char *sample = g_strdup_printf ("{\"file\": \"%s\"}", path);
+  g_autofree char *json = image_json (16, 6, sample, "\"reduce\": \"sum\"");
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(AiryResult) whole = test_run (system, &(AiryRunOptions) { .threads = 1 });
+  g_autoptr(AiryStack) file = read_tiff (path);
+  const guint rank_planes[2] = { 4, 2 };
+  gsize plane = 16 * 16, i;
+  guint r, k;
+
+  for (r = 0; r < 2; r++)
+    {
+      AiryComm fake = { &fake_vtable, r, 2, NULL, 0 };
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AiryPlan) plan = _airy_plan_new (system, &(AiryRunOptions) { .threads = 1, .comm = &fake }, NULL,
+                                                 &error);
+      g_autoptr(AiryPlan) given = _airy_plan_new (system, &(AiryRunOptions) { .threads = 1, .comm = &fake,
+                                                                             .rank_planes = rank_planes },
+                                                  NULL, &error);
+      g_autoptr(AiryResult) part = NULL;
+
+      g_assert_no_error (error);
+      /* evenly: planes 0–2 and 3–5 */
+      g_assert_cmpuint (plan->volume->depth, ==, 3);
+      g_assert_cmpuint (plan->volume_first, ==, 3 * r);
+      for (k = 0; k < 3; k++)
+        g_assert_cmpint (memcmp (_airy_plan_volume_data (plan, 3 * r + k), airy_stack_plane (file, 3 * r + k),
+                                 plane * sizeof (float)), ==, 0);
+      /* --chunks 4,2 */
+      g_assert_cmpuint (given->volume->depth, ==, rank_planes[r]);
+      g_assert_cmpuint (given->volume_first, ==, r == 0 ? 0 : 4);
+      g_assert_cmpint (memcmp (_airy_plan_volume_data (given, r == 0 ? 3 : 5), airy_stack_plane (file, r == 0 ? 3 : 5),
+                               plane * sizeof (float)), ==, 0);
+
+      /* the fake all-reduce leaves each rank its own sum */
+      part = test_run (system, &(AiryRunOptions) { .threads = 1, .comm = &fake });
+      g_assert_cmpuint (part->stack->depth, ==, 1);
+      if (r == 1)
+        g_assert_cmpint (memcmp (part->stack->data, whole->stack->data, plane * sizeof (float)), ==, 0);
+      else
+        for (i = 0; i < plane; i++)
+          g_assert_cmpfloat (part->stack->data[i], ==, 0);
+    }
+  g_unlink (path);
+}
+
+/* The TIFF reader's plane range: those planes with their z; a range past
+ * the file's planes is an error naming both. */
+static void
+test_tiff_plane_range (void)
+{
+  g_autofree char *path = write_sample ("range.tif", 0);
+  g_autoptr(AiryStack) all = read_tiff (path);
+  g_autoptr(AiryStack) some = NULL;
+  g_autoptr(AiryStack) none = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *expected = NULL;
+  AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+
+  ro.first_plane = 2;
+  ro.n_planes = 3;
+  some = airy_tiff_read_full (path, &ro, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (some->depth, ==, 3);
+  g_assert_cmpint (memcmp (some->data, airy_stack_plane (all, 2), 3 * 16 * 16 * sizeof (float)), ==, 0);
+  g_assert_cmpfloat_with_epsilon (airy_stack_get_z (some, 0), airy_stack_get_z (all, 2), 1e-12);
+  g_assert_cmpfloat_with_epsilon (airy_stack_get_z (some, 2), airy_stack_get_z (all, 4), 1e-12);
+  ro.first_plane = 4;
+  none = airy_tiff_read_full (path, &ro, &error);
+  g_assert_null (none);
+  expected = g_strdup_printf ("%s: planes 4 to 6 asked for, the file has 6", path);
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_FILE);
+  g_assert_cmpstr (error->message, ==, expected);
+  g_unlink (path);
+}
+
 /* ---- the TIFF written in parts ---- */
 
 static void
@@ -654,6 +757,48 @@ test_mpi_image (void)
     return;
   /* the ranks' partial spectra summed in another order: 1e-6 of the peak */
   check_image ("\"reduce\": \"sum\"", "image", 1e-6);
+}
+
+/* An image of a sample file over 2 and 3 ranks, each reading its planes:
+ * within 1e-6 of one process; with the sample's planes all in the last
+ * rank's part the sums have the same order, and the bytes are the same. */
+static void
+test_mpi_image_sample (void)
+{
+  g_autofree char *full = write_sample ("sample-full.tif", 0);
+  g_autofree char *late = write_sample ("sample-late.tif", 3);
+  g_autofree char *late3 = write_sample ("sample-late3.tif", 4);
+  const char *samples[3] = { full, late, late3 };
+  const guint np[3] = { 2, 2, 3 };
+  guint i;
+
+  if (skip_without_mpi ())
+    return;
+  for (i = 0; i < 3; i++)
+    {
+      g_autofree char *sample = g_strdup_printf ("{\"file\": \"%s\"}", samples[i]);
+      g_autofree char *json = image_json (16, 6, sample, "\"reduce\": \"sum\"");
+      g_autofree char *sys = write_json ("sample-image.json", json);
+      g_autofree char *one = in_tmp ("sample1.tif"), *many = in_tmp ("sample-n.tif");
+      g_autoptr(AiryStack) s1 = NULL;
+      g_autoptr(AiryStack) sn = NULL;
+      g_auto(Spawned) a = { 0 };
+      g_auto(Spawned) b = { 0 };
+
+      sim (0, &a, "run", sys, "-o", one, "--threads", "1", "-q", NULL);
+      g_assert_cmpint (a.status, ==, 0);
+      sim (np[i], &b, "run", sys, "-o", many, "--threads", "1", "-q", NULL);
+      g_assert_cmpint (b.status, ==, 0);
+      s1 = read_tiff (one);
+      sn = read_tiff (many);
+      g_assert_cmpfloat (relative_difference (s1, sn), <=, 1e-6);
+      if (i > 0)
+        assert_same_bytes (one, many);
+      remove_files ("sample1.tif", "sample-n.tif", "sample-image.json", NULL);
+    }
+  g_unlink (full);
+  g_unlink (late);
+  g_unlink (late3);
 }
 
 static void
@@ -1334,12 +1479,15 @@ main (int argc, char **argv)
   g_test_add_func ("/comm/self", test_comm_self);
   g_test_add_func ("/comm/split", test_comm_split);
   g_test_add_func ("/run/part", test_run_part);
+  g_test_add_func ("/run/part-sample", test_run_part_sample);
+  g_test_add_func ("/tiff/plane-range", test_tiff_plane_range);
   g_test_add_func ("/tiff/layout-parts", test_layout_parts);
   g_test_add_func ("/mpi/comm", test_mpi_comm);
   g_test_add_func ("/mpi/stack", test_mpi_stack);
   g_test_add_func ("/mpi/no-planes", test_mpi_no_planes);
   g_test_add_func ("/mpi/image", test_mpi_image);
   g_test_add_func ("/mpi/image-noise", test_mpi_image_noise);
+  g_test_add_func ("/mpi/image-sample", test_mpi_image_sample);
   g_test_add_func ("/mpi/missing-sample", test_mpi_missing_sample);
   g_test_add_func ("/mpi/budget", test_mpi_budget);
   g_test_add_func ("/mpi/sweep", test_mpi_sweep);

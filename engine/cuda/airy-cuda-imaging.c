@@ -89,7 +89,7 @@ _airy_cuda_imaging_consume (AiryRunState *state, Slot *s, guint b0, guint nb, co
             ? CHECK (airy_cuda_launch_beads (plane, plan->vol_height, plan->vol_width, b0 + k, plan->n_planes,
                                              plan->sample.count, plan->sample.seed,
                                              (float) plan->sample.intensity, s->stream), error)
-            : _airy_cuda_dl_upload (s, plane, airy_stack_plane (plan->volume, b0 + k), nvol * sizeof (float), error);
+            : _airy_cuda_dl_upload (s, plane, _airy_plan_volume_data (plan, b0 + k), nvol * sizeof (float), error);
           if (!ok)
             return FALSE;
         }
