@@ -15,6 +15,7 @@
 
 #include "airy-error.h"
 #include "airy-fit-private.h"
+#include "airy-fit-kernels.h"
 #include "airy-elements-private.h"
 
 /* The forward model is the compiled plan's FUSED_PSF op (airy-ops-fuse.c)
@@ -420,12 +421,6 @@ typedef struct
   double              *F;       /* (K + 5)² */
 } Chunk;
 
-static double
-mu_floor (double mu)
-{
-  return mu > 1e-12 ? mu : 1e-12;
-}
-
 static void
 chunk_fisher_plane (Chunk *c, Workspace *ws, double zt)
 {
@@ -474,7 +469,7 @@ chunk_fisher_plane (Chunk *c, Workspace *ws, double zt)
       }
   for (pix = 0; pix < win; pix++)
     {
-      double mu = mu_floor (A * ws->inten[pix] + B);
+      double mu = airy_fit_mu_floor (A * ws->inten[pix] + B);
       double wgt = c->poisson ? 1.0 / mu : c->inv_var;
 
       for (q = 0; q < nphase; q++)
@@ -488,11 +483,8 @@ chunk_fisher_plane (Chunk *c, Workspace *ws, double zt)
 }
 
 /* The loss of one plane's window and w = ∂L/∂μ, with local sums (the
- * compiler keeps them in registers). Poisson: Σ μ − d⁺·log μ + c with
- * d⁺ = max(d, 0) and c = d⁺·log d⁺ − d (the NLL minus its saturated value,
- * c precomputed per voxel); log μ = log B + log1p(x/B) by its series
- * where the PSF adds x < B/100 to the background (error below 2·10⁻¹³):
- * the far wings cost no logarithm. */
+ * compiler keeps them in registers); the voxel's formulas are the device's
+ * (airy-fit-kernels.h). */
 static void
 plane_loss (Chunk *c, Workspace *ws, guint k, gsize win, double A, double B)
 {
@@ -505,24 +497,13 @@ plane_loss (Chunk *c, Workspace *ws, guint k, gsize win, double A, double B)
     {
       const float *dp = m->dpos + (gsize) k * win;
       const double *cst = m->dconst + (gsize) k * win;
-      double logB = B > 0 ? log (B) : 0.0, small = B > 0 ? 0.01 * B : -1.0, invB = B > 0 ? 1.0 / B : 0.0;
+      double logB = B > 0 ? log (B) : 0.0;
 
       for (q = 0; q < win; q++)
         {
-          double x = A * in[q], mu = mu_floor (x + B), lg, wq, dm = dp[q];
-
-          if (x >= 0.0 && x < small)
-            {
-              double t = x * invB;
-              lg = logB + t * (1.0 - t * (0.5 - t * (1.0 / 3 - t * (0.25 - t * 0.2))));
-            }
-          else
-            lg = log (mu);
-          loss += mu - dm * lg + cst[q];
-          wq = 1.0 - dm / mu;
-          w[q] = wq;
-          gA += wq * in[q];
-          gB += wq;
+          loss += airy_fit_voxel_poisson (A * in[q], B, logB, dp[q], cst[q], &w[q]);
+          gA += w[q] * in[q];
+          gB += w[q];
         }
     }
   else
@@ -531,12 +512,9 @@ plane_loss (Chunk *c, Workspace *ws, guint k, gsize win, double A, double B)
 
       for (q = 0; q < win; q++)
         {
-          double e = A * in[q] + B - d[q], wq = e * c->inv_var;
-
-          loss += 0.5 * e * wq;
-          w[q] = wq;
-          gA += wq * in[q];
-          gB += wq;
+          loss += airy_fit_voxel_lsq (A * in[q] + B, d[q], c->inv_var, &w[q]);
+          gA += w[q] * in[q];
+          gB += w[q];
         }
     }
   c->loss += loss;
@@ -600,8 +578,7 @@ chunk_run (gpointer data)
             for (x = 0; x < m->W; x++)
               {
                 fftwf_complex v = X[(gsize) (m->y0 + r) * m->W + x], u = ub[(gsize) r * m->W + x];
-                /* −2 Im(conj(v)·u) */
-                M[(gsize) r * m->W + x] -= 2.0 * ((double) crealf (v) * cimagf (u) - (double) cimagf (v) * crealf (u));
+                M[(gsize) r * m->W + x] += airy_fit_adjoint_term (crealf (v), cimagf (v), crealf (u), cimagf (u));
               }
         }
     }
