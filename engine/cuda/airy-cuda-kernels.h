@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "airy-physics.h"
+#include "airy-fit-kernels.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -83,6 +84,20 @@ int airy_cuda_launch_max_planes (const float *data, unsigned count, size_t n, fl
 int airy_cuda_launch_minmax     (const float *data, size_t n, float *partial, unsigned *blocks, void *stream);
 int airy_cuda_launch_histogram  (const float *data, size_t n, float lo, float hi, unsigned bins,
                                  unsigned long long *counts, void *stream);
+
+/* The fit's passes (airy-fit-kernels.h: these launch its bodies, one
+ * thread per index; a's pointers are device pointers). field: X (nb × L
+ * planes); loss: every pixel of nb planes, partial[3·block + j] += the
+ * block's sums (the same blocks every launch: the host adds them up in a
+ * fixed order, so a pass's loss does not depend on the schedule); adjoint:
+ * M += the planes' terms. */
+#define AIRY_CUDA_FIT_BLOCKS 512
+int airy_cuda_launch_fit_field   (const AiryFitLossArgs *a, const void *base, const double *G, const double *zt,
+                                  unsigned nb, void *X, void *stream);
+int airy_cuda_launch_fit_loss    (const AiryFitLossArgs *a, const unsigned *k, unsigned nb, void *X, float *mu,
+                                  double *partial, void *stream);
+int airy_cuda_launch_fit_adjoint (const AiryFitLossArgs *a, unsigned nb, const void *base, const double *G,
+                                  const double *zt, const void *X, double *M, void *stream);
 
 #ifdef __cplusplus
 }
