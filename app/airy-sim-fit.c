@@ -56,8 +56,8 @@ int
 cmd_fit (int argc, char **argv)
 {
   g_autofree char *system_file = NULL, *output = NULL, *report_out = NULL, *residual_out = NULL;
-  g_autofree char *objective_arg = NULL, *gain_arg = NULL, *offset_arg = NULL;
-  int zernike = 14, crop = 0, restarts = 0, threads = 0, seed = 0, max_iterations = 0;
+  g_autofree char *objective_arg = NULL, *gain_arg = NULL, *offset_arg = NULL, *backend = NULL;
+  int device = 0, zernike = 14, crop = 0, restarts = 0, threads = 0, seed = 0, max_iterations = 0;
   gboolean quiet = FALSE;
   GOptionEntry entries[] = {
     { "system", 0, 0, G_OPTION_ARG_FILENAME, &system_file, NULL, NULL },
@@ -73,6 +73,8 @@ cmd_fit (int argc, char **argv)
     { "max-iterations", 0, 0, G_OPTION_ARG_INT, &max_iterations, NULL, NULL },
     { "seed", 0, 0, G_OPTION_ARG_INT, &seed, NULL, NULL },
     { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
+    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, NULL, NULL },
+    { "device", 0, 0, G_OPTION_ARG_INT, &device, NULL, NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, NULL, NULL },
     { NULL }
   };
@@ -112,6 +114,10 @@ cmd_fit (int argc, char **argv)
     return usage_error ("--threads: must be in [0, 4096], got %d", threads);
   if (seed < 0)
     return usage_error ("--seed: must be ≥ 0, got %d", seed);
+  if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
+    return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
+  if (device < 0 || device > 1023)
+    return usage_error ("--device: must be in [0, 1023], got %d", device);
   if (objective_arg && g_str_equal (objective_arg, "poisson"))
     options.objective = AIRY_FIT_OBJECTIVE_POISSON;
   else if (objective_arg && g_str_equal (objective_arg, "least-squares"))
@@ -157,6 +163,8 @@ cmd_fit (int argc, char **argv)
   options.max_iterations = (guint) max_iterations;
   options.threads = (guint) threads;
   options.seed = (guint) seed;
+  options.backend = backend;
+  options.device = (guint) device;
   options.progress = quiet ? NULL : on_fit_progress;
   options.user_data = &progress;
   res = airy_fit_stack (system, beads, &options, NULL, &error);
@@ -179,6 +187,7 @@ cmd_fit (int argc, char **argv)
            argv[1], res->objective == AIRY_FIT_OBJECTIVE_POISSON ? "Poisson" : _("least squares"),
            res->window[2], res->window[3], res->window[0], res->window[1], res->iterations_total,
            res->seconds, 1e3 * res->seconds_per_iteration, res->loss);
+  g_print (_("  on %s (%s)\n"), res->backend, res->device);
   for (i = 0; i < res->n_terms; i++)
     g_print ("  Z%-3d %+.4f ± %.1e %s\n", res->indices[i], res->coefficients[i], res->uncertainties[i],
              _("waves"));

@@ -105,7 +105,8 @@ print_help (void)
                    "  airy-sim fit BEADS.tif --system SYSTEM.json -o FITTED.json [--zernike N] [--crop PX]\n"
                    "               [--report REPORT.json] [--residual RES.tif]\n"
                    "               [--objective auto|poisson|least-squares] [--gain G] [--offset O]\n"
-                   "               [--restarts N] [--max-iterations N] [--seed N] [--threads N] [-q]\n"));
+                   "               [--restarts N] [--max-iterations N] [--seed N] [--threads N]\n"
+                   "               [--backend cpu|cuda|auto] [--device N] [-q]\n"));
   print_help_ranks ();
 }
 

@@ -88,6 +88,38 @@ void      _airy_run_state_set_metadata  (AiryRunState *state);
 guint     _airy_run_state_active_slots  (AiryRunState *state,
                                          guint        *active);
 
+/* The fit's model on one device (airy-fit-model.c; the steps are
+ * airy-fit-kernels.h's): its constant parts, given once. */
+typedef struct
+{
+  guint          L, height, width;  /* entries (wavelengths × components), plane size */
+  guint          y0, rows;          /* the pupil's band */
+  guint          win_y0, win_x0, win_h, win_w;
+  guint          depth;             /* planes of the data */
+  const float   *scale;             /* L: the op's s_l */
+  const double  *G;                 /* L × rows × width: defocus phase per µm */
+} AiryFitShape;
+
+/* One forward pass over some planes, and its adjoint when grad: the host
+ * makes base = F·e^{iΦ} (the parameters' phase) and finishes the
+ * gradient from M. */
+typedef struct
+{
+  const float   *base;              /* L × rows × width complex (interleaved) */
+  guint          n;                 /* planes in this pass */
+  const guint   *k;                 /* their data planes (< depth) */
+  const double  *zt;                /* their defocus, µm (z_k − z_b + z0) */
+  double         A, B;              /* amplitude, background */
+  gboolean       has_data;          /* a loss of the data set last (else μ only) */
+  gboolean       poisson;           /* Poisson, else least squares */
+  double         inv_var;
+  gboolean       grad;
+  float         *mu;                /* n × window μ, or NULL */
+  /* results */
+  double         loss, dA, dB;      /* Σ loss, ∂L/∂A, ∂L/∂B */
+  double        *M;                 /* grad: L × rows × width, Σ_planes −2 Im(conj(V)·u) (set, not added) */
+} AiryFitPass;
+
 struct _AiryBackendOps
 {
   const char *name;
@@ -153,7 +185,48 @@ struct _AiryBackendOps
   /* Debug and benchmark counters by name (airy_backend_get_counter). */
   guint64  (*counter)       (AiryBackend     *backend,
                              const char      *name);
+
+  /* The fit's model on one device (AiryFitShape, AiryFitPass): made once
+   * per fit, the data set when it changes (Poisson: d⁺ and d⁺·log d⁺ − d;
+   * least squares: d; depth × window each), then one call per forward and
+   * adjoint pass. Called from the fitting thread only. */
+  gpointer (*fit_new)       (AiryBackend        *backend,
+                             guint               device,
+                             const AiryFitShape *shape,
+                             GError            **error);
+  gboolean (*fit_set_data)  (AiryBackend        *backend,
+                             gpointer            fit,
+                             const float        *dpos,
+                             const double       *dconst,
+                             const float        *data,
+                             GError            **error);
+  gboolean (*fit_pass)      (AiryBackend        *backend,
+                             gpointer            fit,
+                             AiryFitPass        *pass,
+                             GError            **error);
+  void     (*fit_free)      (AiryBackend        *backend,
+                             gpointer            fit);
 };
+
+/* The fit's slots, with the empty-slot rule (airy-fit-model.c): new fails
+ * with "backend X: cannot fit" when the backend has none. */
+gboolean      _airy_backend_can_fit      (AiryBackend          *backend);
+gpointer      _airy_backend_fit_new      (AiryBackend          *backend,
+                                          guint                 device,
+                                          const AiryFitShape   *shape,
+                                          GError              **error);
+gboolean      _airy_backend_fit_set_data (AiryBackend          *backend,
+                                          gpointer              fit,
+                                          const float          *dpos,
+                                          const double         *dconst,
+                                          const float          *data,
+                                          GError              **error);
+gboolean      _airy_backend_fit_pass     (AiryBackend          *backend,
+                                          gpointer              fit,
+                                          AiryFitPass          *pass,
+                                          GError              **error);
+void          _airy_backend_fit_free     (AiryBackend          *backend,
+                                          gpointer              fit);
 
 /* Registers a backend (built in, or from a module's airy_module_register)
  * and probes it with its open slot; the same name twice gives the first. */

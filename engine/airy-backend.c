@@ -194,6 +194,69 @@ airy_backend_get_counter (AiryBackend *backend,
   return backend->ops->counter (backend, name);
 }
 
+gboolean
+_airy_backend_can_fit (AiryBackend *backend)
+{
+  g_return_val_if_fail (backend != NULL, FALSE);
+  return backend->available && backend->ops->fit_new && backend->ops->fit_set_data && backend->ops->fit_pass
+         && backend->ops->fit_free;
+}
+
+gpointer
+_airy_backend_fit_new (AiryBackend        *backend,
+                       guint               device,
+                       const AiryFitShape *shape,
+                       GError            **error)
+{
+  guint n;
+
+  g_return_val_if_fail (backend != NULL && shape != NULL, NULL);
+  if (!_airy_backend_can_fit (backend))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("backend %s: cannot fit"), backend->ops->name);
+      return NULL;
+    }
+  n = airy_backend_n_devices (backend);
+  if (device >= n)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("device: must be in [0, %u] for backend %s, got %u"), n ? n - 1 : 0, backend->ops->name,
+                   device);
+      return NULL;
+    }
+  return backend->ops->fit_new (backend, device, shape, error);
+}
+
+gboolean
+_airy_backend_fit_set_data (AiryBackend  *backend,
+                            gpointer      fit,
+                            const float  *dpos,
+                            const double *dconst,
+                            const float  *data,
+                            GError      **error)
+{
+  g_return_val_if_fail (backend != NULL && fit != NULL, FALSE);
+  return backend->ops->fit_set_data (backend, fit, dpos, dconst, data, error);
+}
+
+gboolean
+_airy_backend_fit_pass (AiryBackend *backend,
+                        gpointer     fit,
+                        AiryFitPass *pass,
+                        GError     **error)
+{
+  g_return_val_if_fail (backend != NULL && fit != NULL && pass != NULL, FALSE);
+  return backend->ops->fit_pass (backend, fit, pass, error);
+}
+
+void
+_airy_backend_fit_free (AiryBackend *backend,
+                        gpointer     fit)
+{
+  if (backend != NULL && fit != NULL)
+    backend->ops->fit_free (backend, fit);
+}
+
 /* "auto" (or NULL) prefers a usable GPU backend, then the CPU. */
 AiryBackend *
 airy_backend_choose (const char *name,

@@ -15,6 +15,7 @@
 
 #include "airy-error.h"
 #include "airy-fit-private.h"
+#include "airy-fit-kernels.h"
 #include "airy-elements-private.h"
 
 /* The forward model is the compiled plan's FUSED_PSF op (airy-ops-fuse.c)
@@ -94,6 +95,8 @@ _airy_fit_model_free (AiryFitModel *model)
 {
   if (model == NULL)
     return;
+  _airy_backend_fit_free (model->backend, model->dev);
+  g_clear_error (&model->dev_error);
   g_clear_pointer (&model->plan, _airy_plan_unref);
   g_free (model->indices);
   g_free (model->basis);
@@ -420,12 +423,6 @@ typedef struct
   double              *F;       /* (K + 5)² */
 } Chunk;
 
-static double
-mu_floor (double mu)
-{
-  return mu > 1e-12 ? mu : 1e-12;
-}
-
 static void
 chunk_fisher_plane (Chunk *c, Workspace *ws, double zt)
 {
@@ -474,7 +471,7 @@ chunk_fisher_plane (Chunk *c, Workspace *ws, double zt)
       }
   for (pix = 0; pix < win; pix++)
     {
-      double mu = mu_floor (A * ws->inten[pix] + B);
+      double mu = airy_fit_mu_floor (A * ws->inten[pix] + B);
       double wgt = c->poisson ? 1.0 / mu : c->inv_var;
 
       for (q = 0; q < nphase; q++)
@@ -488,11 +485,8 @@ chunk_fisher_plane (Chunk *c, Workspace *ws, double zt)
 }
 
 /* The loss of one plane's window and w = ∂L/∂μ, with local sums (the
- * compiler keeps them in registers). Poisson: Σ μ − d⁺·log μ + c with
- * d⁺ = max(d, 0) and c = d⁺·log d⁺ − d (the NLL minus its saturated value,
- * c precomputed per voxel); log μ = log B + log1p(x/B) by its series
- * where the PSF adds x < B/100 to the background (error below 2·10⁻¹³):
- * the far wings cost no logarithm. */
+ * compiler keeps them in registers); the voxel's formulas are the device's
+ * (airy-fit-kernels.h). */
 static void
 plane_loss (Chunk *c, Workspace *ws, guint k, gsize win, double A, double B)
 {
@@ -505,24 +499,13 @@ plane_loss (Chunk *c, Workspace *ws, guint k, gsize win, double A, double B)
     {
       const float *dp = m->dpos + (gsize) k * win;
       const double *cst = m->dconst + (gsize) k * win;
-      double logB = B > 0 ? log (B) : 0.0, small = B > 0 ? 0.01 * B : -1.0, invB = B > 0 ? 1.0 / B : 0.0;
+      double logB = B > 0 ? log (B) : 0.0;
 
       for (q = 0; q < win; q++)
         {
-          double x = A * in[q], mu = mu_floor (x + B), lg, wq, dm = dp[q];
-
-          if (x >= 0.0 && x < small)
-            {
-              double t = x * invB;
-              lg = logB + t * (1.0 - t * (0.5 - t * (1.0 / 3 - t * (0.25 - t * 0.2))));
-            }
-          else
-            lg = log (mu);
-          loss += mu - dm * lg + cst[q];
-          wq = 1.0 - dm / mu;
-          w[q] = wq;
-          gA += wq * in[q];
-          gB += wq;
+          loss += airy_fit_voxel_poisson (A * in[q], B, logB, dp[q], cst[q], &w[q]);
+          gA += w[q] * in[q];
+          gB += w[q];
         }
     }
   else
@@ -531,12 +514,9 @@ plane_loss (Chunk *c, Workspace *ws, guint k, gsize win, double A, double B)
 
       for (q = 0; q < win; q++)
         {
-          double e = A * in[q] + B - d[q], wq = e * c->inv_var;
-
-          loss += 0.5 * e * wq;
-          w[q] = wq;
-          gA += wq * in[q];
-          gB += wq;
+          loss += airy_fit_voxel_lsq (A * in[q] + B, d[q], c->inv_var, &w[q]);
+          gA += w[q] * in[q];
+          gB += w[q];
         }
     }
   c->loss += loss;
@@ -600,8 +580,7 @@ chunk_run (gpointer data)
             for (x = 0; x < m->W; x++)
               {
                 fftwf_complex v = X[(gsize) (m->y0 + r) * m->W + x], u = ub[(gsize) r * m->W + x];
-                /* −2 Im(conj(v)·u) */
-                M[(gsize) r * m->W + x] -= 2.0 * ((double) crealf (v) * cimagf (u) - (double) cimagf (v) * crealf (u));
+                M[(gsize) r * m->W + x] += airy_fit_adjoint_term (crealf (v), cimagf (v), crealf (u), cimagf (u));
               }
         }
     }
@@ -648,13 +627,109 @@ run_chunks (const AiryFitModel *m, Chunk *proto, Chunk *out)
   *out = chunks[0];
 }
 
+gboolean
+_airy_fit_model_set_device (AiryFitModel *m, AiryBackend *backend, guint device, GError **error)
+{
+  AiryFitShape shape = {
+    .L = m->L, .height = m->H, .width = m->W, .y0 = m->y0, .rows = m->rows,
+    .win_y0 = m->win_y0, .win_x0 = m->win_x0, .win_h = m->win_h, .win_w = m->win_w,
+    .depth = m->depth, .scale = m->op->psf->scale, .G = m->op->psf->G,
+  };
+  gpointer dev = _airy_backend_fit_new (backend, device, &shape, error);
+
+  if (dev == NULL)
+    return FALSE;
+  _airy_backend_fit_free (m->backend, m->dev);
+  m->backend = backend;
+  m->dev = dev;
+  m->dev_data = NULL;
+  g_clear_error (&m->dev_error);
+  return TRUE;
+}
+
+gboolean
+_airy_fit_model_check (AiryFitModel *m, GError **error)
+{
+  if (m->dev_error == NULL)
+    return TRUE;
+  g_propagate_error (error, g_error_copy (m->dev_error));
+  return FALSE;
+}
+
+/* The planes run_chunks would run, as one pass on the model's device
+ * (airy-backend-impl.h); after a failure there, the loss is NaN (and μ) and
+ * _airy_fit_model_check tells why. */
+static void
+device_pass (AiryFitModel *m, Chunk *proto, Chunk *out)
+{
+  guint nv = (m->depth + m->stride - 1) / m->stride, i;
+  gsize win = (gsize) m->win_h * m->win_w, q;
+  g_autofree guint *k = g_new (guint, nv);
+  g_autofree double *zt = g_new (double, nv);
+  g_autofree float *mu = NULL;
+  gboolean poisson = proto->poisson && proto->data != NULL;
+  AiryFitPass pass = {
+    .base = (const float *) proto->base, .n = nv, .k = k, .zt = zt,
+    .A = proto->p[m->K + 3], .B = proto->p[m->K + 4],
+    .has_data = proto->data != NULL, .poisson = poisson, .inv_var = proto->inv_var, .grad = proto->grad,
+  };
+
+  *out = *proto;
+  out->loss = out->gA = out->gB = 0.0;
+  out->M = proto->grad ? g_new0 (double, (gsize) m->L * m->nband) : NULL;
+  for (i = 0; i < nv; i++)
+    {
+      k[i] = i * m->stride;
+      zt[i] = m->z[k[i]] - proto->p[m->K + 2] + m->op->psf->z0;
+    }
+  if (proto->mu_out)
+    pass.mu = m->stride == 1 ? proto->mu_out : (mu = g_new (float, nv * win));
+  pass.M = out->M;
+  if (m->dev_error == NULL && proto->data != NULL && (proto->data != m->dev_data || poisson != m->dev_poisson))
+    {
+      if (_airy_backend_fit_set_data (m->backend, m->dev, poisson ? m->dpos : NULL, poisson ? m->dconst : NULL,
+                                      poisson ? NULL : proto->data, &m->dev_error))
+        {
+          m->dev_data = proto->data;
+          m->dev_poisson = poisson;
+        }
+    }
+  if (m->dev_error == NULL)
+    _airy_backend_fit_pass (m->backend, m->dev, &pass, &m->dev_error);
+  if (m->dev_error != NULL)
+    {
+      out->loss = NAN;
+      if (proto->mu_out)
+        for (i = 0; i < nv; i++)
+          for (q = 0; q < win; q++)
+            proto->mu_out[(gsize) k[i] * win + q] = NAN;
+      return;
+    }
+  if (mu)
+    for (i = 0; i < nv; i++)
+      memcpy (proto->mu_out + (gsize) k[i] * win, mu + (gsize) i * win, win * sizeof (float));
+  out->loss = pass.loss;
+  out->gA = pass.dA;
+  out->gB = pass.dB;
+}
+
+/* eval's and loss's passes: on the model's device, or the CPU's threads */
+static void
+model_pass (AiryFitModel *m, Chunk *proto, Chunk *out)
+{
+  if (m->dev != NULL)
+    device_pass (m, proto, out);
+  else
+    run_chunks (m, proto, out);
+}
+
 void
 _airy_fit_model_eval (AiryFitModel *m, const double *p, float *out)
 {
   fftwf_complex *base = model_base (m, p);
   Chunk proto = { .m = m, .base = base, .p = p, .mu_out = out }, res;
 
-  run_chunks (m, &proto, &res);
+  model_pass (m, &proto, &res);
   fftwf_free (base);
 }
 
@@ -689,7 +764,7 @@ _airy_fit_model_loss (AiryFitModel *m,
     }
   base = model_base (m, p);
   proto.base = base;
-  run_chunks (m, &proto, &res);
+  model_pass (m, &proto, &res);
   fftwf_free (base);
   if (grad)
     {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "airy-backend-impl.h"
 #include "airy-fit.h"
 #include "airy-ops-private.h"
 
@@ -36,6 +37,13 @@ struct _AiryFitModel
   const float  *data;
   float        *dpos;
   double       *dconst;
+  /* the device the passes run on (_airy_fit_model_set_device; NULL: the
+   * CPU's threads), the data it holds, and its first failure */
+  AiryBackend  *backend;
+  gpointer      dev;
+  const float  *dev_data;
+  gboolean      dev_poisson;
+  GError       *dev_error;
 };
 
 /* A phase mask holding Zernike terms (ANSI, waves, unit RMS; coefficients
@@ -58,6 +66,17 @@ AiryFitModel *_airy_fit_model_new      (AirySystem    *system,
                                         GPtrArray     *warnings,
                                         GError       **error);
 void          _airy_fit_model_free     (AiryFitModel  *model);
+/* Runs the forward and adjoint passes of eval and loss on a device of a
+ * backend that can fit (the CUDA module), from now on; the Fisher
+ * information stays on the CPU. FALSE with the backend's error. */
+gboolean      _airy_fit_model_set_device (AiryFitModel *model,
+                                          AiryBackend  *backend,
+                                          guint         device,
+                                          GError      **error);
+/* FALSE with a copy of the device's error once a pass failed there (its
+ * loss was NaN). */
+gboolean      _airy_fit_model_check    (AiryFitModel  *model,
+                                        GError       **error);
 guint         _airy_fit_model_n_params (AiryFitModel  *model);
 guint         _airy_fit_model_depth    (AiryFitModel  *model);
 /* Only every stride-th plane enters the loss and the gradient (the fit's

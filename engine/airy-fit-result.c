@@ -19,6 +19,8 @@ airy_fit_result_free (AiryFitResult *result)
   g_free (result->indices);
   g_free (result->coefficients);
   g_free (result->uncertainties);
+  g_free (result->backend);
+  g_free (result->device);
   g_clear_pointer (&result->model, airy_stack_free);
   g_clear_pointer (&result->residual, airy_stack_free);
   g_clear_pointer (&result->warnings, g_ptr_array_unref);
@@ -101,6 +103,8 @@ airy_fit_result_to_json (const AiryFitResult *result)
   json_object_set_int_member (o, "restarts", result->restarts);
   set_number (o, "seconds", result->seconds);
   set_number (o, "seconds_per_iteration", result->seconds_per_iteration);
+  json_object_set_string_member (o, "backend", result->backend ? result->backend : "cpu");
+  json_object_set_string_member (o, "device", result->device ? result->device : "");
   json_node_take_object (root, o);
   json_generator_set_root (gen, root);
   json_generator_set_pretty (gen, TRUE);

@@ -134,6 +134,14 @@ objective_eval (Objective *o, const gsl_vector *v)
   o->last_f = _airy_fit_model_loss (o->m, o->data, o->poisson, o->noise_var, o->p, o->last_g);
   o->evaluations++;
   o->budget--;
+  if (o->m->dev_error != NULL)
+    {
+      /* the device failed: nothing more is computed (run_bfgs reports it) */
+      o->stopped = TRUE;
+      o->last_f = GSL_POSINF;
+      memset (o->last_g, 0, o->P * sizeof (double));
+      return;
+    }
   for (i = 0; i < o->P; i++)
     o->last_g[i] /= o->scale[i];
   /* a non-finite loss at a trial point of the line search is +∞ (the
@@ -247,6 +255,8 @@ run_bfgs (Objective            *o,
   *loss = gsl_multimin_fdfminimizer_minimum (min);
   for (i = 0; i < o->P; i++)
     v[i] = gsl_vector_get (gsl_multimin_fdfminimizer_x (min), i);
+  if (ok && !_airy_fit_model_check (o->m, error))
+    ok = FALSE;
   if (ok && o->non_finite)
     {
       if (o->bad_param < o->P)
@@ -359,6 +369,42 @@ beads_on_grid (const AiryStack *beads, const AiryPlan *geom, GPtrArray *warnings
                    _("the bead stack resampled to %u × %u × %u does not fit in memory"), w, h, nz);
     return out;
   }
+}
+
+/* Where the passes run (options->backend): NULL or "auto" takes a device
+ * of a backend that can fit (CUDA), and the CPU, with a warning, when
+ * that device fails to set up; a backend asked for by name must work. */
+static gboolean
+fit_device (AiryFitModel *m, const AiryFitOptions *options, AiryFitResult *res, GError **error)
+{
+  gboolean asked = options->backend != NULL && !g_str_equal (options->backend, "auto");
+  AiryBackend *backend = airy_backend_choose (options->backend, error);
+  g_autoptr(GError) local = NULL;
+  AiryDeviceInfo info = { 0 };
+
+  if (backend == NULL)
+    return FALSE;
+  if (!g_str_equal (airy_backend_get_name (backend), "cpu"))
+    {
+      if (_airy_fit_model_set_device (m, backend, options->device, &local))
+        {
+          res->backend = g_strdup (airy_backend_get_name (backend));
+          airy_backend_device_info (backend, options->device, &info);
+          res->device = g_strdup (info.name ? info.name : "?");
+          airy_device_info_clear (&info);
+          return TRUE;
+        }
+      if (asked)
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return FALSE;
+        }
+      g_ptr_array_add (res->warnings, g_strdup_printf (_("the fit runs on the CPU: %s"), local->message));
+    }
+  res->backend = g_strdup ("cpu");
+  /* a value of the report, not a sentence */
+  res->device = g_strdup_printf ("CPU, threads: %u", m->threads);
+  return TRUE;
 }
 
 AiryFitResult *
@@ -565,7 +611,7 @@ airy_fit_stack (AirySystem           *system,
 
   threads = options.threads ? options.threads : g_get_num_processors ();
   m = _airy_fit_model_new (system, indices, K, wh, ww, threads, res->warnings, error);
-  if (m == NULL)
+  if (m == NULL || !fit_device (m, &options, res, error))
     return NULL;
 
   /* the start: zero aberration, the bead at the centroid of the brightest
@@ -643,6 +689,8 @@ airy_fit_stack (AirySystem           *system,
       z_starts[3] = m->depth > 1 ? 0.25 * m->z[0] + 0.75 * m->z[m->depth - 1] : m->z[0];
     }
   }
+  if (!_airy_fit_model_check (m, error))
+    return NULL;
 
   /* Starts: at zero aberration from the middle of the planes, the best
    * depth of the scan and the quartiles (the loss has a second basin
@@ -782,6 +830,8 @@ airy_fit_stack (AirySystem           *system,
       s->dz = m->depth > 1 ? (m->z[m->depth - 1] - m->z[0]) / (m->depth - 1) : 0.0;
       airy_stack_set_z (s, m->z);
     }
+  if (!_airy_fit_model_check (m, error))
+    return NULL;
   res->seconds = (g_get_monotonic_time () - t0) / 1e6;
   res->seconds_per_iteration = res->iterations_total > 0 ? res->seconds / res->iterations_total : 0.0;
   return g_steal_pointer (&res);

@@ -52,6 +52,9 @@ typedef struct
   guint               max_iterations; /* per start, its coarse and fine stage together (and at most
                                          * 5 evaluations per iteration); 0: 300 */
   guint               threads;        /* 0: all cores */
+  const char         *backend;        /* "cpu", "cuda", or NULL / "auto": a CUDA device when one is
+                                         * usable (the CPU, with a warning, when it fails to set up) */
+  guint               device;         /* the backend's device */
   guint               seed;           /* of the random restarts */
   AiryFitProgressFunc progress;
   gpointer            user_data;
@@ -80,6 +83,8 @@ typedef struct
   guint             evaluations;      /* forward + adjoint passes, all starts */
   guint             restarts;
   double            seconds;          /* wall time of the fit */
+  char             *backend;          /* where the passes ran: "cpu", "cuda" */
+  char             *device;           /* "NVIDIA H200", "CPU, 2 threads" */
   double            seconds_per_iteration;
   guint             window[4];        /* x, y, width, height of the fitted window in the stack */
   AiryStack        *model;            /* the window's model, data units (counts as ADU) */

@@ -442,3 +442,20 @@ airy_sensor_pixel (const AiryNoiseParams *p, double intensity, unsigned long lon
     e = fmin (fmax (floor (e + 0.5), 0.0), ldexp (1.0, p->bits) - 1.0);
   return e;
 }
+
+/* e^{i·z·g} in float, with the phase z·g and its reduction to [−π, π] in
+ * double, as the CPU computes it: a float product drifts by ≈ |z·g|·2⁻²³
+ * rad (10⁻³ rad at z·g = 10⁴), the reduced one stays at float rounding of
+ * the result whatever z is. */
+AIRY_HD void
+airy_defocus_cis (double z, double g, float *s, float *c)
+{
+    double phi = z * g;
+    float t = (float) (phi - 2.0 * AIRY_PI * rint (phi / (2.0 * AIRY_PI)));
+#ifdef __CUDA_ARCH__
+    sincosf (t, s, c);
+#else
+    *s = sinf (t);
+    *c = cosf (t);
+#endif
+}

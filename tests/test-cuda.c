@@ -10,7 +10,7 @@
 #include <epoxy/egl.h>
 #include <epoxy/gl.h>
 
-#include "airy-test-util.h"
+#include "airy-test-fit.h"
 #include "airy-ops-private.h"
 
 #ifndef EGL_CUDA_DEVICE_NV
@@ -808,6 +808,74 @@ test_versions (void)
   airy_device_info_clear (&info);
 }
 
+/* The fit's passes on the GPU (airy-cuda-fit.c) equal the CPU model's:
+ * loss, gradient and μ, full and every 4th plane (batches and a rest),
+ * scalar and vectorial, Poisson and least squares; then a whole fit on the
+ * GPU recovers the CPU fit's terms. */
+static void
+test_fit_agreement (void)
+{
+  static const int idx[] = { 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+  static const int tidx[] = { 5, 7, 12 };
+  static const double tc[] = { 0.08, -0.06, 0.05 };
+  g_autofree char *mask = mask_json (tidx, tc, G_N_ELEMENTS (tidx));
+  AiryFitOptions options;
+  guint v, poisson, i;
+
+  for (v = 0; v < 2; v++)
+    for (poisson = 0; poisson < 2; poisson++)
+      {
+        g_autoptr(AirySystem) base = v ? oil_system (64, 24, TRUE, NULL, NULL) : micro_system (64, 24, NULL, NULL);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(AiryFitModel) cpu = _airy_fit_model_new (base, idx, G_N_ELEMENTS (idx), 48, 40, 2, NULL, &error);
+        g_autoptr(AiryFitModel) gpu = _airy_fit_model_new (base, idx, G_N_ELEMENTS (idx), 48, 40, 2, NULL, &error);
+        double loss_rel, grad_rel, mu_rel;
+
+        g_assert_no_error (error);
+        g_assert_true (_airy_fit_model_set_device (gpu, cuda, 0, &error));
+        g_assert_no_error (error);
+        test_fit_compare_device (cpu, gpu, poisson, 4, &loss_rel, &grad_rel, &mu_rel);
+        g_test_message ("%s, %s: loss %.2g, gradient %.2g, μ %.2g", v ? "vectorial" : "scalar",
+                        poisson ? "Poisson" : "least squares", loss_rel, grad_rel, mu_rel);
+        g_assert_true (_airy_fit_model_check (gpu, &error));
+        g_assert_cmpfloat (loss_rel, <=, 1e-6);
+        g_assert_cmpfloat (grad_rel, <=, 1e-4);
+        g_assert_cmpfloat (mu_rel, <=, 1e-5);
+      }
+  {
+    g_autoptr(AirySystem) truth = micro_system (64, 24, ", \"offset-x\": 0.1, \"z\": -0.2", mask);
+    g_autoptr(AirySystem) base = micro_system (64, 24, NULL, NULL);
+    AiryRunOptions run = { .backend = "cpu", .keep_psf = TRUE };
+    g_autoptr(AiryResult) r = test_run (truth, &run);
+    g_autoptr(AiryStack) beads = airy_stack_copy (r->psf);
+    g_autoptr(AiryFitResult) on_cpu = NULL, on_gpu = NULL;
+    g_autoptr(GError) error = NULL;
+    gsize n = (gsize) beads->depth * beads->height * beads->width, q;
+    g_autofree float *mu = g_new (float, n);
+    double peak = 0, worst = 0;
+
+    for (q = 0; q < n; q++)
+      peak = MAX (peak, beads->data[q]);
+    for (q = 0; q < n; q++)
+      mu[q] = (float) (1e4 * beads->data[q] / peak + 10.0);
+    poisson_sample (mu, beads->data, n, 5);
+    airy_fit_options_init (&options);
+    options.objective = AIRY_FIT_OBJECTIVE_POISSON;
+    options.backend = "cpu";
+    on_cpu = airy_fit_stack (base, beads, &options, NULL, &error);
+    g_assert_no_error (error);
+    options.backend = "cuda";
+    on_gpu = airy_fit_stack (base, beads, &options, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpstr (on_gpu->backend, ==, "cuda");
+    for (i = 0; i < on_gpu->n_terms; i++)
+      worst = MAX (worst, fabs (on_gpu->coefficients[i] - on_cpu->coefficients[i]));
+    g_test_message ("GPU fit %.3f s (%u iterations), CPU fit %.3f s (%u): terms differ by %.2g waves at most",
+                    on_gpu->seconds, on_gpu->iterations_total, on_cpu->seconds, on_cpu->iterations_total, worst);
+    g_assert_cmpfloat (worst, <=, 1e-3);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -830,6 +898,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/versions", test_versions);
   g_test_add_func ("/cuda/psf-agreement", test_psf_agreement);
   g_test_add_func ("/cuda/highna-agreement", test_highna_agreement);
+  g_test_add_func ("/cuda/fit-agreement", test_fit_agreement);
   g_test_add_func ("/cuda/defocus-far", test_defocus_far);
   g_test_add_func ("/cuda/ops-agreement", test_ops_agreement);
   g_test_add_func ("/cuda/imaging-agreement", test_imaging_agreement);

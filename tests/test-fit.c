@@ -6,65 +6,10 @@
 
 #include <sys/wait.h>
 
-#include <gsl/gsl_randist.h>
-#include <gsl/gsl_rng.h>
 #include <json-glib/json-glib.h>
 
 #include "airy-fit-private.h"
-#include "airy-test-util.h"
-
-/* A small microscope: 0.1 µm camera pixels, NA 0.8 in water, planes over ±2 µm. */
-static AirySystem *
-micro_system (guint size, guint planes, const char *objective_extra, const char *elements)
-{
-  g_autofree char *json = g_strdup_printf (
-    "{\"airy\": 1, \"grid\": {\"shape\": [%u, %u], \"spacing\": 0.1},"
-    " \"spectrum\": {\"wavelengths\": [0.532], \"weights\": [1.0]},"
-    " \"z\": {\"start\": -2.0, \"stop\": 2.0, \"count\": %u},"
-    " \"microscope\": {\"f\": 100.0, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100.0%s},"
-    " \"elements\": [%s], \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"constant\": 1.0}}",
-    size, size, planes, objective_extra ? objective_extra : "", elements ? elements : "");
-  return test_system (json);
-}
-
-/* High NA: the oil-vectorial preset (NA 1.4 in oil, n 1.518, λ 0.6 µm,
- * aplanatic, nonparaxial) on size² pixels of 0.0858 µm at the camera, planes
- * over ±1 µm; vectorial unpolarized or scalar, with source keys and the
- * elements between the source and the lens. */
-static AirySystem *
-oil_system (guint size, guint planes, gboolean vectorial, const char *source_extra, const char *elements)
-{
-  g_autofree char *json = g_strdup_printf (
-    "{\"airy\": 1, \"grid\": {\"shape\": [%u, %u], \"spacing\": %.17g},"
-    " \"spectrum\": {\"wavelengths\": [0.6], \"weights\": [1.0]},"
-    " \"z\": {\"start\": -1.0, \"stop\": 1.0, \"count\": %u},"
-    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100.0, \"n\": 1.518, \"na\": 1.4,"
-    "   \"defocus-model\": \"nonparaxial\", \"apodisation\": \"aplanatic\"%s%s}, %s%s"
-    "  {\"type\": \"ff-lens\", \"f\": 100.0, \"n\": 1.518}]}",
-    size, size, 512 * 0.9 / size, planes,
-    vectorial ? ", \"field\": \"vectorial\", \"polarization\": \"unpolarized\"" : "",
-    source_extra ? source_extra : "", elements ? elements : "", elements ? ", " : "");
-  return test_system (json);
-}
-
-/* the ten true terms: ANSI 3, 5 … 13 (±0.15 waves) */
-static const int true_idx[] = { 3, 5, 6, 7, 8, 9, 10, 11, 12, 13 };
-static const double true_c[] = { 0.12, -0.15, 0.08, -0.10, 0.15, -0.05, 0.10, -0.12, 0.06, 0.14 };
-
-static char *
-mask_json (const int *idx, const double *c, guint n)
-{
-  GString *s = g_string_new ("{\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [");
-  guint i;
-
-  for (i = 0; i < n; i++)
-    g_string_append_printf (s, "%s%d", i ? ", " : "", idx[i]);
-  g_string_append (s, "], \"zernike-coefficients\": [");
-  for (i = 0; i < n; i++)
-    g_string_append_printf (s, "%s%.17g", i ? ", " : "", c[i]);
-  g_string_append (s, "]}");
-  return g_string_free (s, FALSE);
-}
+#include "airy-test-fit.h"
 
 /* airy_run's PSF stack of a microscope */
 static AiryStack *
@@ -145,18 +90,6 @@ test_model_matches_run_vectorial (void)
   g_autoptr(AirySystem) base = oil_system (64, 8, TRUE, NULL, NULL);
 
   check_model_matches_run (truth, base, 64, 8, 0.13, -0.09, 0.2);
-}
-
-static void
-poisson_sample (const float *mu, float *out, gsize n, unsigned long seed)
-{
-  gsl_rng *r = gsl_rng_alloc (gsl_rng_mt19937);
-  gsize q;
-
-  gsl_rng_set (r, seed);
-  for (q = 0; q < n; q++)
-    out[q] = (float) gsl_ran_poisson (r, mu[q]);
-  gsl_rng_free (r);
 }
 
 /* The analytic gradient equals central finite differences to 1e-4
@@ -763,6 +696,9 @@ test_cli (void)
                              - true_coefficient ((int) json_array_get_int_element (idx, i))), <=, 0.01);
   g_assert_cmpfloat (json_object_get_double_member (report, "seconds"), >, 0);
   g_assert_cmpint (json_object_get_int_member (report, "iterations"), >, 0);
+  g_assert_cmpstr (json_object_get_string_member (report, "backend"), ==, "cpu");
+  g_assert_cmpstr (json_object_get_string_member (report, "device"), ==, "CPU, threads: 2");
+  g_assert_nonnull (strstr (out, "on cpu (CPU, threads: 2)"));
   fitted = airy_system_new_from_file (fitted_path, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (airy_system_get_elements (fitted)->len, ==, 1);
@@ -799,6 +735,29 @@ test_cli (void)
   }
   g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 2);
   g_assert_nonnull (strstr (err, "--zernike: must be in [3, 65], got 2"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  /* the CUDA backend asked for by name without a usable device: its
+   * reason, nothing written (with a device the fit runs there) */
+  {
+    AiryBackend *cuda = airy_backend_lookup ("cuda");
+    const char *args[] = { "fit", beads_path, "--system", sys_path, "-o", fitted_path, "--backend", "cuda", NULL };
+
+    run_cli (args, &status, &out, &err);
+    g_test_message ("--backend cuda: %s%s", out, err);
+    if (cuda == NULL || !airy_backend_is_available (cuda))
+      {
+        g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) != 0);
+        g_assert_nonnull (strstr (err, "backend cuda: no CUDA device") ? err : strstr (err, "backend: no CUDA device"));
+        g_assert_false (g_file_test (fitted_path, G_FILE_TEST_EXISTS));
+      }
+    else
+      {
+        g_assert_true (g_spawn_check_wait_status (status, NULL));
+        g_assert_nonnull (strstr (out, "on cuda ("));
+        g_unlink (fitted_path);
+      }
+  }
 
   g_unlink (sys_path);
   g_unlink (beads_path);

@@ -12,6 +12,7 @@
  *   airy-cuda-ops.c      the unfused field ops, one plane at a time
  *   airy-cuda-imaging.c  CONVOLVE and SENSOR
  *   airy-cuda-nccl.c     the all-reduce across devices
+ *   airy-cuda-fit.c      the fit's forward and adjoint passes
  *   airy-cuda-interop.c  results kept on the devices, CUDA–GL interop
  *
  * Every part runs the plan's program (airy-ops-private.h): the op list is
@@ -302,6 +303,14 @@ gboolean      _airy_cuda_imaging_consume (AiryRunState *state, Slot *s, guint b0
 gboolean      _airy_cuda_imaging_image (AiryRunState *state, Slot *s, float *image, GError **error);
 gboolean      _airy_cuda_sensor_plane  (AiryRunState *state, Slot *s, const float *in, float *out,
                                         guint64 stream_id, GError **error);
+
+/* the fit's model (airy-cuda-fit.c) */
+gpointer      _airy_cuda_fit_new       (AiryBackend *backend, guint device, const AiryFitShape *shape,
+                                        GError **error);
+gboolean      _airy_cuda_fit_set_data  (AiryBackend *backend, gpointer fit, const float *dpos, const double *dconst,
+                                        const float *data, GError **error);
+gboolean      _airy_cuda_fit_pass      (AiryBackend *backend, gpointer fit, AiryFitPass *pass, GError **error);
+void          _airy_cuda_fit_free      (AiryBackend *backend, gpointer fit);
 
 /* NCCL */
 extern const AiryCommOps _airy_cuda_comm_ops;

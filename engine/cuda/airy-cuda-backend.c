@@ -539,6 +539,10 @@ static const AiryBackendOps cuda_ops = {
   .peak_memory = _airy_cuda_peak_memory,
   .gl_release = _airy_cuda_gl_release,
   .counter = _airy_cuda_counter,
+  .fit_new = _airy_cuda_fit_new,
+  .fit_set_data = _airy_cuda_fit_set_data,
+  .fit_pass = _airy_cuda_fit_pass,
+  .fit_free = _airy_cuda_fit_free,
 };
 
 G_MODULE_EXPORT gboolean airy_module_register (const char *path, GError **error);

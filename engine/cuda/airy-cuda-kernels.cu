@@ -400,6 +400,52 @@ histogram_kernel (const float *__restrict__ data, size_t n, float lo, float hi, 
                 atomicAdd (&counts[k], (unsigned long long) local[k]);
 }
 
+// The fit's passes: airy-fit-kernels.h's bodies, one thread per index.
+__global__ void
+fit_field_kernel (AiryFitLossArgs a, const float *__restrict__ base, const double *__restrict__ G,
+                  const double *__restrict__ zt, size_t n, float *__restrict__ X)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i < n)
+        airy_fit_field_at (i, &a, base, G, zt, X);
+}
+
+__global__ void
+fit_loss_kernel (AiryFitLossArgs a, const unsigned *__restrict__ k, size_t n, float *X, float *mu,
+                 double *__restrict__ partial)
+{
+    __shared__ double s[3][kThreads];
+    double acc[3] = { 0.0, 0.0, 0.0 };
+    for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n; i += (size_t) gridDim.x * blockDim.x) {
+        double t[3];
+        airy_fit_loss_at (i, &a, k, X, mu, t);
+        acc[0] += t[0];
+        acc[1] += t[1];
+        acc[2] += t[2];
+    }
+    for (unsigned j = 0; j < 3; j++)
+        s[j][threadIdx.x] = acc[j];
+    __syncthreads ();
+    for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
+        if (threadIdx.x < h)
+            for (unsigned j = 0; j < 3; j++)
+                s[j][threadIdx.x] += s[j][threadIdx.x + h];
+        __syncthreads ();
+    }
+    if (threadIdx.x == 0)
+        for (unsigned j = 0; j < 3; j++)
+            partial[3 * blockIdx.x + j] += s[j][0];
+}
+
+__global__ void
+fit_adjoint_kernel (AiryFitLossArgs a, unsigned nb, const float *__restrict__ base, const double *__restrict__ G,
+                    const double *__restrict__ zt, const float *__restrict__ X, size_t n, double *__restrict__ M)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i < n)
+        airy_fit_adjoint_at (i, &a, nb, base, G, zt, X, M);
+}
+
 } // namespace
 
 extern "C" {
@@ -611,3 +657,33 @@ airy_cuda_launch_noise (float *data, size_t n, const AiryNoiseParams *noise, voi
 }
 
 } // extern "C"
+
+int
+airy_cuda_launch_fit_field (const AiryFitLossArgs *a, const void *base, const double *G, const double *zt,
+                            unsigned nb, void *X, void *stream)
+{
+    size_t n = (size_t) nb * a->L * a->h * a->w;
+    fit_field_kernel<<<blocks_for (n), kThreads, 0, (cudaStream_t) stream>>> (
+        *a, (const float *) base, G, zt, n, (float *) X);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_fit_loss (const AiryFitLossArgs *a, const unsigned *k, unsigned nb, void *X, float *mu,
+                           double *partial, void *stream)
+{
+    size_t n = (size_t) nb * a->h * a->w;
+    unsigned blocks = (unsigned) std::max<size_t> (1, std::min<size_t> (AIRY_CUDA_FIT_BLOCKS, blocks_for (n)));
+    fit_loss_kernel<<<blocks, kThreads, 0, (cudaStream_t) stream>>> (*a, k, n, (float *) X, mu, partial);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_fit_adjoint (const AiryFitLossArgs *a, unsigned nb, const void *base, const double *G,
+                              const double *zt, const void *X, double *M, void *stream)
+{
+    size_t n = (size_t) a->L * a->rows * a->w;
+    fit_adjoint_kernel<<<blocks_for (n), kThreads, 0, (cudaStream_t) stream>>> (
+        *a, nb, (const float *) base, G, zt, (const float *) X, n, M);
+    return (int) cudaGetLastError ();
+}

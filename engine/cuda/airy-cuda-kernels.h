@@ -6,27 +6,11 @@
 #include <stddef.h>
 
 #include "airy-physics.h"
+#include "airy-fit-kernels.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* e^{i·z·g} in float, with the phase z·g and its reduction to [−π, π] in
- * double, as the CPU computes it: a float product drifts by ≈ |z·g|·2⁻²³
- * rad (10⁻³ rad at z·g = 10⁴), the reduced one stays at float rounding of
- * the result whatever z is. */
-AIRY_HD void
-airy_defocus_cis (double z, double g, float *s, float *c)
-{
-    double phi = z * g;
-    float t = (float) (phi - 2.0 * AIRY_PI * rint (phi / (2.0 * AIRY_PI)));
-#ifdef __CUDA_ARCH__
-    sincosf (t, s, c);
-#else
-    *s = sinf (t);
-    *c = cosf (t);
-#endif
-}
 
 /* field[b][i] = F[i] · exp(i·z[b]·G[i]) for b < batch, i < n */
 int airy_cuda_launch_generate  (const void *F, const double *G, const double *z, unsigned batch,
@@ -100,6 +84,20 @@ int airy_cuda_launch_max_planes (const float *data, unsigned count, size_t n, fl
 int airy_cuda_launch_minmax     (const float *data, size_t n, float *partial, unsigned *blocks, void *stream);
 int airy_cuda_launch_histogram  (const float *data, size_t n, float lo, float hi, unsigned bins,
                                  unsigned long long *counts, void *stream);
+
+/* The fit's passes (airy-fit-kernels.h: these launch its bodies, one
+ * thread per index; a's pointers are device pointers). field: X (nb × L
+ * planes); loss: every pixel of nb planes, partial[3·block + j] += the
+ * block's sums (the same blocks every launch: the host adds them up in a
+ * fixed order, so a pass's loss does not depend on the schedule); adjoint:
+ * M += the planes' terms. */
+#define AIRY_CUDA_FIT_BLOCKS 512
+int airy_cuda_launch_fit_field   (const AiryFitLossArgs *a, const void *base, const double *G, const double *zt,
+                                  unsigned nb, void *X, void *stream);
+int airy_cuda_launch_fit_loss    (const AiryFitLossArgs *a, const unsigned *k, unsigned nb, void *X, float *mu,
+                                  double *partial, void *stream);
+int airy_cuda_launch_fit_adjoint (const AiryFitLossArgs *a, unsigned nb, const void *base, const double *G,
+                                  const double *zt, const void *X, double *M, void *stream);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,8 @@
 # CPU's shape and reduced, every mask kind, operation lists, imaging and
 # the NCCL path, memory-limited batches, repeated runs, results kept on the
 # device for the viewer, GL interop through EGL), then `airy-sim bench
-# --backend cuda` on both seed presets, then chromatix on the same GPU
+# --backend cuda` on both seed presets, `airy-sim fit --backend cuda` (and
+# the CPU's fit beside it), then chromatix on the same GPU
 # when prepare.sh packed it (within the cap, at most 240 s). The CPU steps come last and only
 # while the time cap (AIRY_DEVICE_TIME_CAP seconds, default 510) allows:
 # the cap stops the CPU part, never the GPU part.
@@ -129,6 +130,47 @@ for preset in seed-widefield seed-imaging oil-vectorial; do
   fi
   bench 90 "$preset" --backend cuda --repeat 10 --warmup 2 || fail "bench $preset --backend cuda (exit status $?)"
 done
+
+# the fit's passes on the GPU (README's worked example: 32 × 128², 12 free
+# terms; the noise-free PSF, least squares), the CPU's fit beside it
+step "fit on the GPU and on the CPU (32 × 128², 12 terms)"
+if [ "$cuda_devices" -eq 0 ]; then
+  say "-- not run (no CUDA device)"
+else
+  cat > "$out/fit-system.json" <<'JSON'
+{ "airy": 1, "grid": { "shape": [128, 128], "spacing": 3.125 },
+  "spectrum": { "wavelengths": [0.532], "weights": [1.0] },
+  "z": { "start": -2.0, "stop": 2.0, "count": 32 },
+  "elements": [ { "type": "objective-point-source", "f": 100.0, "n": 1.33, "na": 0.8 },
+                { "type": "ff-lens", "f": 100.0, "n": 1.33 } ] }
+JSON
+  cat > "$out/fit-truth.json" <<'JSON'
+{ "airy": 1, "grid": { "shape": [128, 128], "spacing": 3.125 },
+  "spectrum": { "wavelengths": [0.532], "weights": [1.0] },
+  "z": { "start": -2.0, "stop": 2.0, "count": 32 },
+  "elements": [ { "type": "objective-point-source", "f": 100.0, "n": 1.33, "na": 0.8,
+                  "offset-x": 0.23, "offset-y": -0.17, "z": -0.3 },
+                { "type": "phase-mask", "source": "zernike", "zernike-indices": [3, 5, 6, 7, 8, 9, 10, 11, 12, 13],
+                  "zernike-coefficients": [0.12, -0.15, 0.08, -0.1, 0.15, -0.05, 0.1, -0.12, 0.06, 0.14] },
+                { "type": "ff-lens", "f": 100.0, "n": 1.33 } ] }
+JSON
+  if with_airy timeout 60 "$sim" run "$out/fit-truth.json" --backend cpu -o "$out/fit-psf.tif" -q; then
+    for b in cuda cpu; do
+      with_airy timeout 60 "$sim" fit "$out/fit-psf.tif" --system "$out/fit-system.json" --zernike 15 --backend $b \
+        -o "$out/fit-$b.json" --report "$out/fit-report-$b.json" -q
+      status=$?
+      if [ "$status" -eq 0 ]; then
+        say "-- $b: $(grep -E '"(seconds|iterations_total|seconds_per_iteration|device|rms_waves)"' "$out/fit-report-$b.json" | tr -d '\n ' )"
+      elif [ "$b" = cuda ]; then
+        fail "airy-sim fit --backend cuda (exit status $status)"
+      else
+        say "-- cpu fit failed (exit status $status; not a GPU failure)"
+      fi
+    done
+  else
+    fail "airy-sim run of the fit's truth (exit status $?)"
+  fi
+fi
 
 # chromatix on the same GPU, for the side-by-side (not a failure when its
 # imports do not work there: said, and Airy's numbers stand alone)
