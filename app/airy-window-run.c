@@ -31,18 +31,6 @@ process_budget (AiryWindow *self)
   return g_getenv ("AIRY_MEMORY_BUDGET") ? airy_memory_budget () : self->memory_total;
 }
 
-/* The result of a run of system: planes × grid in float32 (one plane for an
- * image that sums over z), the size the engine's budget starts from. */
-static guint64
-result_bytes (AirySystem *system)
-{
-  guint h, w, nz;
-
-  airy_system_get_shape (system, &h, &w);
-  airy_system_get_z (system, &nz);
-  return (guint64) (airy_system_is_microscope (system) ? 1 : nz) * h * w * sizeof (float);
-}
-
 /* Tight: the shown result and a new one together would take more than half
  * of the budget. Then the shown result gives way before the run (its
  * current plane stays as a preview), and the memory the engine keeps for a
@@ -173,7 +161,7 @@ _airy_window_make_room (AiryWindow *self)
   g_autoptr(GError) error = NULL;
   guint z = airy_stack_view_get_z (view);
 
-  if (!tight (self, result_bytes (self->system)))
+  if (!tight (self, airy_system_get_result_bytes (self->system, NULL)))
     return;
   if (s == NULL || s->data == NULL || s->depth <= 1)
     {

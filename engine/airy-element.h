@@ -43,6 +43,8 @@ typedef struct
   /* a check on the UI thread (airy_system_check): check() reads no file;
    * what it would load is loaded by prepare() in the run */
   gboolean            no_files;
+  /* the objective's defocus is non-paraxial (what gibson-lanni needs) */
+  gboolean            nonparaxial;
 } AiryContext;
 
 /* One batch element being computed. */

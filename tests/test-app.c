@@ -1849,6 +1849,108 @@ test_wavelength_channels (void)
   g_rmdir (dir);
 }
 
+/* The spin button after the label text (a toolbar's "Channel" chooser). */
+static GtkWidget *
+find_spin_after_label (GtkWidget *root, const char *label)
+{
+  GtkWidget *child, *found;
+
+  if (GTK_IS_LABEL (root) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (root)), label) == 0
+      && GTK_IS_SPIN_BUTTON (gtk_widget_get_next_sibling (root)))
+    return gtk_widget_get_next_sibling (root);
+  for (child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
+    if ((found = find_spin_after_label (child, label)) != NULL)
+      return found;
+  return NULL;
+}
+
+static void
+test_wavelength_channel_names (void)
+{
+  /* 0.532 and 0.64 µm kept as channels: the chooser names each channel's
+   * wavelength, and the composite's tooltip which colour shows which; a
+   * typed number still picks the channel. The same stacks as a hyperstack
+   * file: the reader gives no wavelengths, so plain numbers. */
+  g_autofree char *dir = g_dir_make_tmp ("airy-channel-names-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "two.json", NULL);
+  g_autofree char *tif = g_build_filename (dir, "two.tif", NULL);
+  AiryWindow *window;
+  AiryStackViewer *viewer;
+  AiryStackView *view;
+  GtkWidget *check, *spin, *composite;
+  g_autoptr(GError) error = NULL;
+  const char *tip;
+  guint n_c, n_t, c, t, shown;
+  AiryStack *stacks[2];
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  g_assert_true (g_file_set_contents (path,
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0},"
+    " \"spectrum\": {\"wavelengths\": [0.532, 0.64], \"weights\": [1, 1]},"
+    " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 3},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.6},"
+    "  {\"type\": \"ff-lens\", \"f\": 50}]}", -1, NULL));
+  window = new_window (NULL);
+  viewer = airy_window_get_viewer (window);
+  view = airy_stack_viewer_get_view (viewer);
+  g_assert_true (airy_window_open_file (window, path, &error));
+  g_assert_no_error (error);
+  wait_idle (window);
+  check = airy_bench_panel_get_editor (airy_window_get_panel (window), "spectrum.channels");
+  shown = airy_window_get_shown (window);
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (check), TRUE);
+  for (c = 0; c < 500 && airy_window_get_shown (window) == shown; c++)
+    spin_loop (20);
+  wait_idle (window);
+  airy_stack_viewer_get_hyperstack (viewer, &n_c, &n_t, &c, &t);
+  g_assert_cmpuint (n_c, ==, 2);
+
+  spin = find_spin_after_label (GTK_WIDGET (viewer), "Channel");
+  g_assert_nonnull (spin);
+  g_assert_true (gtk_widget_get_visible (gtk_widget_get_parent (spin)));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "1 \xc2\xb7 532 nm");
+  composite = find_check_labelled (GTK_WIDGET (viewer), "Composite");
+  tip = gtk_widget_get_tooltip_text (composite);
+  g_assert_cmpstr (tip, ==, "All channels over each other: red: 1 \xc2\xb7 532 nm, green: 2 \xc2\xb7 640 nm");
+  airy_stack_viewer_set_hyperstack_plane (viewer, 1, 0);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "2 \xc2\xb7 640 nm");
+  g_assert_cmpfloat (airy_stack_view_get_stack (view)->wavelengths[0], ==, 0.64);
+  /* typed: the number before the wavelength picks the channel */
+  gtk_editable_set_text (GTK_EDITABLE (spin), "1");
+  gtk_spin_button_update (GTK_SPIN_BUTTON (spin));
+  g_assert_cmpint (gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (spin)), ==, 1);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "1 \xc2\xb7 532 nm");
+  g_assert_cmpfloat (airy_stack_view_get_stack (view)->wavelengths[0], ==, 0.532);
+
+  /* the channels as a hyperstack file, opened in the viewer */
+  for (c = 0; c < 2; c++)
+    {
+      airy_stack_viewer_set_hyperstack_plane (viewer, c, 0);
+      stacks[c] = airy_stack_copy (airy_stack_view_get_stack (view));
+      stacks[c]->n_channels = 0;
+    }
+  g_assert_true (airy_tiff_write_channels (tif, stacks, 2, NULL, &error));
+  g_assert_no_error (error);
+  airy_stack_free (stacks[0]);
+  airy_stack_free (stacks[1]);
+  g_assert_true (airy_stack_viewer_open (viewer, tif, &error));
+  g_assert_no_error (error);
+  airy_stack_viewer_get_hyperstack (viewer, &n_c, &n_t, &c, &t);
+  g_assert_cmpuint (n_c, ==, 2);
+  g_assert_cmpuint (airy_stack_view_get_stack (view)->n_wavelengths, ==, 0);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "1");
+  tip = gtk_widget_get_tooltip_text (composite);
+  g_assert_cmpstr (tip, ==, "All channels over each other: red: 1, green: 2");
+  close_window (window);
+  g_unlink (tif);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 static void
 test_german_without_variables (void)
 {
@@ -1912,6 +2014,7 @@ main (int argc, char **argv)
   g_test_add_func ("/app/astigmatic-preset", test_astigmatic_preset);
   g_test_add_func ("/app/german-without-variables", test_german_without_variables);
   g_test_add_func ("/app/wavelength-channels", test_wavelength_channels);
+  g_test_add_func ("/app/wavelength-channel-names", test_wavelength_channel_names);
   status = g_test_run ();
   g_rmdir (tmpdir);
   g_object_unref (app);

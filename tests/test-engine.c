@@ -229,6 +229,22 @@ check_channels (const char *keys)
   g_assert_cmpuint (summed->n_channels, ==, 0);
   g_assert_null (summed->channels);
   g_assert_cmpuint (split->n_channels, ==, 2);
+  /* the memory the panel states is what the run holds: the sum and a
+   * stack per wavelength */
+  {
+    g_autoptr(AirySystem) on = airy_system_copy (system);
+    guint64 held = (guint64) split->stack->depth * airy_stack_plane_size (split->stack) * sizeof (float);
+    guint stacks = 0;
+
+    for (l = 0; l < split->n_channels; l++)
+      held += (guint64) split->channels[l]->depth * airy_stack_plane_size (split->channels[l]) * sizeof (float);
+    g_assert_cmpuint (airy_system_get_result_bytes (system, &stacks), ==,
+                      (guint64) split->stack->depth * airy_stack_plane_size (split->stack) * sizeof (float));
+    g_assert_cmpuint (stacks, ==, 1);
+    airy_system_set_channels (on, TRUE);
+    g_assert_cmpuint (airy_system_get_result_bytes (on, &stacks), ==, held);
+    g_assert_cmpuint (stacks, ==, 3);
+  }
   /* the summed stack is today's, bit for bit in shape */
   compare_stacks (summed->stack, split->stack, 1e-6);
   total = airy_stack_copy (split->channels[0]);

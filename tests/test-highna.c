@@ -347,6 +347,34 @@ test_gl_needs_objective (void)
 }
 
 static void
+test_gl_needs_nonparaxial (void)
+{
+  /* the immersion term is the objective's own defocus: with the paraxial
+   * one the OPD would be wrong, so the system check refuses it, named at
+   * the gibson-lanni element (the check on the UI thread and the run) */
+  g_autoptr(AirySystem) system = gl_system (64, "\"f\": 100, \"n\": 1.518, \"na\": 1.4",
+                                            "\"ns\": 1.33, \"depth\": 10", "{\"values\": [0.0]}");
+  g_autoptr(AirySystem) fixed = gl_system (64, "\"f\": 100, \"n\": 1.518, \"na\": 1.4, \"defocus-model\": \"nonparaxial\"",
+                                           "\"ns\": 1.33, \"depth\": 10", "{\"values\": [0.0]}");
+  const char *expected = "elements[1]: gibson-lanni needs the objective's \"defocus-model\": \"nonparaxial\", "
+                         "got \"paraxial\"";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryResult) result = NULL;
+
+  g_assert_false (airy_system_check (system, NULL, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+  g_assert_cmpstr (error->message, ==, expected);
+  g_clear_error (&error);
+  result = airy_run (system, NULL, NULL, NULL, NULL, &error);
+  g_assert_null (result);
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+  g_assert_cmpstr (error->message, ==, expected);
+  g_clear_error (&error);
+  g_assert_true (airy_system_check (fixed, NULL, &error));
+  g_assert_no_error (error);
+}
+
+static void
 test_gl_focal_shift_scalar (void)
 {
   check_gl_focal_shift (gl_oil, FALSE);
@@ -798,6 +826,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/highna/gibson-lanni/matched-scalar", test_gl_matched_scalar);
   g_test_add_func ("/engine/highna/gibson-lanni/focal-shift-scalar", test_gl_focal_shift_scalar);
   g_test_add_func ("/engine/highna/gibson-lanni/needs-objective", test_gl_needs_objective);
+  g_test_add_func ("/engine/highna/gibson-lanni/needs-nonparaxial", test_gl_needs_nonparaxial);
   g_test_add_func ("/engine/highna/gibson-lanni/matched-vectorial", test_gl_matched_vectorial);
   g_test_add_func ("/engine/highna/gibson-lanni/focal-shift-vectorial", test_gl_focal_shift_vectorial);
   g_test_add_func ("/engine/highna/vectorial/low-na", test_vectorial_low_na);

@@ -156,6 +156,60 @@ test_spectrum (void)
   g_assert_cmpfloat (airy_system_get_spectrum (system)->wavelengths[1], ==, 0.6);
 }
 
+/* The derived figures' label: the one whose text starts with prefix. */
+static const char *
+label_starting (GtkWidget *root, const char *prefix)
+{
+  GtkWidget *child;
+
+  if (GTK_IS_LABEL (root) && g_str_has_prefix (gtk_label_get_text (GTK_LABEL (root)), prefix))
+    return gtk_label_get_text (GTK_LABEL (root));
+  for (child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
+    {
+      const char *text = label_starting (child, prefix);
+
+      if (text)
+        return text;
+    }
+  return NULL;
+}
+
+/* The result's memory counts what a run holds: with spectrum.channels the
+ * stack of each wavelength beside their sum (64 planes of 512² are 64 MiB
+ * each), and it follows the edit at once. */
+static void
+test_result_memory (void)
+{
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryBenchPanel) panel = NULL;
+  GtkWidget *wl, *wt, *channels;
+  const char *text;
+
+  if (!new_panel (&system, &panel))
+    return;
+  text = label_starting (GTK_WIDGET (panel), "Pupil radius");
+  g_assert_nonnull (text);
+  g_assert_nonnull (strstr (text, "\nResult 64.0 MiB (64 planes of 512 × 512)"));
+  wl = airy_bench_panel_get_editor (panel, "spectrum.wavelengths");
+  wt = airy_bench_panel_get_editor (panel, "spectrum.weights");
+  gtk_editable_set_text (GTK_EDITABLE (wt), "1, 1");
+  gtk_editable_set_text (GTK_EDITABLE (wl), "0.532, 0.64");
+  g_signal_emit_by_name (wl, "activate");
+  g_signal_emit_by_name (wt, "activate");
+  g_assert_cmpuint (airy_system_get_spectrum (system)->n, ==, 2);
+  /* summed over the wavelengths: one stack still */
+  text = label_starting (GTK_WIDGET (panel), "Pupil radius");
+  g_assert_nonnull (strstr (text, "\nResult 64.0 MiB (64 planes of 512 × 512)"));
+  channels = airy_bench_panel_get_editor (panel, "spectrum.channels");
+  g_assert_true (GTK_IS_CHECK_BUTTON (channels));
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (channels), TRUE);
+  g_assert_true (airy_system_get_channels (system));
+  text = label_starting (GTK_WIDGET (panel), "Pupil radius");
+  g_test_message ("%s", text);
+  g_assert_nonnull (strstr (text, "\nResult 192.0 MiB (2 wavelengths and their sum, each 64 planes of 512 × 512)"));
+  g_assert_cmpuint (airy_system_get_result_bytes (system, NULL), ==, 3 * 64 * 512 * 512 * 4);
+}
+
 /* A phase mask shows the parameters of its source, in place: the row stays
  * open when the source changes. */
 static void
@@ -246,6 +300,7 @@ main (int argc, char **argv)
   g_test_add_func ("/panel/limits", test_limits);
   g_test_add_func ("/panel/bound", test_bound);
   g_test_add_func ("/panel/spectrum", test_spectrum);
+  g_test_add_func ("/panel/result-memory", test_result_memory);
   g_test_add_func ("/panel/relevant-rows", test_relevant_rows);
   g_test_add_func ("/panel/zernike", test_zernike);
   return g_test_run ();

@@ -325,7 +325,7 @@ _airy_bench_panel_update_derived (AiryBenchPanel *self)
                               ? g_ptr_array_index (elements, 0) : NULL);
   g_autoptr(GString) s = g_string_new (NULL);
   double lambda = sp->wavelengths[0], spacing = airy_system_get_spacing (self->system);
-  guint h, w, nz, planes;
+  guint h, w, nz, planes, stacks;
   g_autofree char *mem = NULL;
 
   airy_system_get_shape (self->system, &h, &w);
@@ -352,8 +352,20 @@ _airy_bench_panel_update_derived (AiryBenchPanel *self)
                                 lambda / (4 * na), du <= lambda / (4 * na) ? _("sampled") : _("undersampled"));
     }
   planes = microscope ? 1 : nz;
-  mem = airy_format_bytes ((guint64) planes * h * w * 4);
-  g_string_append_printf (s, ngettext ("\nResult %s (%u plane of %u × %u)", "\nResult %s (%u planes of %u × %u)", planes),
-                          mem, planes, h, w);
+  mem = airy_format_bytes (airy_system_get_result_bytes (self->system, &stacks));
+  if (stacks > 1)
+    {
+      /* spectrum.channels: a stack per wavelength beside their sum */
+      g_autofree char *each = g_strdup_printf (ngettext ("%u plane of %u × %u", "%u planes of %u × %u", planes),
+                                               planes, h, w);
+
+      /* TRANSLATORS: the memory, the number of wavelengths, "64 planes of 512 × 512" */
+      g_string_append_printf (s, ngettext ("\nResult %s (%u wavelength and their sum, each %s)",
+                                           "\nResult %s (%u wavelengths and their sum, each %s)", stacks - 1),
+                              mem, stacks - 1, each);
+    }
+  else
+    g_string_append_printf (s, ngettext ("\nResult %s (%u plane of %u × %u)", "\nResult %s (%u planes of %u × %u)", planes),
+                            mem, planes, h, w);
   gtk_label_set_text (GTK_LABEL (self->derived_label), s->str);
 }

@@ -28,8 +28,11 @@ static void rebuild (AiryBenchPanel *self);
 void
 _airy_bench_panel_changed (AiryBenchPanel *self)
 {
-  if (!self->building)
-    g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+  if (self->building)
+    return;
+  /* the derived figures (memory of the result) follow every edit */
+  _airy_bench_panel_update_derived (self);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
 void

@@ -131,6 +131,97 @@ _airy_stack_viewer_action_properties (GSimpleAction *action, GVariant *param, gp
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
+/* ---- channel names: their wavelengths, where known ---- */
+
+/* "532 nm", or NULL where channel c's wavelength is not known */
+static char *
+channel_wavelength (AiryStackViewer *self, guint c)
+{
+  double wl;
+
+  if (self->channel_wavelengths == NULL || c >= self->channel_wavelengths->len)
+    return NULL;
+  wl = g_array_index (self->channel_wavelengths, double, c);
+  if (!(wl > 0))
+    return NULL;
+  /* TRANSLATORS: a channel's vacuum wavelength in nanometres */
+  return g_strdup_printf (_("%.4g nm"), wl * 1e3);
+}
+
+/* "1 · 532 nm", or "1" */
+static char *
+channel_name (AiryStackViewer *self, guint c)
+{
+  g_autofree char *wl = channel_wavelength (self, c);
+
+  return wl ? g_strdup_printf ("%u \xc2\xb7 %s", c + 1, wl) : g_strdup_printf ("%u", c + 1);
+}
+
+/* the chooser's text back to its number: the digits before the wavelength */
+int
+_airy_stack_viewer_on_channel_input (GtkSpinButton *spin, double *value, AiryStackViewer *self)
+{
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (spin));
+  char *end = NULL;
+  guint64 c;
+
+  while (g_ascii_isspace (*text))
+    text++;
+  c = g_ascii_strtoull (text, &end, 10);
+  if (end == text)
+    return GTK_INPUT_ERROR;
+  *value = (double) c;
+  return TRUE;
+}
+
+gboolean
+_airy_stack_viewer_on_channel_output (GtkSpinButton *spin, AiryStackViewer *self)
+{
+  int v = gtk_spin_button_get_value_as_int (spin);
+  g_autofree char *text = channel_name (self, v > 0 ? (guint) v - 1 : 0);
+
+  if (g_strcmp0 (text, gtk_editable_get_text (GTK_EDITABLE (spin))) != 0)
+    gtk_editable_set_text (GTK_EDITABLE (spin), text);
+  return TRUE;
+}
+
+/* Names the n channels by their wavelengths (µm; NULL, or 0 for one not
+ * known): the chooser, as wide as its longest name, and the composite's
+ * colours in its tooltip. */
+static void
+set_channel_wavelengths (AiryStackViewer *self, guint n, const double *wavelengths)
+{
+  /* Fiji's composite colours, as update_composite gives them */
+  static const char *colors[AIRY_STACK_VIEW_MAX_CHANNELS] = { N_("red"), N_("green"), N_("blue"), N_("gray") };
+  g_autoptr(GString) legend = g_string_new (NULL);
+  g_autofree char *tip = NULL;
+  gboolean known = FALSE;
+  guint c, width = 0;
+
+  g_clear_pointer (&self->channel_wavelengths, g_array_unref);
+  for (c = 0; wavelengths != NULL && c < n; c++)
+    known |= wavelengths[c] > 0;
+  if (known)
+    {
+      self->channel_wavelengths = g_array_sized_new (FALSE, FALSE, sizeof (double), n);
+      g_array_append_vals (self->channel_wavelengths, wavelengths, n);
+    }
+  for (c = 0; c < n; c++)
+    {
+      g_autofree char *name = channel_name (self, c);
+
+      width = MAX (width, (guint) g_utf8_strlen (name, -1));
+      if (c < G_N_ELEMENTS (colors))
+        /* TRANSLATORS: a composite's colour and the channel shown in it, "red: 1 · 532 nm" */
+        g_string_append_printf (legend, _("%s%s: %s"), c ? ", " : "", _(colors[c]), name);
+    }
+  gtk_editable_set_width_chars (GTK_EDITABLE (self->channel_spin), known ? (int) width : -1);
+  /* TRANSLATORS: the composite's tooltip, then "red: 1 · 532 nm, green: 2 · 640 nm" */
+  tip = g_strdup_printf (_("All channels over each other: %s"), legend->str);
+  gtk_widget_set_tooltip_text (self->composite, tip);
+  _airy_stack_viewer_on_channel_output (GTK_SPIN_BUTTON (self->channel_spin), self);
+}
+
 /* Shows a stack read from a file: of a hyperstack, with the choosers for
  * its channels and time points. */
 void
@@ -167,6 +258,10 @@ _airy_stack_viewer_show_opened (AiryStackViewer *self, AiryStack *stack, const c
   gtk_widget_set_visible (gtk_widget_get_parent (self->frame_spin), stack->n_frames > 1);
   gtk_widget_set_visible (self->hyper_box, stack->n_channels > 1 || stack->n_frames > 1);
   gtk_widget_set_visible (self->composite, stack->n_channels > 1);
+  /* a file that carries its channels' wavelengths (an Airy hyperstack) */
+  set_channel_wavelengths (self, MAX (stack->n_channels, 1),
+                           stack->n_channels > 1 && stack->n_wavelengths == stack->n_channels
+                           ? stack->wavelengths : NULL);
   self->updating = FALSE;
   /* a composite follows the time point */
   if (stack->n_channels > 1 && gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
@@ -270,6 +365,20 @@ airy_stack_viewer_set_channels (AiryStackViewer *self,
   gtk_widget_set_visible (gtk_widget_get_parent (self->frame_spin), FALSE);
   gtk_widget_set_visible (self->hyper_box, TRUE);
   gtk_widget_set_visible (self->composite, TRUE);
+  {
+    /* each stack's own wavelength names its channel */
+    g_autofree double *wavelengths = g_new0 (double, channels->len);
+    guint c;
+
+    for (c = 0; c < channels->len; c++)
+      {
+        const AiryStack *s = g_ptr_array_index (channels, c);
+
+        if (s->n_wavelengths == 1)
+          wavelengths[c] = s->wavelengths[0];
+      }
+    set_channel_wavelengths (self, channels->len, wavelengths);
+  }
   self->updating = FALSE;
   if (gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
     update_composite (self);

@@ -57,6 +57,9 @@ struct _AiryStackViewer
   /* a computed result's stack of each wavelength (AiryStack*), shown as
    * channels; NULL for files and single stacks */
   GPtrArray           *mem_channels;
+  /* the vacuum wavelength (µm) of each channel, of a computed result or of
+   * a file that carries them; NULL: the channels have numbers only */
+  GArray              *channel_wavelengths;
   /* a file without a voxel size shows pixels; Properties… sets one, kept
    * for the file's other channels and time points */
   gboolean             uncalibrated;
@@ -127,6 +130,11 @@ void      _airy_stack_viewer_action_properties   (GSimpleAction         *action,
 void      _airy_stack_viewer_on_composite        (GtkCheckButton        *button,
                                                   AiryStackViewer       *self);
 void      _airy_stack_viewer_on_hyper_axis       (GtkSpinButton         *spin,
+                                                  AiryStackViewer       *self);
+int       _airy_stack_viewer_on_channel_input    (GtkSpinButton         *spin,
+                                                  double                *value,
+                                                  AiryStackViewer       *self);
+gboolean  _airy_stack_viewer_on_channel_output   (GtkSpinButton         *spin,
                                                   AiryStackViewer       *self);
 
 /* airy-stack-viewer-export.c */

@@ -236,6 +236,11 @@ _airy_stack_viewer_build_toolbar (AiryStackViewer *self)
   gtk_box_append (GTK_BOX (self->hyper_box), self->composite);
   g_signal_connect (self->composite, "toggled", G_CALLBACK (_airy_stack_viewer_on_composite), self);
   g_signal_connect (self->channel_spin, "value-changed", G_CALLBACK (_airy_stack_viewer_on_hyper_axis), self);
+  /* "1 · 532 nm": the channel's wavelength where it is known (a numeric
+   * spin button, as new_with_range makes it, would refuse that text) */
+  gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (self->channel_spin), FALSE);
+  g_signal_connect (self->channel_spin, "input", G_CALLBACK (_airy_stack_viewer_on_channel_input), self);
+  g_signal_connect (self->channel_spin, "output", G_CALLBACK (_airy_stack_viewer_on_channel_output), self);
   g_signal_connect (self->frame_spin, "value-changed", G_CALLBACK (_airy_stack_viewer_on_hyper_axis), self);
   gtk_widget_set_visible (self->hyper_box, FALSE);
   gtk_box_append (GTK_BOX (toolbar), self->hyper_box);

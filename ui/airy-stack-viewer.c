@@ -33,6 +33,7 @@ airy_stack_viewer_finalize (GObject *object)
   g_free (AIRY_STACK_VIEWER (object)->readout_text);
   g_free (AIRY_STACK_VIEWER (object)->path);
   g_clear_pointer (&AIRY_STACK_VIEWER (object)->mem_channels, g_ptr_array_unref);
+  g_clear_pointer (&AIRY_STACK_VIEWER (object)->channel_wavelengths, g_array_unref);
   G_OBJECT_CLASS (airy_stack_viewer_parent_class)->finalize (object);
 }
 
@@ -218,6 +219,7 @@ airy_stack_viewer_set_resident (AiryStackViewer *self,
   /* a new stack is not a file's channel or time point until open says so */
   g_clear_pointer (&self->path, g_free);
   g_clear_pointer (&self->mem_channels, g_ptr_array_unref);
+  g_clear_pointer (&self->channel_wavelengths, g_array_unref);
   gtk_widget_set_visible (self->hyper_box, FALSE);
   if (self->uncalibrated)
     _airy_stack_viewer_set_uncalibrated (self, FALSE);

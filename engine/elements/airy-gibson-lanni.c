@@ -42,6 +42,15 @@ gibson_lanni_check (AiryElement *self, AiryContext *ctx, GError **error)
                    ctx->path);
       return FALSE;
     }
+  /* the immersion term (ti0 + z)·√(ni² − NA²ρ²) is the objective's own
+   * defocus: its paraxial form would make the OPD wrong at any NA */
+  if (!ctx->nonparaxial)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("%s: gibson-lanni needs the objective's \"defocus-model\": \"nonparaxial\", got \"paraxial\""),
+                   ctx->path);
+      return FALSE;
+    }
   if (ctx->na > cut)
     airy_context_warn (ctx, _("%s: the NA %g exceeds the smallest index on the path (%g): "
                               "rays beyond NA %g are evanescent and cut from the pupil"),

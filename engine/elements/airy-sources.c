@@ -88,6 +88,7 @@ objective_check (AiryElement *self, AiryContext *ctx, GError **error)
   ctx->n = n;
   ctx->f = f;
   ctx->na = na;
+  ctx->nonparaxial = airy_element_get_enum (self, "defocus-model") == AIRY_DEFOCUS_NONPARAXIAL;
   ctx->pupil_radius = f * na / n;
   _airy_context_check_pupil (ctx, ctx->pupil_radius, "objective pupil");
   return TRUE;
