@@ -115,9 +115,9 @@ _airy_cuda_fit_new (AiryBackend *backend, guint device, const AiryFitShape *shap
       != AIRY_BATCH_OK)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
-                   _("the fit's model does not fit on CUDA device %d: one plane needs %" G_GUINT64_FORMAT
-                     " MiB besides %" G_GUINT64_FORMAT " MiB, %" G_GUINT64_FORMAT " MiB are free"),
-                   f->device, per_plane >> 20, fixed >> 20, (guint64) free_b >> 20);
+                   _("the fit's model does not fit on CUDA device %d: one plane needs %u MiB besides %u MiB, "
+                     "%u MiB are free"),
+                   f->device, (guint) (per_plane >> 20), (guint) (fixed >> 20), (guint) ((guint64) free_b >> 20));
       goto failed;
     }
   if (!CHECK (cudaMalloc ((void **) &f->scale, L * sizeof (float)), error)
@@ -170,14 +170,7 @@ gboolean
 _airy_cuda_fit_pass (AiryBackend *backend, gpointer data, AiryFitPass *pass, GError **error)
 {
   CudaFit *f = data;
-  AiryFitLossArgs a = {
-    .L = f->shape.L, .h = f->shape.height, .w = f->shape.width, .y0 = f->shape.y0, .rows = f->shape.rows,
-    .win_y0 = f->shape.win_y0, .win_x0 = f->shape.win_x0, .win_h = f->shape.win_h, .win_w = f->shape.win_w,
-    .scale = f->scale, .A = pass->A, .B = pass->B, .logB = pass->B > 0 ? log (pass->B) : 0.0,
-    .poisson = pass->has_data && pass->poisson, .inv_var = pass->inv_var,
-    .dpos = f->dpos, .dconst = f->dconst, .data = pass->has_data && !pass->poisson ? f->data : NULL,
-    .grad = pass->grad,
-  };
+  AiryFitLossArgs a = _airy_fit_loss_args (&f->shape, pass, f->scale, f->dpos, f->dconst, f->data);
   gsize L = f->shape.L;
   double partial[3 * AIRY_CUDA_FIT_BLOCKS];
   guint b0, i;
