@@ -9,6 +9,7 @@
 
 #include "airy-backend.h"
 #include "airy-comm.h"
+#include "airy-fit-kernels.h"
 #include "airy-run.h"
 
 G_BEGIN_DECLS
@@ -119,6 +120,24 @@ typedef struct
   double         loss, dA, dB;      /* Σ loss, ∂L/∂A, ∂L/∂B */
   double        *M;                 /* grad: L × rows × width, Σ_planes −2 Im(conj(V)·u) (set, not added) */
 } AiryFitPass;
+
+/* The kernels' arguments of one pass (airy-fit-kernels.h), with the
+ * device's copies of the scales and the data. */
+static inline AiryFitLossArgs
+_airy_fit_loss_args (const AiryFitShape *shape, const AiryFitPass *pass, const float *scale, const float *dpos,
+                     const double *dconst, const float *data)
+{
+  AiryFitLossArgs a = {
+    .L = shape->L, .h = shape->height, .w = shape->width, .y0 = shape->y0, .rows = shape->rows,
+    .win_y0 = shape->win_y0, .win_x0 = shape->win_x0, .win_h = shape->win_h, .win_w = shape->win_w,
+    .scale = scale, .A = pass->A, .B = pass->B, .logB = pass->B > 0 ? log (pass->B) : 0.0,
+    .poisson = pass->has_data && pass->poisson, .inv_var = pass->inv_var,
+    .dpos = dpos, .dconst = dconst, .data = pass->has_data && !pass->poisson ? data : NULL,
+    .grad = pass->grad,
+  };
+
+  return a;
+}
 
 struct _AiryBackendOps
 {

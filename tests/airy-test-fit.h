@@ -74,6 +74,36 @@ poisson_sample (const float *mu, float *out, gsize n, unsigned long seed)
   gsl_rng_free (r);
 }
 
+/* Data d (Poisson, seed) drawn from the model at fixed true parameters,
+ * and a point p away from them where every gradient component is large. */
+static inline void
+test_fit_data_and_point (AiryFitModel *m, unsigned long seed, float *d, double *p)
+{
+  guint K = m->K, P = K + 5, i;
+  gsize n = (gsize) m->depth * m->win_h * m->win_w;
+  g_autofree float *mu = g_new (float, n);
+  double truth[P];
+
+  for (i = 0; i < K; i++)
+    truth[i] = 0.1 * sin (1.0 + i);
+  truth[K] = 0.05;
+  truth[K + 1] = -0.08;
+  truth[K + 2] = 0.2;
+  truth[K + 3] = 2e4;
+  truth[K + 4] = 10.0;
+  _airy_fit_model_eval (m, truth, mu);
+  poisson_sample (mu, d, n, seed);
+  for (i = 0; i < P; i++)
+    p[i] = truth[i];
+  for (i = 0; i < K; i++)
+    p[i] += i % 2 ? 0.04 : -0.04;
+  p[K] += 0.04;
+  p[K + 1] -= 0.03;
+  p[K + 2] += 0.15;
+  p[K + 3] *= 1.1;
+  p[K + 4] = 12.0;
+}
+
 /* A model's loss, gradient and μ on its device against the CPU's, at a
  * point away from the optimum of data drawn at truth (both models of the
  * same system, window and terms; cpu has no device): *loss_rel, the
@@ -87,22 +117,9 @@ test_fit_compare_device (AiryFitModel *cpu, AiryFitModel *dev, gboolean poisson,
   guint K = cpu->K, P = K + 5, i, s;
   gsize n = (gsize) cpu->depth * cpu->win_h * cpu->win_w, q;
   g_autofree float *mu = g_new (float, n), *mu2 = g_new (float, n), *d = g_new (float, n);
-  double truth[P], p[P], g1[P], g2[P], gmax = 0, gd = 0, peak = 0, md = 0, lr = 0;
+  double p[P], g1[P], g2[P], gmax = 0, gd = 0, peak = 0, md = 0, lr = 0;
 
-  for (i = 0; i < K; i++)
-    truth[i] = 0.1 * sin (1.0 + i);
-  truth[K] = 0.05;
-  truth[K + 1] = -0.08;
-  truth[K + 2] = 0.2;
-  truth[K + 3] = 2e4;
-  truth[K + 4] = 10.0;
-  _airy_fit_model_eval (cpu, truth, mu);
-  poisson_sample (mu, d, n, 11);
-  for (i = 0; i < P; i++)
-    p[i] = truth[i] + (i < K ? (i % 2 ? 0.04 : -0.04) : 0.0);
-  p[K + 2] += 0.15;
-  p[K + 3] *= 1.1;
-  p[K + 4] = 12.0;
+  test_fit_data_and_point (cpu, 11, d, p);
   _airy_fit_model_eval (dev, p, mu2);
   _airy_fit_model_eval (cpu, p, mu);
   for (q = 0; q < n; q++)

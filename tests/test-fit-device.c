@@ -97,14 +97,7 @@ static gboolean
 fake_fit_pass (AiryBackend *backend, gpointer data, AiryFitPass *pass, GError **error)
 {
   FakeFit *f = data;
-  AiryFitLossArgs a = {
-    .L = f->shape.L, .h = f->shape.height, .w = f->shape.width, .y0 = f->shape.y0, .rows = f->shape.rows,
-    .win_y0 = f->shape.win_y0, .win_x0 = f->shape.win_x0, .win_h = f->shape.win_h, .win_w = f->shape.win_w,
-    .scale = f->scale, .A = pass->A, .B = pass->B, .logB = pass->B > 0 ? log (pass->B) : 0.0,
-    .poisson = pass->has_data && pass->poisson, .inv_var = pass->inv_var,
-    .dpos = f->dpos, .dconst = f->dconst, .data = pass->has_data && !pass->poisson ? f->data : NULL,
-    .grad = pass->grad,
-  };
+  AiryFitLossArgs a = _airy_fit_loss_args (&f->shape, pass, f->scale, f->dpos, f->dconst, f->data);
   double partial[3 * FAKE_BLOCKS] = { 0 };
   gsize L = f->shape.L, i;
   guint b0, j;

@@ -106,30 +106,11 @@ test_gradient (gconstpointer data)
   g_autoptr(GError) error = NULL;
   g_autoptr(AiryFitModel) m = _airy_fit_model_new (base, idx, K, 48, 48, 2, NULL, &error);
   gsize n = (gsize) 16 * 48 * 48;
-  g_autofree float *mu = g_new (float, n);
   g_autofree float *d = g_new (float, n);
-  double truth[P], p[P], g[P], h[P], worst = 0;
+  double p[P], g[P], h[P], worst = 0;
 
   g_assert_no_error (error);
-  for (i = 0; i < K; i++)
-    truth[i] = 0.1 * sin (1.0 + i);
-  truth[K] = 0.05;
-  truth[K + 1] = -0.08;
-  truth[K + 2] = 0.2;
-  truth[K + 3] = 2e4;
-  truth[K + 4] = 10.0;
-  _airy_fit_model_eval (m, truth, mu);
-  poisson_sample (mu, d, n, 7);
-  /* away from the optimum, so that every component is large */
-  for (i = 0; i < P; i++)
-    p[i] = truth[i];
-  for (i = 0; i < K; i++)
-    p[i] += i % 2 ? 0.04 : -0.04;
-  p[K] += 0.04;
-  p[K + 1] -= 0.03;
-  p[K + 2] += 0.15;
-  p[K + 3] *= 1.1;
-  p[K + 4] = 12.0;
+  test_fit_data_and_point (m, 7, d, p);
   /* steps where the float transforms' rounding is far below the change;
    * Richardson's extrapolation of two central differences removes their
    * O(h²) error */
