@@ -115,7 +115,7 @@ test_gradient (gconstpointer data)
    * Richardson's extrapolation of two central differences removes their
    * O(h²) error */
   for (i = 0; i < K; i++)
-    h[i] = poisson ? 6e-4 : vectorial ? 5e-3 : 2e-3;
+    h[i] = poisson ? 6e-4 : 5e-3;
   h[K] = h[K + 1] = 1e-3;
   h[K + 2] = 2e-3;
   h[K + 3] = 1e-3 * p[K + 3];
