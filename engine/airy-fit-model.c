@@ -276,37 +276,58 @@ _airy_fit_model_new (AirySystem  *system,
   return g_steal_pointer (&m);
 }
 
+/* The window's columns, widened to the left until their first is as
+ * aligned as X (FFTW's plans are made on aligned arrays): *c0, and the
+ * count. */
+static guint
+window_columns (const AiryFitModel *m, fftwf_complex *X, guint *c0)
+{
+  guint c = m->win_x0;
+
+  while (c > 0 && fftwf_alignment_of ((float *) (X + c)) != 0)
+    c--;
+  *c0 = c;
+  return m->win_x0 + m->win_w - c;
+}
+
 /* The plain 2-D DFT of X (H × W) whose rows outside the pupil's band are
- * zero: the row transforms of the band only, then every column (FFTW's
- * pruning by hand; the full transform where the band is not aligned as the
- * plans want). */
+ * zero, exact on the window's columns: the row transforms of the band
+ * only, then the window's columns (FFTW's pruning by hand: the other
+ * columns are left half transformed, and nobody reads them; the full
+ * transform where the band is not aligned as the plans want). */
 static void
 band_forward (const AiryFitModel *m, fftwf_complex *X)
 {
   fftwf_complex *band = X + (gsize) m->y0 * m->W;
+  guint c0, nc;
 
   if (fftwf_alignment_of ((float *) band) != 0 || fftwf_alignment_of ((float *) X) != 0)
     {
       _airy_fft_c2c_execute (m->H, m->W, AIRY_FFT_FORWARD, 1, X, X);
       return;
     }
+  nc = window_columns (m, X, &c0);
   fftwf_execute_dft (_airy_fft_plan_many (m->W, m->rows, 1, m->W, TRUE, AIRY_FFT_FORWARD, 1), band, band);
-  fftwf_execute_dft (_airy_fft_plan_many (m->H, m->W, m->W, 1, TRUE, AIRY_FFT_FORWARD, 1), X, X);
+  fftwf_execute_dft (_airy_fft_plan_many (m->H, nc, m->W, 1, TRUE, AIRY_FFT_FORWARD, 1), X + c0, X + c0);
 }
 
-/* The unnormalised backward DFT of X, exact on the band's rows only (the
- * others are left half transformed: nobody reads them). */
+/* The unnormalised backward DFT of X, which is zero off the window's
+ * columns, exact on the band's rows only: the window's columns (the
+ * others stay zero), then the band's rows (the other rows are left half
+ * transformed: nobody reads them). */
 static void
 band_backward (const AiryFitModel *m, fftwf_complex *X)
 {
   fftwf_complex *band = X + (gsize) m->y0 * m->W;
+  guint c0, nc;
 
   if (fftwf_alignment_of ((float *) band) != 0 || fftwf_alignment_of ((float *) X) != 0)
     {
       _airy_fft_c2c_execute (m->H, m->W, AIRY_FFT_BACKWARD, 1, X, X);
       return;
     }
-  fftwf_execute_dft (_airy_fft_plan_many (m->H, m->W, m->W, 1, TRUE, AIRY_FFT_BACKWARD, 1), X, X);
+  nc = window_columns (m, X, &c0);
+  fftwf_execute_dft (_airy_fft_plan_many (m->H, nc, m->W, 1, TRUE, AIRY_FFT_BACKWARD, 1), X + c0, X + c0);
   fftwf_execute_dft (_airy_fft_plan_many (m->W, m->rows, 1, m->W, TRUE, AIRY_FFT_BACKWARD, 1), band, band);
 }
 
