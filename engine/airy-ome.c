@@ -202,15 +202,16 @@ attr_uint (const char **names, const char **values, const char *name, guint *out
   return TRUE;
 }
 
-/* A length attribute with its unit attribute (default µm), in µm. */
+/* A length attribute with its unit attribute (default: default_um µm per
+ * unit), in µm. */
 static gboolean
-attr_length (const char **names, const char **values, const char *name, double *out,
+attr_length (const char **names, const char **values, const char *name, double default_um, double *out,
              gboolean *present, GError **error)
 {
   const char *v = attr (names, values, name);
   g_autofree char *unit_name = g_strconcat (name, "Unit", NULL);
   const char *unit = attr (names, values, unit_name);
-  double scale = 1.0, x;
+  double scale = default_um, x;
   char *end = NULL;
 
   if (present)
@@ -269,9 +270,9 @@ ome_start (GMarkupParseContext *context,
           || !attr_uint (names, values, "SizeZ", &info->size_z, NULL, error)
           || !attr_uint (names, values, "SizeC", &info->size_c, NULL, error)
           || !attr_uint (names, values, "SizeT", &info->size_t, NULL, error)
-          || !attr_length (names, values, "PhysicalSizeX", &info->physical_x, &present, error)
-          || !attr_length (names, values, "PhysicalSizeY", &info->physical_y, &present, error)
-          || !attr_length (names, values, "PhysicalSizeZ", &info->physical_z, &present, error))
+          || !attr_length (names, values, "PhysicalSizeX", 1.0, &info->physical_x, &present, error)
+          || !attr_length (names, values, "PhysicalSizeY", 1.0, &info->physical_y, &present, error)
+          || !attr_length (names, values, "PhysicalSizeZ", 1.0, &info->physical_z, &present, error))
         return;
       if (order != NULL)
         g_strlcpy (info->order, order, sizeof info->order);
@@ -291,6 +292,17 @@ ome_start (GMarkupParseContext *context,
         return;
       g_array_append_val (info->tiff_data, td);
     }
+  else if (info->in_pixels && g_str_equal (e, "Channel"))
+    {
+      /* a channel's wavelength names it, nothing depends on it: a bad
+       * value is left out, not an error (OME's default unit here is nm) */
+      double wl = NAN;
+      gboolean present = FALSE;
+
+      if (!attr_length (names, values, "EmissionWavelength", 1e-3, &wl, &present, NULL) || !present)
+        wl = NAN;
+      g_array_append_val (info->channel_wavelengths, wl);
+    }
   else if (info->in_tiff_data && g_str_equal (e, "UUID"))
     {
       /* a TiffData naming a file is part of a multi-file set */
@@ -304,7 +316,7 @@ ome_start (GMarkupParseContext *context,
       if (!attr_uint (names, values, "TheZ", &p.the_z, NULL, error)
           || !attr_uint (names, values, "TheC", &p.the_c, NULL, error)
           || !attr_uint (names, values, "TheT", &p.the_t, NULL, error)
-          || !attr_length (names, values, "PositionZ", &p.position_z, &p.has_z, error))
+          || !attr_length (names, values, "PositionZ", 1.0, &p.position_z, &p.has_z, error))
         return;
       g_array_append_val (info->planes, p);
     }
@@ -332,6 +344,7 @@ _airy_ome_info_clear (AiryOmeInfo *info)
 {
   g_clear_pointer (&info->tiff_data, g_array_unref);
   g_clear_pointer (&info->planes, g_array_unref);
+  g_clear_pointer (&info->channel_wavelengths, g_array_unref);
   g_clear_pointer (&info->type, g_free);
 }
 
@@ -349,6 +362,7 @@ _airy_ome_parse (const char  *xml,
   memset (info, 0, sizeof *info);
   info->tiff_data = g_array_new (FALSE, FALSE, sizeof (AiryOmeTiffData));
   info->planes = g_array_new (FALSE, FALSE, sizeof (AiryOmePlane));
+  info->channel_wavelengths = g_array_new (FALSE, FALSE, sizeof (double));
   g_strlcpy (info->order, "XYZCT", sizeof info->order);
   ctx = g_markup_parse_context_new (&parser, G_MARKUP_PREFIX_ERROR_POSITION, info, NULL);
   if (!g_markup_parse_context_parse (ctx, xml, -1, &local)

@@ -310,7 +310,7 @@ _airy_plan_new_checked (AirySystem           *system,
   AiryElement *objective;
   const double *z;
   double spacing, zmax = 0.0;
-  guint h, w, i, l, n_slots, planes_here;
+  guint h, w, i, l, n_slots, planes_here, n_stacks = 1;
   guint64 need, budget;
   gboolean keep_psf;
 
@@ -551,7 +551,22 @@ _airy_plan_new_checked (AirySystem           *system,
       if (!_airy_plan_choose_part (options, plan->n_planes, &first, &planes_here, error))
         return NULL;
     }
-  need = (guint64) (plan->reduce ? plan->out_depth : planes_here) * plan->out_height * plan->out_width * 4
+  /* the result's stacks, counted as the panel and the app count them: the
+   * sum, and with per-wavelength channels one stack per wavelength (the
+   * run's choice, which the command line may set apart from the system's) */
+  {
+    AirySystem *counted = plan->system;
+    g_autoptr(AirySystem) other = NULL;
+    gboolean per_wavelength = options ? options->per_wavelength : FALSE;
+
+    if (airy_system_get_channels (counted) != per_wavelength)
+      {
+        counted = other = airy_system_copy (plan->system);
+        airy_system_set_channels (other, per_wavelength);
+      }
+    airy_system_get_result_bytes (counted, &n_stacks);
+  }
+  need = (guint64) n_stacks * (plan->reduce ? plan->out_depth : planes_here) * plan->out_height * plan->out_width * 4
          + (keep_psf ? (guint64) planes_here * plan->psf_height * plan->psf_width * 4 : 0)
          + (plan->volume ? (guint64) plan->volume->depth * plan->vol_height * plan->vol_width * 4 : 0)
          + n_slots * _airy_plan_bytes_per_slot (plan);
@@ -561,11 +576,19 @@ _airy_plan_new_checked (AirySystem           *system,
       g_autofree char *need_s = airy_format_bytes (need);
       g_autofree char *budget_s = airy_format_bytes (budget);
 
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
-                   _("grid.shape: a run of %u plane%s on a %u × %u grid needs %s of memory, more than "
-                   "the budget of %s (90 %% of available memory, or AIRY_MEMORY_BUDGET); reduce "
-                   "grid.shape or z.count"), planes_here, planes_here == 1 ? "" : "s", h, w,
-                   need_s, budget_s);
+      if (n_stacks > 1)
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
+                     _("grid.shape: a run of %u plane%s on a %u × %u grid that keeps its %u wavelengths as "
+                       "channels (%u stacks: their sum and one per wavelength) needs %s of memory, more than "
+                       "the budget of %s (90 %% of available memory, or AIRY_MEMORY_BUDGET); reduce "
+                       "grid.shape or z.count, or turn spectrum.channels off (--channels none)"),
+                     planes_here, planes_here == 1 ? "" : "s", h, w, n_stacks - 1, n_stacks, need_s, budget_s);
+      else
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
+                     _("grid.shape: a run of %u plane%s on a %u × %u grid needs %s of memory, more than "
+                     "the budget of %s (90 %% of available memory, or AIRY_MEMORY_BUDGET); reduce "
+                     "grid.shape or z.count"), planes_here, planes_here == 1 ? "" : "s", h, w,
+                     need_s, budget_s);
       return NULL;
     }
   return g_steal_pointer (&plan);

@@ -81,7 +81,31 @@ void
 _airy_tiff_layout_clear (Layout *l)
 {
   g_clear_pointer (&l->z, g_free);
+  g_clear_pointer (&l->wavelengths, g_free);
   g_clear_pointer (&l->ifd, g_free);
+}
+
+/* The channels' wavelengths a file claims (µm), checked: one per channel or
+ * none; a value that is not a finite positive length becomes 0 (not
+ * known). NULL when none is known. They only name channels, so a bad
+ * value is dropped, never an error. */
+static double *
+channel_wavelengths (const double *claimed, gsize n_claimed, guint n_channels)
+{
+  g_autofree double *wl = NULL;
+  gboolean known = FALSE;
+  guint c;
+
+  if (claimed == NULL || n_channels == 0 || n_claimed != n_channels)
+    return NULL;
+  wl = g_new0 (double, n_channels);
+  for (c = 0; c < n_channels; c++)
+    if (isfinite (claimed[c]) && claimed[c] > 0)
+      {
+        wl[c] = claimed[c];
+        known = TRUE;
+      }
+  return known ? g_steal_pointer (&wl) : NULL;
 }
 
 static gboolean
@@ -127,6 +151,8 @@ typedef struct
   guint16  resunit;
   double  *z_tag;
   guint32  z_count;
+  double  *wl_tag;
+  guint32  wl_count;
 } Head;
 
 static void
@@ -134,6 +160,7 @@ head_clear (Head *h)
 {
   g_clear_pointer (&h->desc, g_free);
   g_clear_pointer (&h->z_tag, g_free);
+  g_clear_pointer (&h->wl_tag, g_free);
 }
 
 static gboolean
@@ -141,7 +168,7 @@ head_read (Reader *r, Head *h, GError **error)
 {
   char *desc = NULL;
   float xres = 0, yres = 0;
-  double *z_tag = NULL;
+  double *z_tag = NULL, *wl_tag = NULL;
 
   memset (h, 0, sizeof *h);
   h->resunit = RESUNIT_INCH;
@@ -164,6 +191,10 @@ head_read (Reader *r, Head *h, GError **error)
     h->z_tag = g_memdup2 (z_tag, (gsize) h->z_count * sizeof (double));
   else
     h->z_count = 0;
+  if (TIFFGetField (r->tif, TAG_AIRY_WAVELENGTHS, &h->wl_count, &wl_tag) == 1 && wl_tag != NULL && h->wl_count > 0)
+    h->wl_tag = g_memdup2 (wl_tag, (gsize) h->wl_count * sizeof (double));
+  else
+    h->wl_count = 0;
   return TRUE;
 }
 
@@ -264,6 +295,8 @@ layout_ome (Reader *r, const AiryReadOptions *o, const Head *h, Layout *l, GErro
     }
   if (found == Z && Z > 0)
     l->z = g_steal_pointer (&zz);
+  l->wavelengths = channel_wavelengths ((const double *) om.channel_wavelengths->data, om.channel_wavelengths->len,
+                                        om.size_c);
   ok = TRUE;
 
 out:
@@ -473,6 +506,9 @@ _airy_tiff_layout_find (Reader *r, const AiryReadOptions *o, Layout *l, GError *
           if (finite)
             l->z = g_memdup2 (h.z_tag, l->depth * sizeof (double));
         }
+      /* and its channels' wavelengths (ImageJ hyperstacks) */
+      if (l->wavelengths == NULL && imagej && l->n_channels > 1)
+        l->wavelengths = channel_wavelengths (h.wl_tag, h.wl_count, l->n_channels);
     }
   head_clear (&h);
   return ok;

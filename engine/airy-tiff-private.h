@@ -37,6 +37,7 @@ typedef struct
   GArray  *tiff_data;     /* AiryOmeTiffData */
   GArray  *planes;        /* AiryOmePlane */
   gboolean other_files;   /* TiffData naming another file (multi-file set) */
+  GArray  *channel_wavelengths; /* double per Channel: EmissionWavelength (µm), NaN if none */
   guint    n_images;
   /* parser state */
   int      depth_image, in_pixels, in_tiff_data;
@@ -72,6 +73,8 @@ enum
   /* Airy's private tag: the exact z of every plane, µm (DOUBLE[depth]);
    * 65000–65535 is the TIFF range for private use without registration */
   TAG_AIRY_Z = 65500,
+  /* and each channel's vacuum wavelength of a hyperstack, µm (DOUBLE[channels]; 0: not known) */
+  TAG_AIRY_WAVELENGTHS = 65501,
 };
 
 enum { T_BYTE = 1, T_ASCII = 2, T_SHORT = 3, T_LONG = 4, T_RATIONAL = 5, T_DOUBLE = 12, T_LONG8 = 16 };
@@ -107,6 +110,7 @@ typedef struct
   guint16   bits, format;
   double    dx, dy, dz, z0;
   double   *z;                 /* exact positions or NULL */
+  double   *wavelengths;       /* n_channels: each channel's wavelength (µm, 0 not known) or NULL */
   guint64  *ifd;               /* per plane: IFD offset, or 0 for contiguous */
   guint64   contiguous_offset; /* ImageJ single-IFD stacks: first plane's bytes */
   gboolean  contiguous;

@@ -651,6 +651,9 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
   stack->z0 = l.z0 + (pixels ? first : 0) * l.dz;
   if (l.z)
     airy_stack_set_z (stack, l.z + (pixels ? first : 0));
+  /* every channel's wavelength, as the viewer names channels by them */
+  if (l.wavelengths)
+    airy_stack_set_provenance (stack, l.n_channels, l.wavelengths, NULL, NULL);
 
   if (pixels)
     {
@@ -683,7 +686,7 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
   return g_steal_pointer (&stack);
 }
 
-/* Airy's z tag is known to libtiff so that it comes back typed */
+/* Airy's tags are known to libtiff so that they come back typed */
 static TIFFExtendProc parent_extender;
 
 static void
@@ -691,6 +694,8 @@ tag_extender (TIFF *tif)
 {
   static const TIFFFieldInfo fields[] = {
     { TAG_AIRY_Z, TIFF_VARIABLE2, TIFF_VARIABLE2, TIFF_DOUBLE, FIELD_CUSTOM, 1, 1, (char *) "AiryZPositions" },
+    { TAG_AIRY_WAVELENGTHS, TIFF_VARIABLE2, TIFF_VARIABLE2, TIFF_DOUBLE, FIELD_CUSTOM, 1, 1,
+      (char *) "AiryChannelWavelengths" },
   };
 
   TIFFMergeFieldInfo (tif, fields, G_N_ELEMENTS (fields));

@@ -382,6 +382,7 @@ typedef struct
   const guint32   *ij_counts;
   guint            n_ij_counts;
   const double    *zs;           /* every plane's z */
+  const double    *wavelengths;  /* each channel's (a hyperstack's), or NULL */
   guint32          width, height, xres[2], yres[2];
 } PageTags;
 
@@ -426,6 +427,8 @@ page_entries (const PageTags *t, gboolean big, gboolean first, const guint64 *st
     }
   if (first)
     e[n++] = (Entry) { TAG_AIRY_Z, T_DOUBLE, t->stack->depth, t->zs, 0 };
+  if (first && t->wavelengths)
+    e[n++] = (Entry) { TAG_AIRY_WAVELENGTHS, T_DOUBLE, t->stack->n_channels, t->wavelengths, 0 };
   return n;
 }
 
@@ -573,8 +576,14 @@ airy_tiff_layout_new (const char                 *path,
       info = imagej_info (stack);
       ij_metadata (info, (char **) labels->pdata, labels->len, ij_bytes, ij_counts);
     }
+  /* a hyperstack's channel wavelengths also in Airy's own tag, which the
+   * reader takes back (the slice labels are for people, and ImageJ users
+   * edit them) */
   tags = (PageTags) { stack, desc, ome ? NULL : ij_bytes->data, ij_bytes->len,
-                      (const guint32 *) ij_counts->data, ij_counts->len, zs, stack->width, stack->height };
+                      (const guint32 *) ij_counts->data, ij_counts->len, zs,
+                      !ome && stack->n_channels > 1 && stack->n_wavelengths == stack->n_channels
+                      ? stack->wavelengths : NULL,
+                      stack->width, stack->height };
   rational (stack->dx > 0 ? 1.0 / stack->dx : 0, tags.xres);
   rational (stack->dy > 0 ? 1.0 / stack->dy : 0, tags.yres);
 

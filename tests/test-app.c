@@ -1870,7 +1870,7 @@ test_wavelength_channel_names (void)
   /* 0.532 and 0.64 µm kept as channels: the chooser names each channel's
    * wavelength, and the composite's tooltip which colour shows which; a
    * typed number still picks the channel. The same stacks as a hyperstack
-   * file: the reader gives no wavelengths, so plain numbers. */
+   * file carry their wavelengths: the same names for the file opened. */
   g_autofree char *dir = g_dir_make_tmp ("airy-channel-names-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "two.json", NULL);
   g_autofree char *tif = g_build_filename (dir, "two.tif", NULL);
@@ -1941,10 +1941,13 @@ test_wavelength_channel_names (void)
   g_assert_no_error (error);
   airy_stack_viewer_get_hyperstack (viewer, &n_c, &n_t, &c, &t);
   g_assert_cmpuint (n_c, ==, 2);
-  g_assert_cmpuint (airy_stack_view_get_stack (view)->n_wavelengths, ==, 0);
-  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "1");
+  g_assert_cmpuint (airy_stack_view_get_stack (view)->n_wavelengths, ==, 2);
+  g_assert_cmpfloat (airy_stack_view_get_stack (view)->wavelengths[1], ==, 0.64);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "1 \xc2\xb7 532 nm");
   tip = gtk_widget_get_tooltip_text (composite);
-  g_assert_cmpstr (tip, ==, "All channels over each other: red: 1, green: 2");
+  g_assert_cmpstr (tip, ==, "All channels over each other: red: 1 \xc2\xb7 532 nm, green: 2 \xc2\xb7 640 nm");
+  airy_stack_viewer_set_hyperstack_plane (viewer, 1, 0);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "2 \xc2\xb7 640 nm");
   close_window (window);
   g_unlink (tif);
   g_unlink (path);

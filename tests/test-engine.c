@@ -280,6 +280,52 @@ test_channels_vectorial (void)
   check_channels (", \"defocus-model\": \"nonparaxial\", \"apodisation\": \"aplanatic\", \"field\": \"vectorial\"");
 }
 
+/* The memory budget counts the stacks a run keeps: on 96² × 5 planes a
+ * stack is 180 KiB beside ≈ 650 KiB of work, so 1 MiB holds the summed run
+ * (0.8 MiB) but not the sum and a stack per wavelength (1.2 MiB). The
+ * run's choice counts, not the system's switch. */
+static void
+test_channels_budget (void)
+{
+  g_autoptr(AirySystem) system = channel_system (1.0, "0.5, 0.62", "2, 1", "");
+  g_autoptr(AirySystem) switched = airy_system_copy (system);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryResult) summed = NULL, asked = NULL, split = NULL;
+
+  g_setenv ("AIRY_MEMORY_BUDGET", "1M", TRUE);
+  summed = airy_run (system, &(AiryRunOptions) { .backend = "cpu" }, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (summed);
+  split = airy_run (system, &(AiryRunOptions) { .backend = "cpu", .per_wavelength = TRUE }, NULL, NULL, NULL,
+                    &error);
+  g_assert_null (split);
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET);
+  g_assert_cmpstr (error->message, ==,
+                   "grid.shape: a run of 5 planes on a 96 × 96 grid that keeps its 2 wavelengths as channels "
+                   "(3 stacks: their sum and one per wavelength) needs 1.2 MiB of memory, more than the budget "
+                   "of 1.0 MiB (90 % of available memory, or AIRY_MEMORY_BUDGET); reduce grid.shape or z.count, "
+                   "or turn spectrum.channels off (--channels none)");
+  g_clear_error (&error);
+  /* spectrum.channels on, but a run that sums (airy-sim --channels none) */
+  airy_system_set_channels (switched, TRUE);
+  asked = airy_run (switched, &(AiryRunOptions) { .backend = "cpu" }, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (asked->n_channels, ==, 0);
+  g_clear_pointer (&asked, airy_result_free);
+  asked = airy_run (switched, &(AiryRunOptions) { .backend = "cpu", .per_wavelength = TRUE }, NULL, NULL, NULL,
+                    &error);
+  g_assert_null (asked);
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET);
+  g_clear_error (&error);
+  /* with room for them the same run keeps them */
+  g_setenv ("AIRY_MEMORY_BUDGET", "2M", TRUE);
+  asked = airy_run (switched, &(AiryRunOptions) { .backend = "cpu", .per_wavelength = TRUE }, NULL, NULL, NULL,
+                    &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (asked->n_channels, ==, 2);
+  g_unsetenv ("AIRY_MEMORY_BUDGET");
+}
+
 static void
 test_channels_refused (void)
 {
@@ -682,6 +728,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/run/channels-scalar", test_channels_scalar);
   g_test_add_func ("/engine/run/channels-vectorial", test_channels_vectorial);
   g_test_add_func ("/engine/run/channels-refused", test_channels_refused);
+  g_test_add_func ("/engine/run/channels-budget", test_channels_budget);
   g_test_add_func ("/engine/system/channels-json", test_channels_json);
   g_test_add_func ("/engine/system/warnings", test_warnings);
   g_test_add_func ("/engine/params/ids", test_param_ids);

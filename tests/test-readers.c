@@ -411,6 +411,73 @@ test_tifffile_ome (void)
   g_unlink (path);
 }
 
+static void
+test_channels (void)
+{
+  /* two wavelengths kept as channels (a hyperstack, with Airy's wavelength
+   * tag): ImageJ and tifffile see C = 2 × Z = 3, every image bit-exact,
+   * each slice labelled with its wavelength and z */
+  g_autofree char *path = g_build_filename (tmpdir, "channels.tif", NULL);
+  const double lambda[2] = { 0.532, 0.64 }, one = 1.0;
+  g_autoptr(AiryStack) flat = airy_stack_new (6, 7, 9);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) keep = NULL;
+  AiryStack *channels[2];
+  ImageJView v = { 0 };
+  JsonObject *r;
+  guint c, k, i;
+
+  for (c = 0; c < 2; c++)
+    {
+      channels[c] = airy_stack_new (3, 7, 9);
+      for (k = 0; k < 3; k++)
+        for (i = 0; i < 63; i++)
+          airy_stack_plane (channels[c], k)[i] = airy_stack_plane (flat, 2 * k + c)[i]
+            = (float) (100.0 * c + 10.0 * k + 0.25 * i - 2.0);
+      channels[c]->dx = channels[c]->dy = 0.25;
+      channels[c]->dz = 0.5;
+      channels[c]->z0 = -0.5;
+      airy_stack_set_provenance (channels[c], 1, &lambda[c], &one, NULL);
+    }
+  flat->dx = flat->dy = 0.25;
+  flat->dz = 0.5;
+  flat->z0 = -0.5;
+  g_assert_true (airy_tiff_write_channels (path, channels, 2, NULL, &error));
+  g_assert_no_error (error);
+  airy_stack_free (channels[0]);
+  airy_stack_free (channels[1]);
+
+  if (imagej_open (path, &v))
+    {
+      g_assert_cmpint (atoi (ij (&v, "channels")), ==, 2);
+      g_assert_cmpint (atoi (ij (&v, "zslices")), ==, 3);
+      g_assert_cmpint (atoi (ij (&v, "slices")), ==, 6);
+      g_assert_cmpuint (v.n, ==, 6 * 63);
+      g_assert_true (memcmp (v.raw, flat->data, 6 * 63 * 4) == 0);
+      g_assert_cmpfloat_with_epsilon (ij_number (&v, "voxel", 2), 0.5, 1e-9);
+      g_assert_cmpstr (ij (&v, "label1"), ==, "\xce\xbb = 0.532 \xc2\xb5m, z = -0.5 \xc2\xb5m");
+      g_assert_cmpstr (ij (&v, "label6"), ==, "\xce\xbb = 0.64 \xc2\xb5m, z = 0.5 \xc2\xb5m");
+      imagej_view_clear (&v);
+    }
+  r = tifffile_open (path, flat, &keep);
+  if (r != NULL)
+    {
+      JsonArray *shape = json_object_get_array_member (r, "shape");
+
+      g_assert_cmpstr (json_object_get_string_member (r, "kind"), ==, "imagej");
+      g_assert_cmpstr (json_object_get_string_member (r, "axes"), ==, "ZCYX");
+      g_assert_cmpuint (json_array_get_length (shape), ==, 4);
+      g_assert_cmpint (json_array_get_int_element (shape, 0), ==, 3);
+      g_assert_cmpint (json_array_get_int_element (shape, 1), ==, 2);
+      g_assert_true (json_object_get_boolean_member (r, "equal"));
+      g_assert_true (json_object_get_boolean_member (r, "memmap"));
+      g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "warnings")), ==, 0);
+      g_assert_cmpstr (json_array_get_string_element (json_object_get_array_member (r, "labels"), 1), ==,
+                       "\xce\xbb = 0.64 \xc2\xb5m, z = -0.5 \xc2\xb5m");
+    }
+  g_unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -424,6 +491,7 @@ main (int argc, char **argv)
   g_test_add_func ("/readers/imagej/uneven-and-large", test_imagej_uneven_and_large);
   g_test_add_func ("/readers/tifffile/imagej", test_tifffile_imagej);
   g_test_add_func ("/readers/tifffile/ome", test_tifffile_ome);
+  g_test_add_func ("/readers/channels", test_channels);
   status = g_test_run ();
   g_rmdir (tmpdir);
   return status;

@@ -557,6 +557,209 @@ test_ome_read (void)
   g_unlink (path);
 }
 
+/* The value offset and the count field of tag `tag` in the first IFD of a
+ * classic little-endian TIFF (what Airy writes on this machine). */
+static void
+find_tag (const guint8 *b, gsize size, guint16 tag, gsize *count_at, gsize *value_at)
+{
+  guint32 ifd;
+  guint16 n, i;
+
+  g_assert_true (size > 8 && memcmp (b, "II*\0", 4) == 0);
+  memcpy (&ifd, b + 4, 4);
+  memcpy (&n, b + ifd, 2);
+  for (i = 0; i < n; i++)
+    {
+      const guint8 *e = b + ifd + 2 + 12 * i;
+      guint16 t;
+      guint32 off;
+
+      memcpy (&t, e, 2);
+      if (t != tag)
+        continue;
+      memcpy (&off, e + 8, 4);
+      *count_at = (gsize) (e + 4 - b);
+      *value_at = off;
+      return;
+    }
+  g_assert_not_reached ();
+}
+
+/* Airy's tag 65501 as a crafted file says: count and two values */
+static AiryStack *
+read_with_wavelength_tag (const char *path, const guint8 *file, gsize size, guint32 count, double a, double b,
+                          int channel)
+{
+  g_autofree guint8 *copy = g_memdup2 (file, size);
+  AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+  g_autoptr(GError) error = NULL;
+  gsize count_at = 0, value_at = 0;
+  AiryStack *s;
+
+  find_tag (copy, size, 65501, &count_at, &value_at);
+  memcpy (copy + count_at, &count, 4);
+  memcpy (copy + value_at, &a, 8);
+  memcpy (copy + value_at + 8, &b, 8);
+  g_assert_true (g_file_set_contents (path, (const char *) copy, (gssize) size, NULL));
+  ro.channel = channel;
+  s = airy_tiff_read_full (path, &ro, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (s);
+  g_assert_cmpuint (s->n_channels, ==, 2);
+  return s;
+}
+
+static void
+test_channel_wavelengths (void)
+{
+  /* 0.532 and 0.64 µm kept as channels: the hyperstack file carries each
+   * channel's wavelength (Airy's tag 65501), the reader gives them back
+   * exactly, for either channel read and for a probe; bad values in a
+   * crafted file are dropped, never an error */
+  g_autofree char *path = tmp_path ("channels.tif");
+  g_autofree char *bad = tmp_path ("channels-bad.tif");
+  g_autofree char *ome = tmp_path ("channels.ome.tif");
+  g_autofree char *contents = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GString) xml = NULL;
+  AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+  const double lambda[2] = { 0.532, 0.64 }, one = 1.0;
+  AiryStack *channels[2];
+  gsize size = 0;
+  guint c;
+
+  for (c = 0; c < 2; c++)
+    {
+      channels[c] = numbered_stack (3, 5, 6);
+      airy_stack_set_provenance (channels[c], 1, &lambda[c], &one, NULL);
+    }
+  g_assert_true (airy_tiff_write_channels (path, channels, 2, NULL, &error));
+  g_assert_no_error (error);
+  for (c = 0; c < 2; c++)
+    {
+      g_autoptr(AiryStack) s = NULL;
+
+      ro.channel = (int) c;
+      s = airy_tiff_read_full (path, &ro, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (s->n_channels, ==, 2);
+      g_assert_cmpuint (s->channel, ==, c);
+      g_assert_cmpfloat (airy_stack_plane (s, 2)[7], ==, airy_stack_plane (channels[c], 2)[7]);
+      g_assert_cmpuint (s->n_wavelengths, ==, 2);
+      g_assert_cmpfloat (s->wavelengths[0], ==, 0.532);
+      g_assert_cmpfloat (s->wavelengths[1], ==, 0.64);
+    }
+  {
+    g_autoptr(AiryStack) probe = NULL;
+
+    ro.channel = 0;
+    probe = airy_tiff_probe (path, &ro, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (probe->n_wavelengths, ==, 2);
+    g_assert_cmpfloat (probe->wavelengths[1], ==, 0.64);
+  }
+  /* a plain stack (one channel) has no such tag and reads no wavelengths */
+  {
+    g_autoptr(AiryStack) plain = NULL;
+    TIFF *tif;
+    guint32 n = 0;
+    double *v = NULL;
+
+    tif = TIFFOpen (path, "r");
+    g_assert_nonnull (tif);
+    g_assert_cmpint (TIFFGetField (tif, 65501, &n, &v), ==, 1);
+    g_assert_cmpuint (n, ==, 2);
+    TIFFClose (tif);
+    g_assert_true (airy_tiff_write (bad, channels[0], &error));
+    g_assert_no_error (error);
+    tif = TIFFOpen (bad, "r");
+    g_assert_cmpint (TIFFGetField (tif, 65501, &n, &v), ==, 0);
+    TIFFClose (tif);
+    plain = airy_tiff_read (bad, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (plain->n_wavelengths, ==, 0);
+  }
+
+  /* crafted: NaN, negative, ∞, a count that is not the channels' */
+  g_assert_true (g_file_get_contents (path, &contents, &size, NULL));
+  {
+    g_autoptr(AiryStack) s = read_with_wavelength_tag (bad, (guint8 *) contents, size, 2, NAN, -0.64, 1);
+    g_assert_cmpuint (s->n_wavelengths, ==, 0);
+    g_assert_null (s->wavelengths);
+  }
+  {
+    /* one bad value: that channel's is not known (0), the other's stays */
+    g_autoptr(AiryStack) s = read_with_wavelength_tag (bad, (guint8 *) contents, size, 2, 0.532, INFINITY, 0);
+    g_assert_cmpuint (s->n_wavelengths, ==, 2);
+    g_assert_cmpfloat (s->wavelengths[0], ==, 0.532);
+    g_assert_cmpfloat (s->wavelengths[1], ==, 0.0);
+  }
+  {
+    g_autoptr(AiryStack) s = read_with_wavelength_tag (bad, (guint8 *) contents, size, 1, 0.532, 0.64, 0);
+    g_assert_cmpuint (s->n_wavelengths, ==, 0);
+  }
+  {
+    g_autoptr(AiryStack) s = read_with_wavelength_tag (bad, (guint8 *) contents, size, 3, 0.532, 0.64, 0);
+    g_assert_cmpuint (s->n_wavelengths, ==, 0);
+  }
+  {
+    /* a count beyond the file: libtiff drops the tag, the pixels still read */
+    g_autoptr(AiryStack) s = read_with_wavelength_tag (bad, (guint8 *) contents, size, 0x7fffffff, 0.532, 0.64, 0);
+    g_assert_cmpuint (s->n_wavelengths, ==, 0);
+    g_assert_cmpfloat (airy_stack_plane (s, 1)[3], ==, airy_stack_plane (channels[0], 1)[3]);
+  }
+
+  /* OME-TIFF: each Channel's EmissionWavelength (nm unless its unit says
+   * otherwise); a bad one is not known; a count that is not SizeC, none */
+  xml = g_string_new (NULL);
+  for (c = 0; c < 4; c++)
+    {
+      static const char *const ch[4] = {
+        "<Channel ID=\"Channel:0:0\" EmissionWavelength=\"532\"/>"
+        "<Channel ID=\"Channel:0:1\" EmissionWavelength=\"0.64\" EmissionWavelengthUnit=\"\xc2\xb5m\"><LightPath/></Channel>",
+        "<Channel ID=\"Channel:0:0\" EmissionWavelength=\"NaN\"/><Channel ID=\"Channel:0:1\" EmissionWavelength=\"-640\"/>",
+        "<Channel ID=\"Channel:0:0\" EmissionWavelength=\"1e999\"/>"
+        "<Channel ID=\"Channel:0:1\" EmissionWavelength=\"640\" EmissionWavelengthUnit=\"parsec\"/>",
+        "<Channel ID=\"Channel:0:0\" EmissionWavelength=\"532\"/>",
+      };
+      g_autoptr(AiryStack) s = NULL;
+
+      g_string_printf (xml, "<?xml version=\"1.0\"?><OME xmlns=\"http://www.openmicroscopy.org/Schemas/OME/2016-06\">"
+                       "<Image ID=\"Image:0\"><Pixels ID=\"Pixels:0\" DimensionOrder=\"XYCZT\" Type=\"uint16\" "
+                       "SizeX=\"6\" SizeY=\"5\" SizeZ=\"2\" SizeC=\"2\" SizeT=\"1\">%s</Pixels></Image></OME>", ch[c]);
+      write_pages (ome, 4, 6, 5, 16, SAMPLEFORMAT_UINT, NULL, xml->str, 0, 0);
+      ro.channel = 1;
+      s = airy_tiff_read_full (ome, &ro, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (s->n_channels, ==, 2);
+      g_assert_cmpfloat (airy_stack_plane (s, 1)[4], ==, 3004.0f);
+      if (c == 0)
+        {
+          g_assert_cmpuint (s->n_wavelengths, ==, 2);
+          g_assert_cmpfloat_with_epsilon (s->wavelengths[0], 0.532, 1e-15);
+          g_assert_cmpfloat (s->wavelengths[1], ==, 0.64);
+        }
+      else
+        g_assert_cmpuint (s->n_wavelengths, ==, 0);
+    }
+  /* Airy's own OME-TIFF of one wavelength: its EmissionWavelength */
+  {
+    g_autoptr(AiryStack) s = NULL;
+
+    g_assert_true (airy_tiff_write (ome, channels[1], &error));
+    g_assert_no_error (error);
+    s = airy_tiff_read (ome, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (s->n_wavelengths, ==, 1);
+    g_assert_cmpfloat_with_epsilon (s->wavelengths[0], 0.64, 1e-15);
+  }
+  airy_stack_free (channels[0]);
+  airy_stack_free (channels[1]);
+  g_unlink (path);
+  g_unlink (bad);
+  g_unlink (ome);
+}
+
 /* A classic TIFF header and one IFD, written by hand. */
 static void
 write_crafted (const char *path, guint32 w, guint32 h, guint16 bits, guint16 compression,
@@ -830,6 +1033,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiff/imagej-files", test_imagej_files);
   g_test_add_func ("/tiff/units-and-samples", test_units_and_samples);
   g_test_add_func ("/tiff/ome-read", test_ome_read);
+  g_test_add_func ("/tiff/channel-wavelengths", test_channel_wavelengths);
   g_test_add_func ("/tiff/bad-files", test_bad_files);
   g_test_add_func ("/tiff/many-pages", test_many_pages);
   g_test_add_func ("/tiff/display-range", test_display_range);

@@ -30,6 +30,10 @@ cp "$tmp/psf.tif" "$out/tiff/airy-psf-stack"
 cp "$tmp/image.tif" "$out/tiff/airy-image"
 cp "$tmp/image-psf.tif" "$out/tiff/airy-image-psf"
 cp "$tmp/psf.png" "$out/png/airy-colormapped"
+# two wavelengths kept as channels: a hyperstack with Airy's wavelength tag
+sed 's/"wavelengths": \[/&0.64, /; s/"weights": \[/&1.0, /' "$out/json/minimal" | tr -d '\n' > "$tmp/two.json"
+"$sim" run "$tmp/two.json" -o "$tmp/channels.tif" --channels wavelength -q
+cp "$tmp/channels.tif" "$out/tiff/airy-channels"
 
 for kind in json png tiff; do
   printf '%s: %d files, %d bytes\n' "$kind" "$(ls "$out/$kind" | wc -l)" "$(cat "$out/$kind"/* | wc -c)"
