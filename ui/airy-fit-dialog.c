@@ -743,7 +743,7 @@ airy_fit_dialog_init (AiryFitDialog *self)
   self->pending = g_array_new (FALSE, FALSE, sizeof (double));
   self->losses = g_array_new (FALSE, FALSE, sizeof (double));
   gtk_window_set_title (GTK_WINDOW (self), _("Fit Measured PSF"));
-  gtk_window_set_default_size (GTK_WINDOW (self), 900, 720);
+  gtk_window_set_default_size (GTK_WINDOW (self), 900, 700);
   gtk_widget_set_margin_start (box, 8);
   gtk_widget_set_margin_end (box, 8);
   gtk_widget_set_margin_top (box, 8);
@@ -775,14 +775,16 @@ airy_fit_dialog_init (AiryFitDialog *self)
   gtk_label_set_xalign (GTK_LABEL (self->status_label), 0);
   gtk_label_set_wrap (GTK_LABEL (self->status_label), TRUE);
   gtk_box_append (GTK_BOX (box), self->status_label);
-  self->loss_area = drawing_area (self, draw_loss, 600, 120);
+  /* the smallest sizes leave the whole window within 800 pixels of
+   * height (a 1280 × 800 screen); the images take what is more */
+  self->loss_area = drawing_area (self, draw_loss, 600, 100);
   gtk_box_append (GTK_BOX (box), self->loss_area);
 
   for (i = 0; i < 3; i++)
     {
       GtkGesture *click = gtk_gesture_click_new ();
 
-      self->images[i] = drawing_area (self, draw_image, 256, 256);
+      self->images[i] = drawing_area (self, draw_image, 200, 200);
       gtk_widget_set_vexpand (self->images[i], TRUE);
       g_object_set_data (G_OBJECT (self->images[i]), "airy-which", GINT_TO_POINTER (i));
       g_signal_connect (click, "pressed", G_CALLBACK (on_image_pressed), self);
@@ -796,8 +798,8 @@ airy_fit_dialog_init (AiryFitDialog *self)
   self->readout = gtk_label_new ("");
   gtk_label_set_xalign (GTK_LABEL (self->readout), 0);
   gtk_box_append (GTK_BOX (box), self->readout);
-  self->wavefront = drawing_area (self, draw_wavefront, 220, 220);
-  self->bars = drawing_area (self, draw_bars, 500, 220);
+  self->wavefront = drawing_area (self, draw_wavefront, 180, 180);
+  self->bars = drawing_area (self, draw_bars, 500, 180);
   gtk_box_append (GTK_BOX (bottom), self->wavefront);
   gtk_box_append (GTK_BOX (bottom), self->bars);
   gtk_box_append (GTK_BOX (box), bottom);
