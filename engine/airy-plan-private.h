@@ -29,6 +29,7 @@ struct _AiryPlan
   double        *in_dy, *in_dx;  /* per wavelength */
   guint          psf_height, psf_width;   /* intensity after the chain */
   double         psf_dy, psf_dx;
+  double        *psf_dy_l, *psf_dx_l;   /* per wavelength (an FF lens's output spacing scales with λ) */
 
   AiryElement   *sensor;         /* may be NULL */
   gboolean       imaging;        /* microscope: Σ_z volume ⊛ PSF */

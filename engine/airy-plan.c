@@ -53,6 +53,8 @@ _airy_plan_unref (AiryPlan *plan)
   g_clear_pointer (&plan->chain, g_ptr_array_unref);
   g_free (plan->in_dy);
   g_free (plan->in_dx);
+  g_free (plan->psf_dy_l);
+  g_free (plan->psf_dx_l);
   g_clear_object (&plan->sensor);
   g_free (plan->sample.file);
   airy_stack_free (plan->volume);
@@ -443,6 +445,8 @@ _airy_plan_new_checked (AirySystem           *system,
   plan->psf_width = ctx.width;
   plan->psf_dy = ctx.dy[0];
   plan->psf_dx = ctx.dx[0];
+  plan->psf_dy_l = g_memdup2 (ctx.dy, plan->spectrum->n * sizeof (double));
+  plan->psf_dx_l = g_memdup2 (ctx.dx, plan->spectrum->n * sizeof (double));
   if (plan->spectrum->n > 1 && !plan->imaging)
     for (l = 1; l < plan->spectrum->n; l++)
       if (fabs (ctx.dx[l] - ctx.dx[0]) > 1e-9 * ctx.dx[0])

@@ -259,12 +259,19 @@ _airy_run_state_set_metadata (AiryRunState *state)
       airy_stack_set_provenance (s, plan->spectrum->n, plan->spectrum->wavelengths,
                                  plan->spectrum->weights, json);
     }
-  /* each wavelength's stack: the result's geometry, its own wavelength */
+  /* each wavelength's stack: the result's geometry at its own output
+   * spacing (a PSF run without a sensor: the FF lens's spacing scales
+   * with λ), its own wavelength */
   for (i = 0; i < state->n_channels; i++)
     {
       AiryStack *c = state->channels[i];
 
       airy_stack_copy_metadata (c, state->out);
+      if (!plan->imaging && plan->sensor == NULL)
+        {
+          c->dy = plan->psf_dy_l[i];
+          c->dx = plan->psf_dx_l[i];
+        }
       airy_stack_set_provenance (c, 1, plan->spectrum->wavelengths + i, plan->spectrum->weights + i, json);
     }
 }

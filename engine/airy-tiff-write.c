@@ -782,6 +782,13 @@ airy_tiff_write_channels (const char                 *path,
     for (c = 0; c < n_channels; c++)
       memcpy (airy_stack_plane (hyper, k * n_channels + c), airy_stack_plane (channels[c], k),
               plane * sizeof (float));
+  /* one pixel size for all channels: the first's, and said when they differ */
+  for (c = 1; c < n_channels && options && options->warnings; c++)
+    if (fabs (channels[c]->dx - first->dx) > 1e-9 * first->dx)
+      g_ptr_array_add (options->warnings,
+                       g_strdup_printf (_("%s: channel %u is sampled at %.4g µm, channel 1 at %.4g µm; the file "
+                                          "has one pixel size for all its channels, channel 1's"),
+                                        path, c + 1, channels[c]->dx, first->dx));
   hyper->dx = first->dx;
   hyper->dy = first->dy;
   hyper->dz = first->dz;

@@ -635,6 +635,33 @@ test_channel_wavelengths (void)
     }
   g_assert_true (airy_tiff_write_channels (path, channels, 2, NULL, &error));
   g_assert_no_error (error);
+  /* channels at different pixel sizes (an FF lens's spacing scales with
+   * λ): written with the first's, and said */
+  {
+    g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+    AiryTiffWriteOptions wo = { AIRY_TIFF_AUTO, warnings, 0 };
+    g_autofree char *scaled = tmp_path ("channels-scaled.tif");
+    g_autofree char *want = NULL;
+    g_autoptr(AiryStack) back = NULL;
+    AiryReadOptions second = AIRY_READ_OPTIONS_INIT;
+    double dx0 = channels[0]->dx, dx1 = channels[1]->dx;
+
+    channels[0]->dx = channels[0]->dy = 0.1;
+    channels[1]->dx = channels[1]->dy = 0.1 * 0.64 / 0.532;
+    g_assert_true (airy_tiff_write_channels (scaled, channels, 2, &wo, &error));
+    g_assert_no_error (error);
+    want = g_strdup_printf ("%s: channel 2 is sampled at 0.1203 µm, channel 1 at 0.1 µm; the file has one pixel "
+                            "size for all its channels, channel 1's", scaled);
+    g_assert_cmpuint (warnings->len, ==, 1);
+    g_assert_cmpstr (g_ptr_array_index (warnings, 0), ==, want);
+    second.channel = 1;
+    back = airy_tiff_read_full (scaled, &second, &error);
+    g_assert_no_error (error);
+    g_assert_cmpfloat (fabs (back->dx - 0.1), <, 1e-6);
+    g_unlink (scaled);
+    channels[0]->dx = channels[0]->dy = dx0;
+    channels[1]->dx = channels[1]->dy = dx1;
+  }
   for (c = 0; c < 2; c++)
     {
       g_autoptr(AiryStack) s = NULL;
