@@ -1943,6 +1943,69 @@ test_gl_properties (Fixture *f, gconstpointer data)
   g_signal_handlers_disconnect_by_data (f->view, counts);
 }
 
+/* Several wavelengths kept as channels (a computed result): an FF lens's
+ * pixel scales with λ, so the channels' pixel sizes differ; the composite
+ * overlays them where they are in µm. A point 0.4 µm right of the axis in
+ * both channels (pixel 20 of 33 at 0.1 µm, pixel 18 at 0.2 µm) is red and
+ * green at the same screen pixel. */
+static void
+test_gl_channels_grid (Fixture *f, gconstpointer data)
+{
+  GPtrArray *channels = g_ptr_array_new_with_free_func ((GDestroyNotify) airy_stack_free);
+  GtkWidget *composite;
+  const guint8 *fb;
+  double zoom;
+  int w, h, ox, oy, x, red_x = -1, green_x = -1, red = -1, green = -1;
+  guint c;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      g_ptr_array_unref (channels);
+      return;
+    }
+  for (c = 0; c < 2; c++)
+    {
+      AiryStack *s = airy_stack_new (1, 33, 33);
+      const double lambda = c ? 0.64 : 0.32;
+
+      s->dx = s->dy = c ? 0.2 : 0.1;
+      s->dz = 0.1;
+      airy_stack_plane (s, 0)[16 * 33 + 16 + (c ? 2 : 4)] = 1.0f;
+      airy_stack_set_provenance (s, 1, &lambda, NULL, NULL);
+      g_ptr_array_add (channels, s);
+    }
+  airy_stack_viewer_set_stack (f->viewer, airy_stack_copy (g_ptr_array_index (channels, 0)));
+  airy_stack_viewer_set_channels (f->viewer, channels);
+  composite = find_check (GTK_WIDGET (f->viewer), "Composite");
+  g_assert_nonnull (composite);
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (composite), TRUE);
+  wait_files (f->viewer);
+  g_assert_cmpuint (airy_stack_view_get_composite (f->view), ==, 2);
+  fb = read_frame (f, &w, &h);
+  image_origin (f, &ox, &oy);
+  zoom = airy_stack_view_get_zoom (f->view);
+  /* the pixels of row 16 on the screen (the view frames the PSF: zoomed in) */
+  g_assert_true (oy + 16.5 * zoom >= 0 && oy + 16.5 * zoom < h);
+  for (x = 0; x < 33; x++)
+    {
+      double sx = ox + (x + 0.5) * zoom;
+      const guint8 *p;
+
+      if (sx < 0 || sx >= w)
+        continue;
+      p = fb + ((gsize) (oy + 16.5 * zoom) * w + (gsize) sx) * 4;
+      if (p[0] > red)
+        red = p[0], red_x = x;
+      if (p[1] > green)
+        green = p[1], green_x = x;
+    }
+  g_test_message ("row 16: red peak at x %d (%d), green peak at x %d (%d)", red_x, red, green_x, green);
+  g_assert_cmpint (red_x, ==, 20);
+  g_assert_cmpint (green_x, ==, 20);
+  g_assert_cmpint (green, >, 200);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1980,6 +2043,7 @@ main (int argc, char **argv)
   g_test_add ("/viewer/gl/compare", Fixture, NULL, fixture_setup, test_gl_compare, fixture_teardown);
   g_test_add ("/viewer/gl/profiles", Fixture, NULL, fixture_setup, test_gl_profiles, fixture_teardown);
   g_test_add ("/viewer/gl/fits-1280", Fixture, NULL, fixture_setup, test_gl_fits_1280, fixture_teardown);
+  g_test_add ("/viewer/gl/channels-grid", Fixture, NULL, fixture_setup, test_gl_channels_grid, fixture_teardown);
   status = g_test_run ();
   g_rmdir (tmpdir);
   return status;

@@ -54,6 +54,19 @@ same_grid (const AiryStack *a, const AiryStack *b)
   return TRUE;
 }
 
+AiryStack *
+_airy_stack_viewer_on_grid (const AiryStack *src, const AiryStack *grid, gboolean *same)
+{
+  g_autofree double *zg = NULL, *zs = NULL;
+
+  *same = same_grid (grid, src);
+  if (*same)
+    return NULL;
+  zg = stack_planes (grid);
+  zs = stack_planes (src);
+  return _airy_stack_resample (src, grid->height, grid->width, grid->dy, grid->dx, grid->depth, zg, zs);
+}
+
 /* current − reference on the host, on the current's grid: a reference on
  * another grid (pixel, size or planes) is resampled onto it first (values
  * are intensities per area: linear where finer, the mean where coarser,
@@ -65,6 +78,7 @@ difference (AiryResident *a, AiryResident *b, char **note, GError **error)
   g_autoptr(AiryStack) ha = NULL, hb = NULL, rb = NULL;
   const AiryStack *va, *vb;
   AiryStack *d;
+  gboolean same;
   gsize i, n;
 
   /* values on a GPU come to host memory for this */
@@ -74,11 +88,9 @@ difference (AiryResident *a, AiryResident *b, char **note, GError **error)
     return NULL;
   va = ha ? ha : sa;
   vb = hb ? hb : sb;
-  if (!same_grid (va, vb))
+  rb = _airy_stack_viewer_on_grid (vb, va, &same);
+  if (!same)
     {
-      g_autofree double *za = stack_planes (va), *zb = stack_planes (vb);
-
-      rb = _airy_stack_resample (vb, va->height, va->width, va->dy, va->dx, va->depth, za, zb);
       if (rb == NULL)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,

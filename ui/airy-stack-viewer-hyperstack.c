@@ -486,10 +486,18 @@ update_composite (AiryStackViewer *self)
       float lo[AIRY_STACK_VIEW_MAX_CHANNELS], hi[AIRY_STACK_VIEW_MAX_CHANNELS];
       guint c, n = MIN (self->mem_channels->len, AIRY_STACK_VIEW_MAX_CHANNELS);
 
-      /* in memory already: no thread */
+      /* in memory already: no thread; each channel on the first's pixels
+       * (an FF lens's pixel scales with λ: the channels' pixel sizes
+       * differ, and the composite overlays them where they are in µm) */
       for (c = 0; c < n; c++)
         {
-          AiryStack *copy = airy_stack_copy (g_ptr_array_index (self->mem_channels, c));
+          const AiryStack *ch = g_ptr_array_index (self->mem_channels, c);
+          gboolean same = TRUE;
+          AiryStack *copy = c > 0 ? _airy_stack_viewer_on_grid (ch, g_ptr_array_index (self->mem_channels, 0), &same)
+                                  : NULL;
+
+          if (copy == NULL)
+            copy = airy_stack_copy (ch);
 
           airy_stack_min_max (copy, &lo[c], &hi[c]);
           lo[c] = MIN (lo[c], 0.0f);

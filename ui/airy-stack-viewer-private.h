@@ -104,6 +104,12 @@ void      _airy_stack_viewer_update_plots        (AiryStackViewer       *self);
 AiryResident *_airy_stack_viewer_compared        (AiryStackViewer       *self,
                                                   gboolean               a_side);
 void      _airy_stack_viewer_show_compare        (AiryStackViewer       *self);
+/* src on grid's pixels and planes (pixel ⌊N/2⌋ on the axis): NULL with
+ * *same TRUE when it is on them already, else a resampled copy (NULL with
+ * *same FALSE: no memory); airy-stack-viewer-compare.c */
+AiryStack *_airy_stack_viewer_on_grid            (const AiryStack       *src,
+                                                  const AiryStack       *grid,
+                                                  gboolean              *same);
 void      _airy_stack_viewer_on_compare_selected (GtkDropDown           *dd,
                                                   GParamSpec            *pspec,
                                                   AiryStackViewer       *self);
