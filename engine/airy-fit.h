@@ -80,6 +80,8 @@ typedef struct
   AiryFitObjective  objective;        /* the one used */
   guint             iterations;       /* of the best start */
   guint             iterations_total; /* of every start */
+  gboolean          converged;        /* the best start met the convergence test, not its iteration or
+                                       * evaluation limit (else a warning says so) */
   guint             evaluations;      /* forward + adjoint passes, all starts */
   guint             restarts;
   double            seconds;          /* wall time of the fit */
