@@ -393,6 +393,17 @@ fit_device (AiryFitModel *m, const AiryFitOptions *options, AiryFitResult *res, 
     return FALSE;
   if (!g_str_equal (airy_backend_get_name (backend), "cpu"))
     {
+      guint n = airy_backend_n_devices (backend);
+
+      /* a device the backend lacks is the caller's mistake, also for
+       * "auto": refused, not a reason to fall back to the CPU */
+      if (n > 0 && options->device >= n)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("device: must be in [0, %u] for backend %s, got %u"), n - 1, airy_backend_get_name (backend),
+                       options->device);
+          return FALSE;
+        }
       if (_airy_fit_model_set_device (m, backend, options->device, &local))
         {
           res->backend = g_strdup (airy_backend_get_name (backend));
