@@ -96,6 +96,15 @@ cmd_fit (int argc, char **argv)
   g_option_context_set_help_enabled (ctx, FALSE);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     return usage_error ("fit: %s", error->message);
+  /* one process: under mpirun every rank would run the whole fit and
+   * write the same files (rank 0 says so, every rank exits 2) */
+  if (ranks->size > 1)
+    {
+      if (!is_root ())
+        return EXIT_INPUT;
+      return usage_error (_("fit: runs in one process, started as %u ranks (mpirun -np 1 or without mpirun)"),
+                          ranks->size);
+    }
   if (argc != 2)
     return usage_error (_("fit: give one bead stack (TIFF)"));
   if (system_file == NULL)
@@ -183,10 +192,18 @@ cmd_fit (int argc, char **argv)
     return fail (error);
   if (quiet)
     return EXIT_OK;
-  g_print (_("fitted %s (%s, %u × %u pixels at x %u, y %u): %u iterations in %.2f s (%.1f ms each), loss %.6g\n"),
-           argv[1], res->objective == AIRY_FIT_OBJECTIVE_POISSON ? "Poisson" : _("least squares"),
-           res->window[2], res->window[3], res->window[0], res->window[1], res->iterations_total,
-           res->seconds, 1e3 * res->seconds_per_iteration, res->loss);
+  if (res->restarts > 1)
+    g_print (_("fitted %s (%s, %u × %u pixels at x %u, y %u): %u iterations of the best start, %u over %u starts, "
+               "in %.2f s (%.1f ms each), loss %.6g%s\n"),
+             argv[1], res->objective == AIRY_FIT_OBJECTIVE_POISSON ? "Poisson" : _("least squares"),
+             res->window[2], res->window[3], res->window[0], res->window[1], res->iterations,
+             res->iterations_total, res->restarts, res->seconds, 1e3 * res->seconds_per_iteration, res->loss,
+             res->converged ? "" : _(", not converged"));
+  else
+    g_print (_("fitted %s (%s, %u × %u pixels at x %u, y %u): %u iterations in %.2f s (%.1f ms each), loss %.6g%s\n"),
+             argv[1], res->objective == AIRY_FIT_OBJECTIVE_POISSON ? "Poisson" : _("least squares"),
+             res->window[2], res->window[3], res->window[0], res->window[1], res->iterations_total,
+             res->seconds, 1e3 * res->seconds_per_iteration, res->loss, res->converged ? "" : _(", not converged"));
   g_print (_("  on %s (%s)\n"), res->backend, res->device);
   for (i = 0; i < res->n_terms; i++)
     g_print ("  Z%-3d %+.4f ± %.1e %s\n", res->indices[i], res->coefficients[i], res->uncertainties[i],

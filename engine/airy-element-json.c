@@ -126,7 +126,7 @@ airy_element_to_json (AiryElement *self)
       g_value_init (&v, pspecs[i]->value_type);
       g_object_get_property (G_OBJECT (self), pspecs[i]->name, &v);
       if (g_param_values_cmp (pspecs[i], &v, g_param_spec_get_default_value (pspecs[i])) != 0)
-        json_object_set_member (object, pspecs[i]->name, _airy_value_to_json (&v));
+        json_object_set_member (object, pspecs[i]->name, _airy_param_value_to_json (pspecs[i], &v));
     }
   return object;
 }

@@ -98,6 +98,7 @@ airy_fit_result_to_json (const AiryFitResult *result)
                                  result->objective == AIRY_FIT_OBJECTIVE_POISSON ? "poisson" : "least-squares");
   set_number (o, "loss", result->loss);
   json_object_set_int_member (o, "iterations", result->iterations);
+  json_object_set_boolean_member (o, "converged", result->converged);
   json_object_set_int_member (o, "iterations_total", result->iterations_total);
   json_object_set_int_member (o, "evaluations", result->evaluations);
   json_object_set_int_member (o, "restarts", result->restarts);

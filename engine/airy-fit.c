@@ -198,8 +198,10 @@ objective_params_array (const Objective *o, const double *v, double *p)
 /* GSL's BFGS (vector_bfgs2) from v until the loss moves by less than
  * 10⁻⁴ (in units of the log-likelihood, where one σ is ½) three times
  * running, for at most max iterations and o->budget evaluations (which it
- * uses up); v is the end point. FALSE with an error when cancelled or the
- * loss or its gradient is not finite. */
+ * uses up); v is the end point. *converged: it met that test (or the
+ * gradient's, or GSL found no step that lowers the loss), not a limit.
+ * FALSE with an error when cancelled or the loss or its gradient is not
+ * finite. */
 static gboolean
 run_bfgs (Objective            *o,
           double               *v,
@@ -208,6 +210,7 @@ run_bfgs (Objective            *o,
           guint                 max,
           guint                *iterations,
           double               *loss,
+          gboolean             *converged,
           GCancellable         *cancellable,
           GError              **error)
 {
@@ -216,7 +219,7 @@ run_bfgs (Objective            *o,
   gsl_vector *x = gsl_vector_alloc (o->P);
   guint it, still = 0, i;
   double prev = INFINITY;
-  gboolean ok = TRUE;
+  gboolean ok = TRUE, met = FALSE;
 
   for (i = 0; i < o->P; i++)
     gsl_vector_set (x, i, v[i]);
@@ -241,6 +244,7 @@ run_bfgs (Objective            *o,
       if (status)
         {
           it++;   /* an iteration that made no progress counts: it was evaluated */
+          met = TRUE;
           break;
         }
       still = prev - f < 1e-4 ? still + 1 : 0;
@@ -248,10 +252,13 @@ run_bfgs (Objective            *o,
       if (still >= 3 || gsl_multimin_test_gradient (gsl_multimin_fdfminimizer_gradient (min), 1e-6) == GSL_SUCCESS)
         {
           it++;
+          met = TRUE;
           break;
         }
     }
   *iterations = it;
+  if (converged)
+    *converged = met && !o->stopped;
   *loss = gsl_multimin_fdfminimizer_minimum (min);
   for (i = 0; i < o->P; i++)
     v[i] = gsl_vector_get (gsl_multimin_fdfminimizer_x (min), i);
@@ -300,7 +307,7 @@ _airy_fit_minimize (AiryFitModel  *model,
   o.budget = EVALUATIONS_PER_ITERATION * max_iterations;
   for (i = 0; i < P; i++)
     v[i] = params[i] * o.scale[i];
-  ok = run_bfgs (&o, v, &options, 0, max_iterations, iterations, loss, NULL, error);
+  ok = run_bfgs (&o, v, &options, 0, max_iterations, iterations, loss, NULL, NULL, error);
   objective_params_array (&o, v, params);
   *evaluations = o.evaluations;
   objective_clear (&o);
@@ -386,6 +393,17 @@ fit_device (AiryFitModel *m, const AiryFitOptions *options, AiryFitResult *res, 
     return FALSE;
   if (!g_str_equal (airy_backend_get_name (backend), "cpu"))
     {
+      guint n = airy_backend_n_devices (backend);
+
+      /* a device the backend lacks is the caller's mistake, also for
+       * "auto": refused, not a reason to fall back to the CPU */
+      if (n > 0 && options->device >= n)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("device: must be in [0, %u] for backend %s, got %u"), n - 1, airy_backend_get_name (backend),
+                       options->device);
+          return FALSE;
+        }
       if (_airy_fit_model_set_device (m, backend, options->device, &local))
         {
           res->backend = g_strdup (airy_backend_get_name (backend));
@@ -401,10 +419,59 @@ fit_device (AiryFitModel *m, const AiryFitOptions *options, AiryFitResult *res, 
         }
       g_ptr_array_add (res->warnings, g_strdup_printf (_("the fit runs on the CPU: %s"), local->message));
     }
+  /* the CPU's devices (airy_backend_n_devices: 1, or AIRY_CPU_DEVICES):
+   * a device it does not have is refused, not ignored */
+  {
+    AiryBackend *cpu = airy_backend_lookup ("cpu");
+    guint n = cpu ? airy_backend_n_devices (cpu) : 1;
+
+    if (options->device >= n)
+      {
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                     _("device: must be in [0, %u] for backend %s, got %u"), n ? n - 1 : 0, "cpu", options->device);
+        return FALSE;
+      }
+  }
   res->backend = g_strdup ("cpu");
   /* a value of the report, not a sentence */
   res->device = g_strdup_printf ("CPU, threads: %u", m->threads);
   return TRUE;
+}
+
+/* Poisson's loss (NLL minus its saturated value, ½ the deviance) of a fit
+ * to the noise is about ½ per voxel (the deviance, χ²-like, about 1 per
+ * voxel for counts ≳ 1, less for fewer), with a spread of about √(N/2)
+ * over N voxels. Twice that, 1 per voxel, is hundreds of σ above it for
+ * any window of the fit (N ≥ 10³) and yet lets a fit of real beads whose
+ * model is not quite exact (0.75 per voxel ends the restarts as "fits to
+ * the noise") pass: above it the model does not describe the data. */
+#define POISSON_LOSS_PER_VOXEL_LIMIT 1.0
+
+/* The warnings of a fit whose uncertainties (which assume a converged fit
+ * of a model that describes the data) cannot be trusted: the best start
+ * ended at its iteration or evaluation limit, or Poisson's loss is far
+ * above a fit to the noise. */
+static void
+fit_quality_warnings (AiryFitResult *res, guint best_start, guint max_it, gboolean poisson, gsize n_voxels)
+{
+  double per_voxel = n_voxels > 0 ? res->loss / (double) n_voxels : 0.0;
+
+  if (!res->converged)
+    g_ptr_array_add (res->warnings,
+                     g_strdup_printf (_("the fit did not converge: its best start (%u of %u) stopped after %u "
+                                        "iterations at its limit (%u iterations, %u evaluations) before the loss "
+                                        "settled; the coefficients may be far off, and their uncertainties assume "
+                                        "a converged fit (raise the iteration limit)"),
+                                      best_start + 1, res->restarts, res->iterations, max_it,
+                                      EVALUATIONS_PER_ITERATION * max_it));
+  if (poisson && isfinite (res->loss) && per_voxel > POISSON_LOSS_PER_VOXEL_LIMIT)
+    g_ptr_array_add (res->warnings,
+                     g_strdup_printf (_("the loss is %.3g per voxel (%.6g over %.0f voxels), more "
+                                        "than twice the ½ per voxel of a fit to the noise: the fit has not "
+                                        "converged or the model does not describe the data (the offset or gain, "
+                                        "another bead in the window); the uncertainties assume a converged fit of "
+                                        "a model that does"),
+                                      per_voxel, res->loss, (double) n_voxels));
 }
 
 AiryFitResult *
@@ -431,6 +498,7 @@ airy_fit_stack (AirySystem           *system,
   double gain, offset, B0, noise_var, A0 = 1.0, best_loss = INFINITY, sigma, z_starts[4];
   gint64 t0 = g_get_monotonic_time ();
   guint zmax, K = 0, P, wh, ww, cx, cy, bx = 0, by = 0, i, j, k, restart, threads, n_starts, coarse, max_it;
+  guint best_start = 0;
   gsize win, n, q;
   float vmax = -INFINITY;
   Objective o = { 0 };
@@ -491,6 +559,27 @@ airy_fit_stack (AirySystem           *system,
     }
   if (!poisson)
     gain = 1.0, offset = 0.0;
+  else
+    {
+      /* an offset at or above the brightest voxel leaves no counts: every
+       * voxel would be background (the bead check below would then blame
+       * the bead, not the offset) */
+      float raw_max = -INFINITY;
+
+      for (q = 0; q < n; q++)
+        raw_max = MAX (raw_max, beads->data[q]);
+      if (offset >= raw_max)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       !isnan (options.offset)
+                         ? _("offset: must be below the bead stack's brightest voxel (%g ADU), got %g: no counts "
+                             "are left above it")
+                         : _("offset: the sensor's offset must be below the bead stack's brightest voxel (%g ADU), "
+                             "got %g: no counts are left above it (give the camera's baseline as the offset)"),
+                       (double) raw_max, offset);
+          return NULL;
+        }
+    }
   res->objective = poisson ? AIRY_FIT_OBJECTIVE_POISSON : AIRY_FIT_OBJECTIVE_LEAST_SQUARES;
 
   /* the window: the whole stack, or crop² around the brightest pixel of the
@@ -711,6 +800,7 @@ airy_fit_stack (AirySystem           *system,
       g_autoptr(GRand) rand = g_rand_new_with_seed (options.seed + restart);
       double v[P], f = INFINITY;
       guint it = 0, it2 = 0;
+      gboolean converged = FALSE;
 
       if (!options.restarts && m->depth > 1 && best_loss <= 0.75 * win * m->depth)
         break;
@@ -729,14 +819,14 @@ airy_fit_stack (AirySystem           *system,
         {
           _airy_fit_model_set_stride (m, coarse);
           o.budget = EVALUATIONS_PER_ITERATION * max_it / 2;
-          if (!run_bfgs (&o, v, &options, restart, max_it / 2, &it, &f, cancellable, &local_error))
+          if (!run_bfgs (&o, v, &options, restart, max_it / 2, &it, &f, NULL, cancellable, &local_error))
             break;
           _airy_fit_model_set_stride (m, 1);
           o.budget += EVALUATIONS_PER_ITERATION * (max_it - max_it / 2);
         }
       else
         o.budget = EVALUATIONS_PER_ITERATION * max_it;
-      if (!run_bfgs (&o, v, &options, restart, max_it - it, &it2, &f, cancellable, &local_error))
+      if (!run_bfgs (&o, v, &options, restart, max_it - it, &it2, &f, &converged, cancellable, &local_error))
         break;
       if (o.stopped)
         g_ptr_array_add (res->warnings,
@@ -749,6 +839,8 @@ airy_fit_stack (AirySystem           *system,
           best_loss = f;
           objective_params_array (&o, v, best);
           res->iterations = it + it2;
+          res->converged = converged;
+          best_start = restart;
         }
     }
   _airy_fit_model_set_stride (m, 1);
@@ -761,6 +853,7 @@ airy_fit_stack (AirySystem           *system,
   res->evaluations = o.evaluations;
   objective_clear (&o);
   res->loss = best_loss;
+  fit_quality_warnings (res, best_start, max_it, poisson, win * m->depth);
 
   /* 1-σ uncertainties: the diagonal of the inverse Fisher information;
    * least squares with the noise of the residuals */

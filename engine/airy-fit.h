@@ -47,8 +47,9 @@ typedef struct
   AiryFitObjective    objective;
   double              gain;           /* counts: ADU per photon; 0: the system's sensor, or 1 */
   double              offset;         /* counts: baseline in ADU; NaN: the system's sensor, or 0 */
-  guint               restarts;       /* starts in all (the first at zero aberration); 0: 4 for a
-                                         * single plane (sign ambiguity), else 1 */
+  guint               restarts;       /* starts in all (the first at zero aberration); 0: 4, a
+                                         * stack stopping at the first that fits to the noise, a
+                                         * single plane (sign ambiguity) running all of them */
   guint               max_iterations; /* per start, its coarse and fine stage together (and at most
                                          * 5 evaluations per iteration); 0: 300 */
   guint               threads;        /* 0: all cores */
@@ -68,7 +69,9 @@ typedef struct
   int              *indices;          /* ANSI */
   double           *coefficients;     /* waves */
   double           *uncertainties;    /* 1 σ, waves (NaN when the Fisher matrix is singular) */
-  double            position[3];      /* µm: x, y from the stack's pixel ⌊N/2⌋, z in the system's planes */
+  double            position[3];      /* µm: x, y from the stack's pixel ⌊N/2⌋; z = z_b, where the
+                                       * bead's focus lies among the system's planes (an
+                                       * objective-point-source's "z" of −z_b gives the same PSF) */
   double            position_uncertainties[3];
   double            amplitude;        /* photons (or data units) per unit of airy_run's PSF */
   double            amplitude_uncertainty;
@@ -80,6 +83,8 @@ typedef struct
   AiryFitObjective  objective;        /* the one used */
   guint             iterations;       /* of the best start */
   guint             iterations_total; /* of every start */
+  gboolean          converged;        /* the best start met the convergence test, not its iteration or
+                                       * evaluation limit (else a warning says so) */
   guint             evaluations;      /* forward + adjoint passes, all starts */
   guint             restarts;
   double            seconds;          /* wall time of the fit */

@@ -10,6 +10,8 @@ gboolean    _airy_json_is_number     (JsonNode     *node);
 
 /* A parameter's value as JSON (enums by nick, arrays of doubles as arrays). */
 JsonNode   *_airy_value_to_json      (const GValue *value);
+JsonNode   *_airy_param_value_to_json (GParamSpec   *pspec,
+                                       const GValue *value);
 
 /* One parameter as JSON Schema (draft 2020-12): title, description with
  * the unit, type, range (exclusive bounds and the entries of arrays too),

@@ -546,6 +546,34 @@ _airy_value_to_json (const GValue *value)
   return node;
 }
 
+/* A parameter's value: an array of whole numbers (AIRY_PARAM_INTEGER, the
+ * Zernike indices) as integers, not 3.0 (doubles inside it, which
+ * validation refuses, stay doubles so that the file round-trips). */
+JsonNode *
+_airy_param_value_to_json (GParamSpec   *pspec,
+                           const GValue *value)
+{
+  if (G_VALUE_TYPE (value) == G_TYPE_VARIANT && (airy_param_spec_get_flags (pspec) & AIRY_PARAM_INTEGER))
+    {
+      JsonNode *node = json_node_new (JSON_NODE_ARRAY);
+      JsonArray *array = json_array_new ();
+      gsize n, i;
+      const double *d = _airy_value_get_doubles (value, &n);
+
+      for (i = 0; i < n; i++)
+        {
+          if (d[i] == floor (d[i]) && fabs (d[i]) <= 9007199254740992.0)
+            json_array_add_int_element (array, (gint64) d[i]);
+          else
+            json_array_add_double_element (array, d[i]);
+        }
+      json_node_init_array (node, array);
+      json_array_unref (array);
+      return node;
+    }
+  return _airy_value_to_json (value);
+}
+
 /* ---- JSON Schema ---- */
 
 static char *

@@ -225,6 +225,10 @@ test_synthetic_recovery (void)
 
   g_test_message ("%u iterations, %u evaluations, %.2f s, loss %g", res->iterations, res->evaluations,
                   res->seconds, res->loss);
+  /* converged, and nothing to warn about */
+  g_assert_true (res->converged);
+  for (i = 0; i < res->warnings->len; i++)
+    g_error ("unexpected warning: %s", (char *) g_ptr_array_index (res->warnings, i));
   g_assert_cmpuint (res->n_terms, ==, 11);
   for (i = 0; i < res->n_terms; i++)
     {
@@ -236,6 +240,8 @@ test_synthetic_recovery (void)
   g_test_message ("position %.4f %.4f %.4f µm", res->position[0], res->position[1], res->position[2]);
   g_assert_cmpfloat (fabs (res->position[0] - 0.23), <=, 0.02);
   g_assert_cmpfloat (fabs (res->position[1] + 0.17), <=, 0.02);
+  /* the z convention (airy-fit.h, README): the truth's objective-point-source
+   * has "z": -0.3, the bead's focus lies at z_b = +0.3 among the planes */
   g_assert_cmpfloat (fabs (res->position[2] - 0.3), <=, 0.05);
   g_assert_cmpfloat (fabs (res->background - 10.0), <=, 1.0);
   g_assert_cmpfloat (fabs (res->amplitude / amplitude - 1.0), <=, 0.02);
@@ -575,6 +581,24 @@ test_apply (void)
 
   g_assert_no_error (error);
   json = airy_system_to_json (fitted);
+  /* the indices are written as integers (3, not 3.0) */
+  g_test_message ("%s", json);
+  g_assert_nonnull (strstr (json, "\"zernike-indices\" : [\n"));
+  {
+    g_autoptr(JsonParser) parser = json_parser_new ();
+    JsonArray *els, *idx;
+
+    g_assert_true (json_parser_load_from_data (parser, json, -1, NULL));
+    els = json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)), "elements");
+    idx = json_object_get_array_member (json_array_get_object_element (els, 0), "zernike-indices");
+    g_assert_cmpuint (json_array_get_length (idx), ==, res->n_terms);
+    for (i = 0; i < res->n_terms; i++)
+      {
+        JsonNode *e = json_array_get_element (idx, i);
+        g_assert_cmpuint (json_node_get_value_type (e), ==, G_TYPE_INT64);
+        g_assert_cmpint (json_node_get_int (e), ==, res->indices[i]);
+      }
+  }
   back = test_system (json);
   elements = airy_system_get_elements (back);
   g_assert_cmpuint (elements->len, ==, 1);
@@ -603,6 +627,143 @@ test_apply (void)
     g_assert_cmpuint (json_array_get_length (json_object_get_array_member (z, "uncertainties")), ==, res->n_terms);
     g_assert_cmpuint (json_array_get_length (json_object_get_array_member (o, "position")), ==, 3);
   }
+}
+
+static gboolean
+has_warning (const AiryFitResult *res, const char *fragment)
+{
+  guint i;
+
+  for (i = 0; i < res->warnings->len; i++)
+    if (strstr (g_ptr_array_index (res->warnings, i), fragment) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+/* A fit stopped by its iteration limit says so: converged FALSE, a warning
+ * that it did not converge, and (Poisson) that its loss per voxel is far
+ * above a fit to the noise; in the report too. */
+static void
+test_not_converged (void)
+{
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, 9, NULL);
+  gsize n = (gsize) beads->depth * beads->height * beads->width;
+  AiryFitOptions options;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryFitResult) res = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree char *report = NULL;
+  guint i;
+
+  airy_fit_options_init (&options);
+  options.threads = 2;
+  options.objective = AIRY_FIT_OBJECTIVE_POISSON;
+  options.max_iterations = 3;
+  res = airy_fit_stack (base, beads, &options, NULL, &error);
+  g_assert_no_error (error);
+  for (i = 0; i < res->warnings->len; i++)
+    g_test_message ("warning: %s", (char *) g_ptr_array_index (res->warnings, i));
+  g_test_message ("%u iterations of the best start, %u in all over %u starts, loss %g (%g per voxel)",
+                  res->iterations, res->iterations_total, res->restarts, res->loss, res->loss / n);
+  g_assert_false (res->converged);
+  g_assert_cmpuint (res->iterations, ==, 3);
+  g_assert_true (has_warning (res, "the fit did not converge"));
+  g_assert_cmpfloat (res->loss / n, >, 1.0);
+  g_assert_true (has_warning (res, "per voxel"));
+  report = airy_fit_result_to_json (res);
+  g_assert_true (json_parser_load_from_data (parser, report, -1, NULL));
+  g_assert_true (json_object_has_member (json_node_get_object (json_parser_get_root (parser)), "converged"));
+  g_assert_false (json_object_get_boolean_member (json_node_get_object (json_parser_get_root (parser)), "converged"));
+}
+
+/* An offset at or above the brightest voxel (given, or the sensor's)
+ * leaves no counts: said so, with the offset and the data's maximum, not
+ * "no bead". */
+static void
+test_offset_above_data (void)
+{
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  g_autoptr(AirySystem) with_sensor = test_system (
+    "{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.1},"
+    " \"spectrum\": {\"wavelengths\": [0.532], \"weights\": [1.0]},"
+    " \"z\": {\"start\": -2.0, \"stop\": 2.0, \"count\": 12},"
+    " \"microscope\": {\"f\": 100.0, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100.0},"
+    " \"elements\": [], \"sensor\": {\"reduce\": \"sum\", \"offset\": 30000.0},"
+    " \"sample\": {\"constant\": 1.0}}");
+  g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, 5, NULL);
+  gsize n = (gsize) beads->depth * beads->height * beads->width, q;
+  float vmax = 0;
+  guint pass;
+
+  for (q = 0; q < n; q++)
+    vmax = MAX (vmax, beads->data[q]);
+  for (pass = 0; pass < 3; pass++)
+    {
+      AiryFitOptions options;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AiryFitResult) res = NULL;
+      g_autofree char *expect = NULL;
+
+      airy_fit_options_init (&options);
+      options.threads = 2;
+      options.objective = AIRY_FIT_OBJECTIVE_POISSON;
+      if (pass < 2)
+        options.offset = pass == 0 ? 20000.0 : vmax;
+      res = airy_fit_stack (pass < 2 ? base : with_sensor, beads, &options, NULL, &error);
+      g_assert_null (res);
+      g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+      g_test_message ("%s", error->message);
+      expect = g_strdup_printf ("brightest voxel (%g ADU), got %g", vmax, pass == 0 ? 20000.0 : pass == 1 ? vmax : 30000.0);
+      g_assert_nonnull (strstr (error->message, expect));
+      g_assert_null (strstr (error->message, "no bead"));
+    }
+}
+
+/* A device the backend does not have is refused, not ignored: the CPU has
+ * one (device 0), for "cpu" and for "auto" on the CPU; "auto" with a CUDA
+ * device names CUDA's range instead of falling back to the CPU. */
+static void
+test_device_range (void)
+{
+  g_autoptr(AirySystem) base = micro_system (32, 4, NULL, NULL);
+  g_autoptr(AiryStack) beads = synthetic_beads (32, 4, FALSE, 5, NULL);
+  AiryBackend *cuda = airy_backend_lookup ("cuda");
+  guint pass;
+
+  for (pass = 0; pass < 2; pass++)
+    {
+      AiryFitOptions options;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AiryFitResult) res = NULL;
+
+      g_autofree char *expect = NULL;
+      guint n_cuda = cuda != NULL && airy_backend_is_available (cuda) ? airy_backend_n_devices (cuda) : 0;
+
+      if (pass == 1 && n_cuda > 5)
+        {
+          g_test_message ("auto: %u CUDA devices, device 5 exists", n_cuda);
+          continue;
+        }
+      expect = pass == 0 ? g_strdup ("device: must be in [0, 0] for backend cpu, got 3")
+             : n_cuda > 0 ? g_strdup_printf ("device: must be in [0, %u] for backend cuda, got 5", n_cuda - 1)
+                          : g_strdup ("device: must be in [0, 0] for backend cpu, got 5");
+      airy_fit_options_init (&options);
+      options.threads = 2;
+      options.max_iterations = 2;
+      options.backend = pass == 0 ? "cpu" : "auto";
+      options.device = pass == 0 ? 3 : 5;
+      res = airy_fit_stack (base, beads, &options, NULL, &error);
+      g_assert_null (res);
+      g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+      g_assert_cmpstr (error->message, ==, expect);
+      /* device 0 runs */
+      g_clear_error (&error);
+      options.device = 0;
+      res = airy_fit_stack (base, beads, &options, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_nonnull (res);
+    }
 }
 
 /* airy-sim fit: writes FITTED.json, REPORT.json and the residual; bad
@@ -679,7 +840,9 @@ test_cli (void)
   g_assert_cmpint (json_object_get_int_member (report, "iterations"), >, 0);
   g_assert_cmpstr (json_object_get_string_member (report, "backend"), ==, "cpu");
   g_assert_cmpstr (json_object_get_string_member (report, "device"), ==, "CPU, threads: 2");
+  g_assert_true (json_object_get_boolean_member (report, "converged"));
   g_assert_nonnull (strstr (out, "on cpu (CPU, threads: 2)"));
+  g_assert_null (strstr (err, "did not converge"));
   fitted = airy_system_new_from_file (fitted_path, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (airy_system_get_elements (fitted)->len, ==, 1);
@@ -690,8 +853,59 @@ test_cli (void)
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
 
-  /* a NaN: exit 2, the voxel named, no output written */
+  /* stopped at the iteration limit: a warning, converged false, the
+   * best start's iterations and all starts' in the text */
+  {
+    const char *args[] = { "fit", beads_path, "--system", sys_path, "--objective", "poisson", "-o", fitted_path,
+                           "--report", report_path, "--threads", "2", "--max-iterations", "3", NULL };
+    g_autoptr(JsonParser) p3 = json_parser_new ();
+    JsonObject *r3;
+    g_autofree char *text = NULL;
+
+    run_cli (args, &status, &out, &err);
+    g_test_message ("--max-iterations 3: %s%s", out, err);
+    g_assert_true (g_spawn_check_wait_status (status, NULL));
+    g_assert_nonnull (strstr (err, "airy-sim: warning: the fit did not converge"));
+    g_assert_nonnull (strstr (err, "per voxel"));
+    g_assert_true (json_parser_load_from_file (p3, report_path, &error));
+    g_assert_no_error (error);
+    r3 = json_node_get_object (json_parser_get_root (p3));
+    g_assert_false (json_object_get_boolean_member (r3, "converged"));
+    g_assert_cmpint (json_object_get_int_member (r3, "iterations"), ==, 3);
+    text = g_strdup_printf ("3 iterations of the best start, %d over %d starts",
+                            (int) json_object_get_int_member (r3, "iterations_total"),
+                            (int) json_object_get_int_member (r3, "restarts"));
+    g_assert_cmpint (json_object_get_int_member (r3, "restarts"), >, 1);
+    g_assert_nonnull (strstr (out, text));
+    g_assert_nonnull (strstr (out, ", not converged"));
+  }
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  /* an offset above the data, a device the CPU lacks: exit 2, nothing written */
   g_assert_cmpint (g_unlink (fitted_path), ==, 0);
+  {
+    const char *args[] = { "fit", beads_path, "--system", sys_path, "--objective", "poisson", "-o", fitted_path,
+                           "--offset", "20000", NULL };
+    run_cli (args, &status, &out, &err);
+  }
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 2);
+  g_assert_nonnull (strstr (err, "offset: must be below the bead stack's brightest voxel ("));
+  g_assert_nonnull (strstr (err, "got 20000"));
+  g_assert_false (g_file_test (fitted_path, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  {
+    const char *args[] = { "fit", beads_path, "--system", sys_path, "-o", fitted_path, "--backend", "cpu",
+                           "--device", "3", NULL };
+    run_cli (args, &status, &out, &err);
+  }
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 2);
+  g_assert_nonnull (strstr (err, "device: must be in [0, 0] for backend cpu, got 3"));
+  g_assert_false (g_file_test (fitted_path, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  /* a NaN: exit 2, the voxel named, no output written */
   {
     const char *args[] = { "fit", nan_path, "--system", sys_path, "-o", fitted_path, NULL };
     run_cli (args, &status, &out, &err);
@@ -822,6 +1036,9 @@ main (int argc, char **argv)
   g_test_add_func ("/fit/synthetic/least-squares", test_least_squares);
   g_test_add_func ("/fit/counts/gain-offset", test_gain_offset);
   g_test_add_func ("/fit/bad-input", test_bad_input);
+  g_test_add_func ("/fit/not-converged", test_not_converged);
+  g_test_add_func ("/fit/offset-above-data", test_offset_above_data);
+  g_test_add_func ("/fit/device-range", test_device_range);
   g_test_add_func ("/fit/apply", test_apply);
   g_test_add_func ("/fit/cli", test_cli);
   g_test_add_func ("/fit/cancel-and-single-plane", test_cancel_and_single_plane);

@@ -1267,6 +1267,27 @@ test_mpi_bench_ranks (void)
   check_bench_ranks (2);
 }
 
+/* fit is a one-process command: under mpirun -np 2 it refuses (exit 2,
+ * rank 0's message once) before reading anything, instead of every rank
+ * running the whole fit and writing the same files. */
+static void
+test_mpi_fit_one_process (void)
+{
+  g_autofree char *fitted = g_build_filename (tmpdir, "fit-ranks.json", NULL);
+  g_auto(Spawned) s = { 0 };
+
+  if (skip_without_mpi ())
+    return;
+  sim (2, &s, "fit", "beads.tif", "--system", "system.json", "-o", fitted, NULL);
+  g_test_message ("%s%s", s.out, s.err);
+  g_assert_cmpint (s.status, ==, 2);
+  g_assert_nonnull (strstr (s.err, "airy-sim: fit: runs in one process, started as 2 ranks (mpirun -np 1 or "
+                                   "without mpirun)"));
+  /* once: rank 1 says nothing */
+  g_assert_null (strstr (strstr (s.err, "fit: runs in one process") + 1, "fit: runs in one process"));
+  g_assert_false (g_file_test (fitted, G_FILE_TEST_EXISTS));
+}
+
 /* sweeps without MPI: what is wrong with --set, named */
 static void
 test_sweep_errors (void)
@@ -1498,6 +1519,7 @@ main (int argc, char **argv)
   g_test_add_func ("/mpi/sweep-folder", test_mpi_sweep_folder);
   g_test_add_func ("/bench/ranks", test_bench_ranks);
   g_test_add_func ("/mpi/bench-ranks", test_mpi_bench_ranks);
+  g_test_add_func ("/mpi/fit-one-process", test_mpi_fit_one_process);
 
   status = g_test_run ();
   g_rmdir (tmpdir);
