@@ -58,13 +58,37 @@ median_of (GArray *t)
                     : 0.5 * (g_array_index (t, double, t->len / 2 - 1) + g_array_index (t, double, t->len / 2));
 }
 
-/* A plain write(2) of the result's bytes in 16 MiB pieces, as
- * `dd bs=16M` does, into a new file that is then removed. */
+/* A plain write(2) of n bytes at offset in 16 MiB pieces, as `dd bs=16M`
+ * does. */
+static gboolean
+plain_write_at (int fd, const char *path, const void *data, guint64 n, guint64 offset, GError **error)
+{
+  const guint8 *p = data;
+
+  while (n > 0)
+    {
+      gssize w = pwrite (fd, p, (gsize) MIN (n, (guint64) 16 << 20), (off_t) offset);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        {
+          int e = w < 0 ? errno : ENOSPC;
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, g_strerror (e));
+          return FALSE;
+        }
+      p += w;
+      n -= (guint64) w;
+      offset += (guint64) w;
+    }
+  return TRUE;
+}
+
+/* The result's bytes into a new file that is then removed. */
 static gboolean
 plain_write (const char *path, const void *data, guint64 n, GError **error)
 {
-  const guint8 *p = data;
   int fd = g_open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  gboolean ok;
 
   if (fd < 0)
     {
@@ -72,24 +96,11 @@ plain_write (const char *path, const void *data, guint64 n, GError **error)
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, g_strerror (e));
       return FALSE;
     }
-  while (n > 0)
-    {
-      gssize w = write (fd, p, (gsize) MIN (n, (guint64) 16 << 20));
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        {
-          int e = w < 0 ? errno : ENOSPC;
-          close (fd);
-          g_unlink (path);
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, g_strerror (e));
-          return FALSE;
-        }
-      p += w;
-      n -= (guint64) w;
-    }
+  ok = plain_write_at (fd, path, data, n, 0, error);
   close (fd);
-  return TRUE;
+  if (!ok)
+    g_unlink (path);
+  return ok;
 }
 
 static gboolean
@@ -177,15 +188,78 @@ bench_run (AirySystem *system, const AiryRunOptions *options, double *seconds, G
   return r;
 }
 
+/* The plain write over the ranks, as the TIFF's: rank 0 makes the file,
+ * each rank writes its planes' bytes at their place in it (a reduction's
+ * image: rank 0 alone), in parallel; from a barrier to the last rank's
+ * end, on rank 0's clock. Collective. */
+static gboolean
+plain_write_ranks (const char *path, AiryResult *r, double *seconds, GError **error)
+{
+  guint64 plane = airy_stack_plane_size (r->stack) * sizeof (float);
+  guint64 first = r->stack_is_part ? r->part_first : 0;
+  guint64 count = r->stack_is_part ? r->part_count : is_root () ? r->stack->depth : 0;
+  GError *local = NULL;
+  gint64 t0;
+  int fd;
+
+  if (!airy_comm_barrier (ranks, error))
+    return FALSE;
+  t0 = g_get_monotonic_time ();
+  if (is_root ())
+    {
+      fd = g_open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      if (fd < 0)
+        {
+          int e = errno;
+          g_set_error (&local, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, g_strerror (e));
+        }
+      else
+        close (fd);
+    }
+  if (!airy_comm_agree (ranks, &local))
+    {
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+  if (count > 0)
+    {
+      fd = g_open (path, O_WRONLY | O_CLOEXEC, 0);
+      if (fd < 0)
+        {
+          int e = errno;
+          g_set_error (&local, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: %s", path, g_strerror (e));
+        }
+      else
+        {
+          plain_write_at (fd, path, r->stack->data, count * plane, first * plane, &local);
+          close (fd);
+        }
+    }
+  if (!airy_comm_agree (ranks, &local))
+    {
+      if (is_root ())
+        g_unlink (path);
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+  *seconds = (g_get_monotonic_time () - t0) / 1e6;
+  if (is_root ())
+    g_unlink (path);
+  return TRUE;
+}
+
 /* The parallel write of a run's result over the ranks (the stack, each
- * rank its planes; a reduction's image by rank 0), n times, median. */
+ * rank its planes; a reduction's image by rank 0), n times, median; and
+ * the plain write of the same bytes the same way (plain_write_ranks),
+ * right after a run as often as the TIFF's. */
 static gboolean
 bench_write_ranks (AirySystem *system, const AiryRunOptions *options, const char *dir, guint n,
                    BenchWrite *out, GError **error)
 {
   g_autoptr(GArray) tw = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) tp = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) te = g_array_new (FALSE, FALSE, sizeof (double));
-  g_autofree char *name = NULL, *path = NULL;
+  g_autofree char *name = NULL, *path = NULL, *raw_name = NULL, *raw = NULL;
   guint32 pid = (guint32) getpid ();
   guint i;
 
@@ -194,23 +268,44 @@ bench_write_ranks (AirySystem *system, const AiryRunOptions *options, const char
     return FALSE;
   name = g_strdup_printf ("airy-bench-%u.tif", pid);
   path = g_build_filename (dir, name, NULL);
+  raw_name = g_strdup_printf ("airy-bench-%u.raw", pid);
+  raw = g_build_filename (dir, raw_name, NULL);
   g_strlcpy (out->dir, dir, sizeof out->dir);
-  for (i = 0; i < n; i++)
+  for (i = 0; i < 2 * n; i++)
     {
       g_autoptr(AiryResult) r = NULL;
       AiryTiffWriteOptions wo = { AIRY_TIFF_AUTO, NULL, 0 };
-      double run_s = 0, write_s = 0;
+      double run_s = 0, write_s = 0, plain_s = 0;
+      guint pass;
 
       r = bench_run (system, options, &run_s, error);
-      if (r == NULL || !write_outputs_ranks (r, system, path, NULL, NULL, &wo, &write_s, error))
+      if (r == NULL)
         return FALSE;
-      if (is_root ())
-        g_unlink (path);
-      g_array_append_val (tw, write_s);
-      g_array_append_val (te, (double) { run_s + write_s });
+      for (pass = 0; pass < 2; pass++)
+        {
+          gboolean tiff = (pass == 0) == (i % 2 == 0);
+
+          if (tiff)
+            {
+              if (!write_outputs_ranks (r, system, path, NULL, NULL, &wo, &write_s, error))
+                return FALSE;
+              if (is_root ())
+                g_unlink (path);
+              g_array_append_val (tw, write_s);
+              /* end to end: the run and its TIFF, as `airy-sim run` does */
+              if (pass == 0)
+                g_array_append_val (te, (double) { run_s + write_s });
+            }
+          else
+            {
+              if (!plain_write_ranks (raw, r, &plain_s, error))
+                return FALSE;
+              g_array_append_val (tp, plain_s);
+            }
+        }
     }
   out->write_s = median_of (tw);
-  out->plain_s = 0;
+  out->plain_s = median_of (tp);
   out->e2e_s = median_of (te);
   return TRUE;
 }
@@ -317,7 +412,14 @@ cmd_bench (int argc, char **argv)
   if (cold == NULL)
     return ranks_failed (error);
   cold_backend = g_strdup (cold->backend);
-  cold_devices = cold->n_devices;
+  /* the devices of all ranks, as run --json counts them (exact in a float) */
+  {
+    float all = cold->n_devices;
+
+    if (!airy_comm_all_reduce (ranks, &all, 1, AIRY_COMM_SUM, &error))
+      return ranks_failed (error);
+    cold_devices = (guint) all;
+  }
   out_bytes = (guint64) (cold->stack_is_part ? cold->n_planes : cold->stack->depth) * cold->stack->height
               * cold->stack->width * 4;
   /* one result alive at a time, as in use */

@@ -27,6 +27,7 @@ typedef struct
 /* errors and usage (exit status 1 or 2) */
 int fail (const GError *error);
 int usage_error (const char *format, ...) G_GNUC_PRINTF (1, 2);
+void print_help (void);
 gboolean check_environment (GError **error);
 void print_warnings (GPtrArray *warnings);
 AirySystem *load_system (const char *file, const char *preset, GError **error);

@@ -341,7 +341,15 @@ cmd_run (int argc, char **argv)
   else if (chunks->len > 0)
     {
       options.chunks = (guint *) chunks->data;
-      if (devices->len == 0 || devices->len != chunks->len)
+      if (devices->len == 0)
+        {
+          /* without --devices a run has one device */
+          g_set_error (&error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("--chunks: give one number of planes per device (--devices), got %u for 1 device"),
+                       chunks->len);
+          return fail (error);
+        }
+      if (devices->len != chunks->len)
         {
           g_set_error (&error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                        _("--chunks: give one number of planes per device (--devices), got %u for %u"),

@@ -315,6 +315,39 @@ count_stale_outputs (const char *dir, guint total, guint digits)
   return n;
 }
 
+/* -o DIR/ before anything is made, on every rank: DIR a folder, or a
+ * name whose nearest part that exists is a folder (the rest is made). */
+static gboolean
+check_sweep_folder (const char *dir, GError **error)
+{
+  g_autofree char *part = g_strdup (dir);
+  gboolean above = FALSE;
+
+  while (TRUE)
+    {
+      g_autofree char *up = NULL;
+
+      if (g_file_test (part, G_FILE_TEST_IS_DIR))
+        return TRUE;
+      if (g_file_test (part, G_FILE_TEST_EXISTS))
+        {
+          if (above)
+            g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                         _("-o: cannot make the folder %s: %s is a file, not a folder"), dir, part);
+          else
+            g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("-o: %s exists and is not a folder"), dir);
+          return FALSE;
+        }
+      /* afile/sub/ → afile/sub → afile (a trailing slash names the same part) */
+      up = g_path_get_dirname (part);
+      if (g_str_equal (up, part))
+        return TRUE;   /* the root, or a missing "." : mkdir says why */
+      above |= !(g_str_has_suffix (part, G_DIR_SEPARATOR_S));
+      g_free (part);
+      part = g_steal_pointer (&up);
+    }
+}
+
 /* -o DIR/: made with its parents where missing (mkdir -p, mode 0755). */
 static gboolean
 make_sweep_folder (const char *dir, GError **error)
@@ -323,7 +356,7 @@ make_sweep_folder (const char *dir, GError **error)
     return TRUE;
   if (g_file_test (dir, G_FILE_TEST_EXISTS))
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("-o: %s exists and is not a folder"), dir);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("-o: %s exists and is not a folder"), dir);
       return FALSE;
     }
   if (g_mkdir_with_parents (dir, 0755) != 0)
@@ -331,6 +364,53 @@ make_sweep_folder (const char *dir, GError **error)
       int e = errno;
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("-o: cannot make the folder %s: %s"), dir, g_strerror (e));
       return FALSE;
+    }
+  return TRUE;
+}
+
+/* The system file's JSON, its errors as bad input (a missing file, not
+ * JSON) like run's and fit's */
+static gboolean
+load_sweep_json (JsonParser *parser, const char *file, GError **error)
+{
+  GError *local = NULL;
+
+  if (json_parser_load_from_file (parser, file, &local))
+    return TRUE;
+  g_set_error_literal (error, AIRY_ERROR, local->domain == JSON_PARSER_ERROR ? AIRY_ERROR_PARSE : AIRY_ERROR_FILE,
+                       local->message);
+  g_error_free (local);
+  return FALSE;
+}
+
+/* Each --set its own number of the file: the same path twice, or two
+ * paths of the same number (elements[0].na and elements[00].na), would
+ * give index.csv two columns of one value */
+static gboolean
+check_sweep_paths (JsonNode *root, GArray *params, const char *file, GError **error)
+{
+  g_autofree JsonNode **nodes = g_new0 (JsonNode *, MAX (params->len, 1));
+  guint i, j;
+
+  for (i = 0; i < params->len; i++)
+    {
+      const char *path = g_array_index (params, SweepParam, i).path;
+
+      nodes[i] = json_find_number (root, path, file, error);
+      if (nodes[i] == NULL)
+        return FALSE;
+      for (j = 0; j < i; j++)
+        if (nodes[j] == nodes[i])
+          {
+            const char *other = g_array_index (params, SweepParam, j).path;
+
+            if (g_str_equal (other, path))
+              g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("--set: %s is given twice"), path);
+            else
+              g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                           _("--set: %s and %s name the same number: give it once"), other, path);
+            return FALSE;
+          }
     }
   return TRUE;
 }
@@ -380,6 +460,8 @@ cmd_sweep (int argc, char **argv)
     return usage_error (_("sweep: give one system file"));
   if (output == NULL || sets == NULL)
     return usage_error (_("sweep: give the parameters with --set PATH=START:STOP:COUNT and the folder with -o DIR/"));
+  if (*output == '\0')
+    return usage_error (_("sweep: -o is empty: give the folder of the files with -o DIR/"));
   if (threads < 0 || threads > 4096)
     return usage_error ("--threads: must be in [0, 4096], got %d", threads);
   if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
@@ -404,12 +486,10 @@ cmd_sweep (int argc, char **argv)
           return ranks_fail (error);
         }
     }
-  if (!check_environment (&error) || !json_parser_load_from_file (parser, argv[1], &error))
+  if (!check_environment (&error) || !load_sweep_json (parser, argv[1], &error)
+      || !check_sweep_paths (json_parser_get_root (parser), params, argv[1], &error)
+      || !check_sweep_folder (output, &error))
     return ranks_fail (error);
-  for (i = 0; i < params->len; i++)
-    if (!json_find_number (json_parser_get_root (parser), g_array_index (params, SweepParam, i).path, argv[1],
-                           &error))
-      return ranks_fail (error);
   /* every combination checked before any runs: a value out of its range
    * stops the sweep with the field's message and that combination */
   for (k = 0; k < total; k++)

@@ -67,7 +67,7 @@ print_help_ranks (void)
              "  --json                    run: print a JSON summary (ranks, devices, times)\n"));
 }
 
-static void
+void
 print_help (void)
 {
   g_print (_("Usage:\n"
@@ -514,8 +514,29 @@ is_root (void)
   return ranks->rank == 0;
 }
 
+/* An error of several ranks, after an agreement: an agreed one (every
+ * rank holds the failing rank's message) is printed once, by rank 0; one
+ * the ranks could not agree on (the transport failed) by each rank. Exit
+ * status 2 when every rank found bad input (the same input, found the
+ * same way on each), else 1. */
+static int
+ranks_report (const GError *error)
+{
+  if (!ranks->agreed)
+    {
+      g_printerr ("airy-sim: %s\n", error->message);
+      return EXIT_RUN;
+    }
+  if (is_root ())
+    g_printerr ("airy-sim: %s\n", error->message);
+  /* the others leave after it is out: a launcher ends the whole job when
+   * one rank exits with a failure */
+  airy_comm_barrier (ranks, NULL);
+  return ranks->agreed_bad_input ? EXIT_INPUT : EXIT_RUN;
+}
+
 /* A failure before or after the run: agreed with the other ranks, then
- * reported by every rank; exit status 1 over several ranks. */
+ * reported once. */
 int
 ranks_fail (GError *error)
 {
@@ -524,18 +545,17 @@ ranks_fail (GError *error)
   if (ranks->size == 1)
     return fail (error);
   airy_comm_agree (ranks, &agreed);
-  g_printerr ("airy-sim: %s\n", agreed->message);
-  return EXIT_RUN;
+  return ranks_report (agreed);
 }
 
-/* The same as ranks_fail for an error already agreed (airy_run's). */
+/* The same as ranks_fail for an error already agreed (airy_run's), or one
+ * of a collective that failed. */
 int
 ranks_failed (const GError *error)
 {
   if (ranks->size == 1)
     return fail (error);
-  g_printerr ("airy-sim: %s\n", error->message);
-  return EXIT_RUN;
+  return ranks_report (error);
 }
 
 /* --chunks A,B,…: planes per rank under MPI, per device in one process */
@@ -613,9 +633,29 @@ main (int argc, char **argv)
   }
 }
 
+/* --help or -h among a command's arguments (before a "--") */
+static gboolean
+asks_for_help (int argc, char **argv)
+{
+  int i;
+
+  for (i = 1; i < argc && !g_str_equal (argv[i], "--"); i++)
+    if (g_str_equal (argv[i], "--help") || g_str_equal (argv[i], "-h"))
+      return TRUE;
+  return FALSE;
+}
+
 static int
 run_command (const char *cmd, int argc, char **argv)
 {
+  /* airy-sim run|fit|sweep|bench --help: the help, once over ranks */
+  if (g_strv_contains ((const char *const[]) { "run", "fit", "sweep", "bench", NULL }, cmd)
+      && asks_for_help (argc - 1, argv + 1))
+    {
+      if (is_root ())
+        print_help ();
+      return EXIT_OK;
+    }
   if (g_str_equal (cmd, "info"))
     return cmd_info (argc - 1, argv + 1);
   if (g_str_equal (cmd, "preset"))

@@ -161,8 +161,9 @@ airy_comm_agree (AiryComm *comm,
                  GError  **error)
 {
   GError *mine;
-  /* ranks are exact in a float below 2^24 */
-  float lowest;
+  /* ranks are exact in a float below 2^24; [1]: 0 when every rank found
+   * bad input, −1 when one did not (the minimum) */
+  float lowest[2];
   guint32 head[3];
   g_autofree char *message = NULL;
   GError *transport = NULL;
@@ -171,15 +172,19 @@ airy_comm_agree (AiryComm *comm,
   g_return_val_if_fail (comm != NULL && error != NULL, FALSE);
 
   mine = *error;
+  /* one process: nothing to agree (and the shared self communicator is
+   * left alone, for threads) */
   if (comm->size == 1)
     return mine == NULL;
+  comm->agreed = comm->agreed_bad_input = FALSE;
 
-  lowest = mine ? (float) comm->rank : (float) comm->size;
-  if (!comm->ops->all_reduce (comm, &lowest, 1, AIRY_COMM_MIN, &transport))
+  lowest[0] = mine ? (float) comm->rank : (float) comm->size;
+  lowest[1] = airy_error_is_bad_input (mine) ? 0.0f : -1.0f;
+  if (!comm->ops->all_reduce (comm, lowest, 2, AIRY_COMM_MIN, &transport))
     goto broken;
-  if (lowest >= (float) comm->size)
+  if (lowest[0] >= (float) comm->size)
     return TRUE;
-  root = (guint) lowest;
+  root = (guint) lowest[0];
 
   /* the failing rank's domain (Airy's or not), code and message */
   if (root == comm->rank)
@@ -200,6 +205,8 @@ airy_comm_agree (AiryComm *comm,
   g_clear_error (error);
   g_set_error (error, AIRY_ERROR, head[0] ? (int) head[1] : AIRY_ERROR_BACKEND,
                _("rank %u of %u: %s"), root, comm->size, message);
+  comm->agreed = TRUE;
+  comm->agreed_bad_input = lowest[1] == 0.0f;
   return FALSE;
 
 broken:

@@ -62,6 +62,11 @@ struct _AiryComm
   guint              size;
   gpointer           data;
   guint64            counter;   /* the one-process counter */
+  /* the last airy_comm_agree of several ranks: whether it ended in an agreed failure (every
+   * rank holds the same message), and whether every rank had failed with
+   * bad input (airy_error_is_bad_input) */
+  gboolean           agreed;
+  gboolean           agreed_bad_input;
 };
 
 /* The trivial communicator of one process (rank 0 of 1); not to be freed. */
@@ -92,8 +97,10 @@ gboolean  airy_comm_counter_next  (AiryComm *comm,
 /* Error agreement, collective: every rank passes its own outcome (*error
  * set or NULL). TRUE when no rank failed; otherwise every rank returns
  * FALSE with *error replaced by the message of the lowest failing rank,
- * prefixed by its rank when the run has several ("rank 1: …"). Also a
- * barrier. */
+ * prefixed by its rank when the run has several ("rank 1 of 2: …"), and
+ * comm->agreed set (comm->agreed_bad_input when every rank failed with bad
+ * input). A failure of the transport leaves comm->agreed FALSE: each rank
+ * then holds its own error. Also a barrier. */
 gboolean  airy_comm_agree      (AiryComm   *comm,
                                 GError    **error);
 

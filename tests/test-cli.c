@@ -91,6 +91,24 @@ test_help_version (void)
   g_assert_nonnull (strstr (bad.err, "unknown command"));
   sim (&none, NULL);
   g_assert_cmpint (none.status, ==, 2);
+  /* --help or -h after a command: the help, status 0 */
+  {
+    static const char *const cmds[] = { "run", "sweep", "bench", "fit" };
+    guint i;
+
+    for (i = 0; i < G_N_ELEMENTS (cmds); i++)
+      {
+        g_auto(Run) h = { 0 }, s = { 0 };
+
+        sim (&h, cmds[i], "--help", NULL);
+        g_assert_cmpint (h.status, ==, 0);
+        g_assert_cmpstr (h.out, ==, help.out);
+        g_assert_cmpstr (h.err, ==, "");
+        sim (&s, cmds[i], "x.json", "-h", NULL);
+        g_assert_cmpint (s.status, ==, 0);
+        g_assert_cmpstr (s.out, ==, help.out);
+      }
+  }
 }
 
 static void
@@ -339,6 +357,16 @@ test_bad_input (void)
   sim (&dir, "run", "--preset", "widefield", "-o", "/nonexistent/dir/x.tif", NULL);
   g_assert_cmpint (dir.status, ==, 2);
   g_assert_cmpstr (dir.err, ==, "airy-sim: -o: the folder /nonexistent/dir does not exist\n");
+  /* --chunks in one process without --devices: one device */
+  {
+    g_auto(Run) c = { 0 };
+
+    sim (&c, "run", "--preset", "widefield", "-o", new_out, "--chunks", "10,10", NULL);
+    g_assert_cmpint (c.status, ==, 2);
+    g_assert_cmpstr (c.err, ==, "airy-sim: --chunks: give one number of planes per device (--devices), got 2 for "
+                                "1 device\n");
+    g_assert_false (g_file_test (new_out, G_FILE_TEST_EXISTS));
+  }
 
   /* no GPU here: a clear message, and nothing written */
   sim (&cuda, "run", "--preset", "widefield", "--backend", "cuda", "-o", new_out, NULL);

@@ -41,6 +41,18 @@ spawned_clear (Spawned *s)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Spawned, spawned_clear)
 
+/* How often text occurs in s */
+static guint
+count_of (const char *s, const char *text)
+{
+  const char *p;
+  guint n = 0;
+
+  for (p = s; (p = strstr (p, text)) != NULL; p++)
+    n++;
+  return n;
+}
+
 /* The test wrapper's environment: Open MPI refuses root (CI) without
  * these, and more ranks than cores need --oversubscribe (below). */
 static char **
@@ -712,8 +724,10 @@ test_mpi_no_planes (void)
   assert_same_bytes (one2, few);
   /* planes per rank must add up, and one per rank */
   sim (3, &e, "run", sys, "-o", given, "--threads", "1", "-q", "--chunks", "1,2", NULL);
-  g_assert_cmpint (e.status, ==, 1);
+  /* the same bad input on every rank: status 2, said once */
+  g_assert_cmpint (e.status, ==, 2);
   g_assert_nonnull (strstr (e.err, "airy-sim: rank 0 of 3: --chunks: give one number of planes per rank (3), got 2\n"));
+  g_assert_cmpuint (count_of (e.err, "airy-sim: "), ==, 1);
   remove_files ("one.tif", "given.tif", "few.tif", "one2.tif", "psf4.json", "psf2.json", NULL);
 }
 
@@ -849,13 +863,15 @@ test_mpi_missing_sample (void)
   before = listing ();
   spawn (argv, &s);
   g_assert_cmpint (s.status, ==, 1);
-  /* each rank says it, with rank 1's message */
+  /* said once (by rank 0), with rank 1's number and message; status 1:
+   * bad input on one rank only is a fault of the launch */
   expected = g_strdup_printf ("airy-sim: rank 1 of 2: sample.file: %s: no such file\n", missing);
   for (p = s.err; (p = strstr (p, expected)) != NULL; p++)
     seen++;
-  if (seen != 2)
+  if (seen != 1)
     g_printerr ("stderr: %s\n", s.err);
-  g_assert_cmpuint (seen, ==, 2);
+  g_assert_cmpuint (seen, ==, 1);
+  g_assert_cmpuint (count_of (s.err, "airy-sim: "), ==, 1);
   /* no output, no temporary file */
   after = listing ();
   g_assert_cmpstr (after, ==, before);
@@ -918,7 +934,8 @@ test_mpi_budget (void)
   for (p = c.err; (p = strstr (p, "airy-sim: rank 2 of 3: grid.shape: a run of 100 planes on a 64 × 64 grid "
                                    "needs 1.7 MiB of memory, more than the budget of 1.0 MiB")) != NULL; p++)
     seen++;
-  g_assert_cmpuint (seen, ==, 3);
+  g_assert_cmpuint (seen, ==, 1);
+  g_assert_cmpuint (count_of (c.err, "airy-sim: "), ==, 1);
   after = listing ();
   g_assert_cmpstr (after, ==, before);
   g_unlink (sys);
@@ -958,7 +975,8 @@ test_mpi_sweep_fails (void)
   g_assert_cmpint (a.status, ==, 1);
   for (p = a.err; (p = strstr (p, "airy-sim: rank 1 of 2: sweep system 0: grid.shape: a run of 300 planes")) != NULL; p++)
     seen++;
-  g_assert_cmpuint (seen, ==, 2);
+  g_assert_cmpuint (seen, ==, 1);
+  g_assert_cmpuint (count_of (a.err, "airy-sim: "), ==, 1);
   g_assert_true (g_rmdir (dir) == 0);   /* empty */
 
   {
@@ -972,8 +990,74 @@ test_mpi_sweep_fails (void)
   seen = 0;
   for (p = b.err; (p = strstr (p, expected)) != NULL; p++)
     seen++;
-  g_assert_cmpuint (seen, ==, 2);
+  g_assert_cmpuint (seen, ==, 1);
+  g_assert_cmpuint (count_of (b.err, "airy-sim: "), ==, 1);
   g_unlink (sys);
+}
+
+/* The same bad input on every rank (an output over the sample file, a
+ * missing folder, a bad --chunks, a bad AIRY_MEMORY_BUDGET): said once,
+ * by rank 0, and status 2 as in one process. */
+static void
+test_mpi_input_errors (void)
+{
+  g_autofree char *sample = write_sample ("vol.tif", 0);
+  g_autofree char *sample_json = g_strdup_printf ("{\"file\": \"%s\"}", sample);
+  g_autofree char *json = image_json (16, 6, sample_json, "\"reduce\": \"sum\"");
+  g_autofree char *sys = write_json ("im.json", json);
+  g_autofree char *out = in_tmp ("in-err.tif"), *nodir = in_tmp ("no-such-folder/x.tif");
+  g_autofree char *expected = NULL;
+  guint np;
+
+  if (skip_without_mpi ())
+    return;
+  for (np = 0; np <= 3; np++)
+    {
+      g_auto(Spawned) a = { 0 };
+      g_auto(Spawned) b = { 0 };
+      g_auto(Spawned) c = { 0 };
+      g_auto(Spawned) d = { 0 };
+      g_autofree char *prefix = np > 0 ? g_strdup_printf ("airy-sim: rank 0 of %u: ", np) : g_strdup ("airy-sim: ");
+
+      if (np == 1)
+        continue;
+      sim (np, &a, "run", sys, "-o", sample, "-q", NULL);
+      g_assert_cmpint (a.status, ==, 2);
+      expected = g_strdup_printf ("%s-o and sample.file name the same file %s: an output must not overwrite an "
+                                  "input\n", prefix, sample);
+      g_assert_cmpuint (count_of (a.err, expected), ==, 1);
+      g_assert_cmpuint (count_of (a.err, "airy-sim: "), ==, 1);
+      g_clear_pointer (&expected, g_free);
+
+      sim (np, &b, "run", sys, "-o", nodir, "-q", NULL);
+      g_assert_cmpint (b.status, ==, 2);
+      g_assert_cmpuint (count_of (b.err, "the folder"), ==, 1);
+      g_assert_cmpuint (count_of (b.err, "airy-sim: "), ==, 1);
+
+      sim (np, &c, "run", sys, "-o", out, "-q", "--chunks", "x", NULL);
+      g_assert_cmpint (c.status, ==, 2);
+      g_assert_cmpuint (count_of (c.err, "--chunks: \"x\" is not a number of planes"), ==, 1);
+      g_assert_cmpuint (count_of (c.err, "airy-sim: "), ==, 1);
+
+      if (np > 0)
+        {
+          g_autofree char *n = g_strdup_printf ("%u", np);
+          const char *argv[] = { mpirun_path (), "--oversubscribe", "-np", n, "-x", "AIRY_MEMORY_BUDGET=lots",
+                                 g_getenv ("AIRY_SIM"), "run", sys, "-o", out, "-q", NULL };
+          spawn (argv, &d);
+        }
+      else
+        {
+          const char *argv[] = { "/usr/bin/env", "AIRY_MEMORY_BUDGET=lots", g_getenv ("AIRY_SIM"), "run", sys, "-o",
+                                 out, "-q", NULL };
+          spawn (argv, &d);
+        }
+      g_assert_cmpint (d.status, ==, 2);
+      g_assert_cmpuint (count_of (d.err, "AIRY_MEMORY_BUDGET: "), ==, 1);
+      g_assert_cmpuint (count_of (d.err, "airy-sim: "), ==, 1);
+      g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+    }
+  remove_files ("vol.tif", "im.json", NULL);
 }
 
 /* A sweep of 10 systems (5 × 2 values) on 2 ranks, and in one process:
@@ -1071,18 +1155,15 @@ test_sweep_one_process (void)
   check_sweep (0);
 }
 
-/* stderr holds line once (one process) or once per rank (np ranks) */
+/* stderr holds line once, and no other message (one process, or rank 0
+ * of np saying what every rank found) */
 static void
 assert_said (const Spawned *s, guint np, const char *line)
 {
-  const char *p;
-  guint seen = 0;
-
-  for (p = s->err; (p = strstr (p, line)) != NULL; p++)
-    seen++;
-  if (seen != MAX (np, 1))
+  if (count_of (s->err, line) != 1 || count_of (s->err, "airy-sim: ") != 1)
     g_printerr ("stderr: %s\n", s->err);
-  g_assert_cmpuint (seen, ==, MAX (np, 1));
+  g_assert_cmpuint (count_of (s->err, line), ==, 1);
+  g_assert_cmpuint (count_of (s->err, "airy-sim: "), ==, 1);
 }
 
 /* -o DIR/ of a sweep: made when missing (with its parents, 0755), a clear
@@ -1154,9 +1235,10 @@ check_sweep_folder (guint np)
   g_assert_true (g_file_set_contents (file, "x", -1, &error));
   before = listing ();
   sim (np, &c, "sweep", sys, "--set", "elements[0].na=0.7,0.8", "-o", under_file, "-q", NULL);
-  g_assert_cmpint (c.status, ==, 1);
+  g_assert_cmpint (c.status, ==, 2);
   g_free (expected);
-  expected = g_strdup_printf ("airy-sim: %s-o: cannot make the folder %s: Not a directory\n", prefix, under_file);
+  expected = g_strdup_printf ("airy-sim: %s-o: cannot make the folder %s: %s is a file, not a folder\n", prefix,
+                              under_file, file);
   assert_said (&c, np, expected);
   {
     g_autofree char *after = listing ();
@@ -1175,7 +1257,8 @@ check_sweep_folder (guint np)
   g_assert_no_error (error);
   sample_bytes = file_bytes (sample);
   sim (np, &d, "sweep", in_sys, "--set", "microscope.na=0.7,0.8", "-o", in_dir, "-q", NULL);
-  g_assert_cmpint (d.status, ==, np > 1 ? 1 : 2);
+  /* the same bad input on every rank: status 2 over ranks too */
+  g_assert_cmpint (d.status, ==, 2);
   g_free (expected);
   expected = g_strdup_printf ("airy-sim: %s-o and sample.file name the same file %s: an output must not overwrite "
                               "an input\n", prefix, sample);
@@ -1253,10 +1336,58 @@ check_bench_ranks (guint np)
     }
 }
 
+/* The writes of a bench: the TIFF's and the plain write of as many bytes
+ * (over ranks: each rank its planes, in parallel), both measured; the
+ * devices of all ranks, as run --json counts them */
+static void
+check_bench_write (guint np)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonParser) run_parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *json = psf_json (64, 8);
+  g_autofree char *sys = write_json ("bench-write.json", json);
+  g_autofree char *out = in_tmp ("bench-run.tif");
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  g_autofree char *before = listing (), *after = NULL;
+  JsonObject *o, *r;
+  double plain, e2e, median, ratio;
+
+  sim (np, &a, "bench", sys, "--threads", "1", "--repeat", "3", "--warmup", "0", "--write-dir", tmpdir, "--json",
+       NULL);
+  g_assert_cmpint (a.status, ==, 0);
+  g_assert_true (json_parser_load_from_data (parser, a.out, -1, &error));
+  g_assert_no_error (error);
+  o = json_node_get_object (json_parser_get_root (parser));
+  plain = json_object_get_double_member (o, "plain_write_s");
+  e2e = json_object_get_double_member (o, "end_to_end_s");
+  median = json_object_get_double_member (o, "median_s");
+  ratio = json_object_get_double_member (o, "end_to_end_ratio");
+  g_assert_cmpfloat (plain, >, 0);
+  g_assert_cmpfloat (json_object_get_double_member (o, "write_s"), >, 0);
+  g_assert_cmpfloat (fabs (ratio - e2e / (median + plain)), <=, 1e-3 * ratio);
+  g_assert_cmpint (json_object_get_int_member (o, "output_bytes"), ==, 8 * 64 * 64 * 4);
+  /* no file of the bench left behind */
+  after = listing ();
+  g_assert_cmpstr (after, ==, before);
+
+  sim (np, &b, "run", sys, "-o", out, "--threads", "1", "--json", NULL);
+  g_assert_cmpint (b.status, ==, 0);
+  g_assert_true (json_parser_load_from_data (run_parser, b.out, -1, &error));
+  g_assert_no_error (error);
+  r = json_node_get_object (json_parser_get_root (run_parser));
+  g_assert_cmpint (json_object_get_int_member (o, "devices"), ==, json_object_get_int_member (r, "devices"));
+  g_assert_cmpint (json_object_get_int_member (o, "devices"), ==, MAX (np, 1));
+  g_unlink (out);
+  g_unlink (sys);
+}
+
 static void
 test_bench_ranks (void)
 {
   check_bench_ranks (0);
+  check_bench_write (0);
 }
 
 static void
@@ -1265,6 +1396,7 @@ test_mpi_bench_ranks (void)
   if (skip_without_mpi ())
     return;
   check_bench_ranks (2);
+  check_bench_write (2);
 }
 
 /* fit is a one-process command: under mpirun -np 2 it refuses (exit 2,
@@ -1311,6 +1443,47 @@ test_sweep_errors (void)
   g_assert_cmpint (c.status, ==, 2);
   g_assert_cmpstr (c.err, ==, "airy-sim: --set elements[0].na: START:STOP:COUNT needs two finite numbers and a "
                               "count in [1, 1000000], got \"0.7:0.8:x\"\n");
+  /* a number given twice, or under two names: one column per number */
+  {
+    g_autofree char *dir = in_tmp ("sweep-twice");
+    g_autofree char *afile = write_json ("afile", "x");
+    g_autofree char *sub = g_build_filename (afile, "sub/", NULL);
+    g_autofree char *missing = in_tmp ("nope.json");
+    g_auto(Spawned) d = { 0 };
+    g_auto(Spawned) e = { 0 };
+    g_auto(Spawned) f = { 0 };
+    g_auto(Spawned) g = { 0 };
+    g_auto(Spawned) h = { 0 };
+    g_auto(Spawned) i = { 0 };
+
+    sim (0, &d, "sweep", sys, "--set", "elements[0].na=0.7,0.8", "--set", "elements[0].na=0.5,0.6", "-o", dir, NULL);
+    g_assert_cmpint (d.status, ==, 2);
+    g_assert_cmpstr (d.err, ==, "airy-sim: --set: elements[0].na is given twice\n");
+    g_assert_false (g_file_test (dir, G_FILE_TEST_EXISTS));
+    sim (0, &e, "sweep", sys, "--set", "elements[0].na=0.7,0.8", "--set", "elements[00].na=0.5", "-o", dir, NULL);
+    g_assert_cmpint (e.status, ==, 2);
+    g_assert_cmpstr (e.err, ==, "airy-sim: --set: elements[0].na and elements[00].na name the same number: give it "
+                                "once\n");
+    g_assert_false (g_file_test (dir, G_FILE_TEST_EXISTS));
+    /* a missing system file is bad input, as for run and fit */
+    sim (0, &f, "sweep", missing, "--set", "elements[0].na=0.7", "-o", dir, NULL);
+    g_assert_cmpint (f.status, ==, 2);
+    g_assert_nonnull (strstr (f.err, "nope.json"));
+    /* -o through a file, -o a file, -o empty */
+    sim (0, &g, "sweep", sys, "--set", "elements[0].na=0.7", "-o", sub, NULL);
+    g_assert_cmpint (g.status, ==, 2);
+    expected = g_strdup_printf ("airy-sim: -o: cannot make the folder %s: %s is a file, not a folder\n", sub, afile);
+    g_assert_cmpstr (g.err, ==, expected);
+    sim (0, &h, "sweep", sys, "--set", "elements[0].na=0.7", "-o", afile, NULL);
+    g_assert_cmpint (h.status, ==, 2);
+    g_clear_pointer (&expected, g_free);
+    expected = g_strdup_printf ("airy-sim: -o: %s exists and is not a folder\n", afile);
+    g_assert_cmpstr (h.err, ==, expected);
+    sim (0, &i, "sweep", sys, "--set", "elements[0].na=0.7", "-o", "", NULL);
+    g_assert_cmpint (i.status, ==, 2);
+    g_assert_nonnull (strstr (i.err, "airy-sim: sweep: -o is empty: give the folder of the files with -o DIR/\n"));
+    g_unlink (afile);
+  }
   g_unlink (sys);
 }
 
@@ -1457,7 +1630,19 @@ comm_worker (int argc, char **argv)
   ok &= !airy_comm_agree (comm, &error);
   ok &= error != NULL && g_error_matches (error, AIRY_ERROR, AIRY_ERROR_FILE)
         && g_str_equal (error->message, g_strdup_printf ("rank 1 of %u: failure of rank 1", size));
+  /* agreed, and not bad input of every rank: rank 0 had none */
+  ok &= comm->agreed && !comm->agreed_bad_input;
   g_clear_error (&error);
+  /* every rank with bad input: agreed as such; one with a run failure: not */
+  g_set_error (&error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, "bad input of rank %u", comm->rank);
+  ok &= !airy_comm_agree (comm, &error) && comm->agreed && comm->agreed_bad_input;
+  g_clear_error (&error);
+  g_set_error (&error, AIRY_ERROR, comm->rank == size - 1 ? AIRY_ERROR_BACKEND : AIRY_ERROR_INVALID_VALUE,
+               "failure of rank %u", comm->rank);
+  ok &= !airy_comm_agree (comm, &error) && comm->agreed && !comm->agreed_bad_input;
+  ok &= g_str_equal (error->message, g_strdup_printf ("rank 0 of %u: failure of rank 0", size));
+  g_clear_error (&error);
+  ok &= airy_comm_agree (comm, &error) && !comm->agreed;
   ok &= airy_comm_barrier (comm, &error);
   /* the shared counter: 30 numbers taken by all ranks, each once */
   {
@@ -1511,6 +1696,7 @@ main (int argc, char **argv)
   g_test_add_func ("/mpi/image-sample", test_mpi_image_sample);
   g_test_add_func ("/mpi/missing-sample", test_mpi_missing_sample);
   g_test_add_func ("/mpi/budget", test_mpi_budget);
+  g_test_add_func ("/mpi/input-errors", test_mpi_input_errors);
   g_test_add_func ("/mpi/sweep", test_mpi_sweep);
   g_test_add_func ("/mpi/sweep-fails", test_mpi_sweep_fails);
   g_test_add_func ("/sweep/one-process", test_sweep_one_process);
