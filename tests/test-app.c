@@ -1710,6 +1710,20 @@ test_undo_redo (void)
   close_window (window);
 }
 
+/* a 64² PSF system of two wavelengths (µm) with their weights, at path */
+static void
+write_two_wavelengths (const char *path, const char *wavelengths, const char *weights)
+{
+  g_autofree char *json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0},"
+    " \"spectrum\": {\"wavelengths\": [%s], \"weights\": [%s]},"
+    " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 3},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.6},"
+    "  {\"type\": \"ff-lens\", \"f\": 50}]}", wavelengths, weights);
+
+  g_assert_true (g_file_set_contents (path, json, -1, NULL));
+}
+
 /* ---- presets and translations ---- */
 
 static void
@@ -1784,12 +1798,7 @@ test_wavelength_channels (void)
       g_test_skip ("no display");
       return;
     }
-  g_assert_true (g_file_set_contents (path,
-    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0},"
-    " \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"weights\": [1, 3]},"
-    " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 3},"
-    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.6},"
-    "  {\"type\": \"ff-lens\", \"f\": 50}]}", -1, NULL));
+  write_two_wavelengths (path, "0.5, 0.6", "1, 3");
   window = new_window (NULL);
   viewer = airy_window_get_viewer (window);
   view = airy_stack_viewer_get_view (viewer);
@@ -1888,12 +1897,7 @@ test_wavelength_channel_names (void)
       g_test_skip ("no display");
       return;
     }
-  g_assert_true (g_file_set_contents (path,
-    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0},"
-    " \"spectrum\": {\"wavelengths\": [0.532, 0.64], \"weights\": [1, 1]},"
-    " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 3},"
-    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.6},"
-    "  {\"type\": \"ff-lens\", \"f\": 50}]}", -1, NULL));
+  write_two_wavelengths (path, "0.532, 0.64", "1, 1");
   window = new_window (NULL);
   viewer = airy_window_get_viewer (window);
   view = airy_stack_viewer_get_view (viewer);

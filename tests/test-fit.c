@@ -434,19 +434,28 @@ test_least_squares (void)
   g_assert_cmpfloat (fabs (res->position[2] - 0.3), <=, 0.05);
 }
 
+/* micro_system's microscope with a camera: sensor keys besides the sum */
+static AirySystem *
+sensor_system (const char *sensor_keys)
+{
+  g_autofree char *json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.1},"
+    " \"spectrum\": {\"wavelengths\": [0.532], \"weights\": [1.0]},"
+    " \"z\": {\"start\": -2.0, \"stop\": 2.0, \"count\": 12},"
+    " \"microscope\": {\"f\": 100.0, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100.0},"
+    " \"elements\": [], \"sensor\": {\"reduce\": \"sum\", %s},"
+    " \"sample\": {\"constant\": 1.0}}", sensor_keys);
+
+  return test_system (json);
+}
+
 /* Counts: ADU = gain·photons + offset, with gain and offset given or from
  * the system's sensor; the fit works in photons and reports in ADU. */
 static void
 test_gain_offset (void)
 {
   g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
-  g_autoptr(AirySystem) with_sensor = test_system (
-    "{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.1},"
-    " \"spectrum\": {\"wavelengths\": [0.532], \"weights\": [1.0]},"
-    " \"z\": {\"start\": -2.0, \"stop\": 2.0, \"count\": 12},"
-    " \"microscope\": {\"f\": 100.0, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100.0},"
-    " \"elements\": [], \"sensor\": {\"reduce\": \"sum\", \"gain\": 2.0, \"offset\": 100.0},"
-    " \"sample\": {\"constant\": 1.0}}");
+  g_autoptr(AirySystem) with_sensor = sensor_system ("\"gain\": 2.0, \"offset\": 100.0");
   g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, 31, NULL);
   gsize n = (gsize) beads->depth * beads->height * beads->width, q;
   guint pass, i;
@@ -684,13 +693,7 @@ static void
 test_offset_above_data (void)
 {
   g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
-  g_autoptr(AirySystem) with_sensor = test_system (
-    "{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.1},"
-    " \"spectrum\": {\"wavelengths\": [0.532], \"weights\": [1.0]},"
-    " \"z\": {\"start\": -2.0, \"stop\": 2.0, \"count\": 12},"
-    " \"microscope\": {\"f\": 100.0, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100.0},"
-    " \"elements\": [], \"sensor\": {\"reduce\": \"sum\", \"offset\": 30000.0},"
-    " \"sample\": {\"constant\": 1.0}}");
+  g_autoptr(AirySystem) with_sensor = sensor_system ("\"offset\": 30000.0");
   g_autoptr(AiryStack) beads = synthetic_beads (48, 12, TRUE, 5, NULL);
   gsize n = (gsize) beads->depth * beads->height * beads->width, q;
   float vmax = 0;
