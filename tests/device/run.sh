@@ -227,6 +227,27 @@ cpu_bench() {
     say "-- the CPU benchmark failed (exit status $status; not a GPU failure)"
   fi
 }
+# issue 18's efficiency on real cores: t1 / (2·t2) of `bench` under
+# mpirun -np 1 and -np 2, one thread per rank (only where mpirun exists)
+mpi_efficiency() {
+  local p np t
+  if ! command -v mpirun >/dev/null; then
+    say "-- not run: this machine has no mpirun"
+    return 0
+  fi
+  for p in seed-widefield seed-imaging; do
+    for np in 1 2; do
+      t=$(with_airy timeout 60 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe \
+            -np $np "$sim" bench $p --planes 32 --threads 1 --repeat 9 --no-write --json 2>/dev/null \
+          | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["median_s"], d.get("rank_s"))')
+      say "-- $p -np $np: median_s rank_s = ${t:-failed}"
+      eval "t$np=\${t%% *}"
+    done
+    [ -n "${t1:-}" ] && [ -n "${t2:-}" ] && say "-- $p: t1 / (2·t2) = $(python3 -c "print(round($t1 / (2 * $t2), 3))")"
+  done
+}
+step "MPI parallel efficiency on this machine's cores (issue 18; within the time cap)"
+cpu_step 90 mpi_efficiency
 step "CPU physics tests on this machine (TAP; within the time cap)"
 cpu_step 60 physics
 step "benchmarks on the CPU of the same machine (floor = bare FFTW, same threads; within the time cap)"
