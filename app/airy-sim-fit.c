@@ -204,7 +204,11 @@ cmd_fit (int argc, char **argv)
              argv[1], res->objective == AIRY_FIT_OBJECTIVE_POISSON ? "Poisson" : _("least squares"),
              res->window[2], res->window[3], res->window[0], res->window[1], res->iterations_total,
              res->seconds, 1e3 * res->seconds_per_iteration, res->loss, res->converged ? "" : _(", not converged"));
-  g_print (_("  on %s (%s)\n"), res->backend, res->device);
+  if (res->threads)
+    g_print (ngettext ("  on %s (%s, %u thread)\n", "  on %s (%s, %u threads)\n", res->threads), res->backend,
+             res->device, res->threads);
+  else
+    g_print (_("  on %s (%s)\n"), res->backend, res->device);
   for (i = 0; i < res->n_terms; i++)
     g_print ("  Z%-3d %+.4f ± %.1e %s\n", res->indices[i], res->coefficients[i], res->uncertainties[i],
              _("waves"));

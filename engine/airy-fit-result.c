@@ -106,6 +106,7 @@ airy_fit_result_to_json (const AiryFitResult *result)
   set_number (o, "seconds_per_iteration", result->seconds_per_iteration);
   json_object_set_string_member (o, "backend", result->backend ? result->backend : "cpu");
   json_object_set_string_member (o, "device", result->device ? result->device : "");
+  json_object_set_int_member (o, "threads", result->threads);
   json_node_take_object (root, o);
   json_generator_set_root (gen, root);
   json_generator_set_pretty (gen, TRUE);

@@ -433,8 +433,8 @@ fit_device (AiryFitModel *m, const AiryFitOptions *options, AiryFitResult *res, 
       }
   }
   res->backend = g_strdup ("cpu");
-  /* a value of the report, not a sentence */
-  res->device = g_strdup_printf ("CPU, threads: %u", m->threads);
+  res->device = g_strdup ("CPU");
+  res->threads = m->threads;
   return TRUE;
 }
 

@@ -89,7 +89,8 @@ typedef struct
   guint             restarts;
   double            seconds;          /* wall time of the fit */
   char             *backend;          /* where the passes ran: "cpu", "cuda" */
-  char             *device;           /* "NVIDIA H200", "CPU, 2 threads" */
+  char             *device;           /* "NVIDIA H200", "CPU" */
+  guint             threads;          /* host threads of the passes on the CPU; 0 when a device ran them */
   double            seconds_per_iteration;
   guint             window[4];        /* x, y, width, height of the fitted window in the stack */
   AiryStack        *model;            /* the window's model, data units (counts as ADU) */

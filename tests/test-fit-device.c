@@ -249,6 +249,9 @@ test_fit_on_device (void)
   g_assert_no_error (error);
   g_assert_cmpstr (on_dev->backend, ==, "test-fit-device");
   g_assert_cmpstr (on_dev->device, ==, "host emulation of the CUDA fit");
+  g_assert_cmpuint (on_dev->threads, ==, 0);
+  g_assert_cmpstr (on_cpu->device, ==, "CPU");
+  g_assert_cmpuint (on_cpu->threads, ==, 2);
   g_assert_cmpuint (on_dev->n_terms, ==, on_cpu->n_terms);
   for (i = 0; i < on_dev->n_terms; i++)
     worst = MAX (worst, fabs (on_dev->coefficients[i] - on_cpu->coefficients[i]));

@@ -486,7 +486,11 @@ on_fit_done (GObject *source, GAsyncResult *result, gpointer data)
       g_string_printf (text, _("%u iterations in %.2f s; RMS %.4f waves, Strehl %.3f; bead at %.3f, %.3f, %.3f µm"),
                        res->iterations_total, res->seconds, res->rms_waves, res->strehl,
                        res->position[0], res->position[1], res->position[2]);
-      g_string_append_printf (text, _(" on %s (%s)"), res->backend, res->device);
+      if (res->threads)
+        g_string_append_printf (text, ngettext (" on %s (%s, %u thread)", " on %s (%s, %u threads)", res->threads),
+                                res->backend, res->device, res->threads);
+      else
+        g_string_append_printf (text, _(" on %s (%s)"), res->backend, res->device);
       if (self->resident)
         g_string_append_printf (text, _(" (window x %u … %u, y %u … %u around the cursor)"), res->window[0],
                                 res->window[0] + res->window[2] - 1, res->window[1], res->window[1] + res->window[3] - 1);
