@@ -2004,6 +2004,34 @@ test_gl_channels_grid (Fixture *f, gconstpointer data)
   g_assert_cmpint (red_x, ==, 20);
   g_assert_cmpint (green_x, ==, 20);
   g_assert_cmpint (green, >, 200);
+
+  /* the second channel shown: the composite on its pixels (0.2 µm, the
+   * point at pixel 18), under its scale bar */
+  airy_stack_viewer_set_hyperstack_plane (f->viewer, 1, 0);
+  wait_files (f->viewer);
+  g_assert_cmpfloat (airy_stack_view_get_stack (f->view)->dx, ==, 0.2);
+  g_assert_cmpuint (airy_stack_view_get_composite (f->view), ==, 2);
+  fb = read_frame (f, &w, &h);
+  image_origin (f, &ox, &oy);
+  zoom = airy_stack_view_get_zoom (f->view);
+  red = green = red_x = green_x = -1;
+  g_assert_true (oy + 16.5 * zoom >= 0 && oy + 16.5 * zoom < h);
+  for (x = 0; x < 33; x++)
+    {
+      double sx = ox + (x + 0.5) * zoom;
+      const guint8 *p;
+
+      if (sx < 0 || sx >= w)
+        continue;
+      p = fb + ((gsize) (oy + 16.5 * zoom) * w + (gsize) sx) * 4;
+      if (p[0] > red)
+        red = p[0], red_x = x;
+      if (p[1] > green)
+        green = p[1], green_x = x;
+    }
+  g_test_message ("channel 2 shown: red peak at x %d (%d), green peak at x %d (%d)", red_x, red, green_x, green);
+  g_assert_cmpint (red_x, ==, 18);
+  g_assert_cmpint (green_x, ==, 18);
 }
 
 int

@@ -340,6 +340,9 @@ show_mem_channel (AiryStackViewer *self, guint c)
   g_clear_pointer (&self->current, airy_resident_unref);
   self->current = airy_resident_new_host (copy);
   _airy_stack_viewer_show_compare (self);
+  /* a composite stays on, on this channel's pixels */
+  if (gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
+    update_composite (self);
 }
 
 void
@@ -486,15 +489,15 @@ update_composite (AiryStackViewer *self)
       float lo[AIRY_STACK_VIEW_MAX_CHANNELS], hi[AIRY_STACK_VIEW_MAX_CHANNELS];
       guint c, n = MIN (self->mem_channels->len, AIRY_STACK_VIEW_MAX_CHANNELS);
 
-      /* in memory already: no thread; each channel on the first's pixels
-       * (an FF lens's pixel scales with λ: the channels' pixel sizes
-       * differ, and the composite overlays them where they are in µm) */
+      /* in memory already: no thread; each channel on the shown channel's
+       * pixels (an FF lens's pixel scales with λ: the channels' pixel sizes
+       * differ, and the composite overlays them where they are in µm, under
+       * the shown channel's scale bar and cursor) */
       for (c = 0; c < n; c++)
         {
           const AiryStack *ch = g_ptr_array_index (self->mem_channels, c);
           gboolean same = TRUE;
-          AiryStack *copy = c > 0 ? _airy_stack_viewer_on_grid (ch, g_ptr_array_index (self->mem_channels, 0), &same)
-                                  : NULL;
+          AiryStack *copy = _airy_stack_viewer_on_grid (ch, s, &same);
 
           if (copy == NULL)
             copy = airy_stack_copy (ch);
