@@ -108,10 +108,10 @@ airy_element_new_from_json (JsonObject *object,
   return g_steal_pointer (&element);
 }
 
-/* Writes the type and every parameter that differs from its default, in the
- * class's declaration order, so files stay short and round-trip exactly. */
-JsonObject *
-airy_element_to_json (AiryElement *self)
+/* The type and the parameters, in the class's declaration order: those
+ * that differ from their defaults (all: every one). */
+static JsonObject *
+element_to_json (AiryElement *self, gboolean all)
 {
   JsonObject *object = json_object_new ();
   g_autofree GParamSpec **pspecs = NULL;
@@ -122,13 +122,41 @@ airy_element_to_json (AiryElement *self)
   for (i = 0; i < n; i++)
     {
       g_auto(GValue) v = G_VALUE_INIT;
+      gboolean is_default;
+      JsonNode *node;
 
       g_value_init (&v, pspecs[i]->value_type);
       g_object_get_property (G_OBJECT (self), pspecs[i]->name, &v);
-      if (g_param_values_cmp (pspecs[i], &v, g_param_spec_get_default_value (pspecs[i])) != 0)
-        json_object_set_member (object, pspecs[i]->name, _airy_param_value_to_json (pspecs[i], &v));
+      is_default = g_param_values_cmp (pspecs[i], &v, g_param_spec_get_default_value (pspecs[i])) == 0;
+
+      /* (all: a default that is an unset string or an empty array states
+       * nothing, and is left out) */
+      if (is_default && (!all || (G_VALUE_HOLDS_STRING (&v) && g_value_get_string (&v) == NULL)
+                         || (G_VALUE_HOLDS_BOXED (&v) && g_value_get_boxed (&v) == NULL)))
+        continue;
+      node = _airy_param_value_to_json (pspecs[i], &v);
+      if (is_default && JSON_NODE_HOLDS_ARRAY (node) && json_array_get_length (json_node_get_array (node)) == 0)
+        {
+          json_node_unref (node);
+          continue;
+        }
+      json_object_set_member (object, pspecs[i]->name, node);
     }
   return object;
+}
+
+/* Every parameter that differs from its default, so files stay short and
+ * round-trip exactly. */
+JsonObject *
+airy_element_to_json (AiryElement *self)
+{
+  return element_to_json (self, FALSE);
+}
+
+JsonObject *
+airy_element_to_json_full (AiryElement *self)
+{
+  return element_to_json (self, TRUE);
 }
 
 /* An element type's object: its parameters, and "type" as the

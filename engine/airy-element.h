@@ -158,6 +158,9 @@ gboolean     airy_element_set_from_json   (AiryElement *self,
                                            const char  *base_dir,
                                            GError     **error);
 JsonObject  *airy_element_to_json         (AiryElement *self);
+/* every parameter, its defaults too (the provenance stored with results:
+ * it states the optics whatever a later version's defaults are) */
+JsonObject  *airy_element_to_json_full    (AiryElement *self);
 
 /* Registry: type name → GType. Built-in types are registered by airy_init(). */
 void         airy_element_register        (GType        type);

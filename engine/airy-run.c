@@ -231,7 +231,7 @@ _airy_run_state_set_metadata (AiryRunState *state)
 {
   AiryPlan *plan = state->plan;
   AiryStack *stacks[2] = { state->out, state->psf };
-  g_autofree char *json = airy_system_to_json (plan->system);
+  g_autofree char *json = airy_system_to_json_full (plan->system);
   guint i;
 
   state->out->dy = plan->out_dy;

@@ -673,9 +673,9 @@ add_numbers (JsonBuilder *b, const double *v, guint n)
 }
 
 static void
-add_element (JsonBuilder *b, const char *name, AiryElement *element, const char *drop)
+add_element (JsonBuilder *b, const char *name, AiryElement *element, const char *drop, gboolean all)
 {
-  JsonObject *o = airy_element_to_json (element);
+  JsonObject *o = all ? airy_element_to_json_full (element) : airy_element_to_json (element);
   JsonNode *node = json_node_new (JSON_NODE_OBJECT);
 
   if (drop)
@@ -756,9 +756,9 @@ write_fields (AirySystem *self, JsonBuilder *b)
 }
 
 static void
-write_microscope (AirySystem *self, JsonBuilder *b)
+write_microscope (AirySystem *self, JsonBuilder *b, gboolean all)
 {
-  JsonObject *o = airy_element_to_json (self->objective);
+  JsonObject *o = all ? airy_element_to_json_full (self->objective) : airy_element_to_json (self->objective);
   JsonNode *node = json_node_new (JSON_NODE_OBJECT);
   g_autofree char *key = _airy_system_param_key (AIRY_SYSTEM_PROP_F_TUBE);
 
@@ -820,7 +820,7 @@ write_sample (AirySystem *self, JsonBuilder *b)
 }
 
 static JsonNode *
-system_to_node (AirySystem *self)
+system_to_node (AirySystem *self, gboolean all)
 {
   g_autoptr(JsonBuilder) b = json_builder_new ();
   guint i;
@@ -829,14 +829,14 @@ system_to_node (AirySystem *self)
   write_header (self, b);
   write_fields (self, b);
   if (self->objective)
-    write_microscope (self, b);
+    write_microscope (self, b, all);
   json_builder_set_member_name (b, "elements");
   json_builder_begin_array (b);
   for (i = 0; i < self->elements->len; i++)
-    add_element (b, NULL, g_ptr_array_index (self->elements, i), NULL);
+    add_element (b, NULL, g_ptr_array_index (self->elements, i), NULL, all);
   json_builder_end_array (b);
   if (self->sensor)
-    add_element (b, "sensor", self->sensor, "type");
+    add_element (b, "sensor", self->sensor, "type", all);
   if (self->objective && self->sample.kind != AIRY_SAMPLE_NONE)
     write_sample (self, b);
   json_builder_end_object (b);
@@ -846,26 +846,38 @@ system_to_node (AirySystem *self)
 /* JSON text whose numbers read back to the same doubles; error is set
  * (and null written) for a non-finite number. */
 static char *
-system_to_text (AirySystem *self, GError **error)
+system_to_text (AirySystem *self, gboolean all, GError **error)
 {
-  g_autoptr(JsonNode) root = system_to_node (self);
+  g_autoptr(JsonNode) root = system_to_node (self, all);
 
   return _airy_json_to_string (root, error);
 }
 
-char *
-airy_system_to_json (AirySystem *self)
+static char *
+system_json (AirySystem *self, gboolean all)
 {
   g_autoptr(GError) error = NULL;
   char *json;
 
   g_return_val_if_fail (AIRY_IS_SYSTEM (self), NULL);
 
-  json = system_to_text (self, &error);
+  json = system_to_text (self, all, &error);
   /* the setters and the loader refuse non-finite numbers */
   if (error != NULL)
     g_critical ("%s", error->message);
   return json;
+}
+
+char *
+airy_system_to_json (AirySystem *self)
+{
+  return system_json (self, FALSE);
+}
+
+char *
+airy_system_to_json_full (AirySystem *self)
+{
+  return system_json (self, TRUE);
 }
 
 /* Writes the system to path; a save into another folder rewrites relative
@@ -886,7 +898,7 @@ airy_system_save (AirySystem *self,
   g_return_val_if_fail (AIRY_IS_SYSTEM (self), FALSE);
 
   _airy_system_rebase (moved, new_dir, dir);
-  json = system_to_text (moved, &local);
+  json = system_to_text (moved, FALSE, &local);
   if (local != NULL)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: %s"), path, local->message);

@@ -72,6 +72,9 @@ AirySystem   *airy_system_new_from_preset  (const char  *name,
 AirySystem   *airy_system_copy             (AirySystem  *self);
 
 char         *airy_system_to_json          (AirySystem  *self);
+/* every element parameter written, defaults too: the provenance stored
+ * with results (TIFF, OME), complete whatever a later version's defaults */
+char         *airy_system_to_json_full     (AirySystem  *self);
 gboolean      airy_system_save             (AirySystem  *self,
                                             const char  *path,
                                             GError     **error);

@@ -714,6 +714,48 @@ test_system_fields (void)
   g_assert_false (airy_system_param_relevant (system, g_object_class_find_property (klass, "sample-file")));
 }
 
+/* The provenance stored with results writes every parameter, defaults
+ * too (it states the optics whatever a later version's defaults are), and
+ * reads back to the same system: every preset, and what a run stores. */
+static void
+test_full_json (void)
+{
+  g_auto(GStrv) names = airy_presets_list ();
+  guint i;
+
+  g_assert_nonnull (names);
+  for (i = 0; names[i]; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *json = airy_preset_get_json (names[i], &error);
+      g_autoptr(AirySystem) system = NULL, back = NULL;
+      g_autofree char *full = NULL, *again = NULL, *shorter = NULL;
+
+      g_assert_no_error (error);
+      system = test_system (json);
+      full = airy_system_to_json_full (system);
+      shorter = airy_system_to_json (system);
+      g_assert_cmpuint (strlen (full), >, strlen (shorter));
+      back = airy_system_new_from_data (full, -1, NULL, "full", &error);
+      g_assert_no_error (error);
+      again = airy_system_to_json (back);
+      g_test_message ("%s: %zu bytes in full, %zu short", names[i], strlen (full), strlen (shorter));
+      g_assert_cmpstr (again, ==, shorter);
+    }
+  {
+    g_autoptr(AirySystem) system = test_system (
+      "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 1.0}, \"spectrum\": {\"wavelengths\": [0.5]},"
+      " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.5},"
+      " {\"type\": \"ff-lens\", \"f\": 50}]}");
+    g_autoptr(AiryResult) r = test_run (system, &(AiryRunOptions) { .backend = "cpu" });
+
+    /* the objective's defaults are stated: its defocus model and apodisation */
+    g_assert_nonnull (r->stack->system_json);
+    g_assert_nonnull (strstr (r->stack->system_json, "\"defocus-model\""));
+    g_assert_nonnull (strstr (r->stack->system_json, "\"apodisation\""));
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -735,6 +777,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/run/channels-budget", test_channels_budget);
   g_test_add_func ("/engine/system/channels-json", test_channels_json);
   g_test_add_func ("/engine/system/warnings", test_warnings);
+  g_test_add_func ("/engine/system/full-json", test_full_json);
   g_test_add_func ("/engine/params/ids", test_param_ids);
   g_test_add_func ("/engine/params/relevant", test_param_relevant);
   g_test_add_func ("/engine/params/system-fields", test_system_fields);
