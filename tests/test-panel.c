@@ -1,7 +1,10 @@
 /* The bench panel: rows generated from the parameter declarations (issue 15). */
 #include "config.h"
 
+#include <glib/gi18n.h>
 #include <gtk/gtk.h>
+#include <json-glib/json-glib.h>
+#include <locale.h>
 
 #include "airy-test-util.h"
 #include "airy-bench-panel.h"
@@ -290,6 +293,89 @@ test_zernike (void)
   g_assert_cmpfloat (airy_element_get_doubles (mask, "zernike-indices", &n)[1], ==, 5);
 }
 
+/* Messages in `lang` from the build tree's catalogues (AIRY_LOCALEDIR). */
+static void
+use_language (const char *lang)
+{
+  g_autofree char *dir = g_getenv ("AIRY_LOCALEDIR") ? g_strdup (g_getenv ("AIRY_LOCALEDIR"))
+                                                    : g_test_build_filename (G_TEST_BUILT, "..", "po", NULL);
+
+  g_setenv ("LANGUAGE", lang, TRUE);
+  setlocale (LC_ALL, "C.UTF-8");
+  bindtextdomain (GETTEXT_PACKAGE, dir);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+}
+
+static const char *
+drop_down_item (GtkWidget *w, guint i)
+{
+  g_assert_true (GTK_IS_DROP_DOWN (w));
+  return gtk_string_list_get_string (GTK_STRING_LIST (gtk_drop_down_get_model (GTK_DROP_DOWN (w))), i);
+}
+
+/* the nick elements[0].defocus-model has in the system's JSON (NULL when
+ * left out: the default) */
+static char *
+json_defocus_model (AirySystem *system)
+{
+  g_autofree char *text = airy_system_to_json (system);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = json_from_string (text, &error);
+  JsonObject *objective;
+
+  g_assert_no_error (error);
+  objective = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "elements"), 0);
+  return g_strdup (json_object_get_string_member_with_default (objective, "defocus-model", NULL));
+}
+
+/* Enum parameters show a translated label (the enum's value_name), not the
+ * JSON's nick; choosing one still writes the nick. */
+static void
+test_enum_labels (void)
+{
+  static const char *const langs[] = { "C", "de" };
+  static const char *const nonparaxial[] = { "non-paraxial", "nicht-paraxial" };
+  static const char *const paraxial[] = { "paraxial", "paraxial" };
+  static const char *const microns[] = { "µm", "µm" };
+  static const char *const zernike[] = { "Zernike terms", "Zernike-Terme" };
+  static const char *const circular[] = { "circular", "zirkular" };
+  guint l;
+
+  for (l = 0; l < G_N_ELEMENTS (langs); l++)
+    {
+      g_autoptr(AirySystem) system = NULL;
+      g_autoptr(AiryBenchPanel) panel = NULL;
+      g_autofree char *nick = NULL;
+      GtkWidget *model, *w;
+
+      use_language (langs[l]);
+      if (!new_panel (&system, &panel))
+        break;
+      model = airy_bench_panel_get_editor (panel, "elements[0].defocus-model");
+      g_assert_cmpstr (drop_down_item (model, 0), ==, paraxial[l]);
+      g_assert_cmpstr (drop_down_item (model, 1), ==, nonparaxial[l]);
+      g_assert_cmpstr (drop_down_item (airy_bench_panel_get_editor (panel, "elements[1].source"), 2), ==, zernike[l]);
+      g_assert_cmpstr (drop_down_item (airy_bench_panel_get_editor (panel, "elements[1].zernike-unit"), 1), ==,
+                       microns[l]);
+      w = airy_bench_panel_get_editor (panel, "elements[0].polarization");
+      g_assert_cmpstr (drop_down_item (w, 3), ==, circular[l]);
+
+      nick = json_defocus_model (system);
+      g_assert_null (nick);   /* the default, paraxial */
+      g_clear_pointer (&nick, g_free);
+      gtk_drop_down_set_selected (GTK_DROP_DOWN (model), 1);
+      drain ();
+      g_assert_cmpint (airy_element_get_enum (g_ptr_array_index (airy_system_get_elements (system), 0),
+                                              "defocus-model"), ==, 1);
+      nick = json_defocus_model (system);
+      g_assert_cmpstr (nick, ==, "nonparaxial");
+      g_assert_cmpstr (gtk_string_object_get_string (GTK_STRING_OBJECT (gtk_drop_down_get_selected_item (
+                         GTK_DROP_DOWN (model)))), ==, nonparaxial[l]);
+    }
+  use_language ("C");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -303,5 +389,6 @@ main (int argc, char **argv)
   g_test_add_func ("/panel/result-memory", test_result_memory);
   g_test_add_func ("/panel/relevant-rows", test_relevant_rows);
   g_test_add_func ("/panel/zernike", test_zernike);
+  g_test_add_func ("/panel/enum-labels", test_enum_labels);
   return g_test_run ();
 }

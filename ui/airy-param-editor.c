@@ -469,12 +469,14 @@ double_control (AiryParamEditor *self, GParamSpecDouble *d)
 static GtkWidget *
 enum_control (AiryParamEditor *self, GEnumClass *klass)
 {
-  g_autofree const char **nicks = g_new0 (const char *, klass->n_values + 1);
+  g_autofree const char **labels = g_new0 (const char *, klass->n_values + 1);
   guint k;
 
+  /* the value_name is the human label (marked N_() where the enum is
+   * defined), the nick stays the JSON's; the selection is the index */
   for (k = 0; k < klass->n_values; k++)
-    nicks[k] = klass->values[k].value_nick;
-  self->control = gtk_drop_down_new_from_strings (nicks);
+    labels[k] = _(klass->values[k].value_name);
+  self->control = gtk_drop_down_new_from_strings (labels);
   g_signal_connect_swapped (self->control, "notify::selected", G_CALLBACK (on_control_changed), self);
   return self->control;
 }

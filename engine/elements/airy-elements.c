@@ -6,8 +6,13 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include "airy-elements-private.h"
 
+/* Each value's nick is its name in the JSON, the CLI and the schema and
+ * never changes; its value_name is the label the panel shows, marked for
+ * translation (the panel shows _(value_name)). */
 #define DEFINE_ENUM(func, Name, ...)                                         \
   GType                                                                      \
   func (void)                                                                \
@@ -22,68 +27,68 @@
   }
 
 DEFINE_ENUM (_airy_defocus_model_get_type, "AiryDefocusModel",
-  { AIRY_DEFOCUS_PARAXIAL, "AIRY_DEFOCUS_PARAXIAL", "paraxial" },
-  { AIRY_DEFOCUS_NONPARAXIAL, "AIRY_DEFOCUS_NONPARAXIAL", "nonparaxial" })
+  { AIRY_DEFOCUS_PARAXIAL, N_("paraxial"), "paraxial" },
+  { AIRY_DEFOCUS_NONPARAXIAL, N_("non-paraxial"), "nonparaxial" })
 
 DEFINE_ENUM (_airy_apodisation_get_type, "AiryApodisation",
-  { AIRY_APODISATION_NONE, "AIRY_APODISATION_NONE", "none" },
-  { AIRY_APODISATION_APLANATIC, "AIRY_APODISATION_APLANATIC", "aplanatic" })
+  { AIRY_APODISATION_NONE, N_("none"), "none" },
+  { AIRY_APODISATION_APLANATIC, N_("aplanatic"), "aplanatic" })
 
 DEFINE_ENUM (_airy_field_model_get_type, "AiryFieldModel",
-  { AIRY_FIELD_SCALAR, "AIRY_FIELD_SCALAR", "scalar" },
-  { AIRY_FIELD_VECTORIAL, "AIRY_FIELD_VECTORIAL", "vectorial" })
+  { AIRY_FIELD_SCALAR, N_("scalar"), "scalar" },
+  { AIRY_FIELD_VECTORIAL, N_("vectorial"), "vectorial" })
 
 DEFINE_ENUM (_airy_polarization_get_type, "AiryPolarization",
-  { AIRY_POLARIZATION_UNPOLARIZED, "AIRY_POLARIZATION_UNPOLARIZED", "unpolarized" },
-  { AIRY_POLARIZATION_X, "AIRY_POLARIZATION_X", "x" },
-  { AIRY_POLARIZATION_Y, "AIRY_POLARIZATION_Y", "y" },
-  { AIRY_POLARIZATION_CIRCULAR, "AIRY_POLARIZATION_CIRCULAR", "circular" },
-  { AIRY_POLARIZATION_DIPOLE, "AIRY_POLARIZATION_DIPOLE", "dipole" })
+  { AIRY_POLARIZATION_UNPOLARIZED, N_("unpolarized"), "unpolarized" },
+  { AIRY_POLARIZATION_X, N_("x"), "x" },
+  { AIRY_POLARIZATION_Y, N_("y"), "y" },
+  { AIRY_POLARIZATION_CIRCULAR, N_("circular"), "circular" },
+  { AIRY_POLARIZATION_DIPOLE, N_("dipole"), "dipole" })
 
 DEFINE_ENUM (_airy_phase_source_get_type, "AiryPhaseSource",
-  { AIRY_PHASE_CONSTANT, "AIRY_PHASE_CONSTANT", "constant" },
-  { AIRY_PHASE_IMAGE, "AIRY_PHASE_IMAGE", "image" },
-  { AIRY_PHASE_ZERNIKE, "AIRY_PHASE_ZERNIKE", "zernike" },
-  { AIRY_PHASE_NAMED, "AIRY_PHASE_NAMED", "named" })
+  { AIRY_PHASE_CONSTANT, N_("constant"), "constant" },
+  { AIRY_PHASE_IMAGE, N_("image file"), "image" },
+  { AIRY_PHASE_ZERNIKE, N_("Zernike terms"), "zernike" },
+  { AIRY_PHASE_NAMED, N_("named mask"), "named" })
 
 DEFINE_ENUM (_airy_zernike_indexing_get_type, "AiryZernikeIndexing",
-  { AIRY_ZERNIKE_ANSI, "AIRY_ZERNIKE_ANSI", "ansi" },
-  { AIRY_ZERNIKE_NOLL, "AIRY_ZERNIKE_NOLL", "noll" })
+  { AIRY_ZERNIKE_ANSI, N_("ANSI"), "ansi" },
+  { AIRY_ZERNIKE_NOLL, N_("Noll"), "noll" })
 
 DEFINE_ENUM (_airy_zernike_unit_get_type, "AiryZernikeUnit",
-  { AIRY_ZERNIKE_WAVES, "AIRY_ZERNIKE_WAVES", "waves" },
-  { AIRY_ZERNIKE_MICRONS, "AIRY_ZERNIKE_MICRONS", "um" })
+  { AIRY_ZERNIKE_WAVES, N_("waves"), "waves" },
+  { AIRY_ZERNIKE_MICRONS, N_("µm"), "um" })
 
 DEFINE_ENUM (_airy_named_mask_get_type, "AiryNamedMask",
-  { AIRY_NAMED_DEFOCUSED_RAMPS, "AIRY_NAMED_DEFOCUSED_RAMPS", "defocused-ramps" },
-  { AIRY_NAMED_CUBIC, "AIRY_NAMED_CUBIC", "cubic" },
-  { AIRY_NAMED_VORTEX, "AIRY_NAMED_VORTEX", "vortex" },
-  { AIRY_NAMED_AXICON, "AIRY_NAMED_AXICON", "axicon" },
-  { AIRY_NAMED_GRATING, "AIRY_NAMED_GRATING", "grating" },
-  { AIRY_NAMED_PRISM, "AIRY_NAMED_PRISM", "prism" })
+  { AIRY_NAMED_DEFOCUSED_RAMPS, N_("defocused ramps"), "defocused-ramps" },
+  { AIRY_NAMED_CUBIC, N_("cubic"), "cubic" },
+  { AIRY_NAMED_VORTEX, N_("vortex"), "vortex" },
+  { AIRY_NAMED_AXICON, N_("axicon"), "axicon" },
+  { AIRY_NAMED_GRATING, N_("grating"), "grating" },
+  { AIRY_NAMED_PRISM, N_("prism"), "prism" })
 
 DEFINE_ENUM (_airy_propagate_method_get_type, "AiryPropagateMethod",
-  { AIRY_PROPAGATE_TRANSFER, "AIRY_PROPAGATE_TRANSFER", "transfer" },
-  { AIRY_PROPAGATE_ANGULAR_SPECTRUM, "AIRY_PROPAGATE_ANGULAR_SPECTRUM", "angular-spectrum" },
-  { AIRY_PROPAGATE_SINGLE_FFT, "AIRY_PROPAGATE_SINGLE_FFT", "single-fft" })
+  { AIRY_PROPAGATE_TRANSFER, N_("transfer function"), "transfer" },
+  { AIRY_PROPAGATE_ANGULAR_SPECTRUM, N_("angular spectrum"), "angular-spectrum" },
+  { AIRY_PROPAGATE_SINGLE_FFT, N_("single FFT"), "single-fft" })
 
 DEFINE_ENUM (_airy_output_mode_get_type, "AiryOutputMode",
-  { AIRY_OUTPUT_SAME, "AIRY_OUTPUT_SAME", "same" },
-  { AIRY_OUTPUT_FULL, "AIRY_OUTPUT_FULL", "full" })
+  { AIRY_OUTPUT_SAME, N_("cropped"), "same" },
+  { AIRY_OUTPUT_FULL, N_("padded"), "full" })
 
 DEFINE_ENUM (_airy_reduce_get_type, "AiryReduce",
-  { AIRY_REDUCE_NONE, "AIRY_REDUCE_NONE", "none" },
-  { AIRY_REDUCE_SUM, "AIRY_REDUCE_SUM", "sum" })
+  { AIRY_REDUCE_NONE, N_("none"), "none" },
+  { AIRY_REDUCE_SUM, N_("sum of planes"), "sum" })
 
 DEFINE_ENUM (_airy_resample_get_type, "AiryResample",
-  { AIRY_RESAMPLE_NONE, "AIRY_RESAMPLE_NONE", "none" },
-  { AIRY_RESAMPLE_BLOCK_SUM, "AIRY_RESAMPLE_BLOCK_SUM", "block-sum" },
-  { AIRY_RESAMPLE_LINEAR, "AIRY_RESAMPLE_LINEAR", "linear" })
+  { AIRY_RESAMPLE_NONE, N_("none"), "none" },
+  { AIRY_RESAMPLE_BLOCK_SUM, N_("block sum"), "block-sum" },
+  { AIRY_RESAMPLE_LINEAR, N_("bilinear"), "linear" })
 
 DEFINE_ENUM (_airy_noise_get_type, "AiryNoise",
-  { AIRY_NOISE_NONE, "AIRY_NOISE_NONE", "none" },
-  { AIRY_NOISE_POISSON, "AIRY_NOISE_POISSON", "poisson" },
-  { AIRY_NOISE_GAUSSIAN, "AIRY_NOISE_GAUSSIAN", "gaussian" })
+  { AIRY_NOISE_NONE, N_("none"), "none" },
+  { AIRY_NOISE_POISSON, N_("Poisson"), "poisson" },
+  { AIRY_NOISE_GAUSSIAN, N_("Gaussian"), "gaussian" })
 
 /* The built-in element types, in the order "airy-sim info" lists them. */
 static GType (*const builtin_types[]) (void) = {
