@@ -473,9 +473,20 @@ enum_control (AiryParamEditor *self, GEnumClass *klass)
   guint k;
 
   /* the value_name is the human label (marked N_() where the enum is
-   * defined), the nick stays the JSON's; the selection is the index */
+   * defined), the nick stays the JSON's; the selection is the index. A
+   * module's enum named the GLib way (MYLAB_MODE_FAST: an underscore, no
+   * lower case) shows its nick. */
   for (k = 0; k < klass->n_values; k++)
-    labels[k] = _(klass->values[k].value_name);
+    {
+      const char *name = klass->values[k].value_name;
+      gboolean identifier = name != NULL && strchr (name, '_') != NULL;
+      const char *c;
+
+      for (c = name; identifier && *c; c++)
+        if (g_ascii_islower (*c))
+          identifier = FALSE;
+      labels[k] = identifier ? klass->values[k].value_nick : _(name);
+    }
   self->control = gtk_drop_down_new_from_strings (labels);
   g_signal_connect_swapped (self->control, "notify::selected", G_CALLBACK (on_control_changed), self);
   return self->control;
