@@ -179,8 +179,12 @@ draw_image (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer d
     }
   if (which == 2)
     lo = -hi;
+  /* a flat plane in mid grey (the residual: white) */
   if (hi - lo <= 0)
-    hi = lo + 1;
+    {
+      lo -= 1;
+      hi += 1;
+    }
   surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, (int) w, (int) h);
   pixels = cairo_image_surface_get_data (surface);
   stride = cairo_image_surface_get_stride (surface);
