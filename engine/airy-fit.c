@@ -447,6 +447,21 @@ fit_device (AiryFitModel *m, const AiryFitOptions *options, AiryFitResult *res, 
  * the noise") pass: above it the model does not describe the data. */
 #define POISSON_LOSS_PER_VOXEL_LIMIT 1.0
 
+/* a warning without its "elements[i]: " (the model's chain has the fitted
+ * mask in it: the same element has another index there) */
+static const char *
+without_element (const char *warning)
+{
+  const char *p = warning;
+
+  if (!g_str_has_prefix (p, "elements["))
+    return warning;
+  p += strlen ("elements[");
+  while (g_ascii_isdigit (*p))
+    p++;
+  return g_str_has_prefix (p, "]: ") ? p + 3 : warning;
+}
+
 /* The warnings of a fit whose uncertainties (which assume a converged fit
  * of a model that describes the data) cannot be trusted: the best start
  * ended at its iteration or evaluation limit, or Poisson's loss is far
@@ -710,7 +725,8 @@ airy_fit_stack (AirySystem           *system,
         gboolean seen = FALSE;
 
         for (b = 0; b < res->warnings->len && !seen; b++)
-          seen = g_strcmp0 (g_ptr_array_index (more, a), g_ptr_array_index (res->warnings, b)) == 0;
+          seen = g_strcmp0 (without_element (g_ptr_array_index (more, a)),
+                            without_element (g_ptr_array_index (res->warnings, b))) == 0;
         if (!seen)
           g_ptr_array_add (res->warnings, g_strdup (g_ptr_array_index (more, a)));
       }

@@ -1073,6 +1073,50 @@ test_z_outside_planes (void)
     }
 }
 
+/* A system whose output spacing differs between wavelengths (an FF lens
+ * after a point source, two wavelengths) warns of it once, though the fit
+ * plans it twice (the geometry, the model). */
+static void
+test_warnings_once (void)
+{
+  g_autoptr(AirySystem) system = test_system (
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0},"
+    " \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"weights\": [1, 1]},"
+    " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 5},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.6},"
+    "  {\"type\": \"ff-lens\", \"f\": 50}]}");
+  g_autoptr(AiryStack) beads = run_psf (system);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryFitResult) res = NULL;
+  AiryFitOptions options;
+  gsize n = (gsize) beads->depth * beads->height * beads->width, q;
+  double peak = 0;
+  guint i, j, found = 0;
+
+  for (q = 0; q < n; q++)
+    peak = MAX (peak, beads->data[q]);
+  for (q = 0; q < n; q++)
+    beads->data[q] = (float) (1e4 * beads->data[q] / peak + 10.0);
+  airy_fit_options_init (&options);
+  options.threads = 2;
+  options.zernike_max = 5;
+  options.restarts = 1;
+  res = airy_fit_stack (system, beads, &options, NULL, &error);
+  g_assert_no_error (error);
+  for (i = 0; i < res->warnings->len; i++)
+    {
+      g_test_message ("warning: %s", (const char *) g_ptr_array_index (res->warnings, i));
+      found += strstr (g_ptr_array_index (res->warnings, i), "output spacing differs between wavelengths") != NULL;
+      for (j = 0; j < i; j++)
+        g_assert_cmpstr (g_ptr_array_index (res->warnings, i), !=, g_ptr_array_index (res->warnings, j));
+    }
+  g_assert_cmpuint (found, ==, 1);
+  /* the undersampling of the FF lens once, though the model's chain numbers it otherwise */
+  for (i = 0, found = 0; i < res->warnings->len; i++)
+    found += strstr (g_ptr_array_index (res->warnings, i), "the PSF is undersampled") != NULL;
+  g_assert_cmpuint (found, ==, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1100,6 +1144,7 @@ main (int argc, char **argv)
   g_test_add_func ("/fit/device-range", test_device_range);
   g_test_add_func ("/fit/apply", test_apply);
   g_test_add_func ("/fit/z-outside-planes", test_z_outside_planes);
+  g_test_add_func ("/fit/warnings-once", test_warnings_once);
   g_test_add_func ("/fit/cli", test_cli);
   g_test_add_func ("/fit/cancel-and-single-plane", test_cancel_and_single_plane);
   return g_test_run ();
