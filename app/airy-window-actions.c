@@ -226,7 +226,7 @@ primary_menu (AiryWindow *self,
       g_menu_append (tools, _("_Redo"), "win.redo");
       g_menu_append (tools, _("Open Stack in Viewer…"), "viewer.open");
       g_menu_append (tools, _("_Copy Command Line"), "win.copy-command");
-      airy_fit_dialog_install (GTK_WINDOW (self), tools, (AiryFitApplyFunc) _airy_window_set_system, self);
+      airy_fit_dialog_install (GTK_WINDOW (self), tools, (AiryFitApplyFunc) _airy_window_apply_system, self);
       g_menu_append_section (menu, NULL, G_MENU_MODEL (tools));
     }
   g_menu_append (other, _("_Keyboard Shortcuts"), "win.show-help-overlay");

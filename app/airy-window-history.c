@@ -111,3 +111,36 @@ _airy_window_action_redo (GSimpleAction *a, GVariant *p, gpointer data)
 
   step_history (self, self->redo, self->undo);
 }
+
+/* a system from a tool (the fit's Apply to System): an edit as the
+ * panel's, one undo step, the file name kept, modified */
+void
+_airy_window_apply_system (AiryWindow *self,
+                           AirySystem *system,
+                           const char *path)
+{
+  g_autofree char *json = NULL;
+
+  g_return_if_fail (AIRY_IS_SYSTEM (system));
+  if (self->view_only || self->system == NULL)
+    {
+      /* no bench to edit: the tool's system becomes the window's */
+      _airy_window_set_system (self, system, NULL);
+      return;
+    }
+  json = airy_system_to_json (system);
+  if (g_strcmp0 (json, self->current_json) == 0)
+    return;
+  g_ptr_array_add (self->undo, g_steal_pointer (&self->current_json));
+  if (self->undo->len > UNDO_DEPTH)
+    g_ptr_array_remove_index (self->undo, 0);
+  self->current_json = g_steal_pointer (&json);
+  g_clear_pointer (&self->last_edit, g_free);
+  g_ptr_array_set_size (self->redo, 0);
+  g_set_object (&self->system, system);
+  airy_bench_panel_replace_system (self->panel, system);
+  self->dirty = g_strcmp0 (self->current_json, self->saved_json) != 0;
+  _airy_window_update_title (self);
+  _airy_window_update_undo_actions (self);
+  _airy_window_recompute (self);
+}

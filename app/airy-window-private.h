@@ -85,6 +85,10 @@ void _airy_window_update_undo_actions (AiryWindow *self);
 void _airy_window_reset_history  (AiryWindow   *self);
 /* after every change of the panel: the state before it becomes a step */
 void _airy_window_record_edit    (AiryWindow   *self);
+/* a system from a tool (Apply to System of the fit): one undo step, modified */
+void _airy_window_apply_system   (AiryWindow   *self,
+                                  AirySystem   *system,
+                                  const char   *path);
 void _airy_window_action_undo    (GSimpleAction *a,
                                   GVariant      *p,
                                   gpointer       data);

@@ -447,6 +447,21 @@ fit_device (AiryFitModel *m, const AiryFitOptions *options, AiryFitResult *res, 
  * the noise") pass: above it the model does not describe the data. */
 #define POISSON_LOSS_PER_VOXEL_LIMIT 1.0
 
+/* a warning without its "elements[i]: " (the model's chain has the fitted
+ * mask in it: the same element has another index there) */
+static const char *
+without_element (const char *warning)
+{
+  const char *p = warning;
+
+  if (!g_str_has_prefix (p, "elements["))
+    return warning;
+  p += strlen ("elements[");
+  while (g_ascii_isdigit (*p))
+    p++;
+  return g_str_has_prefix (p, "]: ") ? p + 3 : warning;
+}
+
 /* The warnings of a fit whose uncertainties (which assume a converged fit
  * of a model that describes the data) cannot be trusted: the best start
  * ended at its iteration or evaluation limit, or Poisson's loss is far
@@ -699,7 +714,23 @@ airy_fit_stack (AirySystem           *system,
   noise_var = sigma > 0 ? sigma * sigma : 1.0;
 
   threads = options.threads ? options.threads : g_get_num_processors ();
-  m = _airy_fit_model_new (system, indices, K, wh, ww, threads, res->warnings, error);
+  {
+    /* the model plans the system again: its warnings once, not twice */
+    g_autoptr(GPtrArray) more = g_ptr_array_new_with_free_func (g_free);
+    guint a, b;
+
+    m = _airy_fit_model_new (system, indices, K, wh, ww, threads, more, error);
+    for (a = 0; a < more->len; a++)
+      {
+        gboolean seen = FALSE;
+
+        for (b = 0; b < res->warnings->len && !seen; b++)
+          seen = g_strcmp0 (without_element (g_ptr_array_index (more, a)),
+                            without_element (g_ptr_array_index (res->warnings, b))) == 0;
+        if (!seen)
+          g_ptr_array_add (res->warnings, g_strdup (g_ptr_array_index (more, a)));
+      }
+  }
   if (m == NULL || !fit_device (m, &options, res, error))
     return NULL;
 
@@ -889,6 +920,18 @@ airy_fit_stack (AirySystem           *system,
   res->position[0] = ((double) cx + ww / 2 - (double) (grid->width / 2)) * m->du_x + best[K];
   res->position[1] = ((double) cy + wh / 2 - (double) (grid->height / 2)) * m->du_y + best[K + 1];
   res->position[2] = best[K + 2];
+  if (m->depth > 1)
+    {
+      double z0 = MIN (m->z[0], m->z[m->depth - 1]), z1 = MAX (m->z[0], m->z[m->depth - 1]);
+      double tol = 1e-6 * MAX (1.0, z1 - z0);
+
+      /* the focus of the model is then extrapolated, not measured */
+      if (res->position[2] < z0 - tol || res->position[2] > z1 + tol)
+        g_ptr_array_add (res->warnings,
+                         g_strdup_printf (_("the bead's fitted z (%.3f µm) lies outside the stack's planes "
+                                            "(%.3f … %.3f µm): its focus is not in the stack"),
+                                          res->position[2], z0, z1));
+    }
   res->amplitude = best[K + 3] * gain;
   res->background = best[K + 4] * gain + offset;
   res->window[0] = cx;

@@ -12,6 +12,7 @@
 #include "airy-window.h"
 #include "airy-view-math.h"
 #include "airy-test-gtk.h"
+#include "airy-fit-dialog.h"
 #include "airy-atomic-private.h"
 
 static gboolean have_display;
@@ -1710,6 +1711,139 @@ test_undo_redo (void)
   close_window (window);
 }
 
+/* the fit dialog over window, or NULL */
+static AiryFitDialog *
+fit_dialog_of (AiryWindow *window)
+{
+  g_autoptr(GList) list = gtk_window_list_toplevels ();
+  GList *l;
+
+  for (l = list; l; l = l->next)
+    if (AIRY_IS_FIT_DIALOG (l->data) && gtk_widget_get_visible (l->data)
+        && gtk_window_get_transient_for (l->data) == GTK_WINDOW (window))
+      return l->data;
+  return NULL;
+}
+
+/* "Apply to System" of the fit dialog is an edit of the bench: the file
+ * name stays, the window is modified, Ctrl+Z brings the system before the
+ * fit back; "Fit Bead at Cursor…" reuses the open dialog */
+static void
+test_fit_apply_undo (void)
+{
+  static const char *const json =
+    "{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.1},"
+    " \"spectrum\": {\"wavelengths\": [0.532], \"weights\": [1.0]},"
+    " \"z\": {\"start\": -2.0, \"stop\": 2.0, \"count\": 12},"
+    " \"microscope\": {\"f\": 100.0, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100.0},"
+    " \"elements\": [], \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"constant\": 1.0}}";
+  g_autofree char *dir = g_dir_make_tmp ("airy-app-fit-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "system.json", NULL);
+  g_autofree char *beads_path = g_build_filename (dir, "beads.tif", NULL);
+  g_autofree char *before = NULL, *after = NULL;
+  g_autoptr(GError) error = NULL;
+  AiryWindow *window;
+  AiryFitDialog *dialog;
+  AiryStack *psf;
+  gsize n, q;
+  double peak = 0;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  g_assert_true (g_file_set_contents (path, json, -1, NULL));
+  window = new_window (NULL);
+  g_assert_true (airy_window_open_file (window, path, &error));
+  g_assert_no_error (error);
+  wait_idle (window);
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "system.json — Airy");
+  before = system_json (window);
+  /* beads of the system, astigmatic, from its own PSF with a mask added */
+  {
+    g_autofree char *truth_json = g_strdup_printf ("%.*s{\"type\": \"phase-mask\", \"source\": \"zernike\", "
+                                                   "\"zernike-indices\": [5], \"zernike-coefficients\": [0.08]}%s",
+                                                   (int) (strstr (json, "[]") - json + 1), json,
+                                                   strstr (json, "[]") + 1);
+    g_autoptr(AirySystem) truth = airy_system_new_from_data (truth_json, -1, dir, NULL, &error);
+    AiryRunOptions options = { .keep_psf = TRUE, .threads = 2 };
+    g_autoptr(AiryResult) run = NULL;
+
+    g_assert_no_error (error);
+    run = airy_run (truth, &options, NULL, NULL, NULL, &error);
+    g_assert_no_error (error);
+    psf = airy_stack_copy (run->psf);
+  }
+  n = (gsize) psf->depth * psf->height * psf->width;
+  for (q = 0; q < n; q++)
+    peak = MAX (peak, psf->data[q]);
+  for (q = 0; q < n; q++)
+    psf->data[q] = (float) (1e4 * psf->data[q] / peak + 10.0);
+  g_assert_true (airy_tiff_write (beads_path, psf, &error));
+  g_assert_no_error (error);
+  airy_stack_free (psf);
+
+  g_assert_true (g_action_group_has_action (G_ACTION_GROUP (window), "fit-psf"));
+  g_action_group_activate_action (G_ACTION_GROUP (window), "fit-psf", NULL);
+  dialog = fit_dialog_of (window);
+  g_assert_nonnull (dialog);
+  airy_fit_dialog_set_file (dialog, beads_path);
+  airy_fit_dialog_start (dialog);
+  while (airy_fit_dialog_is_running (dialog))
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_nonnull (airy_fit_dialog_get_result (dialog));
+  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "undo"));
+  airy_fit_dialog_apply (dialog);
+  wait_idle (window);
+  after = system_json (window);
+  g_assert_nonnull (strstr (after, "phase-mask"));
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "• system.json — Airy");
+  g_assert_true (airy_window_get_dirty (window));
+  g_assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "undo"));
+  /* computed again: the shown result is the fitted system's */
+  g_assert_cmpuint (airy_window_get_shown_hash (window), ==, airy_system_hash (airy_window_get_system (window)));
+
+  /* Ctrl+Z: the system before the fit, not modified; Ctrl+Shift+Z: the fit's again */
+  press (window, GDK_KEY_z, GDK_CONTROL_MASK);
+  {
+    g_autofree char *now = system_json (window);
+    g_assert_cmpstr (now, ==, before);
+  }
+  g_assert_false (airy_window_get_dirty (window));
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "system.json — Airy");
+  press (window, GDK_KEY_z, GDK_CONTROL_MASK | GDK_SHIFT_MASK);
+  {
+    g_autofree char *now = system_json (window);
+    g_assert_cmpstr (now, ==, after);
+  }
+
+  /* Fit Bead at Cursor…: the open dialog, not a second one */
+  g_action_group_activate_action (G_ACTION_GROUP (window), "fit-bead", NULL);
+  g_assert_true (fit_dialog_of (window) == dialog);
+  {
+    g_autoptr(GList) list = gtk_window_list_toplevels ();
+    GList *l;
+    guint count = 0;
+
+    for (l = list; l; l = l->next)
+      count += AIRY_IS_FIT_DIALOG (l->data) && gtk_widget_get_visible (l->data);
+    g_assert_cmpuint (count, ==, 1);
+  }
+  airy_fit_dialog_cancel (dialog);
+  while (airy_fit_dialog_is_running (dialog))
+    g_main_context_iteration (NULL, TRUE);
+  /* Escape closes it */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "window.close", NULL));
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_null (fit_dialog_of (window));
+  close_window (window);
+  g_unlink (beads_path);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 /* a 64² PSF system of two wavelengths (µm) with their weights, at path */
 static void
 write_two_wavelengths (const char *path, const char *wavelengths, const char *weights)
@@ -2018,6 +2152,7 @@ main (int argc, char **argv)
   g_test_add_func ("/app/cancel-run", test_cancel_run);
   g_test_add_func ("/app/big-runs-memory", test_big_runs_memory);
   g_test_add_func ("/app/undo-redo", test_undo_redo);
+  g_test_add_func ("/app/fit-apply-undo", test_fit_apply_undo);
   g_test_add_func ("/app/astigmatic-preset", test_astigmatic_preset);
   g_test_add_func ("/app/german-without-variables", test_german_without_variables);
   g_test_add_func ("/app/wavelength-channels", test_wavelength_channels);

@@ -1018,6 +1018,105 @@ test_cancel_and_single_plane (void)
   }
 }
 
+/* A bead whose fitted focus lies beyond the stack's planes (−2 … 2 µm):
+ * the fit says so, with z and the planes' range; one inside says nothing. */
+static void
+test_z_outside_planes (void)
+{
+  g_autoptr(AirySystem) truth = micro_system (48, 12, ", \"z\": -2.8", NULL);
+  g_autoptr(AirySystem) inside = micro_system (48, 12, ", \"z\": -0.3", NULL);
+  g_autoptr(AirySystem) base = micro_system (48, 12, NULL, NULL);
+  guint t;
+
+  for (t = 0; t < 2; t++)
+    {
+      g_autoptr(AiryStack) beads = run_psf (t == 0 ? truth : inside);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AiryFitResult) res = NULL;
+      g_autofree char *expected = NULL;
+      AiryFitOptions options;
+      gsize n = (gsize) beads->depth * beads->height * beads->width, q;
+      double peak = 0;
+      guint i, found = 0;
+
+      for (q = 0; q < n; q++)
+        peak = MAX (peak, beads->data[q]);
+      for (q = 0; q < n; q++)
+        beads->data[q] = (float) (1e4 * beads->data[q] / peak + 10.0);
+      airy_fit_options_init (&options);
+      options.threads = 2;
+      options.zernike_max = 5;
+      res = airy_fit_stack (base, beads, &options, NULL, &error);
+      g_assert_no_error (error);
+      g_test_message ("fitted z %.3f µm", res->position[2]);
+      expected = g_strdup_printf ("the bead's fitted z (%.3f µm) lies outside the stack's planes (-2.000 … 2.000 µm)",
+                                  res->position[2]);
+      for (i = 0; i < res->warnings->len; i++)
+        {
+          const char *w = g_ptr_array_index (res->warnings, i);
+
+          g_test_message ("warning: %s", w);
+          found += strstr (w, "lies outside the stack's planes") != NULL;
+          if (t == 0 && strstr (w, "lies outside the stack's planes"))
+            g_assert_true (g_str_has_prefix (w, expected));
+        }
+      if (t == 0)
+        {
+          g_assert_cmpfloat (res->position[2], >, 2.0);
+          g_assert_cmpuint (found, ==, 1);
+        }
+      else
+        {
+          g_assert_cmpfloat (fabs (res->position[2] - 0.3), <=, 0.05);
+          g_assert_cmpuint (found, ==, 0);
+        }
+    }
+}
+
+/* A system whose output spacing differs between wavelengths (an FF lens
+ * after a point source, two wavelengths) warns of it once, though the fit
+ * plans it twice (the geometry, the model). */
+static void
+test_warnings_once (void)
+{
+  g_autoptr(AirySystem) system = test_system (
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0},"
+    " \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"weights\": [1, 1]},"
+    " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 5},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.6},"
+    "  {\"type\": \"ff-lens\", \"f\": 50}]}");
+  g_autoptr(AiryStack) beads = run_psf (system);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryFitResult) res = NULL;
+  AiryFitOptions options;
+  gsize n = (gsize) beads->depth * beads->height * beads->width, q;
+  double peak = 0;
+  guint i, j, found = 0;
+
+  for (q = 0; q < n; q++)
+    peak = MAX (peak, beads->data[q]);
+  for (q = 0; q < n; q++)
+    beads->data[q] = (float) (1e4 * beads->data[q] / peak + 10.0);
+  airy_fit_options_init (&options);
+  options.threads = 2;
+  options.zernike_max = 5;
+  options.restarts = 1;
+  res = airy_fit_stack (system, beads, &options, NULL, &error);
+  g_assert_no_error (error);
+  for (i = 0; i < res->warnings->len; i++)
+    {
+      g_test_message ("warning: %s", (const char *) g_ptr_array_index (res->warnings, i));
+      found += strstr (g_ptr_array_index (res->warnings, i), "output spacing differs between wavelengths") != NULL;
+      for (j = 0; j < i; j++)
+        g_assert_cmpstr (g_ptr_array_index (res->warnings, i), !=, g_ptr_array_index (res->warnings, j));
+    }
+  g_assert_cmpuint (found, ==, 1);
+  /* the undersampling of the FF lens once, though the model's chain numbers it otherwise */
+  for (i = 0, found = 0; i < res->warnings->len; i++)
+    found += strstr (g_ptr_array_index (res->warnings, i), "the PSF is undersampled") != NULL;
+  g_assert_cmpuint (found, ==, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1044,6 +1143,8 @@ main (int argc, char **argv)
   g_test_add_func ("/fit/offset-above-data", test_offset_above_data);
   g_test_add_func ("/fit/device-range", test_device_range);
   g_test_add_func ("/fit/apply", test_apply);
+  g_test_add_func ("/fit/z-outside-planes", test_z_outside_planes);
+  g_test_add_func ("/fit/warnings-once", test_warnings_once);
   g_test_add_func ("/fit/cli", test_cli);
   g_test_add_func ("/fit/cancel-and-single-plane", test_cancel_and_single_plane);
   return g_test_run ();

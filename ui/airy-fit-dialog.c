@@ -30,11 +30,12 @@ struct _AiryFitDialog
   gpointer          apply_data;
   AiryFitResult    *result;
   AiryStack        *measured;        /* model + residual of the result's window */
+  AiryStack        *opened;          /* the file's stack, read when opened: shown before a fit */
   GCancellable     *cancellable;
   char             *status;
 
   GMutex            lock;            /* guards pending and idle_id */
-  GArray           *pending;         /* losses from the worker, not yet shown */
+  GArray           *pending;         /* LossPoints from the worker, not yet shown */
   guint             idle_id;
   GArray           *losses;          /* shown */
 
@@ -47,6 +48,8 @@ struct _AiryFitDialog
   GtkWidget        *cancel_button;
   GtkWidget        *apply_button;
   GtkWidget        *status_label;
+  GtkWidget        *warnings_label;
+  GtkWidget        *warnings_scroll; /* at most a few lines: the window stays on the screen */
   GtkWidget        *loss_area;
   GtkWidget        *images[3];       /* measured, model, residual */
   GtkWidget        *z_scale;
@@ -54,6 +57,13 @@ struct _AiryFitDialog
   GtkWidget        *wavefront;
   GtkWidget        *bars;
 };
+
+/* one iteration's loss, and the start it belongs to */
+typedef struct
+{
+  double loss;
+  guint  restart;
+} LossPoint;
 
 G_DEFINE_FINAL_TYPE (AiryFitDialog, airy_fit_dialog, GTK_TYPE_WINDOW)
 
@@ -105,7 +115,7 @@ draw_loss (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
     return;
   for (i = 0; i < n; i++)
     {
-      double v = log10 (MAX (g_array_index (self->losses, double, i), 1e-300));
+      double v = log10 (MAX (g_array_index (self->losses, LossPoint, i).loss, 1e-300));
       lo = MIN (lo, v);
       hi = MAX (hi, v);
     }
@@ -113,19 +123,21 @@ draw_loss (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
     hi = lo + 1;
   cairo_set_source_rgb (cr, 0.1, 0.3, 0.8);
   cairo_set_line_width (cr, 1.5);
+  /* each start its own curve: a new start is no rise of the loss */
   for (i = 0; i < n; i++)
     {
-      double v = log10 (MAX (g_array_index (self->losses, double, i), 1e-300));
+      const LossPoint *pt = &g_array_index (self->losses, LossPoint, i);
+      double v = log10 (MAX (pt->loss, 1e-300));
       double x = 40 + (width - 50) * (n > 1 ? (double) i / (n - 1) : 0.5);
       double y = 22 + (height - 32) * (hi - v) / (hi - lo);
-      if (i == 0)
+      if (i == 0 || pt->restart != g_array_index (self->losses, LossPoint, i - 1).restart)
         cairo_move_to (cr, x, y);
       else
         cairo_line_to (cr, x, y);
     }
   cairo_stroke (cr);
   cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
-  label = g_strdup_printf (_("%u iterations, loss %.6g"), n, g_array_index (self->losses, double, n - 1));
+  label = g_strdup_printf (_("%u iterations, loss %.6g"), n, g_array_index (self->losses, LossPoint, n - 1).loss);
   draw_text (cr, 40, height - 4, label);
 }
 
@@ -145,15 +157,20 @@ draw_image (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer d
 
   cairo_set_source_rgb (cr, 0.15, 0.15, 0.15);
   cairo_paint (cr);
-  if (self->result == NULL)
+  /* before a fit: the opened stack in the measured view */
+  if (self->result == NULL && (which != 0 || self->opened == NULL))
     return;
-  s = which == 0 ? self->measured : which == 1 ? self->result->model : self->result->residual;
+  if (self->result == NULL)
+    s = self->opened;
+  else
+    s = which == 0 ? self->measured : which == 1 ? self->result->model : self->result->residual;
   w = s->width;
   h = s->height;
-  z = (guint) CLAMP (gtk_range_get_value (GTK_RANGE (self->z_scale)), 0, s->depth - 1);
+  /* the slider counts planes from 1, as the viewer */
+  z = (guint) CLAMP (gtk_range_get_value (GTK_RANGE (self->z_scale)) - 1, 0, s->depth - 1);
   plane = s->data + (gsize) z * w * h;
   /* measured and model share the measured plane's range; the residual is symmetric */
-  ref = which == 2 ? plane : self->measured->data + (gsize) z * w * h;
+  ref = which == 2 || self->result == NULL ? plane : self->measured->data + (gsize) z * w * h;
   for (x = 0; x < w * h; x++)
     {
       double v = which == 2 ? fabs (ref[x]) : ref[x];
@@ -162,8 +179,12 @@ draw_image (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer d
     }
   if (which == 2)
     lo = -hi;
+  /* a flat plane in mid grey (the residual: white) */
   if (hi - lo <= 0)
-    hi = lo + 1;
+    {
+      lo -= 1;
+      hi += 1;
+    }
   surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, (int) w, (int) h);
   pixels = cairo_image_surface_get_data (surface);
   stride = cairo_image_surface_get_stride (surface);
@@ -194,13 +215,16 @@ draw_image (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer d
   cairo_surface_destroy (surface);
   g_object_set_data (G_OBJECT (area), "airy-scale", GINT_TO_POINTER ((int) (scale * 1000)));
   /* the cursor, the same pixel in the three */
-  cairo_set_source_rgb (cr, 0.0, 0.9, 0.3);
-  cairo_set_line_width (cr, 1);
-  cairo_move_to (cr, ox + (self->cursor_x + 0.5) * scale, oy);
-  cairo_line_to (cr, ox + (self->cursor_x + 0.5) * scale, oy + h * scale);
-  cairo_move_to (cr, ox, oy + (self->cursor_y + 0.5) * scale);
-  cairo_line_to (cr, ox + w * scale, oy + (self->cursor_y + 0.5) * scale);
-  cairo_stroke (cr);
+  if (self->result != NULL)
+    {
+      cairo_set_source_rgb (cr, 0.0, 0.9, 0.3);
+      cairo_set_line_width (cr, 1);
+      cairo_move_to (cr, ox + (self->cursor_x + 0.5) * scale, oy);
+      cairo_line_to (cr, ox + (self->cursor_x + 0.5) * scale, oy + h * scale);
+      cairo_move_to (cr, ox, oy + (self->cursor_y + 0.5) * scale);
+      cairo_line_to (cr, ox + w * scale, oy + (self->cursor_y + 0.5) * scale);
+      cairo_stroke (cr);
+    }
   cairo_set_source_rgb (cr, 0.9, 0.9, 0.9);
   cairo_set_font_size (cr, 11);
   draw_text (cr, 4, 12, which == 0 ? _("Measured") : which == 1 ? _("Model") : _("Residual"));
@@ -278,17 +302,45 @@ draw_bars (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
     return;
   for (i = 0; i < r->n_terms; i++)
     vmax = MAX (vmax, fabs (r->coefficients[i]) + (isfinite (r->uncertainties[i]) ? r->uncertainties[i] : 0));
-  if (vmax <= 0)
-    vmax = 1;
-  bw = (width - 20.0) / r->n_terms;
+  /* full height is at least ±0.01 waves: a noise-free fit's tiny values stay tiny */
+  vmax = MAX (vmax, AIRY_FIT_DIALOG_BARS_MIN_SCALE);
+  bw = (width - 68.0) / r->n_terms;
   y0 = 18 + (height - 34) / 2.0;
   ys = (height - 34) / 2.0 / vmax;
-  cairo_move_to (cr, 10, y0);
+  /* the value axis: ticks at ±vmax and 0, the largest |value| said */
+  {
+    double cmax = 0;
+    char tick[32];
+    int t;
+
+    for (i = 0; i < r->n_terms; i++)
+      cmax = MAX (cmax, fabs (r->coefficients[i]));
+    cairo_set_line_width (cr, 1);
+    cairo_move_to (cr, 56.5, y0 - vmax * ys);
+    cairo_line_to (cr, 56.5, y0 + vmax * ys);
+    for (t = -1; t <= 1; t++)
+      {
+        cairo_move_to (cr, 52, y0 - t * vmax * ys + 0.5);
+        cairo_line_to (cr, 57, y0 - t * vmax * ys + 0.5);
+        g_snprintf (tick, sizeof tick, "%+.3g", t * vmax + 0.0);
+        draw_text (cr, 2, y0 - t * vmax * ys + (t > 0 ? 9 : t < 0 ? -2 : 3), t == 0 ? "0" : tick);
+      }
+    cairo_stroke (cr);
+    g_snprintf (tick, sizeof tick, "%.4f", cmax);
+    {
+      g_autofree char *label = g_strdup_printf (_("largest |value| %s waves"), tick);
+      cairo_text_extents_t ext;
+
+      cairo_text_extents (cr, label, &ext);
+      draw_text (cr, width - 6 - ext.x_advance, 12, label);
+    }
+  }
+  cairo_move_to (cr, 58, y0);
   cairo_line_to (cr, width - 10, y0);
   cairo_stroke (cr);
   for (i = 0; i < r->n_terms; i++)
     {
-      double x = 10 + i * bw, c = r->coefficients[i], s = r->uncertainties[i];
+      double x = 58 + i * bw, c = r->coefficients[i], s = r->uncertainties[i];
       char label[16];
 
       cairo_set_source_rgb (cr, c >= 0 ? 0.70 : 0.23, c >= 0 ? 0.2 : 0.3, c >= 0 ? 0.15 : 0.75);
@@ -319,10 +371,10 @@ update_readout (AiryFitDialog *self)
       return;
     }
   w = self->measured->width;
-  z = (guint) CLAMP (gtk_range_get_value (GTK_RANGE (self->z_scale)), 0, self->measured->depth - 1);
+  z = (guint) CLAMP (gtk_range_get_value (GTK_RANGE (self->z_scale)) - 1, 0, self->measured->depth - 1);
   k = ((gsize) z * self->measured->height + self->cursor_y) * w + self->cursor_x;
   text = g_strdup_printf (_("x %d, y %d, plane %u: measured %.5g, model %.5g, residual %.5g"),
-                          self->cursor_x, self->cursor_y, z, self->measured->data[k],
+                          self->cursor_x, self->cursor_y, z + 1, self->measured->data[k],
                           self->result->model->data[k], self->result->residual->data[k]);
   gtk_label_set_text (GTK_LABEL (self->readout), text);
 }
@@ -396,9 +448,10 @@ static void
 on_fit_progress (guint restart, guint iteration, double loss, gpointer data)
 {
   AiryFitDialog *self = data;
+  LossPoint pt = { loss, restart };
 
   g_mutex_lock (&self->lock);
-  g_array_append_val (self->pending, loss);
+  g_array_append_val (self->pending, pt);
   if (self->idle_id == 0)
     self->idle_id = g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, show_progress, g_object_ref (self), g_object_unref);
   g_mutex_unlock (&self->lock);
@@ -425,12 +478,81 @@ fit_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
     g_task_return_pointer (task, res, (GDestroyNotify) airy_fit_result_free);
 }
 
+/* the status line, and the warnings (each once) in their bounded area;
+ * get_status returns both */
+static void
+set_status_warnings (AiryFitDialog *self, const char *text, GPtrArray *warnings)
+{
+  g_autoptr(GString) shown = g_string_new (NULL);
+  guint i, j;
+
+  for (i = 0; warnings && i < warnings->len; i++)
+    {
+      const char *w = g_ptr_array_index (warnings, i);
+      gboolean seen = FALSE;
+
+      for (j = 0; j < i && !seen; j++)
+        seen = g_strcmp0 (w, g_ptr_array_index (warnings, j)) == 0;
+      if (!seen)
+        g_string_append_printf (shown, "%s%s %s", shown->len ? "\n" : "", _("Warning:"), w);
+    }
+  g_free (self->status);
+  self->status = shown->len ? g_strdup_printf ("%s\n%s", text, shown->str) : g_strdup (text);
+  gtk_label_set_text (GTK_LABEL (self->status_label), text);
+  gtk_label_set_text (GTK_LABEL (self->warnings_label), shown->str);
+  gtk_widget_set_visible (self->warnings_scroll, shown->len > 0);
+}
+
 static void
 set_status (AiryFitDialog *self, const char *text)
 {
-  g_free (self->status);
-  self->status = g_strdup (text);
-  gtk_label_set_text (GTK_LABEL (self->status_label), text);
+  set_status_warnings (self, text, NULL);
+}
+
+/* a new stack or a failed fit: no result shown, nothing to apply */
+static void
+clear_result (AiryFitDialog *self)
+{
+  guint i;
+
+  g_clear_pointer (&self->result, airy_fit_result_free);
+  g_clear_pointer (&self->measured, airy_stack_free);
+  g_array_set_size (self->losses, 0);
+  g_mutex_lock (&self->lock);
+  g_array_set_size (self->pending, 0);
+  g_mutex_unlock (&self->lock);
+  for (i = 0; i < 3; i++)
+    g_object_set_data (G_OBJECT (self->images[i]), "airy-scale", NULL);
+  gtk_widget_queue_draw (self->loss_area);
+}
+
+/* the z slider for a stack of depth planes, counted from 1 as the viewer */
+static void
+set_planes (AiryFitDialog *self, guint depth)
+{
+  gtk_range_set_range (GTK_RANGE (self->z_scale), 1, MAX (depth, 2));
+  gtk_range_set_value (GTK_RANGE (self->z_scale), depth / 2 + 1);
+  gtk_widget_set_sensitive (self->z_scale, depth > 1);
+}
+
+/* an error of the fit, with what it means in this dialog */
+static char *
+error_text (AiryFitDialog *self, const GError *error)
+{
+  GString *text = g_string_new (error->message);
+
+  /* the engine names the CLI's option: here it is the Crop field */
+  if (strstr (error->message, "--crop") != NULL)
+    g_string_append_printf (text, " — %s", _("in this dialog: set Crop (pixels) to the bead's window"));
+  if (self->opened != NULL && self->opened->dx > 0 && strstr (error->message, "--crop") != NULL)
+    {
+      double du = airy_system_get_spacing (self->system);
+
+      if (du > 0 && fabs (self->opened->dx - du) > 1e-6 * du)
+        g_string_append_printf (text, _(" (the stack, %u × %u pixels of %g µm, was resampled to the system's grid.spacing, %g µm)"),
+                                self->opened->width, self->opened->height, self->opened->dx, du);
+    }
+  return g_string_free (text, FALSE);
 }
 
 static void
@@ -441,6 +563,13 @@ update_sensitivity (AiryFitDialog *self)
   gtk_widget_set_sensitive (self->fit_button, !running && (self->path != NULL || self->resident != NULL));
   gtk_widget_set_sensitive (self->cancel_button, running);
   gtk_widget_set_sensitive (self->apply_button, !running && self->result != NULL && self->apply != NULL);
+}
+
+/* a value printed with %.3f that rounds to zero prints as 0.000, not −0.000 */
+static double
+no_negative_zero (double v)
+{
+  return fabs (v) < 0.0005 ? 0.0 : v;
 }
 
 static void
@@ -465,12 +594,17 @@ on_fit_done (GObject *source, GAsyncResult *result, gpointer data)
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         set_status (self, _("Cancelled."));
       else
-        set_status (self, error->message);
+        {
+          g_autofree char *text = error_text (self, error);
+
+          /* no older result stays on screen, to be applied by mistake */
+          clear_result (self);
+          set_status (self, text);
+        }
     }
   else
     {
       g_autoptr(GString) text = g_string_new (NULL);
-      guint w;
 
       g_clear_pointer (&self->result, airy_fit_result_free);
       g_clear_pointer (&self->measured, airy_stack_free);
@@ -481,11 +615,17 @@ on_fit_done (GObject *source, GAsyncResult *result, gpointer data)
         self->measured->data[q] = res->model->data[q] + res->residual->data[q];
       self->cursor_x = (int) res->model->width / 2;
       self->cursor_y = (int) res->model->height / 2;
-      gtk_range_set_range (GTK_RANGE (self->z_scale), 0, MAX (res->model->depth - 1, 1));
-      gtk_range_set_value (GTK_RANGE (self->z_scale), res->model->depth / 2);
-      g_string_printf (text, _("%u iterations in %.2f s; RMS %.4f waves, Strehl %.3f; bead at %.3f, %.3f, %.3f µm"),
-                       res->iterations_total, res->seconds, res->rms_waves, res->strehl,
-                       res->position[0], res->position[1], res->position[2]);
+      set_planes (self, res->model->depth);
+      if (res->restarts > 1)
+        g_string_printf (text, _("%s: %u iterations of the best start, %u over %u starts, in %.2f s"),
+                         res->converged ? _("converged") : _("not converged"), res->iterations,
+                         res->iterations_total, res->restarts, res->seconds);
+      else
+        g_string_printf (text, _("%s: %u iterations in %.2f s"), res->converged ? _("converged") : _("not converged"),
+                         res->iterations, res->seconds);
+      g_string_append_printf (text, _("; RMS %.4f waves, Strehl %.3f; bead at %.3f, %.3f, %.3f µm"),
+                              res->rms_waves, res->strehl, no_negative_zero (res->position[0]),
+                              no_negative_zero (res->position[1]), no_negative_zero (res->position[2]));
       if (res->threads)
         g_string_append_printf (text, ngettext (" on %s (%s, %u thread)", " on %s (%s, %u threads)", res->threads),
                                 res->backend, res->device, res->threads);
@@ -495,9 +635,7 @@ on_fit_done (GObject *source, GAsyncResult *result, gpointer data)
         g_string_append_printf (text, _(" (window x %u … %u, y %u … %u around the cursor)"), res->window[0],
                                 res->window[0] + res->window[2] - 1, res->window[1], res->window[1] + res->window[3] - 1);
       /* resampling, a window moved at the edges, …: said, not hidden */
-      for (w = 0; w < res->warnings->len; w++)
-        g_string_append_printf (text, "\n%s %s", _("Warning:"), (const char *) g_ptr_array_index (res->warnings, w));
-      set_status (self, text->str);
+      set_status_warnings (self, text->str, res->warnings);
     }
   update_sensitivity (self);
   redraw_results (self);
@@ -598,15 +736,40 @@ void
 airy_fit_dialog_set_file (AiryFitDialog *self, const char *path)
 {
   g_autofree char *base = NULL;
+  g_autoptr(GError) error = NULL;
 
   g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
-  g_free (self->path);
-  self->path = g_strdup (path);
+  /* a fit of the previous stack still running is not this file's */
+  airy_fit_dialog_cancel (self);
+  g_clear_object (&self->cancellable);
+  g_clear_pointer (&self->path, g_free);
   g_clear_pointer (&self->resident, airy_resident_unref);
+  g_clear_pointer (&self->opened, airy_stack_free);
+  clear_result (self);
   base = path ? g_path_get_basename (path) : NULL;
   gtk_label_set_text (GTK_LABEL (self->file_label), base ? base : _("No bead stack"));
   gtk_widget_set_tooltip_text (self->file_label, path);
+  if (path != NULL)
+    {
+      /* read now, as the fit will: a file that is no stack is said at once */
+      self->opened = airy_image_read (path, &error);
+      if (self->opened == NULL)
+        set_status (self, error->message);
+      else
+        {
+          g_autofree char *text = g_strdup_printf (_("%s: %u × %u pixels, %u planes; press Fit"), base,
+                                                   self->opened->width, self->opened->height,
+                                                   self->opened->depth);
+
+          self->path = g_strdup (path);
+          set_planes (self, self->opened->depth);
+          set_status (self, text);
+        }
+    }
+  else
+    set_status (self, "");
   update_sensitivity (self);
+  redraw_results (self);
 }
 
 void
@@ -623,8 +786,13 @@ airy_fit_dialog_set_resident (AiryFitDialog *self,
   g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
   g_return_if_fail (resident != NULL);
   s = airy_resident_get_stack (resident);
+  airy_fit_dialog_cancel (self);
+  g_clear_object (&self->cancellable);
   g_clear_pointer (&self->path, g_free);
   g_clear_pointer (&self->resident, airy_resident_unref);
+  g_clear_pointer (&self->opened, airy_stack_free);
+  clear_result (self);
+  set_status (self, "");
   self->resident = airy_resident_ref (resident);
   self->at_x = x;
   self->at_y = y;
@@ -712,6 +880,16 @@ on_z_changed (GtkRange *range, AiryFitDialog *self)
   redraw_results (self);
 }
 
+/* "17/32", as the viewer counts planes */
+static char *
+format_plane (GtkScale *scale, double value, gpointer data)
+{
+  AiryFitDialog *self = data;
+  const AiryStack *s = self->result ? self->result->model : self->opened;
+
+  return s ? g_strdup_printf ("%d/%u", (int) value, s->depth) : g_strdup ("");
+}
+
 static gboolean
 on_close_request (GtkWindow *window, gpointer data)
 {
@@ -744,8 +922,8 @@ airy_fit_dialog_init (AiryFitDialog *self)
   guint i;
 
   g_mutex_init (&self->lock);
-  self->pending = g_array_new (FALSE, FALSE, sizeof (double));
-  self->losses = g_array_new (FALSE, FALSE, sizeof (double));
+  self->pending = g_array_new (FALSE, FALSE, sizeof (LossPoint));
+  self->losses = g_array_new (FALSE, FALSE, sizeof (LossPoint));
   gtk_window_set_title (GTK_WINDOW (self), _("Fit Measured PSF"));
   gtk_window_set_default_size (GTK_WINDOW (self), 900, 700);
   gtk_widget_set_margin_start (box, 8);
@@ -779,9 +957,24 @@ airy_fit_dialog_init (AiryFitDialog *self)
   gtk_label_set_xalign (GTK_LABEL (self->status_label), 0);
   gtk_label_set_wrap (GTK_LABEL (self->status_label), TRUE);
   gtk_box_append (GTK_BOX (box), self->status_label);
+  /* the warnings: at most about four lines high, scrolled beyond */
+  self->warnings_label = gtk_label_new ("");
+  gtk_label_set_xalign (GTK_LABEL (self->warnings_label), 0);
+  gtk_label_set_yalign (GTK_LABEL (self->warnings_label), 0);
+  gtk_label_set_wrap (GTK_LABEL (self->warnings_label), TRUE);
+  gtk_label_set_selectable (GTK_LABEL (self->warnings_label), TRUE);
+  self->warnings_scroll = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->warnings_scroll), GTK_POLICY_NEVER,
+                                  GTK_POLICY_AUTOMATIC);
+  gtk_scrolled_window_set_max_content_height (GTK_SCROLLED_WINDOW (self->warnings_scroll),
+                                              AIRY_FIT_DIALOG_WARNINGS_HEIGHT);
+  gtk_scrolled_window_set_propagate_natural_height (GTK_SCROLLED_WINDOW (self->warnings_scroll), TRUE);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->warnings_scroll), self->warnings_label);
+  gtk_widget_set_visible (self->warnings_scroll, FALSE);
+  gtk_box_append (GTK_BOX (box), self->warnings_scroll);
   /* the smallest sizes leave the whole window within 800 pixels of
    * height (a 1280 × 800 screen); the images take what is more */
-  self->loss_area = drawing_area (self, draw_loss, 600, 100);
+  self->loss_area = drawing_area (self, draw_loss, 600, 90);
   gtk_box_append (GTK_BOX (box), self->loss_area);
 
   for (i = 0; i < 3; i++)
@@ -796,14 +989,22 @@ airy_fit_dialog_init (AiryFitDialog *self)
       gtk_box_append (GTK_BOX (row), self->images[i]);
     }
   gtk_box_append (GTK_BOX (box), row);
-  self->z_scale = gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 0, 1, 1);
+  self->z_scale = gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 1, 2, 1);
   gtk_scale_set_draw_value (GTK_SCALE (self->z_scale), TRUE);
-  gtk_box_append (GTK_BOX (box), self->z_scale);
+  gtk_scale_set_format_value_func (GTK_SCALE (self->z_scale), format_plane, self, NULL);
+  gtk_widget_set_hexpand (self->z_scale, TRUE);
+  {
+    GtkWidget *zrow = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+
+    gtk_box_append (GTK_BOX (zrow), gtk_label_new (_("Plane")));
+    gtk_box_append (GTK_BOX (zrow), self->z_scale);
+    gtk_box_append (GTK_BOX (box), zrow);
+  }
   self->readout = gtk_label_new ("");
   gtk_label_set_xalign (GTK_LABEL (self->readout), 0);
   gtk_box_append (GTK_BOX (box), self->readout);
-  self->wavefront = drawing_area (self, draw_wavefront, 180, 180);
-  self->bars = drawing_area (self, draw_bars, 500, 180);
+  self->wavefront = drawing_area (self, draw_wavefront, 170, 170);
+  self->bars = drawing_area (self, draw_bars, 500, 170);
   gtk_box_append (GTK_BOX (bottom), self->wavefront);
   gtk_box_append (GTK_BOX (bottom), self->bars);
   gtk_box_append (GTK_BOX (box), bottom);
@@ -840,6 +1041,7 @@ airy_fit_dialog_finalize (GObject *object)
   g_free (self->status);
   g_clear_pointer (&self->result, airy_fit_result_free);
   g_clear_pointer (&self->measured, airy_stack_free);
+  g_clear_pointer (&self->opened, airy_stack_free);
   g_array_unref (self->pending);
   g_array_unref (self->losses);
   g_mutex_clear (&self->lock);
@@ -853,6 +1055,8 @@ airy_fit_dialog_class_init (AiryFitDialogClass *klass)
 
   object_class->dispose = airy_fit_dialog_dispose;
   object_class->finalize = airy_fit_dialog_finalize;
+  /* Escape closes, as a dialog does (close-request cancels a running fit) */
+  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_Escape, 0, "window.close", NULL);
   /* a fit ended (result, error or cancel) */
   signals[SIGNAL_FINISHED] = g_signal_new ("finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                            0, NULL, NULL, NULL, G_TYPE_NONE, 0);
@@ -913,6 +1117,20 @@ hook_free (gpointer data, GClosure *closure)
   g_free (data);
 }
 
+/* the visible fit dialog over window, or NULL */
+static GtkWidget *
+find_open_dialog (GtkWindow *window)
+{
+  g_autoptr(GList) list = gtk_window_list_toplevels ();
+  GList *l;
+
+  for (l = list; l; l = l->next)
+    if (AIRY_IS_FIT_DIALOG (l->data) && gtk_widget_get_visible (l->data)
+        && gtk_window_get_transient_for (l->data) == window)
+      return l->data;
+  return NULL;
+}
+
 /* "Fit Bead at Cursor…": the stack the viewer shows (a result or a file),
  * a window around its cursor, fitted at once */
 static void
@@ -929,11 +1147,20 @@ action_fit_bead (GSimpleAction *action, GVariant *parameter, gpointer data)
 
   if (system == NULL)
     return;
-  dialog = airy_fit_dialog_new (hook->window, system);
+  /* an open fit dialog of this window is reused, with the bench's system of now */
+  dialog = find_open_dialog (hook->window);
+  if (dialog != NULL)
+    {
+      g_clear_object (&AIRY_FIT_DIALOG (dialog)->system);
+      AIRY_FIT_DIALOG (dialog)->system = airy_system_copy (system);
+    }
+  else
+    dialog = airy_fit_dialog_new (hook->window, system);
   airy_fit_dialog_set_apply_func (AIRY_FIT_DIALOG (dialog), hook->apply, hook->user_data);
   gtk_window_present (GTK_WINDOW (dialog));
   if (resident == NULL)
     {
+      airy_fit_dialog_set_file (AIRY_FIT_DIALOG (dialog), NULL);
       airy_fit_dialog_set_message (AIRY_FIT_DIALOG (dialog),
                                    _("The viewer shows no stack: compute a result or open a bead stack, "
                                      "put the cursor on a bead, then fit it."));
