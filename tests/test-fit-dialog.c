@@ -8,6 +8,20 @@
 #include "airy-stack-viewer.h"
 #include "airy-test-gtk.h"
 #include "airy-test-util.h"
+#include "airy-atomic-private.h"
+
+/* opens a file in the dialog and waits for its read, which is on a worker:
+ * the UI thread touching a file meanwhile is a critical (the engine's
+ * guard) */
+static void
+set_file (AiryFitDialog *dialog, const char *path)
+{
+  _airy_file_io_forbid_thread (g_thread_self ());
+  airy_fit_dialog_set_file (dialog, path);
+  while (airy_fit_dialog_is_reading (dialog))
+    g_main_context_iteration (NULL, TRUE);
+  _airy_file_io_forbid_thread (NULL);
+}
 
 static gboolean have_display;
 
@@ -103,7 +117,7 @@ test_dialog (void)
   dialog = AIRY_FIT_DIALOG (airy_fit_dialog_new (NULL, base));
   airy_fit_dialog_set_apply_func (dialog, on_apply, &applied);
   gtk_window_present (GTK_WINDOW (dialog));
-  airy_fit_dialog_set_file (dialog, path);
+  set_file (dialog, path);
   g_assert_true (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON, "_Fit")));
   airy_fit_dialog_start (dialog);
   g_assert_true (airy_fit_dialog_is_running (dialog));
@@ -172,7 +186,7 @@ test_dialog (void)
       flat->data[q] = 10.0f;
     g_assert_true (airy_tiff_write (flat_path, flat, &error));
     g_assert_no_error (error);
-    airy_fit_dialog_set_file (dialog, flat_path);
+    set_file (dialog, flat_path);
     g_assert_null (airy_fit_dialog_get_result (dialog));
     g_assert_cmpuint (airy_fit_dialog_get_n_losses (dialog), ==, 0);
     g_assert_false (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON,
@@ -201,7 +215,7 @@ test_dialog (void)
 
     /* a file that is no stack: said when it is opened, nothing to fit */
     g_assert_true (g_file_set_contents (text_path, "not a TIFF\n", -1, NULL));
-    airy_fit_dialog_set_file (dialog, text_path);
+    set_file (dialog, text_path);
     g_test_message ("%s", airy_fit_dialog_get_status (dialog));
     g_assert_nonnull (strstr (airy_fit_dialog_get_status (dialog), text_path));
     g_assert_false (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON, "_Fit")));
@@ -210,7 +224,7 @@ test_dialog (void)
   }
 
   /* a folder: its message at once */
-  airy_fit_dialog_set_file (dialog, dir);
+  set_file (dialog, dir);
   g_test_message ("%s", airy_fit_dialog_get_status (dialog));
   g_assert_nonnull (strstr (airy_fit_dialog_get_status (dialog), dir));
   g_assert_false (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON, "_Fit")));
@@ -230,7 +244,7 @@ test_dialog (void)
         big->data[q] = 10.0f + (q % 4096 == 32 * 64 + 32 ? 1e4f : 0.0f);
       g_assert_true (airy_tiff_write (big_path, big, &error));
       g_assert_no_error (error);
-      airy_fit_dialog_set_file (dialog, big_path);
+      set_file (dialog, big_path);
       airy_fit_dialog_start (dialog);
       wait_for (dialog);
       status = airy_fit_dialog_get_status (dialog);

@@ -6,7 +6,7 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "airy-fit-dialog.h"
+#include "airy-fit-dialog-private.h"
 #include "airy-stack-viewer.h"
 #include "airy-physics.h"
 
@@ -18,345 +18,10 @@
  * (its resident, held by a reference: a result on a GPU comes to host
  * memory on the worker). */
 
-struct _AiryFitDialog
-{
-  GtkWindow         parent_instance;
-
-  AirySystem       *system;
-  char             *path;
-  AiryResident     *resident;        /* or a viewer's stack, with the cursor */
-  guint             at_x, at_y, at_z;
-  AiryFitApplyFunc  apply;
-  gpointer          apply_data;
-  AiryFitResult    *result;
-  AiryStack        *measured;        /* model + residual of the result's window */
-  AiryStack        *opened;          /* the file's stack, read when opened: shown before a fit */
-  GCancellable     *cancellable;
-  char             *status;
-
-  GMutex            lock;            /* guards pending and idle_id */
-  GArray           *pending;         /* LossPoints from the worker, not yet shown */
-  guint             idle_id;
-  GArray           *losses;          /* shown */
-
-  int               cursor_x, cursor_y;
-
-  GtkWidget        *file_label;
-  GtkWidget        *zernike_spin;
-  GtkWidget        *crop_spin;
-  GtkWidget        *fit_button;
-  GtkWidget        *cancel_button;
-  GtkWidget        *apply_button;
-  GtkWidget        *status_label;
-  GtkWidget        *warnings_label;
-  GtkWidget        *warnings_scroll; /* at most a few lines: the window stays on the screen */
-  GtkWidget        *loss_area;
-  GtkWidget        *images[3];       /* measured, model, residual */
-  GtkWidget        *z_scale;
-  GtkWidget        *readout;
-  GtkWidget        *wavefront;
-  GtkWidget        *bars;
-};
-
-/* one iteration's loss, and the start it belongs to */
-typedef struct
-{
-  double loss;
-  guint  restart;
-} LossPoint;
-
 G_DEFINE_FINAL_TYPE (AiryFitDialog, airy_fit_dialog, GTK_TYPE_WINDOW)
 
 enum { SIGNAL_FINISHED, N_SIGNALS };
 static guint signals[N_SIGNALS];
-
-/* ---- drawing ---- */
-
-/* a diverging map, blue (−1) – white (0) – red (+1) */
-static void
-diverging (double t, double *r, double *g, double *b)
-{
-  t = CLAMP (t, -1.0, 1.0);
-  if (t < 0)
-    {
-      *r = 1.0 + t * (1.0 - 0.23);
-      *g = 1.0 + t * (1.0 - 0.30);
-      *b = 1.0 + t * (1.0 - 0.75);
-    }
-  else
-    {
-      *r = 1.0 - t * (1.0 - 0.70);
-      *g = 1.0 - t * (1.0 - 0.02);
-      *b = 1.0 - t * (1.0 - 0.15);
-    }
-}
-
-static void
-draw_text (cairo_t *cr, double x, double y, const char *text)
-{
-  cairo_move_to (cr, x, y);
-  cairo_show_text (cr, text);
-}
-
-static void
-draw_loss (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
-{
-  AiryFitDialog *self = data;
-  guint n = self->losses->len, i;
-  double lo = INFINITY, hi = -INFINITY;
-  g_autofree char *label = NULL;
-
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_paint (cr);
-  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
-  cairo_set_font_size (cr, 11);
-  draw_text (cr, 6, 14, _("Loss per iteration (log scale)"));
-  if (n < 1)
-    return;
-  for (i = 0; i < n; i++)
-    {
-      double v = log10 (MAX (g_array_index (self->losses, LossPoint, i).loss, 1e-300));
-      lo = MIN (lo, v);
-      hi = MAX (hi, v);
-    }
-  if (hi - lo < 1e-9)
-    hi = lo + 1;
-  cairo_set_source_rgb (cr, 0.1, 0.3, 0.8);
-  cairo_set_line_width (cr, 1.5);
-  /* each start its own curve: a new start is no rise of the loss */
-  for (i = 0; i < n; i++)
-    {
-      const LossPoint *pt = &g_array_index (self->losses, LossPoint, i);
-      double v = log10 (MAX (pt->loss, 1e-300));
-      double x = 40 + (width - 50) * (n > 1 ? (double) i / (n - 1) : 0.5);
-      double y = 22 + (height - 32) * (hi - v) / (hi - lo);
-      if (i == 0 || pt->restart != g_array_index (self->losses, LossPoint, i - 1).restart)
-        cairo_move_to (cr, x, y);
-      else
-        cairo_line_to (cr, x, y);
-    }
-  cairo_stroke (cr);
-  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
-  label = g_strdup_printf (_("%u iterations, loss %.6g"), n, g_array_index (self->losses, LossPoint, n - 1).loss);
-  draw_text (cr, 40, height - 4, label);
-}
-
-/* plane z of one of the three stacks, with the shared cursor */
-static void
-draw_image (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
-{
-  AiryFitDialog *self = data;
-  int which = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (area), "airy-which"));
-  const AiryStack *s;
-  cairo_surface_t *surface;
-  guint z, w, h, x, y;
-  double scale, lo = INFINITY, hi = -INFINITY, ox, oy;
-  const float *plane, *ref;
-  guint8 *pixels;
-  int stride;
-
-  cairo_set_source_rgb (cr, 0.15, 0.15, 0.15);
-  cairo_paint (cr);
-  /* before a fit: the opened stack in the measured view */
-  if (self->result == NULL && (which != 0 || self->opened == NULL))
-    return;
-  if (self->result == NULL)
-    s = self->opened;
-  else
-    s = which == 0 ? self->measured : which == 1 ? self->result->model : self->result->residual;
-  w = s->width;
-  h = s->height;
-  /* the slider counts planes from 1, as the viewer */
-  z = (guint) CLAMP (gtk_range_get_value (GTK_RANGE (self->z_scale)) - 1, 0, s->depth - 1);
-  plane = s->data + (gsize) z * w * h;
-  /* measured and model share the measured plane's range; the residual is symmetric */
-  ref = which == 2 || self->result == NULL ? plane : self->measured->data + (gsize) z * w * h;
-  for (x = 0; x < w * h; x++)
-    {
-      double v = which == 2 ? fabs (ref[x]) : ref[x];
-      lo = MIN (lo, v);
-      hi = MAX (hi, v);
-    }
-  if (which == 2)
-    lo = -hi;
-  /* a flat plane in mid grey (the residual: white) */
-  if (hi - lo <= 0)
-    {
-      lo -= 1;
-      hi += 1;
-    }
-  surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, (int) w, (int) h);
-  pixels = cairo_image_surface_get_data (surface);
-  stride = cairo_image_surface_get_stride (surface);
-  cairo_surface_flush (surface);
-  for (y = 0; y < h; y++)
-    for (x = 0; x < w; x++)
-      {
-        double v = plane[(gsize) y * w + x], r, g, b;
-        guint32 *px = (guint32 *) (pixels + (gsize) y * stride) + x;
-
-        if (which == 2)
-          diverging (v / hi, &r, &g, &b);
-        else
-          r = g = b = CLAMP ((v - lo) / (hi - lo), 0.0, 1.0);
-        *px = ((guint32) (r * 255) << 16) | ((guint32) (g * 255) << 8) | (guint32) (b * 255);
-      }
-  cairo_surface_mark_dirty (surface);
-  scale = MIN ((double) width / w, (double) (height - 16) / h);
-  ox = (width - scale * w) / 2;
-  oy = 16;
-  cairo_save (cr);
-  cairo_translate (cr, ox, oy);
-  cairo_scale (cr, scale, scale);
-  cairo_set_source_surface (cr, surface, 0, 0);
-  cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
-  cairo_paint (cr);
-  cairo_restore (cr);
-  cairo_surface_destroy (surface);
-  g_object_set_data (G_OBJECT (area), "airy-scale", GINT_TO_POINTER ((int) (scale * 1000)));
-  /* the cursor, the same pixel in the three */
-  if (self->result != NULL)
-    {
-      cairo_set_source_rgb (cr, 0.0, 0.9, 0.3);
-      cairo_set_line_width (cr, 1);
-      cairo_move_to (cr, ox + (self->cursor_x + 0.5) * scale, oy);
-      cairo_line_to (cr, ox + (self->cursor_x + 0.5) * scale, oy + h * scale);
-      cairo_move_to (cr, ox, oy + (self->cursor_y + 0.5) * scale);
-      cairo_line_to (cr, ox + w * scale, oy + (self->cursor_y + 0.5) * scale);
-      cairo_stroke (cr);
-    }
-  cairo_set_source_rgb (cr, 0.9, 0.9, 0.9);
-  cairo_set_font_size (cr, 11);
-  draw_text (cr, 4, 12, which == 0 ? _("Measured") : which == 1 ? _("Model") : _("Residual"));
-}
-
-static void
-draw_wavefront (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
-{
-  AiryFitDialog *self = data;
-  enum { N = 96 };
-  double W[N * N], wmax = 0;
-  int i, j;
-  guint t;
-  double size = MIN (width, height - 16), ox = (width - size) / 2, oy = 16, cell = size / N;
-  g_autofree char *label = NULL;
-
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_paint (cr);
-  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
-  cairo_set_font_size (cr, 11);
-  if (self->result == NULL)
-    {
-      draw_text (cr, 4, 12, _("Wavefront"));
-      return;
-    }
-  for (i = 0; i < N; i++)
-    for (j = 0; j < N; j++)
-      {
-        double u = (j + 0.5) / N * 2 - 1, v = 1 - (i + 0.5) / N * 2, rho = sqrt (u * u + v * v), sum = 0;
-
-        W[i * N + j] = NAN;
-        if (rho > 1)
-          continue;
-        for (t = 0; t < self->result->n_terms; t++)
-          {
-            int n, m;
-            airy_zernike_ansi_to_nm (self->result->indices[t], &n, &m);
-            sum += self->result->coefficients[t] * airy_zernike (n, m, rho, atan2 (v, u), TRUE);
-          }
-        W[i * N + j] = sum;
-        wmax = MAX (wmax, fabs (sum));
-      }
-  if (wmax <= 0)
-    wmax = 1;
-  for (i = 0; i < N; i++)
-    for (j = 0; j < N; j++)
-      {
-        double r, g, b;
-        if (isnan (W[i * N + j]))
-          continue;
-        diverging (W[i * N + j] / wmax, &r, &g, &b);
-        cairo_set_source_rgb (cr, r, g, b);
-        cairo_rectangle (cr, ox + j * cell, oy + i * cell, cell + 0.5, cell + 0.5);
-        cairo_fill (cr);
-      }
-  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
-  label = g_strdup_printf (_("Wavefront: ±%.3f waves, RMS %.3f"), wmax, self->result->rms_waves);
-  draw_text (cr, 4, 12, label);
-}
-
-static void
-draw_bars (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
-{
-  AiryFitDialog *self = data;
-  const AiryFitResult *r = self->result;
-  double vmax = 0, bw, y0, ys;
-  guint i;
-
-  cairo_set_source_rgb (cr, 1, 1, 1);
-  cairo_paint (cr);
-  cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
-  cairo_set_font_size (cr, 10);
-  draw_text (cr, 4, 12, _("Coefficients (waves) ± 1 σ"));
-  if (r == NULL || r->n_terms == 0)
-    return;
-  for (i = 0; i < r->n_terms; i++)
-    vmax = MAX (vmax, fabs (r->coefficients[i]) + (isfinite (r->uncertainties[i]) ? r->uncertainties[i] : 0));
-  /* full height is at least ±0.01 waves: a noise-free fit's tiny values stay tiny */
-  vmax = MAX (vmax, AIRY_FIT_DIALOG_BARS_MIN_SCALE);
-  bw = (width - 68.0) / r->n_terms;
-  y0 = 18 + (height - 34) / 2.0;
-  ys = (height - 34) / 2.0 / vmax;
-  /* the value axis: ticks at ±vmax and 0, the largest |value| said */
-  {
-    double cmax = 0;
-    char tick[32];
-    int t;
-
-    for (i = 0; i < r->n_terms; i++)
-      cmax = MAX (cmax, fabs (r->coefficients[i]));
-    cairo_set_line_width (cr, 1);
-    cairo_move_to (cr, 56.5, y0 - vmax * ys);
-    cairo_line_to (cr, 56.5, y0 + vmax * ys);
-    for (t = -1; t <= 1; t++)
-      {
-        cairo_move_to (cr, 52, y0 - t * vmax * ys + 0.5);
-        cairo_line_to (cr, 57, y0 - t * vmax * ys + 0.5);
-        g_snprintf (tick, sizeof tick, "%+.3g", t * vmax + 0.0);
-        draw_text (cr, 2, y0 - t * vmax * ys + (t > 0 ? 9 : t < 0 ? -2 : 3), t == 0 ? "0" : tick);
-      }
-    cairo_stroke (cr);
-    g_snprintf (tick, sizeof tick, "%.4f", cmax);
-    {
-      g_autofree char *label = g_strdup_printf (_("largest |value| %s waves"), tick);
-      cairo_text_extents_t ext;
-
-      cairo_text_extents (cr, label, &ext);
-      draw_text (cr, width - 6 - ext.x_advance, 12, label);
-    }
-  }
-  cairo_move_to (cr, 58, y0);
-  cairo_line_to (cr, width - 10, y0);
-  cairo_stroke (cr);
-  for (i = 0; i < r->n_terms; i++)
-    {
-      double x = 58 + i * bw, c = r->coefficients[i], s = r->uncertainties[i];
-      char label[16];
-
-      cairo_set_source_rgb (cr, c >= 0 ? 0.70 : 0.23, c >= 0 ? 0.2 : 0.3, c >= 0 ? 0.15 : 0.75);
-      cairo_rectangle (cr, x + bw * 0.15, MIN (y0, y0 - c * ys), bw * 0.7, fabs (c) * ys);
-      cairo_fill (cr);
-      cairo_set_source_rgb (cr, 0, 0, 0);
-      if (isfinite (s))
-        {
-          cairo_move_to (cr, x + bw / 2, y0 - (c + s) * ys);
-          cairo_line_to (cr, x + bw / 2, y0 - (c - s) * ys);
-          cairo_stroke (cr);
-        }
-      g_snprintf (label, sizeof label, "Z%d", r->indices[i]);
-      draw_text (cr, x + 2, height - 3, label);
-    }
-}
 
 static void
 update_readout (AiryFitDialog *self)
@@ -732,16 +397,72 @@ airy_fit_dialog_apply (AiryFitDialog *self)
   set_status (self, _("The fitted phase mask is in the bench."));
 }
 
+/* on a worker: the opened file's stack (the UI thread touches no file) */
+static void
+open_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  GError *error = NULL;
+  AiryStack *stack = airy_image_read (task_data, &error);
+
+  if (stack == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, stack, (GDestroyNotify) airy_stack_free);
+}
+
+static void
+on_opened (GObject *source, GAsyncResult *result, gpointer data)
+{
+  AiryFitDialog *self = AIRY_FIT_DIALOG (source);
+  GTask *task = G_TASK (result);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *base = NULL;
+  AiryStack *stack = g_task_propagate_pointer (task, &error);
+
+  /* a later file (or none) replaced this one: its stack is not shown */
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (task)))
+    {
+      g_clear_pointer (&stack, airy_stack_free);
+      return;
+    }
+  g_clear_object (&self->open_cancellable);
+  base = g_path_get_basename (g_task_get_task_data (task));
+  if (stack == NULL)
+    {
+      /* a fit started meanwhile says it itself */
+      if (self->cancellable == NULL)
+        {
+          g_clear_pointer (&self->path, g_free);
+          set_status (self, error->message);
+        }
+    }
+  else
+    {
+      self->opened = stack;
+      set_planes (self, stack->depth);
+      if (self->cancellable == NULL)
+        {
+          g_autofree char *text = g_strdup_printf (_("%s: %u × %u pixels, %u planes; press Fit"), base,
+                                                   stack->width, stack->height, stack->depth);
+          set_status (self, text);
+        }
+    }
+  update_sensitivity (self);
+  redraw_results (self);
+}
+
 void
 airy_fit_dialog_set_file (AiryFitDialog *self, const char *path)
 {
   g_autofree char *base = NULL;
-  g_autoptr(GError) error = NULL;
 
   g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
-  /* a fit of the previous stack still running is not this file's */
+  /* a fit of the previous stack still running is not this file's, nor its read */
   airy_fit_dialog_cancel (self);
   g_clear_object (&self->cancellable);
+  if (self->open_cancellable)
+    g_cancellable_cancel (self->open_cancellable);
+  g_clear_object (&self->open_cancellable);
   g_clear_pointer (&self->path, g_free);
   g_clear_pointer (&self->resident, airy_resident_unref);
   g_clear_pointer (&self->opened, airy_stack_free);
@@ -751,25 +472,30 @@ airy_fit_dialog_set_file (AiryFitDialog *self, const char *path)
   gtk_widget_set_tooltip_text (self->file_label, path);
   if (path != NULL)
     {
-      /* read now, as the fit will: a file that is no stack is said at once */
-      self->opened = airy_image_read (path, &error);
-      if (self->opened == NULL)
-        set_status (self, error->message);
-      else
-        {
-          g_autofree char *text = g_strdup_printf (_("%s: %u × %u pixels, %u planes; press Fit"), base,
-                                                   self->opened->width, self->opened->height,
-                                                   self->opened->depth);
+      g_autoptr(GTask) task = NULL;
+      g_autofree char *text = g_strdup_printf (_("Reading %s…"), base);
 
-          self->path = g_strdup (path);
-          set_planes (self, self->opened->depth);
-          set_status (self, text);
-        }
+      /* read now on a worker, as the fit will: a file that is no stack is
+       * said when the read ends; Fit may start meanwhile (its worker reads
+       * the file itself) */
+      self->path = g_strdup (path);
+      self->open_cancellable = g_cancellable_new ();
+      task = g_task_new (self, self->open_cancellable, on_opened, NULL);
+      g_task_set_task_data (task, g_strdup (path), g_free);
+      g_task_run_in_thread (task, open_thread);
+      set_status (self, text);
     }
   else
     set_status (self, "");
   update_sensitivity (self);
   redraw_results (self);
+}
+
+gboolean
+airy_fit_dialog_is_reading (AiryFitDialog *self)
+{
+  g_return_val_if_fail (AIRY_IS_FIT_DIALOG (self), FALSE);
+  return self->open_cancellable != NULL;
 }
 
 void
@@ -974,14 +700,14 @@ airy_fit_dialog_init (AiryFitDialog *self)
   gtk_box_append (GTK_BOX (box), self->warnings_scroll);
   /* the smallest sizes leave the whole window within 800 pixels of
    * height (a 1280 × 800 screen); the images take what is more */
-  self->loss_area = drawing_area (self, draw_loss, 600, 90);
+  self->loss_area = drawing_area (self, _airy_fit_dialog_draw_loss, 600, 90);
   gtk_box_append (GTK_BOX (box), self->loss_area);
 
   for (i = 0; i < 3; i++)
     {
       GtkGesture *click = gtk_gesture_click_new ();
 
-      self->images[i] = drawing_area (self, draw_image, 200, 200);
+      self->images[i] = drawing_area (self, _airy_fit_dialog_draw_image, 200, 200);
       gtk_widget_set_vexpand (self->images[i], TRUE);
       g_object_set_data (G_OBJECT (self->images[i]), "airy-which", GINT_TO_POINTER (i));
       g_signal_connect (click, "pressed", G_CALLBACK (on_image_pressed), self);
@@ -1003,8 +729,8 @@ airy_fit_dialog_init (AiryFitDialog *self)
   self->readout = gtk_label_new ("");
   gtk_label_set_xalign (GTK_LABEL (self->readout), 0);
   gtk_box_append (GTK_BOX (box), self->readout);
-  self->wavefront = drawing_area (self, draw_wavefront, 170, 170);
-  self->bars = drawing_area (self, draw_bars, 500, 170);
+  self->wavefront = drawing_area (self, _airy_fit_dialog_draw_wavefront, 170, 170);
+  self->bars = drawing_area (self, _airy_fit_dialog_draw_bars, 500, 170);
   gtk_box_append (GTK_BOX (bottom), self->wavefront);
   gtk_box_append (GTK_BOX (bottom), self->bars);
   gtk_box_append (GTK_BOX (box), bottom);
@@ -1027,6 +753,9 @@ airy_fit_dialog_dispose (GObject *object)
   if (self->cancellable)
     g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
+  if (self->open_cancellable)
+    g_cancellable_cancel (self->open_cancellable);
+  g_clear_object (&self->open_cancellable);
   G_OBJECT_CLASS (airy_fit_dialog_parent_class)->dispose (object);
 }
 

@@ -50,6 +50,8 @@ void                 airy_fit_dialog_set_message  (AiryFitDialog    *self,
 void                 airy_fit_dialog_start        (AiryFitDialog    *self);
 void                 airy_fit_dialog_cancel       (AiryFitDialog    *self);
 gboolean             airy_fit_dialog_is_running   (AiryFitDialog    *self);
+/* the opened file is being read (on a worker; its status comes after) */
+gboolean             airy_fit_dialog_is_reading   (AiryFitDialog    *self);
 /* The last successful fit's result, shown until another succeeds (NULL
  * before the first). */
 const AiryFitResult *airy_fit_dialog_get_result   (AiryFitDialog    *self);
