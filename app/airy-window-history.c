@@ -66,6 +66,22 @@ _airy_window_record_edit (AiryWindow *self)
 
 /* from one history to the other: the system as it was, in the same panel
  * (rows open and scroll as they were), computed again */
+/* the window's system is now system (json: its text, taken), in the
+ * panel, the title and the undo actions, and computed */
+static void
+become (AiryWindow *self, AirySystem *system, char *json)
+{
+  g_free (self->current_json);
+  self->current_json = json;
+  g_clear_pointer (&self->last_edit, g_free);
+  g_set_object (&self->system, system);
+  airy_bench_panel_replace_system (self->panel, system);
+  self->dirty = g_strcmp0 (self->current_json, self->saved_json) != 0;
+  _airy_window_update_title (self);
+  _airy_window_update_undo_actions (self);
+  _airy_window_recompute (self);
+}
+
 static void
 step_history (AiryWindow *self,
               GPtrArray  *from,
@@ -86,14 +102,7 @@ step_history (AiryWindow *self,
       return;
     }
   g_ptr_array_add (to, g_steal_pointer (&self->current_json));
-  self->current_json = g_steal_pointer (&json);
-  g_clear_pointer (&self->last_edit, g_free);
-  g_set_object (&self->system, system);
-  airy_bench_panel_replace_system (self->panel, system);
-  self->dirty = g_strcmp0 (self->current_json, self->saved_json) != 0;
-  _airy_window_update_title (self);
-  _airy_window_update_undo_actions (self);
-  _airy_window_recompute (self);
+  become (self, system, g_steal_pointer (&json));
 }
 
 void
@@ -134,13 +143,6 @@ _airy_window_apply_system (AiryWindow *self,
   g_ptr_array_add (self->undo, g_steal_pointer (&self->current_json));
   if (self->undo->len > UNDO_DEPTH)
     g_ptr_array_remove_index (self->undo, 0);
-  self->current_json = g_steal_pointer (&json);
-  g_clear_pointer (&self->last_edit, g_free);
   g_ptr_array_set_size (self->redo, 0);
-  g_set_object (&self->system, system);
-  airy_bench_panel_replace_system (self->panel, system);
-  self->dirty = g_strcmp0 (self->current_json, self->saved_json) != 0;
-  _airy_window_update_title (self);
-  _airy_window_update_undo_actions (self);
-  _airy_window_recompute (self);
+  become (self, system, g_steal_pointer (&json));
 }

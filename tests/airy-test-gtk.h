@@ -1,7 +1,23 @@
 /* Helpers shared by the GUI tests (viewer, app). */
 #pragma once
 
+#include <locale.h>
+#include <glib/gi18n.h>
 #include <gtk/gtk.h>
+
+/* Messages in `lang` from the build tree's catalogues (AIRY_LOCALEDIR). */
+static inline void
+test_use_language (const char *lang)
+{
+  g_autofree char *dir = g_getenv ("AIRY_LOCALEDIR") ? g_strdup (g_getenv ("AIRY_LOCALEDIR"))
+                                                    : g_test_build_filename (G_TEST_BUILT, "..", "po", NULL);
+
+  g_setenv ("LANGUAGE", lang, TRUE);
+  setlocale (LC_ALL, "C.UTF-8");
+  bindtextdomain (GETTEXT_PACKAGE, dir);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+}
 
 /* The first widget of `type` under root; with `label`, a button of that
  * label or the control beside a label of that text. */

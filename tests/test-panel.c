@@ -7,6 +7,7 @@
 #include <locale.h>
 
 #include "airy-test-util.h"
+#include "airy-test-gtk.h"
 #include "airy-bench-panel.h"
 #include "airy-param-editor.h"
 
@@ -293,20 +294,6 @@ test_zernike (void)
   g_assert_cmpfloat (airy_element_get_doubles (mask, "zernike-indices", &n)[1], ==, 5);
 }
 
-/* Messages in `lang` from the build tree's catalogues (AIRY_LOCALEDIR). */
-static void
-use_language (const char *lang)
-{
-  g_autofree char *dir = g_getenv ("AIRY_LOCALEDIR") ? g_strdup (g_getenv ("AIRY_LOCALEDIR"))
-                                                    : g_test_build_filename (G_TEST_BUILT, "..", "po", NULL);
-
-  g_setenv ("LANGUAGE", lang, TRUE);
-  setlocale (LC_ALL, "C.UTF-8");
-  bindtextdomain (GETTEXT_PACKAGE, dir);
-  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
-  textdomain (GETTEXT_PACKAGE);
-}
-
 static const char *
 drop_down_item (GtkWidget *w, guint i)
 {
@@ -349,7 +336,7 @@ test_enum_labels (void)
       g_autofree char *nick = NULL;
       GtkWidget *model, *w;
 
-      use_language (langs[l]);
+      test_use_language (langs[l]);
       if (!new_panel (&system, &panel))
         break;
       model = airy_bench_panel_get_editor (panel, "elements[0].defocus-model");
@@ -373,7 +360,7 @@ test_enum_labels (void)
       g_assert_cmpstr (gtk_string_object_get_string (GTK_STRING_OBJECT (gtk_drop_down_get_selected_item (
                          GTK_DROP_DOWN (model)))), ==, nonparaxial[l]);
     }
-  use_language ("C");
+  test_use_language ("C");
 }
 
 int

@@ -1268,20 +1268,6 @@ test_gl_fit_psf (Fixture *f, gconstpointer data)
   g_assert_true (airy_stack_view_get_fit_psf (f->view));
 }
 
-/* Messages in `lang` from the build tree's catalogues (AIRY_LOCALEDIR). */
-static void
-use_language (const char *lang)
-{
-  g_autofree char *dir = g_getenv ("AIRY_LOCALEDIR") ? g_strdup (g_getenv ("AIRY_LOCALEDIR"))
-                                                    : g_test_build_filename (G_TEST_BUILT, "..", "po", NULL);
-
-  g_setenv ("LANGUAGE", lang, TRUE);
-  setlocale (LC_ALL, "C.UTF-8");
-  bindtextdomain (GETTEXT_PACKAGE, dir);
-  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
-  textdomain (GETTEXT_PACKAGE);
-}
-
 static void
 assert_inside (GtkWidget *widget, GtkWidget *root, double width)
 {
@@ -1324,7 +1310,7 @@ test_gl_fits_1280 (Fixture *f, gconstpointer data)
       guint id, k, y, x;
       AiryPlot *plots[2];
 
-      use_language (langs[l]);
+      test_use_language (langs[l]);
       if (l == 1)
         g_assert_cmpstr (_("Fit"), ==, "Einpassen");
       viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
@@ -1365,7 +1351,7 @@ test_gl_fits_1280 (Fixture *f, gconstpointer data)
         }
       gtk_window_destroy (GTK_WINDOW (window));
     }
-  use_language ("C");
+  test_use_language ("C");
 }
 
 /* ---- foreign stacks ---- */
@@ -1943,6 +1929,35 @@ test_gl_properties (Fixture *f, gconstpointer data)
   g_signal_handlers_disconnect_by_data (f->view, counts);
 }
 
+/* On the screen, the image pixels 0 … width − 1 of row y: where red and
+ * green peak, and their values (the view may frame the PSF, zoomed in:
+ * only the pixels on the screen). */
+static void
+row_peaks (Fixture *f, int y, int width, int *red_x, int *red, int *green_x, int *green)
+{
+  int w, h, ox, oy, x;
+  const guint8 *fb = read_frame (f, &w, &h);
+  double zoom;
+
+  image_origin (f, &ox, &oy);
+  zoom = airy_stack_view_get_zoom (f->view);
+  *red = *green = *red_x = *green_x = -1;
+  g_assert_true (oy + (y + 0.5) * zoom >= 0 && oy + (y + 0.5) * zoom < h);
+  for (x = 0; x < width; x++)
+    {
+      double sx = ox + (x + 0.5) * zoom;
+      const guint8 *p;
+
+      if (sx < 0 || sx >= w)
+        continue;
+      p = fb + ((gsize) (oy + (y + 0.5) * zoom) * w + (gsize) sx) * 4;
+      if (p[0] > *red)
+        *red = p[0], *red_x = x;
+      if (p[1] > *green)
+        *green = p[1], *green_x = x;
+    }
+}
+
 /* Several wavelengths kept as channels (a computed result): an FF lens's
  * pixel scales with λ, so the channels' pixel sizes differ; the composite
  * overlays them where they are in µm. A point 0.4 µm right of the axis in
@@ -1953,9 +1968,7 @@ test_gl_channels_grid (Fixture *f, gconstpointer data)
 {
   GPtrArray *channels = g_ptr_array_new_with_free_func ((GDestroyNotify) airy_stack_free);
   GtkWidget *composite;
-  const guint8 *fb;
-  double zoom;
-  int w, h, ox, oy, x, red_x = -1, green_x = -1, red = -1, green = -1;
+  int red_x, green_x, red, green;
   guint c;
 
   if (!have_display)
@@ -1982,24 +1995,7 @@ test_gl_channels_grid (Fixture *f, gconstpointer data)
   gtk_check_button_set_active (GTK_CHECK_BUTTON (composite), TRUE);
   wait_files (f->viewer);
   g_assert_cmpuint (airy_stack_view_get_composite (f->view), ==, 2);
-  fb = read_frame (f, &w, &h);
-  image_origin (f, &ox, &oy);
-  zoom = airy_stack_view_get_zoom (f->view);
-  /* the pixels of row 16 on the screen (the view frames the PSF: zoomed in) */
-  g_assert_true (oy + 16.5 * zoom >= 0 && oy + 16.5 * zoom < h);
-  for (x = 0; x < 33; x++)
-    {
-      double sx = ox + (x + 0.5) * zoom;
-      const guint8 *p;
-
-      if (sx < 0 || sx >= w)
-        continue;
-      p = fb + ((gsize) (oy + 16.5 * zoom) * w + (gsize) sx) * 4;
-      if (p[0] > red)
-        red = p[0], red_x = x;
-      if (p[1] > green)
-        green = p[1], green_x = x;
-    }
+  row_peaks (f, 16, 33, &red_x, &red, &green_x, &green);
   g_test_message ("row 16: red peak at x %d (%d), green peak at x %d (%d)", red_x, red, green_x, green);
   g_assert_cmpint (red_x, ==, 20);
   g_assert_cmpint (green_x, ==, 20);
@@ -2011,24 +2007,7 @@ test_gl_channels_grid (Fixture *f, gconstpointer data)
   wait_files (f->viewer);
   g_assert_cmpfloat (airy_stack_view_get_stack (f->view)->dx, ==, 0.2);
   g_assert_cmpuint (airy_stack_view_get_composite (f->view), ==, 2);
-  fb = read_frame (f, &w, &h);
-  image_origin (f, &ox, &oy);
-  zoom = airy_stack_view_get_zoom (f->view);
-  red = green = red_x = green_x = -1;
-  g_assert_true (oy + 16.5 * zoom >= 0 && oy + 16.5 * zoom < h);
-  for (x = 0; x < 33; x++)
-    {
-      double sx = ox + (x + 0.5) * zoom;
-      const guint8 *p;
-
-      if (sx < 0 || sx >= w)
-        continue;
-      p = fb + ((gsize) (oy + 16.5 * zoom) * w + (gsize) sx) * 4;
-      if (p[0] > red)
-        red = p[0], red_x = x;
-      if (p[1] > green)
-        green = p[1], green_x = x;
-    }
+  row_peaks (f, 16, 33, &red_x, &red, &green_x, &green);
   g_test_message ("channel 2 shown: red peak at x %d (%d), green peak at x %d (%d)", red_x, red, green_x, green);
   g_assert_cmpint (red_x, ==, 18);
   g_assert_cmpint (green_x, ==, 18);
