@@ -207,8 +207,9 @@ _airy_fit_dialog_draw_wavefront (GtkDrawingArea *area, cairo_t *cr, int width, i
         W[i * N + j] = sum;
         wmax = MAX (wmax, fabs (sum));
       }
-  if (wmax <= 0)
-    wmax = 1;
+  /* the colour scale spans at least the bars' smallest full height: a
+   * wavefront of noise stays near white */
+  wmax = MAX (wmax, AIRY_FIT_DIALOG_BARS_MIN_SCALE);
   for (i = 0; i < N; i++)
     for (j = 0; j < N; j++)
       {
@@ -220,8 +221,13 @@ _airy_fit_dialog_draw_wavefront (GtkDrawingArea *area, cairo_t *cr, int width, i
         cairo_rectangle (cr, ox + j * cell, oy + i * cell, cell + 0.5, cell + 0.5);
         cairo_fill (cr);
       }
+  /* the pupil's rim: a flat wavefront is white on white */
+  cairo_set_source_rgb (cr, 0.6, 0.6, 0.6);
+  cairo_set_line_width (cr, 1.0);
+  cairo_arc (cr, ox + size / 2, oy + size / 2, size / 2, 0, 2 * G_PI);
+  cairo_stroke (cr);
   cairo_set_source_rgb (cr, 0.2, 0.2, 0.2);
-  label = g_strdup_printf (_("Wavefront: ±%.3f waves, RMS %.3f"), wmax, self->result->rms_waves);
+  label = g_strdup_printf (_("Wavefront: colours ±%.3f waves, RMS %.3f"), wmax, self->result->rms_waves);
   draw_text (cr, 4, 12, label);
 }
 

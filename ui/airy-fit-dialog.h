@@ -35,7 +35,8 @@ void                 airy_fit_dialog_set_file     (AiryFitDialog    *self,
  * the crop (spin button; 0 becomes AIRY_FIT_DIALOG_BEAD_CROP, at most the
  * stack) is centred on pixel (x, y) as the engine's crop_at places it. */
 #define AIRY_FIT_DIALOG_BEAD_CROP 32
-/* the coefficient bars' full height is at least ± this (waves) */
+/* the coefficient bars' full height, and the wavefront map's colour scale,
+ * are at least ± this (waves) */
 #define AIRY_FIT_DIALOG_BARS_MIN_SCALE 0.01
 /* the warnings' area scrolls beyond this height (pixels, three to four lines) */
 #define AIRY_FIT_DIALOG_WARNINGS_HEIGHT 64
