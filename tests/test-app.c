@@ -1727,7 +1727,8 @@ fit_dialog_of (AiryWindow *window)
 
 /* "Apply to System" of the fit dialog is an edit of the bench: the file
  * name stays, the window is modified, Ctrl+Z brings the system before the
- * fit back; "Fit Bead at Cursor…" reuses the open dialog */
+ * fit back; "Fit Bead at Cursor…" and "Fit Measured PSF…" reuse the open
+ * dialog */
 static void
 test_fit_apply_undo (void)
 {
@@ -1833,6 +1834,18 @@ test_fit_apply_undo (void)
   airy_fit_dialog_cancel (dialog);
   while (airy_fit_dialog_is_running (dialog))
     g_main_context_iteration (NULL, TRUE);
+  /* Fit Measured PSF… again: the same dialog to the front */
+  g_action_group_activate_action (G_ACTION_GROUP (window), "fit-psf", NULL);
+  g_assert_true (fit_dialog_of (window) == dialog);
+  {
+    g_autoptr(GList) list = gtk_window_list_toplevels ();
+    GList *l;
+    guint count = 0;
+
+    for (l = list; l; l = l->next)
+      count += AIRY_IS_FIT_DIALOG (l->data) && gtk_widget_get_visible (l->data);
+    g_assert_cmpuint (count, ==, 1);
+  }
   /* Escape closes it */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "window.close", NULL));
   while (g_main_context_iteration (NULL, FALSE))

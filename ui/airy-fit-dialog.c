@@ -860,6 +860,26 @@ find_open_dialog (GtkWindow *window)
   return NULL;
 }
 
+/* The fit dialog of window for system (the bench's of now): the open one
+ * reused, or a new one; presented. */
+static GtkWidget *
+dialog_for (Hook *hook, AirySystem *system)
+{
+  GtkWidget *dialog = find_open_dialog (hook->window);
+
+  if (dialog != NULL)
+    {
+      /* a fit running keeps its own copy */
+      g_clear_object (&AIRY_FIT_DIALOG (dialog)->system);
+      AIRY_FIT_DIALOG (dialog)->system = airy_system_copy (system);
+    }
+  else
+    dialog = airy_fit_dialog_new (hook->window, system);
+  airy_fit_dialog_set_apply_func (AIRY_FIT_DIALOG (dialog), hook->apply, hook->user_data);
+  gtk_window_present (GTK_WINDOW (dialog));
+  return dialog;
+}
+
 /* "Fit Bead at Cursor…": the stack the viewer shows (a result or a file),
  * a window around its cursor, fitted at once */
 static void
@@ -877,16 +897,7 @@ action_fit_bead (GSimpleAction *action, GVariant *parameter, gpointer data)
   if (system == NULL)
     return;
   /* an open fit dialog of this window is reused, with the bench's system of now */
-  dialog = find_open_dialog (hook->window);
-  if (dialog != NULL)
-    {
-      g_clear_object (&AIRY_FIT_DIALOG (dialog)->system);
-      AIRY_FIT_DIALOG (dialog)->system = airy_system_copy (system);
-    }
-  else
-    dialog = airy_fit_dialog_new (hook->window, system);
-  airy_fit_dialog_set_apply_func (AIRY_FIT_DIALOG (dialog), hook->apply, hook->user_data);
-  gtk_window_present (GTK_WINDOW (dialog));
+  dialog = dialog_for (hook, system);
   if (resident == NULL)
     {
       airy_fit_dialog_set_file (AIRY_FIT_DIALOG (dialog), NULL);
@@ -906,13 +917,12 @@ action_fit_psf (GSimpleAction *action, GVariant *parameter, gpointer data)
   Hook *hook = data;
   AiryBenchPanel *panel = find_panel (GTK_WIDGET (hook->window));
   AirySystem *system = panel ? airy_bench_panel_get_system (panel) : NULL;
-  GtkWidget *dialog;
 
   if (system == NULL)
     return;
-  dialog = airy_fit_dialog_new (hook->window, system);
-  airy_fit_dialog_set_apply_func (AIRY_FIT_DIALOG (dialog), hook->apply, hook->user_data);
-  gtk_window_present (GTK_WINDOW (dialog));
+  /* one dialog per window: an open one comes to the front, with the bench's
+   * system of now and its stack kept */
+  dialog_for (hook, system);
 }
 
 void
