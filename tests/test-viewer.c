@@ -618,6 +618,36 @@ test_gl_open_async (Fixture *f, gconstpointer data)
   g_unlink (b);
 }
 
+/* 12 float pages of 10 × 8, channel fastest, then z, then time (2 × 3 × 2):
+ * page c + 2 (z + 3 t) holds 100 c + 10 z + 1000 t; description on the first */
+static void
+write_hyper_pages (const char *path, const char *description)
+{
+  TIFF *tif = TIFFOpen (path, "w");
+  float row[10];
+  guint k, y, x;
+
+  g_assert_nonnull (tif);
+  for (k = 0; k < 12; k++)
+    {
+      TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, 10);
+      TIFFSetField (tif, TIFFTAG_IMAGELENGTH, 8);
+      TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 32);
+      TIFFSetField (tif, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
+      TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, 1);
+      TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+      TIFFSetField (tif, TIFFTAG_ROWSPERSTRIP, 8);
+      if (k == 0)
+        TIFFSetField (tif, TIFFTAG_IMAGEDESCRIPTION, description);
+      for (x = 0; x < 10; x++)
+        row[x] = (float) (100 * (k % 2) + 10 * ((k / 2) % 3) + 1000 * (k / 6));
+      for (y = 0; y < 8; y++)
+        g_assert_cmpint (TIFFWriteScanline (tif, row, y, 0), ==, 1);
+      TIFFWriteDirectory (tif);
+    }
+  TIFFClose (tif);
+}
+
 /* An ImageJ hyperstack (2 channels × 3 slices × 2 time points, written by
  * tifffile's layout rules: one page per image, channel fastest): the
  * viewer shows channel 1, time point 1 and offers the others; a choice
@@ -635,33 +665,7 @@ test_gl_hyperstack (Fixture *f, gconstpointer data)
       g_test_skip ("no display");
       return;
     }
-  {
-    TIFF *tif = TIFFOpen (path, "w");
-    float row[10];
-    guint y, x;
-
-    g_assert_nonnull (tif);
-    /* page (t·3 + z)·2 + c holds 100 c + 10 z + 1000 t */
-    for (k = 0; k < 12; k++)
-      {
-        TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, 10);
-        TIFFSetField (tif, TIFFTAG_IMAGELENGTH, 8);
-        TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 32);
-        TIFFSetField (tif, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
-        TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, 1);
-        TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
-        TIFFSetField (tif, TIFFTAG_ROWSPERSTRIP, 8);
-        if (k == 0)
-          TIFFSetField (tif, TIFFTAG_IMAGEDESCRIPTION,
-                        "ImageJ=1.53t\nimages=12\nchannels=2\nslices=3\nframes=2\nhyperstack=true\n");
-        for (x = 0; x < 10; x++)
-          row[x] = (float) (100 * (k % 2) + 10 * ((k / 2) % 3) + 1000 * (k / 6));
-        for (y = 0; y < 8; y++)
-          g_assert_cmpint (TIFFWriteScanline (tif, row, y, 0), ==, 1);
-        TIFFWriteDirectory (tif);
-      }
-    TIFFClose (tif);
-  }
+  write_hyper_pages (path, "ImageJ=1.53t\nimages=12\nchannels=2\nslices=3\nframes=2\nhyperstack=true\n");
   g_assert_true (airy_stack_viewer_open (f->viewer, path, &error));
   shown = airy_stack_view_get_stack (f->view);
   airy_stack_viewer_get_hyperstack (f->viewer, &n_c, &n_t, &c, &t);
@@ -704,36 +708,11 @@ test_gl_ome_hyperstack (Fixture *f, gconstpointer data)
       g_test_skip ("no display");
       return;
     }
-  {
-    TIFF *tif = TIFFOpen (path, "w");
-    const char *xml = "<?xml version=\"1.0\"?><OME xmlns=\"http://www.openmicroscopy.org/Schemas/OME/2016-06\">"
-                      "<Image ID=\"Image:0\"><Pixels ID=\"Pixels:0\" DimensionOrder=\"XYCZT\" Type=\"float\" "
-                      "SizeX=\"10\" SizeY=\"8\" SizeZ=\"3\" SizeC=\"2\" SizeT=\"2\" PhysicalSizeX=\"0.1\" "
-                      "PhysicalSizeY=\"0.1\" PhysicalSizeZ=\"0.5\"/></Image></OME>";
-    float row[10];
-    guint y, x;
-
-    g_assert_nonnull (tif);
-    for (k = 0; k < 12; k++)
-      {
-        TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, 10);
-        TIFFSetField (tif, TIFFTAG_IMAGELENGTH, 8);
-        TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 32);
-        TIFFSetField (tif, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
-        TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, 1);
-        TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
-        TIFFSetField (tif, TIFFTAG_ROWSPERSTRIP, 8);
-        if (k == 0)
-          TIFFSetField (tif, TIFFTAG_IMAGEDESCRIPTION, xml);
-        /* page c + 2 (z + 3 t) holds 100 c + 10 z + 1000 t */
-        for (x = 0; x < 10; x++)
-          row[x] = (float) (100 * (k % 2) + 10 * ((k / 2) % 3) + 1000 * (k / 6));
-        for (y = 0; y < 8; y++)
-          g_assert_cmpint (TIFFWriteScanline (tif, row, y, 0), ==, 1);
-        TIFFWriteDirectory (tif);
-      }
-    TIFFClose (tif);
-  }
+  write_hyper_pages (path,
+                     "<?xml version=\"1.0\"?><OME xmlns=\"http://www.openmicroscopy.org/Schemas/OME/2016-06\">"
+                     "<Image ID=\"Image:0\"><Pixels ID=\"Pixels:0\" DimensionOrder=\"XYCZT\" Type=\"float\" "
+                     "SizeX=\"10\" SizeY=\"8\" SizeZ=\"3\" SizeC=\"2\" SizeT=\"2\" PhysicalSizeX=\"0.1\" "
+                     "PhysicalSizeY=\"0.1\" PhysicalSizeZ=\"0.5\"/></Image></OME>");
   g_assert_true (airy_stack_viewer_open (f->viewer, path, &error));
   shown = airy_stack_view_get_stack (f->view);
   airy_stack_viewer_get_hyperstack (f->viewer, &n_c, &n_t, &c, &t);
