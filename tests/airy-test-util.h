@@ -137,3 +137,13 @@ dir_has_prefix (const char *dir, const char *prefix)
       return TRUE;
   return FALSE;
 }
+
+/* whether the element's parameter `name` applies (it exists) */
+static inline gboolean
+test_param_relevant_of (AiryElement *e, const char *name)
+{
+  GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e), name);
+
+  g_assert_nonnull (pspec);
+  return airy_element_param_relevant (e, pspec);
+}

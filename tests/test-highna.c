@@ -739,15 +739,6 @@ test_gl_focal_shift_vectorial (void)
 
 /* ---- 4. Parameters and presets ----------------------------------------- */
 
-static gboolean
-relevant (AiryElement *e, const char *name)
-{
-  GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (e), name);
-
-  g_assert_nonnull (pspec);
-  return airy_element_param_relevant (e, pspec);
-}
-
 static void
 test_parameters (void)
 {
@@ -760,16 +751,16 @@ test_parameters (void)
 
   g_assert_nonnull (o);
   g_assert_nonnull (gl);
-  g_assert_false (relevant (o, "polarization"));
-  g_assert_false (relevant (o, "dipole-polar"));
+  g_assert_false (test_param_relevant_of (o, "polarization"));
+  g_assert_false (test_param_relevant_of (o, "dipole-polar"));
   g_object_set (o, "field", AIRY_FIELD_VECTORIAL, NULL);
-  g_assert_true (relevant (o, "polarization"));
-  g_assert_false (relevant (o, "dipole-azimuth"));
+  g_assert_true (test_param_relevant_of (o, "polarization"));
+  g_assert_false (test_param_relevant_of (o, "dipole-azimuth"));
   g_object_set (o, "polarization", AIRY_POLARIZATION_DIPOLE, NULL);
-  g_assert_true (relevant (o, "dipole-polar"));
-  g_assert_true (relevant (o, "dipole-azimuth"));
+  g_assert_true (test_param_relevant_of (o, "dipole-polar"));
+  g_assert_true (test_param_relevant_of (o, "dipole-azimuth"));
   for (i = 0; i < G_N_ELEMENTS (gl_keys); i++)
-    g_assert_true (relevant (gl, gl_keys[i]));
+    g_assert_true (test_param_relevant_of (gl, gl_keys[i]));
 }
 
 static void
