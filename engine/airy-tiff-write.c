@@ -337,8 +337,11 @@ imagej_info (const AiryStack *stack)
   return g_string_free (s, FALSE);
 }
 
+/* at the file's position (offset AT_POSITION), or at offset */
+#define AT_POSITION G_MAXUINT64
+
 static gboolean
-write_all (int fd, const void *data, guint64 n, const char *path, GError **error)
+write_all (int fd, const void *data, guint64 n, guint64 offset, const char *path, GError **error)
 {
   const guint8 *p = data;
 
@@ -346,7 +349,7 @@ write_all (int fd, const void *data, guint64 n, const char *path, GError **error
     {
       /* large writes, in pieces the kernel takes whole */
       gsize chunk = (gsize) MIN (n, (guint64) 1 << 28);
-      gssize w = write (fd, p, chunk);
+      gssize w = offset == AT_POSITION ? write (fd, p, chunk) : pwrite (fd, p, chunk, (off_t) offset);
 
       if (w < 0 && errno == EINTR)
         continue;
@@ -358,6 +361,8 @@ write_all (int fd, const void *data, guint64 n, const char *path, GError **error
         }
       p += w;
       n -= (guint64) w;
+      if (offset != AT_POSITION)
+        offset += (guint64) w;
     }
   return TRUE;
 }
@@ -641,31 +646,6 @@ airy_tiff_layout_plane_offset (const AiryTiffLayout *layout,
   return layout->data_offset + (guint64) z * layout->plane_bytes;
 }
 
-static gboolean
-pwrite_all (int fd, const void *data, guint64 n, guint64 offset, const char *path, GError **error)
-{
-  const guint8 *p = data;
-
-  while (n > 0)
-    {
-      gsize chunk = (gsize) MIN (n, (guint64) 1 << 28);
-      gssize w = pwrite (fd, p, chunk, (off_t) offset);
-
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        {
-          int e = w < 0 ? errno : ENOSPC;
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), path, g_strerror (e));
-          return FALSE;
-        }
-      p += w;
-      n -= (guint64) w;
-      offset += (guint64) w;
-    }
-  return TRUE;
-}
-
 gboolean
 airy_tiff_layout_write_frame (const AiryTiffLayout *layout,
                               int                   fd,
@@ -677,8 +657,8 @@ airy_tiff_layout_write_frame (const AiryTiffLayout *layout,
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), layout->path, g_strerror (e));
       return FALSE;
     }
-  return pwrite_all (fd, layout->head->data, layout->head->len, 0, layout->path, error)
-         && pwrite_all (fd, layout->tail->data, layout->tail->len, layout->size - layout->tail->len,
+  return write_all (fd, layout->head->data, layout->head->len, 0, layout->path, error)
+         && write_all (fd, layout->tail->data, layout->tail->len, layout->size - layout->tail->len,
                         layout->path, error);
 }
 
@@ -692,7 +672,7 @@ airy_tiff_layout_write_planes (const AiryTiffLayout *layout,
 {
   g_return_val_if_fail (first + count <= layout->depth && (data != NULL || count == 0), FALSE);
 
-  return pwrite_all (fd, data, (guint64) count * layout->plane_bytes, airy_tiff_layout_plane_offset (layout, first),
+  return write_all (fd, data, (guint64) count * layout->plane_bytes, airy_tiff_layout_plane_offset (layout, first),
                      layout->path, error);
 }
 
@@ -725,9 +705,9 @@ airy_tiff_write_full (const char                 *path,
   fd = airy_atomic_begin (path, &tmp, error);
   if (fd < 0)
     return FALSE;
-  ok = write_all (fd, layout->head->data, layout->head->len, path, error)
-       && write_all (fd, stack->data, layout->plane_bytes * stack->depth, path, error)
-       && write_all (fd, layout->tail->data, layout->tail->len, path, error);
+  ok = write_all (fd, layout->head->data, layout->head->len, AT_POSITION, path, error)
+       && write_all (fd, stack->data, layout->plane_bytes * stack->depth, AT_POSITION, path, error)
+       && write_all (fd, layout->tail->data, layout->tail->len, AT_POSITION, path, error);
   if (!ok)
     {
       close (fd);
