@@ -313,6 +313,7 @@ bench_write_ranks (AirySystem *system, const AiryRunOptions *options, const char
 int
 cmd_bench (int argc, char **argv)
 {
+  int status;
   g_autofree char *backend = NULL, *devices_arg = NULL;
   int repeat = 5, warmup = 1, threads = 0, planes = 0, size = 0;
   gboolean json = FALSE, no_write = FALSE;
@@ -363,14 +364,12 @@ cmd_bench (int argc, char **argv)
     return usage_error ("--repeat: must be in [1, 1000], got %d", repeat);
   if (warmup < 0 || warmup > 100)
     return usage_error ("--warmup: must be in [0, 100], got %d", warmup);
-  if (threads < 0 || threads > 4096)
-    return usage_error ("--threads: must be in [0, 4096], got %d", threads);
+  if ((status = check_threads_backend (threads, backend)) != EXIT_OK)
+    return status;
   if (planes < 0 || planes > 1000000)
     return usage_error ("--planes: must be in [1, 1000000], got %d", planes);
   if (size < 0 || size > 65536)
     return usage_error ("--size: must be in [1, 65536], got %d", size);
-  if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
-    return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
   if (devices_arg && !parse_devices (devices_arg, devices, &error))
     return ranks_fail (error);
   if (argc == 2)

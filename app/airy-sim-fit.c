@@ -55,6 +55,7 @@ write_text_file (const char *path, const char *text, GError **error)
 int
 cmd_fit (int argc, char **argv)
 {
+  int status;
   g_autofree char *system_file = NULL, *output = NULL, *report_out = NULL, *residual_out = NULL;
   g_autofree char *objective_arg = NULL, *gain_arg = NULL, *offset_arg = NULL, *backend = NULL;
   int device = 0, zernike = 14, crop = 0, restarts = 0, threads = 0, seed = 0, max_iterations = 0;
@@ -119,12 +120,10 @@ cmd_fit (int argc, char **argv)
     return usage_error ("--restarts: must be in [0, 100], got %d", restarts);
   if (max_iterations < 0 || max_iterations > 100000)
     return usage_error ("--max-iterations: must be in [0, 100000], got %d", max_iterations);
-  if (threads < 0 || threads > 4096)
-    return usage_error ("--threads: must be in [0, 4096], got %d", threads);
+  if ((status = check_threads_backend (threads, backend)) != EXIT_OK)
+    return status;
   if (seed < 0)
     return usage_error ("--seed: must be ≥ 0, got %d", seed);
-  if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
-    return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
   if (device < 0 || device > 1023)
     return usage_error ("--device: must be in [0, 1023], got %d", device);
   if (objective_arg && g_str_equal (objective_arg, "poisson"))

@@ -38,6 +38,9 @@ gboolean parse_devices (const char *arg, GArray *devices, GError **error);
 gboolean check_output_path (const char *option, const char *path, const char *const *suffixes,
                             GError **error);
 gboolean parse_tiff_format (const char *arg, AiryTiffFormat *format);
+/* --threads and --backend as every computing command takes them: EXIT_OK,
+ * or the status of the usage error it printed */
+int      check_threads_backend (int threads, const char *backend);
 gboolean check_outputs (const NamedFile *outputs, guint n_outputs, const NamedFile *inputs,
                         guint n_inputs, GError **error);
 gboolean check_outputs_against_system (const NamedFile *outputs, guint n_outputs, AirySystem *system,

@@ -232,6 +232,7 @@ print_run_summary (AiryResult *result, const char *output, guint n_devices_all, 
 int
 cmd_run (int argc, char **argv)
 {
+  int status;
   g_autofree char *output = NULL, *psf_out = NULL, *png_out = NULL, *backend = NULL;
   g_autofree char *devices_arg = NULL, *preset = NULL, *format_arg = NULL, *chunks_arg = NULL;
   g_autofree char *channels_arg = NULL;
@@ -275,10 +276,8 @@ cmd_run (int argc, char **argv)
     return usage_error (_("run: give one system file (or --preset NAME)"));
   if (output == NULL)
     return usage_error (_("run: give the output file with -o OUT.tif"));
-  if (threads < 0 || threads > 4096)
-    return usage_error ("--threads: must be in [0, 4096], got %d", threads);
-  if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
-    return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
+  if ((status = check_threads_backend (threads, backend)) != EXIT_OK)
+    return status;
   if (format_arg && !parse_tiff_format (format_arg, &tiff_format))
     return usage_error ("--format: must be one of imagej, ome, bigtiff, got \"%s\"", format_arg);
   if (channels_arg && g_strcmp0 (channels_arg, "wavelength") != 0 && g_strcmp0 (channels_arg, "none") != 0)

@@ -427,6 +427,7 @@ check_sweep_paths (JsonNode *root, GArray *params, const char *file, GError **er
 int
 cmd_sweep (int argc, char **argv)
 {
+  int status;
   g_autofree char *output = NULL, *backend = NULL, *format_arg = NULL;
   g_auto(GStrv) sets = NULL;
   int threads = 0;
@@ -462,10 +463,8 @@ cmd_sweep (int argc, char **argv)
     return usage_error (_("sweep: give the parameters with --set PATH=START:STOP:COUNT and the folder with -o DIR/"));
   if (*output == '\0')
     return usage_error (_("sweep: -o is empty: give the folder of the files with -o DIR/"));
-  if (threads < 0 || threads > 4096)
-    return usage_error ("--threads: must be in [0, 4096], got %d", threads);
-  if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
-    return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
+  if ((status = check_threads_backend (threads, backend)) != EXIT_OK)
+    return status;
   if (format_arg && !parse_tiff_format (format_arg, &tiff_format))
     return usage_error ("--format: must be one of imagej, ome, bigtiff, got \"%s\"", format_arg);
   for (i = 0; sets[i]; i++)

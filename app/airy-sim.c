@@ -364,6 +364,16 @@ check_output_path (const char *option, const char *path, const char *const *suff
   return TRUE;
 }
 
+int
+check_threads_backend (int threads, const char *backend)
+{
+  if (threads < 0 || threads > 4096)
+    return usage_error ("--threads: must be in [0, 4096], got %d", threads);
+  if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
+    return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
+  return EXIT_OK;
+}
+
 gboolean
 parse_tiff_format (const char *arg, AiryTiffFormat *format)
 {
