@@ -1715,14 +1715,9 @@ test_undo_redo (void)
 static AiryFitDialog *
 fit_dialog_of (AiryWindow *window)
 {
-  g_autoptr(GList) list = gtk_window_list_toplevels ();
-  GList *l;
+  GtkWidget *dialog = airy_fit_dialog_find (GTK_WINDOW (window));
 
-  for (l = list; l; l = l->next)
-    if (AIRY_IS_FIT_DIALOG (l->data) && gtk_widget_get_visible (l->data)
-        && gtk_window_get_transient_for (l->data) == GTK_WINDOW (window))
-      return l->data;
-  return NULL;
+  return dialog ? AIRY_FIT_DIALOG (dialog) : NULL;
 }
 
 /* "Apply to System" of the fit dialog is an edit of the bench: the file

@@ -846,9 +846,8 @@ hook_free (gpointer data, GClosure *closure)
   g_free (data);
 }
 
-/* the visible fit dialog over window, or NULL */
-static GtkWidget *
-find_open_dialog (GtkWindow *window)
+GtkWidget *
+airy_fit_dialog_find (GtkWindow *window)
 {
   g_autoptr(GList) list = gtk_window_list_toplevels ();
   GList *l;
@@ -865,7 +864,7 @@ find_open_dialog (GtkWindow *window)
 static GtkWidget *
 dialog_for (Hook *hook, AirySystem *system)
 {
-  GtkWidget *dialog = find_open_dialog (hook->window);
+  GtkWidget *dialog = airy_fit_dialog_find (hook->window);
 
   if (dialog != NULL)
     {

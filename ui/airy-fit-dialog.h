@@ -51,6 +51,8 @@ void                 airy_fit_dialog_set_message  (AiryFitDialog    *self,
 void                 airy_fit_dialog_start        (AiryFitDialog    *self);
 void                 airy_fit_dialog_cancel       (AiryFitDialog    *self);
 gboolean             airy_fit_dialog_is_running   (AiryFitDialog    *self);
+/* the visible fit dialog over window (there is one at most), or NULL */
+GtkWidget           *airy_fit_dialog_find         (GtkWindow        *window);
 /* the opened file is being read (on a worker; its status comes after) */
 gboolean             airy_fit_dialog_is_reading   (AiryFitDialog    *self);
 /* The last successful fit's result, shown until another succeeds (NULL
