@@ -147,3 +147,18 @@ test_param_relevant_of (AiryElement *e, const char *name)
   g_assert_nonnull (pspec);
   return airy_element_param_relevant (e, pspec);
 }
+
+/* An n² microscope (0.1 µm camera pixels, NA 0.8 in water, a 0.15-wave
+ * ANSI 7 mask) imaging sample (JSON) over planes z in [−1, 1] µm, with the
+ * sensor keys given. */
+static inline char *
+test_microscope_json (const char *sample, const char *sensor, guint n, guint planes)
+{
+  return g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [%u, %u], \"spacing\": 0.1},"
+    " \"spectrum\": {\"wavelengths\": [0.532]}, \"z\": {\"start\": -1, \"stop\": 1, \"count\": %u},"
+    " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
+    " \"elements\": [{\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [7],"
+    "   \"zernike-coefficients\": [0.15]}],"
+    " \"sensor\": {%s}, \"sample\": %s}", n, n, planes, sensor, sample);
+}

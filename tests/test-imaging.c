@@ -5,17 +5,6 @@
 
 static char *tmpdir;
 
-static char *
-microscope_json (const char *sample, const char *sensor, guint n, guint planes)
-{
-  return g_strdup_printf (
-    "{\"airy\": 1, \"grid\": {\"shape\": [%u, %u], \"spacing\": 0.1},"
-    " \"spectrum\": {\"wavelengths\": [0.532]}, \"z\": {\"start\": -1, \"stop\": 1, \"count\": %u},"
-    " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
-    " \"elements\": [{\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [7],"
-    "   \"zernike-coefficients\": [0.15]}],"
-    " \"sensor\": {%s}, \"sample\": %s}", n, n, planes, sensor, sample);
-}
 
 static void
 check_delta_volume (guint n)
@@ -36,7 +25,7 @@ check_delta_volume (guint n)
   airy_stack_plane (volume, k)[py * n + px] = 1.0f;
   g_assert_true (airy_tiff_write (path, volume, &error));
   sample = g_strdup_printf ("{\"file\": \"%s\"}", path);
-  json = microscope_json (sample, "\"reduce\": \"sum\"", n, planes);
+  json = test_microscope_json (sample, "\"reduce\": \"sum\"", n, planes);
   system = test_system (json);
   result = test_run (system, &(AiryRunOptions) { .keep_psf = TRUE });
   g_assert_nonnull (result->psf);
@@ -71,7 +60,7 @@ test_uniform_volume (void)
 {
   /* ones everywhere: the centre pixel sees every PSF whole: Σ_z Σ PSF_z */
   guint n = 64, planes = 4;
-  g_autofree char *json = microscope_json ("{\"constant\": 1.0}", "\"reduce\": \"sum\"", n, planes);
+  g_autofree char *json = test_microscope_json ("{\"constant\": 1.0}", "\"reduce\": \"sum\"", n, planes);
   g_autoptr(AirySystem) system = test_system (json);
   g_autoptr(AiryResult) result = test_run (system, &(AiryRunOptions) { .keep_psf = TRUE });
   double total = plane_sum (result->psf->data, (gsize) planes * n * n), inside = 0.0;
@@ -95,7 +84,7 @@ static void
 test_sharding_image (void)
 {
   guint n = 64, k;
-  g_autofree char *json = microscope_json ("{\"beads\": {\"count\": 40, \"seed\": 7}}",
+  g_autofree char *json = test_microscope_json ("{\"beads\": {\"count\": 40, \"seed\": 7}}",
                                            "\"reduce\": \"sum\"", n, 9);
   g_autoptr(AirySystem) system = test_system (json);
   g_autoptr(AiryResult) one = NULL;
@@ -133,7 +122,7 @@ check_volume_cache (const char *sample)
   float peak;
   gsize i;
 
-  json1 = microscope_json (sample, "\"reduce\": \"sum\"", 64, 6);
+  json1 = test_microscope_json (sample, "\"reduce\": \"sum\"", 64, 6);
   first = test_system (json1);
   a = test_run (first, NULL);
   json2 = g_strdup (json1);
@@ -250,7 +239,7 @@ test_resampling (void)
 static AiryResult *
 run_sample (const char *sample_json, GError **error)
 {
-  g_autofree char *json = microscope_json (sample_json, "\"reduce\": \"sum\"", 32, 5);
+  g_autofree char *json = test_microscope_json (sample_json, "\"reduce\": \"sum\"", 32, 5);
   g_autoptr(AirySystem) system = test_system (json);
 
   return airy_run (system, NULL, NULL, NULL, NULL, error);

@@ -164,18 +164,6 @@ psf_json (guint n, guint planes)
     "   {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}", n, n, 160.0 / n, planes);
 }
 
-static char *
-image_json (guint n, guint planes, const char *sample, const char *sensor)
-{
-  return g_strdup_printf (
-    "{\"airy\": 1, \"grid\": {\"shape\": [%u, %u], \"spacing\": 0.1},"
-    " \"spectrum\": {\"wavelengths\": [0.532]}, \"z\": {\"start\": -1, \"stop\": 1, \"count\": %u},"
-    " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
-    " \"elements\": [{\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [7],"
-    "   \"zernike-coefficients\": [0.15]}],"
-    " \"sensor\": {%s}, \"sample\": %s}", n, n, planes, sensor, sample);
-}
-
 static GBytes *
 file_bytes (const char *path)
 {
@@ -431,7 +419,7 @@ test_run_part (void)
   }
 }
 
-/* A sample of 6 planes of 16 × 16 for image_json (16, 6, …): planes
+/* A sample of 6 planes of 16 × 16 for test_microscope_json (…, 16, 6): planes
  * [nonzero_from, 6) carry a pattern of their own, the others are 0. */
 static char *
 write_sample (const char *name, guint nonzero_from)
@@ -459,7 +447,7 @@ test_run_part_sample (void)
 {
   g_autofree char *path = write_sample ("part-sample.tif", 3);
   g_autofree char *sample = g_strdup_printf ("{\"file\": \"%s\"}", path);
-  g_autofree char *json = image_json (16, 6, sample, "\"reduce\": \"sum\"");
+  g_autofree char *json = test_microscope_json (sample, "\"reduce\": \"sum\"", 16, 6);
   g_autoptr(AirySystem) system = test_system (json);
   g_autoptr(AiryResult) whole = test_run (system, &(AiryRunOptions) { .threads = 1 });
   g_autoptr(AiryStack) file = read_tiff (path);
@@ -734,7 +722,7 @@ test_mpi_no_planes (void)
 static void
 check_image (const char *sensor, const char *name, double tolerance)
 {
-  g_autofree char *json = image_json (64, 9, "{\"beads\": {\"count\": 30, \"seed\": 5}}", sensor);
+  g_autofree char *json = test_microscope_json ("{\"beads\": {\"count\": 30, \"seed\": 5}}", sensor, 64, 9);
   g_autofree char *sysname = g_strconcat (name, ".json", NULL);
   g_autofree char *sys = write_json (sysname, json);
   g_autofree char *one = in_tmp ("img1.tif"), *two = in_tmp ("img2.tif"), *three = in_tmp ("img3.tif");
@@ -791,7 +779,7 @@ test_mpi_image_sample (void)
   for (i = 0; i < 3; i++)
     {
       g_autofree char *sample = g_strdup_printf ("{\"file\": \"%s\"}", samples[i]);
-      g_autofree char *json = image_json (16, 6, sample, "\"reduce\": \"sum\"");
+      g_autofree char *json = test_microscope_json (sample, "\"reduce\": \"sum\"", 16, 6);
       g_autofree char *sys = write_json ("sample-image.json", json);
       g_autofree char *one = in_tmp ("sample1.tif"), *many = in_tmp ("sample-n.tif");
       g_autoptr(AiryStack) s1 = NULL;
@@ -834,7 +822,7 @@ test_mpi_missing_sample (void)
 {
   g_autoptr(AiryStack) volume = airy_stack_new (5, 32, 32);
   g_autofree char *a_dir = in_tmp ("a"), *b_dir = in_tmp ("b");
-  g_autofree char *json = image_json (32, 5, "{\"file\": \"volume.tif\"}", "\"reduce\": \"sum\"");
+  g_autofree char *json = test_microscope_json ("{\"file\": \"volume.tif\"}", "\"reduce\": \"sum\"", 32, 5);
   g_autofree char *sys_a = g_build_filename (a_dir, "sys.json", NULL);
   g_autofree char *sys_b = g_build_filename (b_dir, "sys.json", NULL);
   g_autofree char *vol = g_build_filename (a_dir, "volume.tif", NULL);
@@ -1003,7 +991,7 @@ test_mpi_input_errors (void)
 {
   g_autofree char *sample = write_sample ("vol.tif", 0);
   g_autofree char *sample_json = g_strdup_printf ("{\"file\": \"%s\"}", sample);
-  g_autofree char *json = image_json (16, 6, sample_json, "\"reduce\": \"sum\"");
+  g_autofree char *json = test_microscope_json (sample_json, "\"reduce\": \"sum\"", 16, 6);
   g_autofree char *sys = write_json ("im.json", json);
   g_autofree char *out = in_tmp ("in-err.tif"), *nodir = in_tmp ("no-such-folder/x.tif");
   g_autofree char *expected = NULL;
@@ -1179,7 +1167,7 @@ check_sweep_folder (guint np)
   g_autofree char *file = in_tmp ("plain-file"), *under_file = g_build_filename (file, "sweep", NULL);
   g_autofree char *in_dir = in_tmp ("with-input"), *sample = g_build_filename (in_dir, "0001.tif", NULL);
   g_autofree char *in_sys = g_build_filename (in_dir, "sys.json", NULL);
-  g_autofree char *img = image_json (16, 2, "{\"file\": \"0001.tif\"}", "\"reduce\": \"sum\"");
+  g_autofree char *img = test_microscope_json ("{\"file\": \"0001.tif\"}", "\"reduce\": \"sum\"", 16, 2);
   g_autofree char *prefix = np > 1 ? g_strdup_printf ("rank 0 of %u: ", np) : g_strdup ("");
   g_autofree char *expected = NULL, *csv = NULL, *before = NULL;
   g_autoptr(AiryStack) volume = airy_stack_new (2, 16, 16);
