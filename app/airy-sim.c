@@ -639,6 +639,7 @@ main (int argc, char **argv)
 #endif
     status = run_command (cmd, argc, argv);
     airy_comm_free (ranks);
+    airy_shutdown ();
     return status;
   }
 }
