@@ -344,11 +344,10 @@ png_read_into (PngReader *r)
   if (need > budget)
     {
       g_autofree char *need_s = airy_format_bytes (need);
-      g_autofree char *budget_s = airy_format_bytes (budget);
+      g_autofree char *budget_s = airy_memory_budget_describe (budget, TRUE);
 
       g_set_error (&r->error, AIRY_ERROR, AIRY_ERROR_BUDGET,
-                   _("%s: a %u × %u image needs %s of memory to read, more than the budget of %s "
-                     "(90 %% of available memory, or AIRY_MEMORY_BUDGET)"),
+                   _("%s: a %u × %u image needs %s of memory to read, more than the budget of %s"),
                    r->path, width, height, need_s, budget_s);
       return FALSE;
     }
