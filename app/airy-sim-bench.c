@@ -318,20 +318,19 @@ cmd_bench (int argc, char **argv)
   int repeat = 5, warmup = 1, threads = 0, planes = 0, size = 0;
   gboolean json = FALSE, no_write = FALSE;
   g_autofree char *write_dir = NULL;
-  GOptionEntry entries[] = {
-    { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, NULL, NULL },
-    { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, NULL, NULL },
-    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
-    { "devices", 0, 0, G_OPTION_ARG_STRING, &devices_arg, NULL, NULL },
-    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, NULL, NULL },
-    { "planes", 0, 0, G_OPTION_ARG_INT, &planes, NULL, NULL },
-    { "size", 0, 0, G_OPTION_ARG_INT, &size, NULL, NULL },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, NULL, NULL },
-    { "write-dir", 0, 0, G_OPTION_ARG_FILENAME, &write_dir, NULL, NULL },
-    { "no-write", 0, 0, G_OPTION_ARG_NONE, &no_write, NULL, NULL },
+  const SimOption options_table[] = {
+    { "repeat", 0, SIM_OPTION_INT, &repeat },
+    { "warmup", 0, SIM_OPTION_INT, &warmup },
+    { "threads", 0, SIM_OPTION_INT, &threads },
+    { "devices", 0, SIM_OPTION_STRING, &devices_arg },
+    { "backend", 0, SIM_OPTION_STRING, &backend },
+    { "planes", 0, SIM_OPTION_INT, &planes },
+    { "size", 0, SIM_OPTION_INT, &size },
+    { "json", 0, SIM_OPTION_FLAG, &json },
+    { "write-dir", 0, SIM_OPTION_STRING, &write_dir },
+    { "no-write", 0, SIM_OPTION_FLAG, &no_write },
     { NULL }
   };
-  g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
@@ -354,10 +353,8 @@ cmd_bench (int argc, char **argv)
   guint64 peak, peak_device = 0;
   int k;
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  g_option_context_set_help_enabled (ctx, FALSE);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    return usage_error ("bench: %s", error->message);
+  if ((status = parse_command_line ("bench", options_table, &argc, &argv)) != EXIT_OK)
+    return status;
   if (argc > 2)
     return usage_error (_("bench: give at most one preset or system file"));
   if (repeat < 1 || repeat > 1000)

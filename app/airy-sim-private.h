@@ -24,6 +24,30 @@ typedef struct
   const char *path;
 } NamedFile;
 
+/* the options of a command (app/airy-sim-options.c) */
+typedef enum
+{
+  SIM_OPTION_FLAG,      /* gboolean */
+  SIM_OPTION_STRING,    /* char *, given once */
+  SIM_OPTION_INT,       /* int, given once */
+  SIM_OPTION_STRINGS,   /* GStrv, the option repeated */
+} SimOptionKind;
+
+typedef struct
+{
+  const char    *name;         /* "output": --output */
+  char           short_name;   /* 'o': -o, or 0 */
+  SimOptionKind  kind;
+  gpointer       target;
+} SimOption;
+
+/* Parses argv (argv[0] the command's name) against options (ended by
+ * { NULL }) and the table of options that exclude each other; leaves the
+ * other arguments in argv[1 …]. EXIT_OK, or the status of the usage error
+ * it printed (an unknown option, a missing or malformed value, an option
+ * given twice, a conflicting pair). */
+int parse_command_line (const char *command, const SimOption *options, int *argc, char ***argv);
+
 /* errors and usage (exit status 1 or 2) */
 int fail (const GError *error);
 int usage_error (const char *format, ...) G_GNUC_PRINTF (1, 2);

@@ -240,24 +240,23 @@ cmd_run (int argc, char **argv)
   AiryTiffFormat tiff_format = AIRY_TIFF_AUTO;
   int threads = 0;
   gboolean quiet = FALSE, json = FALSE;
-  GOptionEntry entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, NULL, NULL },
-    { "psf-out", 0, 0, G_OPTION_ARG_FILENAME, &psf_out, NULL, NULL },
-    { "png", 0, 0, G_OPTION_ARG_FILENAME, &png_out, NULL, NULL },
-    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, NULL, NULL },
-    { "devices", 0, 0, G_OPTION_ARG_STRING, &devices_arg, NULL, NULL },
-    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
-    { "preset", 0, 0, G_OPTION_ARG_STRING, &preset, NULL, NULL },
-    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, NULL, NULL },
-    { "format", 0, 0, G_OPTION_ARG_STRING, &format_arg, NULL, NULL },
-    { "chunks", 0, 0, G_OPTION_ARG_STRING, &chunks_arg, NULL, NULL },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, NULL, NULL },
-    { "channels", 0, 0, G_OPTION_ARG_STRING, &channels_arg, NULL, NULL },
+  const SimOption options_table[] = {
+    { "output", 'o', SIM_OPTION_STRING, &output },
+    { "psf-out", 0, SIM_OPTION_STRING, &psf_out },
+    { "png", 0, SIM_OPTION_STRING, &png_out },
+    { "backend", 0, SIM_OPTION_STRING, &backend },
+    { "devices", 0, SIM_OPTION_STRING, &devices_arg },
+    { "threads", 0, SIM_OPTION_INT, &threads },
+    { "preset", 0, SIM_OPTION_STRING, &preset },
+    { "quiet", 'q', SIM_OPTION_FLAG, &quiet },
+    { "format", 0, SIM_OPTION_STRING, &format_arg },
+    { "chunks", 0, SIM_OPTION_STRING, &chunks_arg },
+    { "json", 0, SIM_OPTION_FLAG, &json },
+    { "channels", 0, SIM_OPTION_STRING, &channels_arg },
     { NULL }
   };
   static const char *const tif[] = { ".tif", ".tiff", NULL };
   static const char *const png[] = { ".png", NULL };
-  g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(AiryResult) result = NULL;
@@ -268,10 +267,8 @@ cmd_run (int argc, char **argv)
   gint64 t_write;
   Progress progress = { isatty (STDERR_FILENO), g_get_monotonic_time (), FALSE };
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  g_option_context_set_help_enabled (ctx, FALSE);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    return usage_error ("run: %s", error->message);
+  if ((status = parse_command_line ("run", options_table, &argc, &argv)) != EXIT_OK)
+    return status;
   if ((argc != 2 && preset == NULL) || (argc != 1 && preset != NULL))
     return usage_error (_("run: give one system file (or --preset NAME)"));
   if (output == NULL)

@@ -432,16 +432,15 @@ cmd_sweep (int argc, char **argv)
   g_auto(GStrv) sets = NULL;
   int threads = 0;
   gboolean quiet = FALSE;
-  GOptionEntry entries[] = {
-    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, NULL, NULL },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, NULL, NULL },
-    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, NULL, NULL },
-    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
-    { "format", 0, 0, G_OPTION_ARG_STRING, &format_arg, NULL, NULL },
-    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, NULL, NULL },
+  const SimOption options_table[] = {
+    { "set", 0, SIM_OPTION_STRINGS, &sets },
+    { "output", 'o', SIM_OPTION_STRING, &output },
+    { "backend", 0, SIM_OPTION_STRING, &backend },
+    { "threads", 0, SIM_OPTION_INT, &threads },
+    { "format", 0, SIM_OPTION_STRING, &format_arg },
+    { "quiet", 'q', SIM_OPTION_FLAG, &quiet },
     { NULL }
   };
-  g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(GArray) params = g_array_new (FALSE, TRUE, sizeof (SweepParam));
   g_autoptr(JsonParser) parser = json_parser_new ();
@@ -453,10 +452,8 @@ cmd_sweep (int argc, char **argv)
   gint64 t0 = g_get_monotonic_time ();
 
   g_array_set_clear_func (params, sweep_param_clear);
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  g_option_context_set_help_enabled (ctx, FALSE);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    return usage_error ("sweep: %s", error->message);
+  if ((status = parse_command_line ("sweep", options_table, &argc, &argv)) != EXIT_OK)
+    return status;
   if (argc != 2)
     return usage_error (_("sweep: give one system file"));
   if (output == NULL || sets == NULL)

@@ -1,5 +1,5 @@
-/* airy-sim against a hostile or careless user, and the engine's leftovers
- * at exit: no thread left alive after a run, and budget refusals that say
+/* airy-sim against a hostile or careless user: unknown and conflicting
+ * options; no thread left alive after a run; budget refusals that say
  * what they would allocate and which budget applied. */
 #include "config.h"
 
@@ -18,10 +18,158 @@
 
 static char *tmpdir;
 
+static char **
+test_environ (void)
+{
+  char **env = g_get_environ ();
+
+  /* Open MPI refuses root (CI) without these */
+  env = g_environ_setenv (env, "OMPI_ALLOW_RUN_AS_ROOT", "1", TRUE);
+  env = g_environ_setenv (env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", TRUE);
+  return env;
+}
+
+/* the child: no core files (SIGQUIT, SIGXCPU, SIGXFSZ dump one), and the
+ * file-size limit the test asks for */
+static rlim_t child_fsize = RLIM_INFINITY;
+static gboolean child_ignore_xfsz;
+
+static void
+child_setup (gpointer data)
+{
+  struct rlimit none = { 0, 0 }, fsize = { child_fsize, child_fsize };
+
+  setrlimit (RLIMIT_CORE, &none);
+  if (child_fsize != RLIM_INFINITY)
+    setrlimit (RLIMIT_FSIZE, &fsize);
+  if (child_ignore_xfsz)
+    signal (SIGXFSZ, SIG_IGN);
+}
+
+static void
+run_argv (Run *r, const char *const *argv)
+{
+  g_auto(GStrv) env = test_environ ();
+  g_autoptr(GError) error = NULL;
+  int wait_status;
+
+  memset (r, 0, sizeof *r);
+  g_assert_true (g_spawn_sync (tmpdir, (char **) argv, env, G_SPAWN_DEFAULT, child_setup, NULL, &r->out, &r->err,
+                               &wait_status, &error));
+  g_assert_no_error (error);
+  r->status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : 128 + WTERMSIG (wait_status);
+}
+
+/* airy-sim with the arguments (NULL-terminated) */
+static void
+sim (Run *r, const char *first, ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  const char *arg;
+  va_list ap;
+
+  g_ptr_array_add (argv, (char *) g_getenv ("AIRY_SIM"));
+  va_start (ap, first);
+  for (arg = first; arg; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, (char *) arg);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  run_argv (r, (const char *const *) argv->pdata);
+}
+
 static char *
 in_tmp (const char *name)
 {
   return g_build_filename (tmpdir, name, NULL);
+}
+
+/* ---- options ---- */
+
+static void
+expect_usage (const char *expected_line, const char *first, ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autofree char *expected = g_strdup_printf ("airy-sim: %s\nTry “airy-sim --help”.\n", expected_line);
+  g_auto(Run) r = { 0 };
+  const char *arg;
+  va_list ap;
+
+  g_ptr_array_add (argv, (char *) g_getenv ("AIRY_SIM"));
+  va_start (ap, first);
+  for (arg = first; arg; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, (char *) arg);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  run_argv (&r, (const char *const *) argv->pdata);
+  g_assert_cmpint (r.status, ==, 2);
+  g_assert_cmpstr (r.err, ==, expected);
+  g_assert_cmpstr (r.out, ==, "");
+}
+
+/* Every command refuses an option it does not know, long or short,
+ * before or after its arguments */
+static void
+test_unknown_options (void)
+{
+  static const char *const commands[] = { "run", "validate", "preset", "info", "schema", "bench", "fit", "sweep" };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      g_autofree char *line = g_strdup_printf ("%s: unknown option --bogus", commands[i]);
+      g_autofree char *short_line = g_strdup_printf ("%s: unknown option -x", commands[i]);
+
+      expect_usage (line, commands[i], "--bogus", NULL);
+      expect_usage (line, commands[i], "--bogus=1", NULL);
+      expect_usage (short_line, commands[i], "-x", NULL);
+    }
+  expect_usage ("info: unknown option --bogus", "info", "--elements", "--bogus", NULL);
+  expect_usage ("validate: unknown option --bogus", "validate", "s.json", "--bogus", NULL);
+  expect_usage ("info: takes no arguments, got “extra”", "info", "extra", NULL);
+  /* after "--" an argument is no option */
+  expect_usage ("info: takes no arguments, got “--elements”", "info", "--", "--elements", NULL);
+}
+
+/* Each pair that excludes the other, an option given twice, a value
+ * missing, malformed or given to a flag */
+static void
+test_conflicting_options (void)
+{
+  expect_usage ("bench: --write-dir and --no-write exclude each other (the write is timed in --write-dir, or "
+                "not at all): give one of them", "bench", "--write-dir", ".", "--no-write", NULL);
+  expect_usage ("bench: --write-dir and --no-write exclude each other (the write is timed in --write-dir, or "
+                "not at all): give one of them", "bench", "--no-write", "--write-dir=.", NULL);
+  expect_usage ("fit: --objective least-squares and --gain exclude each other (--gain converts counts to "
+                "photons for the Poisson objective): give one of them",
+                "fit", "b.tif", "--system", "s.json", "-o", "f.json", "--objective", "least-squares", "--gain", "2",
+                NULL);
+  expect_usage ("fit: --objective least-squares and --offset exclude each other (--offset converts counts to "
+                "photons for the Poisson objective): give one of them",
+                "fit", "b.tif", "--offset", "3", "--objective=least-squares", NULL);
+  expect_usage ("preset: --list and a preset name (“widefield”) exclude each other: give one of them",
+                "preset", "--list", "widefield", NULL);
+  expect_usage ("preset: give one preset name, got “widefield” and “imaging”", "preset", "widefield", "imaging",
+                NULL);
+  expect_usage ("run: -o given twice (a.tif, then b.tif): give it once", "run", "s.json", "-o", "a.tif", "-o",
+                "b.tif", NULL);
+  expect_usage ("run: --output given twice (a.tif, then b.tif): give it once", "run", "s.json", "-oa.tif",
+                "--output", "b.tif", NULL);
+  expect_usage ("sweep: --format given twice (ome, then imagej): give it once", "sweep", "s.json", "--format",
+                "ome", "--format", "imagej", NULL);
+  expect_usage ("bench: --repeat given twice (3, then 4): give it once", "bench", "--repeat", "3", "--repeat=4",
+                NULL);
+  expect_usage ("run: -o needs a value", "run", "s.json", "-qo", NULL);
+  expect_usage ("run: --quiet takes no value, got \"--quiet=yes\"", "run", "s.json", "--quiet=yes", NULL);
+  expect_usage ("--threads: must be a whole number, got \"4x\"", "run", "s.json", "-o", "a.tif", "--threads", "4x",
+                NULL);
+  /* a repeatable option repeats, a flag twice is the flag */
+  {
+    g_auto(Run) r = { 0 };
+
+    sim (&r, "info", "--elements", "--elements", NULL);
+    g_assert_cmpint (r.status, ==, 0);
+    g_assert_nonnull (strstr (r.out, "objective-point-source"));
+  }
 }
 
 /* ---- threads and messages ---- */
@@ -143,6 +291,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   airy_init ();
   tmpdir = g_dir_make_tmp ("airy-hostile-XXXXXX", NULL);
+  g_test_add_func ("/hostile/options/unknown", test_unknown_options);
+  g_test_add_func ("/hostile/options/conflicts", test_conflicting_options);
   g_test_add_func ("/hostile/threads", test_no_threads_left);
   g_test_add_func ("/hostile/budget-messages", test_budget_messages);
   status = g_test_run ();

@@ -10,22 +10,6 @@
 
 static char *tmpdir;
 
-typedef struct
-{
-  int   status;
-  char *out;
-  char *err;
-} Run;
-
-static void
-run_clear (Run *r)
-{
-  g_free (r->out);
-  g_free (r->err);
-}
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Run, run_clear)
-
 static void
 sim_v (Run *r, char **envp, const char *first, va_list args)
 {
@@ -461,7 +445,7 @@ test_schema_command (void)
   g_assert_cmpstr (builtin.out, ==, installed_text);
   sim (&bad, "schema", "--all", NULL);
   g_assert_cmpint (bad.status, ==, 2);
-  g_assert_true (g_str_has_prefix (bad.err, "airy-sim: schema: the only option is --builtin"));
+  g_assert_cmpstr (bad.err, ==, "airy-sim: schema: unknown option --all\nTry “airy-sim --help”.\n");
 }
 
 static void
