@@ -287,7 +287,7 @@ bench_write_ranks (AirySystem *system, const AiryRunOptions *options, const char
 
           if (tiff)
             {
-              if (!write_outputs_ranks (r, system, path, NULL, NULL, &wo, &write_s, error))
+              if (!write_outputs (r, system, path, NULL, NULL, &wo, &write_s, error))
                 return FALSE;
               if (is_root ())
                 g_unlink (path);

@@ -38,20 +38,6 @@ on_fit_progress (guint restart, guint iteration, double loss, gpointer user_data
   p->shown = TRUE;
 }
 
-static gboolean
-write_text_file (const char *path, const char *text, GError **error)
-{
-  g_autoptr(GError) local = NULL;
-
-  /* g_file_set_contents writes a temporary file and renames it */
-  if (!g_file_set_contents (path, text, -1, &local))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s", local->message);
-      return FALSE;
-    }
-  return TRUE;
-}
-
 int
 cmd_fit (int argc, char **argv)
 {
@@ -181,11 +167,17 @@ cmd_fit (int argc, char **argv)
 
   fitted = airy_fit_result_apply (res, system, &error);
   report = airy_fit_result_to_json (res);
-  if (fitted == NULL
-      || (residual_out && !airy_tiff_write (residual_out, res->residual, &error))
-      || (report_out && !write_text_file (report_out, report, &error))
-      || !airy_system_save (fitted, output, &error))
-    return fail (error);
+  /* the three files appear together, or none of them */
+  {
+    g_autoptr(AiryAtomicGroup) group = airy_atomic_group_begin ();
+
+    if (fitted == NULL
+        || (residual_out && !airy_tiff_write (residual_out, res->residual, &error))
+        || (report_out && !airy_atomic_set_contents (report_out, report, strlen (report), &error))
+        || !airy_system_save (fitted, output, &error)
+        || !airy_atomic_group_commit (g_steal_pointer (&group), &error))
+      return fail (error);
+  }
   if (quiet)
     return EXIT_OK;
   if (res->restarts > 1)

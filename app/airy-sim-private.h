@@ -72,14 +72,12 @@ gboolean check_outputs_against_system (const NamedFile *outputs, guint n_outputs
 
 /* the processes of this launch: the MPI ranks, or this process alone */
 extern AiryComm *ranks;
-void remove_temporaries_on_signals (void);
 gboolean is_root (void);
 int ranks_fail (GError *error);
 int ranks_failed (const GError *error);
 gboolean parse_chunks (const char *arg, GArray *chunks, GError **error);
-gboolean write_outputs_ranks (AiryResult *result, AirySystem *system, const char *output,
-                              const char *psf_out, const char *png_out,
-                              const AiryTiffWriteOptions *wo, double *write_s, GError **error);
+gboolean write_outputs (AiryResult *result, AirySystem *system, const char *output, const char *psf_out,
+                        const char *png_out, const AiryTiffWriteOptions *wo, double *write_s, GError **error);
 
 /* the commands */
 int cmd_run (int argc, char **argv);

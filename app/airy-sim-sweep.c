@@ -208,10 +208,7 @@ write_sweep_index (const char *dir, GArray *params, guint total, guint digits, G
   g_autofree char *path = g_build_filename (dir, "index.csv", NULL);
   g_autofree guint *index = g_new (guint, params->len);
   g_autoptr(GString) csv = g_string_new ("index,file");
-  g_autofree char *tmp = NULL;
   guint k, i;
-  int fd;
-  gboolean ok;
 
   for (i = 0; i < params->len; i++)
     {
@@ -237,17 +234,7 @@ write_sweep_index (const char *dir, GArray *params, guint total, guint digits, G
         }
       g_string_append_c (csv, '\n');
     }
-  fd = airy_atomic_begin (path, &tmp, error);
-  if (fd < 0)
-    return FALSE;
-  ok = write (fd, csv->str, csv->len) == (gssize) csv->len;
-  if (close (fd) != 0 || !ok)
-    {
-      airy_atomic_abort (tmp);
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), path, g_strerror (ENOSPC));
-      return FALSE;
-    }
-  return airy_atomic_commit (tmp, path, error);
+  return airy_atomic_set_contents (path, csv->str, csv->len, error);
 }
 
 /* Whether name is one this sweep writes: index.csv, or NNNN.tif (digits

@@ -363,6 +363,7 @@ check_output_path (const char *option, const char *path, const char *const *suff
 {
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *lower = g_ascii_strdown (path, -1);
+  g_autofree char *target = NULL;
   gboolean suffix_ok = FALSE;
   guint i;
 
@@ -385,6 +386,14 @@ check_output_path (const char *option, const char *path, const char *const *suff
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    "%s: %s is a folder", option, path);
+      return FALSE;
+    }
+  /* a FIFO, a device …: refused before anything is computed (the writer
+   * refuses it too); a symbolic link writes the file it leads to */
+  target = _airy_atomic_resolve_output (path, error);
+  if (target == NULL)
+    {
+      g_prefix_error (error, "%s: ", option);
       return FALSE;
     }
   return TRUE;
@@ -495,43 +504,6 @@ check_outputs_against_system (const NamedFile *outputs, guint n_outputs, AirySys
       inputs[i] = (NamedFile) { f->role, f->path };
     }
   return check_outputs (outputs, n_outputs, inputs, files->len, error);
-}
-
-/* ---- signals ---- */
-
-/* SIGINT, SIGTERM or SIGHUP while a TIFF or PNG is being written: remove its
- * temporary, then die of the signal as without a handler. The main thread
- * may be inside write (), so this runs in the handler itself, with
- * async-signal-safe calls only (unlink, signal, raise). */
-static void
-on_fatal_signal (int sig)
-{
-  _airy_atomic_remove_live ();
-  signal (sig, SIG_DFL);
-  raise (sig);
-}
-
-void
-remove_temporaries_on_signals (void)
-{
-  static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-  struct sigaction sa;
-  guint i;
-
-  memset (&sa, 0, sizeof sa);
-  sa.sa_handler = on_fatal_signal;
-  sigemptyset (&sa.sa_mask);
-  for (i = 0; i < G_N_ELEMENTS (sigs); i++)
-    sigaddset (&sa.sa_mask, sigs[i]);
-  for (i = 0; i < G_N_ELEMENTS (sigs); i++)
-    {
-      struct sigaction old;
-
-      /* nohup and friends ignore a signal on purpose: keep it ignored */
-      if (sigaction (sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-        continue;
-      sigaction (sigs[i], &sa, NULL);
-    }
 }
 
 /* ---- ranks: one run over several processes (MPI) ----
@@ -663,6 +635,8 @@ main (int argc, char **argv)
         cmd = argv[1];
       }
 #endif
+    /* a fatal signal removes the temporaries of the outputs being written */
+    _airy_atomic_remove_on_signals ();
     status = run_command (cmd, argc, argv);
     airy_comm_free (ranks);
     airy_shutdown ();

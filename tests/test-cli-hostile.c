@@ -1,6 +1,14 @@
 /* airy-sim against a hostile or careless user: unknown and conflicting
- * options; no thread left alive after a run; budget refusals that say
- * what they would allocate and which budget applied. */
+ * options, outputs that are FIFOs, devices, links or 255-byte names,
+ * signals and file-size limits in the middle of a write, leftovers of
+ * killed processes and ranks, and the messages that name the budget. The
+ * MPI cases skip (with the reason) in builds without MPI or without
+ * mpirun.
+ *
+ * `test-cli-hostile --write-named PATH` is a helper role: it writes a
+ * 256 MiB stack to PATH through a named temporary (as on a file system
+ * without O_TMPFILE), with airy-sim's signal handlers, for the signal
+ * tests to interrupt. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -17,6 +25,13 @@
 #include "airy-atomic-private.h"
 
 static char *tmpdir;
+
+static const char *
+mpirun_path (void)
+{
+  const char *p = g_getenv ("AIRY_MPIRUN");
+  return p && *p ? p : NULL;
+}
 
 static char **
 test_environ (void)
@@ -81,6 +96,64 @@ static char *
 in_tmp (const char *name)
 {
   return g_build_filename (tmpdir, name, NULL);
+}
+
+static char *
+write_file (const char *name, const char *contents)
+{
+  char *path = in_tmp (name);
+
+  g_assert_true (g_file_set_contents (path, contents, -1, NULL));
+  return path;
+}
+
+static char *
+file_text (const char *path)
+{
+  char *text = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  return text;
+}
+
+static void
+assert_text (const char *path, const char *expected)
+{
+  g_autofree char *text = file_text (path);
+
+  g_assert_cmpstr (text, ==, expected);
+}
+
+static int
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* the names in dir, sorted, space-separated */
+static char *
+listing (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  const char *n;
+
+  while (d && (n = g_dir_read_name (d)) != NULL)
+    g_ptr_array_add (names, g_strdup (n));
+  g_ptr_array_sort (names, compare_names);
+  g_ptr_array_add (names, NULL);
+  return g_strjoinv (" ", (char **) names->pdata);
+}
+
+/* A PSF system without warnings: n² grid, `planes` planes */
+static char *
+psf_json (guint n, guint planes, double na)
+{
+  return g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [%u, %u], \"spacing\": %g},"
+    " \"spectrum\": {\"wavelengths\": [0.532]}, \"z\": {\"start\": -2, \"stop\": 2, \"count\": %u},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": %g},"
+    "   {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}", n, n, 320.0 / n, planes, na);
 }
 
 /* ---- options ---- */
@@ -170,6 +243,511 @@ test_conflicting_options (void)
     g_assert_cmpint (r.status, ==, 0);
     g_assert_nonnull (strstr (r.out, "objective-point-source"));
   }
+}
+
+/* ---- outputs ---- */
+
+static void
+test_long_name (void)
+{
+  g_autofree char *json = psf_json (32, 2, 0.8);
+  g_autofree char *sys = write_file ("long.json", json);
+  g_autofree char *base = g_strnfill (251, 'n');
+  g_autofree char *name = g_strconcat (base, ".tif", NULL);
+  g_autofree char *out = in_tmp (name);
+  g_autofree char *before = listing (tmpdir);
+  g_autofree char *after = NULL, *expected = NULL;
+  g_auto(Run) r = { 0 };
+  g_autoptr(AiryStack) s = NULL;
+  g_autoptr(GError) error = NULL;
+
+  /* 255 bytes, the most a name may have: the temporary's name is short */
+  g_assert_cmpuint (strlen (name), ==, 255);
+  sim (&r, "run", sys, "-o", out, "-q", NULL);
+  g_assert_cmpstr (r.err, ==, "");
+  g_assert_cmpint (r.status, ==, 0);
+  s = airy_tiff_read (out, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (s->depth, ==, 2);
+  after = listing (tmpdir);
+  expected = g_strdup_printf ("%s%s%s", before, *before ? " " : "", name);
+  g_assert_cmpstr (after, ==, expected);
+  g_unlink (out);
+  g_unlink (sys);
+}
+
+/* -o naming a FIFO, a device (directly or through a link) is refused
+ * before anything runs, and stays what it was; a link to a regular file
+ * (existing or not) writes that file, the link stays */
+static void
+test_non_regular_outputs (void)
+{
+  g_autofree char *json = psf_json (32, 2, 0.8);
+  g_autofree char *sys = write_file ("nonreg.json", json);
+  g_autofree char *fifo = in_tmp ("fifo.tif");
+  g_autofree char *null_link = in_tmp ("null.tif");
+  g_autofree char *dir = in_tmp ("linked");
+  g_autofree char *target = g_build_filename (dir, "target.tif", NULL);
+  g_autofree char *link = in_tmp ("link.tif");
+  g_autofree char *dangling = in_tmp ("dangling.tif");
+  g_autofree char *nowhere = in_tmp ("nowhere.tif");
+  g_autofree char *expected = NULL;
+  GStatBuf st;
+
+  g_assert_cmpint (mkfifo (fifo, 0644), ==, 0);
+  {
+    g_auto(Run) r = { 0 };
+
+    sim (&r, "run", sys, "-o", fifo, "-q", NULL);
+    g_assert_cmpint (r.status, ==, 2);
+    expected = g_strdup_printf ("airy-sim: -o: %s: is a FIFO (named pipe), not a regular file: an output replaces "
+                                "regular files only\n", fifo);
+    g_assert_cmpstr (r.err, ==, expected);
+    g_assert_cmpint (lstat (fifo, &st), ==, 0);
+    g_assert_true (S_ISFIFO (st.st_mode));
+    g_clear_pointer (&expected, g_free);
+  }
+  /* /dev/null through a link: never replaced */
+  g_assert_cmpint (symlink ("/dev/null", null_link), ==, 0);
+  {
+    g_auto(Run) r = { 0 };
+
+    sim (&r, "run", sys, "-o", "/tmp/x.tif", "--psf-out", null_link, "-q", NULL);
+    g_assert_cmpint (r.status, ==, 2);
+    expected = g_strdup_printf ("airy-sim: --psf-out: %s: leads to /dev/null, which is a character device, not a "
+                                "regular file: an output replaces regular files only\n", null_link);
+    g_assert_cmpstr (r.err, ==, expected);
+    g_assert_cmpint (stat ("/dev/null", &st), ==, 0);
+    g_assert_true (S_ISCHR (st.st_mode));
+    g_clear_pointer (&expected, g_free);
+  }
+  /* a character device node of its own (mknod needs root) */
+  if (geteuid () == 0)
+    {
+      g_autofree char *node = in_tmp ("node.png");
+      g_auto(Run) r = { 0 };
+      g_autofree char *out = in_tmp ("node-out.tif");
+
+      g_assert_cmpint (mknod (node, S_IFCHR | 0666, makedev (1, 3)), ==, 0);
+      sim (&r, "run", sys, "-o", out, "--png", node, "-q", NULL);
+      g_assert_cmpint (r.status, ==, 2);
+      expected = g_strdup_printf ("airy-sim: --png: %s: is a character device, not a regular file: an output "
+                                  "replaces regular files only\n", node);
+      g_assert_cmpstr (r.err, ==, expected);
+      g_assert_cmpint (lstat (node, &st), ==, 0);
+      g_assert_true (S_ISCHR (st.st_mode));
+      g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+      g_clear_pointer (&expected, g_free);
+      g_unlink (node);
+    }
+  /* links: the file they lead to is written, atomically, beside itself */
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (target, "old", -1, NULL));
+  g_assert_cmpint (symlink ("linked/target.tif", link), ==, 0);
+  g_assert_cmpint (symlink ("linked/new.tif", dangling), ==, 0);
+  g_assert_cmpint (symlink ("missing/new.tif", nowhere), ==, 0);
+  {
+    g_auto(Run) r = { 0 }, d = { 0 }, n = { 0 };
+    g_autofree char *created = g_build_filename (dir, "new.tif", NULL);
+    g_autofree char *inside = NULL;
+    g_autoptr(AiryStack) s = NULL;
+    g_autoptr(GError) error = NULL;
+
+    sim (&r, "run", sys, "-o", link, "-q", NULL);
+    g_assert_cmpint (r.status, ==, 0);
+    g_assert_cmpint (lstat (link, &st), ==, 0);
+    g_assert_true (S_ISLNK (st.st_mode));
+    s = airy_tiff_read (target, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (s->depth, ==, 2);
+    sim (&d, "run", sys, "-o", dangling, "-q", NULL);
+    g_assert_cmpint (d.status, ==, 0);
+    g_assert_true (g_file_test (created, G_FILE_TEST_IS_REGULAR));
+    inside = listing (dir);
+    g_assert_cmpstr (inside, ==, "new.tif target.tif");
+    sim (&n, "run", sys, "-o", nowhere, "-q", NULL);
+    g_assert_cmpint (n.status, ==, 1);
+    expected = g_strdup_printf ("airy-sim: %s: cannot write: No such file or directory\n", nowhere);
+    g_assert_cmpstr (n.err, ==, expected);
+    g_unlink (created);
+  }
+  /* the writer itself refuses too (a FIFO made after the checks) */
+  {
+    g_autoptr(AiryStack) s = airy_stack_new (1, 4, 4);
+    g_autoptr(GError) error = NULL;
+
+    g_assert_false (airy_tiff_write (fifo, s, &error));
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+    g_clear_pointer (&expected, g_free);
+    expected = g_strdup_printf ("%s: is a FIFO (named pipe), not a regular file: an output replaces regular files "
+                                "only", fifo);
+    g_assert_cmpstr (error->message, ==, expected);
+  }
+  g_assert_false (dir_has_prefix (tmpdir, ".airy-"));
+  g_assert_false (dir_has_prefix (dir, ".airy-"));
+  g_unlink (target);
+  g_rmdir (dir);
+  g_unlink (fifo);
+  g_unlink (null_link);
+  g_unlink (link);
+  g_unlink (dangling);
+  g_unlink (nowhere);
+  g_unlink (sys);
+}
+
+/* A run's outputs appear together or not at all: the PSF stack past the
+ * file-size limit leaves the image's -o (written first) as it was */
+static void
+test_outputs_together (void)
+{
+  g_autofree char *json = test_microscope_json ("{\"beads\": {\"count\": 5, \"seed\": 2}}", "\"reduce\": \"sum\"",
+                                                64, 9);
+  g_autofree char *sys = write_file ("together.json", json);
+  g_autofree char *out = in_tmp ("together.tif");
+  g_autofree char *psf = in_tmp ("together-psf.tif");
+  g_autofree char *png = in_tmp ("together.png");
+  g_autofree char *expected = NULL;
+  g_autofree char *before = NULL, *after = NULL;
+
+  g_assert_true (g_file_set_contents (out, "old image", -1, NULL));
+  g_assert_true (g_file_set_contents (psf, "old psf", -1, NULL));
+  before = listing (tmpdir);
+  /* the image (16 KiB) fits under 64 KiB, the 9 PSF planes (144 KiB) do not */
+  child_fsize = 64 << 10;
+  child_ignore_xfsz = TRUE;
+  {
+    g_auto(Run) r = { 0 };
+
+    sim (&r, "run", sys, "-o", out, "--psf-out", psf, "--png", png, "-q", NULL);
+    g_assert_cmpint (r.status, ==, 1);
+    expected = g_strdup_printf ("airy-sim: %s: cannot write: File too large\n", psf);
+    g_assert_cmpstr (r.err, ==, expected);
+  }
+  assert_text (out, "old image");
+  assert_text (psf, "old psf");
+  after = listing (tmpdir);
+  g_assert_cmpstr (after, ==, before);
+  /* SIGXFSZ not ignored: the run dies of it, nothing left either */
+  child_ignore_xfsz = FALSE;
+  {
+    g_auto(Run) r = { 0 };
+
+    sim (&r, "run", sys, "-o", out, "--psf-out", psf, "-q", NULL);
+    g_assert_cmpint (r.status, ==, 128 + SIGXFSZ);
+  }
+  child_fsize = RLIM_INFINITY;
+  assert_text (out, "old image");
+  assert_text (psf, "old psf");
+  g_clear_pointer (&after, g_free);
+  after = listing (tmpdir);
+  g_assert_cmpstr (after, ==, before);
+  /* without the limit, all three */
+  {
+    g_auto(Run) r = { 0 };
+    g_autoptr(AiryStack) s = NULL;
+    g_autoptr(GError) error = NULL;
+
+    sim (&r, "run", sys, "-o", out, "--psf-out", psf, "--png", png, "-q", NULL);
+    g_assert_cmpint (r.status, ==, 0);
+    s = airy_tiff_read (psf, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (s->depth, ==, 9);
+    g_assert_true (g_file_test (png, G_FILE_TEST_IS_REGULAR));
+  }
+  g_unlink (out);
+  g_unlink (psf);
+  g_unlink (png);
+  g_unlink (sys);
+}
+
+/* The engine's group: a staged output whose name became a FIFO fails the
+ * commit, and the other output of the group stays as it was */
+static void
+test_group_commit (void)
+{
+  g_autofree char *a = in_tmp ("group-a.tif");
+  g_autofree char *b = in_tmp ("group-b.tif");
+  g_autoptr(AiryStack) s = airy_stack_new (2, 8, 8);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *expected = NULL;
+  AiryAtomicGroup *group;
+  GStatBuf st;
+
+  g_assert_true (g_file_set_contents (a, "old a", -1, NULL));
+  group = airy_atomic_group_begin ();
+  g_assert_true (airy_tiff_write (a, s, &error));
+  g_assert_true (airy_tiff_write (b, s, &error));
+  g_assert_no_error (error);
+  /* staged: nothing in place yet */
+  assert_text (a, "old a");
+  g_assert_false (g_file_test (b, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (mkfifo (b, 0644), ==, 0);
+  g_assert_false (airy_atomic_group_commit (group, &error));
+  expected = g_strdup_printf ("%s: is a FIFO (named pipe), not a regular file: an output replaces regular files only",
+                              b);
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+  g_assert_cmpstr (error->message, ==, expected);
+  g_clear_error (&error);
+  assert_text (a, "old a");
+  g_assert_cmpint (lstat (b, &st), ==, 0);
+  g_assert_true (S_ISFIFO (st.st_mode));
+  g_assert_false (dir_has_prefix (tmpdir, ".airy-"));
+  g_unlink (b);
+  /* a group that commits: both replaced */
+  group = airy_atomic_group_begin ();
+  g_assert_true (airy_tiff_write (a, s, &error));
+  g_assert_true (airy_tiff_write (b, s, &error));
+  g_assert_true (airy_atomic_group_commit (group, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (g_stat (a, &st), ==, 0);
+  g_assert_cmpint (st.st_size, >, 2 * 8 * 8 * 4);
+  g_assert_cmpint (g_stat (b, &st), ==, 0);
+  g_assert_cmpint (st.st_size, >, 2 * 8 * 8 * 4);
+  g_assert_false (dir_has_prefix (tmpdir, ".airy-"));
+  g_unlink (a);
+  g_unlink (b);
+}
+
+/* fit -o and a saved system name the output when the write fails, not
+ * a temporary */
+static void
+test_save_message (void)
+{
+  g_autofree char *json = psf_json (32, 2, 0.8);
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autofree char *path = in_tmp ("saved.json");
+  g_autofree char *expected = g_strdup_printf ("%s: cannot write: File too large", path);
+  g_autoptr(GError) error = NULL;
+  struct rlimit old, tiny = { 10, 10 };
+  void (*old_handler) (int);
+
+  getrlimit (RLIMIT_FSIZE, &old);
+  old_handler = signal (SIGXFSZ, SIG_IGN);
+  tiny.rlim_max = old.rlim_max;
+  g_assert_cmpint (setrlimit (RLIMIT_FSIZE, &tiny), ==, 0);
+  g_assert_false (airy_system_save (system, path, &error));
+  setrlimit (RLIMIT_FSIZE, &old);
+  signal (SIGXFSZ, old_handler);
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_WRITE);
+  g_assert_cmpstr (error->message, ==, expected);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_assert_false (dir_has_prefix (tmpdir, ".airy-"));
+}
+
+/* ---- leftovers ---- */
+
+static char *
+temp_name_of (guint host, gint64 pid, const char *random)
+{
+  g_autofree char *name = g_strdup_printf (".airy-%08x-%" G_GINT64_FORMAT "-%s", host, pid, random);
+
+  return in_tmp (name);
+}
+
+static gint64
+dead_pid (void)
+{
+  const char *argv[] = { "/bin/true", NULL };
+  g_autoptr(GError) error = NULL;
+  GPid pid;
+  int status;
+
+  g_assert_true (g_spawn_async (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_assert_cmpint (kill (pid, 0), ==, -1);
+  return pid;
+}
+
+/* A later write into the folder removes the temporaries of this host's
+ * processes that are gone, and only those */
+static void
+test_stale_temporaries (void)
+{
+  g_autofree char *json = psf_json (32, 2, 0.8);
+  g_autofree char *sys = write_file ("stale.json", json);
+  g_autofree char *out = in_tmp ("stale.tif");
+  guint host = g_str_hash (g_get_host_name ());
+  gint64 dead = dead_pid ();
+  g_autofree char *stale = temp_name_of (host, dead, "aB3dE6");
+  g_autofree char *live = temp_name_of (host, getpid (), "aB3dE6");
+  g_autofree char *other_host = temp_name_of (host ^ 1, dead, "aB3dE6");
+  g_autofree char *locked = temp_name_of (host, dead, "LoCkEd");
+  g_autofree char *not_ours = in_tmp (".airy-notes.txt");
+  g_auto(Run) r = { 0 };
+  int fd;
+
+  g_assert_true (g_file_set_contents (stale, "stale", -1, NULL));
+  g_assert_true (g_file_set_contents (live, "live", -1, NULL));
+  g_assert_true (g_file_set_contents (other_host, "other", -1, NULL));
+  g_assert_true (g_file_set_contents (locked, "locked", -1, NULL));
+  g_assert_true (g_file_set_contents (not_ours, "notes", -1, NULL));
+  /* held open and locked: a live writer of the same host name in another
+   * pid namespace */
+  fd = open (locked, O_RDONLY);
+  g_assert_cmpint (flock (fd, LOCK_EX), ==, 0);
+
+  sim (&r, "run", sys, "-o", out, "-q", NULL);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_false (g_file_test (stale, G_FILE_TEST_EXISTS));
+  assert_text (live, "live");
+  assert_text (other_host, "other");
+  assert_text (locked, "locked");
+  assert_text (not_ours, "notes");
+  close (fd);
+  g_unlink (live);
+  g_unlink (other_host);
+  g_unlink (locked);
+  g_unlink (not_ours);
+  g_unlink (out);
+  g_unlink (sys);
+}
+
+/* ---- signals ---- */
+
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE,
+                                     SIGXCPU, SIGXFSZ };
+
+/* the size of the named temporary in dir; −1: none */
+static gint64
+named_temp_size (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while (d && (name = g_dir_read_name (d)) != NULL)
+    if (g_str_has_prefix (name, ".airy-"))
+      {
+        g_autofree char *path = g_build_filename (dir, name, NULL);
+        GStatBuf st;
+
+        return g_stat (path, &st) == 0 ? (gint64) st.st_size : -1;
+      }
+  return -1;
+}
+
+/* the size of an anonymous temporary (O_TMPFILE) in dir that process pid
+ * holds open; −1: none */
+static gint64
+anonymous_temp_size (GPid pid, const char *dir)
+{
+  g_autofree char *fds = g_strdup_printf ("/proc/%d/fd", (int) pid);
+  g_autofree char *prefix = g_strconcat (dir, "/#", NULL);
+  g_autoptr(GDir) d = g_dir_open (fds, 0, NULL);
+  const char *name;
+
+  while (d && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *fd = g_build_filename (fds, name, NULL);
+      g_autofree char *target = g_file_read_link (fd, NULL);
+      GStatBuf st;
+
+      if (target && g_str_has_prefix (target, prefix) && g_str_has_suffix (target, " (deleted)")
+          && g_stat (fd, &st) == 0)
+        return st.st_size;
+    }
+  return -1;
+}
+
+static GPid
+spawn_async (const char *const *argv)
+{
+  g_auto(GStrv) env = test_environ ();
+  g_autoptr(GError) error = NULL;
+  GPid pid;
+
+  g_assert_true (g_spawn_async (tmpdir, (char **) argv, env,
+                                G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                                child_setup, NULL, &pid, &error));
+  g_assert_no_error (error);
+  return pid;
+}
+
+/* Signal sig to a process writing out (an airy-sim run, or the named
+ * writer role) once its temporary holds data: it dies of the signal, the
+ * folder is as before, the previous output whole. */
+static void
+interrupt_write (const char *const *argv, const char *out, gboolean named, int sig)
+{
+  g_autofree char *before = listing (tmpdir);
+  g_autofree char *after = NULL;
+  gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  GPid pid;
+  int status;
+
+  pid = spawn_async (argv);
+  while ((named ? named_temp_size (tmpdir) : anonymous_temp_size (pid, tmpdir)) <= 0
+         && g_get_monotonic_time () < deadline)
+    {
+      g_assert_cmpint (waitpid (pid, &status, WNOHANG), ==, 0);
+      g_usleep (200);
+    }
+  g_assert_cmpint (kill (pid, SIGSTOP), ==, 0);
+  /* an anonymous temporary has no name at all; a named one is there */
+  g_assert_true (named == dir_has_prefix (tmpdir, ".airy-"));
+  if (!named)
+    g_assert_cmpint (anonymous_temp_size (pid, tmpdir), >, 0);
+  assert_text (out, "precious");
+  g_assert_cmpint (kill (pid, sig), ==, 0);
+  g_assert_cmpint (kill (pid, SIGCONT), ==, 0);
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_spawn_close_pid (pid);
+  g_assert_true (WIFSIGNALED (status));
+  g_assert_cmpint (WTERMSIG (status), ==, sig);
+  after = listing (tmpdir);
+  g_assert_cmpstr (after, ==, before);
+  assert_text (out, "precious");
+}
+
+/* Every signal that ends a process, while airy-sim writes a 256 MiB
+ * stack: its temporary is anonymous and goes with it */
+static void
+test_signals_run (void)
+{
+  /* 256 planes of 512² */
+  g_autofree char *json = psf_json (512, 256, 0.8);
+  g_autofree char *sys = write_file ("signal.json", json);
+  g_autofree char *out = in_tmp ("signal.tif");
+  const char *argv[] = { g_getenv ("AIRY_SIM"), "run", sys, "-o", out, "-q", "--threads", "2", NULL };
+  guint i;
+
+  g_assert_true (g_file_set_contents (out, "precious", -1, NULL));
+  for (i = 0; i < G_N_ELEMENTS (fatal_signals); i++)
+    interrupt_write (argv, out, FALSE, fatal_signals[i]);
+  g_unlink (out);
+  g_unlink (sys);
+}
+
+/* The same with a named temporary (a file system without O_TMPFILE, the
+ * shared file of an MPI run): the handler removes it */
+static void
+test_signals_named (void)
+{
+  g_autofree char *out = in_tmp ("named.tif");
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+  const char *argv[] = { self, "--write-named", out, NULL };
+  guint i;
+
+  g_assert_true (g_file_set_contents (out, "precious", -1, NULL));
+  for (i = 0; i < G_N_ELEMENTS (fatal_signals); i++)
+    interrupt_write (argv, out, TRUE, fatal_signals[i]);
+  g_unlink (out);
+}
+
+static int
+write_named (const char *path)
+{
+  g_autoptr(AiryStack) s = airy_stack_new (256, 512, 512);
+  g_autoptr(GError) error = NULL;
+
+  _airy_atomic_set_anonymous (FALSE);
+  _airy_atomic_remove_on_signals ();
+  if (!airy_tiff_write (path, s, &error))
+    {
+      g_printerr ("%s\n", error->message);
+      return 1;
+    }
+  return 0;
 }
 
 /* ---- threads and messages ---- */
@@ -281,20 +859,189 @@ test_budget_messages (void)
   g_unlink (path);
 }
 
+/* ---- ranks ---- */
+
+static gboolean
+skip_without_mpi (void)
+{
+  if (mpirun_path () == NULL)
+    {
+      g_test_skip ("no mpirun (openmpi-bin), or a build without MPI");
+      return TRUE;
+    }
+  return FALSE;
+}
+
 /* such a launch refused before anything runs: status 2 and the line
  * (printf-style) among the launcher's words */
+/* the pids whose parent is pid */
+static GArray *
+children_of (GPid parent)
+{
+  g_autoptr(GDir) d = g_dir_open ("/proc", 0, NULL);
+  GArray *pids = g_array_new (FALSE, FALSE, sizeof (GPid));
+  const char *name;
+
+  while ((name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *stat_path = g_strdup_printf ("/proc/%s/stat", name);
+      g_autofree char *text = NULL;
+      const char *close_paren;
+      int ppid = 0;
+
+      if (!g_ascii_isdigit (name[0]) || !g_file_get_contents (stat_path, &text, NULL, NULL))
+        continue;
+      /* pid (comm) state ppid … */
+      close_paren = strrchr (text, ')');
+      if (close_paren && sscanf (close_paren + 1, " %*c %d", &ppid) == 1 && ppid == parent)
+        g_array_append_val (pids, (GPid) { atoi (name) });
+    }
+  return pids;
+}
+
+/* A rank of a sweep killed (SIGKILL, no handler runs) while it writes:
+ * its temporary is anonymous and nothing is left in the folder */
+static void
+test_killed_sweep_rank (void)
+{
+  g_autofree char *json = psf_json (512, 64, 0.8);
+  g_autofree char *sys = write_file ("killed.json", json);
+  g_autofree char *dir = in_tmp ("killed");
+  g_autofree char *sim_path = g_strdup (g_getenv ("AIRY_SIM"));
+  const char *argv[] = { mpirun_path (), "--oversubscribe", "-np", "2", sim_path, "sweep", sys, "--set",
+                         "elements[0].na=0.5:0.9:6", "-o", dir, "-q", "--threads", "1", NULL };
+  gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  GPid pid, victim = 0;
+  int status;
+
+  if (skip_without_mpi ())
+    return;
+  pid = spawn_async (argv);
+  while (victim == 0 && g_get_monotonic_time () < deadline)
+    {
+      g_autoptr(GArray) kids = children_of (pid);
+      guint i;
+
+      g_assert_cmpint (waitpid (pid, &status, WNOHANG), ==, 0);
+      for (i = 0; i < kids->len && victim == 0; i++)
+        if (anonymous_temp_size (g_array_index (kids, GPid, i), dir) > 0)
+          victim = g_array_index (kids, GPid, i);
+      g_usleep (200);
+    }
+  g_assert_cmpint (victim, >, 0);
+  g_assert_cmpint (kill (victim, SIGKILL), ==, 0);
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_spawn_close_pid (pid);
+  g_assert_false (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  /* the complete systems only, no temporary, no index */
+  {
+    g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+    const char *name;
+
+    while ((name = g_dir_read_name (d)) != NULL)
+      {
+        g_autofree char *path = g_build_filename (dir, name, NULL);
+        g_autoptr(AiryStack) s = NULL;
+        g_autoptr(GError) error = NULL;
+
+        g_assert_false (name[0] == '.');
+        g_assert_cmpstr (name, !=, "index.csv");
+        s = airy_tiff_read (path, &error);
+        g_assert_no_error (error);
+        g_assert_cmpuint (s->depth, ==, 64);
+        g_unlink (path);
+      }
+  }
+  g_rmdir (dir);
+  g_unlink (sys);
+}
+
+/* Rank 0 of a run killed while the ranks write their shared (named)
+ * temporary: it stays, as nothing ran to remove it; the next write into
+ * the folder does */
+static void
+test_killed_rank_cleanup (void)
+{
+  g_autofree char *json = psf_json (512, 128, 0.8);
+  g_autofree char *sys = write_file ("killed-run.json", json);
+  g_autofree char *dir = in_tmp ("killed-run");
+  g_autofree char *out = g_build_filename (dir, "stack.tif", NULL);
+  g_autofree char *next = g_build_filename (dir, "next.tif", NULL);
+  g_autofree char *small = psf_json (32, 2, 0.8);
+  g_autofree char *small_sys = write_file ("killed-small.json", small);
+  g_autofree char *sim_path = g_strdup (g_getenv ("AIRY_SIM"));
+  const char *argv[] = { mpirun_path (), "--oversubscribe", "-np", "2", sim_path, "run", sys, "-o", out, "-q",
+                         "--threads", "1", NULL };
+  gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  g_autofree char *temp = NULL;
+  GPid pid;
+  int status;
+
+  if (skip_without_mpi ())
+    return;
+  g_mkdir (dir, 0755);
+  pid = spawn_async (argv);
+  while (named_temp_size (dir) <= 0 && g_get_monotonic_time () < deadline)
+    {
+      g_assert_cmpint (waitpid (pid, &status, WNOHANG), ==, 0);
+      g_usleep (200);
+    }
+  /* the owner's pid is in the name */
+  {
+    g_autofree char *names = listing (dir);
+    g_auto(GStrv) parts = g_strsplit (names, "-", -1);
+
+    g_assert_true (g_str_has_prefix (names, ".airy-"));
+    g_assert_cmpuint (g_strv_length (parts), ==, 4);
+    g_assert_cmpint (kill (atoi (parts[2]), SIGKILL), ==, 0);
+    temp = g_build_filename (dir, names, NULL);
+  }
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_spawn_close_pid (pid);
+  g_assert_true (g_file_test (temp, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  {
+    g_auto(Run) r = { 0 };
+
+    sim (&r, "run", small_sys, "-o", next, "-q", NULL);
+    g_assert_cmpint (r.status, ==, 0);
+  }
+  g_assert_false (g_file_test (temp, G_FILE_TEST_EXISTS));
+  {
+    g_autofree char *names = listing (dir);
+
+    g_assert_cmpstr (names, ==, "next.tif");
+  }
+  g_unlink (next);
+  g_rmdir (dir);
+  g_unlink (sys);
+  g_unlink (small_sys);
+}
+
 int
 main (int argc, char **argv)
 {
   int status;
 
+  if (argc == 3 && g_str_equal (argv[1], "--write-named"))
+    return write_named (argv[2]);
   g_test_init (&argc, &argv, NULL);
   airy_init ();
   tmpdir = g_dir_make_tmp ("airy-hostile-XXXXXX", NULL);
   g_test_add_func ("/hostile/options/unknown", test_unknown_options);
   g_test_add_func ("/hostile/options/conflicts", test_conflicting_options);
+  g_test_add_func ("/hostile/outputs/long-name", test_long_name);
+  g_test_add_func ("/hostile/outputs/non-regular", test_non_regular_outputs);
+  g_test_add_func ("/hostile/outputs/together", test_outputs_together);
+  g_test_add_func ("/hostile/outputs/group-commit", test_group_commit);
+  g_test_add_func ("/hostile/outputs/save-message", test_save_message);
+  g_test_add_func ("/hostile/leftovers/stale", test_stale_temporaries);
+  g_test_add_func ("/hostile/signals/run", test_signals_run);
+  g_test_add_func ("/hostile/signals/named", test_signals_named);
   g_test_add_func ("/hostile/threads", test_no_threads_left);
   g_test_add_func ("/hostile/budget-messages", test_budget_messages);
+  g_test_add_func ("/hostile/ranks/killed-sweep", test_killed_sweep_rank);
+  g_test_add_func ("/hostile/ranks/killed-cleanup", test_killed_rank_cleanup);
   status = g_test_run ();
   g_rmdir (tmpdir);
   return status;
