@@ -310,6 +310,30 @@ bench_write_ranks (AirySystem *system, const AiryRunOptions *options, const char
   return TRUE;
 }
 
+static gboolean
+agree_on_bench (AirySystem *system, int repeat, int warmup, gboolean no_write, const char *write_dir,
+                GError **error)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  describe_system (b, system);
+  json_builder_set_member_name (b, "bench");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "--repeat");
+  json_builder_add_int_value (b, repeat);
+  json_builder_set_member_name (b, "--warmup");
+  json_builder_add_int_value (b, warmup);
+  json_builder_set_member_name (b, "--no-write");
+  json_builder_add_boolean_value (b, no_write);
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "outputs");
+  json_builder_begin_object (b);
+  describe_output (b, "--write-dir", write_dir ? write_dir : g_get_tmp_dir ());
+  json_builder_end_object (b);
+  return ranks_agree_on (b, error);
+}
+
 int
 cmd_bench (int argc, char **argv)
 {
@@ -402,6 +426,9 @@ cmd_bench (int argc, char **argv)
   options.n_devices = devices->len;
   options.threads = n_threads;
   options.comm = ranks;
+  /* every rank times the same system the same way */
+  if (ranks->size > 1 && !agree_on_bench (system, repeat, warmup, no_write, write_dir, &error))
+    return ranks_failed (error);
 
   /* cold: the first run in this process, FFTW planning included */
   cold = bench_run (system, &options, &t_cold, &error);

@@ -252,6 +252,38 @@ print_run_summary (AiryResult *result, const char *output, guint n_devices_all, 
            result->reduce_s, write_s);
 }
 
+static gboolean
+agree_on_run (AirySystem *system, GArray *chunks, const char *output, const char *psf_out, const char *png_out,
+              const char *format_arg, GError **error)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  guint i;
+
+  json_builder_begin_object (b);
+  describe_system (b, system);
+  json_builder_set_member_name (b, "planes");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "--chunks");
+  if (chunks->len == 0)
+    json_builder_add_null_value (b);
+  else
+    {
+      json_builder_begin_array (b);
+      for (i = 0; i < chunks->len; i++)
+        json_builder_add_int_value (b, g_array_index (chunks, guint, i));
+      json_builder_end_array (b);
+    }
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "outputs");
+  json_builder_begin_object (b);
+  describe_output (b, "-o", output);
+  describe_output (b, "--psf-out", psf_out);
+  describe_output (b, "--png", png_out);
+  describe_option (b, "--format", format_arg);
+  json_builder_end_object (b);
+  return ranks_agree_on (b, error);
+}
+
 int
 cmd_run (int argc, char **argv)
 {
@@ -345,6 +377,9 @@ cmd_run (int argc, char **argv)
         }
       per_wavelength = TRUE;
     }
+  /* every rank runs this system into these files, split the same way */
+  if (ranks->size > 1 && !agree_on_run (system, chunks, output, psf_out, png_out, format_arg, &error))
+    return ranks_failed (error);
   options.backend = backend;
   options.devices = devices->len ? (guint *) devices->data : NULL;
   options.n_devices = devices->len;

@@ -402,6 +402,36 @@ check_sweep_paths (JsonNode *root, GArray *params, const char *file, GError **er
   return TRUE;
 }
 
+static gboolean
+agree_on_sweep (AirySystem *first, GArray *params, const char *output, const char *format_arg, GError **error)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  guint i, j;
+
+  json_builder_begin_object (b);
+  describe_system (b, first);
+  json_builder_set_member_name (b, "sweep");
+  json_builder_begin_object (b);
+  for (i = 0; i < params->len; i++)
+    {
+      SweepParam *p = &g_array_index (params, SweepParam, i);
+      g_autofree char *name = g_strconcat ("--set ", p->path, NULL);
+
+      json_builder_set_member_name (b, name);
+      json_builder_begin_array (b);
+      for (j = 0; j < p->n; j++)
+        json_builder_add_double_value (b, p->values[j]);
+      json_builder_end_array (b);
+    }
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "outputs");
+  json_builder_begin_object (b);
+  describe_output (b, "-o", output);
+  describe_option (b, "--format", format_arg);
+  json_builder_end_object (b);
+  return ranks_agree_on (b, error);
+}
+
 /* Every combination of the --set values as its own system, each in one
  * process, handed out one at a time from a counter all ranks share (the
  * next free rank takes the next system: dynamic load balancing); DIR gets
@@ -492,6 +522,10 @@ cmd_sweep (int argc, char **argv)
 
     if (first == NULL || !check_sweep_inputs (output, first, argv[1], (guint) total, digits, &error))
       return ranks_fail (error);
+    /* every rank sweeps the same systems into the same folder: the first
+     * system, and the values of the others */
+    if (ranks->size > 1 && !agree_on_sweep (first, params, output, format_arg, &error))
+      return ranks_failed (error);
   }
   /* the folder: made by rank 0 alone; the others write into it only after
    * the agreement below */

@@ -430,7 +430,7 @@ parse_tiff_format (const char *arg, AiryTiffFormat *format)
 
 /* A name with its folder's symbolic links and ./.. resolved: two names of a
  * file that does not exist yet compare equal. */
-static char *
+char *
 canonical_name (const char *path)
 {
   g_autofree char *dir = g_path_get_dirname (path);

@@ -1,9 +1,9 @@
 /* airy-sim against a hostile or careless user: unknown and conflicting
  * options, outputs that are FIFOs, devices, links or 255-byte names,
  * signals and file-size limits in the middle of a write, leftovers of
- * killed processes and ranks, and the messages that name the budget. The
- * MPI cases skip (with the reason) in builds without MPI or without
- * mpirun.
+ * killed processes, ranks given different inputs, and the messages that
+ * name the budget. The MPI cases skip (with the reason) in builds without
+ * MPI or without mpirun.
  *
  * `test-cli-hostile --write-named PATH` is a helper role: it writes a
  * 256 MiB stack to PATH through a named temporary (as on a file system
@@ -872,8 +872,159 @@ skip_without_mpi (void)
   return FALSE;
 }
 
+/* mpirun of two app contexts: np_a ranks of airy-sim with the arguments a,
+ * then one rank with b (each space-separated) */
+static void
+mpmd (Run *r, const char *np_a, const char *a, const char *b)
+{
+  g_autofree char *line = g_strdup_printf ("%s --oversubscribe --timeout 120 -np %s %s %s : -np 1 %s %s",
+                                           mpirun_path (), np_a, g_getenv ("AIRY_SIM"), a, g_getenv ("AIRY_SIM"), b);
+  g_auto(GStrv) argv = g_strsplit (line, " ", -1);
+
+  run_argv (r, (const char *const *) argv);
+}
+
 /* such a launch refused before anything runs: status 2 and the line
  * (printf-style) among the launcher's words */
+static void expect_ranks_refuse (const char *np_a, const char *a, const char *b, const char *format, ...)
+  G_GNUC_PRINTF (4, 5);
+
+static void
+expect_ranks_refuse (const char *np_a, const char *a, const char *b, const char *format, ...)
+{
+  g_auto(Run) r = { 0 };
+  g_autofree char *line = NULL, *with_newline = NULL;
+  va_list ap;
+
+  va_start (ap, format);
+  line = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  with_newline = g_strconcat ("airy-sim: ", line, "\n", NULL);
+  mpmd (&r, np_a, a, b);
+  if (strstr (r.err, with_newline) == NULL)
+    g_test_message ("no line \"%s\" in:\n%s", line, r.err);
+  g_assert_cmpint (r.status, ==, 2);
+  g_assert_nonnull (strstr (r.err, with_newline));
+}
+
+/* Ranks given different inputs refuse to run, before anything is
+ * written, naming the first rank that differs and how */
+static void
+test_ranks_differ (void)
+{
+  g_autofree char *j1 = psf_json (32, 4, 0.8), *j2 = psf_json (32, 4, 1.2), *j3 = psf_json (16, 4, 0.8);
+  g_autofree char *s1 = write_file ("r1.json", j1), *s2 = write_file ("r2.json", j2), *s3 = write_file ("r3.json", j3);
+  g_autofree char *out = in_tmp ("ranks.tif"), *out2 = in_tmp ("ranks2.tif");
+  g_autofree char *before = listing (tmpdir);
+  g_autofree char *a = g_strdup_printf ("run %s -o %s -q", s1, out);
+  g_autofree char *b_na = g_strdup_printf ("run %s -o %s -q", s2, out);
+  g_autofree char *b_grid = g_strdup_printf ("run %s -o %s -q", s3, out);
+  g_autofree char *b_out = g_strdup_printf ("run %s -o %s -q", s1, out2);
+  g_autofree char *a_chunks = g_strdup_printf ("run %s -o %s --chunks 2,2 -q", s1, out);
+  g_autofree char *b_chunks = g_strdup_printf ("run %s -o %s --chunks 3,1 -q", s1, out);
+  g_autofree char *b_png = g_strdup_printf ("run %s -o %s --png ranks.png -q", s1, out);
+  g_autofree char *after = NULL;
+
+  if (skip_without_mpi ())
+    return;
+  expect_ranks_refuse ("1", a, b_na, "rank 1 of 2: the system differs from rank 0's (elements[0].na: 1.2 here, 0.8 "
+                       "on rank 0)");
+  expect_ranks_refuse ("2", a, b_grid, "rank 2 of 3: the system differs from rank 0's (grid.shape[0]: 16 here, 32 "
+                       "on rank 0)");
+  expect_ranks_refuse ("1", a, b_out, "rank 1 of 2: the outputs differ from rank 0's (-o: \"%s\" here, \"%s\" on "
+                       "rank 0)", out2, out);
+  expect_ranks_refuse ("1", a_chunks, b_chunks, "rank 1 of 2: the plane split differs from rank 0's (--chunks[0]: "
+                       "3 here, 2 on rank 0)");
+  expect_ranks_refuse ("1", a, b_png, "rank 1 of 2: the outputs differ from rank 0's (--png: \"%s/ranks.png\" "
+                       "here, none on rank 0)", tmpdir);
+  /* nothing written by any of them */
+  after = listing (tmpdir);
+  g_assert_cmpstr (after, ==, before);
+  /* the same inputs: a run */
+  {
+    g_auto(Run) r = { 0 };
+
+    mpmd (&r, "1", a, a);
+    g_assert_cmpint (r.status, ==, 0);
+    g_assert_true (g_file_test (out, G_FILE_TEST_IS_REGULAR));
+  }
+  g_unlink (out);
+  g_unlink (s1);
+  g_unlink (s2);
+  g_unlink (s3);
+}
+
+/* A stale copy of a sample on one node: the same system file, another
+ * file's contents under the same name */
+static void
+test_ranks_differ_sample (void)
+{
+  g_autofree char *d1 = in_tmp ("node1"), *d2 = in_tmp ("node2");
+  g_autofree char *json = test_microscope_json ("{\"file\": \"sample.tif\"}", "\"reduce\": \"sum\"", 16, 3);
+  g_autofree char *s1 = g_build_filename (d1, "s.json", NULL), *s2 = g_build_filename (d2, "s.json", NULL);
+  g_autofree char *t1 = g_build_filename (d1, "sample.tif", NULL), *t2 = g_build_filename (d2, "sample.tif", NULL);
+  g_autofree char *out = in_tmp ("sample-ranks.tif");
+  g_autofree char *a = g_strdup_printf ("run %s -o %s -q", s1, out), *b = g_strdup_printf ("run %s -o %s -q", s2, out);
+  g_autofree char *sum1 = NULL, *sum2 = NULL;
+  g_autoptr(AiryStack) v = airy_stack_new (3, 16, 16);
+  g_autoptr(GError) error = NULL;
+  gchar *data;
+  gsize n;
+
+  if (skip_without_mpi ())
+    return;
+  g_mkdir (d1, 0755);
+  g_mkdir (d2, 0755);
+  g_assert_true (g_file_set_contents (s1, json, -1, NULL));
+  g_assert_true (g_file_set_contents (s2, json, -1, NULL));
+  v->dx = v->dy = 0.1;
+  v->dz = 1.0;
+  v->data[5] = 1.0f;
+  g_assert_true (airy_tiff_write (t1, v, &error));
+  v->data[6] = 2.0f;
+  g_assert_true (airy_tiff_write (t2, v, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (t1, &data, &n, NULL));
+  sum1 = g_compute_checksum_for_data (G_CHECKSUM_SHA256, (guchar *) data, n);
+  g_free (data);
+  g_assert_true (g_file_get_contents (t2, &data, &n, NULL));
+  sum2 = g_compute_checksum_for_data (G_CHECKSUM_SHA256, (guchar *) data, n);
+  g_free (data);
+
+  expect_ranks_refuse ("1", a, b, "rank 1 of 2: the system differs from rank 0's (sample.file (%s): other contents "
+                       "here (%.16s…) than on rank 0 (%.16s…))", t2, sum2, sum1);
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_unlink (t1);
+  g_unlink (t2);
+  g_unlink (s1);
+  g_unlink (s2);
+  g_rmdir (d1);
+  g_rmdir (d2);
+}
+
+/* sweep and bench agree too */
+static void
+test_ranks_differ_sweep_bench (void)
+{
+  g_autofree char *json = psf_json (32, 2, 0.8);
+  g_autofree char *sys = write_file ("sw.json", json);
+  g_autofree char *dir = in_tmp ("sw");
+  g_autofree char *a = g_strdup_printf ("sweep %s --set elements[0].na=0.5:0.9:3 -o %s -q", sys, dir);
+  g_autofree char *b = g_strdup_printf ("sweep %s --set elements[0].na=0.5:0.9:4 -o %s -q", sys, dir);
+  g_autofree char *c = g_strdup_printf ("bench %s --repeat 1 --warmup 0 --no-write", sys);
+  g_autofree char *d = g_strdup_printf ("bench %s --repeat 2 --warmup 0 --no-write", sys);
+
+  if (skip_without_mpi ())
+    return;
+  expect_ranks_refuse ("1", a, b, "rank 1 of 2: the sweep's values differ from rank 0's (--set elements[0].na[1]: "
+                       "0.6333333333333333 here, 0.7 on rank 0)");
+  /* not even the folder */
+  g_assert_false (g_file_test (dir, G_FILE_TEST_EXISTS));
+  expect_ranks_refuse ("1", c, d, "rank 1 of 2: the bench options differ from rank 0's (--repeat: 2 here, 1 on "
+                       "rank 0)");
+  g_unlink (sys);
+}
+
 /* the pids whose parent is pid */
 static GArray *
 children_of (GPid parent)
@@ -1040,6 +1191,9 @@ main (int argc, char **argv)
   g_test_add_func ("/hostile/signals/named", test_signals_named);
   g_test_add_func ("/hostile/threads", test_no_threads_left);
   g_test_add_func ("/hostile/budget-messages", test_budget_messages);
+  g_test_add_func ("/hostile/ranks/differ", test_ranks_differ);
+  g_test_add_func ("/hostile/ranks/differ-sample", test_ranks_differ_sample);
+  g_test_add_func ("/hostile/ranks/differ-sweep-bench", test_ranks_differ_sweep_bench);
   g_test_add_func ("/hostile/ranks/killed-sweep", test_killed_sweep_rank);
   g_test_add_func ("/hostile/ranks/killed-cleanup", test_killed_rank_cleanup);
   status = g_test_run ();
