@@ -189,6 +189,14 @@ struct _AiryBackendOps
                              guint            planes,
                              GError         **error);
 
+  /* The PCIe floor of `airy-sim bench --resident`: seconds for a bare
+   * copy of `bytes` from the device into pinned host memory. NULL for a
+   * backend whose results are in host memory. */
+  double   (*download_floor) (AiryBackend    *backend,
+                              guint           device,
+                              guint64         bytes,
+                              GError        **error);
+
   /* The most device memory one run allocated on `device` since the
    * backend opened (bytes: buffers, FFT plans and their work areas). */
   guint64  (*peak_memory)   (AiryBackend     *backend,

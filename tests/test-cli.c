@@ -412,6 +412,33 @@ test_bench (void)
   g_assert_nonnull (strstr (bad.err, "--repeat: must be in [1, 1000], got 0"));
 }
 
+static void
+test_bench_resident (void)
+{
+  /* --resident keeps each run's result where its backend computed it: on
+   * the CPU that is host memory already, so there is no download to time
+   * and none is reported as if there were */
+  g_auto(Run) text = { 0 }, json = { 0 };
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  JsonObject *o;
+
+  sim (&text, "bench", "widefield", "--repeat", "2", "--warmup", "0", "--planes", "3", "--size", "64",
+       "--resident", "--no-write", NULL);
+  g_assert_cmpint (text.status, ==, 0);
+  g_assert_nonnull (strstr (text.out, "download    none: the cpu backend's result is in host memory "
+                                      "(a resident run copies nothing)\n"));
+  sim (&json, "bench", "widefield", "--repeat", "2", "--warmup", "0", "--planes", "3", "--size", "64",
+       "--resident", "--no-write", "--json", NULL);
+  g_assert_cmpint (json.status, ==, 0);
+  g_assert_true (json_parser_load_from_data (parser, json.out, -1, &error));
+  o = json_node_get_object (json_parser_get_root (parser));
+  g_assert_true (json_object_get_boolean_member (o, "resident"));
+  g_assert_false (json_object_has_member (o, "download_s"));
+  g_assert_cmpint (json_object_get_int_member (o, "output_bytes"), ==, 3 * 64 * 64 * 4);
+  g_assert_cmpfloat (json_object_get_double_member (o, "median_s"), >, 0.0);
+}
+
 /* ---- issue 12: system files that no one can break, outputs that are not inputs ---- */
 
 static void
@@ -799,6 +826,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/run-channels", test_run_channels);
   g_test_add_func ("/cli/bad-input", test_bad_input);
   g_test_add_func ("/cli/bench", test_bench);
+  g_test_add_func ("/cli/bench/resident", test_bench_resident);
   g_test_add_func ("/cli/german", test_german);
   g_test_add_func ("/cli/schema", test_schema_command);
   g_test_add_func ("/cli/bad-system-files", test_bad_system_files);

@@ -270,6 +270,7 @@ guint64       _airy_cuda_peak_memory   (AiryBackend *backend, guint device);
 guint64       _airy_cuda_counter       (AiryBackend *backend, const char *name);
 double        _airy_cuda_fft_floor     (AiryBackend *backend, guint device, guint h, guint w, guint planes,
                                         GError **error);
+double        _airy_cuda_download_floor (AiryBackend *backend, guint device, guint64 bytes, GError **error);
 void          _airy_cuda_plans_destroy (CudaBackend *self, int device, GPtrArray *keep);
 void          _airy_cuda_spec_add      (GArray *specs, cufftHandle *dst, int rank, int n0, int n1, gboolean embed,
                                         int stride, int dist, cufftType type, guint batch);

@@ -536,6 +536,7 @@ static const AiryBackendOps cuda_ops = {
   .finish = cuda_finish,
   .release = cuda_release,
   .fft_floor = _airy_cuda_fft_floor,
+  .download_floor = _airy_cuda_download_floor,
   .peak_memory = _airy_cuda_peak_memory,
   .gl_release = _airy_cuda_gl_release,
   .counter = _airy_cuda_counter,

@@ -192,6 +192,42 @@ _airy_cuda_fft_floor (AiryBackend *backend, guint device, guint h, guint w, guin
   return ok ? ms / 1e3 : -1.0;
 }
 
+/* The PCIe floor for `airy-sim bench --resident`: `bytes` from the device
+ * into pinned host memory with bare cudaMemcpyAsync calls, timed with
+ * events after one warm-up, in pieces of at most 256 MiB (the rate does
+ * not depend on the piece beyond a few MiB), scaled to `bytes`. */
+double
+_airy_cuda_download_floor (AiryBackend *backend, guint device, guint64 bytes, GError **error)
+{
+  gsize piece = (gsize) MAX (1, MIN (bytes, (guint64) 256 << 20));
+  guint64 pieces = (bytes + piece - 1) / piece, k;
+  cudaStream_t stream = NULL;
+  cudaEvent_t start = NULL, stop = NULL;
+  void *src = NULL, *dst = NULL;
+  float ms = 0.0f;
+  gboolean ok;
+
+  ok = CHECK (cudaSetDevice ((int) device), error)
+       && CHECK (cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking), error)
+       && CHECK (cudaMalloc (&src, piece), error)
+       && CHECK (cudaMemsetAsync (src, 0, piece, stream), error)
+       && CHECK (cudaHostAlloc (&dst, piece, cudaHostAllocDefault), error)
+       && CHECK (cudaEventCreate (&start), error) && CHECK (cudaEventCreate (&stop), error)
+       && CHECK (cudaMemcpyAsync (dst, src, piece, cudaMemcpyDeviceToHost, stream), error)
+       && CHECK (cudaEventRecord (start, stream), error);
+  for (k = 0; ok && k < pieces; k++)
+    ok = CHECK (cudaMemcpyAsync (dst, src, piece, cudaMemcpyDeviceToHost, stream), error);
+  ok = ok && CHECK (cudaEventRecord (stop, stream), error) && CHECK (cudaEventSynchronize (stop), error)
+       && CHECK (cudaEventElapsedTime (&ms, start, stop), error);
+  if (start) cudaEventDestroy (start);
+  if (stop) cudaEventDestroy (stop);
+  if (stream) cudaStreamSynchronize (stream);
+  cudaFree (src);
+  if (dst) cudaFreeHost (dst);
+  if (stream) cudaStreamDestroy (stream);
+  return ok ? ms / 1e3 * ((double) bytes / ((double) pieces * piece)) : -1.0;
+}
+
 /* ---- cuFFT plans: pooled, one work area per slot ---- */
 
 /* Destroys the pooled plans of one device (-1: all) but those whose key is

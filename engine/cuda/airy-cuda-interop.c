@@ -308,6 +308,13 @@ cuda_resident_read_box (AiryResident *r, const AiryBox *box, float *out, GError 
       if (z0 >= z1)
         continue;
       ok = CHECK (cudaSetDevice (p->device), error);
+      if (ok && box->y == 0 && box->x == 0 && box->height == g->height && box->width == g->width)
+        {
+          /* whole planes (a host copy of the stack): one contiguous copy */
+          ok = CHECK (cudaMemcpy (out + (gsize) (z0 - box->z) * n, p->data + (gsize) (z0 - p->first) * n,
+                                  (gsize) (z1 - z0) * n * sizeof (float), cudaMemcpyDeviceToHost), error);
+          continue;
+        }
       if (ok && box->height == 1)
         /* one row per plane (a section, an axial profile): one strided copy */
         ok = CHECK (cudaMemcpy2D (out + (gsize) (z0 - box->z) * box->width, box->width * sizeof (float),
