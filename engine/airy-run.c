@@ -11,6 +11,7 @@
 #include "airy-atomic-private.h"
 #include "airy-fft-private.h"
 #include "airy-plan-private.h"
+#include "airy-ops-private.h"
 
 /* 90 % of MemAvailable (4 GiB where /proc/meminfo says nothing) */
 static guint64
@@ -166,6 +167,15 @@ _airy_run_state_alloc_outputs (AiryRunState *state,
     }
   if (state->keep_psf)
     state->psf = airy_stack_new (MAX (state->part_count, 1), plan->psf_height, plan->psf_width);
+  return _airy_run_state_alloc_channels (state, error);
+}
+
+gboolean
+_airy_run_state_alloc_channels (AiryRunState *state,
+                                GError      **error)
+{
+  AiryPlan *plan = state->plan;
+
   if (state->per_wavelength)
     {
       guint l;
@@ -183,6 +193,34 @@ _airy_run_state_alloc_outputs (AiryRunState *state,
               return FALSE;
             }
         }
+    }
+  return TRUE;
+}
+
+gboolean
+_airy_run_state_check_channels (AiryRunState     *state,
+                                const AiryStages *stages,
+                                const char       *backend,
+                                GError          **error)
+{
+  AiryPlan *plan = state->plan;
+  const AiryOp *fused = stages->fused;
+
+  if (!state->per_wavelength)
+    return TRUE;
+  if (fused == NULL || stages->convolve || stages->sum || stages->sensor)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                   _("per-wavelength channels: this system's elements do not run as one fused PSF on the %s backend"),
+                   backend);
+      return FALSE;
+    }
+  if (fused->n_lambda != plan->spectrum->n * MAX (fused->psf->n_components, 1))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                   _("per-wavelength channels: the fused PSF has %u entries, not %u per each of %u wavelengths"),
+                   fused->n_lambda, MAX (fused->psf->n_components, 1), plan->spectrum->n);
+      return FALSE;
     }
   return TRUE;
 }
@@ -382,20 +420,17 @@ run_local (AirySystem           *system,
   /* wrong settings in the environment are errors, not defaults in disguise */
   if (!airy_memory_budget_get (NULL, error) || !airy_cpu_devices_from_env (NULL, error))
     return FALSE;
-  /* one stack per wavelength is the CPU's: "auto" picks it */
-  if (opts->per_wavelength && (opts->backend == NULL || g_str_equal (opts->backend, "auto")))
-    opts->backend = "cpu";
-  if (opts->per_wavelength && !g_str_equal (opts->backend, "cpu"))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
-                   _("per-wavelength channels: backend %s cannot keep one stack per wavelength, "
-                     "use the CPU backend"), opts->backend);
-      return FALSE;
-    }
   backend = airy_backend_choose (opts->backend, error);
   if (backend == NULL)
     return FALSE;
   *backend_out = backend;
+  if (opts->per_wavelength && !backend->ops->per_wavelength)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                   _("per-wavelength channels: backend %s cannot keep one stack per wavelength, "
+                     "use the CPU or the CUDA backend"), backend->ops->name);
+      return FALSE;
+    }
   if (backend->ops->execute == NULL && backend->ops->prepare == NULL)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,

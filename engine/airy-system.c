@@ -252,7 +252,7 @@ declare_fields (GParamSpec **p)
                                   NULL, 0.0, G_MAXDOUBLE, 0));
   p[AIRY_SYSTEM_PROP_CHANNELS] = at ("spectrum.channels",
     airy_param_spec_boolean ("channels", N_("Channels"),
-                             N_("Keep one stack per wavelength, shown as channels (PSF mode; CPU)"), FALSE));
+                             N_("Keep one stack per wavelength, shown as channels (PSF mode)"), FALSE));
   p[AIRY_SYSTEM_PROP_Z_START] = at ("z.start",
     airy_param_spec_double ("z-start", N_("z from"), N_("First plane"), "µm", -1e6, 1e6, 0.0, 0));
   p[AIRY_SYSTEM_PROP_Z_STOP] = at ("z.stop",

@@ -187,21 +187,8 @@ cpu_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
 
   state->backend_data = run;
   _airy_ops_stages (plan->ops, &run->stages);
-  if (state->per_wavelength && (run->stages.fused == NULL || run->stages.convolve || run->stages.sum
-                                || run->stages.sensor))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
-                   _("per-wavelength channels: this system's elements do not run as one fused PSF on the CPU"));
-      return FALSE;
-    }
-  if (state->per_wavelength
-      && run->stages.fused->n_lambda != plan->spectrum->n * MAX (run->stages.fused->psf->n_components, 1))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
-                   _("per-wavelength channels: the fused PSF has %u entries, not %u per each of %u wavelengths"),
-                   run->stages.fused->n_lambda, MAX (run->stages.fused->psf->n_components, 1), plan->spectrum->n);
-      return FALSE;
-    }
+  if (!_airy_run_state_check_channels (state, &run->stages, "cpu", error))
+    return FALSE;
   if (!_airy_run_state_alloc_outputs (state, error))
     return FALSE;
   run->psf_sum = sums_first (&run->stages, plan);
@@ -715,6 +702,7 @@ static const AiryBackendOps cpu_ops = {
   .all_reduce = cpu_all_reduce,
   .finish = cpu_finish,
   .release = cpu_release,
+  .per_wavelength = TRUE,
   .counter = cpu_counter,
   .gl_release = NULL,      /* slices reach GL through glTexSubImage2D: nothing registered */
 };
