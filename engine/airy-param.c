@@ -4,11 +4,14 @@
 
 #include <glib/gi18n-lib.h>
 
+#include <limits.h>
 #include <math.h>
+#include <string.h>
 
 #include "airy-param.h"
 #include "airy-param-private.h"
 #include "airy-error.h"
+#include "airy-json-private.h"
 
 /* Parameter declarations: a GParamSpec with the unit, the flags, the range
  * of an array's entries and a field's place in the system file attached as
@@ -468,6 +471,14 @@ airy_value_from_json (GParamSpec *pspec,
     {
       if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
         goto wrong;
+      /* a file name no system can open, before any message echoes it */
+      if ((airy_param_spec_get_flags (pspec) & AIRY_PARAM_FILE) && strlen (json_node_get_string (node)) >= PATH_MAX)
+        {
+          g_autofree char *clipped = _airy_json_clip (json_node_get_string (node), -1);
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("%s: a file name must be shorter than %d bytes, got \"%s\""), path, PATH_MAX, clipped);
+          return FALSE;
+        }
       g_value_set_string (value, json_node_get_string (node));
     }
   else if (G_TYPE_IS_ENUM (t))
@@ -481,8 +492,9 @@ airy_value_from_json (GParamSpec *pspec,
       if (ev == NULL)
         {
           g_autofree char *range = airy_param_spec_range_string (pspec);
+          g_autofree char *clipped = _airy_json_clip (json_node_get_string (node), -1);
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("%s: must be %s, got \"%s\""), path, range, json_node_get_string (node));
+                       _("%s: must be %s, got \"%s\""), path, range, clipped);
           return FALSE;
         }
       g_value_set_enum (value, ev->value);

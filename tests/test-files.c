@@ -12,20 +12,7 @@
 
 static char *tmpdir;
 
-static void
-expect_error (const char *json, int code, const char *message)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(AirySystem) system = airy_system_new_from_data (json, -1, NULL, "sys.json", &error);
-
-  if (system != NULL)
-    {
-      /* some errors appear only when the system is checked as a whole */
-      g_assert_false (airy_system_validate (system, NULL, &error));
-    }
-  g_assert_error (error, AIRY_ERROR, code);
-  g_assert_cmpstr (error->message, ==, message);
-}
+#define expect_error test_expect_error
 
 #define HEAD "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]}, "
 #define SRC  "{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8}"

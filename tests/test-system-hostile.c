@@ -1,0 +1,194 @@
+/* Hostile system files: JSON that json-glib reads without a word (a key
+ * given twice, text after the value, millions of values) and user text too
+ * long to echo. Each case names the value, the place and the reason. */
+
+#include "config.h"
+
+#include "airy-test-util.h"
+#include "airy-json-private.h"
+
+#define HEAD "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.532]}, "
+#define SRC  "{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8}"
+#define LENS "{\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}"
+#define PSF  HEAD "\"elements\": [" SRC ", " LENS "]}"
+
+static char *tmpdir;
+
+#define expect_error test_expect_error
+
+/* the PSF system of HEAD and SRC with one text replaced */
+static char *
+psf_with (const char *from, const char *to)
+{
+  g_auto(GStrv) parts = g_strsplit (PSF, from, 2);
+
+  g_assert_nonnull (parts[1]);
+  return g_strconcat (parts[0], to, parts[1], NULL);
+}
+
+/* ---- item: JSON that json-glib reads without a word ---- */
+
+static void
+test_duplicate_keys (void)
+{
+  g_autofree char *na = psf_with ("\"na\": 0.8", "\"na\": 0.8, \"na\": 1.2");
+  g_autofree char *escaped = psf_with ("\"na\": 0.8", "\"n\\u0061\": 0.8, \"na\": 1.2");
+  g_autofree char *grid = psf_with ("\"spectrum\"", "\n  \"grid\": {\"shape\": [64, 64], \"spacing\": 1}, \"spectrum\"");
+  g_autoptr(AirySystem) same_key_elsewhere = NULL;
+
+  expect_error (na, AIRY_ERROR_PARSE,
+                "sys.json:1:176: elements[0].na: the key is given twice in one object (first at 1:165); give it once");
+  /* json-glib decodes the escape: the same key */
+  expect_error (escaped, AIRY_ERROR_PARSE,
+                "sys.json:1:181: elements[0].na: the key is given twice in one object (first at 1:165); give it once");
+  expect_error (grid, AIRY_ERROR_PARSE,
+                "sys.json:2:3: grid: the key is given twice in one object (first at 1:13); give it once");
+  /* the same key in two objects is two keys */
+  same_key_elsewhere = test_system (PSF);
+  g_assert_cmpuint (airy_system_get_elements (same_key_elsewhere)->len, ==, 2);
+}
+
+static void
+test_text_after_value (void)
+{
+  g_autofree char *two = g_strconcat (PSF, "\n{}", NULL);
+  g_autofree char *system_twice = g_strconcat (PSF, " ", PSF, NULL);
+  g_autofree char *garbage = g_strconcat (PSF, "garbage", NULL);
+  g_autofree char *comment = g_strconcat (PSF, "\n/* saved by hand */\n\t \r\n", NULL);
+  g_autofree char *msg_two = g_strdup_printf ("sys.json:2:1: text after the end of the JSON value (at byte %zu); "
+                                              "a system file holds one object", strlen (PSF) + 1);
+  g_autofree char *msg_twice = g_strdup_printf ("sys.json:1:%zu: text after the end of the JSON value (at byte %zu); "
+                                                "a system file holds one object", strlen (PSF) + 2, strlen (PSF) + 1);
+  g_autoptr(AirySystem) system = NULL;
+
+  expect_error (two, AIRY_ERROR_PARSE, msg_two);
+  expect_error (system_twice, AIRY_ERROR_PARSE, msg_twice);
+  /* json-glib refuses this one itself, and says where */
+  expect_error (garbage, AIRY_ERROR_PARSE,
+                "sys.json:1:225: Parse error: unexpected identifier `garbage', expected end of file");
+  /* space and comments are no value */
+  system = test_system (comment);
+  g_assert_nonnull (system);
+}
+
+/* z.values of count entries, each "0" */
+static char *
+z_values (guint count)
+{
+  GString *s = g_string_new (HEAD "\"z\": {\"values\": [0");
+  guint i;
+
+  for (i = 1; i < count; i++)
+    g_string_append (s, ",0");
+  g_string_append (s, "]}, \"elements\": [" SRC ", " LENS "]}");
+  return g_string_free (s, FALSE);
+}
+
+/* Refused while scanning, before json-glib builds a tree of them (about
+ * 100 bytes a value). */
+static void
+test_too_many_values (void)
+{
+  g_autofree char *many = z_values (2000000);
+
+  /* 12 values come before the entries (the root, airy, grid, …, z.values itself): the
+   * 1 100 001st is entry 1099988 */
+  expect_error (many, AIRY_ERROR_PARSE,
+                "sys.json: more than 1100000 values (numbers, strings, arrays and objects), the limit for a system file, "
+                "reached at z.values[1099988]");
+}
+
+/* ---- item: user text echoed whole ---- */
+
+static void
+test_clip (void)
+{
+  g_autofree char *exact = g_strnfill (64, 'a');
+  g_autofree char *longer = g_strnfill (65, 'a');
+  g_autofree char *a = _airy_json_clip (exact, -1);
+  g_autofree char *b = _airy_json_clip (longer, -1);
+  g_autofree char *wide = NULL, *c = NULL, *expected = NULL;
+  GString *s = g_string_new (NULL);
+  guint i;
+
+  g_assert_cmpstr (a, ==, exact);
+  expected = g_strconcat (exact, "… (65 bytes)", NULL);
+  g_assert_cmpstr (b, ==, expected);
+  /* whole characters: 64 of two bytes each */
+  for (i = 0; i < 70; i++)
+    g_string_append (s, "µ");
+  wide = g_string_free (s, FALSE);
+  c = _airy_json_clip (wide, -1);
+  g_assert_true (g_utf8_validate (c, -1, NULL));
+  g_assert_true (g_str_has_suffix (c, "… (140 bytes)"));
+  g_assert_cmpuint (g_utf8_strlen (c, -1), ==, 64 + strlen ("… (140 bytes)") - 2);
+}
+
+/* the text with its one "@" replaced by with */
+static char *
+replace_at (const char *text, const char *with)
+{
+  g_auto(GStrv) parts = g_strsplit (text, "@", 2);
+
+  return g_strconcat (parts[0], with, parts[1], NULL);
+}
+
+/* A 1 MiB key, type name, value, file name and number: each message
+ * shows their first 64 characters and the size. */
+static void
+test_long_user_text (void)
+{
+  static const struct { const char *json; int code; const char *message; } cases[] = {
+    { HEAD "\"@\": 1, \"elements\": [" SRC "]}", AIRY_ERROR_UNKNOWN_KEY,
+      "#: unknown key (known: $schema, airy, name, description, grid, spectrum, z, elements, microscope, sensor, sample)" },
+    { HEAD "\"elements\": [" SRC ", {\"type\": \"ff-lens\", \"@\": 1}]}", AIRY_ERROR_UNKNOWN_KEY,
+      "elements[1].#: unknown key for \"ff-lens\" (known: type, enabled, f, n, na, inverse)" },
+    { HEAD "\"elements\": [" SRC ", {\"type\": \"@\"}]}", AIRY_ERROR_UNKNOWN_TYPE,
+      "elements[1].type: unknown element type \"#\" (see `airy-sim info --elements`)" },
+    { HEAD "\"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"propagate\", \"method\": \"@\"}]}",
+      AIRY_ERROR_INVALID_VALUE, "elements[1].method: must be one of transfer, angular-spectrum, single-fft, got \"#\"" },
+  };
+  g_autofree char *key = g_strnfill (1 << 20, 'k');
+  g_autofree char *shown = g_strdup_printf ("%.64s… (1048576 bytes)", key);
+  g_autofree char *digits = g_strnfill (1 << 20, '9');
+  g_autofree char *digits_shown = g_strdup_printf ("%.64s… (1048576 bytes)", digits);
+  g_autofree char *microscope = test_microscope_json ("{\"file\": \"@\"}", "\"reduce\": \"sum\"", 32, 1);
+  g_autofree char *file = replace_at (microscope, key);
+  g_autofree char *file_message = g_strdup_printf ("sample.file: a file name must be shorter than 4096 bytes, got \"%s\"",
+                                                   shown);
+  g_autofree char *number = replace_at (HEAD "\"z\": {\"values\": [@]}, \"elements\": [" SRC "]}", digits);
+  g_autofree char *number_message = g_strdup_printf ("z.values[0]: must be an integer in [-9223372036854775808, "
+                                                     "9223372036854775807], got %s", digits_shown);
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *json = replace_at (cases[i].json, key);
+      g_auto(GStrv) parts = g_strsplit (cases[i].message, "#", 2);
+      g_autofree char *message = g_strconcat (parts[0], shown, parts[1], NULL);
+
+      expect_error (json, cases[i].code, message);
+    }
+  expect_error (file, AIRY_ERROR_INVALID_VALUE, file_message);
+  /* a number json-glib cannot hold, echoed as written */
+  expect_error (number, AIRY_ERROR_INVALID_VALUE, number_message);
+}
+
+int
+main (int argc, char **argv)
+{
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+  airy_init ();
+  tmpdir = g_dir_make_tmp ("airy-hostile-XXXXXX", NULL);
+  g_test_add_func ("/hostile/json/duplicate-keys", test_duplicate_keys);
+  g_test_add_func ("/hostile/json/text-after-value", test_text_after_value);
+  g_test_add_func ("/hostile/json/too-many-values", test_too_many_values);
+  g_test_add_func ("/hostile/messages/clip", test_clip);
+  g_test_add_func ("/hostile/messages/long-user-text", test_long_user_text);
+  status = g_test_run ();
+  g_rmdir (tmpdir);
+  g_free (tmpdir);
+  return status;
+}
