@@ -210,7 +210,7 @@ test_invalid_keeps_result (void)
   wait_idle (window);
   /* the engine's message at the field; the last result stays on screen */
   g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
-                   "elements[0].na: must be in (0, n=1.33], got 1.5");
+                   "elements[0].na: must be in [0.001, n=1.33], got 1.5");
   na = airy_bench_panel_get_editor (airy_window_get_panel (window), "elements[0].na");
   g_assert_true (gtk_widget_has_css_class (na, "error"));
   g_assert_true (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window))) == before);
@@ -1215,7 +1215,7 @@ test_edits_commit (void)
   /* a wavelength of -0.5, then Tab: an error at that field, no run */
   type_field (window, "spectrum.wavelengths", "-0.5", LEAVE_TAB);
   g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
-                   "spectrum.wavelengths[0]: must be in (0, 100] µm, got -0.5");
+                   "spectrum.wavelengths[0]: must be in [0.01, 100] µm, got -0.5");
   g_assert_true (marked (window, "spectrum.wavelengths"));
   g_assert_cmpstr (airy_window_get_status (window), ==, "not computed: fix the marked field");
   g_assert_cmpuint (airy_worker_get_started (airy_window_get_worker (window)), ==, started);

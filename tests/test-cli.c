@@ -333,7 +333,7 @@ test_bad_input (void)
 
   expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
               " \"elements\": [{\"type\": \"objective-point-source\", \"n\": 1.33, \"na\": 1.7}]}",
-              "airy-sim: elements[0].na: must be in (0, n=1.33], got 1.7\n");
+              "airy-sim: elements[0].na: must be in [0.001, n=1.33], got 1.7\n");
   /* broken JSON: file, line and column */
   expect_bad ("{\"airy\": 1,\n \"grid\": {\"shape\": [64, 64] \"spacing\": 0.5}}", "@:2:27: Parse error: ");
   expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
@@ -443,13 +443,13 @@ test_schema_command (void)
       ring |= g_str_equal (name, "ring-mask");
       if (!g_str_equal (name, "objective-point-source"))
         continue;
-      /* the parameter spec: (0, 4], default 0.8 */
+      /* the parameter spec: [0.001, 4], default 0.8 */
       na = json_object_get_object_member (json_object_get_object_member (t, "properties"), "na");
       g_assert_cmpstr (json_object_get_string_member (na, "type"), ==, "number");
-      g_assert_cmpfloat (json_object_get_double_member (na, "exclusiveMinimum"), ==, 0.0);
+      g_assert_cmpfloat (json_object_get_double_member (na, "minimum"), ==, 0.001);
       g_assert_cmpfloat (json_object_get_double_member (na, "maximum"), ==, 4.0);
       g_assert_cmpfloat (json_object_get_double_member (na, "default"), ==, 0.8);
-      g_assert_false (json_object_has_member (na, "minimum"));
+      g_assert_false (json_object_has_member (na, "exclusiveMinimum"));
     }
   g_assert_cmpuint (json_array_get_length (types), >=, 16);
   /* the modules' element types are in, --builtin leaves them out: the installed file */

@@ -1,6 +1,7 @@
-/* Hostile system files: JSON that json-glib reads without a word (a key
- * given twice, text after the value, millions of values) and user text too
- * long to echo. Each case names the value, the place and the reason. */
+/* Hostile system files: values that are in no physicist's range, JSON
+ * that json-glib reads without a word (a key given twice, text after the
+ * value, millions of values) and user text too long to echo. Each case
+ * names the value, the place and the reason. */
 
 #include "config.h"
 
@@ -24,6 +25,45 @@ psf_with (const char *from, const char *to)
 
   g_assert_nonnull (parts[1]);
   return g_strconcat (parts[0], to, parts[1], NULL);
+}
+
+/* ---- item: in-range values that gave NaN or inf ---- */
+
+static void
+test_physical_bounds (void)
+{
+  static const struct { const char *from, *to, *message; } cases[] = {
+    { "\"spacing\": 0.5", "\"spacing\": 5e-324", "grid.spacing: must be in [0.0001, 10000] µm, got 4.94066e-324" },
+    { "\"spacing\": 0.5", "\"spacing\": 1e-300", "grid.spacing: must be in [0.0001, 10000] µm, got 1e-300" },
+    { "[0.532]", "[1e-300]", "spectrum.wavelengths[0]: must be in [0.01, 100] µm, got 1e-300" },
+    { "[0.532]", "[0.532, 0.6], \"weights\": [1e308, 1e308]",
+      "spectrum.weights[0]: must be in [0, 1e+12], got 1e+308" },
+    { "\"f\": 100, \"n\": 1.33, \"na\"", "\"f\": 5e-324, \"n\": 1.33, \"na\"",
+      "elements[0].f: must be in [1, 1e+06] µm, got 4.94066e-324" },
+    { "\"na\": 0.8", "\"na\": 1e-300", "elements[0].na: must be in [0.001, 4], got 1e-300" },
+    { LENS, "{\"type\": \"ff-lens\", \"f\": 1e-300}", "elements[1].f: must be in [1, 1e+06] µm, got 1e-300" },
+    { LENS, "{\"type\": \"gaussian-pupil\", \"waist\": 5e-324}, " LENS,
+      "elements[1].waist: must be in [0.001, 1e+06] µm, got 4.94066e-324" },
+    { LENS, "{\"type\": \"phase-mask\", \"source\": \"named\", \"named\": \"grating\", \"period\": 5e-324}, " LENS,
+      "elements[1].period: must be in [0.001, 1e+06] µm, got 4.94066e-324" },
+    { LENS, "{\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [4],"
+            " \"zernike-coefficients\": [1e300]}, " LENS,
+      "elements[1].zernike-coefficients[0]: must be in [-1000, 1000], got 1e+300" },
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *json = psf_with (cases[i].from, cases[i].to);
+
+      expect_error (json, AIRY_ERROR_INVALID_VALUE, cases[i].message);
+    }
+  {
+    g_autofree char *beads = test_microscope_json ("{\"beads\": {\"count\": 3, \"intensity\": 1e308}}",
+                                                   "\"reduce\": \"sum\"", 32, 1);
+
+    expect_error (beads, AIRY_ERROR_INVALID_VALUE, "sample.beads.intensity: must be in (0, 1e+12], got 1e+308");
+  }
 }
 
 /* ---- item: JSON that json-glib reads without a word ---- */
@@ -85,17 +125,76 @@ z_values (guint count)
 }
 
 /* Refused while scanning, before json-glib builds a tree of them (about
- * 100 bytes a value). */
+ * 100 bytes a value); the count within the limit meets the declaration. */
 static void
 test_too_many_values (void)
 {
   g_autofree char *many = z_values (2000000);
+  g_autofree char *over_count = z_values (1000001);
 
   /* 12 values come before the entries (the root, airy, grid, …, z.values itself): the
    * 1 100 001st is entry 1099988 */
   expect_error (many, AIRY_ERROR_PARSE,
                 "sys.json: more than 1100000 values (numbers, strings, arrays and objects), the limit for a system file, "
                 "reached at z.values[1099988]");
+  expect_error (over_count, AIRY_ERROR_INVALID_VALUE, "z.values: must have at most 1000000 entries, got 1000001");
+}
+
+/* The spectrum's size is declared: a field per wavelength is what a run
+ * holds (100 000 of them on 32² took 3.3 GB). */
+static void
+test_max_wavelengths (void)
+{
+  g_autoptr(GString) list = g_string_new ("[0.5");
+  g_autoptr(GError) error = NULL;
+  g_autofree double *wl = g_new (double, 1001);
+  g_autofree char *json = NULL;
+  guint i;
+
+  for (i = 0; i < 1001; i++)
+    {
+      wl[i] = 0.5 + i * 1e-4;
+      if (i)
+        g_string_append_printf (list, ", %.4f", wl[i]);
+    }
+  g_string_append_c (list, ']');
+  json = psf_with ("[0.532]", list->str);
+  expect_error (json, AIRY_ERROR_INVALID_VALUE, "spectrum.wavelengths: must have at most 1000 entries, got 1001");
+  /* and for callers of the API */
+  g_assert_null (airy_spectrum_new (wl, NULL, 1001, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+  g_assert_cmpstr (error->message, ==, "spectrum.wavelengths: must have at most 1000 entries, got 1001");
+  g_clear_error (&error);
+  airy_spectrum_free (airy_spectrum_new (wl, NULL, 1000, &error));
+  g_assert_no_error (error);
+}
+
+/* ---- item: Zernike terms given twice, an NA below any pupil ---- */
+
+static void
+test_zernike_twice (void)
+{
+  g_autofree char *json = psf_with (LENS, "{\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [4, 5, 5],"
+                                          " \"zernike-coefficients\": [0.1, 0.2, 0.3]}, " LENS);
+
+  expect_error (json, AIRY_ERROR_INVALID_VALUE,
+                "elements[1].zernike-indices[2]: index 5 is given twice (also at [1]); give each term once");
+}
+
+static void
+test_pupil_below_a_pixel (void)
+{
+  g_autofree char *json = psf_with ("\"na\": 0.8", "\"na\": 0.001");
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (airy_system_validate (system, warnings, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (warnings->len, >=, 1);
+  g_assert_cmpstr (g_ptr_array_index (warnings, 0), ==,
+                   "elements[0]: the objective pupil (radius 0.07519 µm) is smaller than a pixel of the grid "
+                   "(0.5 µm at λ = 0.532 µm): only its centre sample passes; sample it finer");
 }
 
 /* ---- item: user text echoed whole ---- */
@@ -182,9 +281,13 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   airy_init ();
   tmpdir = g_dir_make_tmp ("airy-hostile-XXXXXX", NULL);
+  g_test_add_func ("/hostile/bounds/physical", test_physical_bounds);
   g_test_add_func ("/hostile/json/duplicate-keys", test_duplicate_keys);
   g_test_add_func ("/hostile/json/text-after-value", test_text_after_value);
   g_test_add_func ("/hostile/json/too-many-values", test_too_many_values);
+  g_test_add_func ("/hostile/spectrum/max-wavelengths", test_max_wavelengths);
+  g_test_add_func ("/hostile/zernike/index-twice", test_zernike_twice);
+  g_test_add_func ("/hostile/pupil/below-a-pixel", test_pupil_below_a_pixel);
   g_test_add_func ("/hostile/messages/clip", test_clip);
   g_test_add_func ("/hostile/messages/long-user-text", test_long_user_text);
   status = g_test_run ();
