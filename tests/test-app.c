@@ -354,6 +354,33 @@ test_imaging_and_bad_sample (void)
   g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
                    "sample.file: /nonexistent/volume.tif: no such file");
   g_assert_true (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window))) == shown);
+
+  /* a sample whose image overflows float32: the run's message, the last
+   * result stays */
+  {
+    AirySystem *system = airy_window_get_system (window);
+    g_autoptr(AiryStack) huge = airy_stack_new (8, 32, 32);
+    g_autofree char *path = g_build_filename (tmpdir, "huge-sample.tif", NULL);
+    const double *z;
+    guint nz;
+    gsize i;
+
+    z = airy_system_get_z (system, &nz);
+    g_assert_cmpuint (nz, ==, 8);
+    for (i = 0; i < 8 * 32 * 32; i++)
+      huge->data[i] = 3e38f;
+    huge->dx = huge->dy = airy_system_get_spacing (system);
+    huge->z0 = z[0];
+    huge->dz = (z[nz - 1] - z[0]) / (nz - 1);
+    g_assert_true (airy_tiff_write (path, huge, NULL));
+    gtk_editable_set_text (GTK_EDITABLE (file), path);
+    wait_idle (window);
+    g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
+                     "the result has 1024 non-finite values (the first at plane 0, y 0, x 0): the sample's values "
+                     "(up to 3e+38) overflow float32 (at most 3.4e+38) when imaged; scale the sample down");
+    g_assert_true (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window))) == shown);
+    g_unlink (path);
+  }
   close_window (window);
 }
 

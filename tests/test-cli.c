@@ -499,6 +499,50 @@ test_bad_system_files (void)
   g_assert_false (g_file_test (new_out, G_FILE_TEST_EXISTS));
 }
 
+/* A result with NaN or inf is a failed run (exit 1) that writes nothing:
+ * a sample of values float32 holds, whose image it does not; and a sweep
+ * reads its system file as run does. */
+static void
+test_non_finite_result (void)
+{
+  g_autoptr(AiryStack) huge = airy_stack_new (1, 32, 32);
+  g_autofree char *sample = g_build_filename (tmpdir, "huge.tif", NULL);
+  g_autofree char *json = test_microscope_json ("{\"file\": \"huge.tif\"}", "\"reduce\": \"sum\"", 32, 1);
+  g_autofree char *sys = write_file ("huge.json", json);
+  g_autofree char *out = g_build_filename (tmpdir, "existing.tif", NULL);
+  g_autofree char *dup = write_file ("dup.json", "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.5},"
+                                     " \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
+                                     " \"elements\": [{\"type\": \"objective-point-source\"}, {\"type\": \"ff-lens\"}]}");
+  g_autofree char *sweep_dir = g_build_filename (tmpdir, "sweep-dup", NULL);
+  g_autofree char *expected = g_strdup_printf ("airy-sim: %s:1:58: grid: the key is given twice in one object "
+                                               "(first at 1:13); give it once\n", dup);
+  g_autofree char *contents = NULL;
+  g_auto(Run) r = { 0 };
+  g_auto(Run) sweep = { 0 };
+  gsize i;
+
+  for (i = 0; i < 32 * 32; i++)
+    huge->data[i] = 3e38f;
+  huge->dx = huge->dy = 0.1;
+  g_assert_true (airy_tiff_write_full (sample, huge, NULL, NULL));
+  g_assert_true (g_file_set_contents (out, "precious", -1, NULL));
+  sim (&r, "run", sys, "-o", out, NULL);
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_cmpstr (r.err, ==, "airy-sim: the result has 1024 non-finite values (the first at plane 0, y 0, x 0): "
+                              "the sample's values (up to 3e+38) overflow float32 (at most 3.4e+38) when imaged; "
+                              "scale the sample down\n");
+  g_assert_true (g_file_get_contents (out, &contents, NULL, NULL));
+  g_assert_cmpstr (contents, ==, "precious");
+  g_assert_false (dir_has_prefix (tmpdir, ".existing.tif."));
+  g_unlink (out);
+
+  sim (&sweep, "sweep", dup, "--set", "elements[0].na=0.5:0.8:2", "-o", sweep_dir, NULL);
+  g_assert_cmpint (sweep.status, ==, 2);
+  g_assert_cmpstr (sweep.err, ==, expected);
+  g_assert_false (g_file_test (sweep_dir, G_FILE_TEST_EXISTS));
+  g_unlink (sample);
+}
+
 /* refused before anything runs: a clear message, exit 2, every file as it was */
 static void
 expect_same_file (const char *message, ...)
@@ -809,6 +853,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/german", test_german);
   g_test_add_func ("/cli/schema", test_schema_command);
   g_test_add_func ("/cli/bad-system-files", test_bad_system_files);
+  g_test_add_func ("/cli/non-finite-result", test_non_finite_result);
   g_test_add_func ("/cli/output-is-input", test_output_is_input);
   g_test_add_func ("/cli/environment", test_environment);
   g_test_add_func ("/cli/signal-cleanup", test_signal_cleanup);

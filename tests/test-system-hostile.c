@@ -1,12 +1,13 @@
-/* Hostile system files: values that are in no physicist's range, JSON
- * that json-glib reads without a word (a key given twice, text after the
- * value, millions of values) and user text too long to echo. Each case
- * names the value, the place and the reason. */
+/* Hostile system files: values that are in no physicist's range, results
+ * that overflow, JSON that json-glib reads without a word (a key given
+ * twice, text after the value, millions of values) and user text too long
+ * to echo. Each case names the value, the place and the reason. */
 
 #include "config.h"
 
 #include "airy-test-util.h"
 #include "airy-json-private.h"
+#include "airy-stack.h"
 
 #define HEAD "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.532]}, "
 #define SRC  "{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8}"
@@ -64,6 +65,119 @@ test_physical_bounds (void)
 
     expect_error (beads, AIRY_ERROR_INVALID_VALUE, "sample.beads.intensity: must be in (0, 1e+12], got 1e+308");
   }
+}
+
+/* The bounds' ends run and give finite stacks (the minimum wavelength and
+ * spacing together, the largest intensity a bead may have). */
+static void
+test_bounds_finite (void)
+{
+  g_autofree char *small = psf_with ("\"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.532]",
+                                     "\"spacing\": 0.0001}, \"spectrum\": {\"wavelengths\": [0.01]");
+  g_autofree char *beads = test_microscope_json ("{\"beads\": {\"count\": 3, \"intensity\": 1e12}}", "\"reduce\": \"sum\"",
+                                                 32, 1);
+  const char *systems[] = { small, beads };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (systems); i++)
+    {
+      g_autoptr(AirySystem) system = test_system (systems[i]);
+      g_autoptr(AiryResult) result = test_run (system, NULL);
+      float lo, hi;
+
+      airy_stack_min_max (result->stack, &lo, &hi);
+      g_assert_true (isfinite (lo) && isfinite (hi) && hi > 0);
+      g_assert_null (_airy_stack_describe_nonfinite (result->stack, result->stack->depth, 0, NULL, NULL));
+    }
+}
+
+/* one plane of 32² at the system's camera pixel, every voxel v */
+static char *
+write_sample (const char *name, float v, guint nan_at)
+{
+  g_autoptr(AiryStack) s = airy_stack_new (1, 32, 32);
+  g_autoptr(GError) error = NULL;
+  char *path = g_build_filename (tmpdir, name, NULL);
+  gsize i;
+
+  for (i = 0; i < 32 * 32; i++)
+    s->data[i] = v;
+  if (nan_at > 0)
+    s->data[nan_at] = NAN;
+  s->dx = s->dy = 0.1;
+  g_assert_true (airy_tiff_write_full (path, s, NULL, &error));
+  g_assert_no_error (error);
+  return path;
+}
+
+/* A sample whose values are floats but whose image is not: the run fails,
+ * naming the count, the first place and the cause. */
+static void
+test_sample_overflow (void)
+{
+  g_autofree char *path = write_sample ("huge.tif", 3e38f, 0);
+  g_autofree char *json = test_microscope_json ("{\"file\": \"huge.tif\"}", "\"reduce\": \"sum\"", 32, 1);
+  g_autoptr(AirySystem) system = airy_system_new_from_data (json, -1, tmpdir, "s.json", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryResult) result = NULL;
+
+  g_assert_true (airy_system_validate (system, NULL, &error));
+  result = airy_run (system, NULL, NULL, NULL, NULL, &error);
+  g_assert_null (result);
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_NOT_FINITE);
+  g_assert_false (airy_error_is_bad_input (error));
+  g_assert_cmpstr (error->message, ==,
+                   "the result has 1024 non-finite values (the first at plane 0, y 0, x 0): the sample's values "
+                   "(up to 3e+38) overflow float32 (at most 3.4e+38) when imaged; scale the sample down");
+  g_unlink (path);
+}
+
+/* A NaN in the sample would spread over the whole image: bad input. */
+static void
+test_sample_nan (void)
+{
+  g_autofree char *path = write_sample ("nan.tif", 1.0f, 17 * 32 + 5);
+  g_autofree char *json = test_microscope_json ("{\"file\": \"nan.tif\"}", "\"reduce\": \"sum\"", 32, 1);
+  g_autoptr(AirySystem) system = airy_system_new_from_data (json, -1, tmpdir, "s.json", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *message = g_strdup_printf ("sample.file: %s has 1 non-finite value (at plane 0, y 17, x 5); "
+                                              "a sample's voxels must be finite numbers", path);
+
+  g_assert_null (airy_run (system, NULL, NULL, NULL, NULL, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+  g_assert_cmpstr (error->message, ==, message);
+  g_unlink (path);
+}
+
+/* The pass beside the min and max: NaN and both infinities, in the
+ * vector body and in the tail, counted from a part's first plane. */
+static void
+test_nonfinite_pass (void)
+{
+  g_autoptr(AiryStack) s = airy_stack_new (4, 5, 7);   /* 140 values: 17 vectors of 8 and 4 more */
+  g_autofree char *none = NULL, *nan = NULL, *tail = NULL, *all = NULL;
+  float lo, hi;
+  gsize i, n = 4 * 5 * 7;
+
+  for (i = 0; i < n; i++)
+    s->data[i] = (float) i - 10.0f;
+  none = _airy_stack_describe_nonfinite (s, 4, 0, &lo, &hi);
+  g_assert_null (none);
+  g_assert_cmpfloat (lo, ==, -10.0f);
+  g_assert_cmpfloat (hi, ==, 129.0f);
+  s->data[n - 1] = -INFINITY;
+  tail = _airy_stack_describe_nonfinite (s, 4, 0, NULL, NULL);
+  g_assert_cmpstr (tail, ==, "1 non-finite value (at plane 3, y 4, x 6)");
+  /* only the planes asked for */
+  g_assert_null (_airy_stack_describe_nonfinite (s, 3, 0, NULL, NULL));
+  s->data[2 * 35 + 3 * 7 + 1] = NAN;
+  s->data[2 * 35 + 4 * 7 + 2] = INFINITY;
+  nan = _airy_stack_describe_nonfinite (s, 4, 10, NULL, NULL);
+  g_assert_cmpstr (nan, ==, "3 non-finite values (the first at plane 12, y 3, x 1)");
+  for (i = 0; i < n; i++)
+    s->data[i] = NAN;
+  all = _airy_stack_describe_nonfinite (s, 4, 0, NULL, NULL);
+  g_assert_cmpstr (all, ==, "140 non-finite values (the first at plane 0, y 0, x 0)");
 }
 
 /* ---- item: JSON that json-glib reads without a word ---- */
@@ -282,6 +396,10 @@ main (int argc, char **argv)
   airy_init ();
   tmpdir = g_dir_make_tmp ("airy-hostile-XXXXXX", NULL);
   g_test_add_func ("/hostile/bounds/physical", test_physical_bounds);
+  g_test_add_func ("/hostile/bounds/finite-at-the-ends", test_bounds_finite);
+  g_test_add_func ("/hostile/finite/sample-overflow", test_sample_overflow);
+  g_test_add_func ("/hostile/finite/sample-nan", test_sample_nan);
+  g_test_add_func ("/hostile/finite/pass", test_nonfinite_pass);
   g_test_add_func ("/hostile/json/duplicate-keys", test_duplicate_keys);
   g_test_add_func ("/hostile/json/text-after-value", test_text_after_value);
   g_test_add_func ("/hostile/json/too-many-values", test_too_many_values);
