@@ -160,6 +160,69 @@ bench_write (AirySystem *system, const AiryRunOptions *options, const char *dir,
   return TRUE;
 }
 
+/* ---- results kept by the backend (--resident) ---- */
+
+/* The run's result brought home from the device, timed (the download that
+ * a run without --resident does while it computes); nothing for a backend
+ * whose results are in host memory. */
+static gboolean
+bench_download (AiryResult *r, GArray *seconds, GError **error)
+{
+  AiryBackend *b = r->resident ? airy_backend_lookup (airy_resident_get_backend_name (r->resident)) : NULL;
+  gint64 t0;
+  AiryStack *home;
+
+  if (b == NULL || !airy_backend_has_download_floor (b))
+    return TRUE;
+  t0 = g_get_monotonic_time ();
+  home = airy_resident_to_stack (r->resident, error);
+  if (home == NULL)
+    return FALSE;
+  g_array_append_val (seconds, (double) { (g_get_monotonic_time () - t0) / 1e6 });
+  airy_stack_free (home);
+  return TRUE;
+}
+
+/* The download's line and JSON fields: its median against the PCIe floor
+ * (a bare copy of as many bytes into pinned memory), or none at all. */
+static gboolean
+bench_download_report (const char *backend_name, guint device, guint64 bytes, GArray *seconds, gboolean json,
+                       GString *json_out, GError **error)
+{
+  AiryBackend *b = airy_backend_lookup (backend_name);
+  g_autoptr(GArray) floors = g_array_new (FALSE, FALSE, sizeof (double));
+  double dl, floor_s;
+  guint i;
+
+  if (b == NULL || !airy_backend_has_download_floor (b) || seconds->len == 0)
+    {
+      if (json)
+        g_string_append (json_out, ", \"resident\": true");
+      else
+        g_print ("download    none: the %s backend's result is in host memory (a resident run copies nothing)\n",
+                 backend_name);
+      return TRUE;
+    }
+  for (i = 0; i < 3; i++)
+    {
+      double f = airy_backend_download_floor (b, device, bytes, error);
+
+      if (f < 0)
+        return FALSE;
+      g_array_append_val (floors, f);
+    }
+  dl = median_of (seconds);
+  floor_s = median_of (floors);
+  if (json)
+    g_string_append_printf (json_out, ", \"resident\": true, \"download_s\": %.6f, \"download_floor_s\": %.6f, "
+                            "\"download_ratio\": %.4f", dl, floor_s, dl / floor_s);
+  else
+    g_print ("download    median %.1f ms to host memory, %.3f × the PCIe floor %.1f ms (a bare copy of the "
+             "same bytes into pinned memory; the run above kept its result on the device)\n",
+             dl * 1e3, dl / floor_s, floor_s * 1e3);
+  return TRUE;
+}
+
 /* ---- bench over ranks ---- */
 
 /* One run timed over all ranks: from a barrier to the end of the last
@@ -340,7 +403,7 @@ cmd_bench (int argc, char **argv)
   int status;
   g_autofree char *backend = NULL, *devices_arg = NULL;
   int repeat = 5, warmup = 1, threads = 0, planes = 0, size = 0;
-  gboolean json = FALSE, no_write = FALSE;
+  gboolean json = FALSE, no_write = FALSE, resident = FALSE;
   g_autofree char *write_dir = NULL;
   const SimOption options_table[] = {
     { "repeat", 0, SIM_OPTION_INT, &repeat },
@@ -353,6 +416,7 @@ cmd_bench (int argc, char **argv)
     { "json", 0, SIM_OPTION_FLAG, &json },
     { "write-dir", 0, SIM_OPTION_STRING, &write_dir },
     { "no-write", 0, SIM_OPTION_FLAG, &no_write },
+    { "resident", 0, SIM_OPTION_FLAG, &resident },
     { NULL }
   };
   g_autoptr(GError) error = NULL;
@@ -360,6 +424,9 @@ cmd_bench (int argc, char **argv)
   g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) reduce_times = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) downloads = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GString) extra = g_string_new (NULL);
+  AiryRunOptions write_options;
   BenchWrite wr = { 0 };
   g_autofree float *own = NULL;
   g_autofree double *rank_s = NULL;
@@ -393,6 +460,8 @@ cmd_bench (int argc, char **argv)
     return usage_error ("--size: must be in [1, 65536], got %d", size);
   if (devices_arg && !parse_devices (devices_arg, devices, &error))
     return ranks_fail (error);
+  if (resident && ranks->size > 1)
+    return usage_error ("--resident: a result kept by its backend needs one process, got %u ranks", ranks->size);
   if (argc == 2)
     what = argv[1];
   if (g_str_has_suffix (what, ".json"))
@@ -429,6 +498,12 @@ cmd_bench (int argc, char **argv)
   /* every rank times the same system the same way */
   if (ranks->size > 1 && !agree_on_bench (system, repeat, warmup, no_write, write_dir, &error))
     return ranks_failed (error);
+  /* --resident: the result stays where it was computed (on the device,
+   * freed with the result after each run); the writes below always time a
+   * run for the host, as `airy-sim run` does */
+  options.resident = resident;
+  write_options = options;
+  write_options.resident = FALSE;
 
   /* cold: the first run in this process, FFTW planning included */
   cold = bench_run (system, &options, &t_cold, &error);
@@ -443,8 +518,11 @@ cmd_bench (int argc, char **argv)
       return ranks_failed (error);
     cold_devices = (guint) all;
   }
-  out_bytes = (guint64) (cold->stack_is_part ? cold->n_planes : cold->stack->depth) * cold->stack->height
-              * cold->stack->width * 4;
+  {
+    const AiryStack *st = cold->stack ? cold->stack : airy_resident_get_stack (cold->resident);
+
+    out_bytes = (guint64) (cold->stack_is_part ? cold->n_planes : st->depth) * st->height * st->width * 4;
+  }
   /* one result alive at a time, as in use */
   g_clear_pointer (&cold, airy_result_free);
   for (k = 0; k < warmup; k++)
@@ -463,6 +541,8 @@ cmd_bench (int argc, char **argv)
         return ranks_failed (error);
       g_array_append_val (times, t);
       g_array_append_val (reduce_times, r->reduce_s);
+      if (resident && !bench_download (r, downloads, &error))
+        return fail (error);
       /* one process: its run is its own work */
       own[(gsize) k * ranks->size + ranks->rank] = ranks->size > 1 ? r->own_s : t;
     }
@@ -496,11 +576,11 @@ cmd_bench (int argc, char **argv)
    * to the same folder (the dd floor), and compute + write together */
   if (!no_write && ranks->size > 1)
     {
-      if (!bench_write_ranks (system, &options, write_dir ? write_dir : g_get_tmp_dir (), MAX (3, MIN (repeat, 5)),
+      if (!bench_write_ranks (system, &write_options, write_dir ? write_dir : g_get_tmp_dir (), MAX (3, MIN (repeat, 5)),
                               &wr, &error))
         return ranks_failed (error);
     }
-  else if (!no_write && !bench_write (system, &options, write_dir ? write_dir : g_get_tmp_dir (),
+  else if (!no_write && !bench_write (system, &write_options, write_dir ? write_dir : g_get_tmp_dir (),
                                       MAX (3, MIN (repeat, 5)), &wr, &error))
     return fail (error);
   /* the floor and the report: rank 0's, alone on the machine */
@@ -544,6 +624,10 @@ cmd_bench (int argc, char **argv)
   }
   if (ranks->size > 1 && !airy_comm_barrier (ranks, &error))
     return ranks_failed (error);
+  if (resident && json
+      && !bench_download_report (cold_backend, devices->len ? g_array_index (devices, guint, 0) : 0, out_bytes,
+                                 downloads, TRUE, extra, &error))
+    return fail (error);
 
   for (i = 0; i < ranks->size; i++)
     g_string_append_printf (rank_list, json ? "%s%.6f" : "%s%.1f", i ? ", " : "", json ? rank_s[i] : rank_s[i] * 1e3);
@@ -555,11 +639,11 @@ cmd_bench (int argc, char **argv)
              "\"peak_rss_bytes\": %" G_GUINT64_FORMAT ", \"peak_device_bytes\": %" G_GUINT64_FORMAT ", "
              "\"output_bytes\": %" G_GUINT64_FORMAT ", \"write_s\": %.6f, \"plain_write_s\": %.6f, "
              "\"end_to_end_s\": %.6f, \"end_to_end_ratio\": %.4f, \"ranks\": %u, \"reduce_s\": %.6f, "
-             "\"rank_s\": [%s], \"wait_s\": %.6f}\n",
+             "\"rank_s\": [%s], \"wait_s\": %.6f%s}\n",
              what, nz, h, w, cold_backend, cold_devices, n_threads, repeat, warmup, t_cold,
              median, tmin, tmax, floor_s, floor_kind, median / floor_s, nz / median, peak, peak_device, out_bytes,
              wr.write_s, wr.plain_s, wr.e2e_s, wr.e2e_s > 0 ? wr.e2e_s / (median + wr.plain_s) : 0.0,
-             ranks->size, median_of (reduce_times), rank_list->str, wait_s);
+             ranks->size, median_of (reduce_times), rank_list->str, wait_s, extra->str);
   else
     {
       g_autofree char *peak_s = airy_format_bytes (peak);
@@ -575,6 +659,10 @@ cmd_bench (int argc, char **argv)
       g_print ("floor       %.1f ms (%u bare %s 2-D complex transforms of %u × %u, in place)\n",
                floor_s * 1e3, nz, floor_kind, h, w);
       g_print ("ratio       %.3f (run / floor)\n", median / floor_s);
+      if (resident
+          && !bench_download_report (cold_backend, devices->len ? g_array_index (devices, guint, 0) : 0, out_bytes,
+                                     downloads, FALSE, NULL, &error))
+        return fail (error);
       g_print ("throughput  %.1f planes/s\n", nz / median);
       if (ranks->size > 1)
         g_print ("ranks       %u: own work median %s ms; longest wait %.1f ms (median; the reduction's "

@@ -19,6 +19,7 @@
 
 #include "airy.h"
 #include "airy-atomic-private.h"
+#include "airy-json-private.h"
 #include "airy-sim-private.h"
 #if AIRY_HAVE_MPI
 #include "airy-mpi.h"
@@ -355,21 +356,6 @@ make_sweep_folder (const char *dir, GError **error)
   return TRUE;
 }
 
-/* The system file's JSON, its errors as bad input (a missing file, not
- * JSON) like run's and fit's */
-static gboolean
-load_sweep_json (JsonParser *parser, const char *file, GError **error)
-{
-  GError *local = NULL;
-
-  if (json_parser_load_from_file (parser, file, &local))
-    return TRUE;
-  g_set_error_literal (error, AIRY_ERROR, local->domain == JSON_PARSER_ERROR ? AIRY_ERROR_PARSE : AIRY_ERROR_FILE,
-                       local->message);
-  g_error_free (local);
-  return FALSE;
-}
-
 /* Each --set its own number of the file: the same path twice, or two
  * paths of the same number (elements[0].na and elements[00].na), would
  * give index.csv two columns of one value */
@@ -460,7 +446,7 @@ cmd_sweep (int argc, char **argv)
   };
   g_autoptr(GError) error = NULL;
   g_autoptr(GArray) params = g_array_new (FALSE, TRUE, sizeof (SweepParam));
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonParser) parser = NULL;
   g_autofree float *done_by = NULL;
   AiryTiffFormat tiff_format = AIRY_TIFF_AUTO;
   AiryRunOptions options = { 0 };
@@ -499,7 +485,7 @@ cmd_sweep (int argc, char **argv)
           return ranks_fail (error);
         }
     }
-  if (!check_environment (&error) || !load_sweep_json (parser, argv[1], &error)
+  if (!check_environment (&error) || (parser = _airy_json_parse_file (argv[1], &error)) == NULL
       || !check_sweep_paths (json_parser_get_root (parser), params, argv[1], &error)
       || !check_sweep_folder (output, &error))
     return ranks_fail (error);

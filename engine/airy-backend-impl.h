@@ -82,6 +82,10 @@ void      _airy_run_state_plane_done    (AiryRunState *state);
  * one image, made at the end) and the PSF stack when kept. */
 gboolean  _airy_run_state_alloc_outputs (AiryRunState *state,
                                          GError      **error);
+/* The host stacks of each wavelength (per_wavelength runs; part of
+ * _airy_run_state_alloc_outputs, for a backend that keeps the sum itself). */
+gboolean  _airy_run_state_alloc_channels (AiryRunState *state,
+                                          GError      **error);
 /* Voxel sizes, plane positions and provenance of the finished stacks. */
 void      _airy_run_state_set_metadata  (AiryRunState *state);
 /* The slots that have planes, in order: active[0] is the reduction's root
@@ -179,6 +183,9 @@ struct _AiryBackendOps
                              GError         **error);
   void     (*release)       (AiryBackend     *backend,
                              AiryRunState    *state);
+  /* runs keep one stack per wavelength besides the sum
+   * (AiryRunOptions.per_wavelength, state->channels) */
+  gboolean   per_wavelength;
 
   /* The benchmark floor on this backend: seconds for `planes` bare 2-D
    * complex single-precision transforms of h × w on one device. */
@@ -188,6 +195,14 @@ struct _AiryBackendOps
                              guint            width,
                              guint            planes,
                              GError         **error);
+
+  /* The PCIe floor of `airy-sim bench --resident`: seconds for a bare
+   * copy of `bytes` from the device into pinned host memory. NULL for a
+   * backend whose results are in host memory. */
+  double   (*download_floor) (AiryBackend    *backend,
+                              guint           device,
+                              guint64         bytes,
+                              GError        **error);
 
   /* The most device memory one run allocated on `device` since the
    * backend opened (bytes: buffers, FFT plans and their work areas). */

@@ -184,6 +184,29 @@ airy_backend_fft_floor (AiryBackend *backend,
   return backend->ops->fft_floor (backend, device, height, width, planes, error);
 }
 
+gboolean
+airy_backend_has_download_floor (AiryBackend *backend)
+{
+  g_return_val_if_fail (backend != NULL, FALSE);
+  return backend->available && backend->ops->download_floor != NULL;
+}
+
+double
+airy_backend_download_floor (AiryBackend *backend,
+                             guint        device,
+                             guint64      bytes,
+                             GError     **error)
+{
+  g_return_val_if_fail (backend != NULL, -1.0);
+  if (!airy_backend_has_download_floor (backend))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                   _("backend %s: its results are in host memory, there is no download to time"), backend->ops->name);
+      return -1.0;
+    }
+  return backend->ops->download_floor (backend, device, bytes, error);
+}
+
 guint64
 airy_backend_get_counter (AiryBackend *backend,
                           const char  *name)

@@ -64,8 +64,18 @@ double        airy_backend_fft_floor       (AiryBackend *backend,
                                             guint        width,
                                             guint        planes,
                                             GError     **error);
+/* TRUE when the backend's results live off the host, so that moving one
+ * home has a floor (airy_backend_download_floor) */
+gboolean      airy_backend_has_download_floor (AiryBackend *backend);
+/* seconds for a bare copy of `bytes` from the device into pinned host
+ * memory (the PCIe floor of a download); -1 with an error when it has none */
+double        airy_backend_download_floor  (AiryBackend *backend,
+                                            guint        device,
+                                            guint64      bytes,
+                                            GError     **error);
 /* A named counter the backend keeps for tests and benchmarks (CUDA:
- * "pupil-builds", "pupil-uploads"); 0 for one it does not know. */
+ * "pupil-builds", "pupil-uploads", "convolutions", "buffers-allocated";
+ * CPU: "convolutions"); 0 for one it does not know. */
 guint64       airy_backend_get_counter     (AiryBackend *backend,
                                             const char  *name);
 

@@ -7,6 +7,7 @@
 #include "airy-element.h"
 #include "airy-elements-private.h"
 #include "airy-error.h"
+#include "airy-json-private.h"
 #include "airy-param-private.h"
 
 /* An element in a system file, {"type": …, parameters…}, and its JSON
@@ -46,15 +47,16 @@ airy_element_set_from_json (AiryElement *self,
       if (g_str_equal (key, "type"))
         continue;
       pspec = g_object_class_find_property (klass, key);
-      sub = g_strdup_printf ("%s.%s", path, key);
       if (pspec == NULL)
         {
           g_autofree char *known = known_keys (klass);
+          g_autofree char *clipped = _airy_json_clip (key, -1);
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_UNKNOWN_KEY,
-                       _("%s: unknown key for \"%s\" (known: %s)"), sub,
+                       _("%s.%s: unknown key for \"%s\" (known: %s)"), path, clipped,
                        airy_element_get_type_name (self), known);
           return FALSE;
         }
+      sub = g_strdup_printf ("%s.%s", path, key);
       if (!airy_value_from_json (pspec, json_object_get_member (object, key), &value, sub, error))
         return FALSE;
       g_object_set_property (G_OBJECT (self), pspec->name, &value);
@@ -91,9 +93,10 @@ airy_element_new_from_json (JsonObject *object,
   type = airy_element_lookup (type_name);
   if (type == G_TYPE_INVALID)
     {
+      g_autofree char *clipped = _airy_json_clip (type_name, -1);
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_UNKNOWN_TYPE,
                    _("%s.type: unknown element type \"%s\" (see `airy-sim info --elements`)"),
-                   path, type_name);
+                   path, clipped);
       return NULL;
     }
   if (required_type != G_TYPE_INVALID && !g_type_is_a (type, required_type))

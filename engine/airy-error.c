@@ -27,6 +27,7 @@ airy_error_is_bad_input (const GError *error)
     case AIRY_ERROR_BACKEND:
     case AIRY_ERROR_MODULE:
     case AIRY_ERROR_WRITE:
+    case AIRY_ERROR_NOT_FINITE:
     default:
       return FALSE;
     }

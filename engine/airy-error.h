@@ -19,6 +19,7 @@ G_BEGIN_DECLS
  * @AIRY_ERROR_BACKEND: the backend failed while running
  * @AIRY_ERROR_MODULE: a module could not be loaded
  * @AIRY_ERROR_WRITE: an output file could not be written
+ * @AIRY_ERROR_NOT_FINITE: a run's result holds NaN or infinite values
  */
 typedef enum
 {
@@ -33,6 +34,7 @@ typedef enum
   AIRY_ERROR_BACKEND,
   AIRY_ERROR_MODULE,
   AIRY_ERROR_WRITE,
+  AIRY_ERROR_NOT_FINITE,
 } AiryError;
 
 GQuark   airy_error_quark          (void);

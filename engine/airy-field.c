@@ -26,6 +26,12 @@ airy_spectrum_new (const double *wavelengths,
                    _("spectrum.wavelengths: must hold at least one wavelength, got none"));
       return NULL;
     }
+  if (n > AIRY_SPECTRUM_MAX_WAVELENGTHS)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("spectrum.wavelengths: must have at most %u entries, got %u"), AIRY_SPECTRUM_MAX_WAVELENGTHS, n);
+      return NULL;
+    }
 
   spectrum = g_new0 (AirySpectrum, 1);
   spectrum->n = n;
@@ -35,17 +41,17 @@ airy_spectrum_new (const double *wavelengths,
     {
       double w = weights ? weights[i] : 1.0;
 
-      if (!(wavelengths[i] > 0.0 && wavelengths[i] <= 100.0))
+      if (!(wavelengths[i] >= AIRY_WAVELENGTH_MIN && wavelengths[i] <= AIRY_WAVELENGTH_MAX))
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("spectrum.wavelengths[%u]: must be in (0, 100] µm, got %g"),
-                       i, wavelengths[i]);
+                       _("spectrum.wavelengths[%u]: must be in [%g, %g] µm, got %g"),
+                       i, AIRY_WAVELENGTH_MIN, AIRY_WAVELENGTH_MAX, wavelengths[i]);
           return NULL;
         }
-      if (!(w >= 0.0) || !isfinite (w))
+      if (!(w >= 0.0 && w <= AIRY_WEIGHT_MAX))
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("spectrum.weights[%u]: must be ≥ 0, got %g"), i, w);
+                       _("spectrum.weights[%u]: must be in [0, %g], got %g"), i, AIRY_WEIGHT_MAX, w);
           return NULL;
         }
       spectrum->wavelengths[i] = wavelengths[i];

@@ -6,6 +6,17 @@
 
 G_BEGIN_DECLS
 
+/* The physical bounds of a spectrum (see airy-system.c's declarations):
+ * from 10 nm (extreme ultraviolet) to 100 µm (far infrared), at most 1000
+ * wavelengths (every nanometre from 0.2 to 1.2 µm); a run holds a field
+ * per wavelength. */
+#define AIRY_WAVELENGTH_MIN 0.01
+#define AIRY_WAVELENGTH_MAX 100.0
+#define AIRY_SPECTRUM_MAX_WAVELENGTHS 1000u
+/* Weights are relative: twelve decades span any measured spectrum, and
+ * 1000 of them still sum to a finite number. */
+#define AIRY_WEIGHT_MAX 1e12
+
 /**
  * AirySpectrum:
  * Vacuum wavelengths (µm) with weights normalised to sum 1.

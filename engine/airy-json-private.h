@@ -10,25 +10,40 @@ G_BEGIN_DECLS
 #define AIRY_JSON_MAX_DEPTH 64
 #define AIRY_JSON_MAX_BYTES (16u << 20)
 
-/* What a scan of the raw text finds before json-glib sees it. */
-typedef struct
-{
-  guint    max_depth;    /* deepest nesting of arrays and objects */
-  char    *bad_path;     /* first number json-glib cannot hold (NULL: none): its JSON path */
-  char    *bad_text;     /* … and its text as written */
-  gboolean bad_integer;  /* an integer beyond 64 bits (else a double that overflows) */
-} AiryJsonScan;
+/* The most values (numbers, strings, arrays, objects) a system file may
+ * hold: a million z planes (z.values at z.count's limit) and 100 000 more.
+ * json-glib's tree takes about 100 bytes a value. */
+#define AIRY_JSON_MAX_VALUES 1100000u
 
-void      _airy_json_scan             (const char   *data,
-                                       gsize         length,
-                                       AiryJsonScan *scan);
-void      _airy_json_scan_clear       (AiryJsonScan *scan);
-/* The error for scan->bad_*, for after a successful parse. */
-void      _airy_json_set_number_error (const AiryJsonScan *scan,
-                                       GError            **error);
+/* The characters of user text (a key, a value) that messages echo. */
+#define AIRY_JSON_CLIP 64
+
+/* The one JSON value of the text, read by json-glib once a scan of the raw
+ * text found none of what json-glib cannot be trusted with: nesting deeper
+ * than AIRY_JSON_MAX_DEPTH, more than AIRY_JSON_MAX_VALUES values, a key
+ * given twice in an object, text after the value (AIRY_ERROR_PARSE), a
+ * number it cannot hold (AIRY_ERROR_INVALID_VALUE). Messages name source
+ * and the JSON path or line:column. */
+JsonParser *_airy_json_parse         (const char   *data,
+                                      gsize         length,
+                                      const char   *source,
+                                      GError      **error);
+/* _airy_json_read_text and _airy_json_parse */
+JsonParser *_airy_json_parse_file    (const char   *path,
+                                      GError      **error);
+
+/* User text for a message: the text itself up to AIRY_JSON_CLIP
+ * characters, else its first ones and "… (N bytes)". length -1: up to
+ * the NUL. */
+char       *_airy_json_clip          (const char   *text,
+                                      gssize        length);
 
 /* Reads at most AIRY_JSON_MAX_BYTES from a regular file, a FIFO or a device. */
 char     *_airy_json_read_file        (const char   *path,
+                                       gsize        *length,
+                                       GError      **error);
+/* … and checks that it is UTF-8 */
+char     *_airy_json_read_text        (const char   *path,
                                        gsize        *length,
                                        GError      **error);
 

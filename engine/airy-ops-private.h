@@ -191,6 +191,12 @@ typedef struct
 void        _airy_ops_stages  (GPtrArray         *ops,
                                AiryStages        *stages);
 const char *_airy_op_kind_name (AiryOpKind        kind);
+/* FALSE (naming the backend) unless a per_wavelength run is one fused PSF
+ * of every wavelength's entries without an intensity stage. */
+gboolean  _airy_run_state_check_channels (AiryRunState     *state,
+                                          const AiryStages *stages,
+                                          const char       *backend,
+                                          GError          **error);
 
 /* for the elements' compile(): field holds the geometry entering the op */
 AiryOp     *_airy_op_new      (AiryOpKind         kind,

@@ -4,11 +4,14 @@
 
 #include <glib/gi18n-lib.h>
 
+#include <limits.h>
 #include <math.h>
+#include <string.h>
 
 #include "airy-param.h"
 #include "airy-param-private.h"
 #include "airy-error.h"
+#include "airy-json-private.h"
 
 /* Parameter declarations: a GParamSpec with the unit, the flags, the range
  * of an array's entries and a field's place in the system file attached as
@@ -36,6 +39,7 @@ PARAM_QUARK (unit, "airy-param-unit")
 PARAM_QUARK (flags, "airy-param-flags")
 PARAM_QUARK (items, "airy-param-items")
 PARAM_QUARK (path, "airy-param-path")
+PARAM_QUARK (max_items, "airy-param-max-items")
 
 #define PARAM_FLAGS (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS)
 
@@ -158,6 +162,21 @@ airy_param_spec_set_path (GParamSpec *pspec,
   return pspec;
 }
 
+GParamSpec *
+airy_param_spec_set_max_items (GParamSpec *pspec,
+                               guint       max_items)
+{
+  g_return_val_if_fail (G_IS_PARAM_SPEC_VARIANT (pspec), pspec);
+  g_param_spec_set_qdata (pspec, max_items_quark (), GUINT_TO_POINTER (max_items));
+  return pspec;
+}
+
+guint
+airy_param_spec_get_max_items (GParamSpec *pspec)
+{
+  return GPOINTER_TO_UINT (g_param_spec_get_qdata (pspec, max_items_quark ()));
+}
+
 const char *
 airy_param_spec_get_unit (GParamSpec *pspec)
 {
@@ -254,7 +273,14 @@ check_items (GParamSpec *pspec, const GValue *value, const char *path, GError **
   double lo, hi;
   gsize n, i;
   const double *v = _airy_value_get_doubles (value, &n);
+  guint max_items = airy_param_spec_get_max_items (pspec);
 
+  if (max_items > 0 && n > max_items)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("%s: must have at most %u entries, got %lu"), path, max_items, (unsigned long) n);
+      return FALSE;
+    }
   if (!airy_param_spec_get_item_range (pspec, &lo, &hi))
     return TRUE;
   for (i = 0; i < n; i++)
@@ -468,6 +494,14 @@ airy_value_from_json (GParamSpec *pspec,
     {
       if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
         goto wrong;
+      /* a file name no system can open, before any message echoes it */
+      if ((airy_param_spec_get_flags (pspec) & AIRY_PARAM_FILE) && strlen (json_node_get_string (node)) >= PATH_MAX)
+        {
+          g_autofree char *clipped = _airy_json_clip (json_node_get_string (node), -1);
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("%s: a file name must be shorter than %d bytes, got \"%s\""), path, PATH_MAX, clipped);
+          return FALSE;
+        }
       g_value_set_string (value, json_node_get_string (node));
     }
   else if (G_TYPE_IS_ENUM (t))
@@ -481,8 +515,9 @@ airy_value_from_json (GParamSpec *pspec,
       if (ev == NULL)
         {
           g_autofree char *range = airy_param_spec_range_string (pspec);
+          g_autofree char *clipped = _airy_json_clip (json_node_get_string (node), -1);
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("%s: must be %s, got \"%s\""), path, range, json_node_get_string (node));
+                       _("%s: must be %s, got \"%s\""), path, range, clipped);
           return FALSE;
         }
       g_value_set_enum (value, ev->value);
@@ -656,6 +691,8 @@ _airy_param_spec_schema (GParamSpec *pspec)
         schema_bounds (items, lo, hi, open);
       json_object_set_string_member (o, "type", "array");
       json_object_set_object_member (o, "items", items);
+      if (airy_param_spec_get_max_items (pspec) > 0)
+        json_object_set_int_member (o, "maxItems", airy_param_spec_get_max_items (pspec));
     }
   return o;
 }

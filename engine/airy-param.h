@@ -54,10 +54,16 @@ GParamSpec    *airy_param_spec_set_unit     (GParamSpec    *pspec,
                                              const char    *unit);
 GParamSpec    *airy_param_spec_set_path     (GParamSpec    *pspec,
                                              const char    *path);
+/* The most entries an array may have (checked with its entries, "maxItems"
+ * in the schema); returns pspec. */
+GParamSpec    *airy_param_spec_set_max_items (GParamSpec   *pspec,
+                                              guint         max_items);
 
 const char    *airy_param_spec_get_unit     (GParamSpec    *pspec);
 const char    *airy_param_spec_get_path     (GParamSpec    *pspec);
 AiryParamFlags airy_param_spec_get_flags    (GParamSpec    *pspec);
+/* 0: no limit (and for anything but an array) */
+guint          airy_param_spec_get_max_items (GParamSpec   *pspec);
 /* The range of an array's entries; FALSE for an array without one (and for
  * anything but an array). */
 gboolean       airy_param_spec_get_item_range (GParamSpec  *pspec,

@@ -243,6 +243,18 @@ load_volume (AiryPlan *plan, const AiryRunOptions *options, const char *base_dir
                    _("sample.file: %s"), local->message);
       return FALSE;
     }
+  /* a NaN or an inf in the sample spreads over the whole image through its
+   * Fourier transform */
+  {
+    g_autofree char *bad = _airy_stack_describe_nonfinite (plan->volume, plan->volume->depth, ro.first_plane,
+                                                           NULL, NULL);
+    if (bad != NULL)
+      {
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                     _("sample.file: %s has %s; a sample's voxels must be finite numbers"), path, bad);
+        return FALSE;
+      }
+  }
   if (s->resample && (!lateral_ok || !axial_ok || head->depth != n))
     {
       const AiryStack *v = plan->volume;

@@ -4,6 +4,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include <math.h>
 #include <string.h>
 
 #include "airy-run.h"
@@ -11,6 +12,7 @@
 #include "airy-atomic-private.h"
 #include "airy-fft-private.h"
 #include "airy-plan-private.h"
+#include "airy-ops-private.h"
 
 /* 90 % of MemAvailable (4 GiB where /proc/meminfo says nothing) */
 static guint64
@@ -180,6 +182,15 @@ _airy_run_state_alloc_outputs (AiryRunState *state,
     }
   if (state->keep_psf)
     state->psf = airy_stack_new (MAX (state->part_count, 1), plan->psf_height, plan->psf_width);
+  return _airy_run_state_alloc_channels (state, error);
+}
+
+gboolean
+_airy_run_state_alloc_channels (AiryRunState *state,
+                                GError      **error)
+{
+  AiryPlan *plan = state->plan;
+
   if (state->per_wavelength)
     {
       guint l;
@@ -197,6 +208,34 @@ _airy_run_state_alloc_outputs (AiryRunState *state,
               return FALSE;
             }
         }
+    }
+  return TRUE;
+}
+
+gboolean
+_airy_run_state_check_channels (AiryRunState     *state,
+                                const AiryStages *stages,
+                                const char       *backend,
+                                GError          **error)
+{
+  AiryPlan *plan = state->plan;
+  const AiryOp *fused = stages->fused;
+
+  if (!state->per_wavelength)
+    return TRUE;
+  if (fused == NULL || stages->convolve || stages->sum || stages->sensor)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                   _("per-wavelength channels: this system's elements do not run as one fused PSF on the %s backend"),
+                   backend);
+      return FALSE;
+    }
+  if (fused->n_lambda != plan->spectrum->n * MAX (fused->psf->n_components, 1))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                   _("per-wavelength channels: the fused PSF has %u entries, not %u per each of %u wavelengths"),
+                   fused->n_lambda, MAX (fused->psf->n_components, 1), plan->spectrum->n);
+      return FALSE;
     }
   return TRUE;
 }
@@ -396,20 +435,17 @@ run_local (AirySystem           *system,
   /* wrong settings in the environment are errors, not defaults in disguise */
   if (!airy_memory_budget_get (NULL, error) || !airy_cpu_devices_from_env (NULL, error))
     return FALSE;
-  /* one stack per wavelength is the CPU's: "auto" picks it */
-  if (opts->per_wavelength && (opts->backend == NULL || g_str_equal (opts->backend, "auto")))
-    opts->backend = "cpu";
-  if (opts->per_wavelength && !g_str_equal (opts->backend, "cpu"))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
-                   _("per-wavelength channels: backend %s cannot keep one stack per wavelength, "
-                     "use the CPU backend"), opts->backend);
-      return FALSE;
-    }
   backend = airy_backend_choose (opts->backend, error);
   if (backend == NULL)
     return FALSE;
   *backend_out = backend;
+  if (opts->per_wavelength && !backend->ops->per_wavelength)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                   _("per-wavelength channels: backend %s cannot keep one stack per wavelength, "
+                     "use the CPU or the CUDA backend"), backend->ops->name);
+      return FALSE;
+    }
   if (backend->ops->execute == NULL && backend->ops->prepare == NULL)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
@@ -556,6 +592,68 @@ run_local (AirySystem           *system,
   return TRUE;
 }
 
+/* What made a result overflow, as far as the inputs tell: the sample's
+ * scale for an image, the optics' for a PSF. */
+static char *
+overflow_cause (AiryPlan *plan)
+{
+  double sample = 0.0;
+
+  if (!plan->imaging)
+    return g_strdup (_("the optics' scale overflows float32 (at most 3.4e+38) or gives an undefined value "
+                       "(inf − inf); lower the source's power or the sensor's exposure and gain"));
+  if (plan->volume != NULL)
+    {
+      float lo, hi;
+
+      airy_stack_min_max (plan->volume, &lo, &hi);
+      sample = MAX (fabs (lo), fabs (hi));
+    }
+  else
+    sample = plan->sample.kind == AIRY_SAMPLE_BEADS ? plan->sample.intensity : plan->sample.value;
+  return g_strdup_printf (_("the sample's values (up to %g) overflow float32 (at most 3.4e+38) when imaged; "
+                            "scale the sample down"), sample);
+}
+
+/* A stack with NaN or inf is no result: refused before anyone writes or
+ * shows it, with where the first one is and why. One pass on all cores;
+ * a result kept on the GPUs is not seen here. */
+static gboolean
+check_stack_finite (AiryRunState *state, const AiryStack *stack, gboolean whole, const char *what, GError **error)
+{
+  g_autofree char *bad = NULL;
+  g_autofree char *cause = NULL;
+
+  if (stack == NULL || stack->data == NULL || (!whole && state->part_count == 0))
+    return TRUE;
+  bad = _airy_stack_describe_nonfinite (stack, whole ? stack->depth : state->part_count,
+                                        whole ? 0 : state->part_first, NULL, NULL);
+  if (bad == NULL)
+    return TRUE;
+  cause = overflow_cause (state->plan);
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_NOT_FINITE, _("%s has %s: %s"), what, bad, cause);
+  return FALSE;
+}
+
+static gboolean
+check_finite (AiryRunState *state, GError **error)
+{
+  const AiryStack *out = state->out ? state->out : state->resident ? airy_resident_get_stack (state->resident) : NULL;
+  guint l;
+
+  if (!check_stack_finite (state, out, state->plan->reduce, _("the result"), error)
+      || !check_stack_finite (state, state->psf, FALSE, _("the PSF stack"), error))
+    return FALSE;
+  for (l = 0; l < state->n_channels; l++)
+    {
+      g_autofree char *what = g_strdup_printf (_("the stack of λ = %g µm"), state->plan->spectrum->wavelengths[l]);
+
+      if (!check_stack_finite (state, state->channels[l], FALSE, what, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* An agreement, its time added to *us: there a rank waits for the others. */
 static gboolean
 timed_agree (AiryComm *comm, gint64 *us, GError **error)
@@ -608,6 +706,8 @@ airy_run (AirySystem           *system,
         backend->ops->all_reduce (backend, state, &local);
       if (local == NULL && backend->ops->finish)
         backend->ops->finish (backend, state, &local);
+      if (local == NULL)
+        check_finite (state, &local);
       /* and once more after the steps that may fail on one rank only, so
        * that a failed run is a failed run on every rank */
       timed_agree (comm, &agree_us, &local);
@@ -618,6 +718,8 @@ airy_run (AirySystem           *system,
         backend->ops->all_reduce (backend, state, &local);
       if (local == NULL && backend->ops->finish)
         backend->ops->finish (backend, state, &local);
+      if (local == NULL)
+        check_finite (state, &local);
     }
   if (prepared && backend->ops->release)
     backend->ops->release (backend, state);

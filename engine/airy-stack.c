@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include <math.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -258,31 +260,36 @@ airy_stack_plane (const AiryStack *stack,
   return stack->data + z * airy_stack_plane_size (stack);
 }
 
-void
+gboolean
 _airy_floats_min_max (const float *v,
                       gsize        n,
                       float       *min,
                       float       *max)
 {
   float lo = INFINITY, hi = -INFINITY;
+  gboolean finite = TRUE;
   gsize i = 0;
 
 #ifdef __SSE__
   /* min_ps (x, m) is x < m ? x : m: a NaN in x leaves m as it was; two
-   * registers of each so the loads keep flowing */
+   * registers of each so the loads keep flowing. x − x is NaN for NaN and
+   * ±inf alone: one unordered compare marks them, in the same pass. */
   {
     __m128 lo0 = _mm_set1_ps (INFINITY), lo1 = lo0, hi0 = _mm_set1_ps (-INFINITY), hi1 = hi0;
+    __m128 bad = _mm_setzero_ps ();
     float l[4], h[4];
     guint k;
 
     for (; i + 8 <= n; i += 8)
       {
         __m128 a = _mm_loadu_ps (v + i), b = _mm_loadu_ps (v + i + 4);
+        __m128 da = _mm_sub_ps (a, a), db = _mm_sub_ps (b, b);
 
         lo0 = _mm_min_ps (a, lo0);
         lo1 = _mm_min_ps (b, lo1);
         hi0 = _mm_max_ps (a, hi0);
         hi1 = _mm_max_ps (b, hi1);
+        bad = _mm_or_ps (bad, _mm_cmpunord_ps (da, db));
       }
     _mm_storeu_ps (l, _mm_min_ps (lo0, lo1));
     _mm_storeu_ps (h, _mm_max_ps (hi0, hi1));
@@ -291,6 +298,7 @@ _airy_floats_min_max (const float *v,
         lo = MIN (lo, l[k]);
         hi = MAX (hi, h[k]);
       }
+    finite = _mm_movemask_ps (bad) == 0;
   }
 #endif
   /* NaN compares false and is skipped */
@@ -298,9 +306,11 @@ _airy_floats_min_max (const float *v,
     {
       lo = v[i] < lo ? v[i] : lo;
       hi = v[i] > hi ? v[i] : hi;
+      finite = finite && isfinite (v[i]);
     }
   *min = lo;
   *max = hi;
+  return finite;
 }
 
 typedef struct
@@ -308,6 +318,7 @@ typedef struct
   const float *v;
   gsize        n;
   float        lo, hi;
+  gboolean     finite;
 } RangeJob;
 
 static gpointer
@@ -315,23 +326,25 @@ range_job (gpointer data)
 {
   RangeJob *j = data;
 
-  _airy_floats_min_max (j->v, j->n, &j->lo, &j->hi);
+  j->finite = _airy_floats_min_max (j->v, j->n, &j->lo, &j->hi);
   return NULL;
 }
 
-void
-airy_stack_min_max (const AiryStack *stack,
-                    float           *min,
-                    float           *max)
+/* The range of the first depth planes, on all cores; FALSE when one of
+ * their values is not finite. */
+static gboolean
+stack_range (const AiryStack *stack,
+             guint            depth,
+             float           *min,
+             float           *max)
 {
-  gsize n = (gsize) stack->depth * airy_stack_plane_size (stack);
+  gsize n = (gsize) depth * airy_stack_plane_size (stack);
   /* a thread per 16 MB, up to the cores */
   guint n_threads = (guint) CLAMP (n >> 22, 1, g_get_num_processors ()), t;
   g_autofree RangeJob *jobs = NULL;
   g_autofree GThread **threads = NULL;
+  gboolean finite = TRUE;
   gsize per;
-
-  g_return_if_fail (stack != NULL && stack->data != NULL);
 
   jobs = g_new0 (RangeJob, n_threads);
   threads = g_new0 (GThread *, n_threads);
@@ -340,7 +353,7 @@ airy_stack_min_max (const AiryStack *stack,
     {
       gsize first = MIN (t * per, n);
 
-      jobs[t] = (RangeJob) { stack->data + first, MIN (per, n - first), INFINITY, -INFINITY };
+      jobs[t] = (RangeJob) { stack->data + first, MIN (per, n - first), INFINITY, -INFINITY, TRUE };
       if (t + 1 < n_threads)
         threads[t] = g_thread_new ("airy-range", range_job, &jobs[t]);
     }
@@ -353,7 +366,55 @@ airy_stack_min_max (const AiryStack *stack,
     {
       *min = MIN (*min, jobs[t].lo);
       *max = MAX (*max, jobs[t].hi);
+      finite = finite && jobs[t].finite;
     }
+  return finite;
+}
+
+void
+airy_stack_min_max (const AiryStack *stack,
+                    float           *min,
+                    float           *max)
+{
+  g_return_if_fail (stack != NULL && stack->data != NULL);
+
+  stack_range (stack, stack->depth, min, max);
+}
+
+char *
+_airy_stack_describe_nonfinite (const AiryStack *stack,
+                                guint            depth,
+                                guint            first_plane,
+                                float           *min,
+                                float           *max)
+{
+  gsize n = (gsize) depth * airy_stack_plane_size (stack), i, first = 0;
+  guint64 bad = 0;
+  guint plane, y, x;
+  float lo, hi;
+
+  g_return_val_if_fail (stack != NULL && stack->data != NULL && depth <= stack->depth, NULL);
+
+  if (min == NULL)
+    min = &lo;
+  if (max == NULL)
+    max = &hi;
+  if (n == 0 || stack_range (stack, depth, min, max))
+    return NULL;
+  /* the rare case: counted where it is found */
+  for (i = n; i-- > 0;)
+    if (!isfinite (stack->data[i]))
+      {
+        bad++;
+        first = i;
+      }
+  plane = first_plane + (guint) (first / airy_stack_plane_size (stack));
+  y = (guint) (first % airy_stack_plane_size (stack) / stack->width);
+  x = (guint) (first % stack->width);
+  if (bad == 1)
+    return g_strdup_printf (_("1 non-finite value (at plane %u, y %u, x %u)"), plane, y, x);
+  return g_strdup_printf (_("%lu non-finite values (the first at plane %u, y %u, x %u)"), (unsigned long) bad,
+                          plane, y, x);
 }
 
 /* ---- resampling ---- */

@@ -89,11 +89,21 @@ AiryStack *_airy_stack_resample  (const AiryStack *src,
                                   guint            depth,
                                   const double    *z_dst,
                                   const double    *z_src);
-/* min and max of n floats (NaN ignored; +inf/−inf when all are NaN). */
-void       _airy_floats_min_max  (const float     *v,
+/* min and max of n floats (NaN ignored; +inf/−inf when all are NaN);
+ * FALSE when one of them is not finite (NaN or ±inf). */
+gboolean   _airy_floats_min_max  (const float     *v,
                                   gsize            n,
                                   float           *min,
                                   float           *max);
+/* NULL when the first depth planes hold finite values only (one pass on
+ * all cores, which also gives their min and max; NULL for none), else
+ * "4096 non-finite values (the first at plane 3, y 17, x 5)", planes
+ * counted from first_plane. */
+char      *_airy_stack_describe_nonfinite (const AiryStack *stack,
+                                           guint            depth,
+                                           guint            first_plane,
+                                           float           *min,
+                                           float           *max);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryStack, airy_stack_free)
 

@@ -30,9 +30,9 @@ check_keys (JsonObject *object, const char *path, const char *const *allowed, GE
     if (!g_strv_contains (allowed, m->data))
       {
         g_autofree char *known = g_strjoinv (", ", (char **) allowed);
+        g_autofree char *key = _airy_json_clip (m->data, -1);
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_UNKNOWN_KEY,
-                     _("%s%s%s: unknown key (known: %s)"), path, *path ? "." : "",
-                     (char *) m->data, known);
+                     _("%s%s%s: unknown key (known: %s)"), path, *path ? "." : "", key, known);
         return FALSE;
       }
   return TRUE;
@@ -516,16 +516,20 @@ parse_root (AirySystem *self, JsonNode *root_node, GError **error)
   return TRUE;
 }
 
-/* json-glib reports "<data>:LINE:COL: Parse error: …"; keep its position and
- * name the file instead. */
-static void
-set_parse_error (GError **error, const char *source, const GError *json_error)
+/* The system of a parsed file; base_dir: where its relative file names start */
+static AirySystem *
+system_from_parser (JsonParser *parser, const char *base_dir, GError **error)
 {
-  const char *msg = json_error->message;
+  g_autoptr(AirySystem) self = NULL;
 
-  if (g_str_has_prefix (msg, "<data>:"))
-    msg += strlen ("<data>:");
-  g_set_error (error, AIRY_ERROR, AIRY_ERROR_PARSE, _("%s:%s"), source, msg);
+  if (parser == NULL)
+    return NULL;
+  self = airy_system_new ();
+  self->base_dir = g_strdup (base_dir);
+  g_ptr_array_set_size (self->elements, 0);
+  if (!parse_root (self, json_parser_get_root (parser), error))
+    return NULL;
+  return g_steal_pointer (&self);
 }
 
 AirySystem *
@@ -535,64 +539,23 @@ airy_system_new_from_data (const char *data,
                            const char *source_name,
                            GError    **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  g_autoptr(AirySystem) self = airy_system_new ();
-  g_autoptr(GError) local = NULL;
-  const char *source = source_name ? source_name : "(system)";
-  AiryJsonScan scan;
+  g_autoptr(JsonParser) parser = NULL;
 
   g_return_val_if_fail (data != NULL, NULL);
 
-  if (length < 0)
-    length = strlen (data);
-  /* json-glib recurses per level: a file nested 100 000 deep would take it
-   * down with a stack overflow, so the nesting is measured first */
-  _airy_json_scan (data, length, &scan);
-  if (scan.max_depth > AIRY_JSON_MAX_DEPTH)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_PARSE,
-                   _("%s: arrays and objects nested %u levels deep, more than the limit of %u"),
-                   source, scan.max_depth, AIRY_JSON_MAX_DEPTH);
-      _airy_json_scan_clear (&scan);
-      return NULL;
-    }
-  self->base_dir = g_strdup (base_dir);
-  if (!json_parser_load_from_data (parser, data, length, &local))
-    {
-      set_parse_error (error, source, local);
-      _airy_json_scan_clear (&scan);
-      return NULL;
-    }
-  if (scan.bad_text != NULL)
-    {
-      _airy_json_set_number_error (&scan, error);
-      _airy_json_scan_clear (&scan);
-      return NULL;
-    }
-  g_ptr_array_set_size (self->elements, 0);
-  if (!parse_root (self, json_parser_get_root (parser), error))
-    return NULL;
-  return g_steal_pointer (&self);
+  parser = _airy_json_parse (data, length < 0 ? strlen (data) : (gsize) length,
+                             source_name ? source_name : "(system)", error);
+  return system_from_parser (parser, base_dir, error);
 }
 
 AirySystem *
 airy_system_new_from_file (const char *path,
                            GError    **error)
 {
-  g_autofree char *data = NULL;
-  g_autofree char *dir = NULL;
-  gsize length;
+  g_autoptr(JsonParser) parser = _airy_json_parse_file (path, error);
+  g_autofree char *dir = g_path_get_dirname (path);
 
-  data = _airy_json_read_file (path, &length, error);
-  if (data == NULL)
-    return NULL;
-  if (!g_utf8_validate (data, length, NULL))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_PARSE, _("%s: not UTF-8 text"), path);
-      return NULL;
-    }
-  dir = g_path_get_dirname (path);
-  return airy_system_new_from_data (data, length, dir, path, error);
+  return system_from_parser (parser, dir, error);
 }
 
 /* ---- presets (GResource) ---- */

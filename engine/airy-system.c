@@ -224,6 +224,9 @@ airy_system_set_property (GObject      *object,
     }
 }
 
+/* z.count's and z.values' limit */
+#define MAX_PLANES 1000000
+
 static GParamSpec *
 at (const char *path, GParamSpec *pspec)
 {
@@ -231,7 +234,11 @@ at (const char *path, GParamSpec *pspec)
 }
 
 /* The fields of a system file and their limits: far above any real system,
- * below what the engine can index (the grid) or compute with. */
+ * below what the engine can index (the grid) or compute with. The physical
+ * ones are a physicist's: a sample spacing from 0.1 nm (below any camera
+ * pixel or pupil sample; 1e-300 overflows the 1/dx² of a normalisation) to
+ * 1 cm, wavelengths from 10 nm to 100 µm, intensities up to 1e12 (where
+ * float32 still has 26 decades for the optics' scale). */
 static void
 declare_fields (GParamSpec **p)
 {
@@ -242,29 +249,30 @@ declare_fields (GParamSpec **p)
   p[AIRY_SYSTEM_PROP_SPACING] = at ("grid.spacing",
     airy_param_spec_double ("spacing", N_("Pupil spacing"),
                             N_("Sample spacing of the source plane (a microscope: the camera pixel)"), "µm",
-                            0.0, 1e4, 0.5, AIRY_PARAM_EXCLUSIVE_MIN));
+                            1e-4, 1e4, 0.5, 0));
   /* airy_spectrum_new () holds the same limits for every other caller */
-  p[AIRY_SYSTEM_PROP_WAVELENGTHS] = at ("spectrum.wavelengths",
+  p[AIRY_SYSTEM_PROP_WAVELENGTHS] = at ("spectrum.wavelengths", airy_param_spec_set_max_items (
     airy_param_spec_double_array ("wavelengths", N_("Wavelengths"), N_("Vacuum wavelengths"), "µm",
-                                  0.0, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
-  p[AIRY_SYSTEM_PROP_WEIGHTS] = at ("spectrum.weights",
+                                  AIRY_WAVELENGTH_MIN, AIRY_WAVELENGTH_MAX, 0), AIRY_SPECTRUM_MAX_WAVELENGTHS));
+  p[AIRY_SYSTEM_PROP_WEIGHTS] = at ("spectrum.weights", airy_param_spec_set_max_items (
     airy_param_spec_double_array ("weights", N_("Weights"), N_("One weight per wavelength (normalised to sum 1)"),
-                                  NULL, 0.0, G_MAXDOUBLE, 0));
+                                  NULL, 0.0, AIRY_WEIGHT_MAX, 0), AIRY_SPECTRUM_MAX_WAVELENGTHS));
   p[AIRY_SYSTEM_PROP_CHANNELS] = at ("spectrum.channels",
     airy_param_spec_boolean ("channels", N_("Channels"),
-                             N_("Keep one stack per wavelength, shown as channels (PSF mode; CPU)"), FALSE));
+                             N_("Keep one stack per wavelength, shown as channels (PSF mode)"), FALSE));
   p[AIRY_SYSTEM_PROP_Z_START] = at ("z.start",
     airy_param_spec_double ("z-start", N_("z from"), N_("First plane"), "µm", -1e6, 1e6, 0.0, 0));
   p[AIRY_SYSTEM_PROP_Z_STOP] = at ("z.stop",
     airy_param_spec_double ("z-stop", N_("z to"), N_("Last plane (included)"), "µm", -1e6, 1e6, 0.0, 0));
   p[AIRY_SYSTEM_PROP_Z_COUNT] = at ("z.count",
     airy_param_spec_int ("z-count", N_("z planes"), N_("Number of planes, evenly spaced like linspace"),
-                         1, 1000000, 1, AIRY_PARAM_NEEDS_PLAN));
+                         1, MAX_PLANES, 1, AIRY_PARAM_NEEDS_PLAN));
   p[AIRY_SYSTEM_PROP_Z_VALUES] = at ("z.values",
-    airy_param_spec_double_array ("z-values", N_("Planes"), N_("The planes"), "µm", -1e6, 1e6, 0));
+    airy_param_spec_set_max_items (airy_param_spec_double_array ("z-values", N_("Planes"), N_("The planes"), "µm",
+                                                                 -1e6, 1e6, 0), MAX_PLANES));
   p[AIRY_SYSTEM_PROP_F_TUBE] = at ("microscope.f-tube",
     airy_param_spec_double ("f-tube", N_("Tube lens f"), N_("Tube lens focal length"), "µm",
-                            0.0, 1e6, 200.0, AIRY_PARAM_EXCLUSIVE_MIN));
+                            AIRY_FOCAL_LENGTH_MIN, 1e6, 200.0, 0));
   p[AIRY_SYSTEM_PROP_SAMPLE_CONSTANT] = at ("sample.constant",
     airy_param_spec_double ("sample-constant", N_("Value"), N_("The same value in every voxel"), NULL,
                             0.0, 1e12, 1.0, 0));
@@ -276,7 +284,7 @@ declare_fields (GParamSpec **p)
     airy_param_spec_int ("beads-seed", N_("Seed"), N_("Seed of their positions"), 0, G_MAXINT, 0, 0));
   p[AIRY_SYSTEM_PROP_BEADS_INTENSITY] = at ("sample.beads.intensity",
     airy_param_spec_double ("beads-intensity", N_("Intensity"), N_("Intensity of each bead"), NULL,
-                            0.0, G_MAXDOUBLE, 1.0, AIRY_PARAM_EXCLUSIVE_MIN));
+                            0.0, 1e12, 1.0, AIRY_PARAM_EXCLUSIVE_MIN));
   p[AIRY_SYSTEM_PROP_SAMPLE_CHANNEL] = at ("sample.channel",
     airy_param_spec_int ("sample-channel", N_("Channel"),
                          N_("Channel of a hyperstack, from 0 (unset: the file holds one)"), 0, 1000000, 0, 0));

@@ -20,6 +20,20 @@ test_system (const char *json)
   return system;
 }
 
+/* The system is refused, at load or by the check of the whole (some
+ * errors appear only then), with this code and message. */
+static inline void
+test_expect_error (const char *json, int code, const char *message)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = airy_system_new_from_data (json, -1, NULL, "sys.json", &error);
+
+  if (system != NULL)
+    g_assert_false (airy_system_validate (system, NULL, &error));
+  g_assert_error (error, AIRY_ERROR, code);
+  g_assert_cmpstr (error->message, ==, message);
+}
+
 static inline AiryResult *
 test_run (AirySystem *system, const AiryRunOptions *options)
 {

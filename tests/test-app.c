@@ -210,7 +210,7 @@ test_invalid_keeps_result (void)
   wait_idle (window);
   /* the engine's message at the field; the last result stays on screen */
   g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
-                   "elements[0].na: must be in (0, n=1.33], got 1.5");
+                   "elements[0].na: must be in [0.001, n=1.33], got 1.5");
   na = airy_bench_panel_get_editor (airy_window_get_panel (window), "elements[0].na");
   g_assert_true (gtk_widget_has_css_class (na, "error"));
   g_assert_true (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window))) == before);
@@ -354,6 +354,33 @@ test_imaging_and_bad_sample (void)
   g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
                    "sample.file: /nonexistent/volume.tif: no such file");
   g_assert_true (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window))) == shown);
+
+  /* a sample whose image overflows float32: the run's message, the last
+   * result stays */
+  {
+    AirySystem *system = airy_window_get_system (window);
+    g_autoptr(AiryStack) huge = airy_stack_new (8, 32, 32);
+    g_autofree char *path = g_build_filename (tmpdir, "huge-sample.tif", NULL);
+    const double *z;
+    guint nz;
+    gsize i;
+
+    z = airy_system_get_z (system, &nz);
+    g_assert_cmpuint (nz, ==, 8);
+    for (i = 0; i < 8 * 32 * 32; i++)
+      huge->data[i] = 3e38f;
+    huge->dx = huge->dy = airy_system_get_spacing (system);
+    huge->z0 = z[0];
+    huge->dz = (z[nz - 1] - z[0]) / (nz - 1);
+    g_assert_true (airy_tiff_write (path, huge, NULL));
+    gtk_editable_set_text (GTK_EDITABLE (file), path);
+    wait_idle (window);
+    g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
+                     "the result has 1024 non-finite values (the first at plane 0, y 0, x 0): the sample's values "
+                     "(up to 3e+38) overflow float32 (at most 3.4e+38) when imaged; scale the sample down");
+    g_assert_true (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window))) == shown);
+    g_unlink (path);
+  }
   close_window (window);
 }
 
@@ -1215,7 +1242,7 @@ test_edits_commit (void)
   /* a wavelength of -0.5, then Tab: an error at that field, no run */
   type_field (window, "spectrum.wavelengths", "-0.5", LEAVE_TAB);
   g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
-                   "spectrum.wavelengths[0]: must be in (0, 100] µm, got -0.5");
+                   "spectrum.wavelengths[0]: must be in [0.01, 100] µm, got -0.5");
   g_assert_true (marked (window, "spectrum.wavelengths"));
   g_assert_cmpstr (airy_window_get_status (window), ==, "not computed: fix the marked field");
   g_assert_cmpuint (airy_worker_get_started (airy_window_get_worker (window)), ==, started);

@@ -185,6 +185,8 @@ test_active_slots (void)
 typedef struct
 {
   int registered, unregistered, fail;
+  int current;            /* the fake's current CUDA device */
+  GString *log;           /* each unregistration: "resource@device " */
 } FakeGl;
 
 static int
@@ -201,10 +203,24 @@ fake_register (const AiryGlRegistration *key, gpointer *resource, gpointer data)
 static void
 fake_unregister (gpointer resource, gpointer data)
 {
-  ((FakeGl *) data)->unregistered++;
+  FakeGl *f = data;
+
+  f->unregistered++;
+  if (f->log)
+    g_string_append_printf (f->log, "%d@%d ", GPOINTER_TO_INT (resource), f->current);
 }
 
-static const AiryGlRegistrationOps fake_gl_ops = { fake_register, fake_unregister };
+static int
+fake_set_device (int device, gpointer data)
+{
+  FakeGl *f = data;
+  int previous = f->current;
+
+  f->current = device;
+  return previous;
+}
+
+static const AiryGlRegistrationOps fake_gl_ops = { fake_register, fake_unregister, fake_set_device };
 
 static void
 test_gl_registrations (void)
@@ -249,6 +265,33 @@ test_gl_registrations (void)
   _airy_gl_registrations_release (cache, NULL, &fake_gl_ops, &f);
   g_assert_cmpuint (cache->len, ==, 0);
   g_assert_cmpint (f.unregistered, ==, f.registered);
+}
+
+static void
+test_gl_unregister_device (void)
+{
+  /* cudaGraphicsUnregisterResource acts on the current device: each
+   * registration goes on the device it was made on, whatever is current,
+   * which is current again afterwards */
+  g_autoptr(GPtrArray) cache = g_ptr_array_new ();
+  g_autoptr(GString) log = g_string_new (NULL);
+  FakeGl f = { .current = 0, .log = log };
+  int ctx, status;
+  AiryGlRegistration key = { &ctx, 3, 1, 64, 32, 1, NULL };
+
+  _airy_gl_registration_get (cache, &key, &fake_gl_ops, &f, &status);   /* resource 1 on device 1 */
+  key.texture = 4;
+  key.device = 2;
+  _airy_gl_registration_get (cache, &key, &fake_gl_ops, &f, &status);   /* resource 2 on device 2 */
+  key.device = 0;
+  f.current = 3;
+  _airy_gl_registration_get (cache, &key, &fake_gl_ops, &f, &status);   /* stale: 2 dropped on device 2 */
+  g_assert_cmpstr (log->str, ==, "2@2 ");
+  g_assert_cmpint (f.current, ==, 3);
+  _airy_gl_registrations_release (cache, NULL, &fake_gl_ops, &f);
+  /* resource 1 on device 1, resource 3 (made on device 0) on device 0 */
+  g_assert_true (g_str_equal (log->str, "2@2 1@1 3@0 ") || g_str_equal (log->str, "2@2 3@0 1@1 "));
+  g_assert_cmpint (f.current, ==, 3);
 }
 
 /* ---- the device budget ---- */
@@ -638,6 +681,7 @@ main (int argc, char **argv)
   g_test_add_func ("/backend/comms/device-sets", test_comms);
   g_test_add_func ("/backend/comms/active-slots", test_active_slots);
   g_test_add_func ("/backend/gl/registrations", test_gl_registrations);
+  g_test_add_func ("/backend/gl/unregister-on-its-device", test_gl_unregister_device);
   g_test_add_func ("/backend/device-budget", test_device_budget);
   g_test_add_func ("/backend/defocus-cis", test_defocus_cis);
   g_test_add_func ("/backend/run/prepare-failure-releases", test_prepare_failure_releases);

@@ -316,7 +316,7 @@ test_bad_input (void)
 
   expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
               " \"elements\": [{\"type\": \"objective-point-source\", \"n\": 1.33, \"na\": 1.7}]}",
-              "airy-sim: elements[0].na: must be in (0, n=1.33], got 1.7\n");
+              "airy-sim: elements[0].na: must be in [0.001, n=1.33], got 1.7\n");
   /* broken JSON: file, line and column */
   expect_bad ("{\"airy\": 1,\n \"grid\": {\"shape\": [64, 64] \"spacing\": 0.5}}", "@:2:27: Parse error: ");
   expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
@@ -395,6 +395,33 @@ test_bench (void)
   g_assert_nonnull (strstr (bad.err, "--repeat: must be in [1, 1000], got 0"));
 }
 
+static void
+test_bench_resident (void)
+{
+  /* --resident keeps each run's result where its backend computed it: on
+   * the CPU that is host memory already, so there is no download to time
+   * and none is reported as if there were */
+  g_auto(Run) text = { 0 }, json = { 0 };
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  JsonObject *o;
+
+  sim (&text, "bench", "widefield", "--repeat", "2", "--warmup", "0", "--planes", "3", "--size", "64",
+       "--resident", "--no-write", NULL);
+  g_assert_cmpint (text.status, ==, 0);
+  g_assert_nonnull (strstr (text.out, "download    none: the cpu backend's result is in host memory "
+                                      "(a resident run copies nothing)\n"));
+  sim (&json, "bench", "widefield", "--repeat", "2", "--warmup", "0", "--planes", "3", "--size", "64",
+       "--resident", "--no-write", "--json", NULL);
+  g_assert_cmpint (json.status, ==, 0);
+  g_assert_true (json_parser_load_from_data (parser, json.out, -1, &error));
+  o = json_node_get_object (json_parser_get_root (parser));
+  g_assert_true (json_object_get_boolean_member (o, "resident"));
+  g_assert_false (json_object_has_member (o, "download_s"));
+  g_assert_cmpint (json_object_get_int_member (o, "output_bytes"), ==, 3 * 64 * 64 * 4);
+  g_assert_cmpfloat (json_object_get_double_member (o, "median_s"), >, 0.0);
+}
+
 /* ---- issue 12: system files that no one can break, outputs that are not inputs ---- */
 
 static void
@@ -426,13 +453,13 @@ test_schema_command (void)
       ring |= g_str_equal (name, "ring-mask");
       if (!g_str_equal (name, "objective-point-source"))
         continue;
-      /* the parameter spec: (0, 4], default 0.8 */
+      /* the parameter spec: [0.001, 4], default 0.8 */
       na = json_object_get_object_member (json_object_get_object_member (t, "properties"), "na");
       g_assert_cmpstr (json_object_get_string_member (na, "type"), ==, "number");
-      g_assert_cmpfloat (json_object_get_double_member (na, "exclusiveMinimum"), ==, 0.0);
+      g_assert_cmpfloat (json_object_get_double_member (na, "minimum"), ==, 0.001);
       g_assert_cmpfloat (json_object_get_double_member (na, "maximum"), ==, 4.0);
       g_assert_cmpfloat (json_object_get_double_member (na, "default"), ==, 0.8);
-      g_assert_false (json_object_has_member (na, "minimum"));
+      g_assert_false (json_object_has_member (na, "exclusiveMinimum"));
     }
   g_assert_cmpuint (json_array_get_length (types), >=, 16);
   /* the modules' element types are in, --builtin leaves them out: the installed file */
@@ -468,11 +495,62 @@ test_bad_system_files (void)
   expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
               " \"z\": {\"values\": [0, 1], \"count\": 2}, \"elements\": [{\"type\": \"objective-point-source\"}]}",
               "airy-sim: z: give either values or start, stop and count, got values and count\n");
+  /* what json-glib reads without a word: the last of two keys, the first of two objects */
+  expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
+              " \"elements\": [{\"type\": \"objective-point-source\", \"na\": 0.8, \"na\": 1.2}, {\"type\": \"ff-lens\"}]}",
+              "@:1:153: elements[0].na: the key is given twice in one object (first at 1:142); give it once\n");
+  expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
+              " \"elements\": [{\"type\": \"objective-point-source\"}, {\"type\": \"ff-lens\"}]}\n{\"airy\": 1}",
+              "@:2:1: text after the end of the JSON value (at byte 164); a system file holds one object\n");
   /* a file that never ends */
   sim (&zero, "run", "/dev/zero", "-o", new_out, NULL);
   g_assert_cmpint (zero.status, ==, 2);
   g_assert_cmpstr (zero.err, ==, "airy-sim: /dev/zero: larger than 16 MiB, the limit for a system file\n");
   g_assert_false (g_file_test (new_out, G_FILE_TEST_EXISTS));
+}
+
+/* A result with NaN or inf is a failed run (exit 1) that writes nothing:
+ * a sample of values float32 holds, whose image it does not; and a sweep
+ * reads its system file as run does. */
+static void
+test_non_finite_result (void)
+{
+  g_autoptr(AiryStack) huge = airy_stack_new (1, 32, 32);
+  g_autofree char *sample = g_build_filename (tmpdir, "huge.tif", NULL);
+  g_autofree char *json = test_microscope_json ("{\"file\": \"huge.tif\"}", "\"reduce\": \"sum\"", 32, 1);
+  g_autofree char *sys = write_file ("huge.json", json);
+  g_autofree char *out = g_build_filename (tmpdir, "existing.tif", NULL);
+  g_autofree char *dup = write_file ("dup.json", "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.5},"
+                                     " \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
+                                     " \"elements\": [{\"type\": \"objective-point-source\"}, {\"type\": \"ff-lens\"}]}");
+  g_autofree char *sweep_dir = g_build_filename (tmpdir, "sweep-dup", NULL);
+  g_autofree char *expected = g_strdup_printf ("airy-sim: %s:1:58: grid: the key is given twice in one object "
+                                               "(first at 1:13); give it once\n", dup);
+  g_autofree char *contents = NULL;
+  g_auto(Run) r = { 0 };
+  g_auto(Run) sweep = { 0 };
+  gsize i;
+
+  for (i = 0; i < 32 * 32; i++)
+    huge->data[i] = 3e38f;
+  huge->dx = huge->dy = 0.1;
+  g_assert_true (airy_tiff_write_full (sample, huge, NULL, NULL));
+  g_assert_true (g_file_set_contents (out, "precious", -1, NULL));
+  sim (&r, "run", sys, "-o", out, NULL);
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_cmpstr (r.err, ==, "airy-sim: the result has 1024 non-finite values (the first at plane 0, y 0, x 0): "
+                              "the sample's values (up to 3e+38) overflow float32 (at most 3.4e+38) when imaged; "
+                              "scale the sample down\n");
+  g_assert_true (g_file_get_contents (out, &contents, NULL, NULL));
+  g_assert_cmpstr (contents, ==, "precious");
+  g_assert_false (dir_has_prefix (tmpdir, ".airy-"));
+  g_unlink (out);
+
+  sim (&sweep, "sweep", dup, "--set", "elements[0].na=0.5:0.8:2", "-o", sweep_dir, NULL);
+  g_assert_cmpint (sweep.status, ==, 2);
+  g_assert_cmpstr (sweep.err, ==, expected);
+  g_assert_false (g_file_test (sweep_dir, G_FILE_TEST_EXISTS));
+  g_unlink (sample);
 }
 
 /* refused before anything runs: a clear message, exit 2, every file as it was */
@@ -682,9 +760,11 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/run-channels", test_run_channels);
   g_test_add_func ("/cli/bad-input", test_bad_input);
   g_test_add_func ("/cli/bench", test_bench);
+  g_test_add_func ("/cli/bench/resident", test_bench_resident);
   g_test_add_func ("/cli/german", test_german);
   g_test_add_func ("/cli/schema", test_schema_command);
   g_test_add_func ("/cli/bad-system-files", test_bad_system_files);
+  g_test_add_func ("/cli/non-finite-result", test_non_finite_result);
   g_test_add_func ("/cli/output-is-input", test_output_is_input);
   g_test_add_func ("/cli/environment", test_environment);
   status = g_test_run ();

@@ -261,9 +261,14 @@ test_second_run (void)
   g_autoptr(AiryResult) cpu = run_on (system, "cpu", NULL, 0);
   g_autoptr(AiryResult) first = run_on (system, "cuda", (guint[]) { 0 }, 1);
   guint64 peak = airy_backend_peak_memory (cuda, 0), free_before = airy_backend_free_memory (cuda, 0);
+  guint64 allocations = airy_backend_get_counter (cuda, "buffers-allocated");
   g_autoptr(AiryResult) second = run_on (system, "cuda", (guint[]) { 0 }, 1);
+  guint64 allocations_second = airy_backend_get_counter (cuda, "buffers-allocated");
   g_autoptr(AiryResult) other = run_on (imaging, "cuda", (guint[]) { 0 }, 1);
   g_autoptr(AiryResult) third = run_on (system, "cuda", (guint[]) { 0 }, 1);
+
+  /* the second run's buffers were the first run's, kept: none allocated */
+  g_assert_cmpuint (allocations_second, ==, allocations);
 
   g_assert_cmpmem (second->stack->data, 19 * 384 * 384 * sizeof (float), first->stack->data,
                    19 * 384 * 384 * sizeof (float));
@@ -275,6 +280,85 @@ test_second_run (void)
   g_test_message ("free before %" G_GUINT64_FORMAT " MiB, after %" G_GUINT64_FORMAT " MiB", free_before >> 20,
                   airy_backend_free_memory (cuda, 0) >> 20);
   g_assert_cmpuint (airy_backend_free_memory (cuda, 0) + (64u << 20), >=, free_before);
+}
+
+static void
+test_channels (void)
+{
+  /* several wavelengths kept as channels on the GPU, a vectorial field's
+   * components summed into their wavelength's: each wavelength's stack and
+   * the sum as the CPU's; kept on the device, the sum stays there and the
+   * channels come home */
+  g_autoptr(AirySystem) system = test_system (
+    "{\"airy\": 1, \"grid\": {\"shape\": [128, 96], \"spacing\": 3.6},"
+    " \"spectrum\": {\"wavelengths\": [0.55, 0.65], \"weights\": [2, 1]},"
+    " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 19},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.518, \"na\": 1.4,"
+    "   \"defocus-model\": \"nonparaxial\", \"apodisation\": \"aplanatic\", \"field\": \"vectorial\","
+    "   \"polarization\": \"unpolarized\"}, {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.518}]}");
+  AiryRunOptions options = { .backend = "cpu", .per_wavelength = TRUE };
+  g_autoptr(AiryResult) cpu = test_run (system, &options);
+  guint pass, l;
+
+  for (pass = 0; pass < 2; pass++)
+    {
+      g_autoptr(AiryResult) gpu = NULL;
+      g_autoptr(AiryStack) sum = NULL;
+      g_autoptr(GError) error = NULL;
+
+      options = (AiryRunOptions) { .backend = "cuda", .devices = (guint[]) { 0 }, .n_devices = 1,
+                                   .per_wavelength = TRUE, .resident = pass == 1 };
+      gpu = test_run (system, &options);
+      g_assert_cmpuint (gpu->n_channels, ==, 2);
+      for (l = 0; l < 2; l++)
+        assert_agree (gpu->channels[l], cpu->channels[l], 1e-5);
+      sum = pass == 1 ? airy_resident_to_stack (gpu->resident, &error) : airy_stack_copy (gpu->stack);
+      g_assert_no_error (error);
+      assert_agree (sum, cpu->stack, 1e-5);
+    }
+}
+
+static void
+test_constant_sums_first (void)
+{
+  /* a sample constant in z: (Σ_z P_z) ⊛ V, one padded transform for the
+   * 19 planes (one per plane for a sample that varies), the CPU's image */
+  g_autoptr(AirySystem) system = test_system (imaging_19);
+  g_autoptr(AiryResult) cpu = run_on (system, "cpu", NULL, 0);
+  guint64 before = airy_backend_get_counter (cuda, "convolutions");
+  g_autoptr(AiryResult) gpu = run_on (system, "cuda", (guint[]) { 0 }, 1);
+
+  g_assert_cmpuint (airy_backend_get_counter (cuda, "convolutions") - before, ==, 1);
+  assert_agree (gpu->stack, cpu->stack, 1e-5);
+  /* on every device, the sums meet in the all-reduce */
+  if (airy_backend_n_devices (cuda) >= 2)
+    {
+      g_autoptr(AiryResult) two = run_on (system, "cuda", (guint[]) { 0, 1 }, 2);
+      assert_agree (two->stack, cpu->stack, 1e-5);
+    }
+}
+
+static void
+test_resident_download (void)
+{
+  /* `bench --resident`: the run keeps its stack on the device, the
+   * download comes after, with the PCIe floor beside it */
+  g_autoptr(AirySystem) system = test_system (widefield_384);
+  g_autoptr(AiryResult) host = run_on (system, "cuda", (guint[]) { 0 }, 1);
+  g_autoptr(AiryResult) kept = run_with (system, "cuda", (guint[]) { 0 }, 1, TRUE, FALSE);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryStack) home = airy_resident_to_stack (kept->resident, &error);
+  double floor_s;
+
+  g_assert_no_error (error);
+  g_assert_null (airy_resident_get_stack (kept->resident)->data);
+  g_assert_cmpmem (home->data, 19 * 384 * 384 * sizeof (float), host->stack->data, 19 * 384 * 384 * sizeof (float));
+  g_assert_true (airy_backend_has_download_floor (cuda));
+  floor_s = airy_backend_download_floor (cuda, 0, 19 * 384 * 384 * sizeof (float), &error);
+  g_assert_no_error (error);
+  g_test_message ("PCIe floor of %u MiB: %.3f ms", 19 * 384 * 384 * 4 >> 20, floor_s * 1e3);
+  g_assert_cmpfloat (floor_s, >, 0.0);
+  g_assert_cmpfloat (floor_s, <, 1.0);
 }
 
 /* The plan's program, as the backends get it (a CPU-side check). */
@@ -697,6 +781,17 @@ gl_upload (const float *data, guint width, guint height, gpointer user_data)
   glTexSubImage2D (GL_TEXTURE_2D, 0, 0, 0, (GLsizei) width, (GLsizei) height, GL_RED, GL_FLOAT, data);
 }
 
+/* The bound texture specified as the viewer's (GL_R32F, w × h) and complete:
+ * without GL_TEXTURE_MIN_FILTER a texture without mipmaps is incomplete
+ * (the default filter wants them), and R32F filters only with NEAREST. */
+static void
+texture_spec (guint w, guint h)
+{
+  glTexImage2D (GL_TEXTURE_2D, 0, GL_R32F, (GLsizei) w, (GLsizei) h, 0, GL_RED, GL_FLOAT, NULL);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+}
+
 /* The slice through the slot into a texture of its size, read back. */
 static float *
 through_texture (AiryResident *r, GLuint texture, guint generation, const AirySlice *slice, gboolean interop,
@@ -760,7 +855,7 @@ test_gl_interop (void)
 
       airy_slice_size (airy_resident_get_stack (gpu->resident), &slices[i], &w, &h);
       glBindTexture (GL_TEXTURE_2D, textures[i]);
-      glTexImage2D (GL_TEXTURE_2D, 0, GL_R32F, (GLsizei) w, (GLsizei) h, 0, GL_RED, GL_FLOAT, NULL);
+      texture_spec (w, h);
       device = through_texture (gpu->resident, textures[i], 1, &slices[i], TRUE, &t);
       g_assert_cmpint (t.path, ==, AIRY_TEXTURE_DEVICE);
       g_assert_cmpint (t.device, ==, egl.cuda_device);
@@ -769,7 +864,7 @@ test_gl_interop (void)
       g_assert_cmpmem (device, (gsize) w * h * sizeof (float), host, (gsize) w * h * sizeof (float));
       /* the texture re-specified (the viewer bumps its generation): the
        * registration is made anew, the copy still lands */
-      glTexImage2D (GL_TEXTURE_2D, 0, GL_R32F, (GLsizei) w, (GLsizei) h, 0, GL_RED, GL_FLOAT, NULL);
+      texture_spec (w, h);
       again = through_texture (gpu->resident, textures[i], 2, &slices[i], TRUE, &t);
       g_assert_cmpmem (again, (gsize) w * h * sizeof (float), host, (gsize) w * h * sizeof (float));
     }
@@ -779,7 +874,7 @@ test_gl_interop (void)
   glDeleteTextures (G_N_ELEMENTS (slices), textures);
   glGenTextures (1, textures);
   glBindTexture (GL_TEXTURE_2D, textures[0]);
-  glTexImage2D (GL_TEXTURE_2D, 0, GL_R32F, 96, 128, 0, GL_RED, GL_FLOAT, NULL);
+  texture_spec (96, 128);
   {
     g_autofree float *back = NULL, *ref = g_new (float, 96 * 128);
     g_autoptr(GError) error = NULL;
@@ -906,6 +1001,9 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/keep-psf", test_keep_psf);
   g_test_add_func ("/cuda/memory-limited", test_memory_limited);
   g_test_add_func ("/cuda/second-run", test_second_run);
+  g_test_add_func ("/cuda/channels", test_channels);
+  g_test_add_func ("/cuda/constant-sums-first", test_constant_sums_first);
+  g_test_add_func ("/cuda/resident-download", test_resident_download);
   g_test_add_func ("/cuda/pupil-cache", test_pupil_cache);
   g_test_add_func ("/cuda/module-element-fuses", test_module_element_fuses);
   g_test_add_func ("/cuda/resident", test_resident);

@@ -147,6 +147,64 @@ test_volume_cache (void)
   check_volume_cache ("{\"constant\": 2.0}");
 }
 
+/* A sample constant in z: Σ_z (P_z ⊛ V) = (Σ_z P_z) ⊛ V, so its image is
+ * made from one transform of the planes' sum; it equals the per-plane
+ * path (the same values given as a sample file) on one device and on
+ * three, and the counter says one padded transform, not one per plane. */
+static void
+check_sum_first (guint n, guint planes, guint n_devices)
+{
+  AiryBackend *cpu = airy_backend_lookup ("cpu");
+  g_autoptr(AiryStack) volume = airy_stack_new (planes, n, n);
+  g_autofree char *path = g_build_filename (tmpdir, "constant.tif", NULL);
+  g_autofree char *file_sample = g_strdup_printf ("{\"file\": \"%s\"}", path);
+  g_autofree char *json_const = test_microscope_json ("{\"constant\": 2.5}", "\"reduce\": \"sum\"", n, planes);
+  g_autofree char *json_file = test_microscope_json (file_sample, "\"reduce\": \"sum\"", n, planes);
+  g_autoptr(AirySystem) constant = test_system (json_const);
+  g_autoptr(AirySystem) file = NULL;
+  g_autoptr(AiryResult) a = NULL, b = NULL;
+  g_autoptr(GError) error = NULL;
+  guint devices[] = { 0, 1, 2 };
+  AiryRunOptions options = { .backend = "cpu", .devices = devices, .n_devices = n_devices };
+  guint64 before;
+  double worst = 0.0;
+  float peak;
+  gsize i;
+
+  for (i = 0; i < (gsize) planes * n * n; i++)
+    volume->data[i] = 2.5f;
+  volume->dx = volume->dy = 0.1;
+  g_assert_true (airy_tiff_write (path, volume, &error));
+  g_assert_no_error (error);
+  file = test_system (json_file);
+  before = airy_backend_get_counter (cpu, "convolutions");
+  a = test_run (constant, &options);
+  g_assert_cmpuint (airy_backend_get_counter (cpu, "convolutions") - before, ==, 1);
+  before = airy_backend_get_counter (cpu, "convolutions");
+  b = test_run (file, &options);
+  g_assert_cmpuint (airy_backend_get_counter (cpu, "convolutions") - before, ==, planes);
+  peak = plane_max (b->stack->data, (gsize) n * n, NULL);
+  g_assert_cmpfloat (peak, >, 0.0f);
+  for (i = 0; i < (gsize) n * n; i++)
+    worst = MAX (worst, fabs (a->stack->data[i] - b->stack->data[i]));
+  g_test_message ("%u², %u planes, %u devices: |sum first − per plane| ≤ %.3g of the peak", n, planes, n_devices,
+                  worst / peak);
+  g_assert_cmpfloat (worst, <=, 1e-6 * peak);
+  g_unlink (path);
+}
+
+static void
+test_constant_sums_first (void)
+{
+  g_setenv ("AIRY_CPU_DEVICES", "3", TRUE);
+  /* 64², and 256² whose padded spectrum rows (257) are odd; three devices
+   * sum their planes before the one transform */
+  check_sum_first (64, 6, 1);
+  check_sum_first (256, 5, 1);
+  check_sum_first (64, 7, 3);
+  g_unsetenv ("AIRY_CPU_DEVICES");
+}
+
 /* A uniform intensity `mean` (plane wave) through a sensor. */
 static AiryResult *
 uniform_sensor (double mean, const char *sensor)
@@ -390,6 +448,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/imaging/uniform-volume", test_uniform_volume);
   g_test_add_func ("/engine/imaging/sharding", test_sharding_image);
   g_test_add_func ("/engine/imaging/volume-cache", test_volume_cache);
+  g_test_add_func ("/engine/imaging/constant-sums-first", test_constant_sums_first);
   g_test_add_func ("/engine/imaging/sample-voxels", test_sample_voxels);
   g_test_add_func ("/engine/imaging/resampler", test_resampler);
   g_test_add_func ("/engine/sensor/poisson", test_poisson);

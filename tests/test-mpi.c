@@ -1421,7 +1421,7 @@ test_sweep_errors (void)
 
   sim (0, &a, "sweep", sys, "--set", "elements[0].na=0.7:1.5:3", "-o", tmpdir, NULL);
   g_assert_cmpint (a.status, ==, 2);
-  g_assert_cmpstr (a.err, ==, "airy-sim: sweep system 2: elements[0].na: must be in (0, n=1.33], got 1.5\n");
+  g_assert_cmpstr (a.err, ==, "airy-sim: sweep system 2: elements[0].na: must be in [0.001, n=1.33], got 1.5\n");
   sim (0, &b, "sweep", sys, "--set", "elements[5].na=1", "-o", tmpdir, NULL);
   g_assert_cmpint (b.status, ==, 2);
   expected = g_strdup_printf ("airy-sim: --set elements[5].na: %s has no number there (a sweep sets numbers the "

@@ -156,7 +156,7 @@ test_spectrum (void)
   g_assert_cmpfloat (airy_system_get_spectrum (system)->weights[1], ==, 0.75);
   gtk_editable_set_text (GTK_EDITABLE (wl), "0.5, 200");
   g_signal_emit_by_name (wl, "activate");
-  g_assert_cmpstr (airy_bench_panel_get_error (panel), ==, "spectrum.wavelengths[1]: must be in (0, 100] µm, got 200");
+  g_assert_cmpstr (airy_bench_panel_get_error (panel), ==, "spectrum.wavelengths[1]: must be in [0.01, 100] µm, got 200");
   g_assert_cmpfloat (airy_system_get_spectrum (system)->wavelengths[1], ==, 0.6);
 }
 

@@ -103,7 +103,21 @@ typedef struct
   Slot        *slots;
   VolumeCache *volume;       /* may be NULL */
   gboolean     volume_fill;  /* this run computes the entry */
+  gboolean     psf_sum;      /* Σ_z I first: SUM, or CONVOLVE with a sample constant in z */
 } CpuRun;
+
+/* Padded forward transforms of intensity planes (or of their sum) since
+ * the start: the counter "convolutions" (airy_backend_get_counter). */
+static guint convolutions;
+
+/* A sample constant in z convolves every plane with the same V:
+ * Σ_z (P_z ⊛ V) = (Σ_z P_z) ⊛ V, so the planes are summed first and one
+ * transform of the sum replaces one per plane (on CUDA alike). */
+static gboolean
+sums_first (const AiryStages *stages, AiryPlan *plan)
+{
+  return stages->sum != NULL || (stages->convolve != NULL && plan->sample.kind == AIRY_SAMPLE_CONSTANT);
+}
 
 gboolean
 airy_cpu_devices_from_env (guint   *n_devices,
@@ -173,23 +187,11 @@ cpu_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
 
   state->backend_data = run;
   _airy_ops_stages (plan->ops, &run->stages);
-  if (state->per_wavelength && (run->stages.fused == NULL || run->stages.convolve || run->stages.sum
-                                || run->stages.sensor))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
-                   _("per-wavelength channels: this system's elements do not run as one fused PSF on the CPU"));
-      return FALSE;
-    }
-  if (state->per_wavelength
-      && run->stages.fused->n_lambda != plan->spectrum->n * MAX (run->stages.fused->psf->n_components, 1))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
-                   _("per-wavelength channels: the fused PSF has %u entries, not %u per each of %u wavelengths"),
-                   run->stages.fused->n_lambda, MAX (run->stages.fused->psf->n_components, 1), plan->spectrum->n);
-      return FALSE;
-    }
+  if (!_airy_run_state_check_channels (state, &run->stages, "cpu", error))
+    return FALSE;
   if (!_airy_run_state_alloc_outputs (state, error))
     return FALSE;
+  run->psf_sum = sums_first (&run->stages, plan);
 
   if (run->stages.convolve)
     {
@@ -215,14 +217,14 @@ cpu_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
   run->slots = g_new0 (Slot, state->n_slots);
   for (i = 0; i < state->n_slots; i++)
     {
-      if (run->stages.convolve)
+      if (run->psf_sum)
+        run->slots[i].intensity = g_new0 (float, (gsize) plan->psf_height * plan->psf_width);
+      else if (run->stages.convolve)
         {
           gsize n = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
           run->slots[i].spectrum = fftwf_alloc_complex (n);
           memset (run->slots[i].spectrum, 0, n * sizeof (fftwf_complex));
         }
-      else if (run->stages.sum)
-        run->slots[i].intensity = g_new0 (float, (gsize) plan->psf_height * plan->psf_width);
     }
   return TRUE;
 }
@@ -270,6 +272,7 @@ typedef struct
   const AiryStages    *stages;
   Slot                *slot;
   GMutex              *slot_lock;
+  gboolean             psf_sum;     /* Σ_z I (CpuRun.psf_sum) */
   AiryPsfShared       *fused;       /* FUSED_PSF's shared part, or NULL: the field ops */
   VolumeCache         *volume;      /* the sample's spectra, or NULL */
   gboolean             volume_fill; /* … to be computed by this run */
@@ -305,7 +308,9 @@ thread_init (Job *job, Thread *t)
     t->fused = _airy_psf_worker_new (job->fused);
   else
     t->field = airy_field_new (plan->spectrum, plan->in_height, plan->in_width, 1.0);
-  if (job->stages->convolve)
+  if (job->psf_sum)
+    t->sum = g_new0 (float, npsf);
+  else if (job->stages->convolve)
     {
       /* planes pass the second stage in batches (see _airy_conv_columns) */
       gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
@@ -323,8 +328,6 @@ thread_init (Job *job, Thread *t)
                                                plan->pad_width, batch);
         }
     }
-  else if (job->stages->sum)
-    t->sum = g_new0 (float, npsf);
 }
 
 static void
@@ -384,7 +387,7 @@ consume_plane (Job *job, Thread *t, guint b, float *in, gboolean last)
 
   if (state->psf)
     memcpy (_airy_run_state_psf_plane (state, b), in, npsf * sizeof (float));
-  if (st->convolve)
+  if (st->convolve && !job->psf_sum)
     {
       guint done;
 
@@ -404,11 +407,12 @@ consume_plane (Job *job, Thread *t, guint b, float *in, gboolean last)
       if (++t->pending < _airy_conv_worker_batch (t->psf_conv) && !last)
         return 0;
       _airy_conv_columns (t->psf_conv, t->vol_conv, t->pending, NULL, t->acc, t->mul, t->store);
+      g_atomic_int_add (&convolutions, (gint) t->pending);
       done = t->pending;
       t->pending = 0;
       return done;
     }
-  if (st->sum)
+  if (job->psf_sum)
     for (k = 0; k < npsf; k++)
       t->sum[k] += in[k];
   else if (st->sensor)
@@ -494,7 +498,7 @@ cpu_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk, 
     {
       guint count = chunk->count / jobs + (i < chunk->count % jobs);
 
-      job[i] = (Job) { state, &run->stages, slot, &slot_lock, fused, run->volume,
+      job[i] = (Job) { state, &run->stages, slot, &slot_lock, run->psf_sum, fused, run->volume,
                        run->volume_fill && run->volume->n > 1, first, count,
                        MAX (1, chunk->threads / jobs), NULL };
       first += count;
@@ -549,7 +553,7 @@ cpu_all_reduce (AiryBackend *backend, AiryRunState *state, GError **error)
       Slot *slot = &run->slots[active[i]];
       gsize k;
 
-      if (run->stages.convolve)
+      if (root->spectrum)
         {
           gsize n = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
           for (k = 0; k < n; k++)
@@ -562,7 +566,7 @@ cpu_all_reduce (AiryBackend *backend, AiryRunState *state, GError **error)
             root->intensity[k] += slot->intensity[k];
         }
     }
-  if (run->stages.convolve)
+  if (root->spectrum)
     return _airy_run_state_reduce_ranks (state, (float *) root->spectrum,
                                          2 * (gsize) plan->pad_height * (plan->pad_width / 2 + 1), error);
   return _airy_run_state_reduce_ranks (state, root->intensity, (gsize) plan->psf_height * plan->psf_width,
@@ -600,6 +604,39 @@ convolve_image (AiryRunState *state, const fftwf_complex *acc_t)
   return image;
 }
 
+/* CONVOLVE of a sample constant in z: (Σ_z P_z)^ · V̂ (transposed, as the
+ * per-plane accumulator), V̂ from the volume cache or transformed here. */
+static fftwf_complex *
+convolve_sum (AiryRunState *state, const float *sum)
+{
+  AiryPlan *plan = state->plan;
+  CpuRun *run = state->backend_data;
+  gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
+  fftwf_complex *acc = fftwf_alloc_complex (nspec);
+  AiryConvWorker *psf = _airy_conv_worker_new (plan->psf_height, plan->psf_width, plan->pad_height,
+                                               plan->pad_width, 1);
+  AiryConvWorker *vol = NULL;
+  const fftwf_complex *v = NULL;
+  g_autofree float *plane = NULL;
+
+  memset (acc, 0, nspec * sizeof (fftwf_complex));
+  _airy_conv_rows (psf, 0, sum);
+  if (run->volume && run->volume->complete)
+    v = run->volume->planes[0];
+  else
+    {
+      plane = g_new (float, (gsize) plan->vol_height * plan->vol_width);
+      vol = _airy_conv_worker_new (plan->vol_height, plan->vol_width, plan->pad_height, plan->pad_width, 1);
+      _airy_plan_volume_plane (plan, 0, plane);
+      _airy_conv_rows (vol, 0, plane);
+    }
+  _airy_conv_columns (psf, vol, 1, NULL, acc, &v, NULL);
+  g_atomic_int_inc (&convolutions);
+  _airy_conv_worker_free (psf);
+  _airy_conv_worker_free (vol);
+  return acc;
+}
+
 static gboolean
 cpu_finish (AiryBackend *backend, AiryRunState *state, GError **error)
 {
@@ -623,7 +660,14 @@ cpu_finish (AiryBackend *backend, AiryRunState *state, GError **error)
     }
 
   /* the one image of a reduction, through the sensor when there is one */
-  if (run->stages.convolve)
+  if (run->stages.convolve && root->spectrum == NULL)
+    {
+      fftwf_complex *acc = convolve_sum (state, root->intensity);
+
+      image = convolve_image (state, acc);
+      fftwf_free (acc);
+    }
+  else if (run->stages.convolve)
     image = convolve_image (state, root->spectrum);
   else
     image = g_memdup2 (root->intensity, (gsize) plan->psf_height * plan->psf_width * sizeof (float));
@@ -639,6 +683,14 @@ cpu_finish (AiryBackend *backend, AiryRunState *state, GError **error)
   return TRUE;
 }
 
+static guint64
+cpu_counter (AiryBackend *backend, const char *name)
+{
+  if (g_str_equal (name, "convolutions"))
+    return (guint) g_atomic_int_get (&convolutions);
+  return 0;
+}
+
 static const AiryBackendOps cpu_ops = {
   .name = "cpu",
   .description = N_("CPU (FFTW single precision, threads)"),
@@ -650,6 +702,8 @@ static const AiryBackendOps cpu_ops = {
   .all_reduce = cpu_all_reduce,
   .finish = cpu_finish,
   .release = cpu_release,
+  .per_wavelength = TRUE,
+  .counter = cpu_counter,
   .gl_release = NULL,      /* slices reach GL through glTexSubImage2D: nothing registered */
 };
 

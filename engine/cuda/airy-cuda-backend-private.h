@@ -5,6 +5,8 @@
  *   airy-cuda-backend.c  the run: prepare, each device's chunk in batches
  *                        ("produce an intensity batch", "consume an
  *                        intensity batch"), the image, release; the vtable
+ *   airy-cuda-slot.c     a device's slot: its buffers (one list, budgeted and
+ *                        kept across runs), plans and batch
  *   airy-cuda-common.c   checks, holdings, device budget, pinned transfers
  *   airy-cuda-device.c   open, device info and memory, benchmark floor, the
  *                        cuFFT plan pool
@@ -38,6 +40,7 @@ G_BEGIN_DECLS
 
 G_STATIC_ASSERT (AIRY_GPU_CUDA_OUT_OF_MEMORY == cudaErrorMemoryAllocation);
 G_STATIC_ASSERT (AIRY_GPU_CUFFT_ALLOC_FAILED == CUFFT_ALLOC_FAILED);
+G_STATIC_ASSERT (AIRY_NCCL_IN_PROGRESS == ncclInProgress);
 
 extern const AiryGpuHooks _airy_cuda_gpu_hooks;
 
@@ -69,6 +72,7 @@ typedef struct
   int           count;       /* devices */
   float2      **dF;          /* per device, NULL until uploaded */
   double      **dG;
+  float       **dS;          /* the op's scale per entry */
   cudaEvent_t  *ready;
   struct _CudaBackend *backend;
 } Pupil;
@@ -124,6 +128,9 @@ typedef struct _CudaBackend
   guint                  pupil_builds; /* counters (airy_backend_get_counter): pupils made, */
   guint                  pupil_uploads;/* device copies of them */
   GHashTable            *plans;        /* key → PooledPlan*: the last run's cuFFT plans, per device */
+  GPtrArray             *blocks;       /* AiryDeviceBlock*: the last run's slot buffers, per device */
+  guint                  allocations;  /* counters: slot buffers cudaMalloc'd, */
+  guint                  convolutions; /* padded forward transforms of intensity planes or their sum */
   Staging               *staging;      /* per device */
   GMutex                 held_lock;
   guint64               *held;         /* per device: bytes kept between runs (results, pupils) */
@@ -182,21 +189,24 @@ typedef struct
   gboolean      root;      /* the reduction's root: makes the image */
   cudaStream_t  stream;
   guint         batch;
-  guint         n_lambda;
+  guint         n_lambda; /* entries of a plane: wavelengths × vectorial components */
   float2       *F;        /* n_lambda × rows × w: the pupil's rows (borrowed) */
   double       *G;
-  float2       *field;    /* h × batch × w (row-interleaved), zero outside the pupil's rows */
+  float        *S;        /* n_lambda: the op's scale per entry (borrowed) */
+  float2       *field;    /* h × (n_lambda · batch) × w (airy-cuda-layout.h), zero outside the pupil's rows */
   float2       *field2;   /* the column pass's output, same layout */
+  float        *chan;     /* per-wavelength runs: n_channels × batch × h × w */
   float        *inten;    /* batch × h × w */
   double       *zbuf;     /* the chunk's planes: z + the objective's z */
   float        *out;      /* this device's planes of the stack (no reduction) */
-  float        *img;      /* Σ_z I (a reduction without imaging) */
+  float        *img;      /* Σ_z I (SUM, or CONVOLVE of a sample constant in z) */
   float        *pad;      /* batch × ph × pw */
   float2       *spec;     /* batch × nspec */
   float        *vol;      /* batch × vol h × vol w (z-varying sample) */
   float2       *vspec;    /* batch × nspec */
   float2       *vconst;   /* the constant sample's spectrum */
-  float2       *acc;      /* Σ_z P̂·V̂ */
+  float2       *acc;      /* Σ_z P̂·V̂ (a sample varying in z), or (Σ_z P)^·V̂ */
+  guint64       bytes[AIRY_SLOT_N_BUFFERS];   /* the list's buffers (airy-cuda-private.h) as allocated */
   cufftHandle   rows, rows_rest, cols, cols_rest, r2c, r2c_rest, r2c_one, c2r;
   guint         rest;
   void         *work;     /* the one work area of all the slot's cuFFT plans */
@@ -227,6 +237,7 @@ typedef struct
   double         z0;       /* the source's extra z, added to each plane's on the device */
   Pupil         *pupil;    /* FUSED_PSF */
   guint          n_ops;    /* otherwise: the field ops before INTENSITY */
+  gboolean       sum_first; /* Σ_z I on the device: SUM, or CONVOLVE of a sample constant in z */
   CudaBackend   *backend;
 } CudaRun;
 
@@ -236,17 +247,29 @@ typedef struct
 {
   cufftHandle *dst;
   int          rank;
-  int          n[2];
+  long long    n[2];
   gboolean     embed;
-  int          stride;
-  int          dist;
+  long long    stride;
+  long long    dist;
   cufftType    type;
-  int          batch;
+  long long    batch;
 } PlanSpec;
 
 /* ---- between the parts (airy-cuda-*.c) ---- */
 
+/* the run ends in one image (CONVOLVE or SUM) */
+static inline gboolean
+_airy_cuda_run_reduces (const CudaRun *run)
+{
+  return run->stages.convolve != NULL || run->stages.sum != NULL;
+}
+
+/* slots (airy-cuda-slot.c) */
+gboolean      _airy_cuda_slot_alloc    (AiryRunState *state, Slot *s, const AiryChunk *chunk, GError **error);
+void          _airy_cuda_slot_free     (Slot *s);
+
 /* common */
+extern const AiryBlockOps _airy_cuda_block_ops;
 void          _airy_cuda_held_add      (CudaBackend *self, int device, gint64 bytes);
 guint64       _airy_cuda_held_get      (CudaBackend *self, int device);
 gboolean      _airy_cuda_device_budget (guint64 *budget, GError **error);
@@ -270,9 +293,11 @@ guint64       _airy_cuda_peak_memory   (AiryBackend *backend, guint device);
 guint64       _airy_cuda_counter       (AiryBackend *backend, const char *name);
 double        _airy_cuda_fft_floor     (AiryBackend *backend, guint device, guint h, guint w, guint planes,
                                         GError **error);
+double        _airy_cuda_download_floor (AiryBackend *backend, guint device, guint64 bytes, GError **error);
 void          _airy_cuda_plans_destroy (CudaBackend *self, int device, GPtrArray *keep);
-void          _airy_cuda_spec_add      (GArray *specs, cufftHandle *dst, int rank, int n0, int n1, gboolean embed,
-                                        int stride, int dist, cufftType type, guint batch);
+void          _airy_cuda_spec_add      (GArray *specs, cufftHandle *dst, int rank, guint n0, guint n1, gboolean embed,
+                                        guint64 stride, guint64 dist, cufftType type, guint64 batch);
+gboolean      _airy_cuda_make_plan     (cufftHandle handle, const PlanSpec *spec, size_t *work, GError **error);
 GPtrArray    *_airy_cuda_spec_keys     (int device, GArray *specs);
 void          _airy_cuda_taken_free    (TakenPlan *t);
 gboolean      _airy_cuda_slot_plans    (Slot *s, GArray *specs, GError **error);

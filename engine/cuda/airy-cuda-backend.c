@@ -13,10 +13,12 @@
  * and then reports "no CUDA device: …".
  *
  * A run executes the plan's program (airy-ops-private.h) on each device's
- * chunk of planes, in batches: a batch of intensity planes is produced —
- * by FUSED_PSF (airy-cuda-psf.c: the op's pupil rows copied once per device,
- * u = F·e^{i z G} generated on the band, the pruned transform as two
- * batched cuFFT passes, |u|²) or by the field ops one plane at a time
+ * chunk of planes, in batches (the slot's buffers and plans:
+ * airy-cuda-slot.c, kept from the last run): a batch of intensity planes is
+ * produced — by FUSED_PSF (airy-cuda-psf.c: the op's pupil rows copied once
+ * per device, u = F·e^{i z G} generated on the band for every entry of
+ * every plane, the pruned transform as two batched cuFFT calls, |u|²
+ * summed in one pass) or by the field ops one plane at a time
  * (airy-cuda-ops.c) — and then consumed by the intensity stage: kept as
  * the device's share of the stack, summed (SUM), or for a microscope
  * padded, transformed real-to-complex and multiplied with the sample's
@@ -30,12 +32,6 @@
  * device to device. */
 
 static gboolean
-reduces (CudaRun *run)
-{
-  return run->stages.convolve != NULL || run->stages.sum != NULL;
-}
-
-static gboolean
 alloc_outputs (AiryRunState *state, GError **error)
 {
   AiryPlan *plan = state->plan;
@@ -43,10 +39,12 @@ alloc_outputs (AiryRunState *state, GError **error)
 
   if (!state->want_resident)
     return _airy_run_state_alloc_outputs (state, error);
-  state->out = _airy_cuda_geometry_new (reduces (run) ? 1 : plan->out_depth, plan->out_height, plan->out_width);
+  /* the sum stays on the devices; each wavelength's stack comes home */
+  state->out = _airy_cuda_geometry_new (_airy_cuda_run_reduces (run) ? 1 : plan->out_depth, plan->out_height,
+                                        plan->out_width);
   if (state->keep_psf)
     state->psf = airy_stack_new (plan->n_planes, plan->psf_height, plan->psf_width);
-  return TRUE;
+  return _airy_run_state_alloc_channels (state, error);
 }
 
 static gboolean
@@ -76,7 +74,7 @@ cuda_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
   run->slots[run->active[0]].root = TRUE;
   /* across ranks every rank's devices join the NCCL reduction: a rank
    * needs a device with planes (found here, before the ranks agree) */
-  if (reduces (run) && state->comm->size > 1 && run->n_active == 0)
+  if (_airy_cuda_run_reduces (run) && state->comm->size > 1 && run->n_active == 0)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    _("cuda backend: rank %u has no planes to reduce; run on at most as many ranks as planes"),
@@ -92,189 +90,13 @@ cuda_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
     }
   else if (!_airy_cuda_ops_check (plan, run, error))
     return FALSE;
+  if (!_airy_run_state_check_channels (state, &run->stages, "cuda", error))
+    return FALSE;
+  /* Σ_z I first: SUM, or a sample constant in z, whose image is
+   * (Σ_z P_z) ⊛ V: one convolution instead of one per plane */
+  run->sum_first = run->stages.sum != NULL
+                   || (run->stages.convolve != NULL && plan->sample.kind == AIRY_SAMPLE_CONSTANT);
   return alloc_outputs (state, error);
-}
-
-/* Every cuFFT plan a slot uses for batches of `batch` planes (the last one
- * of `rest`). */
-static void
-slot_plan_specs (AiryRunState *state, Slot *s, guint batch, guint rest, GArray *specs)
-{
-  CudaRun *run = state->backend_data;
-
-  if (run->pupil)
-    _airy_cuda_psf_specs (state, s, batch, rest, specs);
-  else
-    _airy_cuda_ops_specs (state, s, specs);
-  if (run->stages.convolve)
-    _airy_cuda_imaging_specs (state, s, batch, rest, specs);
-}
-
-static gboolean
-slot_alloc (AiryRunState *state, Slot *s, const AiryChunk *chunk, GError **error)
-{
-  AiryPlan *plan = state->plan;
-  CudaRun *run = state->backend_data;
-  CudaBackend *self = run->backend;
-  gboolean imaging = run->stages.convolve != NULL;
-  gboolean reduce = reduces (run);
-  gsize n = (gsize) plan->psf_height * plan->psf_width;
-  gsize np = imaging ? (gsize) plan->pad_height * plan->pad_width : 0;
-  gsize nspec = imaging ? (gsize) plan->pad_height * (plan->pad_width / 2 + 1) : 0;
-  gsize nvol = imaging ? (gsize) plan->vol_height * plan->vol_width : 0;
-  gboolean varying = imaging && plan->sample.kind != AIRY_SAMPLE_CONSTANT;
-  gsize fixed, per_plane, free_b = 0, total = 0;
-  guint64 budget;
-  AiryBatchVerdict verdict;
-  gboolean room_made = FALSE;
-
-  if (!_airy_cuda_device_budget (&budget, error))
-    return FALSE;
-  if (!run->pupil)
-    {
-      s->n_ops = run->n_ops;
-      s->op_factor = g_new0 (void *, s->n_ops);
-      s->op_phase = g_new0 (double *, s->n_ops);
-      s->op_scale = g_new0 (float2 *, s->n_ops);
-      s->op_geom = g_new0 (double *, s->n_ops);
-      s->op_plan = g_new0 (cufftHandle, s->n_ops);
-    }
-  s->taken = g_ptr_array_new_with_free_func ((GDestroyNotify) _airy_cuda_taken_free);
-
-  /* pooled plans this run cannot use go before the free memory is measured */
-  {
-    g_autoptr(GArray) specs = g_array_new (FALSE, FALSE, sizeof (PlanSpec));
-    g_autoptr(GPtrArray) keys = NULL;
-    guint want = MIN (MAX_BATCH, chunk->count);
-
-    slot_plan_specs (state, s, want, chunk->count % want, specs);
-    keys = _airy_cuda_spec_keys (s->device, specs);
-    g_mutex_lock (&self->lock);
-    _airy_cuda_plans_destroy (self, s->device, keys);
-    g_mutex_unlock (&self->lock);
-  }
-
-  /* budget the device before allocating: fixed buffers, then as many
-   * planes per batch as fit (cuFFT's one work area counted as one more
-   * copy of a batch) */
-  fixed = (!run->pupil ? _airy_ops_bytes (plan->compiled) + 3 * plan->compiled->max_size * sizeof (float2)
-           : run->pupil->dF[s->device] ? 0 : s->n_lambda * run->pupil->nband * (sizeof (float2) + sizeof (double)))
-          + (reduce ? 0 : (gsize) chunk->count * plan->out_height * plan->out_width * sizeof (float))
-          + (reduce && !imaging ? n * sizeof (float) : 0)
-          + (imaging ? 2 * nspec * sizeof (float2) + np * sizeof (float) : 0);
-  per_plane = n * ((!run->pupil ? 0 : 3 * sizeof (float2)) + sizeof (float))
-              + (imaging ? np * sizeof (float) + 2 * nspec * sizeof (float2) : 0)
-              + (varying ? nvol * sizeof (float) + np * sizeof (float) + 2 * nspec * sizeof (float2) : 0);
-  for (;;)
-    {
-      if (!CHECK (cudaMemGetInfo (&free_b, &total), error))
-        return FALSE;
-      verdict = _airy_device_batch (_airy_device_usable (free_b, budget, _airy_cuda_held_get (self, s->device)), fixed,
-                                    per_plane, chunk->count, MAX_BATCH, room_made, &s->batch);
-      if (verdict != AIRY_BATCH_MAKE_ROOM)
-        break;
-      /* short of a full batch: the pooled plans go, and results kept for
-       * the viewer move to host memory (the viewer keeps showing them) */
-      g_mutex_lock (&self->lock);
-      _airy_cuda_plans_destroy (self, s->device, NULL);
-      _airy_cuda_residents_spill (self, s->device);
-      g_mutex_unlock (&self->lock);
-      room_made = TRUE;
-      /* that went through other devices too */
-      if (!CHECK (cudaSetDevice (s->device), error))
-        return FALSE;
-    }
-  if (verdict == AIRY_BATCH_TOO_BIG)
-    {
-      g_autofree char *need = airy_format_bytes (fixed + per_plane);
-      g_autofree char *have = airy_format_bytes (_airy_device_usable (free_b, budget, _airy_cuda_held_get (self, s->device)));
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
-                   _("grid.shape: device %d needs at least %s for this run, %s is free"), s->device, need, have);
-      return FALSE;
-    }
-  s->rest = chunk->count % s->batch;
-
-  if (!CHECK (cudaMalloc ((void **) &s->inten, s->batch * n * sizeof (float)), error)
-      || !CHECK (cudaMalloc ((void **) &s->zbuf, chunk->count * sizeof (double)), error))
-    return FALSE;
-  if (run->pupil ? !_airy_cuda_psf_alloc (state, s, error) : !_airy_cuda_ops_alloc (state, s, error))
-    return FALSE;
-  if (!reduce
-      && !CHECK (cudaMalloc ((void **) &s->out, (gsize) chunk->count * plan->out_height * plan->out_width * sizeof (float)), error))
-    return FALSE;
-  if (reduce && !imaging
-      && (!CHECK (cudaMalloc ((void **) &s->img, n * sizeof (float)), error)
-          || !CHECK (cudaMemsetAsync (s->img, 0, n * sizeof (float), s->stream), error)))
-    return FALSE;
-  if (imaging && !_airy_cuda_imaging_alloc (state, s, error))
-    return FALSE;
-  {
-    g_autoptr(GArray) specs = g_array_new (FALSE, FALSE, sizeof (PlanSpec));
-
-    slot_plan_specs (state, s, s->batch, s->rest, specs);
-    if (!_airy_cuda_slot_plans (s, specs, error))
-      return FALSE;
-  }
-  if (s->transfers && !_airy_cuda_dl_init (self, s, error))
-    return FALSE;
-
-  /* what this run took on the device, for `airy-sim bench` */
-  {
-    size_t now = 0;
-
-    if (!CHECK (cudaMemGetInfo (&now, &total), error))
-      return FALSE;
-    g_mutex_lock (&self->lock);
-    if (free_b > now)
-      self->peak[s->device] = MAX (self->peak[s->device], (guint64) (free_b - now));
-    g_mutex_unlock (&self->lock);
-  }
-  return TRUE;
-}
-
-static void
-slot_free (Slot *s)
-{
-  guint i;
-
-  cudaSetDevice (s->device);
-  if (s->stream)
-    cudaStreamSynchronize (s->stream);
-  _airy_cuda_dl_free (s->backend, &s->dl);
-  cudaFree (s->field);
-  cudaFree (s->inten);
-  cudaFree (s->zbuf);
-  cudaFree (s->out);
-  cudaFree (s->img);
-  cudaFree (s->pad);
-  cudaFree (s->spec);
-  cudaFree (s->vol);
-  cudaFree (s->vspec);
-  cudaFree (s->vconst);
-  cudaFree (s->acc);
-  for (i = 0; i < s->n_ops; i++)
-    {
-      cudaFree (s->op_factor[i]);
-      cudaFree (s->op_phase[i]);
-      cudaFree (s->op_scale[i]);
-      cudaFree (s->op_geom[i]);
-    }
-  g_free (s->op_factor);
-  g_free (s->op_phase);
-  g_free (s->op_scale);
-  g_free (s->op_geom);
-  g_free (s->op_plan);
-  cudaFree (s->ga);
-  cudaFree (s->gb);
-  cudaFree (s->sums);
-  cudaFree (s->weights);
-  cudaFree (s->field2);
-  _airy_cuda_plans_return (s);
-  cudaFree (s->work);
-  if (s->stream)
-    cudaStreamDestroy (s->stream);
-  /* nothing of this slot's failures may reach the thread's next run */
-  cudaGetLastError ();
 }
 
 /* Produce: the intensity of planes [b0, b0 + nb) into out[b][y][x]. */
@@ -300,20 +122,26 @@ consume_batch (AiryRunState *state, Slot *s, const AiryChunk *chunk, guint b0, g
   gsize no = (gsize) plan->out_height * plan->out_width;
   guint k;
 
-  /* the kept PSF: its buffer is reused by the next batch, so the compute
-   * stream waits for this copy */
-  if (state->psf)
+  /* the kept PSF and each wavelength's planes: their buffers are reused by
+   * the next batch, so the compute stream waits for these copies */
+  if (state->psf || state->n_channels > 0)
     {
       cudaEvent_t ready = s->dl.ready[0];
 
       if (!CHECK (cudaEventRecord (ready, s->stream), error)
-          || !_airy_cuda_dl_push (s, ready, in, _airy_run_state_psf_plane (state, b0), nb * n * sizeof (float), TRUE, error))
+          || (state->psf
+              && !_airy_cuda_dl_push (s, ready, in, _airy_run_state_psf_plane (state, b0), nb * n * sizeof (float),
+                                      TRUE, error)))
         return FALSE;
+      for (k = 0; k < state->n_channels; k++)
+        if (!_airy_cuda_dl_push (s, ready, s->chan + (gsize) k * nb * n, _airy_run_state_channel_plane (state, k, b0),
+                                 nb * n * sizeof (float), TRUE, error))
+          return FALSE;
     }
+  if (run->sum_first)
+    return CHECK (airy_cuda_launch_sum_planes (in, nb, n, s->img, s->stream), error);
   if (run->stages.convolve)
     return _airy_cuda_imaging_consume (state, s, b0, nb, in, error);
-  if (run->stages.sum)
-    return CHECK (airy_cuda_launch_sum_planes (in, nb, n, s->img, s->stream), error);
   if (run->stages.sensor)
     {
       for (k = 0; k < nb; k++)
@@ -335,7 +163,7 @@ execute_batch (AiryRunState *state, Slot *s, const AiryChunk *chunk, guint b0, g
   AiryPlan *plan = state->plan;
   CudaRun *run = state->backend_data;
   gsize n = (gsize) plan->psf_height * plan->psf_width;
-  gboolean direct = !reduces (run) && run->stages.sensor == NULL && state->psf == NULL;
+  gboolean direct = !_airy_cuda_run_reduces (run) && run->stages.sensor == NULL && state->psf == NULL;
   float *target = direct ? s->out + (gsize) (b0 - chunk->first) * n : s->inten;
 
   return produce_batch (state, s, chunk, b0, nb, target, error)
@@ -359,11 +187,12 @@ cuda_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk,
 
   /* an earlier failure on this thread must not surface in this run */
   cudaGetLastError ();
-  s->host_out = !reduces (run) && !state->want_resident;
-  s->transfers = s->host_out || state->psf != NULL || (run->stages.convolve && plan->volume != NULL);
+  s->host_out = !_airy_cuda_run_reduces (run) && !state->want_resident;
+  s->transfers = s->host_out || state->psf != NULL || state->n_channels > 0
+                 || (run->stages.convolve && plan->volume != NULL);
   if (!CHECK (cudaSetDevice (s->device), error)
       || !CHECK (cudaStreamCreateWithFlags (&s->stream, cudaStreamNonBlocking), error)
-      || !slot_alloc (state, s, chunk, error)
+      || !_airy_cuda_slot_alloc (state, s, chunk, error)
       || !CHECK (cudaEventCreateWithFlags (&done[0], cudaEventDisableTiming), error)
       || !CHECK (cudaEventCreateWithFlags (&done[1], cudaEventDisableTiming), error))
     goto out;
@@ -434,7 +263,7 @@ cuda_finish (AiryBackend *backend, AiryRunState *state, GError **error)
   float *image = NULL, *shown = NULL;
   guint i;
 
-  if (!reduces (run))
+  if (!_airy_cuda_run_reduces (run))
     {
       /* downloaded while computing; or kept on the devices for the viewer */
       _airy_run_state_set_metadata (state);
@@ -514,7 +343,7 @@ cuda_release (AiryBackend *backend, AiryRunState *state)
     return;
   for (i = 0; run->slots && i < state->n_slots; i++)
     if (run->slots[i].stream || run->slots[i].taken)
-      slot_free (&run->slots[i]);
+      _airy_cuda_slot_free (&run->slots[i]);
   _airy_cuda_pupil_unref (run->pupil);
   g_free (run->slots);
   g_free (run->active);
@@ -535,7 +364,9 @@ static const AiryBackendOps cuda_ops = {
   .all_reduce = _airy_cuda_all_reduce,
   .finish = cuda_finish,
   .release = cuda_release,
+  .per_wavelength = TRUE,
   .fft_floor = _airy_cuda_fft_floor,
+  .download_floor = _airy_cuda_download_floor,
   .peak_memory = _airy_cuda_peak_memory,
   .gl_release = _airy_cuda_gl_release,
   .counter = _airy_cuda_counter,

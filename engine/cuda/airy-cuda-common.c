@@ -83,6 +83,30 @@ _airy_cuda_device_budget (guint64 *budget, GError **error)
 
 /* ---- device buffers ---- */
 
+/* The kept blocks' allocations (airy-cuda-private.h). */
+static int
+block_alloc (int device, guint64 bytes, gpointer *ptr, gpointer user_data)
+{
+  CudaBackend *self = user_data;
+  cudaError_t e = cudaSetDevice (device);
+
+  if (e == cudaSuccess)
+    e = cudaMalloc (ptr, bytes);
+  if (e == cudaSuccess && self != NULL)
+    g_atomic_int_inc (&self->allocations);
+  return (int) e;
+}
+
+static void
+block_release (int device, gpointer ptr, gpointer user_data)
+{
+  cudaSetDevice (device);
+  cudaFree (ptr);
+  cudaGetLastError ();
+}
+
+const AiryBlockOps _airy_cuda_block_ops = { block_alloc, block_release };
+
 gboolean
 _airy_cuda_upload (void **dst, const void *src, gsize bytes, cudaStream_t stream, GError **error)
 {

@@ -38,6 +38,7 @@ _airy_cuda_open (AiryBackend *backend, GError **error)
   self->registered = g_ptr_array_new ();
   self->gl_contexts = g_ptr_array_new_with_free_func (g_free);
   self->plans = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->blocks = g_ptr_array_new ();
   if (status != cudaSuccess || self->count == 0)
     {
       /* cudaErrorInsufficientDriver (35) and cudaErrorNoDevice (100) both
@@ -74,6 +75,7 @@ _airy_cuda_close (AiryBackend *backend)
   _airy_cuda_residents_release_all (self);
   _airy_cuda_pupil_unref (self->pupil);
   _airy_cuda_plans_destroy (self, -1, NULL);
+  _airy_blocks_trim (self->blocks, -1, &_airy_cuda_block_ops, self);
   _airy_comms_clear (&self->comms, &_airy_cuda_comm_ops, NULL, FALSE);
   _airy_gl_registrations_release (self->registered, NULL, &_airy_cuda_gl_registration_ops, NULL);
   for (i = 0; i < self->count; i++)
@@ -84,6 +86,7 @@ _airy_cuda_close (AiryBackend *backend)
   g_ptr_array_unref (self->registered);
   g_ptr_array_unref (self->gl_contexts);
   g_hash_table_unref (self->plans);
+  g_ptr_array_unref (self->blocks);
   g_free (self->props);
   g_free (self->peak);
   g_free (self->held);
@@ -149,6 +152,10 @@ _airy_cuda_counter (AiryBackend *backend, const char *name)
     return (guint) g_atomic_int_get (&self->pupil_builds);
   if (g_str_equal (name, "pupil-uploads"))
     return (guint) g_atomic_int_get (&self->pupil_uploads);
+  if (g_str_equal (name, "buffers-allocated"))
+    return (guint) g_atomic_int_get (&self->allocations);
+  if (g_str_equal (name, "convolutions"))
+    return (guint) g_atomic_int_get (&self->convolutions);
   return 0;
 }
 
@@ -157,7 +164,7 @@ _airy_cuda_counter (AiryBackend *backend, const char *name)
 double
 _airy_cuda_fft_floor (AiryBackend *backend, guint device, guint h, guint w, guint planes, GError **error)
 {
-  gsize n = (gsize) h * w, free_b = 0, total = 0;
+  gsize n = (gsize) h * w, free_b = 0, total = 0, work = 0;
   guint batch, done;
   cufftHandle plan = 0;
   cudaStream_t stream = NULL;
@@ -172,7 +179,8 @@ _airy_cuda_fft_floor (AiryBackend *backend, guint device, guint h, guint w, guin
   ok = CHECK (cudaStreamCreate (&stream), error)
        && CHECK (cudaMalloc ((void **) &data, batch * n * sizeof (float2)), error)
        && CHECK (cudaMemsetAsync (data, 0, batch * n * sizeof (float2), stream), error)
-       && CUFFT (cufftPlanMany (&plan, 2, (int[]) { (int) h, (int) w }, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, (int) batch), error)
+       && CUFFT (cufftCreate (&plan), error)
+       && _airy_cuda_make_plan (plan, &(PlanSpec) { NULL, 2, { h, w }, FALSE, 1, 0, CUFFT_C2C, batch }, &work, error)
        && CUFFT (cufftSetStream (plan, stream), error)
        && CHECK (cudaEventCreate (&start), error) && CHECK (cudaEventCreate (&stop), error)
        && CUFFT (cufftExecC2C (plan, (cufftComplex *) data, (cufftComplex *) data, CUFFT_FORWARD), error)
@@ -190,6 +198,42 @@ _airy_cuda_fft_floor (AiryBackend *backend, guint device, guint h, guint w, guin
   cudaFree (data);
   if (stream) cudaStreamDestroy (stream);
   return ok ? ms / 1e3 : -1.0;
+}
+
+/* The PCIe floor for `airy-sim bench --resident`: `bytes` from the device
+ * into pinned host memory with bare cudaMemcpyAsync calls, timed with
+ * events after one warm-up, in pieces of at most 256 MiB (the rate does
+ * not depend on the piece beyond a few MiB), scaled to `bytes`. */
+double
+_airy_cuda_download_floor (AiryBackend *backend, guint device, guint64 bytes, GError **error)
+{
+  gsize piece = (gsize) MAX (1, MIN (bytes, (guint64) 256 << 20));
+  guint64 pieces = (bytes + piece - 1) / piece, k;
+  cudaStream_t stream = NULL;
+  cudaEvent_t start = NULL, stop = NULL;
+  void *src = NULL, *dst = NULL;
+  float ms = 0.0f;
+  gboolean ok;
+
+  ok = CHECK (cudaSetDevice ((int) device), error)
+       && CHECK (cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking), error)
+       && CHECK (cudaMalloc (&src, piece), error)
+       && CHECK (cudaMemsetAsync (src, 0, piece, stream), error)
+       && CHECK (cudaHostAlloc (&dst, piece, cudaHostAllocDefault), error)
+       && CHECK (cudaEventCreate (&start), error) && CHECK (cudaEventCreate (&stop), error)
+       && CHECK (cudaMemcpyAsync (dst, src, piece, cudaMemcpyDeviceToHost, stream), error)
+       && CHECK (cudaEventRecord (start, stream), error);
+  for (k = 0; ok && k < pieces; k++)
+    ok = CHECK (cudaMemcpyAsync (dst, src, piece, cudaMemcpyDeviceToHost, stream), error);
+  ok = ok && CHECK (cudaEventRecord (stop, stream), error) && CHECK (cudaEventSynchronize (stop), error)
+       && CHECK (cudaEventElapsedTime (&ms, start, stop), error);
+  if (start) cudaEventDestroy (start);
+  if (stop) cudaEventDestroy (stop);
+  if (stream) cudaStreamSynchronize (stream);
+  cudaFree (src);
+  if (dst) cudaFreeHost (dst);
+  if (stream) cudaStreamDestroy (stream);
+  return ok ? ms / 1e3 * ((double) bytes / ((double) pieces * piece)) : -1.0;
 }
 
 /* ---- cuFFT plans: pooled, one work area per slot ---- */
@@ -225,18 +269,31 @@ _airy_cuda_plans_destroy (CudaBackend *self, int device, GPtrArray *keep)
 static char *
 plan_key (int device, const PlanSpec *p)
 {
-  return g_strdup_printf ("%d|%d|%d×%d|%d|%d|%d|%d|%d", device, p->rank, p->n[0], p->rank > 1 ? p->n[1] : 0,
+  return g_strdup_printf ("%d|%d|%lld×%lld|%d|%lld|%lld|%d|%lld", device, p->rank, p->n[0], p->rank > 1 ? p->n[1] : 0,
                           p->embed, p->stride, p->dist, (int) p->type, p->batch);
 }
 
 void
-_airy_cuda_spec_add (GArray *specs, cufftHandle *dst, int rank, int n0, int n1, gboolean embed, int stride, int dist,
-          cufftType type, guint batch)
+_airy_cuda_spec_add (GArray *specs, cufftHandle *dst, int rank, guint n0, guint n1, gboolean embed, guint64 stride,
+                     guint64 dist, cufftType type, guint64 batch)
 {
-  PlanSpec p = { dst, rank, { n0, n1 }, embed, stride, dist, type, (int) batch };
+  PlanSpec p = { dst, rank, { n0, n1 }, embed, (long long) stride, (long long) dist, type, (long long) batch };
 
   if (batch > 0)
     g_array_append_val (specs, p);
+}
+
+/* A batched plan in 64-bit sizes (airy-cuda-private.h: _airy_fft_span):
+ * the 32-bit cufftMakePlanMany fails past 2³¹ − 1 elements. */
+gboolean
+_airy_cuda_make_plan (cufftHandle handle, const PlanSpec *spec, size_t *work, GError **error)
+{
+  long long n[2] = { spec->n[0], spec->n[1] };
+  long long *embed = spec->embed ? n : NULL;
+  long long stride = spec->embed ? spec->stride : 1, dist = spec->embed ? spec->dist : 0;
+
+  return CUFFT (cufftMakePlanMany64 (handle, spec->rank, n, embed, stride, dist, embed, stride, dist, spec->type,
+                                     spec->batch, work), error);
 }
 
 GPtrArray *
@@ -263,8 +320,6 @@ _airy_cuda_taken_free (TakenPlan *t)
 static gboolean
 plan_take (Slot *s, const PlanSpec *spec, GError **error)
 {
-  int n[2] = { spec->n[0], spec->n[1] };
-  int *embed = spec->embed ? n : NULL;
   char *key = plan_key (s->device, spec);
   TakenPlan *t;
   PooledPlan *pp;
@@ -288,8 +343,7 @@ plan_take (Slot *s, const PlanSpec *spec, GError **error)
     }
   else if (!CUFFT (cufftCreate (&h), error)
            || !CUFFT (cufftSetAutoAllocation (h, 0), error)
-           || !CUFFT (cufftMakePlanMany (h, spec->rank, n, embed, spec->stride, spec->dist, embed, spec->stride,
-                                         spec->dist, spec->type, spec->batch, &work), error))
+           || !_airy_cuda_make_plan (h, spec, &work, error))
     {
       if (h)
         cufftDestroy (h);

@@ -46,10 +46,16 @@ typedef struct
 static gboolean
 fit_plan (CudaFit *f, cufftHandle *plan, guint nb, GError **error)
 {
-  int n[2] = { (int) f->shape.height, (int) f->shape.width };
+  PlanSpec spec = { NULL, 2, { f->shape.height, f->shape.width }, FALSE, 1, 0, CUFFT_C2C,
+                    (long long) nb * f->shape.L };
+  size_t work = 0;
 
-  return CUFFT (cufftPlanMany (plan, 2, n, NULL, 1, 0, NULL, 1, 0, CUFFT_C2C, (int) (nb * f->shape.L)), error)
-         && CUFFT (cufftSetStream (*plan, f->stream), error);
+  if (!CUFFT (cufftCreate (plan), error))
+    return FALSE;
+  if (_airy_cuda_make_plan (*plan, &spec, &work, error) && CUFFT (cufftSetStream (*plan, f->stream), error))
+    return TRUE;
+  cufftDestroy (*plan);
+  return FALSE;
 }
 
 void
@@ -98,6 +104,8 @@ _airy_cuda_fit_new (AiryBackend *backend, guint device, const AiryFitShape *shap
   f->nband = (gsize) shape->rows * shape->width;
   f->np = (gsize) shape->height * shape->width;
   f->win = (gsize) shape->win_h * shape->win_w;
+  /* the fitting thread may have run other CUDA work before */
+  _airy_gpu_enter (&_airy_cuda_gpu_hooks);
   if (!CHECK (cudaSetDevice (f->device), error)
       || !CHECK (cudaStreamCreateWithFlags (&f->stream, cudaStreamNonBlocking), error)
       || !CHECK (cudaMemGetInfo (&free_b, &total_b), error)
@@ -152,6 +160,7 @@ _airy_cuda_fit_set_data (AiryBackend *backend, gpointer data, const float *dpos,
   CudaFit *f = data;
   gsize n = (gsize) f->shape.depth * f->win;
 
+  _airy_gpu_enter (&_airy_cuda_gpu_hooks);
   if (!CHECK (cudaSetDevice (f->device), error))
     return FALSE;
   if (dpos != NULL)
@@ -175,6 +184,7 @@ _airy_cuda_fit_pass (AiryBackend *backend, gpointer data, AiryFitPass *pass, GEr
   double partial[3 * AIRY_CUDA_FIT_BLOCKS];
   guint b0, i;
 
+  _airy_gpu_enter (&_airy_cuda_gpu_hooks);
   if ((a.poisson && f->dpos == NULL) || (pass->has_data && !pass->poisson && f->data == NULL))
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND, "fit pass: no data on the device");

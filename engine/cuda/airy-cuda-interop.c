@@ -33,7 +33,17 @@ gl_unregister (gpointer resource, gpointer user_data)
   cudaGetLastError ();
 }
 
-const AiryGlRegistrationOps _airy_cuda_gl_registration_ops = { gl_register, gl_unregister };
+static int
+gl_set_device (int device, gpointer user_data)
+{
+  int previous = device;
+
+  if (cudaGetDevice (&previous) != cudaSuccess || cudaSetDevice (device) != cudaSuccess)
+    cudaGetLastError ();
+  return previous;
+}
+
+const AiryGlRegistrationOps _airy_cuda_gl_registration_ops = { gl_register, gl_unregister, gl_set_device };
 
 /* ---- results kept for the viewer ---- */
 
@@ -58,8 +68,10 @@ part_bytes (CudaResident *cr, ResultPart *p)
   return (gsize) p->count * cr->geometry->height * cr->geometry->width * sizeof (float);
 }
 
+/* With keep, the parts' buffers go to the backend's kept blocks for the
+ * next run (airy-cuda-private.h) instead of to cudaFree. With the lock held. */
 static void
-resident_free_device (CudaResident *cr)
+resident_free_device (CudaResident *cr, gboolean keep)
 {
   CudaBackend *self = cr->backend;
   guint i;
@@ -72,7 +84,10 @@ resident_free_device (CudaResident *cr)
       if (p->data)
         {
           cudaSetDevice (p->device);
-          cudaFree (p->data);
+          if (keep)
+            _airy_blocks_give (self->blocks, p->device, p->data, part_bytes (cr, p));
+          else
+            cudaFree (p->data);
           _airy_cuda_held_add (self, p->device, -(gint64) part_bytes (cr, p));
           p->data = NULL;
         }
@@ -121,7 +136,7 @@ resident_spill (CudaResident *cr)
     }
   airy_stack_copy_metadata (host, g);
   host->bits = g->bits;
-  resident_free_device (cr);
+  resident_free_device (cr, FALSE);
   cr->host = airy_resident_new_host (host);
   cr->note = N_("the result was moved to host memory to make room for a later run");
   return TRUE;
@@ -154,7 +169,7 @@ _airy_cuda_residents_release_all (CudaBackend *self)
 
   g_mutex_lock (&self->lock);
   for (i = 0; i < self->residents->len; i++)
-    resident_free_device (g_ptr_array_index (self->residents, i));
+    resident_free_device (g_ptr_array_index (self->residents, i), FALSE);
   g_mutex_unlock (&self->lock);
 }
 
@@ -308,6 +323,13 @@ cuda_resident_read_box (AiryResident *r, const AiryBox *box, float *out, GError 
       if (z0 >= z1)
         continue;
       ok = CHECK (cudaSetDevice (p->device), error);
+      if (ok && box->y == 0 && box->x == 0 && box->height == g->height && box->width == g->width)
+        {
+          /* whole planes (a host copy of the stack): one contiguous copy */
+          ok = CHECK (cudaMemcpy (out + (gsize) (z0 - box->z) * n, p->data + (gsize) (z0 - p->first) * n,
+                                  (gsize) (z1 - z0) * n * sizeof (float), cudaMemcpyDeviceToHost), error);
+          continue;
+        }
       if (ok && box->height == 1)
         /* one row per plane (a section, an axial profile): one strided copy */
         ok = CHECK (cudaMemcpy2D (out + (gsize) (z0 - box->z) * box->width, box->width * sizeof (float),
@@ -562,7 +584,9 @@ cuda_resident_free (AiryResident *r)
 
   g_mutex_lock (&self->lock);
   g_ptr_array_remove (self->residents, cr);
-  resident_free_device (cr);
+  /* a result freed (the viewer's next one, bench's next run): its planes
+   * are the next run's buffer */
+  resident_free_device (cr, TRUE);
   g_mutex_unlock (&self->lock);
   airy_resident_unref (cr->host);
   g_ptr_array_free (cr->parts, TRUE);

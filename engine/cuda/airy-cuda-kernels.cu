@@ -6,6 +6,7 @@
 
 #include "airy-physics.h"
 #include "airy-cuda-kernels.h"
+#include "airy-cuda-layout.h"
 
 namespace {
 
@@ -31,41 +32,28 @@ generate_kernel (const float2 *__restrict__ F, const double *__restrict__ G,
     field[b * n + i] = make_float2 (f.x * c - f.y * s, f.x * s + f.y * c);
 }
 
-// The pruned transform works on a row-interleaved batch, u[y][b][x]: the
-// pupil's rows of all planes are one contiguous block (one batched row pass
-// over them alone) and every column of every plane is a stride-(batch·w)
-// sequence (one batched column pass). F and G hold the band rows only.
+// The fused PSF's batch (airy-cuda-layout.h): every entry (wavelength,
+// vectorial component) of every plane of a batch in one row-interleaved
+// array, so one row and one column transform cover them all; the
+// intensity sums the entries in one pass over the column transform's
+// output.
 __global__ void
-generate_band_kernel (const float2 *__restrict__ F, const double *__restrict__ G,
-                      const double *__restrict__ z, unsigned batch, unsigned rows, unsigned w,
-                      float2 *__restrict__ band)
+generate_band_kernel (const float *__restrict__ F, const double *__restrict__ G,
+                      const double *__restrict__ z, unsigned L, unsigned nb, unsigned rows, unsigned w,
+                      float *__restrict__ band)
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
-    if (i >= (size_t) rows * batch * w)
-        return;
-    unsigned x = (unsigned) (i % w);
-    size_t rb = i / w;
-    unsigned b = (unsigned) (rb % batch), r = (unsigned) (rb / batch);
-    size_t k = (size_t) r * w + x;
-    float2 f = F[k];
-    float s, c;
-    airy_defocus_cis (z[b], G[k], &s, &c);
-    band[i] = make_float2 (f.x * c - f.y * s, f.x * s + f.y * c);
+    if (i < (size_t) rows * L * nb * w)
+        airy_band_generate_at (i, F, G, z, L, nb, rows, w, band);
 }
 
-// out[b][y][x] (+)= scale · |u[y][b][x]|²
 __global__ void
-intensity_interleaved_kernel (const float2 *__restrict__ u, float scale, unsigned batch, unsigned h,
-                              unsigned w, float *__restrict__ out, int accumulate)
+band_intensity_kernel (const float *__restrict__ u, const float *__restrict__ scale, unsigned L, unsigned C,
+                       unsigned nb, unsigned h, unsigned w, float *__restrict__ out, float *__restrict__ chan)
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
-    size_t n = (size_t) h * w;
-    if (i >= n * batch)
-        return;
-    unsigned b = (unsigned) (i / n), y = (unsigned) ((i % n) / w), x = (unsigned) (i % w);
-    float2 v = u[((size_t) y * batch + b) * w + x];
-    float p = scale * (v.x * v.x + v.y * v.y);
-    out[i] = accumulate ? out[i] + p : p;
+    if (i < (size_t) nb * h * w)
+        airy_band_intensity_at (i, u, scale, L, C, nb, h, w, out, chan);
 }
 
 __global__ void
@@ -546,20 +534,20 @@ airy_cuda_launch_weighted_intensity (const void *u, const float *weights, unsign
 }
 
 int
-airy_cuda_launch_generate_band (const void *F, const double *G, const double *z, unsigned batch,
+airy_cuda_launch_generate_band (const void *F, const double *G, const double *z, unsigned L, unsigned nb,
                                 unsigned rows, unsigned w, void *band, void *stream)
 {
-    generate_band_kernel<<<blocks_for ((size_t) rows * batch * w), kThreads, 0, (cudaStream_t) stream>>> (
-        (const float2 *) F, G, z, batch, rows, w, (float2 *) band);
+    generate_band_kernel<<<blocks_for ((size_t) rows * L * nb * w), kThreads, 0, (cudaStream_t) stream>>> (
+        (const float *) F, G, z, L, nb, rows, w, (float *) band);
     return (int) cudaGetLastError ();
 }
 
 int
-airy_cuda_launch_intensity_interleaved (const void *u, float scale, unsigned batch, unsigned h, unsigned w,
-                                        float *out, int accumulate, void *stream)
+airy_cuda_launch_band_intensity (const void *u, const float *scale, unsigned L, unsigned C, unsigned nb,
+                                 unsigned h, unsigned w, float *out, float *chan, void *stream)
 {
-    intensity_interleaved_kernel<<<blocks_for ((size_t) batch * h * w), kThreads, 0, (cudaStream_t) stream>>> (
-        (const float2 *) u, scale, batch, h, w, out, accumulate);
+    band_intensity_kernel<<<blocks_for ((size_t) nb * h * w), kThreads, 0, (cudaStream_t) stream>>> (
+        (const float *) u, scale, L, C, nb, h, w, out, chan);
     return (int) cudaGetLastError ();
 }
 

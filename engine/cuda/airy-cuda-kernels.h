@@ -15,13 +15,15 @@ extern "C" {
 /* field[b][i] = F[i] · exp(i·z[b]·G[i]) for b < batch, i < n */
 int airy_cuda_launch_generate  (const void *F, const double *G, const double *z, unsigned batch,
                                 size_t n, void *field, void *stream);
-/* The pruned transform's row-interleaved layout u[y][b][x]: the band rows
- * (F, G: rows × w, the pupil's rows only; G in double as on the CPU) of
- * `batch` planes, and the intensity out[b][y][x] (+)= scale · |u[y][b][x]|². */
-int airy_cuda_launch_generate_band (const void *F, const double *G, const double *z, unsigned batch,
+/* The fused PSF's batch (airy-cuda-layout.h): the band rows of nb planes
+ * of L entries (F, G: L × rows × w, the pupil's rows only; G in double as
+ * on the CPU), and the intensity out[b][y][x] = Σ_l scale_l |u_l|² (scale:
+ * L values on the device; out may be NULL) and, with chan, each wavelength's
+ * part chan[c][b][y][x] (C entries a wavelength). */
+int airy_cuda_launch_generate_band (const void *F, const double *G, const double *z, unsigned L, unsigned nb,
                                     unsigned rows, unsigned w, void *band, void *stream);
-int airy_cuda_launch_intensity_interleaved (const void *u, float scale, unsigned batch, unsigned h,
-                                            unsigned w, float *out, int accumulate, void *stream);
+int airy_cuda_launch_band_intensity (const void *u, const float *scale, unsigned L, unsigned C, unsigned nb,
+                                     unsigned h, unsigned w, float *out, float *chan, void *stream);
 /* acc[i] += in[b][i] summed over b (real planes) */
 int airy_cuda_launch_sum_planes (const float *in, unsigned batch, size_t n, float *acc, void *stream);
 /* pad[b] (ph × pw) = in[b] (h × w) in the top-left, zeros elsewhere */

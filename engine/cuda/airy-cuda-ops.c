@@ -57,23 +57,21 @@ _airy_cuda_ops_specs (AiryRunState *state, Slot *s, GArray *specs)
     }
 }
 
-/* The field ops on this device: their factors, scales and grids, two
- * fields of the largest shape (the cuFFT plans come with the slot's). */
+/* The field ops on this device: their factors, scales and grids (the two
+ * fields of the largest shape and the cuFFT plans come with the slot's). */
 gboolean
 _airy_cuda_ops_alloc (AiryRunState *state, Slot *s, GError **error)
 {
   AiryPlan *plan = state->plan;
   CudaRun *run = state->backend_data;
   AiryOp *intensity = g_ptr_array_index (plan->ops, run->n_ops);
-  gsize max_size = plan->compiled->max_size;
   guint L = s->n_lambda, i, l;
   g_autofree float *weights = g_new (float, L);
 
   for (l = 0; l < L; l++)
     weights[l] = (float) intensity->weights[l];
-  if (!CHECK (cudaMalloc ((void **) &s->ga, max_size * sizeof (float2)), error)
-      || !CHECK (cudaMalloc ((void **) &s->gb, max_size * sizeof (float2)), error)
-      || !CHECK (cudaMalloc ((void **) &s->sums, L * sizeof (double)), error)
+  /* the two fields (ga, gb) come with the slot's buffers */
+  if (!CHECK (cudaMalloc ((void **) &s->sums, L * sizeof (double)), error)
       || !_airy_cuda_upload ((void **) &s->weights, weights, L * sizeof (float), s->stream, error))
     return FALSE;
   for (i = 0; i < s->n_ops; i++)

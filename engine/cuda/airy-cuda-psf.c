@@ -9,10 +9,18 @@
 /* FUSED_PSF on the GPU (airy-ops-private.h): the op's pupil field F and
  * defocus phase G on the pupil's rows, copied once per device and kept
  * across runs of the same optics (keyed on the op's hash, which leaves z
- * out); planes generated in batches on the band (u = F·e^{i z G}), the
- * pruned 2-D transform as two batched cuFFT passes over a row-interleaved
- * layout (a batched row transform of the pupil's rows, a batched column
- * transform of everything), and |u|² with the op's scale per wavelength. */
+ * out); planes generated in batches on the band (u = F·e^{i z G}), every
+ * entry (wavelength, vectorial component) of every plane of a batch in one
+ * row-interleaved array (airy-cuda-layout.h), so that the pruned 2-D
+ * transform is two batched cuFFT calls per batch (the pupil's rows of all
+ * of them, then every column), and the intensity Σ_l s_l |u_l|² (and each
+ * wavelength's, for channels) one pass over the column pass's output. */
+
+static gsize
+pupil_bytes (const Pupil *p)
+{
+  return p->n_lambda * (p->nband * (sizeof (float2) + sizeof (double)) + sizeof (float));
+}
 
 void
 _airy_cuda_pupil_unref (Pupil *p)
@@ -27,12 +35,14 @@ _airy_cuda_pupil_unref (Pupil *p)
         cudaSetDevice (d);
         cudaFree (p->dF[d]);
         cudaFree (p->dG[d]);
+        cudaFree (p->dS[d]);
         if (p->ready[d])
           cudaEventDestroy (p->ready[d]);
-        _airy_cuda_held_add (p->backend, d, -(gint64) (p->n_lambda * p->nband * (sizeof (float2) + sizeof (double))));
+        _airy_cuda_held_add (p->backend, d, -(gint64) pupil_bytes (p));
       }
   g_free (p->dF);
   g_free (p->dG);
+  g_free (p->dS);
   g_free (p->ready);
   _airy_op_unref (p->op);
   g_free (p);
@@ -75,6 +85,7 @@ _airy_cuda_pupil_get (CudaBackend *self, const AiryOp *fused)
   p->count = self->count;
   p->dF = g_new0 (float2 *, p->count);
   p->dG = g_new0 (double *, p->count);
+  p->dS = g_new0 (float *, p->count);
   p->ready = g_new0 (cudaEvent_t, p->count);
   g_atomic_int_inc (&self->pupil_builds);
   g_mutex_lock (&self->lock);
@@ -101,23 +112,28 @@ _airy_cuda_pupil_upload (CudaBackend *self, Pupil *p, Slot *s, GError **error)
     {
       ok = CHECK (cudaMalloc ((void **) &p->dF[d], nf * sizeof (float2)), error)
            && CHECK (cudaMalloc ((void **) &p->dG[d], nf * sizeof (double)), error)
+           && CHECK (cudaMalloc ((void **) &p->dS[d], p->n_lambda * sizeof (float)), error)
            && CHECK (cudaEventCreateWithFlags (&p->ready[d], cudaEventDisableTiming), error)
            && CHECK (cudaMemcpyAsync (p->dF[d], psf->F, nf * sizeof (float2), cudaMemcpyHostToDevice, s->stream), error)
            && CHECK (cudaMemcpyAsync (p->dG[d], psf->G, nf * sizeof (double), cudaMemcpyHostToDevice, s->stream), error)
+           && CHECK (cudaMemcpyAsync (p->dS[d], psf->scale, p->n_lambda * sizeof (float), cudaMemcpyHostToDevice,
+                                      s->stream), error)
            && CHECK (cudaEventRecord (p->ready[d], s->stream), error);
       if (!ok)
         {
           cudaFree (p->dF[d]);
           cudaFree (p->dG[d]);
+          cudaFree (p->dS[d]);
           if (p->ready[d])
             cudaEventDestroy (p->ready[d]);
           p->dF[d] = NULL;
           p->dG[d] = NULL;
+          p->dS[d] = NULL;
           p->ready[d] = NULL;
         }
       else
         {
-          _airy_cuda_held_add (self, d, (gint64) (nf * (sizeof (float2) + sizeof (double))));
+          _airy_cuda_held_add (self, d, (gint64) pupil_bytes (p));
           g_atomic_int_inc (&self->pupil_uploads);
         }
     }
@@ -127,69 +143,62 @@ _airy_cuda_pupil_upload (CudaBackend *self, Pupil *p, Slot *s, GError **error)
   return ok;
 }
 
-/* The pruned 2-D transform of row-interleaved planes (u[y][b][x]):
- * rows: the pupil's rows of all planes, one contiguous block, in place;
- * cols: every column of every plane (stride batch·w), field → field2. */
+/* The pruned 2-D transform of a batch of nb planes, T = L·nb transforms
+ * in u[y][t][x] (airy-cuda-layout.h): rows: the pupil's rows of all of
+ * them, one contiguous block, in place; cols: every column of every one
+ * (stride T·w), field → field2. */
 void
 _airy_cuda_psf_specs (AiryRunState *state, Slot *s, guint batch, guint rest, GArray *specs)
 {
   AiryPlan *plan = state->plan;
   CudaRun *run = state->backend_data;
-  int w = (int) plan->psf_width, h = (int) plan->psf_height;
-  guint rows = run->pupil->rows;
+  guint w = plan->psf_width, h = plan->psf_height;
+  guint64 rows = run->pupil->rows, L = s->n_lambda;
 
-  _airy_cuda_spec_add (specs, &s->rows, 1, w, 0, FALSE, 1, 0, CUFFT_C2C, rows * batch);
-  _airy_cuda_spec_add (specs, &s->cols, 1, h, 0, TRUE, (int) batch * w, 1, CUFFT_C2C, batch * w);
-  _airy_cuda_spec_add (specs, &s->rows_rest, 1, w, 0, FALSE, 1, 0, CUFFT_C2C, rows * rest);
-  _airy_cuda_spec_add (specs, &s->cols_rest, 1, h, 0, TRUE, (int) rest * w, 1, CUFFT_C2C, rest * w);
+  _airy_cuda_spec_add (specs, &s->rows, 1, w, 0, FALSE, 1, 0, CUFFT_C2C, rows * L * batch);
+  _airy_cuda_spec_add (specs, &s->cols, 1, h, 0, TRUE, L * batch * w, 1, CUFFT_C2C, L * batch * w);
+  _airy_cuda_spec_add (specs, &s->rows_rest, 1, w, 0, FALSE, 1, 0, CUFFT_C2C, rows * L * rest);
+  _airy_cuda_spec_add (specs, &s->cols_rest, 1, h, 0, TRUE, L * rest * w, 1, CUFFT_C2C, L * rest * w);
 }
 
-/* The pupil's copy on this device and the two row-interleaved batches. */
+/* The pupil's copy on this device; the batch's field zero outside the
+ * pupil's rows (the row pass writes those only). */
 gboolean
 _airy_cuda_psf_alloc (AiryRunState *state, Slot *s, GError **error)
 {
-  AiryPlan *plan = state->plan;
   CudaRun *run = state->backend_data;
-  gsize n = (gsize) plan->psf_height * plan->psf_width;
 
   if (!_airy_cuda_pupil_upload (run->backend, run->pupil, s, error)
-      || !CHECK (cudaMalloc ((void **) &s->field, s->batch * n * sizeof (float2)), error)
-      || !CHECK (cudaMemsetAsync (s->field, 0, s->batch * n * sizeof (float2), s->stream), error)
-      || !CHECK (cudaMalloc ((void **) &s->field2, s->batch * n * sizeof (float2)), error))
+      || !CHECK (cudaMemsetAsync (s->field, 0, s->bytes[AIRY_SLOT_FIELD], s->stream), error))
     return FALSE;
   s->F = run->pupil->dF[s->device];     /* borrowed from the pupil cache */
   s->G = run->pupil->dG[s->device];
+  s->S = run->pupil->dS[s->device];
   return TRUE;
 }
 
 /* nb planes (z: their defocus on the device, the op's z0 included) into
- * out[b][y][x], enqueued on the slot's stream. */
+ * out[b][y][x] (and, for channels, s->chan), enqueued on the slot's
+ * stream: one generation, two transforms and one intensity pass for all
+ * the entries of all the planes. */
 gboolean
 _airy_cuda_psf_produce (AiryRunState *state, Slot *s, guint nb, const double *z, float *out, GError **error)
 {
   AiryPlan *plan = state->plan;
   CudaRun *run = state->backend_data;
   const AiryFusedPsf *psf = run->pupil->op->psf;
+  guint L = s->n_lambda, C = state->n_channels > 0 ? L / state->n_channels : L;
   gsize n = (gsize) plan->psf_height * plan->psf_width;
-  gsize nband = run->pupil->nband;
-  guint l;
+  float2 *band = s->field + (gsize) psf->y0 * L * nb * plan->psf_width;
 
   /* the last, smaller batch has its own layout: zero it once */
-  if (nb != s->batch && !CHECK (cudaMemsetAsync (s->field, 0, nb * n * sizeof (float2), s->stream), error))
-    return FALSE;
-  for (l = 0; l < s->n_lambda; l++)
-    {
-      float2 *band = s->field + (gsize) psf->y0 * nb * plan->psf_width;
-
-      if (!CHECK (airy_cuda_launch_generate_band (s->F + l * nband, s->G + l * nband, z, nb, psf->rows,
-                                                  plan->psf_width, band, s->stream), error)
-          || !CUFFT (cufftExecC2C (nb == s->batch ? s->rows : s->rows_rest, (cufftComplex *) band,
-                                   (cufftComplex *) band, CUFFT_FORWARD), error)
-          || !CUFFT (cufftExecC2C (nb == s->batch ? s->cols : s->cols_rest, (cufftComplex *) s->field,
-                                   (cufftComplex *) s->field2, CUFFT_FORWARD), error)
-          || !CHECK (airy_cuda_launch_intensity_interleaved (s->field2, psf->scale[l], nb, plan->psf_height,
-                                                             plan->psf_width, out, l > 0, s->stream), error))
-        return FALSE;
-    }
-  return TRUE;
+  return (nb == s->batch || CHECK (cudaMemsetAsync (s->field, 0, nb * L * n * sizeof (float2), s->stream), error))
+         && CHECK (airy_cuda_launch_generate_band (s->F, s->G, z, L, nb, psf->rows, plan->psf_width, band, s->stream),
+                   error)
+         && CUFFT (cufftExecC2C (nb == s->batch ? s->rows : s->rows_rest, (cufftComplex *) band,
+                                 (cufftComplex *) band, CUFFT_FORWARD), error)
+         && CUFFT (cufftExecC2C (nb == s->batch ? s->cols : s->cols_rest, (cufftComplex *) s->field,
+                                 (cufftComplex *) s->field2, CUFFT_FORWARD), error)
+         && CHECK (airy_cuda_launch_band_intensity (s->field2, s->S, L, C, nb, plan->psf_height, plan->psf_width, out,
+                                                    state->n_channels > 0 ? s->chan : NULL, s->stream), error);
 }

@@ -5,6 +5,16 @@
 
 G_BEGIN_DECLS
 
+/* Physical lower bounds of the declarations, where "above 0" let 5e-324
+ * through and its reciprocal overflowed the stack to inf: a focal length
+ * of 1 µm (a microlens; nothing shorter images light), an objective NA of
+ * 0.001 (a 1 mm aperture at 0.5 m; below it the pupil is one sample of any
+ * usable grid), and 1 nm for the sizes of waists and periods (a hundredth
+ * of the shortest wavelength). */
+#define AIRY_FOCAL_LENGTH_MIN 1.0
+#define AIRY_NA_MIN 1e-3
+#define AIRY_FEATURE_MIN 1e-3
+
 /* Enumerations shared by the built-in elements (nicks are the JSON values). */
 typedef enum { AIRY_DEFOCUS_PARAXIAL, AIRY_DEFOCUS_NONPARAXIAL } AiryDefocusModel;
 typedef enum { AIRY_APODISATION_NONE, AIRY_APODISATION_APLANATIC } AiryApodisation;

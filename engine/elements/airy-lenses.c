@@ -157,7 +157,7 @@ install_lens_properties (GObjectClass *object_class, gboolean with_inverse)
 {
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("f", N_("Focal length"), N_("Focal length"), "µm",
-                            0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
+                            AIRY_FOCAL_LENGTH_MIN, 1e6, 100.0, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index"), NULL, 1.0, 4.0, 1.0, 0));
   airy_element_class_install_property (object_class,

@@ -12,6 +12,9 @@
 #include "airy-image-file.h"
 #include "airy-stack.h"
 
+/* The last Zernike index a phase mask takes: ANSI 230 ends radial order 20. */
+#define ZERNIKE_LAST 230
+
 void
 _airy_field_multiply_real (AiryField   *field,
                            AiryMaskFunc fn,
@@ -45,16 +48,25 @@ _airy_context_check_pupil (AiryContext *ctx,
 {
   guint l;
 
-  /* The grid spans (N/2)·dx from the axis; a larger pupil is cut off. */
+  /* The grid spans (N/2)·dx from the axis; a larger pupil is cut off, and
+   * one narrower than a pixel holds its centre sample alone (r² ≤ radius²). */
   for (l = 0; l < ctx->spectrum->n; l++)
     {
       double half = MIN (ctx->height / 2 * ctx->dy[l], ctx->width / 2 * ctx->dx[l]);
+      double pixel = MIN (ctx->dy[l], ctx->dx[l]);
 
       if (radius > half * (1.0 + 1e-9))
         {
           airy_context_warn (ctx, _("%s: the %s (radius %.4g µm) is clipped by the grid "
                              "(half-width %.4g µm at λ = %g µm); enlarge the grid or its spacing"),
                              ctx->path, what, radius, half, ctx->spectrum->wavelengths[l]);
+          return;
+        }
+      if (radius < pixel)
+        {
+          airy_context_warn (ctx, _("%s: the %s (radius %.4g µm) is smaller than a pixel of the grid "
+                             "(%.4g µm at λ = %g µm): only its centre sample passes; sample it finer"),
+                             ctx->path, what, radius, pixel, ctx->spectrum->wavelengths[l]);
           return;
         }
     }
@@ -203,7 +215,7 @@ _airy_circular_pupil_class_init (AiryCircularPupilClass *klass)
     airy_param_spec_double ("na", N_("NA"), N_("When > 0, the diameter is 2·f·NA/n"), NULL, 0.0, 4.0, 0.0, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("f", N_("Focal length"), N_("Focal length for the NA form"), "µm",
-                            0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
+                            AIRY_FOCAL_LENGTH_MIN, 1e6, 100.0, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("n", N_("Refractive index"), N_("Medium index for the NA form"), NULL,
                             1.0, 4.0, 1.0, 0));
@@ -327,7 +339,7 @@ _airy_gaussian_pupil_class_init (AiryGaussianPupilClass *klass)
   element_class->apply = gaussian_pupil_apply;
   airy_element_class_install_property (G_OBJECT_CLASS (klass),
     airy_param_spec_double ("waist", N_("Waist"), N_("Amplitude falls to 1/e at this radius"), "µm",
-                            0.0, 1e6, 50.0, AIRY_PARAM_EXCLUSIVE_MIN));
+                            AIRY_FEATURE_MIN, 1e6, 50.0, 0));
 }
 
 static void
@@ -506,6 +518,8 @@ phase_check (AiryElement *self, AiryContext *ctx, GError **error)
       for (i = 0; i < ni; i++)
         {
           double lo = indexing == AIRY_ZERNIKE_NOLL ? 1 : first;
+          gsize j;
+
           if (idx[i] != floor (idx[i]) || idx[i] < lo || idx[i] > last)
             {
               g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
@@ -513,6 +527,16 @@ phase_check (AiryElement *self, AiryContext *ctx, GError **error)
                            ctx->path, (unsigned long) i, lo, last, idx[i]);
               return FALSE;
             }
+          /* a term given twice would be summed without a word */
+          for (j = 0; j < i; j++)
+            if (idx[j] == idx[i])
+              {
+                g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                             _("%s.zernike-indices[%lu]: index %g is given twice (also at [%lu]); "
+                               "give each term once"),
+                             ctx->path, (unsigned long) i, idx[i], (unsigned long) j);
+                return FALSE;
+              }
         }
     }
   else if (source == AIRY_PHASE_IMAGE && ctx->no_files)
@@ -527,14 +551,6 @@ phase_check (AiryElement *self, AiryContext *ctx, GError **error)
                                                      ctx->height, ctx->width, error);
       if (img == NULL)
         return FALSE;
-    }
-  else if (source == AIRY_PHASE_NAMED && airy_element_get_enum (self, "named") == AIRY_NAMED_GRATING
-           && airy_element_get_double (self, "period") <= 0.0)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("%s.period: must be > 0 µm for a grating, got %g"), ctx->path,
-                   airy_element_get_double (self, "period"));
-      return FALSE;
     }
   return TRUE;
 }
@@ -790,11 +806,15 @@ _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
     airy_param_spec_enum ("zernike-indexing", N_("Zernike indexing"), N_("Single-index convention"),
                           _airy_zernike_indexing_get_type (), AIRY_ZERNIKE_ANSI, 0));
   airy_element_class_install_property (object_class,
-    airy_param_spec_double_array ("zernike-indices", N_("Zernike indices"),
-                                  N_("Single indices (ANSI from 0, Noll from 1)"), NULL,
-                                  0, 230, AIRY_PARAM_INTEGER));   /* ANSI 230: radial order 20 */
+    airy_param_spec_set_max_items (airy_param_spec_double_array ("zernike-indices", N_("Zernike indices"),
+                                   N_("Single indices (ANSI from 0, Noll from 1)"), NULL,
+                                   0, ZERNIKE_LAST, AIRY_PARAM_INTEGER), ZERNIKE_LAST + 1));
+  /* ±1000 waves (or µm) at the rim: a phase gradient no grid samples (a
+   * 4096² grid holds at most π per pixel, 2048·π ≈ 1000 waves over the
+   * pupil's radius) */
   airy_element_class_install_property (object_class,
-    airy_param_spec_doubles ("zernike-coefficients", N_("Zernike coefficients"), N_("One per index"), NULL));
+    airy_param_spec_set_max_items (airy_param_spec_double_array ("zernike-coefficients", N_("Zernike coefficients"),
+                                   N_("One per index"), NULL, -1000.0, 1000.0, 0), ZERNIKE_LAST + 1));
   airy_element_class_install_property (object_class,
     airy_param_spec_enum ("zernike-unit", N_("Zernike unit"), N_("Coefficients in waves or in µm of wavefront"),
                           _airy_zernike_unit_get_type (), AIRY_ZERNIKE_WAVES, 0));
@@ -813,7 +833,7 @@ _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
     airy_param_spec_double ("defocus", N_("Ramp defocus"), N_("Defocus of the ramps at the rim"), "rad",
                             -1e5, 1e5, 0.0, 0));
   airy_element_class_install_property (object_class,
-    airy_param_spec_double ("period", N_("Period"), N_("Grating period"), "µm", 0.0, 1e6, 10.0, 0));
+    airy_param_spec_double ("period", N_("Period"), N_("Grating period"), "µm", AIRY_FEATURE_MIN, 1e6, 10.0, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("angle", N_("Angle"), N_("Grating or prism direction"), "rad", -10.0, 10.0, 0.0, 0));
   airy_element_class_install_property (object_class,

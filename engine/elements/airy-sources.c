@@ -74,7 +74,7 @@ objective_check (AiryElement *self, AiryContext *ctx, GError **error)
   if (na > n)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("%s.na: must be in (0, n=%g], got %g"), ctx->path, n, na);
+                   _("%s.na: must be in [%g, n=%g], got %g"), ctx->path, AIRY_NA_MIN, n, na);
       return FALSE;
     }
   if (airy_element_get_enum (self, "field") == AIRY_FIELD_VECTORIAL
@@ -395,13 +395,13 @@ _airy_objective_point_source_class_init (AiryObjectivePointSourceClass *klass)
 
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("f", N_("Focal length"), N_("Objective focal length"), "µm",
-                            0.0, 1e6, 100.0, AIRY_PARAM_EXCLUSIVE_MIN));
+                            AIRY_FOCAL_LENGTH_MIN, 1e6, 100.0, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("n", N_("Refractive index"), N_("Immersion medium index"), NULL,
                             1.0, 4.0, 1.33, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("na", N_("NA"), N_("Numerical aperture (≤ n)"), NULL,
-                            0.0, 4.0, 0.8, AIRY_PARAM_EXCLUSIVE_MIN));
+                            AIRY_NA_MIN, 4.0, 0.8, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("power", N_("Power"), N_("Power of each plane (Σ|u|²·dx·dy)"), NULL,
                             0.0, 1e12, 1.0, AIRY_PARAM_EXCLUSIVE_MIN));
@@ -664,7 +664,7 @@ _airy_gaussian_beam_class_init (AiryGaussianBeamClass *klass)
   install_medium_and_power (object_class);
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("waist", N_("Waist"), N_("1/e² intensity radius w0 at the waist"), "µm",
-                            0.0, 1e6, 10.0, AIRY_PARAM_EXCLUSIVE_MIN));
+                            AIRY_FEATURE_MIN, 1e6, 10.0, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("z", N_("Distance from waist"), N_("Added to each plane's z"), "µm",
                             -1e6, 1e6, 0.0, 0));
