@@ -350,7 +350,7 @@ bench_write_ranks (AirySystem *system, const AiryRunOptions *options, const char
 
           if (tiff)
             {
-              if (!write_outputs_ranks (r, system, path, NULL, NULL, &wo, &write_s, error))
+              if (!write_outputs (r, system, path, NULL, NULL, &wo, &write_s, error))
                 return FALSE;
               if (is_root ())
                 g_unlink (path);
@@ -373,6 +373,30 @@ bench_write_ranks (AirySystem *system, const AiryRunOptions *options, const char
   return TRUE;
 }
 
+static gboolean
+agree_on_bench (AirySystem *system, int repeat, int warmup, gboolean no_write, const char *write_dir,
+                GError **error)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  describe_system (b, system);
+  json_builder_set_member_name (b, "bench");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "--repeat");
+  json_builder_add_int_value (b, repeat);
+  json_builder_set_member_name (b, "--warmup");
+  json_builder_add_int_value (b, warmup);
+  json_builder_set_member_name (b, "--no-write");
+  json_builder_add_boolean_value (b, no_write);
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "outputs");
+  json_builder_begin_object (b);
+  describe_output (b, "--write-dir", write_dir ? write_dir : g_get_tmp_dir ());
+  json_builder_end_object (b);
+  return ranks_agree_on (b, error);
+}
+
 int
 cmd_bench (int argc, char **argv)
 {
@@ -381,21 +405,20 @@ cmd_bench (int argc, char **argv)
   int repeat = 5, warmup = 1, threads = 0, planes = 0, size = 0;
   gboolean json = FALSE, no_write = FALSE, resident = FALSE;
   g_autofree char *write_dir = NULL;
-  GOptionEntry entries[] = {
-    { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, NULL, NULL },
-    { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, NULL, NULL },
-    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
-    { "devices", 0, 0, G_OPTION_ARG_STRING, &devices_arg, NULL, NULL },
-    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, NULL, NULL },
-    { "planes", 0, 0, G_OPTION_ARG_INT, &planes, NULL, NULL },
-    { "size", 0, 0, G_OPTION_ARG_INT, &size, NULL, NULL },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, NULL, NULL },
-    { "write-dir", 0, 0, G_OPTION_ARG_FILENAME, &write_dir, NULL, NULL },
-    { "no-write", 0, 0, G_OPTION_ARG_NONE, &no_write, NULL, NULL },
-    { "resident", 0, 0, G_OPTION_ARG_NONE, &resident, NULL, NULL },
+  const SimOption options_table[] = {
+    { "repeat", 0, SIM_OPTION_INT, &repeat },
+    { "warmup", 0, SIM_OPTION_INT, &warmup },
+    { "threads", 0, SIM_OPTION_INT, &threads },
+    { "devices", 0, SIM_OPTION_STRING, &devices_arg },
+    { "backend", 0, SIM_OPTION_STRING, &backend },
+    { "planes", 0, SIM_OPTION_INT, &planes },
+    { "size", 0, SIM_OPTION_INT, &size },
+    { "json", 0, SIM_OPTION_FLAG, &json },
+    { "write-dir", 0, SIM_OPTION_STRING, &write_dir },
+    { "no-write", 0, SIM_OPTION_FLAG, &no_write },
+    { "resident", 0, SIM_OPTION_FLAG, &resident },
     { NULL }
   };
-  g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
@@ -421,10 +444,8 @@ cmd_bench (int argc, char **argv)
   guint64 peak, peak_device = 0;
   int k;
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  g_option_context_set_help_enabled (ctx, FALSE);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    return usage_error ("bench: %s", error->message);
+  if ((status = parse_command_line ("bench", options_table, &argc, &argv)) != EXIT_OK)
+    return status;
   if (argc > 2)
     return usage_error (_("bench: give at most one preset or system file"));
   if (repeat < 1 || repeat > 1000)
@@ -474,6 +495,9 @@ cmd_bench (int argc, char **argv)
   options.n_devices = devices->len;
   options.threads = n_threads;
   options.comm = ranks;
+  /* every rank times the same system the same way */
+  if (ranks->size > 1 && !agree_on_bench (system, repeat, warmup, no_write, write_dir, &error))
+    return ranks_failed (error);
   /* --resident: the result stays where it was computed (on the device,
    * freed with the result after each run); the writes below always time a
    * run for the host, as `airy-sim run` does */

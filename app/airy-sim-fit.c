@@ -38,20 +38,6 @@ on_fit_progress (guint restart, guint iteration, double loss, gpointer user_data
   p->shown = TRUE;
 }
 
-static gboolean
-write_text_file (const char *path, const char *text, GError **error)
-{
-  g_autoptr(GError) local = NULL;
-
-  /* g_file_set_contents writes a temporary file and renames it */
-  if (!g_file_set_contents (path, text, -1, &local))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, "%s", local->message);
-      return FALSE;
-    }
-  return TRUE;
-}
-
 int
 cmd_fit (int argc, char **argv)
 {
@@ -60,28 +46,27 @@ cmd_fit (int argc, char **argv)
   g_autofree char *objective_arg = NULL, *gain_arg = NULL, *offset_arg = NULL, *backend = NULL;
   int device = 0, zernike = 14, crop = 0, restarts = 0, threads = 0, seed = 0, max_iterations = 0;
   gboolean quiet = FALSE;
-  GOptionEntry entries[] = {
-    { "system", 0, 0, G_OPTION_ARG_FILENAME, &system_file, NULL, NULL },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, NULL, NULL },
-    { "report", 0, 0, G_OPTION_ARG_FILENAME, &report_out, NULL, NULL },
-    { "residual", 0, 0, G_OPTION_ARG_FILENAME, &residual_out, NULL, NULL },
-    { "zernike", 0, 0, G_OPTION_ARG_INT, &zernike, NULL, NULL },
-    { "crop", 0, 0, G_OPTION_ARG_INT, &crop, NULL, NULL },
-    { "objective", 0, 0, G_OPTION_ARG_STRING, &objective_arg, NULL, NULL },
-    { "gain", 0, 0, G_OPTION_ARG_STRING, &gain_arg, NULL, NULL },
-    { "offset", 0, 0, G_OPTION_ARG_STRING, &offset_arg, NULL, NULL },
-    { "restarts", 0, 0, G_OPTION_ARG_INT, &restarts, NULL, NULL },
-    { "max-iterations", 0, 0, G_OPTION_ARG_INT, &max_iterations, NULL, NULL },
-    { "seed", 0, 0, G_OPTION_ARG_INT, &seed, NULL, NULL },
-    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
-    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, NULL, NULL },
-    { "device", 0, 0, G_OPTION_ARG_INT, &device, NULL, NULL },
-    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, NULL, NULL },
+  const SimOption options_table[] = {
+    { "system", 0, SIM_OPTION_STRING, &system_file },
+    { "output", 'o', SIM_OPTION_STRING, &output },
+    { "report", 0, SIM_OPTION_STRING, &report_out },
+    { "residual", 0, SIM_OPTION_STRING, &residual_out },
+    { "zernike", 0, SIM_OPTION_INT, &zernike },
+    { "crop", 0, SIM_OPTION_INT, &crop },
+    { "objective", 0, SIM_OPTION_STRING, &objective_arg },
+    { "gain", 0, SIM_OPTION_STRING, &gain_arg },
+    { "offset", 0, SIM_OPTION_STRING, &offset_arg },
+    { "restarts", 0, SIM_OPTION_INT, &restarts },
+    { "max-iterations", 0, SIM_OPTION_INT, &max_iterations },
+    { "seed", 0, SIM_OPTION_INT, &seed },
+    { "threads", 0, SIM_OPTION_INT, &threads },
+    { "backend", 0, SIM_OPTION_STRING, &backend },
+    { "device", 0, SIM_OPTION_INT, &device },
+    { "quiet", 'q', SIM_OPTION_FLAG, &quiet },
     { NULL }
   };
   static const char *const json[] = { ".json", NULL };
   static const char *const tif[] = { ".tif", ".tiff", NULL };
-  g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(AirySystem) fitted = NULL;
@@ -93,10 +78,8 @@ cmd_fit (int argc, char **argv)
   guint i;
 
   airy_fit_options_init (&options);
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  g_option_context_set_help_enabled (ctx, FALSE);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    return usage_error ("fit: %s", error->message);
+  if ((status = parse_command_line ("fit", options_table, &argc, &argv)) != EXIT_OK)
+    return status;
   /* one process: under mpirun every rank would run the whole fit and
    * write the same files (rank 0 says so, every rank exits 2) */
   if (ranks->size > 1)
@@ -184,11 +167,17 @@ cmd_fit (int argc, char **argv)
 
   fitted = airy_fit_result_apply (res, system, &error);
   report = airy_fit_result_to_json (res);
-  if (fitted == NULL
-      || (residual_out && !airy_tiff_write (residual_out, res->residual, &error))
-      || (report_out && !write_text_file (report_out, report, &error))
-      || !airy_system_save (fitted, output, &error))
-    return fail (error);
+  /* the three files appear together, or none of them */
+  {
+    g_autoptr(AiryAtomicGroup) group = airy_atomic_group_begin ();
+
+    if (fitted == NULL
+        || (residual_out && !airy_tiff_write (residual_out, res->residual, &error))
+        || (report_out && !airy_atomic_set_contents (report_out, report, strlen (report), &error))
+        || !airy_system_save (fitted, output, &error)
+        || !airy_atomic_group_commit (g_steal_pointer (&group), &error))
+      return fail (error);
+  }
   if (quiet)
     return EXIT_OK;
   if (res->restarts > 1)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 #include "airy.h"
 
@@ -24,6 +25,30 @@ typedef struct
   const char *path;
 } NamedFile;
 
+/* the options of a command (app/airy-sim-options.c) */
+typedef enum
+{
+  SIM_OPTION_FLAG,      /* gboolean */
+  SIM_OPTION_STRING,    /* char *, given once */
+  SIM_OPTION_INT,       /* int, given once */
+  SIM_OPTION_STRINGS,   /* GStrv, the option repeated */
+} SimOptionKind;
+
+typedef struct
+{
+  const char    *name;         /* "output": --output */
+  char           short_name;   /* 'o': -o, or 0 */
+  SimOptionKind  kind;
+  gpointer       target;
+} SimOption;
+
+/* Parses argv (argv[0] the command's name) against options (ended by
+ * { NULL }) and the table of options that exclude each other; leaves the
+ * other arguments in argv[1 …]. EXIT_OK, or the status of the usage error
+ * it printed (an unknown option, a missing or malformed value, an option
+ * given twice, a conflicting pair). */
+int parse_command_line (const char *command, const SimOption *options, int *argc, char ***argv);
+
 /* errors and usage (exit status 1 or 2) */
 int fail (const GError *error);
 int usage_error (const char *format, ...) G_GNUC_PRINTF (1, 2);
@@ -41,6 +66,7 @@ gboolean parse_tiff_format (const char *arg, AiryTiffFormat *format);
 /* --threads and --backend as every computing command takes them: EXIT_OK,
  * or the status of the usage error it printed */
 int      check_threads_backend (int threads, const char *backend);
+char    *canonical_name (const char *path);
 gboolean check_outputs (const NamedFile *outputs, guint n_outputs, const NamedFile *inputs,
                         guint n_inputs, GError **error);
 gboolean check_outputs_against_system (const NamedFile *outputs, guint n_outputs, AirySystem *system,
@@ -48,14 +74,25 @@ gboolean check_outputs_against_system (const NamedFile *outputs, guint n_outputs
 
 /* the processes of this launch: the MPI ranks, or this process alone */
 extern AiryComm *ranks;
-void remove_temporaries_on_signals (void);
 gboolean is_root (void);
 int ranks_fail (GError *error);
 int ranks_failed (const GError *error);
+
+/* What the ranks agree on before a run (app/airy-sim-agree.c): the
+ * builder holds an open JSON object of sections ("system", "files",
+ * "outputs", "planes", "sweep", "bench"; describe_system adds the first
+ * two: the whole system and its input files' contents). ranks_agree_on
+ * closes it; collective, and an agreement itself (a rank that failed
+ * before meets the others there). FALSE with an agreed bad-input error
+ * (for ranks_failed) naming the first rank that differs from rank 0, and
+ * how. An input that a rank cannot read is left to the run to report. */
+void     describe_system (JsonBuilder *builder, AirySystem *system);
+void     describe_option (JsonBuilder *builder, const char *option, const char *value);
+void     describe_output (JsonBuilder *builder, const char *option, const char *path);
+gboolean ranks_agree_on (JsonBuilder *builder, GError **error);
 gboolean parse_chunks (const char *arg, GArray *chunks, GError **error);
-gboolean write_outputs_ranks (AiryResult *result, AirySystem *system, const char *output,
-                              const char *psf_out, const char *png_out,
-                              const AiryTiffWriteOptions *wo, double *write_s, GError **error);
+gboolean write_outputs (AiryResult *result, AirySystem *system, const char *output, const char *psf_out,
+                        const char *png_out, const AiryTiffWriteOptions *wo, double *write_s, GError **error);
 
 /* the commands */
 int cmd_run (int argc, char **argv);

@@ -43,12 +43,24 @@ whole_stack_header (const AiryStack *part, AirySystem *system, guint n_planes)
   return header;
 }
 
+/* The ranks' outcome of a step, local (NULL or this rank's error, taken):
+ * the lowest failing rank's error into error, and FALSE, when one failed */
+static gboolean
+agree (GError *local, GError **error)
+{
+  if (airy_comm_agree (ranks, &local))
+    return TRUE;
+  g_propagate_error (error, local);
+  return FALSE;
+}
+
 /* Writes the PSF stack whose planes the ranks hold into one file: rank 0
- * lays the TIFF out (header, IFDs, the pixel block) in a temporary file
+ * lays the TIFF out (header, IFDs, the pixel block) in a named temporary
  * beside `path`, every rank writes its planes at their offsets (pwrite, on
- * a file system all ranks share), then rank 0 renames it into place. No
- * rank holds the whole stack; the bytes are those of a one-process run.
- * Collective: every rank calls it, and it agrees on every step. */
+ * a file system all ranks share), then rank 0 commits it (into the
+ * outputs' group, write_outputs). No rank holds the whole stack; the bytes
+ * are those of a one-process run. Collective: every rank calls it, and it
+ * agrees on every step. */
 static gboolean
 write_stack_ranks (const char                 *path,
                    const AiryStack            *part,
@@ -61,7 +73,7 @@ write_stack_ranks (const char                 *path,
 {
   g_autoptr(AiryStack) header = whole_stack_header (part, system, n_planes);
   g_autoptr(AiryTiffLayout) layout = NULL;
-  g_autofree char *tmp = NULL;
+  g_autoptr(AiryAtomicFile) file = NULL;
   char tmp_name[4096] = "";
   float range[2] = { INFINITY, INFINITY };   /* min and −max: one MIN reduction */
   AiryTiffWriteOptions quiet_options;
@@ -88,28 +100,21 @@ write_stack_ranks (const char                 *path,
   layout = airy_tiff_layout_new (path, header, range[0], -range[1], &quiet_options, &local);
   if (layout && is_root ())
     {
-      fd = airy_atomic_begin (path, &tmp, &local);
-      if (fd >= 0)
-        {
-          if (!airy_tiff_layout_write_frame (layout, fd, &local))
-            airy_atomic_abort (tmp);
-          close (fd);
-          if (local == NULL && strlen (tmp) < sizeof tmp_name)
-            g_strlcpy (tmp_name, tmp, sizeof tmp_name);
-        }
+      file = airy_atomic_file_new (path, AIRY_ATOMIC_SHARED, &local);
+      if (file && airy_tiff_layout_write_frame (layout, airy_atomic_file_get_fd (file), &local)
+          && g_strlcpy (tmp_name, airy_atomic_file_get_temp_path (file), sizeof tmp_name) >= sizeof tmp_name)
+        g_set_error (&local, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), path,
+                     g_strerror (ENAMETOOLONG));
     }
-  if (!airy_comm_agree (ranks, &local))
-    {
-      g_propagate_error (error, local);
-      return FALSE;
-    }
+  if (!agree (local, error))
+    return FALSE;
   if (!airy_comm_broadcast (ranks, tmp_name, sizeof tmp_name, 0, error))
     return FALSE;
 
   /* each rank its own planes */
   if (part_count > 0)
     {
-      fd = g_open (tmp_name, O_WRONLY, 0);
+      fd = g_open (tmp_name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
       if (fd < 0)
         {
           int e = errno;
@@ -125,43 +130,75 @@ write_stack_ranks (const char                 *path,
             }
         }
     }
-  if (!airy_comm_agree (ranks, &local))
-    {
-      if (is_root ())
-        airy_atomic_abort (tmp);
-      g_propagate_error (error, local);
-      return FALSE;
-    }
-  /* all planes are in: the file appears under its name */
+  if (!agree (local, error))
+    return FALSE;
+  /* all planes are in: the file is complete */
   if (is_root ())
-    airy_atomic_commit (tmp, path, &local);
-  if (!airy_comm_agree (ranks, &local))
-    {
-      g_propagate_error (error, local);
-      return FALSE;
-    }
+    airy_atomic_file_commit (g_steal_pointer (&file), &local);
+  if (!agree (local, error))
+    return FALSE;
   return TRUE;
 }
 
-/* The outputs of a run over several ranks: the stack (in parallel) or
- * the image (rank 0), the PSF stack (in parallel), the PNG (the rank
- * holding the middle plane). Collective. */
-gboolean
-write_outputs_ranks (AiryResult                 *result,
-                     AirySystem                 *system,
-                     const char                 *output,
-                     const char                 *psf_out,
-                     const char                 *png_out,
-                     const AiryTiffWriteOptions *wo,
-                     double                     *write_s,
-                     GError                    **error)
+/* The PNG of the whole stack's middle plane, written by rank 0: the rank
+ * that holds the plane sends it. Collective. */
+static gboolean
+write_png_ranks (AiryResult *result, gboolean parts, const char *png_out, GError **error)
 {
+  AiryStack *s = result->stack;
+  guint mid = (parts ? result->n_planes : s->depth) / 2;
+  gboolean mine = parts ? mid >= result->part_first && mid < result->part_first + result->part_count : is_root ();
+  float holder = mine ? (float) ranks->rank : (float) ranks->size;   /* exact below 2^24 */
+  gsize n = (gsize) s->height * s->width;
+  g_autofree float *copy = NULL;
+  const float *plane;
+  GError *local = NULL;
+  AiryStack view = *s;
+  float lo, hi;
+
+  if (!airy_comm_all_reduce (ranks, &holder, 1, AIRY_COMM_MIN, error))
+    return FALSE;
+  if (mine)
+    plane = airy_stack_plane (s, parts ? mid - result->part_first : mid);
+  else
+    plane = copy = g_new (float, n);
+  if (!airy_comm_broadcast (ranks, (float *) plane, n * sizeof (float), (guint) holder, error))
+    return FALSE;
+  if (is_root ())
+    {
+      view.depth = 1;
+      view.data = (float *) plane;
+      airy_stack_min_max (&view, &lo, &hi);
+      airy_png_write_colormapped (png_out, plane, s->height, s->width, s->dx, AIRY_COLORMAP_INFERNO, lo, hi, &local);
+    }
+  if (!agree (local, error))
+    return FALSE;
+  return TRUE;
+}
+
+/* The outputs of a run, in one process or over several ranks: the stack
+ * (the ranks' planes in parallel) or the image (rank 0), the PSF stack,
+ * the channels, the PNG. They appear together or not at all: rank 0
+ * stages each in one group and commits the group once every output is
+ * complete, so a failing --png or --psf-out leaves -o as it was.
+ * Collective. */
+gboolean
+write_outputs (AiryResult                 *result,
+               AirySystem                 *system,
+               const char                 *output,
+               const char                 *psf_out,
+               const char                 *png_out,
+               const AiryTiffWriteOptions *wo,
+               double                     *write_s,
+               GError                    **error)
+{
+  g_autoptr(AiryAtomicGroup) group = is_root () ? airy_atomic_group_begin () : NULL;
+  /* a stack of planes over several ranks; in one process it is whole */
+  gboolean parts = result->stack_is_part && ranks->size > 1;
   gint64 t0 = g_get_monotonic_time ();
   GError *local = NULL;
-  AiryStack *png_stack = result->stack;
-  guint png_plane = 0;
 
-  if (result->stack_is_part)
+  if (parts)
     {
       if (!write_stack_ranks (output, result->stack, result->part_first, result->part_count, result->n_planes,
                               system, wo, error))
@@ -170,48 +207,34 @@ write_outputs_ranks (AiryResult                 *result,
   else
     {
       if (is_root ())
-        airy_tiff_write_full (output, result->stack, wo, &local);
-      if (!airy_comm_agree (ranks, &local))
         {
-          g_propagate_error (error, local);
-          return FALSE;
+          if (result->n_channels > 0)
+            airy_tiff_write_channels (output, result->channels, result->n_channels, wo, &local);
+          else
+            airy_tiff_write_full (output, result->stack, wo, &local);
         }
+      if (!agree (local, error))
+        return FALSE;
     }
-  if (psf_out && !write_stack_ranks (psf_out, result->psf, result->part_first, result->part_count,
-                                     result->n_planes, system, wo, error))
+  /* the PSF stack: always the ranks' planes (an image is summed) */
+  if (psf_out && ranks->size > 1
+      && !write_stack_ranks (psf_out, result->psf, result->part_first, result->part_count, result->n_planes,
+                             system, wo, error))
+    return FALSE;
+  if (psf_out && ranks->size == 1 && result->psf)
+    {
+      if (is_root ())
+        airy_tiff_write_full (psf_out, result->psf, wo, &local);
+      if (!agree (local, error))
+        return FALSE;
+    }
+  if (png_out && !write_png_ranks (result, parts, png_out, error))
+    return FALSE;
+  if (is_root ())
+    airy_atomic_group_commit (g_steal_pointer (&group), &local);
+  if (!agree (local, error))
     return FALSE;
   *write_s = (g_get_monotonic_time () - t0) / 1e6;
-
-  if (png_out)
-    {
-      /* the middle plane of the whole stack, where it is */
-      gboolean mine = is_root ();
-
-      if (result->stack_is_part)
-        {
-          guint mid = result->n_planes / 2;
-
-          mine = mid >= result->part_first && mid < result->part_first + result->part_count;
-          png_plane = mid - result->part_first;
-        }
-      if (mine)
-        {
-          float *plane = airy_stack_plane (png_stack, png_plane);
-          AiryStack view = *png_stack;
-          float lo, hi;
-
-          view.depth = 1;
-          view.data = plane;
-          airy_stack_min_max (&view, &lo, &hi);
-          airy_png_write_colormapped (png_out, plane, png_stack->height, png_stack->width, png_stack->dx,
-                                      AIRY_COLORMAP_INFERNO, lo, hi, &local);
-        }
-      if (!airy_comm_agree (ranks, &local))
-        {
-          g_propagate_error (error, local);
-          return FALSE;
-        }
-    }
   return TRUE;
 }
 
@@ -229,6 +252,38 @@ print_run_summary (AiryResult *result, const char *output, guint n_devices_all, 
            result->reduce_s, write_s);
 }
 
+static gboolean
+agree_on_run (AirySystem *system, GArray *chunks, const char *output, const char *psf_out, const char *png_out,
+              const char *format_arg, GError **error)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  guint i;
+
+  json_builder_begin_object (b);
+  describe_system (b, system);
+  json_builder_set_member_name (b, "planes");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "--chunks");
+  if (chunks->len == 0)
+    json_builder_add_null_value (b);
+  else
+    {
+      json_builder_begin_array (b);
+      for (i = 0; i < chunks->len; i++)
+        json_builder_add_int_value (b, g_array_index (chunks, guint, i));
+      json_builder_end_array (b);
+    }
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "outputs");
+  json_builder_begin_object (b);
+  describe_output (b, "-o", output);
+  describe_output (b, "--psf-out", psf_out);
+  describe_output (b, "--png", png_out);
+  describe_option (b, "--format", format_arg);
+  json_builder_end_object (b);
+  return ranks_agree_on (b, error);
+}
+
 int
 cmd_run (int argc, char **argv)
 {
@@ -240,24 +295,23 @@ cmd_run (int argc, char **argv)
   AiryTiffFormat tiff_format = AIRY_TIFF_AUTO;
   int threads = 0;
   gboolean quiet = FALSE, json = FALSE;
-  GOptionEntry entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, NULL, NULL },
-    { "psf-out", 0, 0, G_OPTION_ARG_FILENAME, &psf_out, NULL, NULL },
-    { "png", 0, 0, G_OPTION_ARG_FILENAME, &png_out, NULL, NULL },
-    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, NULL, NULL },
-    { "devices", 0, 0, G_OPTION_ARG_STRING, &devices_arg, NULL, NULL },
-    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
-    { "preset", 0, 0, G_OPTION_ARG_STRING, &preset, NULL, NULL },
-    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, NULL, NULL },
-    { "format", 0, 0, G_OPTION_ARG_STRING, &format_arg, NULL, NULL },
-    { "chunks", 0, 0, G_OPTION_ARG_STRING, &chunks_arg, NULL, NULL },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, NULL, NULL },
-    { "channels", 0, 0, G_OPTION_ARG_STRING, &channels_arg, NULL, NULL },
+  const SimOption options_table[] = {
+    { "output", 'o', SIM_OPTION_STRING, &output },
+    { "psf-out", 0, SIM_OPTION_STRING, &psf_out },
+    { "png", 0, SIM_OPTION_STRING, &png_out },
+    { "backend", 0, SIM_OPTION_STRING, &backend },
+    { "devices", 0, SIM_OPTION_STRING, &devices_arg },
+    { "threads", 0, SIM_OPTION_INT, &threads },
+    { "preset", 0, SIM_OPTION_STRING, &preset },
+    { "quiet", 'q', SIM_OPTION_FLAG, &quiet },
+    { "format", 0, SIM_OPTION_STRING, &format_arg },
+    { "chunks", 0, SIM_OPTION_STRING, &chunks_arg },
+    { "json", 0, SIM_OPTION_FLAG, &json },
+    { "channels", 0, SIM_OPTION_STRING, &channels_arg },
     { NULL }
   };
   static const char *const tif[] = { ".tif", ".tiff", NULL };
   static const char *const png[] = { ".png", NULL };
-  g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(AiryResult) result = NULL;
@@ -265,13 +319,10 @@ cmd_run (int argc, char **argv)
   g_autoptr(GArray) chunks = g_array_new (FALSE, FALSE, sizeof (guint));
   AiryRunOptions options = { 0 };
   double write_s = 0;
-  gint64 t_write;
   Progress progress = { isatty (STDERR_FILENO), g_get_monotonic_time (), FALSE };
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  g_option_context_set_help_enabled (ctx, FALSE);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    return usage_error ("run: %s", error->message);
+  if ((status = parse_command_line ("run", options_table, &argc, &argv)) != EXIT_OK)
+    return status;
   if ((argc != 2 && preset == NULL) || (argc != 1 && preset != NULL))
     return usage_error (_("run: give one system file (or --preset NAME)"));
   if (output == NULL)
@@ -326,8 +377,9 @@ cmd_run (int argc, char **argv)
         }
       per_wavelength = TRUE;
     }
-  remove_temporaries_on_signals ();
-
+  /* every rank runs this system into these files, split the same way */
+  if (ranks->size > 1 && !agree_on_run (system, chunks, output, psf_out, png_out, format_arg, &error))
+    return ranks_failed (error);
   options.backend = backend;
   options.devices = devices->len ? (guint *) devices->data : NULL;
   options.n_devices = devices->len;
@@ -364,15 +416,18 @@ cmd_run (int argc, char **argv)
     return ranks_failed (error);
   if (is_root ())
     print_warnings (result->warnings);
+  {
+    g_autoptr(GPtrArray) write_warnings = g_ptr_array_new_with_free_func (g_free);
+    AiryTiffWriteOptions wo = { tiff_format, write_warnings, 0 };
+
+    if (!write_outputs (result, system, output, psf_out, png_out, &wo, &write_s, &error))
+      return ranks_failed (error);
+    print_warnings (write_warnings);
+  }
   if (ranks->size > 1)
     {
-      g_autoptr(GPtrArray) write_warnings = g_ptr_array_new_with_free_func (g_free);
-      AiryTiffWriteOptions wo = { tiff_format, write_warnings, 0 };
       float n_devices_all = result->n_devices;
 
-      if (!write_outputs_ranks (result, system, output, psf_out, png_out, &wo, &write_s, &error))
-        return ranks_failed (error);
-      print_warnings (write_warnings);
       /* the devices of all ranks (exact in a float) */
       if (!airy_comm_all_reduce (ranks, &n_devices_all, 1, AIRY_COMM_SUM, &error))
         return ranks_failed (error);
@@ -383,34 +438,6 @@ cmd_run (int argc, char **argv)
                  output, result->stack_is_part ? result->n_planes : 1, result->stack->height,
                  result->stack->width, result->seconds, result->ranks, result->backend, (guint) n_devices_all);
       return EXIT_OK;
-    }
-
-  {
-    g_autoptr(GPtrArray) write_warnings = g_ptr_array_new_with_free_func (g_free);
-    AiryTiffWriteOptions wo = { tiff_format, write_warnings, 0 };
-
-    t_write = g_get_monotonic_time ();
-    if (!(result->n_channels > 0
-          ? airy_tiff_write_channels (output, result->channels, result->n_channels, &wo, &error)
-          : airy_tiff_write_full (output, result->stack, &wo, &error))
-        || (psf_out && result->psf && !airy_tiff_write_full (psf_out, result->psf, &wo, &error)))
-      return fail (error);
-    write_s = (g_get_monotonic_time () - t_write) / 1e6;
-    print_warnings (write_warnings);
-  }
-  if (png_out)
-    {
-      AiryStack *s = result->stack;
-      float *plane = airy_stack_plane (s, s->depth / 2);
-      AiryStack view = *s;
-      float lo, hi;
-
-      view.depth = 1;
-      view.data = plane;
-      airy_stack_min_max (&view, &lo, &hi);
-      if (!airy_png_write_colormapped (png_out, plane, s->height, s->width, s->dx,
-                                       AIRY_COLORMAP_INFERNO, lo, hi, &error))
-        return fail (error);
     }
   if (json)
     print_run_summary (result, output, result->n_devices, write_s);

@@ -209,10 +209,7 @@ write_sweep_index (const char *dir, GArray *params, guint total, guint digits, G
   g_autofree char *path = g_build_filename (dir, "index.csv", NULL);
   g_autofree guint *index = g_new (guint, params->len);
   g_autoptr(GString) csv = g_string_new ("index,file");
-  g_autofree char *tmp = NULL;
   guint k, i;
-  int fd;
-  gboolean ok;
 
   for (i = 0; i < params->len; i++)
     {
@@ -238,17 +235,7 @@ write_sweep_index (const char *dir, GArray *params, guint total, guint digits, G
         }
       g_string_append_c (csv, '\n');
     }
-  fd = airy_atomic_begin (path, &tmp, error);
-  if (fd < 0)
-    return FALSE;
-  ok = write (fd, csv->str, csv->len) == (gssize) csv->len;
-  if (close (fd) != 0 || !ok)
-    {
-      airy_atomic_abort (tmp);
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), path, g_strerror (ENOSPC));
-      return FALSE;
-    }
-  return airy_atomic_commit (tmp, path, error);
+  return airy_atomic_set_contents (path, csv->str, csv->len, error);
 }
 
 /* Whether name is one this sweep writes: index.csv, or NNNN.tif (digits
@@ -401,6 +388,36 @@ check_sweep_paths (JsonNode *root, GArray *params, const char *file, GError **er
   return TRUE;
 }
 
+static gboolean
+agree_on_sweep (AirySystem *first, GArray *params, const char *output, const char *format_arg, GError **error)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  guint i, j;
+
+  json_builder_begin_object (b);
+  describe_system (b, first);
+  json_builder_set_member_name (b, "sweep");
+  json_builder_begin_object (b);
+  for (i = 0; i < params->len; i++)
+    {
+      SweepParam *p = &g_array_index (params, SweepParam, i);
+      g_autofree char *name = g_strconcat ("--set ", p->path, NULL);
+
+      json_builder_set_member_name (b, name);
+      json_builder_begin_array (b);
+      for (j = 0; j < p->n; j++)
+        json_builder_add_double_value (b, p->values[j]);
+      json_builder_end_array (b);
+    }
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "outputs");
+  json_builder_begin_object (b);
+  describe_output (b, "-o", output);
+  describe_option (b, "--format", format_arg);
+  json_builder_end_object (b);
+  return ranks_agree_on (b, error);
+}
+
 /* Every combination of the --set values as its own system, each in one
  * process, handed out one at a time from a counter all ranks share (the
  * next free rank takes the next system: dynamic load balancing); DIR gets
@@ -418,16 +435,15 @@ cmd_sweep (int argc, char **argv)
   g_auto(GStrv) sets = NULL;
   int threads = 0;
   gboolean quiet = FALSE;
-  GOptionEntry entries[] = {
-    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, NULL, NULL },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, NULL, NULL },
-    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, NULL, NULL },
-    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, NULL, NULL },
-    { "format", 0, 0, G_OPTION_ARG_STRING, &format_arg, NULL, NULL },
-    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, NULL, NULL },
+  const SimOption options_table[] = {
+    { "set", 0, SIM_OPTION_STRINGS, &sets },
+    { "output", 'o', SIM_OPTION_STRING, &output },
+    { "backend", 0, SIM_OPTION_STRING, &backend },
+    { "threads", 0, SIM_OPTION_INT, &threads },
+    { "format", 0, SIM_OPTION_STRING, &format_arg },
+    { "quiet", 'q', SIM_OPTION_FLAG, &quiet },
     { NULL }
   };
-  g_autoptr(GOptionContext) ctx = g_option_context_new (NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(GArray) params = g_array_new (FALSE, TRUE, sizeof (SweepParam));
   g_autoptr(JsonParser) parser = NULL;
@@ -439,10 +455,8 @@ cmd_sweep (int argc, char **argv)
   gint64 t0 = g_get_monotonic_time ();
 
   g_array_set_clear_func (params, sweep_param_clear);
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  g_option_context_set_help_enabled (ctx, FALSE);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    return usage_error ("sweep: %s", error->message);
+  if ((status = parse_command_line ("sweep", options_table, &argc, &argv)) != EXIT_OK)
+    return status;
   if (argc != 2)
     return usage_error (_("sweep: give one system file"));
   if (output == NULL || sets == NULL)
@@ -494,6 +508,10 @@ cmd_sweep (int argc, char **argv)
 
     if (first == NULL || !check_sweep_inputs (output, first, argv[1], (guint) total, digits, &error))
       return ranks_fail (error);
+    /* every rank sweeps the same systems into the same folder: the first
+     * system, and the values of the others */
+    if (ranks->size > 1 && !agree_on_sweep (first, params, output, format_arg, &error))
+      return ranks_failed (error);
   }
   /* the folder: made by rank 0 alone; the others write into it only after
    * the agreement below */

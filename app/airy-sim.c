@@ -115,13 +115,21 @@ print_help (void)
 static int
 cmd_info (int argc, char **argv)
 {
-  g_autoptr(GPtrArray) backends = airy_backend_list ();
+  g_autoptr(GPtrArray) backends = NULL;
   GPtrArray *errors = airy_modules_errors ();
   GPtrArray *loaded = airy_modules_loaded ();
   g_auto(GStrv) presets = airy_presets_list ();
   g_auto(GStrv) path = airy_modules_path ();
-  gboolean elements = argc > 1 && g_str_equal (argv[1], "--elements");
+  gboolean elements = FALSE;
+  const SimOption options[] = { { "elements", 0, SIM_OPTION_FLAG, &elements }, { NULL } };
   guint i, d;
+  int status;
+
+  if ((status = parse_command_line ("info", options, &argc, &argv)) != EXIT_OK)
+    return status;
+  if (argc > 1)
+    return usage_error (_("info: takes no arguments, got “%s”"), argv[1]);
+  backends = airy_backend_list ();
 
   g_print ("Airy %s\n", airy_version_string ());
   g_print (_("Backends:\n"));
@@ -194,10 +202,19 @@ cmd_preset (int argc, char **argv)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *json = NULL;
+  gboolean list = FALSE;
+  const SimOption options[] = { { "list", 0, SIM_OPTION_FLAG, &list }, { NULL } };
+  int status;
 
-  if (argc < 2)
+  if ((status = parse_command_line ("preset", options, &argc, &argv)) != EXIT_OK)
+    return status;
+  if (list && argc > 1)
+    return usage_error (_("preset: --list and a preset name (“%s”) exclude each other: give one of them"), argv[1]);
+  if (argc > 2)
+    return usage_error (_("preset: give one preset name, got “%s” and “%s”"), argv[1], argv[2]);
+  if (!list && argc < 2)
     return usage_error (_("preset: give a preset name, or --list"));
-  if (g_str_equal (argv[1], "--list"))
+  if (list)
     {
       g_auto(GStrv) names = airy_presets_list ();
       guint i;
@@ -219,10 +236,15 @@ static int
 cmd_schema (int argc, char **argv)
 {
   g_autofree char *schema = NULL;
+  gboolean builtin = FALSE;
+  const SimOption options[] = { { "builtin", 0, SIM_OPTION_FLAG, &builtin }, { NULL } };
+  int status;
 
-  if (argc > 2 || (argc == 2 && !g_str_equal (argv[1], "--builtin")))
+  if ((status = parse_command_line ("schema", options, &argc, &argv)) != EXIT_OK)
+    return status;
+  if (argc > 1)
     return usage_error (_("schema: the only option is --builtin (leave out the modules' element types)"));
-  schema = airy_system_schema (argc == 1);
+  schema = airy_system_schema (!builtin);
   /* bytes as they are (UTF-8), whatever the locale's charset */
   fputs (schema, stdout);
   fputc ('\n', stdout);
@@ -264,7 +286,11 @@ cmd_validate (int argc, char **argv)
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) error = NULL;
+  const SimOption options[] = { { NULL } };
+  int status;
 
+  if ((status = parse_command_line ("validate", options, &argc, &argv)) != EXIT_OK)
+    return status;
   if (argc != 2)
     return usage_error (_("validate: give one system file"));
   if (!check_environment (&error))
@@ -337,6 +363,7 @@ check_output_path (const char *option, const char *path, const char *const *suff
 {
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *lower = g_ascii_strdown (path, -1);
+  g_autofree char *target = NULL;
   gboolean suffix_ok = FALSE;
   guint i;
 
@@ -359,6 +386,14 @@ check_output_path (const char *option, const char *path, const char *const *suff
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    "%s: %s is a folder", option, path);
+      return FALSE;
+    }
+  /* a FIFO, a device …: refused before anything is computed (the writer
+   * refuses it too); a symbolic link writes the file it leads to */
+  target = _airy_atomic_resolve_output (path, error);
+  if (target == NULL)
+    {
+      g_prefix_error (error, "%s: ", option);
       return FALSE;
     }
   return TRUE;
@@ -395,7 +430,7 @@ parse_tiff_format (const char *arg, AiryTiffFormat *format)
 
 /* A name with its folder's symbolic links and ./.. resolved: two names of a
  * file that does not exist yet compare equal. */
-static char *
+char *
 canonical_name (const char *path)
 {
   g_autofree char *dir = g_path_get_dirname (path);
@@ -469,43 +504,6 @@ check_outputs_against_system (const NamedFile *outputs, guint n_outputs, AirySys
       inputs[i] = (NamedFile) { f->role, f->path };
     }
   return check_outputs (outputs, n_outputs, inputs, files->len, error);
-}
-
-/* ---- signals ---- */
-
-/* SIGINT, SIGTERM or SIGHUP while a TIFF or PNG is being written: remove its
- * temporary, then die of the signal as without a handler. The main thread
- * may be inside write (), so this runs in the handler itself, with
- * async-signal-safe calls only (unlink, signal, raise). */
-static void
-on_fatal_signal (int sig)
-{
-  _airy_atomic_remove_live ();
-  signal (sig, SIG_DFL);
-  raise (sig);
-}
-
-void
-remove_temporaries_on_signals (void)
-{
-  static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-  struct sigaction sa;
-  guint i;
-
-  memset (&sa, 0, sizeof sa);
-  sa.sa_handler = on_fatal_signal;
-  sigemptyset (&sa.sa_mask);
-  for (i = 0; i < G_N_ELEMENTS (sigs); i++)
-    sigaddset (&sa.sa_mask, sigs[i]);
-  for (i = 0; i < G_N_ELEMENTS (sigs); i++)
-    {
-      struct sigaction old;
-
-      /* nohup and friends ignore a signal on purpose: keep it ignored */
-      if (sigaction (sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-        continue;
-      sigaction (sigs[i], &sa, NULL);
-    }
 }
 
 /* ---- ranks: one run over several processes (MPI) ----
@@ -637,8 +635,11 @@ main (int argc, char **argv)
         cmd = argv[1];
       }
 #endif
+    /* a fatal signal removes the temporaries of the outputs being written */
+    _airy_atomic_remove_on_signals ();
     status = run_command (cmd, argc, argv);
     airy_comm_free (ranks);
+    airy_shutdown ();
     return status;
   }
 }
@@ -658,9 +659,8 @@ asks_for_help (int argc, char **argv)
 static int
 run_command (const char *cmd, int argc, char **argv)
 {
-  /* airy-sim run|fit|sweep|bench --help: the help, once over ranks */
-  if (g_strv_contains ((const char *const[]) { "run", "fit", "sweep", "bench", NULL }, cmd)
-      && asks_for_help (argc - 1, argv + 1))
+  /* airy-sim COMMAND --help: the help, once over ranks */
+  if (asks_for_help (argc - 1, argv + 1))
     {
       if (is_root ())
         print_help ();

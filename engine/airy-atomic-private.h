@@ -4,13 +4,28 @@
 
 G_BEGIN_DECLS
 
-/* The temporary files of airy_atomic_begin () still being written, so that
- * a program killed by a signal can remove them (airy-sim). Begin registers,
- * commit and abort unregister. */
+/* The temporaries with a name (a shared one, an anonymous one between its
+ * link and its rename, a previous file kept by a group commit), so that a
+ * program killed by a signal can remove them (airy-sim). */
 void _airy_atomic_register    (const char *tmp_path);
 void _airy_atomic_unregister  (const char *tmp_path);
 /* Unlinks every registered temporary; async-signal-safe. */
 void _airy_atomic_remove_live (void);
+/* Handlers for the signals that end a process by default (SIGINT, SIGTERM,
+ * SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE, SIGXCPU, SIGXFSZ):
+ * remove the registered temporaries, then die of the signal as without a
+ * handler. A signal ignored at start (nohup) stays ignored. */
+void _airy_atomic_remove_on_signals (void);
+
+/* The file that an output named path replaces: path, or the file its
+ * symbolic links lead to (which need not exist yet). Anything but a
+ * regular file there is refused (AIRY_ERROR_INVALID_VALUE, naming path). */
+char *_airy_atomic_resolve_output (const char  *path,
+                                   GError     **error);
+
+/* Tests: FALSE makes every temporary a named one, as on a file system
+ * without O_TMPFILE (default TRUE). */
+void _airy_atomic_set_anonymous (gboolean allowed);
 
 /* A guard for "the UI thread never touches a file": every file the engine
  * opens passes _airy_file_io_note (), which is a critical when called on

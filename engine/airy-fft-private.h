@@ -56,6 +56,7 @@ void       _airy_fft_centred   (AiryField  *field,
 guint      _airy_fft_good_size (guint n);
 
 void       _airy_fft_save_wisdom (void);
+void       _airy_fft_shutdown    (void);
 const char *_airy_fft_wisdom_path (void);
 
 G_END_DECLS

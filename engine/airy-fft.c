@@ -63,12 +63,49 @@ planner_flags (void)
   return FFTW_MEASURE;
 }
 
+typedef struct
+{
+  void *(*work) (char *);
+  char  *data;
+} LoopJob;
+
+static gpointer
+loop_job_run (gpointer data)
+{
+  LoopJob *job = data;
+
+  job->work (job->data);
+  return NULL;
+}
+
+/* FFTW's parallel loops on threads of Airy's own, joined before the loop
+ * returns: FFTW keeps no pool of worker threads then, which would still
+ * be waiting (alive) when the program exits. */
+static void
+parallel_loop (void *(*work) (char *), char *jobdata, size_t elsize, int njobs, void *data)
+{
+  g_autofree GThread **threads = g_new0 (GThread *, MAX (njobs, 1));
+  g_autofree LoopJob *jobs = g_new0 (LoopJob, MAX (njobs, 1));
+  int i;
+
+  for (i = 1; i < njobs; i++)
+    {
+      jobs[i] = (LoopJob) { work, jobdata + (gsize) i * elsize };
+      threads[i] = g_thread_new ("airy-fftw", loop_job_run, &jobs[i]);
+    }
+  if (njobs > 0)
+    work (jobdata);
+  for (i = 1; i < njobs; i++)
+    g_thread_join (threads[i]);
+}
+
 static void
 ensure_init_locked (void)
 {
   if (plans != NULL)
     return;
   fftwf_init_threads ();
+  fftwf_threads_set_callback (parallel_loop, NULL);
   /* plans are made while other threads execute theirs */
   fftwf_make_planner_thread_safe ();
   plans = g_hash_table_new_full (plan_key_hash, plan_key_equal, g_free, NULL);
@@ -92,6 +129,27 @@ _airy_fft_save_wisdom (void)
       else
         g_unlink (tmp);
       wisdom_dirty = FALSE;
+    }
+  g_mutex_unlock (&plan_lock);
+}
+
+/* The plans go, and FFTW's thread state: nothing of FFTW is left at exit.
+ * A later transform sets it up again. */
+void
+_airy_fft_shutdown (void)
+{
+  GHashTableIter iter;
+  gpointer plan;
+
+  _airy_fft_save_wisdom ();
+  g_mutex_lock (&plan_lock);
+  if (plans != NULL)
+    {
+      g_hash_table_iter_init (&iter, plans);
+      while (g_hash_table_iter_next (&iter, NULL, &plan))
+        fftwf_destroy_plan (plan);
+      g_clear_pointer (&plans, g_hash_table_destroy);
+      fftwf_cleanup_threads ();
     }
   g_mutex_unlock (&plan_lock);
 }

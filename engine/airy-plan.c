@@ -590,19 +590,19 @@ _airy_plan_new_checked (AirySystem           *system,
   if (need > budget)
     {
       g_autofree char *need_s = airy_format_bytes (need);
-      g_autofree char *budget_s = airy_format_bytes (budget);
+      g_autofree char *budget_s = airy_memory_budget_describe (budget, TRUE);
 
       if (n_stacks > 1)
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
                      _("grid.shape: a run of %u plane%s on a %u × %u grid that keeps its %u wavelengths as "
                        "channels (%u stacks: their sum and one per wavelength) needs %s of memory, more than "
-                       "the budget of %s (90 %% of available memory, or AIRY_MEMORY_BUDGET); reduce "
+                       "the budget of %s; reduce "
                        "grid.shape or z.count, or turn spectrum.channels off (--channels none)"),
                      planes_here, planes_here == 1 ? "" : "s", h, w, n_stacks - 1, n_stacks, need_s, budget_s);
       else
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
                      _("grid.shape: a run of %u plane%s on a %u × %u grid needs %s of memory, more than "
-                     "the budget of %s (90 %% of available memory, or AIRY_MEMORY_BUDGET); reduce "
+                     "the budget of %s; reduce "
                      "grid.shape or z.count"), planes_here, planes_here == 1 ? "" : "s", h, w,
                      need_s, budget_s);
       return NULL;

@@ -67,7 +67,7 @@ write_png_rows (const char    *path,
                 const char    *scale_text,
                 GError       **error)
 {
-  g_autofree char *tmp = NULL;
+  AiryAtomicFile *file;
   PngIo err = { "" };
   png_structp png = NULL;
   png_infop info = NULL;
@@ -76,10 +76,12 @@ write_png_rows (const char    *path,
   guint y;
   int fd;
 
-  fd = airy_atomic_begin (path, &tmp, error);
-  if (fd < 0)
+  file = airy_atomic_file_new (path, AIRY_ATOMIC_DEFAULT, error);
+  if (file == NULL)
     return FALSE;
-  f = fdopen (fd, "wb");
+  /* a stream of its own: the temporary's descriptor stays open for the commit */
+  fd = dup (airy_atomic_file_get_fd (file));
+  f = fd >= 0 ? fdopen (fd, "wb") : NULL;
   png = png_create_write_struct (PNG_LIBPNG_VER_STRING, &err, png_error_fn, png_warning_fn);
   info = png ? png_create_info_struct (png) : NULL;
   if (f == NULL || png == NULL || info == NULL)
@@ -119,20 +121,20 @@ write_png_rows (const char    *path,
   if (fclose (f) != 0)
     {
       int e = errno;
-      airy_atomic_abort (tmp);
+      airy_atomic_file_abort (file);
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: %s"), path, g_strerror (e));
       return FALSE;
     }
-  return airy_atomic_commit (tmp, path, error);
+  return airy_atomic_file_commit (file, error);
 
 fail:
   if (png != NULL)
     png_destroy_write_struct (&png, info ? &info : NULL);
   if (f != NULL)
     fclose (f);
-  else
+  else if (fd >= 0)
     close (fd);
-  airy_atomic_abort (tmp);
+  airy_atomic_file_abort (file);
   g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: %s"), path, err.message);
   return FALSE;
 }
@@ -344,11 +346,10 @@ png_read_into (PngReader *r)
   if (need > budget)
     {
       g_autofree char *need_s = airy_format_bytes (need);
-      g_autofree char *budget_s = airy_format_bytes (budget);
+      g_autofree char *budget_s = airy_memory_budget_describe (budget, TRUE);
 
       g_set_error (&r->error, AIRY_ERROR, AIRY_ERROR_BUDGET,
-                   _("%s: a %u × %u image needs %s of memory to read, more than the budget of %s "
-                     "(90 %% of available memory, or AIRY_MEMORY_BUDGET)"),
+                   _("%s: a %u × %u image needs %s of memory to read, more than the budget of %s"),
                    r->path, width, height, need_s, budget_s);
       return FALSE;
     }

@@ -66,6 +66,20 @@ airy_memory_budget_get (guint64 *budget,
   return TRUE;
 }
 
+char *
+airy_memory_budget_describe (guint64  budget,
+                             gboolean process)
+{
+  const char *env = g_getenv ("AIRY_MEMORY_BUDGET");
+  g_autofree char *size = airy_format_bytes (budget);
+
+  if (!process)
+    return g_steal_pointer (&size);
+  if (env && *env && airy_memory_budget_get (NULL, NULL))
+    return g_strdup_printf (_("%s (AIRY_MEMORY_BUDGET=%s)"), size, env);
+  return g_strdup_printf (_("%s (90 %% of available memory; AIRY_MEMORY_BUDGET sets another)"), size);
+}
+
 guint64
 airy_memory_budget (void)
 {

@@ -92,6 +92,10 @@ double      airy_bench_fft_floor (guint h,
  * MemAvailable. airy_memory_budget() falls back to the latter on a wrong
  * value, which airy_memory_budget_get() reports. */
 guint64     airy_memory_budget (void);
+/* A budget for a message: its size, and for the process's budget
+ * (airy_memory_budget) where it comes from: "2.0 GiB (AIRY_MEMORY_BUDGET=2G)". */
+char       *airy_memory_budget_describe (guint64  budget,
+                                         gboolean process);
 gboolean    airy_memory_budget_get (guint64 *budget,
                                     GError **error);
 /* AIRY_CPU_DEVICES: the CPU backend's number of virtual devices, 1 … 64

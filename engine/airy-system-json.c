@@ -9,6 +9,7 @@
 
 #include "airy-system.h"
 #include "airy-system-private.h"
+#include "airy-atomic.h"
 #include "airy-error.h"
 #include "airy-json-private.h"
 #include "airy-param-private.h"
@@ -868,12 +869,8 @@ airy_system_save (AirySystem *self,
       return FALSE;
     }
   data = g_strconcat (json, "\n", NULL);
-  /* g_file_set_contents writes a temporary file and renames it */
-  if (!g_file_set_contents (path, data, -1, &local))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s"), local->message);
-      return FALSE;
-    }
+  if (!airy_atomic_set_contents (path, data, strlen (data), error))
+    return FALSE;
   _airy_system_rebase (self, new_dir, dir);
   return TRUE;
 }

@@ -397,6 +397,24 @@ voxel_size (const Head *h, gboolean imagej, Layout *l)
     }
 }
 
+/* The planes of a plain file whose walk stopped at `walked` pages (the
+ * next one read): its directories counted on, without their data, up to
+ * the most a stack may have. What a budget refusal describes. */
+static guint64
+count_pages_on (Reader *r, guint walked, gboolean skip_reduced)
+{
+  guint64 n = (guint64) walked + 1;
+
+  while (n < 1000000 && TIFFReadDirectory (r->tif))
+    {
+      Page p;
+
+      _airy_tiff_page_read (r->tif, &p);
+      n += !skip_reduced || !(p.subfile & FILETYPE_REDUCEDIMAGE);
+    }
+  return n;
+}
+
 /* ImageJ files and plain multi-page files: a page per image. */
 static gboolean
 layout_pages (Reader *r, const AiryReadOptions *o, const Head *h, gboolean imagej, Layout *l, GError **error)
@@ -437,7 +455,8 @@ layout_pages (Reader *r, const AiryReadOptions *o, const Head *h, gboolean image
       if (o->max_planes && limit == o->max_planes)
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                      _("%s: has more than the %u pages (z planes) expected"), r->name, o->max_planes);
-      else if (_airy_tiff_budget_check (r, o, (guint64) limit + 1, h->first.height, h->first.width, error))
+      else if (_airy_tiff_budget_check (r, o, count_pages_on (r, limit, !imagej), h->first.height, h->first.width,
+                                        error))
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: more than %u pages"), r->name, limit);
       return FALSE;
     }

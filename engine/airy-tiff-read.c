@@ -465,11 +465,11 @@ _airy_tiff_budget_check (Reader *r, const AiryReadOptions *o, guint64 planes, gu
   if (need > budget)
     {
       g_autofree char *need_s = airy_format_bytes (need);
-      g_autofree char *budget_s = airy_format_bytes (budget);
+      g_autofree char *budget_s = airy_memory_budget_describe (budget, o->budget == 0);
 
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
                    _("%s: a stack of %llu × %u × %u pixels needs %s as float32, more than "
-                     "the memory budget of %s (90 %% of available memory, or AIRY_MEMORY_BUDGET)"),
+                     "the memory budget of %s"),
                    r->name, (unsigned long long) planes, h, w, need_s, budget_s);
       return FALSE;
     }

@@ -683,7 +683,7 @@ airy_tiff_write_full (const char                 *path,
                       GError                    **error)
 {
   g_autoptr(AiryTiffLayout) layout = NULL;
-  g_autofree char *tmp = NULL;
+  AiryAtomicFile *file;
   float lo = 0, hi = 0;
   gboolean ok;
   int fd;
@@ -702,26 +702,19 @@ airy_tiff_write_full (const char                 *path,
     return FALSE;
 
   /* one pass, large sequential writes: the head, the block, the tail */
-  fd = airy_atomic_begin (path, &tmp, error);
-  if (fd < 0)
+  file = airy_atomic_file_new (path, AIRY_ATOMIC_DEFAULT, error);
+  if (file == NULL)
     return FALSE;
+  fd = airy_atomic_file_get_fd (file);
   ok = write_all (fd, layout->head->data, layout->head->len, AT_POSITION, path, error)
        && write_all (fd, stack->data, layout->plane_bytes * stack->depth, AT_POSITION, path, error)
        && write_all (fd, layout->tail->data, layout->tail->len, AT_POSITION, path, error);
   if (!ok)
     {
-      close (fd);
-      airy_atomic_abort (tmp);
+      airy_atomic_file_abort (file);
       return FALSE;
     }
-  if (close (fd) != 0)
-    {
-      int e = errno;
-      airy_atomic_abort (tmp);
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), path, g_strerror (e));
-      return FALSE;
-    }
-  return airy_atomic_commit (tmp, path, error);
+  return airy_atomic_file_commit (file, error);
 }
 
 gboolean

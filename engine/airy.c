@@ -5,6 +5,7 @@
 #include "airy.h"
 #include "airy-elements-private.h"
 #include "cpu/airy-cpu-backend.h"
+#include "airy-fft-private.h"
 
 void
 airy_init (void)
@@ -23,6 +24,12 @@ airy_init (void)
         airy_modules_load_dir (dirs[i], NULL);
       g_once_init_leave (&once, 1);
     }
+}
+
+void
+airy_shutdown (void)
+{
+  _airy_fft_shutdown ();
 }
 
 const char *

@@ -139,6 +139,24 @@ sinc (double x)
   return fabs (x) < 1e-12 ? 1.0 : sin (x) / x;
 }
 
+/* A program run to its end: exit status (or 128 + the signal that ended
+ * it), its stdout and stderr */
+typedef struct
+{
+  int   status;
+  char *out;
+  char *err;
+} Run;
+
+static inline void
+run_clear (Run *r)
+{
+  g_free (r->out);
+  g_free (r->err);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Run, run_clear)
+
 /* Is there any file in dir whose name starts with prefix? (leftover temporaries) */
 static inline gboolean
 dir_has_prefix (const char *dir, const char *prefix)

@@ -308,7 +308,7 @@ test_channels_budget (void)
   g_assert_cmpstr (error->message, ==,
                    "grid.shape: a run of 5 planes on a 96 × 96 grid that keeps its 2 wavelengths as channels "
                    "(3 stacks: their sum and one per wavelength) needs 1.2 MiB of memory, more than the budget "
-                   "of 1.0 MiB (90 % of available memory, or AIRY_MEMORY_BUDGET); reduce grid.shape or z.count, "
+                   "of 1.0 MiB (AIRY_MEMORY_BUDGET=1M); reduce grid.shape or z.count, "
                    "or turn spectrum.channels off (--channels none)");
   g_clear_error (&error);
   /* spectrum.channels on, but a run that sums (airy-sim --channels none) */
