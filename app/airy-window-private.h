@@ -115,5 +115,10 @@ void _airy_window_cancel_run     (AiryWindow   *self);
 char *_airy_window_run_settings  (AiryWindow   *self);
 /* the header after the shown result: what was run */
 void _airy_window_show_run_status (AiryWindow  *self);
+/* the hash of the system whose result the viewer shows (the full result
+ * or its first plane), 0 for none */
+guint64  _airy_window_displayed_hash (AiryWindow *self);
+/* the viewer shows the first plane of a run whose stack is still filling */
+gboolean _airy_window_is_partial     (AiryWindow *self);
 
 G_END_DECLS

@@ -286,6 +286,18 @@ _airy_window_cancel_run (AiryWindow *self)
                                  : self->shown ? _("cancelled: the view shows the last result") : _("cancelled"));
 }
 
+guint64
+_airy_window_displayed_hash (AiryWindow *self)
+{
+  return self->shown_hash;
+}
+
+gboolean
+_airy_window_is_partial (AiryWindow *self)
+{
+  return FALSE;
+}
+
 void
 _airy_window_wire_run (AiryWindow *self)
 {

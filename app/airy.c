@@ -15,14 +15,17 @@
 
 #include "airy.h"
 #include "airy-window.h"
+#include "airy-bench-ui.h"
 
 typedef struct
 {
   char *view_file;
   char *preset;
+  int   bench_ui;     /* --bench-ui N: N edits; -1: no benchmark */
+  int   bench_size;
 } Options;
 
-static Options options;
+static Options options = { .bench_ui = -1 };
 
 static void
 about (GSimpleAction *action, GVariant *param, gpointer data)
@@ -53,6 +56,11 @@ activate (GApplication *application, gpointer data)
   g_autoptr(GError) error = NULL;
 
   gtk_window_present (GTK_WINDOW (window));
+  if (options.bench_ui >= 0)
+    {
+      airy_bench_ui_start (window, (guint) options.bench_ui, (guint) MAX (options.bench_size, 0));
+      return;
+    }
   if (options.view_file && airy_window_view_file (window, options.view_file, &error))
     return;
   if (error)
@@ -134,6 +142,10 @@ main (int argc, char **argv)
   GOptionEntry entries[] = {
     { "view", 0, 0, G_OPTION_ARG_FILENAME, &options.view_file, N_("Show a TIFF or PNG stack in the viewer"), N_("FILE") },
     { "preset", 0, 0, G_OPTION_ARG_STRING, &options.preset, N_("Start from a preset (default: widefield)"), N_("NAME") },
+    { "bench-ui", 0, 0, G_OPTION_ARG_INT, &options.bench_ui,
+      N_("Time N edits of the NA from the edit to the first frame of its result, print the figures and quit"), N_("N") },
+    { "bench-size", 0, 0, G_OPTION_ARG_INT, &options.bench_size,
+      N_("With --bench-ui: an N × N grid over the widefield preset's pupil field"), N_("N") },
     { NULL }
   };
   g_autofree char *locales = NULL;
@@ -153,6 +165,8 @@ main (int argc, char **argv)
   g_signal_connect (app, "activate", G_CALLBACK (activate), NULL);
   g_signal_connect (app, "open", G_CALLBACK (airy_window_open_files), NULL);
   status = g_application_run (G_APPLICATION (app), argc, argv);
+  if (status == 0 && options.bench_ui >= 0)
+    status = airy_bench_ui_status ();
   g_free (options.view_file);
   g_free (options.preset);
   return status;
