@@ -103,6 +103,8 @@ typedef struct
   Slot        *slots;
   VolumeCache *volume;       /* may be NULL */
   gboolean     volume_fill;  /* this run computes the entry */
+  AiryPsfShared *fused;      /* FUSED_PSF's shared part, made once per run (a
+                              * run with a preview executes three chunks) */
 } CpuRun;
 
 gboolean
@@ -190,6 +192,8 @@ cpu_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
     }
   if (!_airy_run_state_alloc_outputs (state, error))
     return FALSE;
+  if (run->stages.fused)
+    run->fused = _airy_psf_shared_new (run->stages.fused, plan->z, plan->n_planes);
 
   if (run->stages.convolve)
     {
@@ -236,6 +240,7 @@ cpu_release (AiryBackend *backend, AiryRunState *state)
   if (run == NULL)
     return;
   volume_cache_unref (run->volume);
+  _airy_psf_shared_free (run->fused);
   /* also after a failed prepare: slots may not exist yet */
   for (i = 0; run->slots && i < state->n_slots; i++)
     {
@@ -477,18 +482,15 @@ job_run (gpointer data)
 static gboolean
 cpu_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk, GError **error)
 {
-  AiryPlan *plan = state->plan;
   CpuRun *run = state->backend_data;
   Slot *slot = &run->slots[chunk->slot];
-  AiryPsfShared *fused = NULL;
+  AiryPsfShared *fused = run->fused;
   guint jobs = MAX (1, MIN (chunk->threads, chunk->count)), i, first = chunk->first;
   g_autofree Job *job = g_new0 (Job, jobs);
   g_autofree GThread **threads = g_new0 (GThread *, jobs);
   GMutex slot_lock;
   gboolean ok = TRUE;
 
-  if (run->stages.fused)
-    fused = _airy_psf_shared_new (run->stages.fused, plan->z, plan->n_planes);
   g_mutex_init (&slot_lock);
   for (i = 0; i < jobs; i++)
     {
@@ -516,7 +518,6 @@ cpu_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk, 
         }
     }
   g_mutex_clear (&slot_lock);
-  _airy_psf_shared_free (fused);
   return ok;
 }
 

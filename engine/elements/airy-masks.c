@@ -641,6 +641,19 @@ phase_value (const PhaseParams *p, double x, double y, double radius, double lam
     }
 }
 
+/* whether a Zernike coefficient is not 0 */
+static gboolean
+zernike_any (AiryElement *self)
+{
+  gsize n, i;
+  const double *c = airy_element_get_doubles (self, "zernike-coefficients", &n);
+
+  for (i = 0; i < n; i++)
+    if (c[i] != 0.0)
+      return TRUE;
+  return FALSE;
+}
+
 static gpointer
 phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
 {
@@ -667,6 +680,13 @@ phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
     {
       s->constant = TRUE;
       s->value = airy_slm_phase (airy_element_get_double (self, "value"), bits);
+      return s;
+    }
+  if (source == AIRY_PHASE_ZERNIKE && !zernike_any (self))
+    {
+      /* every coefficient 0 (a term added, not set yet): no phase */
+      s->constant = TRUE;
+      s->value = slm ? airy_slm_phase (0.0, bits) : 0.0;
       return s;
     }
   if (source == AIRY_PHASE_IMAGE)
@@ -701,7 +721,8 @@ phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
 
             if (slm)
               phi = airy_slm_phase (phi, bits);
-            s->factor[l * np + i] = _airy_cis (phi * scale);
+            /* most of the grid lies outside the unit pupil, at phase 0 */
+            s->factor[l * np + i] = phi == 0.0 ? 1.0f : _airy_cis (phi * scale);
           }
     }
   phase_params_clear (&params);
