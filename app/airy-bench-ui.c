@@ -191,8 +191,10 @@ on_after_paint (GdkFrameClock *clock, gpointer data)
   AiryStackView *view = airy_stack_viewer_get_view (bench->window->viewer);
   gint64 now = g_get_monotonic_time ();
   gboolean drawn = airy_stack_view_drew_resident (view);
-  gboolean full = drawn && bench->window->shown_hash == airy_system_hash (bench->window->system)
-                  && !_airy_window_is_partial (bench->window);
+  /* the shown result is the full one of the system in the panel */
+  gboolean full = drawn && !airy_window_shows_partial (bench->window) && bench->window->shown > 0
+                  && bench->window->shown_hash == bench->window->displayed_hash
+                  && !airy_worker_is_busy (bench->window->worker);
   double ms;
 
   if (!drawn)
@@ -203,7 +205,7 @@ on_after_paint (GdkFrameClock *clock, gpointer data)
 
       if (bench->cold_first_ms == 0 && age >= 0)
         bench->cold_first_ms = age / 1e3;
-      if (full && !airy_worker_is_busy (bench->window->worker))
+      if (full)
         {
           bench->cold_full_ms = age / 1e3;
           if (bench->edits == 0)
@@ -225,7 +227,7 @@ on_after_paint (GdkFrameClock *clock, gpointer data)
       bench->first_seen = TRUE;
       g_array_append_val (bench->first, ms);
     }
-  if (full && !airy_worker_is_busy (bench->window->worker))
+  if (full)
     {
       g_array_append_val (bench->full, ms);
       g_clear_handle_id (&bench->timeout, g_source_remove);

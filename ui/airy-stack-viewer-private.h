@@ -63,6 +63,9 @@ struct _AiryStackViewer
   /* a file without a voxel size shows pixels; Properties… sets one, kept
    * for the file's other channels and time points */
   gboolean             uncalibrated;
+  /* the first look framed a run's first plane (a partial resident): the
+   * full stack frames again */
+  gboolean             fit_after_partial;
   double               user_dx, user_dy, user_dz;
   GtkWidget           *calibration;
   /* comparison: the result (current), a pinned reference, and how they are
