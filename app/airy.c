@@ -10,8 +10,10 @@
 #include "config.h"
 
 #include <locale.h>
+#include <string.h>
 #include <glib/gi18n.h>
 #include <gtk/gtk.h>
+#include <epoxy/gl.h>
 
 #include "airy.h"
 #include "airy-window.h"
@@ -76,6 +78,36 @@ activate (GApplication *application, gpointer data)
     }
 }
 
+/* GTK's GL renderer redraws the whole window for every frame; on a
+ * software rasteriser (Mesa's llvmpipe: a machine without a GPU, a VM, a
+ * remote display) that costs 100–300 ms a frame, where its cairo renderer
+ * redraws only what changed (10–40 ms). The viewer's GtkGLArea renders with
+ * GL either way. GSK_RENDERER set by the user is left alone; the choice is
+ * made before the first window exists (GTK reads the variable once). */
+static void
+choose_renderer (void)
+{
+  g_autoptr(GdkGLContext) context = NULL;
+  const char *renderer;
+  gboolean software;
+
+  if (g_getenv ("GSK_RENDERER") != NULL)
+    return;
+  context = gdk_display_create_gl_context (gdk_display_get_default (), NULL);
+  if (context == NULL || !gdk_gl_context_realize (context, NULL))
+    return;
+  gdk_gl_context_make_current (context);
+  renderer = (const char *) glGetString (GL_RENDERER);
+  software = renderer && (strstr (renderer, "llvmpipe") || strstr (renderer, "softpipe")
+                          || strstr (renderer, "Software Rasterizer") || strstr (renderer, "SWR"));
+  gdk_gl_context_clear_current ();
+  if (software)
+    {
+      g_info ("GL renderer %s is a software rasteriser: the window is drawn with GTK's cairo renderer", renderer);
+      g_setenv ("GSK_RENDERER", "cairo", TRUE);
+    }
+}
+
 static void
 startup (GApplication *application, gpointer data)
 {
@@ -91,6 +123,7 @@ startup (GApplication *application, gpointer data)
   g_autoptr(GtkCssProvider) css = gtk_css_provider_new ();
   guint i;
 
+  choose_renderer ();
   g_action_map_add_action_entries (G_ACTION_MAP (application), entries, G_N_ELEMENTS (entries), application);
   for (i = 0; i < G_N_ELEMENTS (accels); i++)
     gtk_application_set_accels_for_action (GTK_APPLICATION (application), accels[i].action, accels[i].accels);
