@@ -669,6 +669,7 @@ airy_window_init (AiryWindow *self)
   GtkWidget *header = gtk_header_bar_new ();
   GtkWidget *titles = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *scroller = gtk_scrolled_window_new ();
+  GtkWidget *bench = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *content = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
@@ -710,7 +711,11 @@ airy_window_init (AiryWindow *self)
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), GTK_WIDGET (self->panel));
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
   self->paned = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
-  gtk_paned_set_start_child (GTK_PANED (self->paned), scroller);
+  /* the panel's messages below its form, never inside it */
+  gtk_widget_set_vexpand (scroller, TRUE);
+  gtk_box_append (GTK_BOX (bench), scroller);
+  gtk_box_append (GTK_BOX (bench), airy_bench_panel_get_messages (self->panel));
+  gtk_paned_set_start_child (GTK_PANED (self->paned), bench);
   gtk_paned_set_end_child (GTK_PANED (self->paned), GTK_WIDGET (self->viewer));
   gtk_paned_set_shrink_start_child (GTK_PANED (self->paned), FALSE);
   gtk_paned_set_resize_start_child (GTK_PANED (self->paned), FALSE);
