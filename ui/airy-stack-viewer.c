@@ -431,6 +431,7 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_widget_add_css_class (self->calibration, "flat");
   gtk_widget_set_visible (self->calibration, FALSE);
   gtk_box_append (GTK_BOX (bottom), self->calibration);
+  _airy_stack_viewer_add_focus (self, G_ACTION_MAP (group), bottom);
 
   gtk_box_append (GTK_BOX (self), toolbar);
   gtk_box_append (GTK_BOX (self), self->message_revealer);
