@@ -5,6 +5,7 @@
 
 #include <gtk/gtk.h>
 
+#include "airy.h"
 #include "airy-window.h"
 
 static inline gboolean
@@ -55,6 +56,25 @@ test_new_window (GtkApplication *app,
     g_assert_true (airy_window_load_preset (window, preset, NULL));
   wait_idle (window);
   return window;
+}
+
+/* A test program's start: GLib's tests, the engine, GTK when there is a
+ * display (*have_display says), and a registered application of that id. */
+static inline GtkApplication *
+test_app_init (int               *argc,
+               char            ***argv,
+               const char        *id,
+               GApplicationFlags  flags,
+               gboolean          *have_display)
+{
+  GtkApplication *app;
+
+  g_test_init (argc, argv, NULL);
+  airy_init ();
+  *have_display = gtk_init_check ();
+  app = gtk_application_new (id, G_APPLICATION_NON_UNIQUE | flags);
+  g_application_register (G_APPLICATION (app), NULL, NULL);
+  return app;
 }
 
 /* a spin button of the bench set as its arrows would */

@@ -376,34 +376,50 @@ check_partial (AiryWorker *worker, AiryResident *partial, guint64 hash, PartialC
     g_assert_true (gtk_widget_activate_action (GTK_WIDGET (c->window), "win.cancel", NULL));
 }
 
-static void
-test_window_partial_then_full (void)
+/* A widefield window whose NA is edited, check_partial at the run's first
+ * plane (cancelling it there with `cancel`), the run ended; NULL without a
+ * display. */
+static AiryWindow *
+edit_watched (PartialCheck *c, gboolean cancel, AiryStack **before)
 {
   AiryWindow *window;
-  AiryStackView *view;
-  PartialCheck c = { 0 };
-  AiryStack *full;
 
   if (!have_display)
     {
       g_test_skip ("no display");
-      return;
+      return NULL;
     }
   window = test_new_window (app, "widefield");
-  view = airy_stack_viewer_get_view (airy_window_get_viewer (window));
-  c.window = window;
-  c.shown_before = airy_window_get_shown (window);
-  c.hash_before = airy_window_get_shown_hash (window);
+  *before = airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window)));
+  c->window = window;
+  c->cancel = cancel;
+  c->shown_before = airy_window_get_shown (window);
+  c->hash_before = airy_window_get_shown_hash (window);
   g_assert_false (airy_window_shows_partial (window));
-  g_signal_connect_after (airy_window_get_worker (window), "preview", G_CALLBACK (check_partial), &c);
+  g_signal_connect_after (airy_window_get_worker (window), "preview", G_CALLBACK (check_partial), c);
   spin_set (window, "elements[0].na", 0.7);
   wait_idle (window);
-  g_assert_cmpuint (c.checked, ==, 1);
-  /* the full stack replaced it, the plane the same values */
+  g_assert_cmpuint (c->checked, ==, 1);
   g_assert_false (airy_window_shows_partial (window));
+  return window;
+}
+
+static void
+test_window_partial_then_full (void)
+{
+  PartialCheck c = { 0 };
+  AiryStack *before, *full;
+  AiryWindow *window = edit_watched (&c, FALSE, &before);
+  AiryStackView *view;
+
+  if (window == NULL)
+    return;
+  view = airy_stack_viewer_get_view (airy_window_get_viewer (window));
+  /* the full stack replaced it, the plane the same values */
   g_assert_cmpuint (airy_window_get_shown (window), ==, c.shown_before + 1);
   g_assert_true (airy_window_get_shown_hash (window) == airy_system_hash (airy_window_get_system (window)));
   full = airy_stack_view_get_stack (view);
+  g_assert_true (full != before);
   g_assert_nonnull (full->data);
   g_assert_cmpuint (airy_stack_view_get_z (view), ==, 32);
   g_assert_cmpmem (c.plane, airy_stack_plane_size (full) * sizeof (float), airy_stack_plane (full, 32),
@@ -419,28 +435,14 @@ test_window_partial_then_full (void)
 static void
 test_window_cancel_restores (void)
 {
-  AiryWindow *window;
-  AiryStackView *view;
   PartialCheck c = { 0 };
   AiryStack *before;
+  AiryWindow *window = edit_watched (&c, TRUE, &before);
+  AiryStackView *view;
 
-  if (!have_display)
-    {
-      g_test_skip ("no display");
-      return;
-    }
-  window = test_new_window (app, "widefield");
+  if (window == NULL)
+    return;
   view = airy_stack_viewer_get_view (airy_window_get_viewer (window));
-  before = airy_stack_view_get_stack (view);
-  c.window = window;
-  c.cancel = TRUE;
-  c.shown_before = airy_window_get_shown (window);
-  c.hash_before = airy_window_get_shown_hash (window);
-  g_signal_connect_after (airy_window_get_worker (window), "preview", G_CALLBACK (check_partial), &c);
-  spin_set (window, "elements[0].na", 0.7);
-  wait_idle (window);
-  g_assert_cmpuint (c.checked, ==, 1);
-  g_assert_false (airy_window_shows_partial (window));
   g_assert_true (airy_stack_view_get_stack (view) == before);
   g_assert_false (airy_resident_is_partial (airy_stack_view_get_resident (view), NULL));
   g_assert_cmpuint (airy_window_get_shown (window), ==, c.shown_before);
@@ -570,11 +572,7 @@ main (int argc, char **argv)
 {
   int status;
 
-  g_test_init (&argc, &argv, NULL);
-  airy_init ();
-  have_display = gtk_init_check ();
-  app = gtk_application_new ("io.github.airyoptics.Airy.TestSpeed", G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (app), NULL, NULL);
+  app = test_app_init (&argc, &argv, "io.github.airyoptics.Airy.TestSpeed", 0, &have_display);
 
   g_test_add_func ("/speed/preview/first-plane", test_preview_first_plane);
   g_test_add_func ("/speed/preview/not-for-images", test_preview_not_for_images);

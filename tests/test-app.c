@@ -2075,14 +2075,10 @@ main (int argc, char **argv)
 {
   int status;
 
-  g_test_init (&argc, &argv, NULL);
-  airy_init ();
-  have_display = gtk_init_check ();
+  app = test_app_init (&argc, &argv, "io.github.airyoptics.Airy.Test", G_APPLICATION_HANDLES_OPEN, &have_display);
   tmpdir = g_dir_make_tmp ("airy-app-XXXXXX", NULL);
-  app = gtk_application_new ("io.github.airyoptics.Airy.Test", G_APPLICATION_NON_UNIQUE | G_APPLICATION_HANDLES_OPEN);
   /* the program's own "open" handler, as in airy.c */
   g_signal_connect (app, "open", G_CALLBACK (airy_window_open_files), NULL);
-  g_application_register (G_APPLICATION (app), NULL, NULL);
 
   g_test_add_func ("/app/na-changes-fwhm", test_na_changes_fwhm);
   g_test_add_func ("/app/small-window", test_small_window);

@@ -339,11 +339,7 @@ main (int argc, char **argv)
 {
   int status;
 
-  g_test_init (&argc, &argv, NULL);
-  airy_init ();
-  have_display = gtk_init_check ();
-  app = gtk_application_new ("io.github.airyoptics.Airy.TestExplore", G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (app), NULL, NULL);
+  app = test_app_init (&argc, &argv, "io.github.airyoptics.Airy.TestExplore", 0, &have_display);
 
   g_test_add_func ("/explore/warning-keeps-layout", test_warning_keeps_layout);
   g_test_add_func ("/explore/best-focus/defocused", test_best_focus_defocused);
