@@ -15,6 +15,7 @@ typedef struct
   int         preview_plane;   /* computed and shown first; -1: none */
   GCond       shown;           /* the preview is on screen (under lock) */
   gboolean    preview_shown;
+  gint64      preview_wait;    /* µs the run waited for it */
   /* progress, written by the engine's threads */
   GMutex      lock;
   guint       done;
@@ -208,7 +209,7 @@ on_preview (AiryResident *partial, gpointer data)
 {
   Job *job = data;
   Preview *p = g_new0 (Preview, 1);
-  gint64 end;
+  gint64 start, end;
 
   precompute_stats (partial, (guint) job->preview_plane);
   g_weak_ref_init (&p->worker, job->worker);
@@ -219,12 +220,14 @@ on_preview (AiryResident *partial, gpointer data)
   /* the other planes wait for the frame that shows this one (a while at
    * most): on a machine with few cores they would slow that frame, which
    * is what the person waits for */
-  end = g_get_monotonic_time () + PREVIEW_WAIT_US;
+  start = g_get_monotonic_time ();
+  end = start + PREVIEW_WAIT_US;
   g_mutex_lock (&job->lock);
   while (!job->preview_shown && !g_cancellable_is_cancelled (job->cancellable)
          && g_get_monotonic_time () < end)
     g_cond_wait_until (&job->shown, &job->lock, MIN (end, g_get_monotonic_time () + 10000));
   g_mutex_unlock (&job->lock);
+  job->preview_wait = g_get_monotonic_time () - start;
 }
 
 void
@@ -261,6 +264,9 @@ run_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellab
   job->budget = airy_memory_budget ();
   if (result && result->resident)
     precompute_stats (result->resident, (guint) MAX (job->preview_plane, 0));
+  /* the run's own time: not the pause in which the first frame was drawn */
+  if (result)
+    result->seconds = MAX (0.0, result->seconds - job->preview_wait / 1e6);
 
   if (result == NULL)
     g_task_return_error (task, error);

@@ -48,6 +48,7 @@ airy_stack_viewer_go_to_best_focus (AiryStackViewer    *self,
       break;
     }
   gtk_label_set_text (GTK_LABEL (self->focus_label), text);
+  gtk_widget_set_tooltip_text (self->focus_label, text);
   self->focus_for = r;
   return TRUE;
 }
@@ -89,7 +90,8 @@ _airy_stack_viewer_add_focus (AiryStackViewer *self,
                               GtkWidget       *bar)
 {
   static const GActionEntry entries[] = { { "best-focus", action_best_focus } };
-  static const char *criteria[] = { N_("peak"), N_("minimum FWHM"), N_("maximum encircled energy"), NULL };
+  /* short: the bar beside the z slider is narrow */
+  static const char *criteria[] = { N_("peak"), N_("min. FWHM"), N_("max. encircled energy"), NULL };
   const char *translated[G_N_ELEMENTS (criteria)];
   GtkWidget *button = gtk_button_new_with_mnemonic (_("Best _Focus"));
   GtkEventController *keys = gtk_event_controller_key_new ();
@@ -100,11 +102,16 @@ _airy_stack_viewer_add_focus (AiryStackViewer *self,
     translated[i] = _(criteria[i]);
   translated[i] = NULL;
   self->focus_criterion = gtk_drop_down_new_from_strings (translated);
-  gtk_widget_set_tooltip_text (self->focus_criterion, _("What best focus means"));
+  gtk_widget_set_tooltip_text (self->focus_criterion, _("What best focus means: the plane of the stack's peak, of the "
+                                                         "smallest FWHM, or of the most energy within one FWHM of "
+                                                         "the peak"));
   gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.best-focus");
   gtk_widget_set_tooltip_text (button, _("Go to the plane of best focus by the chosen criterion (G)"));
   self->focus_label = gtk_label_new ("");
   gtk_widget_add_css_class (self->focus_label, "dim-label");
+  /* it gives way to the z slider, never widens the window */
+  gtk_label_set_ellipsize (GTK_LABEL (self->focus_label), PANGO_ELLIPSIZE_END);
+  gtk_label_set_max_width_chars (GTK_LABEL (self->focus_label), 30);
   gtk_box_append (GTK_BOX (bar), button);
   gtk_box_append (GTK_BOX (bar), self->focus_criterion);
   gtk_box_append (GTK_BOX (bar), self->focus_label);

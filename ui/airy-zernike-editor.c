@@ -46,12 +46,13 @@ array_spec (AiryZernikeEditor *self, guint which)
 /* The terms a microscopist names, by radial order n and azimuthal order
  * m: m > 0 is cos(mθ), m < 0 sin(|m|θ), θ from +x (airy_zernike). */
 static const struct { int n, m; const char *name; } named_terms[] = {
+  /* the menu's two columns, row by row: pairs side by side */
   { 2, 0, N_("defocus") },
+  { 4, 0, N_("spherical") },
   { 2, 2, N_("astigmatism 0°") },
   { 2, -2, N_("astigmatism 45°") },
   { 3, 1, N_("coma x") },
   { 3, -1, N_("coma y") },
-  { 4, 0, N_("spherical") },
   { 3, 3, N_("trefoil x") },
   { 3, -3, N_("trefoil y") },
   { 4, 2, N_("secondary astigmatism 0°") },
@@ -60,10 +61,11 @@ static const struct { int n, m; const char *name; } named_terms[] = {
   { 4, -4, N_("tetrafoil 45°") },
   { 5, 1, N_("secondary coma x") },
   { 5, -1, N_("secondary coma y") },
-  { 6, 0, N_("secondary spherical") },
-  { 0, 0, N_("piston") },
   { 1, 1, N_("tilt x") },
   { 1, -1, N_("tilt y") },
+  { 6, 0, N_("secondary spherical") },
+  /* named, not offered: it changes nothing one sees */
+  { 0, 0, N_("piston") },
 };
 
 /* the mask counts its terms Noll's way (its "zernike-indexing" is "noll") */
@@ -133,6 +135,7 @@ update_name (AiryZernikeEditor *self, guint row)
   g_autofree char *name = row_name (self, gtk_spin_button_get_value (g_ptr_array_index (self->index_spins, row)));
 
   gtk_label_set_text (g_ptr_array_index (self->names, row), name);
+  gtk_widget_set_tooltip_text (g_ptr_array_index (self->names, row), name);
 }
 
 static GVariant *
@@ -289,7 +292,7 @@ fill_named (AiryZernikeEditor *self)
       g_autofree char *text = NULL;
       GtkWidget *item;
 
-      if (j < 0)
+      if (j < 0 || (named_terms[i].n == 0))
         continue;
       /* TRANSLATORS: a Zernike term and its index: "spherical (ANSI 12)" */
       text = g_strdup_printf (_("%s (%s %d)"), _(named_terms[i].name), noll (self) ? "Noll" : "ANSI", j);
@@ -298,11 +301,8 @@ fill_named (AiryZernikeEditor *self)
       gtk_label_set_xalign (GTK_LABEL (gtk_button_get_child (GTK_BUTTON (item))), 0);
       g_object_set_data (G_OBJECT (item), "term", GUINT_TO_POINTER (i));
       g_signal_connect (item, "clicked", G_CALLBACK (on_named), self);
-      /* defocus and spherical on their own, pairs side by side */
-      if (named_terms[i].m == 0 && k % 2)
-        k++;
       gtk_grid_attach (GTK_GRID (self->named_box), item, k % 2, k / 2, 1, 1);
-      k += named_terms[i].m == 0 ? 2 : 1;
+      k++;
     }
 }
 
@@ -353,7 +353,7 @@ spin_for (AiryZernikeEditor *self, guint which, guint row, double value)
   gtk_spin_button_set_digits (GTK_SPIN_BUTTON (spin), integer ? 0 : 4);
   /* an unbounded range would make it as wide as 1.8e308 */
   if (hi >= G_MAXDOUBLE)
-    gtk_editable_set_width_chars (GTK_EDITABLE (spin), 9);
+    gtk_editable_set_width_chars (GTK_EDITABLE (spin), 7);
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), value);
   if (which == 0)
     g_signal_connect (spin, "input", G_CALLBACK (on_index_input), self);
@@ -389,10 +389,11 @@ rebuild (AiryZernikeEditor *self)
       GtkWidget *name = gtk_label_new ("");
 
       gtk_box_append (GTK_BOX (row), spin_for (self, 0, i, idx[i]));
-      /* the term's name beside its index, as wide for every row */
+      /* the term's name beside its index, as wide for every row and narrow
+       * enough for the panel (the whole name in its tooltip) */
       gtk_label_set_xalign (GTK_LABEL (name), 0);
-      gtk_label_set_width_chars (GTK_LABEL (name), 12);
-      gtk_label_set_max_width_chars (GTK_LABEL (name), 16);
+      gtk_label_set_width_chars (GTK_LABEL (name), 8);
+      gtk_label_set_max_width_chars (GTK_LABEL (name), 9);
       gtk_label_set_ellipsize (GTK_LABEL (name), PANGO_ELLIPSIZE_END);
       gtk_widget_add_css_class (name, "dim-label");
       g_ptr_array_add (self->names, name);
