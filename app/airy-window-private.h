@@ -37,6 +37,11 @@ struct _AiryWindow
   GSettings       *settings;
   guint            shown;
   guint64          shown_hash;
+  gboolean         partial;        /* the viewer shows a run's first plane, its stack filling */
+  guint64          displayed_hash; /* the system of what the viewer shows, full or partial */
+  gulong           preview_paint;  /* after-paint handler that lets the run go on */
+  AiryResident    *last_full;      /* the last full result: shown again when the run
+                                    * of a partial one is cancelled or fails */
   char            *shown_settings; /* backend, threads, devices of the shown run */
   gboolean         previewing;     /* memory was tight: one plane of the shown result */
   guint64          memory_total;   /* what the process may hold, as of the last result */
@@ -115,5 +120,15 @@ void _airy_window_cancel_run     (AiryWindow   *self);
 char *_airy_window_run_settings  (AiryWindow   *self);
 /* the header after the shown result: what was run */
 void _airy_window_show_run_status (AiryWindow  *self);
+/* the hash of the system whose result the viewer shows (the full result
+ * or its first plane), 0 for none */
+guint64  _airy_window_displayed_hash (AiryWindow *self);
+/* The plane of the system's stack to compute and show first: the one
+ * nearest the z the viewer shows (the middle one on a first run), -1 for
+ * none (one plane, an image, memory tight). */
+int      _airy_window_preview_plane  (AiryWindow *self);
+/* A run that showed its first plane ended without its stack: the last full
+ * result comes back. */
+void     _airy_window_drop_partial   (AiryWindow *self);
 
 G_END_DECLS

@@ -2,6 +2,7 @@
 
 #include "config.h"
 
+#include <math.h>
 #include <glib/gi18n.h>
 
 #include "airy-window-private.h"
@@ -129,6 +130,10 @@ on_finished (AiryWorker *worker,
       airy_stack_viewer_set_channels (self->viewer, channels);
     }
   self->previewing = FALSE;
+  self->partial = FALSE;
+  self->displayed_hash = hash;
+  g_clear_pointer (&self->last_full, airy_resident_unref);
+  self->last_full = airy_resident_ref (result->resident);
   /* the old result's memory is the engine's spare now: kept for a next
    * result of its size unless memory is tight */
   if (tight (self, shown_bytes (self)))
@@ -140,11 +145,82 @@ on_finished (AiryWorker *worker,
   self->shown_settings = _airy_window_run_settings (self);
 }
 
+/* The run's first plane: shown at once, in the geometry of the whole
+ * stack (its other planes read NaN until the full result replaces it),
+ * and said to be partial in the header. */
+/* The frame after a preview: the run's other planes may go on. */
+static void
+on_preview_painted (GdkFrameClock *clock,
+                    AiryWindow    *self)
+{
+  g_clear_signal_handler (&self->preview_paint, clock);
+  airy_worker_preview_shown (self->worker);
+}
+
+static void
+on_preview (AiryWorker   *worker,
+            AiryResident *partial,
+            guint64       hash,
+            AiryWindow   *self)
+{
+  const AiryStack *s = airy_resident_get_stack (partial);
+  g_autofree char *status = NULL;
+  guint k;
+
+  if (hash != airy_system_hash (self->system) || !airy_resident_is_partial (partial, &k))
+    return;
+  airy_stack_viewer_set_resident (self->viewer, airy_resident_ref (partial));
+  airy_stack_view_set_z (airy_stack_viewer_get_view (self->viewer), k);
+  self->partial = TRUE;
+  self->displayed_hash = hash;
+  /* TRANSLATORS: the plane shown, the planes in all, its z */
+  status = g_strdup_printf (_("plane %u of %u (z %+.3f µm) shown; computing the others…"), k + 1, s->depth,
+                            airy_stack_get_z (s, k));
+  _airy_window_set_status (self, status);
+  if (gtk_widget_get_mapped (GTK_WIDGET (self)) && self->preview_paint == 0)
+    self->preview_paint = g_signal_connect (gtk_widget_get_frame_clock (GTK_WIDGET (self)), "after-paint",
+                                            G_CALLBACK (on_preview_painted), self);
+  else if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
+    airy_worker_preview_shown (worker);
+}
+
+void
+_airy_window_drop_partial (AiryWindow *self)
+{
+  if (!self->partial)
+    return;
+  self->partial = FALSE;
+  self->displayed_hash = self->last_full ? self->shown_hash : 0;
+  airy_stack_viewer_set_resident (self->viewer, self->last_full ? airy_resident_ref (self->last_full) : NULL);
+}
+
+int
+_airy_window_preview_plane (AiryWindow *self)
+{
+  AiryStackView *view = airy_stack_viewer_get_view (self->viewer);
+  const AiryStack *s = airy_stack_view_get_stack (view);
+  const double *z;
+  guint n, k, best = 0;
+  double at;
+
+  z = airy_system_get_z (self->system, &n);
+  if (n <= 1 || airy_system_is_microscope (self->system) || airy_system_get_sensor (self->system) || self->previewing)
+    return -1;
+  if (s == NULL || s->depth <= 1)
+    return (int) (n / 2);
+  at = airy_stack_get_z (s, MIN (airy_stack_view_get_z (view), s->depth - 1));
+  for (k = 1; k < n; k++)
+    if (fabs (z[k] - at) < fabs (z[best] - at))
+      best = k;
+  return (int) best;
+}
+
 static void
 on_failed (AiryWorker   *worker,
            const GError *error,
            AiryWindow   *self)
 {
+  _airy_window_drop_partial (self);
   /* the last good result stays on screen */
   airy_bench_panel_show_error (self->panel, error->message);
   _airy_window_set_status (self, _("not computed: fix the marked field"));
@@ -177,6 +253,7 @@ _airy_window_make_room (AiryWindow *self)
   preview->dz = s->dz;
   preview->z0 = airy_stack_get_z (s, MIN (z, s->depth - 1));
   g_debug ("memory is tight: the shown %u planes give way to plane %u as a preview", s->depth, z);
+  g_clear_pointer (&self->last_full, airy_resident_unref);
   airy_stack_viewer_set_stack (self->viewer, g_steal_pointer (&preview));
   self->previewing = TRUE;
   /* the shown stack's memory went to the engine's spare: back to the system */
@@ -282,8 +359,23 @@ _airy_window_cancel_run (AiryWindow *self)
   if (!airy_worker_is_busy (self->worker))
     return;
   airy_worker_cancel (self->worker);
+  _airy_window_drop_partial (self);
   _airy_window_set_status (self, self->previewing ? _("cancelled: the view shows a plane of the last result")
                                  : self->shown ? _("cancelled: the view shows the last result") : _("cancelled"));
+}
+
+guint64
+_airy_window_displayed_hash (AiryWindow *self)
+{
+  return self->displayed_hash;
+}
+
+gboolean
+airy_window_shows_partial (AiryWindow *self)
+{
+  g_return_val_if_fail (AIRY_IS_WINDOW (self), FALSE);
+
+  return self->partial;
 }
 
 void
@@ -298,6 +390,7 @@ _airy_window_wire_run (AiryWindow *self)
   on_busy (self->worker, NULL, self);
   g_signal_connect (self->worker, "finished", G_CALLBACK (on_finished), self);
   g_signal_connect (self->worker, "failed", G_CALLBACK (on_failed), self);
+  g_signal_connect (self->worker, "preview", G_CALLBACK (on_preview), self);
   g_signal_connect_object (airy_stack_viewer_get_view (self->viewer), "notify::slice-path", G_CALLBACK (on_slice_path),
                            self, 0);
 }

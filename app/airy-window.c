@@ -288,13 +288,15 @@ _airy_window_recompute (AiryWindow *self)
       && g_strcmp0 (settings, self->shown_settings) == 0)
     {
       airy_worker_cancel (self->worker);
+      _airy_window_drop_partial (self);
       _airy_window_show_run_status (self);
       return;
     }
   _airy_window_make_room (self);
   devices = airy_bench_panel_get_devices (self->panel, &n_devices);
   airy_worker_submit (self->worker, self->system, airy_bench_panel_get_backend (self->panel),
-                      airy_bench_panel_get_threads (self->panel), devices, n_devices);
+                      airy_bench_panel_get_threads (self->panel), devices, n_devices,
+                      _airy_window_preview_plane (self));
 }
 
 /* an edit the panel refused: the system keeps its last good value, the
@@ -381,6 +383,9 @@ airy_window_view_file (AiryWindow *self,
   _airy_window_set_view_only (self, TRUE);
   /* what is shown is the file's, no run's */
   self->shown_hash = 0;
+  self->displayed_hash = 0;
+  self->partial = FALSE;
+  g_clear_pointer (&self->last_full, airy_resident_unref);
   g_clear_pointer (&self->shown_settings, g_free);
   _airy_window_set_status (self, path);
   gtk_label_set_text (GTK_LABEL (self->title), "Airy");
@@ -619,6 +624,8 @@ airy_window_dispose (GObject *object)
   AiryWindow *self = AIRY_WINDOW (object);
 
   g_clear_handle_id (&self->progress_tick, g_source_remove);
+  if (self->preview_paint && gtk_widget_get_frame_clock (GTK_WIDGET (self)))
+    g_clear_signal_handler (&self->preview_paint, gtk_widget_get_frame_clock (GTK_WIDGET (self)));
   if (self->worker)
     {
       g_signal_handlers_disconnect_by_data (self->worker, self);
@@ -634,6 +641,7 @@ airy_window_finalize (GObject *object)
   AiryWindow *self = AIRY_WINDOW (object);
 
   g_clear_object (&self->system);
+  g_clear_pointer (&self->last_full, airy_resident_unref);
   g_clear_object (&self->settings);
   g_clear_object (&self->recent_menu);
   g_free (self->path);
@@ -661,6 +669,7 @@ airy_window_init (AiryWindow *self)
   GtkWidget *header = gtk_header_bar_new ();
   GtkWidget *titles = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *scroller = gtk_scrolled_window_new ();
+  GtkWidget *bench = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *content = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
@@ -702,7 +711,11 @@ airy_window_init (AiryWindow *self)
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), GTK_WIDGET (self->panel));
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
   self->paned = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
-  gtk_paned_set_start_child (GTK_PANED (self->paned), scroller);
+  /* the panel's messages below its form, never inside it */
+  gtk_widget_set_vexpand (scroller, TRUE);
+  gtk_box_append (GTK_BOX (bench), scroller);
+  gtk_box_append (GTK_BOX (bench), airy_bench_panel_get_messages (self->panel));
+  gtk_paned_set_start_child (GTK_PANED (self->paned), bench);
   gtk_paned_set_end_child (GTK_PANED (self->paned), GTK_WIDGET (self->viewer));
   gtk_paned_set_shrink_start_child (GTK_PANED (self->paned), FALSE);
   gtk_paned_set_resize_start_child (GTK_PANED (self->paned), FALSE);

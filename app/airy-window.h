@@ -59,6 +59,9 @@ gboolean         airy_window_get_dirty       (AiryWindow     *self);
 /* Results shown so far, and the hash of the system of the shown one. */
 guint            airy_window_get_shown       (AiryWindow     *self);
 guint64          airy_window_get_shown_hash  (AiryWindow     *self);
+/* The viewer shows the first plane of a run whose other planes are still
+ * being computed (a partial resident); the full stack replaces it. */
+gboolean         airy_window_shows_partial   (AiryWindow     *self);
 const char      *airy_window_get_status      (AiryWindow     *self);
 /* The airy-sim command that reproduces the current result. */
 char            *airy_window_command_line    (AiryWindow     *self);

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "airy-worker.h"
+#include "airy-histogram.h"
 
 typedef struct
 {
@@ -11,11 +12,16 @@ typedef struct
   guint       threads;
   GArray     *devices;
   guint64     hash;
+  int         preview_plane;   /* computed and shown first; -1: none */
+  GCond       shown;           /* the preview is on screen (under lock) */
+  gboolean    preview_shown;
+  gint64      preview_wait;    /* µs the run waited for it */
   /* progress, written by the engine's threads */
   GMutex      lock;
   guint       done;
   guint       total;
   guint       idle;
+  gint64      last_idle; /* when the last one was added */
   AiryWorker *worker;    /* weak: for the idle */
   GCancellable *cancellable;
   guint64     budget;    /* the memory budget after the run, read on its thread */
@@ -28,6 +34,7 @@ struct _AiryWorker
   guint         timeout;
   Job          *pending;
   GCancellable *current;    /* the run whose result counts */
+  Job          *current_job; /* its job while it runs */
   guint         running;
   guint         started;
   gboolean      busy;       /* as last notified */
@@ -35,12 +42,13 @@ struct _AiryWorker
   guint         done;       /* planes of the newest run, as last notified */
   guint         total;
   gint64        run_start;  /* g_get_monotonic_time () when it started */
+  gint64        last_start; /* … the last one */
   guint64       budget;     /* as the last run found it; 0: none ran yet */
 };
 
 G_DEFINE_FINAL_TYPE (AiryWorker, airy_worker, G_TYPE_OBJECT)
 
-enum { SIGNAL_FINISHED, SIGNAL_FAILED, N_SIGNALS };
+enum { SIGNAL_FINISHED, SIGNAL_FAILED, SIGNAL_PREVIEW, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 enum { PROP_0, PROP_BUSY, PROP_FRACTION, PROP_DONE, PROP_TOTAL, N_PROPS };
@@ -100,6 +108,7 @@ job_free (Job *job)
   g_free (job->backend);
   g_array_unref (job->devices);
   g_mutex_clear (&job->lock);
+  g_cond_clear (&job->shown);
   g_free (job);
 }
 
@@ -119,17 +128,120 @@ progress_idle (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+#define PROGRESS_US 100000
+#define PREVIEW_WAIT_US 150000
+
 static void
 on_progress (guint done, guint total, gpointer data)
 {
   Job *job = data;
 
+  gint64 now = g_get_monotonic_time ();
+
   g_mutex_lock (&job->lock);
   job->done = done;
   job->total = total;
-  /* one idle at a time, however fast the planes come */
-  if (job->idle == 0)
-    job->idle = g_idle_add_full (G_PRIORITY_DEFAULT, progress_idle, job, NULL);
+  /* one idle at a time, however fast the planes come, and at most ten a
+   * second: each redraws the header, and a frame drawn while the result
+   * arrives delays it */
+  if (job->idle == 0 && (now - job->last_idle >= PROGRESS_US || done == total))
+    {
+      job->idle = g_idle_add_full (G_PRIORITY_DEFAULT, progress_idle, job, NULL);
+      job->last_idle = now;
+    }
+  g_mutex_unlock (&job->lock);
+}
+
+/* The statistics the viewer asks for first (the limits' range over the
+ * stack, the histogram of the shown plane), computed here, off the UI
+ * thread, and kept with the resident. A GPU's resident is read on the UI
+ * thread only. */
+static void
+precompute_stats (AiryResident *resident,
+                  guint         plane)
+{
+  guint64 counts[AIRY_HISTOGRAM_BINS];
+  AirySliceStats stats = { 0.0f, 1.0f, 0, NULL };
+  const AiryStack *s = airy_resident_get_stack (resident);
+
+  if (!g_str_equal (airy_resident_get_backend_name (resident), "cpu"))
+    return;
+  airy_resident_stats (resident, &(AirySlice) { AIRY_SLICE_STACK, 0 }, &stats, NULL);
+  stats = (AirySliceStats) { 0.0f, 1.0f, AIRY_HISTOGRAM_BINS, counts };
+  airy_resident_stats (resident, &(AirySlice) { AIRY_SLICE_XY, MIN (plane, s->depth - 1) }, &stats, NULL);
+}
+
+/* A preview on its way to the main thread: announced only if its run is
+ * still the newest when it gets there. */
+typedef struct
+{
+  GWeakRef      worker;
+  GCancellable *cancellable;
+  guint64       hash;
+  AiryResident *partial;
+} Preview;
+
+static void
+preview_free (gpointer data)
+{
+  Preview *p = data;
+
+  g_weak_ref_clear (&p->worker);
+  g_clear_object (&p->cancellable);
+  airy_resident_unref (p->partial);
+  g_free (p);
+}
+
+static gboolean
+preview_idle (gpointer data)
+{
+  Preview *p = data;
+  g_autoptr(AiryWorker) self = g_weak_ref_get (&p->worker);
+
+  if (self && p->cancellable == self->current)
+    g_signal_emit (self, signals[SIGNAL_PREVIEW], 0, p->partial, p->hash);
+  return G_SOURCE_REMOVE;
+}
+
+/* on the run's thread: the first plane, before the others are computed */
+static void
+on_preview (AiryResident *partial, gpointer data)
+{
+  Job *job = data;
+  Preview *p = g_new0 (Preview, 1);
+  gint64 start, end;
+
+  precompute_stats (partial, (guint) job->preview_plane);
+  g_weak_ref_init (&p->worker, job->worker);
+  p->cancellable = g_object_ref (job->cancellable);
+  p->hash = job->hash;
+  p->partial = partial;
+  g_main_context_invoke_full (NULL, G_PRIORITY_DEFAULT, preview_idle, p, preview_free);
+  /* the other planes wait for the frame that shows this one (a while at
+   * most): on a machine with few cores they would slow that frame, which
+   * is what the person waits for */
+  start = g_get_monotonic_time ();
+  end = start + PREVIEW_WAIT_US;
+  g_mutex_lock (&job->lock);
+  while (!job->preview_shown && !g_cancellable_is_cancelled (job->cancellable)
+         && g_get_monotonic_time () < end)
+    g_cond_wait_until (&job->shown, &job->lock, MIN (end, g_get_monotonic_time () + 10000));
+  g_mutex_unlock (&job->lock);
+  job->preview_wait = g_get_monotonic_time () - start;
+}
+
+void
+airy_worker_preview_shown (AiryWorker *self)
+{
+  Job *job = self->current_job;
+
+  g_return_if_fail (AIRY_IS_WORKER (self));
+
+  if (job == NULL)
+    return;
+  g_mutex_lock (&job->lock);
+  job->preview_shown = TRUE;
+  g_cond_signal (&job->shown);
   g_mutex_unlock (&job->lock);
 }
 
@@ -143,11 +255,18 @@ run_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellab
   AiryRunOptions options = { .backend = job->backend, .threads = job->threads,
                              .devices = job->devices->len ? (guint *) job->devices->data : NULL,
                              .n_devices = job->devices->len, .resident = TRUE,
-                             .per_wavelength = airy_system_get_channels (job->system) };
+                             .per_wavelength = airy_system_get_channels (job->system),
+                             .preview = job->preview_plane >= 0 ? on_preview : NULL, .preview_data = job,
+                             .preview_plane = (guint) MAX (job->preview_plane, 0) };
   AiryResult *result = airy_run (job->system, &options, on_progress, job, cancellable, &error);
 
   /* /proc/meminfo is a file: read here, not on the UI thread */
   job->budget = airy_memory_budget ();
+  if (result && result->resident)
+    precompute_stats (result->resident, (guint) MAX (job->preview_plane, 0));
+  /* the run's own time: not the pause in which the first frame was drawn */
+  if (result)
+    result->seconds = MAX (0.0, result->seconds - job->preview_wait / 1e6);
 
   if (result == NULL)
     g_task_return_error (task, error);
@@ -173,6 +292,8 @@ run_done (GObject *source, GAsyncResult *res, gpointer data)
       job->idle = 0;
     }
   job->worker = NULL;
+  if (self->current_job == job)
+    self->current_job = NULL;
   g_mutex_unlock (&job->lock);
   /* a stale run (cancelled, or overtaken by a newer one) announces nothing */
   if (job->budget)
@@ -202,11 +323,12 @@ start_pending (gpointer data)
   self->current = g_cancellable_new ();
   job->cancellable = g_object_ref (self->current);
   job->worker = self;
+  self->current_job = job;
   task = g_task_new (self, self->current, run_done, NULL);
   g_task_set_task_data (task, job, (GDestroyNotify) job_free);
   self->running++;
   self->started++;
-  self->run_start = g_get_monotonic_time ();
+  self->run_start = self->last_start = g_get_monotonic_time ();
   set_progress (self, 0, 0);
   g_task_run_in_thread (task, run_thread);
   update_busy (self);
@@ -219,13 +341,16 @@ airy_worker_submit (AiryWorker  *self,
                     const char  *backend,
                     guint        threads,
                     const guint *devices,
-                    guint        n_devices)
+                    guint        n_devices,
+                    int          preview_plane)
 {
   Job *job = g_new0 (Job, 1);
+  gint64 since;
 
   g_return_if_fail (AIRY_IS_WORKER (self));
 
   g_mutex_init (&job->lock);
+  g_cond_init (&job->shown);
   job->system = airy_system_copy (system);
   job->backend = g_strdup (backend);
   job->threads = threads;
@@ -233,6 +358,7 @@ airy_worker_submit (AiryWorker  *self,
   if (devices)
     g_array_append_vals (job->devices, devices, n_devices);
   job->hash = airy_system_hash (system);
+  job->preview_plane = preview_plane;
   job_free (self->pending);
   self->pending = job;
   /* a newer edit makes the running one stale at once */
@@ -242,7 +368,14 @@ airy_worker_submit (AiryWorker  *self,
       g_clear_object (&self->current);
     }
   g_clear_handle_id (&self->timeout, g_source_remove);
-  self->timeout = g_timeout_add (self->debounce_ms, start_pending, self);
+  /* a burst (a slider, an arrow held) starts a run at most every
+   * debounce_ms, the newest edit of it last; an edit on its own starts at
+   * once */
+  since = (g_get_monotonic_time () - self->last_start) / 1000;
+  if (self->last_start == 0 || since >= self->debounce_ms)
+    start_pending (self);
+  else
+    self->timeout = g_timeout_add ((guint) (self->debounce_ms - since), start_pending, self);
   update_busy (self);
 }
 
@@ -374,6 +507,11 @@ airy_worker_class_init (AiryWorkerClass *klass)
   /* (GError *error): the newest run failed; a cancelled run says nothing */
   signals[SIGNAL_FAILED] = g_signal_new ("failed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                          0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_ERROR);
+  /* (AiryResident *partial, guint64 hash): the newest run's first plane
+   * (airy_resident_new_partial), before its other planes; ::finished or
+   * ::failed follows. A handler that keeps it takes a reference. */
+  signals[SIGNAL_PREVIEW] = g_signal_new ("preview", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_POINTER, G_TYPE_UINT64);
 }
 
 static void

@@ -10,19 +10,24 @@
 #include "config.h"
 
 #include <locale.h>
+#include <string.h>
 #include <glib/gi18n.h>
 #include <gtk/gtk.h>
+#include <epoxy/gl.h>
 
 #include "airy.h"
 #include "airy-window.h"
+#include "airy-bench-ui.h"
 
 typedef struct
 {
   char *view_file;
   char *preset;
+  int   bench_ui;     /* --bench-ui N: N edits; -1: no benchmark */
+  int   bench_size;
 } Options;
 
-static Options options;
+static Options options = { .bench_ui = -1 };
 
 static void
 about (GSimpleAction *action, GVariant *param, gpointer data)
@@ -53,6 +58,11 @@ activate (GApplication *application, gpointer data)
   g_autoptr(GError) error = NULL;
 
   gtk_window_present (GTK_WINDOW (window));
+  if (options.bench_ui >= 0)
+    {
+      airy_bench_ui_start (window, (guint) options.bench_ui, (guint) MAX (options.bench_size, 0));
+      return;
+    }
   if (options.view_file && airy_window_view_file (window, options.view_file, &error))
     return;
   if (error)
@@ -65,6 +75,36 @@ activate (GApplication *application, gpointer data)
     {
       g_printerr ("airy: %s\n", error->message);
       airy_window_load_preset (window, "widefield", NULL);
+    }
+}
+
+/* GTK's GL renderer redraws the whole window for every frame; on a
+ * software rasteriser (Mesa's llvmpipe: a machine without a GPU, a VM, a
+ * remote display) that costs 100–300 ms a frame, where its cairo renderer
+ * redraws only what changed (10–40 ms). The viewer's GtkGLArea renders with
+ * GL either way. GSK_RENDERER set by the user is left alone; the choice is
+ * made before the first window exists (GTK reads the variable once). */
+static void
+choose_renderer (void)
+{
+  g_autoptr(GdkGLContext) context = NULL;
+  const char *renderer;
+  gboolean software;
+
+  if (g_getenv ("GSK_RENDERER") != NULL)
+    return;
+  context = gdk_display_create_gl_context (gdk_display_get_default (), NULL);
+  if (context == NULL || !gdk_gl_context_realize (context, NULL))
+    return;
+  gdk_gl_context_make_current (context);
+  renderer = (const char *) glGetString (GL_RENDERER);
+  software = renderer && (strstr (renderer, "llvmpipe") || strstr (renderer, "softpipe")
+                          || strstr (renderer, "Software Rasterizer") || strstr (renderer, "SWR"));
+  gdk_gl_context_clear_current ();
+  if (software)
+    {
+      g_info ("GL renderer %s is a software rasteriser: the window is drawn with GTK's cairo renderer", renderer);
+      g_setenv ("GSK_RENDERER", "cairo", TRUE);
     }
 }
 
@@ -83,6 +123,7 @@ startup (GApplication *application, gpointer data)
   g_autoptr(GtkCssProvider) css = gtk_css_provider_new ();
   guint i;
 
+  choose_renderer ();
   g_action_map_add_action_entries (G_ACTION_MAP (application), entries, G_N_ELEMENTS (entries), application);
   for (i = 0; i < G_N_ELEMENTS (accels); i++)
     gtk_application_set_accels_for_action (GTK_APPLICATION (application), accels[i].action, accels[i].accels);
@@ -134,6 +175,10 @@ main (int argc, char **argv)
   GOptionEntry entries[] = {
     { "view", 0, 0, G_OPTION_ARG_FILENAME, &options.view_file, N_("Show a TIFF or PNG stack in the viewer"), N_("FILE") },
     { "preset", 0, 0, G_OPTION_ARG_STRING, &options.preset, N_("Start from a preset (default: widefield)"), N_("NAME") },
+    { "bench-ui", 0, 0, G_OPTION_ARG_INT, &options.bench_ui,
+      N_("Time N edits of the NA from the edit to the first frame of its result, print the figures and quit"), N_("N") },
+    { "bench-size", 0, 0, G_OPTION_ARG_INT, &options.bench_size,
+      N_("With --bench-ui: an N × N grid over the widefield preset's pupil field"), N_("N") },
     { NULL }
   };
   g_autofree char *locales = NULL;
@@ -153,6 +198,8 @@ main (int argc, char **argv)
   g_signal_connect (app, "activate", G_CALLBACK (activate), NULL);
   g_signal_connect (app, "open", G_CALLBACK (airy_window_open_files), NULL);
   status = g_application_run (G_APPLICATION (app), argc, argv);
+  if (status == 0 && options.bench_ui >= 0)
+    status = airy_bench_ui_status ();
   g_free (options.view_file);
   g_free (options.preset);
   return status;

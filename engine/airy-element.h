@@ -45,6 +45,15 @@ typedef struct
   gboolean            no_files;
   /* the objective's defocus is non-paraxial (what gibson-lanni needs) */
   gboolean            nonparaxial;
+  /* a microscope: the pupil spacing follows from grid.shape and the
+   * camera pixel (f_tube·λ/(n·N·s)), not from grid.spacing */
+  gboolean            camera_grid;
+  /* the objective's defocus phase between the two outermost pupil pixels
+   * at the largest |z| of the run (rad), and that |z|; the plan warns when
+   * the step is above π (an element that compensates the defocus, such as
+   * gibson-lanni, sets it to 0) */
+  double              defocus_step;
+  double              defocus_z;
 } AiryContext;
 
 /* One batch element being computed. */

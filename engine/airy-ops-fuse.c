@@ -73,6 +73,8 @@ fused_psf_new (const AiryOp *src, const AiryOp *fft, const AiryOp *intensity, gu
   AiryOp *op = g_new0 (AiryOp, 1);
   AiryFusedPsf *psf = g_new0 (AiryFusedPsf, 1);
   int ylo = -1, yhi = -1;
+  g_autofree double complex *mod_y = NULL;
+  g_autofree double complex *mod_x = NULL;
 
   op->ref = 1;
   op->kind = AIRY_OP_FUSED_PSF;
@@ -110,6 +112,14 @@ fused_psf_new (const AiryOp *src, const AiryOp *fft, const AiryOp *intensity, gu
   psf->F = fftwf_alloc_complex ((gsize) L * C * nband);
   psf->G = g_new (double, (gsize) L * C * nband);
   psf->scale = g_new (float, L * C);
+  /* the centring modulation exp(2πi (y·⌊h/2⌋/h + x·⌊w/2⌋/w)), one factor
+   * per row and one per column */
+  mod_y = g_new (double complex, psf->rows);
+  mod_x = g_new (double complex, w);
+  for (r = 0; r < psf->rows; r++)
+    mod_y[r] = cexp (2.0 * AIRY_PI * I * ((double) (psf->y0 + r) * (h / 2) / h));
+  for (x = 0; x < w; x++)
+    mod_x[x] = cexp (2.0 * AIRY_PI * I * ((double) x * (w / 2) / w));
   for (l = 0; l < L; l++)
     for (c = 0; c < C; c++)
       {
@@ -126,8 +136,8 @@ fused_psf_new (const AiryOp *src, const AiryOp *fft, const AiryOp *intensity, gu
             for (x = 0; x < w; x++)
               {
                 gsize i = l * np + (gsize) y * w + x, k = e * nband + (gsize) r * w + x;
-                double mod = 2.0 * AIRY_PI * ((double) y * (h / 2) / h + (double) x * (w / 2) / w);
-                fftwf_complex v = src->factor[i] * _airy_cis (mod);
+                fftwf_complex v = src->factor[i] == 0.0f ? 0.0f
+                                  : src->factor[i] * (fftwf_complex) (mod_y[r] * mod_x[x]);
 
                 psf->F[k] = pol ? v * pol[(gsize) y * w + x] : v;
                 psf->G[k] = src->phase[i];

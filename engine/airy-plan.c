@@ -15,6 +15,7 @@
 #include "airy-fft-private.h"
 #include "airy-physics.h"
 #include "airy-sensor-private.h"
+#include "airy-elements-private.h"
 
 #include <glib/gstdio.h>
 
@@ -429,6 +430,7 @@ _airy_plan_new_checked (AirySystem           *system,
   ctx.warnings = warnings;
   ctx.z_max = zmax;
   ctx.no_files = light;
+  ctx.camera_grid = plan->imaging;
   for (i = 0; i < plan->chain->len; i++)
     {
       AiryElement *e = g_ptr_array_index (plan->chain, i);
@@ -453,6 +455,18 @@ _airy_plan_new_checked (AirySystem           *system,
         }
     }
   ctx.path = NULL;
+  if (ctx.defocus_step > AIRY_PI)
+    {
+      /* the objective's own path, as the walk named it */
+      g_autofree char *what = g_strdup_printf (_("defocus phase at |z| = %.4g µm"), ctx.defocus_z);
+      AiryContext at = plan->contexts[0];
+
+      /* the pupil as the objective left it */
+      at.pupil_radius = plan->chain->len > 1 ? plan->contexts[1].pupil_radius : ctx.pupil_radius;
+      at.path = objective != NULL ? "microscope" : "elements[0]";
+      at.warnings = warnings;
+      _airy_context_check_phase_step (&at, ctx.defocus_step, what);
+    }
   plan->psf_height = ctx.height;
   plan->psf_width = ctx.width;
   plan->psf_dy = ctx.dy[0];

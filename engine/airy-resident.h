@@ -119,6 +119,9 @@ struct _AiryResident
    * on the devices only */
   AiryStack             *stack;
   gpointer               priv;
+  /*< private >*/
+  GMutex                 stats_lock;
+  GPtrArray             *stats_cache;   /* statistics asked for before, kept */
 };
 
 /* For backends: takes stack (geometry, transfer full) and priv. */
@@ -128,6 +131,18 @@ AiryResident *airy_resident_new         (AiryBackend           *backend,
                                          gpointer               priv);
 /* The CPU backend's resident: a stack in host memory (transfer full). */
 AiryResident *airy_resident_new_host    (AiryStack             *stack);
+/* What a run shows before it ends (AiryRunOptions.preview): the geometry
+ * of the whole stack (depth planes at their z, voxel size; no data;
+ * transfer full) of which only plane `index` is known (plane, a one-plane
+ * stack; transfer full). Every other plane reads NaN; its statistics are
+ * those of the known values; it cannot be saved (airy_resident_to_stack
+ * says which plane is known). */
+AiryResident *airy_resident_new_partial (AiryStack             *geometry,
+                                         AiryStack             *plane,
+                                         guint                  index);
+/* Whether only one plane is known so far (a partial resident), and which. */
+gboolean      airy_resident_is_partial  (AiryResident          *resident,
+                                         guint                 *index);
 AiryResident *airy_resident_ref         (AiryResident          *resident);
 void          airy_resident_unref       (AiryResident          *resident);
 const AiryStack *airy_resident_get_stack (AiryResident         *resident);
@@ -142,6 +157,9 @@ gboolean      airy_resident_read_box    (AiryResident          *resident,
                                          const AiryBox         *box,
                                          float                 *out,
                                          GError               **error);
+/* Statistics are computed once per slice and number of bins and kept with
+ * the resident (a thread that computed them before handing the resident
+ * on, as the app's worker does, spares the viewer the pass). */
 gboolean      airy_resident_stats       (AiryResident          *resident,
                                          const AirySlice       *slice,
                                          AirySliceStats        *stats,

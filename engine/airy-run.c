@@ -363,6 +363,67 @@ worker_run (gpointer data)
   return NULL;
 }
 
+/* The preview is the CPU's: its planes are written into the host stack of
+ * the run (state->out), so the first one can be copied out while the
+ * others are computed. A reduction has no planes to show; a GPU run keeps
+ * its planes on the device until the end. */
+static gboolean
+previews (const AiryRunOptions *opts,
+          AiryComm             *comm,
+          AiryBackend          *backend,
+          AiryRunState         *state)
+{
+  AiryPlan *plan = state->plan;
+
+  return opts->preview != NULL && comm->size == 1 && !plan->reduce && state->out != NULL
+         && g_str_equal (backend->ops->name, "cpu") && opts->preview_plane < plan->n_planes
+         && state->part_first == 0 && state->part_count == plan->n_planes;
+}
+
+/* One device: plane k first, handed over as a partial resident, then the
+ * planes before it and after it. Each plane is computed once, by the same
+ * prepared run (one plan, one pupil). */
+static void
+run_with_preview (AiryBackend          *backend,
+                  AiryRunState         *state,
+                  const AiryRunOptions *opts,
+                  GError              **error)
+{
+  AiryPlan *plan = state->plan;
+  AiryChunk all = state->chunks[0], one = all, before = all, after = all;
+  guint k = opts->preview_plane;
+  AiryStack *geometry, *plane;
+
+  one.first = k;
+  one.count = 1;
+  if (!backend->ops->execute (backend, state, &one, error)
+      || g_cancellable_set_error_if_cancelled (state->cancellable, error))
+    return;
+  /* the whole stack's geometry, the one known plane's values */
+  geometry = g_new0 (AiryStack, 1);
+  geometry->depth = plan->n_planes;
+  geometry->height = plan->out_height;
+  geometry->width = plan->out_width;
+  geometry->bits = 32;
+  geometry->dy = plan->out_dy;
+  geometry->dx = plan->out_dx;
+  airy_stack_set_z (geometry, plan->z);
+  plane = airy_stack_new (1, plan->out_height, plan->out_width);
+  memcpy (plane->data, _airy_run_state_out_plane (state, k), airy_stack_plane_size (plane) * sizeof (float));
+  plane->dy = plan->out_dy;
+  plane->dx = plan->out_dx;
+  plane->z0 = plan->z[k];
+  opts->preview (airy_resident_new_partial (geometry, plane, k), opts->preview_data);
+
+  before.count = k - all.first;
+  after.first = k + 1;
+  after.count = all.first + all.count - (k + 1);
+  if (before.count > 0 && !backend->ops->execute (backend, state, &before, error))
+    return;
+  if (after.count > 0)
+    backend->ops->execute (backend, state, &after, error);
+}
+
 static void
 forward_cancel (GCancellable *cancellable, gpointer data)
 {
@@ -547,7 +608,9 @@ run_local (AirySystem           *system,
       return FALSE;
     }
 
-  if (state->n_slots == 1)
+  if (state->n_slots == 1 && previews (opts, comm, backend, state))
+    run_with_preview (backend, state, opts, &local);
+  else if (state->n_slots == 1)
     {
       Worker w = { backend, state, &state->chunks[0], NULL };
       worker_run (&w);

@@ -9,6 +9,12 @@
 
 G_BEGIN_DECLS
 
+/* A run's first plane, before the others (AiryRunOptions.preview): a
+ * resident of the whole stack's geometry of which only that plane is known
+ * (airy_resident_new_partial; transfer full), on the run's thread. */
+typedef void (*AiryPreviewFunc) (AiryResident *partial,
+                                 gpointer      user_data);
+
 typedef struct
 {
   const char  *backend;    /* "cpu", "cuda", "auto" or NULL (auto) */
@@ -29,6 +35,13 @@ typedef struct
                              * the rank's part over its devices */
   gboolean     per_wavelength; /* PSF mode: also one stack per wavelength
                               * (result->channels; CPU backend only) */
+  AiryPreviewFunc preview; /* with it, plane preview_plane is computed first and
+                            * handed over before the other planes are; a PSF
+                            * stack (no reduction) of one process on one CPU
+                            * device previews, other runs compute as before and
+                            * call no preview */
+  gpointer     preview_data;
+  guint        preview_plane;
 } AiryRunOptions;
 
 typedef void (*AiryProgressFunc) (guint    done,

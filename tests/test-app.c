@@ -12,46 +12,13 @@
 #include "airy-window.h"
 #include "airy-view-math.h"
 #include "airy-test-gtk.h"
+#include "airy-test-app.h"
 #include "airy-fit-dialog.h"
 #include "airy-atomic-private.h"
 
 static gboolean have_display;
 static GtkApplication *app;
 static char *tmpdir;
-
-static gboolean
-flag_timeout (gpointer data)
-{
-  *(gboolean *) data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
-/* Runs the main loop until the window's engine is idle (nothing pending or
- * running), then a little longer for the last signals. */
-static void
-wait_idle (AiryWindow *window)
-{
-  gboolean timed_out = FALSE;
-  guint id = g_timeout_add_seconds (60, flag_timeout, &timed_out);
-
-  while (!timed_out && airy_worker_is_busy (airy_window_get_worker (window)))
-    g_main_context_iteration (NULL, TRUE);
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-  if (!timed_out)
-    g_source_remove (id);
-  g_assert_false (timed_out);
-}
-
-static void
-spin_set (AiryWindow *window, const char *path, double value)
-{
-  GtkWidget *w = airy_bench_panel_get_editor (airy_window_get_panel (window), path);
-
-  g_assert_nonnull (w);
-  g_assert_true (GTK_IS_SPIN_BUTTON (w));
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (w), value);
-}
 
 /* FWHM along x through the brightest pixel of the brightest plane, in µm */
 static double
@@ -77,22 +44,7 @@ shown_fwhm (AiryWindow *window)
 static AiryWindow *
 new_window (const char *preset)
 {
-  AiryWindow *window = airy_window_new (app);
-
-  airy_worker_set_debounce (airy_window_get_worker (window), 30);
-  gtk_window_present (GTK_WINDOW (window));
-  if (preset)
-    g_assert_true (airy_window_load_preset (window, preset, NULL));
-  wait_idle (window);
-  return window;
-}
-
-static void
-close_window (AiryWindow *window)
-{
-  gtk_window_destroy (GTK_WINDOW (window));
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
+  return test_new_window (app, preset);
 }
 
 static void
@@ -981,16 +933,6 @@ find_menu_item (GtkWidget *root, const char *text)
   return NULL;
 }
 
-static void
-spin_loop (guint ms)
-{
-  gboolean done = FALSE;
-
-  g_timeout_add (ms, flag_timeout, &done);
-  while (!done)
-    g_main_context_iteration (NULL, TRUE);
-}
-
 /* the file chooser that an action opened (GtkFileChooserNative falls back
  * to a dialog without a portal): answers it with `path` */
 static void
@@ -1522,11 +1464,12 @@ test_cancel_run (void)
 
   for (round = 0; round < 2; round++)
     {
-      /* a big run: 768² × 400 planes */
+      /* a big run: 768² × 400 planes (an edit on its own starts at once) */
+      guint started = airy_worker_get_started (airy_window_get_worker (window));
       spin_set (window, "grid.shape[0]", 768);
       spin_set (window, "grid.shape[1]", 768);
       spin_set (window, "z.count", 400 + round);
-      wait_planes (window, airy_worker_get_started (airy_window_get_worker (window)));
+      wait_planes (window, started);
       /* what the header says while it runs */
       airy_worker_get_progress (airy_window_get_worker (window), &done, &total, NULL);
       g_assert_cmpuint (total, ==, 400 + round);
@@ -2159,14 +2102,10 @@ main (int argc, char **argv)
 {
   int status;
 
-  g_test_init (&argc, &argv, NULL);
-  airy_init ();
-  have_display = gtk_init_check ();
+  app = test_app_init (&argc, &argv, "io.github.airyoptics.Airy.Test", G_APPLICATION_HANDLES_OPEN, &have_display);
   tmpdir = g_dir_make_tmp ("airy-app-XXXXXX", NULL);
-  app = gtk_application_new ("io.github.airyoptics.Airy.Test", G_APPLICATION_NON_UNIQUE | G_APPLICATION_HANDLES_OPEN);
   /* the program's own "open" handler, as in airy.c */
   g_signal_connect (app, "open", G_CALLBACK (airy_window_open_files), NULL);
-  g_application_register (G_APPLICATION (app), NULL, NULL);
 
   g_test_add_func ("/app/na-changes-fwhm", test_na_changes_fwhm);
   g_test_add_func ("/app/small-window", test_small_window);

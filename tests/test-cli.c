@@ -582,9 +582,10 @@ expect_same_file (const char *message, ...)
   g_assert_cmpstr (listing_after, ==, listing);
 }
 
+/* pupil pixels of f_tube·λ/(n·N·s) = 5.9 µm: 10 in the pupil's radius */
 #define MICROSCOPE_WITH(sample) \
   "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.1}, \"spectrum\": {\"wavelengths\": [0.5]}," \
-  " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100}, \"sensor\": {\"reduce\": \"sum\"}," \
+  " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 50}, \"sensor\": {\"reduce\": \"sum\"}," \
   " \"sample\": " sample "}"
 
 static void

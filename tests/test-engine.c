@@ -558,6 +558,92 @@ test_warnings (void)
   g_assert_cmpuint (warnings->len, ==, 0);
 }
 
+/* The warnings of one system (asserted to be `n`), joined by " | " */
+static char *
+warnings_of (AirySystem *system, guint n)
+{
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (airy_system_validate (system, warnings, &error));
+  g_assert_no_error (error);
+  g_ptr_array_add (warnings, NULL);
+  g_test_message ("%s", warnings->len > 1 ? (char *) warnings->pdata[0] : "(none)");
+  g_assert_cmpuint (warnings->len - 1, ==, n);
+  return g_strjoinv (" | ", (char **) warnings->pdata);
+}
+
+/* A pupil too small to sample (f = 0.9 µm: 1.08 pupil pixels of 0.5 µm),
+ * a defocus and a Zernike phase that change by more than π from one pupil
+ * pixel to the next: each warned with the grid that would sample it, and
+ * that grid warns no more. */
+static void
+test_sampling_warnings (void)
+{
+  g_autoptr(AirySystem) small = airy_system_new_from_preset ("widefield", NULL);
+  g_autoptr(AirySystem) deep = airy_system_new_from_preset ("widefield", NULL);
+  g_autoptr(AirySystem) spherical = airy_system_new_from_preset ("widefield", NULL);
+  g_autoptr(AirySystem) scope = airy_system_new_from_preset ("imaging", NULL);
+  AiryElement *mask = g_ptr_array_index (airy_system_get_elements (spherical), 1);
+  double index = 12, three = 3.0, two = 2.0;
+  g_autofree char *w = NULL;
+
+  /* R = f·NA/n = 0.9 · 0.8/1.33 = 0.5414 µm over pupil pixels of 0.5 µm */
+  g_object_set (g_ptr_array_index (airy_system_get_elements (small), 0), "f", 0.9, NULL);
+  g_object_set (g_ptr_array_index (airy_system_get_elements (small), 2), "f", 0.9, NULL);
+  w = warnings_of (small, 1);
+  g_assert_cmpstr (w, ==, "elements[0]: the objective pupil is only 1.08 pupil pixels in radius (f·NA/n = 0.5414 µm, "
+                          "pupil pixels of 0.5 µm): at least 8 are needed to sample it; use grid.spacing ≤ 0.06766 µm "
+                          "on this 512² grid");
+  g_clear_pointer (&w, g_free);
+  /* the spacing it names: 8.0 pupil pixels */
+  airy_system_set_spacing (small, 0.06766);
+  w = warnings_of (small, 0);
+  g_clear_pointer (&w, g_free);
+
+  /* paraxial defocus at the rim, per pupil pixel: 2π·z·NA·dx/(λ·f) =
+   * 2π · 150 · 0.8 · 0.5/(0.532 · 100) = 7.09 rad (7.06 between the last
+   * two pixels of the discrete pupil) */
+  airy_system_set_z_range (deep, -150.0, 150.0, 64);
+  w = warnings_of (deep, 1);
+  g_assert_cmpstr (w, ==, "elements[0]: the defocus phase at |z| = 150 µm changes by 7.06 rad between neighbouring pupil "
+                          "pixels, more than π: the grid cannot sample it (the PSF wraps around); use grid.spacing ≤ "
+                          "0.2023 µm and grid.shape ≥ 595² (to hold the pupil)");
+  g_clear_pointer (&w, g_free);
+  airy_system_set_shape (deep, 600, 600);
+  airy_system_set_spacing (deep, 0.2023);
+  w = warnings_of (deep, 1);
+  /* sampled now; only the PSF pixel f·λ/(n·N·dx) = 0.3295 µm is coarse */
+  g_assert_true (g_str_has_prefix (w, "elements[2]: the PSF is undersampled: output spacing 0.3295 µm"));
+  g_clear_pointer (&w, g_free);
+
+  /* 3 waves of spherical (ANSI 12, unit RMS: √5 (6ρ⁴ − 6ρ² + 1), slope 12√5
+   * at the rim): 2π · 3 · 12√5 · 0.5/60.15 = 4.20 rad per pupil pixel */
+  g_object_set (mask, "zernike-indices", g_variant_new_fixed_array (G_VARIANT_TYPE_DOUBLE, &index, 1, sizeof (double)),
+                "zernike-coefficients", g_variant_new_fixed_array (G_VARIANT_TYPE_DOUBLE, &three, 1, sizeof (double)),
+                NULL);
+  w = warnings_of (spherical, 1);
+  g_assert_cmpstr (w, ==, "elements[1]: the Zernike phase changes by 4.2 rad between neighbouring pupil pixels, more "
+                          "than π: the grid cannot sample it (the PSF wraps around); use grid.spacing ≤ 0.3399 µm on this "
+                          "512² grid");
+  g_clear_pointer (&w, g_free);
+  /* 2 waves: 2.80 rad, sampled */
+  g_object_set (mask, "zernike-coefficients", g_variant_new_fixed_array (G_VARIANT_TYPE_DOUBLE, &two, 1, sizeof (double)),
+                NULL);
+  w = warnings_of (spherical, 0);
+  g_clear_pointer (&w, g_free);
+
+  /* a microscope's pupil pixel is f_tube·λ/(n·N·s) = 8.33 µm on 48² of
+   * 0.1 µm: 7.22 pixels in radius; the grid's side is what changes it */
+  airy_system_set_shape (scope, 48, 48);
+  w = warnings_of (scope, 1);
+  g_assert_cmpstr (w, ==, "microscope: the objective pupil is only 7.22 pupil pixels in radius (f·NA/n = 60.15 µm, "
+                          "pupil pixels of 8.333 µm): at least 8 are needed to sample it; use grid.shape ≥ 54²");
+  g_clear_pointer (&w, g_free);
+  airy_system_set_shape (scope, 54, 54);
+  w = warnings_of (scope, 0);
+}
+
 /* ---- parameters declared once (issue 15) ---- */
 
 /* Every element class's parameters get their ids from the install call:
@@ -784,6 +870,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/run/channels-budget", test_channels_budget);
   g_test_add_func ("/engine/system/channels-json", test_channels_json);
   g_test_add_func ("/engine/system/warnings", test_warnings);
+  g_test_add_func ("/engine/system/sampling-warnings", test_sampling_warnings);
   g_test_add_func ("/engine/system/full-json", test_full_json);
   g_test_add_func ("/engine/params/ids", test_param_ids);
   g_test_add_func ("/engine/params/relevant", test_param_relevant);

@@ -257,7 +257,7 @@ test_zernike (void)
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(AiryBenchPanel) panel = NULL;
   AiryElement *mask;
-  GtkWidget *table, *add = NULL, *child;
+  GtkWidget *table, *add;
   const double *idx;
   double lo, hi, decl_lo, decl_hi;
   gsize n;
@@ -275,10 +275,7 @@ test_zernike (void)
 
   /* "Add term": the next index, in a new row */
   table = airy_bench_panel_get_editor (panel, "elements[1].zernike-indices");
-  for (child = gtk_widget_get_first_child (gtk_widget_get_first_child (table)); child;
-       child = gtk_widget_get_next_sibling (child))
-    if (GTK_IS_BUTTON (child))
-      add = child;
+  add = test_find_widget (table, GTK_TYPE_BUTTON, "Add term");
   g_assert_nonnull (add);
   g_signal_emit_by_name (add, "clicked");
   drain ();

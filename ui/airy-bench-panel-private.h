@@ -19,10 +19,12 @@ struct _AiryBenchPanel
   GtkWidget  *mode;
   GtkWidget  *system_grid;
   GtkWidget  *derived_label;
+  /* the messages: not in the form, so that a warning or an error that
+   * comes or goes never moves a field (the window puts them below it) */
+  GtkWidget  *messages;
   GtkWidget  *warnings_label;
   GtkWidget  *error_label;
   GtkWidget  *microscope_frame;
-  GtkWidget  *microscope_error;
   GtkWidget  *microscope_grid;
   GtkWidget  *sample_grid;
   GtkWidget  *elements_frame;
@@ -30,11 +32,9 @@ struct _AiryBenchPanel
   GtkWidget  *elements_box;
   GtkWidget  *add_button;
   GtkWidget  *sensor_frame;
-  GtkWidget  *sensor_error;
   GtkWidget  *sensor_grid;
 
   GHashTable *editors;       /* path → widget (borrowed) */
-  GHashTable *row_errors;    /* element path → error label */
   GPtrArray  *marked;        /* widgets with the error class */
   char       *error;
   char       *last_edit;     /* the path of the field edited last */

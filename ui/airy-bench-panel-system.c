@@ -243,8 +243,6 @@ _airy_bench_panel_build_microscope (AiryBenchPanel *self)
   _airy_bench_panel_add_editors (self, GTK_GRID (self->microscope_grid), airy_system_get_objective (self->system),
                                  "microscope");
   _airy_bench_panel_add_param (self, GTK_GRID (self->microscope_grid), G_OBJECT (self->system), "f-tube", NULL, NULL);
-  g_hash_table_replace (self->row_errors, g_strdup ("microscope"), self->microscope_error);
-  g_hash_table_replace (self->row_errors, g_strdup ("sample"), self->microscope_error);
   sample_rows (self);
 }
 

@@ -23,7 +23,8 @@ static guint signals[N_SIGNALS];
 enum { PROP_0, PROP_BACKEND, PROP_THREADS, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
-static void rebuild (AiryBenchPanel *self);
+static void rebuild       (AiryBenchPanel *self);
+static void show_messages (AiryBenchPanel *self);
 
 void
 _airy_bench_panel_changed (AiryBenchPanel *self)
@@ -234,18 +235,6 @@ editor_grid (void)
   return grid;
 }
 
-static GtkWidget *
-error_label_new (void)
-{
-  GtkWidget *label = gtk_label_new ("");
-
-  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_widget_add_css_class (label, "airy-error");
-  gtk_widget_set_visible (label, FALSE);
-  return label;
-}
-
 /* ---- element rows ---- */
 
 static void
@@ -321,7 +310,6 @@ element_row (AiryBenchPanel *self, AiryElement *e, guint index, gboolean movable
   GtkWidget *title = gtk_label_new (_(klass->title));
   GtkWidget *body = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
   GtkWidget *grid = editor_grid ();
-  GtkWidget *err = error_label_new ();
   GtkDragSource *drag = gtk_drag_source_new ();
   GtkDropTarget *drop = gtk_drop_target_new (G_TYPE_UINT, GDK_ACTION_MOVE);
   const char *buttons[3][2] = { { "go-up-symbolic", N_("Move up") }, { "go-down-symbolic", N_("Move down") },
@@ -349,10 +337,8 @@ element_row (AiryBenchPanel *self, AiryElement *e, guint index, gboolean movable
     }
   gtk_expander_set_label_widget (GTK_EXPANDER (expander), header);
   _airy_bench_panel_add_editors (self, GTK_GRID (grid), e, prefix);
-  gtk_box_append (GTK_BOX (body), err);
   gtk_box_append (GTK_BOX (body), grid);
   gtk_expander_set_child (GTK_EXPANDER (expander), body);
-  g_hash_table_replace (self->row_errors, g_strdup (prefix), err);
   _airy_bench_panel_register (self, prefix, expander);
   /* which element the row shows, to keep it open over a rebuild */
   g_object_set_data (G_OBJECT (expander), "element", e);
@@ -505,7 +491,6 @@ rebuild (AiryBenchPanel *self)
       }
   self->building = TRUE;
   g_hash_table_remove_all (self->editors);
-  g_hash_table_remove_all (self->row_errors);
   g_ptr_array_set_size (self->marked, 0);
   _airy_bench_panel_clear (self->system_grid);
   _airy_bench_panel_clear (self->microscope_grid);
@@ -527,6 +512,7 @@ rebuild (AiryBenchPanel *self)
   _airy_bench_panel_build_system (self);
   gtk_widget_set_visible (self->warnings_label, FALSE);
   gtk_widget_set_visible (self->error_label, FALSE);
+  show_messages (self);
   _airy_bench_panel_build_microscope (self);
 
   {
@@ -554,7 +540,6 @@ rebuild (AiryBenchPanel *self)
   if (airy_system_get_sensor (self->system))
     {
       _airy_bench_panel_add_editors (self, GTK_GRID (self->sensor_grid), airy_system_get_sensor (self->system), "sensor");
-      g_hash_table_replace (self->row_errors, g_strdup ("sensor"), self->sensor_error);
     }
   _airy_bench_panel_update_derived (self);
   self->building = FALSE;
@@ -598,21 +583,25 @@ mentions (const char *message,
   return FALSE;
 }
 
+/* the messages' box only while it has something to say */
+static void
+show_messages (AiryBenchPanel *self)
+{
+  gtk_widget_set_visible (self->messages, gtk_widget_get_visible (self->warnings_label)
+                                          || gtk_widget_get_visible (self->error_label));
+}
+
 void
 airy_bench_panel_show_error (AiryBenchPanel *self,
                              const char     *message)
 {
-  GHashTableIter iter;
-  gpointer key, value;
   guint i;
 
   for (i = 0; i < self->marked->len; i++)
     gtk_widget_remove_css_class (g_ptr_array_index (self->marked, i), "error");
   g_ptr_array_set_size (self->marked, 0);
-  g_hash_table_iter_init (&iter, self->row_errors);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    gtk_widget_set_visible (value, FALSE);
   gtk_widget_set_visible (self->error_label, FALSE);
+  show_messages (self);
   if (message != self->error)
     {
       g_free (self->error);
@@ -622,21 +611,22 @@ airy_bench_panel_show_error (AiryBenchPanel *self,
     return;
 
   {
-    /* "elements[1].na: …" → mark that editor and tell its row */
+    /* "elements[1].na: …" → mark that editor (or its row) and open its row */
     const char *colon = strstr (message, ": ");
     g_autofree char *path = colon ? g_strndup (message, colon - message) : NULL;
-    GtkWidget *editor = NULL, *row_label = NULL;
+    GtkWidget *editor = NULL, *expander = NULL;
 
+    /* the longest part of the path with an editor; its row (an element's
+     * expander, registered under "elements[i]") */
     while (path && *path)
       {
+        GtkWidget *w = g_hash_table_lookup (self->editors, path);
         char *cut;
 
         if (editor == NULL)
-          editor = g_hash_table_lookup (self->editors, path);
-        if (row_label == NULL)
-          row_label = g_hash_table_lookup (self->row_errors, path);
-        if (editor && row_label)
-          break;
+          editor = w;
+        if (expander == NULL && GTK_IS_EXPANDER (w))
+          expander = w;
         cut = MAX (strrchr (path, '.'), strrchr (path, '['));
         if (cut == NULL)
           break;
@@ -652,21 +642,13 @@ airy_bench_panel_show_error (AiryBenchPanel *self,
         gtk_widget_add_css_class (editor, "error");
         g_ptr_array_add (self->marked, editor);
       }
-    if (row_label)
-      {
-        GtkWidget *expander = gtk_widget_get_ancestor (row_label, GTK_TYPE_EXPANDER);
-
-        gtk_label_set_text (GTK_LABEL (row_label), message);
-        gtk_widget_set_visible (row_label, TRUE);
-        if (expander)
-          gtk_expander_set_expanded (GTK_EXPANDER (expander), TRUE);
-      }
-    else
-      {
-        gtk_label_set_text (GTK_LABEL (self->error_label), message);
-        gtk_widget_set_visible (self->error_label, TRUE);
-      }
+    if (expander)
+      gtk_expander_set_expanded (GTK_EXPANDER (expander), TRUE);
+    /* the message below the form, where it moves no field */
+    gtk_label_set_text (GTK_LABEL (self->error_label), message);
+    gtk_widget_set_visible (self->error_label, TRUE);
   }
+  show_messages (self);
 }
 
 const char *
@@ -692,6 +674,7 @@ airy_bench_panel_set_warnings (AiryBenchPanel *self,
     g_string_append_printf (s, "%s⚠ %s", i ? "\n" : "", (char *) g_ptr_array_index (warnings, i));
   gtk_label_set_text (GTK_LABEL (self->warnings_label), s->str);
   gtk_widget_set_visible (self->warnings_label, s->len > 0);
+  show_messages (self);
   if (self->system)
     _airy_bench_panel_update_derived (self);
 }
@@ -812,6 +795,7 @@ static void
 airy_bench_panel_dispose (GObject *object)
 {
   stop_keeping_scroll (AIRY_BENCH_PANEL (object));
+  g_clear_object (&AIRY_BENCH_PANEL (object)->messages);
   gtk_widget_dispose_template (GTK_WIDGET (object), AIRY_TYPE_BENCH_PANEL);
   G_OBJECT_CLASS (airy_bench_panel_parent_class)->dispose (object);
 }
@@ -823,7 +807,6 @@ airy_bench_panel_finalize (GObject *object)
 
   g_clear_object (&self->system);
   g_hash_table_unref (self->editors);
-  g_hash_table_unref (self->row_errors);
   g_ptr_array_unref (self->marked);
   g_ptr_array_unref (self->device_checks);
   g_array_unref (self->devices);
@@ -831,6 +814,45 @@ airy_bench_panel_finalize (GObject *object)
   g_free (self->last_edit);
   g_free (self->backend);
   G_OBJECT_CLASS (airy_bench_panel_parent_class)->finalize (object);
+}
+
+/* warnings above, the error below, both wrapped; the box shows only what
+ * there is */
+static GtkWidget *
+message_label (const char *style)
+{
+  GtkWidget *label = gtk_label_new ("");
+
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  gtk_widget_add_css_class (label, style);
+  gtk_widget_set_visible (label, FALSE);
+  return label;
+}
+
+static void
+messages_new (AiryBenchPanel *self)
+{
+  self->messages = g_object_ref_sink (gtk_box_new (GTK_ORIENTATION_VERTICAL, 4));
+  gtk_widget_add_css_class (self->messages, "airy-messages");
+  gtk_widget_set_margin_start (self->messages, 8);
+  gtk_widget_set_margin_end (self->messages, 8);
+  gtk_widget_set_margin_top (self->messages, 4);
+  gtk_widget_set_margin_bottom (self->messages, 6);
+  self->warnings_label = message_label ("airy-warning");
+  self->error_label = message_label ("airy-error");
+  gtk_box_append (GTK_BOX (self->messages), self->warnings_label);
+  gtk_box_append (GTK_BOX (self->messages), self->error_label);
+  gtk_widget_set_visible (self->messages, FALSE);
+}
+
+GtkWidget *
+airy_bench_panel_get_messages (AiryBenchPanel *self)
+{
+  g_return_val_if_fail (AIRY_IS_BENCH_PANEL (self), NULL);
+
+  return self->messages;
 }
 
 static void
@@ -862,10 +884,7 @@ airy_bench_panel_class_init (AiryBenchPanelClass *klass)
   gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, mode);
   gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, system_grid);
   gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, derived_label);
-  gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, warnings_label);
-  gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, error_label);
   gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, microscope_frame);
-  gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, microscope_error);
   gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, microscope_grid);
   gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, sample_grid);
   gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, elements_frame);
@@ -873,7 +892,6 @@ airy_bench_panel_class_init (AiryBenchPanelClass *klass)
   gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, elements_box);
   gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, add_button);
   gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, sensor_frame);
-  gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, sensor_error);
   gtk_widget_class_bind_template_child (widget_class, AiryBenchPanel, sensor_grid);
 }
 
@@ -884,11 +902,11 @@ airy_bench_panel_init (AiryBenchPanel *self)
   g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
 
   self->editors = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  self->row_errors = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->marked = g_ptr_array_new ();
   self->devices = g_array_new (FALSE, FALSE, sizeof (guint));
   self->device_checks = g_ptr_array_new ();
   self->backend = g_strdup ("cpu");
+  messages_new (self);
   self->building = TRUE;
   gtk_widget_init_template (GTK_WIDGET (self));
   self->building = FALSE;

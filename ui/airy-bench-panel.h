@@ -26,8 +26,9 @@ AirySystem *airy_bench_panel_get_system   (AiryBenchPanel *self);
  * errors. */
 GtkWidget  *airy_bench_panel_get_editor   (AiryBenchPanel *self,
                                            const char     *path);
-/* Marks the field the message names (its path before ": ") and shows the
- * message beside it; NULL clears. */
+/* Marks the field the message names (its path before ": "), opens its row
+ * and shows the message in the messages (airy_bench_panel_get_messages);
+ * NULL clears. */
 void        airy_bench_panel_show_error   (AiryBenchPanel *self,
                                            const char     *message);
 const char *airy_bench_panel_get_error    (AiryBenchPanel *self);
@@ -37,6 +38,10 @@ const char *airy_bench_panel_get_error    (AiryBenchPanel *self);
 const char *airy_bench_panel_get_last_edit (AiryBenchPanel *self);
 void        airy_bench_panel_set_warnings (AiryBenchPanel *self,
                                            GPtrArray      *warnings);
+/* The warnings and the error, outside the panel's form so that a message
+ * that comes or goes moves no field: the window shows it below the panel's
+ * scrolled form. */
+GtkWidget  *airy_bench_panel_get_messages (AiryBenchPanel *self);
 /* Run settings chosen in the panel. */
 const char *airy_bench_panel_get_backend  (AiryBenchPanel *self);
 guint       airy_bench_panel_get_threads  (AiryBenchPanel *self);

@@ -399,6 +399,7 @@ _airy_stack_view_render (GtkGLArea *area, GdkGLContext *context)
         }
       glBindVertexArray (0);
       glUseProgram (0);
+      self->drawn_serial = self->resident_serial;
     }
 
   if (self->want_readback)

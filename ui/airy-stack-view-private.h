@@ -81,6 +81,11 @@ struct _AiryStackView
   GLuint        comp_lut[AIRY_STACK_VIEW_MAX_CHANNELS];
   gboolean      comp_dirty;     /* every channel's textures and ramps */
 
+  /* which resident the last frame drew: set_resident counts, render
+   * takes the count (what "the first frame of a result" means) */
+  guint         resident_serial;
+  guint         drawn_serial;
+
   gboolean      want_readback;
   guint8       *readback;
   int           readback_w, readback_h;

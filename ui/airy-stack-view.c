@@ -376,6 +376,7 @@ airy_stack_view_set_resident (AiryStackView *self,
 
   self->resident = resident;
   self->stack = stack;
+  self->resident_serial++;
   airy_resident_unref (old);
   if (self->n_composite > 0)
     airy_stack_view_set_composite (self, 0, NULL, NULL, NULL, NULL);
@@ -415,6 +416,14 @@ AiryResident *
 airy_stack_view_get_resident (AiryStackView *self)
 {
   return self->resident;
+}
+
+gboolean
+airy_stack_view_drew_resident (AiryStackView *self)
+{
+  g_return_val_if_fail (AIRY_IS_STACK_VIEW (self), FALSE);
+
+  return self->stack != NULL && self->drawn_serial == self->resident_serial;
 }
 
 const char *

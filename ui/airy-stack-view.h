@@ -43,6 +43,9 @@ void               airy_stack_view_set_stack      (AiryStackView     *self,
 void               airy_stack_view_set_resident   (AiryStackView     *self,
                                                    AiryResident      *resident);
 AiryResident      *airy_stack_view_get_resident   (AiryStackView     *self);
+/* Whether the last frame drew the current resident's pixels (after it was
+ * set, a render on the GL area showed it). */
+gboolean           airy_stack_view_drew_resident  (AiryStackView     *self);
 /* Geometry and voxel size; data is NULL when the values are on a GPU. */
 AiryStack         *airy_stack_view_get_stack      (AiryStackView     *self);
 /* How the last slice reached GL ("slices: copied on GPU 0 (CUDA–GL

@@ -63,6 +63,14 @@ struct _AiryStackViewer
   /* a file without a voxel size shows pixels; Properties… sets one, kept
    * for the file's other channels and time points */
   gboolean             uncalibrated;
+  /* the first look framed a run's first plane (a partial resident): the
+   * full stack frames again */
+  gboolean             fit_after_partial;
+  /* Go to Best Focus (airy-stack-viewer-focus.c): the criterion, what the
+   * last search found, for which resident */
+  GtkWidget           *focus_criterion;
+  GtkWidget           *focus_label;
+  gconstpointer        focus_for;
   double               user_dx, user_dy, user_dz;
   GtkWidget           *calibration;
   /* comparison: the result (current), a pinned reference, and how they are
@@ -147,5 +155,11 @@ gboolean  _airy_stack_viewer_on_channel_output   (GtkSpinButton         *spin,
 void      _airy_stack_viewer_action_file         (GSimpleAction         *action,
                                                   GVariant              *param,
                                                   gpointer               data);
+
+/* airy-stack-viewer-focus.c: the Best Focus button, its criterion and the
+ * key G, added to the bar beside the z slider */
+void      _airy_stack_viewer_add_focus           (AiryStackViewer       *self,
+                                                  GActionMap            *actions,
+                                                  GtkWidget             *bar);
 
 G_END_DECLS

@@ -28,7 +28,12 @@ _airy_stack_viewer_update_readout (AiryStackViewer *self, guint x, guint y)
       return;
     }
   g_free (self->readout_text);
-  if (self->uncalibrated)
+  if (isnan (v))
+    /* a plane of a run's stack not computed yet (a partial resident) */
+    self->readout_text = g_strdup_printf (_("x %+.4f µm  y %+.4f µm  z %+.4f µm  not computed yet"),
+                                          airy_pixel_to_um (x, s->width, s->dx),
+                                          airy_pixel_to_um (y, s->height, s->dy), airy_stack_get_z (s, z));
+  else if (self->uncalibrated)
     self->readout_text = g_strdup_printf (_("x %u px  y %u px  z %u  value %.6g"), x, y, z, v);
   else
     self->readout_text = g_strdup_printf (_("x %+.4f µm  y %+.4f µm  z %+.4f µm  value %.6g"),
@@ -189,7 +194,13 @@ _airy_stack_viewer_update_plots (AiryStackViewer *self)
       else
         airy_plot_set_reference (self->line_plot, NULL, 0, 0, 0, 0);
     }
-  if (s->depth > 1)
+  if (s->depth > 1 && airy_resident_is_partial (airy_stack_view_get_resident (self->view), NULL))
+    {
+      /* one plane known so far: no axial profile yet */
+      airy_plot_set_data (self->axial_plot, NULL, 0, s->z0, 1.0, 0, FALSE);
+      airy_plot_set_reference (self->axial_plot, NULL, 0, 0, 0, 0);
+    }
+  else if (s->depth > 1)
     {
       /* the axial profile: one value per plane, wherever the planes are */
       g_autofree float *axial = g_new (float, s->depth);

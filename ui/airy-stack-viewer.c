@@ -160,7 +160,16 @@ _airy_stack_viewer_on_view_changed (AiryStackView *view, AiryStackViewer *self)
                                                                      airy_stack_get_z (s, z));
       guint64 counts[AIRY_HISTOGRAM_BINS];
       AirySliceStats stats = { 0.0f, 1.0f, AIRY_HISTOGRAM_BINS, counts };
+      guint known;
 
+      if (airy_resident_is_partial (airy_stack_view_get_resident (view), &known))
+        {
+          /* a run's first plane: the others are still being computed */
+          char *more = g_strdup_printf (_("%s · computing (plane %u known)"), label, known + 1);
+
+          g_free (label);
+          label = more;
+        }
       gtk_label_set_text (GTK_LABEL (self->z_label), label);
       /* the histogram of the shown slice, computed where its values are */
       slice_stats (self, NULL, &stats);
@@ -190,6 +199,8 @@ _airy_stack_viewer_show_resident (AiryStackViewer *self,
 {
   gboolean first = airy_stack_view_get_stack (self->view) == NULL;
   const AiryStack *stack = resident ? airy_resident_get_stack (resident) : NULL;
+  /* the first look framed a run's first plane: the full stack frames again */
+  gboolean refit = self->fit_after_partial && resident && !airy_resident_is_partial (resident, NULL);
 
   airy_stack_view_set_resident (self->view, resident);
   if (stack)
@@ -201,10 +212,11 @@ _airy_stack_viewer_show_resident (AiryStackViewer *self,
         {
           airy_stack_view_set_cursor (self->view, stack->width / 2, stack->height / 2);
           airy_stack_view_set_z (self->view, stack->depth / 2);
-          /* the first look frames the PSF, not its empty field */
-          if (airy_stack_view_get_fit (self->view))
-            airy_stack_view_fit_psf (self->view);
         }
+      /* the first look frames the PSF, not its empty field */
+      if ((first || refit) && airy_stack_view_get_fit (self->view))
+        airy_stack_view_fit_psf (self->view);
+      self->fit_after_partial = (first || self->fit_after_partial) && airy_resident_is_partial (resident, NULL);
       set_limit_range (self);
       if (first || gtk_check_button_get_active (GTK_CHECK_BUTTON (self->auto_on)))
         airy_stack_viewer_auto_contrast (self, gtk_drop_down_get_selected (GTK_DROP_DOWN (self->auto_mode)));
@@ -419,6 +431,7 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_widget_add_css_class (self->calibration, "flat");
   gtk_widget_set_visible (self->calibration, FALSE);
   gtk_box_append (GTK_BOX (bottom), self->calibration);
+  _airy_stack_viewer_add_focus (self, G_ACTION_MAP (group), bottom);
 
   gtk_box_append (GTK_BOX (self), toolbar);
   gtk_box_append (GTK_BOX (self), self->message_revealer);

@@ -5,6 +5,7 @@
 #include "airy-stack.h"
 #include "airy-stack-view.h"
 #include "airy-plot.h"
+#include "airy-focus.h"
 
 G_BEGIN_DECLS
 
@@ -147,5 +148,12 @@ guint8        *airy_stack_viewer_render_view      (AiryStackViewer *self,
                                                    gboolean         bar,
                                                    guint           *width,
                                                    guint           *height);
+
+/* Go to Best Focus: shows the plane best by the criterion (airy-focus.h)
+ * and names it beside the button; FALSE with the message for a stack still
+ * being computed or none. */
+gboolean       airy_stack_viewer_go_to_best_focus (AiryStackViewer    *self,
+                                                   AiryFocusCriterion  criterion,
+                                                   GError            **error);
 
 G_END_DECLS

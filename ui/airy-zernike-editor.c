@@ -7,6 +7,7 @@
 
 #include "airy-zernike-editor.h"
 #include "airy-param-editor.h"
+#include "airy-physics.h"
 
 struct _AiryZernikeEditor
 {
@@ -19,7 +20,12 @@ struct _AiryZernikeEditor
   GtkWidget   *rows;
   GPtrArray   *index_spins;
   GPtrArray   *coef_spins;
+  GPtrArray   *names;        /* the name label of each row */
+  GtkWidget   *named;        /* "Add Named Term" and its popover */
+  GtkWidget   *named_box;
+  int          focus_row;    /* its coefficient gets the focus after a rebuild; -1: none */
   gulong       notify_ids[2];
+  gulong       indexing_id;
   guint        rebuild_id;
   gboolean     storing;
 };
@@ -35,6 +41,101 @@ static GParamSpec *
 array_spec (AiryZernikeEditor *self, guint which)
 {
   return g_object_class_find_property (G_OBJECT_GET_CLASS (self->mask), arrays[which]);
+}
+
+/* The terms a microscopist names, by radial order n and azimuthal order
+ * m: m > 0 is cos(mθ), m < 0 sin(|m|θ), θ from +x (airy_zernike). */
+static const struct { int n, m; const char *name; } named_terms[] = {
+  /* the menu's two columns, row by row: pairs side by side */
+  { 2, 0, N_("defocus") },
+  { 4, 0, N_("spherical") },
+  { 2, 2, N_("astigmatism 0°") },
+  { 2, -2, N_("astigmatism 45°") },
+  { 3, 1, N_("coma x") },
+  { 3, -1, N_("coma y") },
+  { 3, 3, N_("trefoil x") },
+  { 3, -3, N_("trefoil y") },
+  { 4, 2, N_("secondary astigmatism 0°") },
+  { 4, -2, N_("secondary astigmatism 45°") },
+  { 4, 4, N_("tetrafoil 0°") },
+  { 4, -4, N_("tetrafoil 45°") },
+  { 5, 1, N_("secondary coma x") },
+  { 5, -1, N_("secondary coma y") },
+  { 1, 1, N_("tilt x") },
+  { 1, -1, N_("tilt y") },
+  { 6, 0, N_("secondary spherical") },
+  /* named, not offered: it changes nothing one sees */
+  { 0, 0, N_("piston") },
+};
+
+/* the mask counts its terms Noll's way (its "zernike-indexing" is "noll") */
+static gboolean
+noll (AiryZernikeEditor *self)
+{
+  GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (self->mask), "zernike-indexing");
+  GEnumValue *v = g_enum_get_value (G_PARAM_SPEC_ENUM (pspec)->enum_class,
+                                    airy_element_get_enum (self->mask, "zernike-indexing"));
+
+  return v != NULL && g_str_equal (v->value_nick, "noll");
+}
+
+/* the index of (n, m) in the mask's indexing: ANSI (n(n+2) + m)/2, Noll by
+ * its table; -1 beyond the declared range */
+static int
+index_of (AiryZernikeEditor *self, int n, int m)
+{
+  double lo = 0, hi = 230;
+  int j, nn, mm;
+
+  airy_param_spec_get_item_range (g_object_class_find_property (G_OBJECT_GET_CLASS (self->mask), "zernike-indices"),
+                                  &lo, &hi);
+  if (!noll (self))
+    return (n * (n + 2) + m) / 2 <= hi ? (n * (n + 2) + m) / 2 : -1;
+  for (j = 1; j <= (int) hi + 1; j++)
+    {
+      airy_zernike_noll_to_nm (j, &nn, &mm);
+      if (nn == n && mm == m)
+        return j;
+    }
+  return -1;
+}
+
+const char *
+airy_zernike_name (int n, int m)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (named_terms); i++)
+    if (named_terms[i].n == n && named_terms[i].m == m)
+      return _(named_terms[i].name);
+  return NULL;
+}
+
+/* "spherical", or "n 5, m −3" for a term without a name */
+static char *
+row_name (AiryZernikeEditor *self, double index)
+{
+  int n, m;
+  const char *name;
+
+  if (index < (noll (self) ? 1 : 0))
+    return g_strdup ("");
+  if (noll (self))
+    airy_zernike_noll_to_nm ((int) index, &n, &m);
+  else
+    airy_zernike_ansi_to_nm ((int) index, &n, &m);
+  name = airy_zernike_name (n, m);
+  /* TRANSLATORS: a Zernike term without a name: its radial and azimuthal orders */
+  return name ? g_strdup (name) : g_strdup_printf (_("n %d, m %d"), n, m);
+}
+
+static void
+update_name (AiryZernikeEditor *self, guint row)
+{
+  g_autofree char *name = row_name (self, gtk_spin_button_get_value (g_ptr_array_index (self->index_spins, row)));
+
+  gtk_label_set_text (g_ptr_array_index (self->names, row), name);
+  gtk_widget_set_tooltip_text (g_ptr_array_index (self->names, row), name);
 }
 
 static GVariant *
@@ -63,6 +164,10 @@ store (AiryZernikeEditor *self)
 static void
 on_value (GtkSpinButton *spin, AiryZernikeEditor *self)
 {
+  guint row;
+
+  if (g_ptr_array_find (self->index_spins, spin, &row) && row < self->names->len)
+    update_name (self, row);
   if (self->storing)
     return;
   store (self);
@@ -121,6 +226,96 @@ on_add (GtkButton *button, AiryZernikeEditor *self)
   set_terms (self, ni, ncoef, n + 1);
 }
 
+/* A named term: added with coefficient 0, or found where it is; either way
+ * its coefficient field gets the focus, for the value to be typed. */
+static void rebuild (AiryZernikeEditor *self);
+
+static void
+on_named (GtkButton *button, AiryZernikeEditor *self)
+{
+  guint which = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (button), "term"));
+  int j = index_of (self, named_terms[which].n, named_terms[which].m);
+  gsize n = 0, nc = 0, i;
+  const double *idx = airy_element_get_doubles (self->mask, arrays[0], &n);
+  const double *coef = airy_element_get_doubles (self->mask, arrays[1], &nc);
+  g_autofree double *ni = g_new0 (double, n + 1);
+  g_autofree double *ncoef = g_new0 (double, n + 1);
+
+  if (j < 0)
+    return;
+  /* the focus goes to the coefficient once the menu is closed (closing it
+   * gives the focus back to its button) */
+  for (i = 0; i < n; i++)
+    if (idx[i] == j && i < self->coef_spins->len)
+      {
+        self->focus_row = (int) i;
+        gtk_menu_button_popdown (GTK_MENU_BUTTON (self->named));
+        return;
+      }
+  if (n)
+    memcpy (ni, idx, n * sizeof (double));
+  if (nc)
+    memcpy (ncoef, coef, MIN (n, nc) * sizeof (double));
+  ni[n] = j;
+  self->focus_row = (int) n;
+  set_terms (self, ni, ncoef, n + 1);
+  /* the row now, not later: this button is not one of the rows */
+  if (self->rebuild_id)
+    {
+      g_clear_handle_id (&self->rebuild_id, g_source_remove);
+      rebuild (self);
+    }
+  gtk_menu_button_popdown (GTK_MENU_BUTTON (self->named));
+}
+
+static void
+on_named_closed (GtkPopover *popover, AiryZernikeEditor *self)
+{
+  if (self->focus_row >= 0 && (guint) self->focus_row < self->coef_spins->len)
+    gtk_widget_grab_focus (g_ptr_array_index (self->coef_spins, self->focus_row));
+  self->focus_row = -1;
+}
+
+/* the popover's list: each named term with its index in the mask's
+ * indexing, which it follows */
+static void
+fill_named (AiryZernikeEditor *self)
+{
+  GtkWidget *child;
+  guint i, k;
+
+  while ((child = gtk_widget_get_first_child (self->named_box)))
+    gtk_grid_remove (GTK_GRID (self->named_box), child);
+  for (i = 0, k = 0; i < G_N_ELEMENTS (named_terms); i++)
+    {
+      int j = index_of (self, named_terms[i].n, named_terms[i].m);
+      g_autofree char *text = NULL;
+      GtkWidget *item;
+
+      if (j < 0 || (named_terms[i].n == 0))
+        continue;
+      /* TRANSLATORS: a Zernike term and its index: "spherical (ANSI 12)" */
+      text = g_strdup_printf (_("%s (%s %d)"), _(named_terms[i].name), noll (self) ? "Noll" : "ANSI", j);
+      item = gtk_button_new_with_label (text);
+      gtk_widget_add_css_class (item, "flat");
+      gtk_label_set_xalign (GTK_LABEL (gtk_button_get_child (GTK_BUTTON (item))), 0);
+      g_object_set_data (G_OBJECT (item), "term", GUINT_TO_POINTER (i));
+      g_signal_connect (item, "clicked", G_CALLBACK (on_named), self);
+      gtk_grid_attach (GTK_GRID (self->named_box), item, k % 2, k / 2, 1, 1);
+      k++;
+    }
+}
+
+static void
+on_indexing (GObject *mask, GParamSpec *pspec, AiryZernikeEditor *self)
+{
+  guint i;
+
+  fill_named (self);
+  for (i = 0; i < self->names->len; i++)
+    update_name (self, i);
+}
+
 static void
 on_remove (GtkButton *button, AiryZernikeEditor *self)
 {
@@ -158,7 +353,7 @@ spin_for (AiryZernikeEditor *self, guint which, guint row, double value)
   gtk_spin_button_set_digits (GTK_SPIN_BUTTON (spin), integer ? 0 : 4);
   /* an unbounded range would make it as wide as 1.8e308 */
   if (hi >= G_MAXDOUBLE)
-    gtk_editable_set_width_chars (GTK_EDITABLE (spin), 9);
+    gtk_editable_set_width_chars (GTK_EDITABLE (spin), 7);
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), value);
   if (which == 0)
     g_signal_connect (spin, "input", G_CALLBACK (on_index_input), self);
@@ -183,6 +378,7 @@ rebuild (AiryZernikeEditor *self)
   g_hash_table_foreach_remove (self->editors, has_prefix, coefficients);
   g_ptr_array_set_size (self->index_spins, 0);
   g_ptr_array_set_size (self->coef_spins, 0);
+  g_ptr_array_set_size (self->names, 0);
   while ((child = gtk_widget_get_first_child (self->rows)))
     gtk_box_remove (GTK_BOX (self->rows), child);
   self->storing = TRUE;
@@ -190,8 +386,19 @@ rebuild (AiryZernikeEditor *self)
     {
       GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 4);
       GtkWidget *cs, *rm = gtk_button_new_from_icon_name ("list-remove-symbolic");
+      GtkWidget *name = gtk_label_new ("");
 
       gtk_box_append (GTK_BOX (row), spin_for (self, 0, i, idx[i]));
+      /* the term's name beside its index, as wide for every row and narrow
+       * enough for the panel (the whole name in its tooltip) */
+      gtk_label_set_xalign (GTK_LABEL (name), 0);
+      gtk_label_set_width_chars (GTK_LABEL (name), 8);
+      gtk_label_set_max_width_chars (GTK_LABEL (name), 9);
+      gtk_label_set_ellipsize (GTK_LABEL (name), PANGO_ELLIPSIZE_END);
+      gtk_widget_add_css_class (name, "dim-label");
+      g_ptr_array_add (self->names, name);
+      update_name (self, i);
+      gtk_box_append (GTK_BOX (row), name);
       cs = spin_for (self, 1, i, i < nc ? coef[i] : 0.0);
       gtk_widget_set_hexpand (cs, TRUE);
       gtk_box_append (GTK_BOX (row), cs);
@@ -244,7 +451,7 @@ airy_zernike_editor_new (AiryElement *mask,
                          GHashTable  *editors)
 {
   AiryZernikeEditor *self;
-  GtkWidget *add;
+  GtkWidget *add, *buttons, *hint;
   guint k;
 
   g_return_val_if_fail (AIRY_IS_ELEMENT (mask), NULL);
@@ -256,9 +463,37 @@ airy_zernike_editor_new (AiryElement *mask,
   self->rows = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
   add = gtk_button_new_with_label (_("Add term"));
   g_signal_connect (add, "clicked", G_CALLBACK (on_add), self);
-  gtk_box_append (GTK_BOX (self->box), gtk_label_new (_("Zernike terms (index, coefficient)")));
+  gtk_widget_set_tooltip_text (add, _("The next index"));
+  self->named = gtk_menu_button_new ();
+  gtk_menu_button_set_label (GTK_MENU_BUTTON (self->named), _("Add _Named Term"));
+  gtk_menu_button_set_use_underline (GTK_MENU_BUTTON (self->named), TRUE);
+  gtk_widget_set_tooltip_text (self->named, _("Defocus, astigmatism, coma, spherical …: the term is added and "
+                                              "its coefficient is ready to be typed"));
+  /* two columns: the pairs (x and y, 0° and 45°) side by side */
+  self->named_box = gtk_grid_new ();
+  {
+    GtkWidget *popover = gtk_popover_new ();
+
+    gtk_popover_set_child (GTK_POPOVER (popover), self->named_box);
+    gtk_menu_button_set_popover (GTK_MENU_BUTTON (self->named), popover);
+    g_signal_connect (popover, "closed", G_CALLBACK (on_named_closed), self);
+  }
+  buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 4);
+  gtk_box_append (GTK_BOX (buttons), add);
+  gtk_box_append (GTK_BOX (buttons), self->named);
+  hint = gtk_label_new (_("A positive coefficient c adds 2π·c·Z to the pupil's phase (c in waves). +defocus moves "
+                          "the focus to +z; +spherical puts the marginal rays' focus at +z and the paraxial rays' "
+                          "at −z, its best focus stays at z = 0 (the term is balanced)."));
+  gtk_label_set_wrap (GTK_LABEL (hint), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (hint), 0);
+  gtk_widget_add_css_class (hint, "dim-label");
+  gtk_widget_add_css_class (hint, "caption");
+  gtk_box_append (GTK_BOX (self->box), gtk_label_new (_("Zernike terms (index, name, coefficient)")));
   gtk_box_append (GTK_BOX (self->box), self->rows);
-  gtk_box_append (GTK_BOX (self->box), add);
+  gtk_box_append (GTK_BOX (self->box), buttons);
+  gtk_box_append (GTK_BOX (self->box), hint);
+  fill_named (self);
+  self->indexing_id = g_signal_connect (mask, "notify::zernike-indexing", G_CALLBACK (on_indexing), self);
   gtk_widget_set_parent (self->box, GTK_WIDGET (self));
   for (k = 0; k < G_N_ELEMENTS (arrays); k++)
     {
@@ -287,6 +522,8 @@ airy_zernike_editor_dispose (GObject *object)
   for (k = 0; k < G_N_ELEMENTS (self->notify_ids); k++)
     if (self->notify_ids[k])
       g_clear_signal_handler (&self->notify_ids[k], self->mask);
+  if (self->indexing_id)
+    g_clear_signal_handler (&self->indexing_id, self->mask);
   g_clear_handle_id (&self->rebuild_id, g_source_remove);
   g_clear_pointer (&self->box, gtk_widget_unparent);
   G_OBJECT_CLASS (airy_zernike_editor_parent_class)->dispose (object);
@@ -301,6 +538,7 @@ airy_zernike_editor_finalize (GObject *object)
   g_clear_pointer (&self->editors, g_hash_table_unref);
   g_ptr_array_unref (self->index_spins);
   g_ptr_array_unref (self->coef_spins);
+  g_ptr_array_unref (self->names);
   g_free (self->prefix);
   G_OBJECT_CLASS (airy_zernike_editor_parent_class)->finalize (object);
 }
@@ -324,4 +562,6 @@ airy_zernike_editor_init (AiryZernikeEditor *self)
 {
   self->index_spins = g_ptr_array_new ();
   self->coef_spins = g_ptr_array_new ();
+  self->names = g_ptr_array_new ();
+  self->focus_row = -1;
 }

@@ -104,6 +104,8 @@ typedef struct
   VolumeCache *volume;       /* may be NULL */
   gboolean     volume_fill;  /* this run computes the entry */
   gboolean     psf_sum;      /* Σ_z I first: SUM, or CONVOLVE with a sample constant in z */
+  AiryPsfShared *fused;      /* FUSED_PSF's shared part, made once per run (a
+                              * run with a preview executes three chunks) */
 } CpuRun;
 
 /* Padded forward transforms of intensity planes (or of their sum) since
@@ -192,6 +194,8 @@ cpu_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
   if (!_airy_run_state_alloc_outputs (state, error))
     return FALSE;
   run->psf_sum = sums_first (&run->stages, plan);
+  if (run->stages.fused)
+    run->fused = _airy_psf_shared_new (run->stages.fused, plan->z, plan->n_planes);
 
   if (run->stages.convolve)
     {
@@ -238,6 +242,7 @@ cpu_release (AiryBackend *backend, AiryRunState *state)
   if (run == NULL)
     return;
   volume_cache_unref (run->volume);
+  _airy_psf_shared_free (run->fused);
   /* also after a failed prepare: slots may not exist yet */
   for (i = 0; run->slots && i < state->n_slots; i++)
     {
@@ -481,18 +486,15 @@ job_run (gpointer data)
 static gboolean
 cpu_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk, GError **error)
 {
-  AiryPlan *plan = state->plan;
   CpuRun *run = state->backend_data;
   Slot *slot = &run->slots[chunk->slot];
-  AiryPsfShared *fused = NULL;
+  AiryPsfShared *fused = run->fused;
   guint jobs = MAX (1, MIN (chunk->threads, chunk->count)), i, first = chunk->first;
   g_autofree Job *job = g_new0 (Job, jobs);
   g_autofree GThread **threads = g_new0 (GThread *, jobs);
   GMutex slot_lock;
   gboolean ok = TRUE;
 
-  if (run->stages.fused)
-    fused = _airy_psf_shared_new (run->stages.fused, plan->z, plan->n_planes);
   g_mutex_init (&slot_lock);
   for (i = 0; i < jobs; i++)
     {
@@ -520,7 +522,6 @@ cpu_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk, 
         }
     }
   g_mutex_clear (&slot_lock);
-  _airy_psf_shared_free (fused);
   return ok;
 }
 

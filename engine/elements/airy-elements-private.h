@@ -117,6 +117,18 @@ void _airy_field_multiply_real (AiryField   *field,
                                 gpointer     user_data);
 
 /* Pixels of the objective pupil (f·NA/n) that the field grid clips. */
+/* The pupil's pixels must get `factor` times finer to sample it: what to
+ * change, "use grid.spacing ≤ 0.0677 µm on this 512² grid" (a PSF) or "use
+ * grid.shape ≥ 3800²" (a microscope, whose pupil pixel is the camera's and
+ * the grid's). */
+char *_airy_context_sampling_advice (const AiryContext *context,
+                                     double             factor);
+/* An aberration the pupil grid cannot sample: a pupil phase that changes by
+ * `step` rad (> π) between neighbouring pupil pixels is warned with what
+ * would sample it (`what`: "defocus at |z| = 4 µm", "Zernike phase"). */
+void  _airy_context_check_phase_step (AiryContext *context,
+                                      double       step,
+                                      const char  *what);
 void _airy_context_check_pupil (AiryContext *context,
                                 double       radius,
                                 const char  *what);

@@ -55,6 +55,9 @@ gibson_lanni_check (AiryElement *self, AiryContext *ctx, GError **error)
     airy_context_warn (ctx, _("%s: the NA %g exceeds the smallest index on the path (%g): "
                               "rays beyond NA %g are evanescent and cut from the pupil"),
                        ctx->path, ctx->na, cut, cut);
+  /* the stage's z scans a focus the index mismatch moves: the objective's
+   * defocus alone says nothing about the pupil's phase */
+  ctx->defocus_step = 0.0;
   return TRUE;
 }
 

@@ -72,6 +72,52 @@ _airy_context_check_pupil (AiryContext *ctx,
     }
 }
 
+/* x to four significant digits, rounded down: a bound "≤ x" that holds */
+static double
+floor_4 (double x)
+{
+  double unit = pow (10.0, floor (log10 (x)) - 3);
+
+  return floor (x / unit * (1.0 + 1e-12)) * unit;
+}
+
+char *
+_airy_context_sampling_advice (const AiryContext *ctx,
+                               double             factor)
+{
+  double dx = MAX (ctx->dx[0], ctx->dy[0]), finer;
+  guint n = MAX (ctx->height, ctx->width), need;
+
+  if (ctx->camera_grid)
+    /* the pupil's pixel is f_tube·λ/(n·N·s): N times factor */
+    /* TRANSLATORS: the grid's side in pixels */
+    return g_strdup_printf (_("use grid.shape ≥ %.0f²"), ceil (n * factor));
+  /* finer pupil pixels, and as many as hold the pupil across */
+  finer = floor_4 (dx / factor);
+  need = (guint) ceil (2.0 * ctx->pupil_radius / finer);
+  if (need > n)
+    /* TRANSLATORS: the grid spacing in µm, the grid's side in pixels */
+    return g_strdup_printf (_("use grid.spacing ≤ %.4g µm and grid.shape ≥ %u² (to hold the pupil)"), finer, need);
+  /* TRANSLATORS: the grid spacing in µm, the grid's side in pixels */
+  return g_strdup_printf (_("use grid.spacing ≤ %.4g µm on this %u² grid"), finer, n);
+}
+
+void
+_airy_context_check_phase_step (AiryContext *ctx,
+                                double       step,
+                                const char  *what)
+{
+  g_autofree char *advice = NULL;
+
+  if (!(step > AIRY_PI))
+    return;
+  /* a phase that changes linearly across a pixel: pixels step/π times finer
+   * bring it to π, and 10 % more keep it below */
+  advice = _airy_context_sampling_advice (ctx, 1.1 * step / AIRY_PI);
+  airy_context_warn (ctx, _("%s: the %s changes by %.3g rad between neighbouring pupil pixels, more than π: the "
+                            "grid cannot sample it (the PSF wraps around); %s"), ctx->path, what, step, advice);
+}
+
 float *
 _airy_load_mask_image (AiryElement *self,
                        const char  *property,
@@ -492,6 +538,8 @@ phase_pupil_radius (AiryElement *self, const AiryContext *ctx, guint l)
   return MIN (ctx->height / 2 * ctx->dy[l], ctx->width / 2 * ctx->dx[l]);
 }
 
+static void check_phase_sampling (AiryElement *self, AiryContext *ctx);
+
 static gboolean
 phase_check (AiryElement *self, AiryContext *ctx, GError **error)
 {
@@ -552,6 +600,7 @@ phase_check (AiryElement *self, AiryContext *ctx, GError **error)
       if (img == NULL)
         return FALSE;
     }
+  check_phase_sampling (self, ctx);
   return TRUE;
 }
 
@@ -657,6 +706,80 @@ phase_value (const PhaseParams *p, double x, double y, double radius, double lam
     }
 }
 
+/* whether a Zernike coefficient is not 0 */
+static gboolean
+zernike_any (AiryElement *self)
+{
+  gsize n, i;
+  const double *c = airy_element_get_doubles (self, "zernike-coefficients", &n);
+
+  for (i = 0; i < n; i++)
+    if (c[i] != 0.0)
+      return TRUE;
+  return FALSE;
+}
+
+/* The largest |∇φ| of a smooth mask phase over the unit pupil, per unit of
+ * ρ: central differences on a 49 × 49 grid of the disc and on its rim (the
+ * terms of a Zernike sum are steepest there). */
+static double
+gradient_at (const PhaseParams *p, double u, double v, double lambda_c)
+{
+  const double h = 1e-4;
+  double gx = (phase_value (p, u + h, v, 1.0, lambda_c) - phase_value (p, u - h, v, 1.0, lambda_c)) / (2.0 * h);
+  double gy = (phase_value (p, u, v + h, 1.0, lambda_c) - phase_value (p, u, v - h, 1.0, lambda_c)) / (2.0 * h);
+
+  return hypot (gx, gy);
+}
+
+static double
+phase_max_gradient (const PhaseParams *p, double lambda_c)
+{
+  const double edge = 1.0 - 2e-4;
+  double gmax = 0.0;
+  int i, j;
+
+  for (j = 0; j < 49; j++)
+    for (i = 0; i < 49; i++)
+      {
+        double u = -1.0 + 2.0 * i / 48.0, v = -1.0 + 2.0 * j / 48.0;
+
+        if (u * u + v * v <= edge * edge)
+          gmax = MAX (gmax, gradient_at (p, u, v, lambda_c));
+      }
+  for (i = 0; i < 256; i++)
+    gmax = MAX (gmax, gradient_at (p, edge * cos (2.0 * AIRY_PI * i / 256.0), edge * sin (2.0 * AIRY_PI * i / 256.0),
+                                   lambda_c));
+  return gmax;
+}
+
+/* A Zernike sum, a cubic, an axicon or a prism steeper than the pupil's
+ * pixels sample: more than π from one pixel to the next. (A vortex, a
+ * grating and ramps change by jumps on purpose.) */
+static void
+check_phase_sampling (AiryElement *self, AiryContext *ctx)
+{
+  int source = airy_element_get_enum (self, "source");
+  int named = airy_element_get_enum (self, "named");
+  double lambda_c = ctx->spectrum->wavelengths[0], gmax, step = 0.0;
+  PhaseParams params;
+  guint l;
+
+  if (source != AIRY_PHASE_ZERNIKE
+      && !(source == AIRY_PHASE_NAMED && (named == AIRY_NAMED_CUBIC || named == AIRY_NAMED_AXICON
+                                          || named == AIRY_NAMED_PRISM)))
+    return;
+  phase_params_init (&params, self);
+  gmax = phase_max_gradient (&params, lambda_c);
+  phase_params_clear (&params);
+  /* per pupil pixel: ∇φ over ρ times the pixel over the radius, at each
+   * wavelength's share of the phase (λ_c/λ) */
+  for (l = 0; l < ctx->spectrum->n; l++)
+    step = MAX (step, gmax * MAX (ctx->dx[l], ctx->dy[l]) / phase_pupil_radius (self, ctx, l)
+                      * lambda_c / ctx->spectrum->wavelengths[l]);
+  _airy_context_check_phase_step (ctx, step, source == AIRY_PHASE_ZERNIKE ? _("Zernike phase") : _("mask's phase"));
+}
+
 static gpointer
 phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
 {
@@ -683,6 +806,13 @@ phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
     {
       s->constant = TRUE;
       s->value = airy_slm_phase (airy_element_get_double (self, "value"), bits);
+      return s;
+    }
+  if (source == AIRY_PHASE_ZERNIKE && !zernike_any (self))
+    {
+      /* every coefficient 0 (a term added, not set yet): no phase */
+      s->constant = TRUE;
+      s->value = slm ? airy_slm_phase (0.0, bits) : 0.0;
       return s;
     }
   if (source == AIRY_PHASE_IMAGE)
@@ -717,7 +847,8 @@ phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
 
             if (slm)
               phi = airy_slm_phase (phi, bits);
-            s->factor[l * np + i] = _airy_cis (phi * scale);
+            /* most of the grid lies outside the unit pupil, at phase 0 */
+            s->factor[l * np + i] = phi == 0.0 ? 1.0f : _airy_cis (phi * scale);
           }
     }
   phase_params_clear (&params);

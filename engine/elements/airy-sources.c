@@ -64,6 +64,47 @@ typedef struct
   double *lambda;
 } ObjectiveState;
 
+/* Too few pupil pixels to sample the pupil (a PSF of 1.5 pupil pixels is a
+ * striped field, not a PSF); and the defocus phase from one pupil pixel to
+ * the next at the rim at the largest |z|, which the plan warns about above
+ * π (the defocused PSF then wraps around the grid). */
+#define MIN_PUPIL_PIXELS 8.0
+
+static void
+check_objective_sampling (AiryElement *self, AiryContext *ctx)
+{
+  double n = ctx->n, f = ctx->f, radius = ctx->pupil_radius;
+  double z = ctx->z_max + fabs (airy_element_get_double (self, "z"));
+  double worst = 0.0, dx = 0.0;
+  guint l;
+
+  if (radius <= 0.0)
+    return;
+  for (l = 0; l < ctx->spectrum->n; l++)
+    {
+      double lambda = ctx->spectrum->wavelengths[l], d = MAX (ctx->dx[l], ctx->dy[l]);
+      double r0 = MAX (radius - d, 0.0);
+      double step = z * fabs (airy_objective_defocus (radius * radius, n, lambda, f, ctx->nonparaxial)
+                              - airy_objective_defocus (r0 * r0, n, lambda, f, ctx->nonparaxial));
+
+      dx = MAX (dx, d);
+      worst = MAX (worst, step);
+    }
+  if (radius / dx < MIN_PUPIL_PIXELS)
+    {
+      g_autofree char *advice = _airy_context_sampling_advice (ctx, MIN_PUPIL_PIXELS * dx / radius);
+
+      airy_context_warn (ctx, _("%s: the objective pupil is only %.3g pupil pixels in radius (f·NA/n = %.4g µm, "
+                                "pupil pixels of %.4g µm): at least %.0f are needed to sample it; %s"),
+                         ctx->path, radius / dx, radius, dx, MIN_PUPIL_PIXELS, advice);
+      return;
+    }
+  /* told by the plan once the chain is walked: a later element may
+   * compensate it */
+  ctx->defocus_step = worst;
+  ctx->defocus_z = z;
+}
+
 static gboolean
 objective_check (AiryElement *self, AiryContext *ctx, GError **error)
 {
@@ -91,6 +132,7 @@ objective_check (AiryElement *self, AiryContext *ctx, GError **error)
   ctx->nonparaxial = airy_element_get_enum (self, "defocus-model") == AIRY_DEFOCUS_NONPARAXIAL;
   ctx->pupil_radius = f * na / n;
   _airy_context_check_pupil (ctx, ctx->pupil_radius, "objective pupil");
+  check_objective_sampling (self, ctx);
   return TRUE;
 }
 

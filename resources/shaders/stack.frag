@@ -20,6 +20,14 @@ main ()
   float v = texture (slice, uv).r;
   float t;
 
+  // NaN: a value not computed yet (a plane of a run still filling its
+  // stack), drawn as the canvas behind the image
+  if (isnan (v))
+    {
+      color = vec4 (0.12, 0.12, 0.13, 1.0);
+      return;
+    }
+
   if (scale == 1)
     {
       float lf = log (log_floor), lh = log (hi);
