@@ -573,7 +573,7 @@ warnings_of (AirySystem *system, guint n)
   return g_strjoinv (" | ", (char **) warnings->pdata);
 }
 
-/* A pupil too small to sample (f = 0.9 µm: 1.08 pupil pixels of 0.5 µm),
+/* A pupil too small to sample (f = 1 µm, the smallest allowed: 1.20 pupil pixels of 0.5 µm),
  * a defocus and a Zernike phase that change by more than π from one pupil
  * pixel to the next: each warned with the grid that would sample it, and
  * that grid warns no more. */
@@ -588,16 +588,16 @@ test_sampling_warnings (void)
   double index = 12, three = 3.0, two = 2.0;
   g_autofree char *w = NULL;
 
-  /* R = f·NA/n = 0.9 · 0.8/1.33 = 0.5414 µm over pupil pixels of 0.5 µm */
-  g_object_set (g_ptr_array_index (airy_system_get_elements (small), 0), "f", 0.9, NULL);
-  g_object_set (g_ptr_array_index (airy_system_get_elements (small), 2), "f", 0.9, NULL);
+  /* R = f·NA/n = 1 · 0.8/1.33 = 0.6015 µm over pupil pixels of 0.5 µm */
+  g_object_set (g_ptr_array_index (airy_system_get_elements (small), 0), "f", 1.0, NULL);
+  g_object_set (g_ptr_array_index (airy_system_get_elements (small), 2), "f", 1.0, NULL);
   w = warnings_of (small, 1);
-  g_assert_cmpstr (w, ==, "elements[0]: the objective pupil is only 1.08 pupil pixels in radius (f·NA/n = 0.5414 µm, "
-                          "pupil pixels of 0.5 µm): at least 8 are needed to sample it; use grid.spacing ≤ 0.06766 µm "
+  g_assert_cmpstr (w, ==, "elements[0]: the objective pupil is only 1.2 pupil pixels in radius (f·NA/n = 0.6015 µm, "
+                          "pupil pixels of 0.5 µm): at least 8 are needed to sample it; use grid.spacing ≤ 0.07518 µm "
                           "on this 512² grid");
   g_clear_pointer (&w, g_free);
   /* the spacing it names: 8.0 pupil pixels */
-  airy_system_set_spacing (small, 0.06766);
+  airy_system_set_spacing (small, 0.07518);
   w = warnings_of (small, 0);
   g_clear_pointer (&w, g_free);
 
