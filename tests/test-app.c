@@ -976,8 +976,9 @@ answer_chooser (const char *title, const char *path)
     g_object_ref (dialog);
     gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
     G_GNUC_END_IGNORE_DEPRECATIONS
-    /* a save chooser may check the name asynchronously before it answers */
-    for (tries = 0; tries < 250 && gtk_widget_get_visible (dialog); tries++)
+    /* a save chooser may check the name asynchronously before it answers
+     * (up to 30 s: seconds on a loaded machine) */
+    for (tries = 0; tries < 1500 && gtk_widget_get_visible (dialog); tries++)
       spin_loop (20);
     g_assert_false (gtk_widget_get_visible (dialog));
     g_object_unref (dialog);
