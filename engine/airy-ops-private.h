@@ -71,7 +71,9 @@ typedef struct
   guint64        hash;        /* what F and G were made from, z left out (the plan's optics hash) */
 } AiryFusedPsf;
 
-/* SENSOR: the element's resampling and noise chain, as data. */
+/* SENSOR: the element's resampling and noise chain, as data, written by
+ * the sensor's own compile() (airy-sensor.c); every backend reads this and
+ * nothing else. */
 typedef enum
 {
   AIRY_SENSOR_COPY,           /* no resampling */
@@ -81,7 +83,6 @@ typedef enum
 
 typedef struct
 {
-  AiryElement       *element;     /* the sensor (for the CPU reference, _airy_sensor_process) */
   AirySensorResample resample;
   guint              factor;      /* BLOCK_SUM */
   double             scale;       /* LINEAR: (ody·odx)/(dy·dx) when the pixel sum is kept, else 1 */
@@ -91,6 +92,39 @@ typedef struct
   double             out_dy, out_dx;
   AiryNoiseParams    noise;       /* .stream is the plane (0 for a reduced image) */
 } AirySensorOp;
+
+/* CONVOLVE: the sample and the padded geometry, as data (the plan's
+ * compiler writes it; the backends read this, never the plan). The image
+ * is crop(DFT⁻¹(Σ_z DFT(pad I_z)·DFT(pad V_z))), V_z plane z of the sample
+ * (_airy_convolve_volume_plane); the crop keeps the PSF's centre. */
+typedef struct
+{
+  AirySampleKind kind;         /* CONSTANT, FILE or BEADS */
+  double         value;        /* CONSTANT */
+  guint          count;        /* BEADS: how many, their seed and intensity */
+  guint          seed;
+  double         intensity;
+  guint          n_planes;     /* the sample's planes (the plan's planes) */
+  AiryStack    **volume;       /* FILE: a shared reference (g_atomic_rc_box) to */
+  guint          volume_first; /*   this process's planes, from volume_first */
+  char          *key;          /* the sample's content, for caches (NULL: none) */
+  guint          psf_height, psf_width;  /* each plane's intensity */
+  guint          vol_height, vol_width;  /* the sample's planes, the image */
+  guint          pad_height, pad_width;  /* the padded transforms */
+} AiryConvolveOp;
+
+/* SUM: the reduction, as data: Σ over the batch axis (the planes) of
+ * height × width intensities, into one image. */
+typedef enum
+{
+  AIRY_REDUCE_AXIS_PLANES,
+} AiryReduceAxis;
+
+typedef struct
+{
+  AiryReduceAxis axis;
+  guint          n_planes;
+} AiryReduceOp;
 
 typedef struct
 {
@@ -122,6 +156,8 @@ typedef struct
   guint          index;       /* APPLY: its place in the chain, for messages */
   AiryFusedPsf  *psf;         /* FUSED_PSF */
   AirySensorOp  *sensor;      /* SENSOR */
+  AiryConvolveOp *convolve;   /* CONVOLVE */
+  AiryReduceOp  *reduce;      /* SUM */
 } AiryOp;
 
 /* A compiled field stage: refcounted, shared by every plan of the same
@@ -170,11 +206,23 @@ void        _airy_fused_psf_reference (const AiryOp *op,
                                        double        z,
                                        guint         threads,
                                        float        *out);
-/* The CPU's SENSOR: a new image of out_height × out_width. */
+/* SENSOR from the op's data (airy-physics.h's resampling and noise): a
+ * new image of out_height × out_width. */
 float      *_airy_op_sensor_process (const AiryOp *op,
                                      const float  *in,
                                      guint64       stream);
 gsize       _airy_ops_bytes   (AiryOpList        *list);
+/* Plane z (of the whole sample) of CONVOLVE's sample, vol_height ×
+ * vol_width: generated (constant, beads) or this process's part of the
+ * file; FALSE for a kind without planes. */
+gboolean    _airy_convolve_volume_plane (const AiryConvolveOp *conv,
+                                         guint                 z,
+                                         float                *out);
+/* g_atomic_rc_box_release_full's clear function of a shared sample file */
+void        _airy_volume_box_clear (gpointer box);
+/* FILE: plane z (of the whole sample) in this process's part. */
+const float *_airy_convolve_volume_data (const AiryConvolveOp *conv,
+                                         guint                 z);
 
 /* The shape of a program (the plan's op list), for the backends' pattern
  * match: the field stage ops[0 … n_field) ends in INTENSITY or is one

@@ -10,7 +10,6 @@
 #include "airy-elements-private.h"
 #include "airy-error.h"
 #include "airy-ops-private.h"
-#include "airy-sensor-private.h"
 
 static const char *const kind_names[AIRY_N_OP_KINDS] = {
   [AIRY_OP_SET] = "set",
@@ -48,6 +47,12 @@ fused_psf_free (AiryFusedPsf *psf)
   g_free (psf);
 }
 
+void
+_airy_volume_box_clear (gpointer box)
+{
+  g_clear_pointer ((AiryStack **) box, airy_stack_free);
+}
+
 AiryOp *
 _airy_op_ref (AiryOp *op)
 {
@@ -72,9 +77,15 @@ _airy_op_unref (AiryOp *op)
   g_free (op->dy);
   g_free (op->dx);
   fused_psf_free (op->psf);
-  if (op->sensor)
-    g_clear_object (&op->sensor->element);
   g_free (op->sensor);
+  if (op->convolve)
+    {
+      if (op->convolve->volume)
+        g_atomic_rc_box_release_full (op->convolve->volume, _airy_volume_box_clear);
+      g_free (op->convolve->key);
+      g_free (op->convolve);
+    }
+  g_free (op->reduce);
   g_free (op);
 }
 
@@ -332,6 +343,15 @@ run_field (GPtrArray *ops, AiryField *field, const AiryPlane *plane, GError **er
           break;
         case AIRY_OP_POINT:
         case AIRY_OP_GAUSS:
+          /* from the op's data: its grid, medium, distance and power */
+          memcpy (field->lambda, op->lambda, op->n_lambda * sizeof (double));
+          memcpy (field->dy, op->dy, op->n_lambda * sizeof (double));
+          memcpy (field->dx, op->dx, op->n_lambda * sizeof (double));
+          if (op->kind == AIRY_OP_GAUSS)
+            _airy_gaussian_beam_fill (field, op->n, op->waist, plane->z + op->z, op->power);
+          else if (!_airy_point_source_fill (field, op->n, plane->z + op->z, op->power, plane->index, error))
+            return FALSE;
+          break;
         case AIRY_OP_APPLY:
           /* the element reads the grid entering it */
           memcpy (field->dy, op->dy, op->n_lambda * sizeof (double));
@@ -429,6 +449,76 @@ _airy_op_sensor_process (const AiryOp *op,
                          guint64       stream)
 {
   const AirySensorOp *s = op->sensor;
+  guint oh = s->out_height, ow = s->out_width, y, x;
+  gsize n = (gsize) oh * ow, i;
+  AiryNoiseParams noise = s->noise;
+  float *out = g_new (float, n);
 
-  return _airy_sensor_process (s->element, in, s->in_height, s->in_width, s->in_dy, s->in_dx, stream);
+  switch (s->resample)
+    {
+    case AIRY_SENSOR_BLOCK_SUM:
+      for (y = 0; y < oh; y++)
+        for (x = 0; x < ow; x++)
+          out[(gsize) y * ow + x] = airy_block_sum_at (in, s->in_width, s->factor, y, x);
+      break;
+    case AIRY_SENSOR_LINEAR:
+      for (y = 0; y < oh; y++)
+        for (x = 0; x < ow; x++)
+          out[(gsize) y * ow + x] = airy_linear_resample_at (in, s->in_height, s->in_width, s->in_dy, s->in_dx, y, x,
+                                                             oh, ow, s->out_dy, s->out_dx, s->scale);
+      break;
+    case AIRY_SENSOR_COPY:
+    default:
+      memcpy (out, in, n * sizeof (float));
+      break;
+    }
+  noise.stream = stream;
+  for (i = 0; i < n; i++)
+    out[i] = (float) airy_sensor_pixel (&noise, out[i], i);
+  return out;
+}
+
+gboolean
+_airy_convolve_volume_plane (const AiryConvolveOp *conv,
+                             guint                 z,
+                             float                *out)
+{
+  gsize n = (gsize) conv->vol_height * conv->vol_width, i;
+
+  switch (conv->kind)
+    {
+    case AIRY_SAMPLE_CONSTANT:
+      for (i = 0; i < n; i++)
+        out[i] = (float) conv->value;
+      return TRUE;
+    case AIRY_SAMPLE_FILE:
+      memcpy (out, _airy_convolve_volume_data (conv, z), n * sizeof (float));
+      return TRUE;
+    case AIRY_SAMPLE_BEADS:
+      memset (out, 0, n * sizeof (float));
+      for (i = 0; i < conv->count; i++)
+        {
+          guint bz, by, bx;
+
+          airy_bead_position (conv->seed, i, conv->n_planes, conv->vol_height, conv->vol_width, &bz, &by, &bx);
+          if (bz == z)
+            out[(gsize) by * conv->vol_width + bx] += (float) conv->intensity;
+        }
+      return TRUE;
+    case AIRY_SAMPLE_NONE:
+    default:
+      return FALSE;
+    }
+}
+
+const float *
+_airy_convolve_volume_data (const AiryConvolveOp *conv,
+                            guint                 z)
+{
+  const AiryStack *v;
+
+  g_assert (conv->volume != NULL && *conv->volume != NULL);
+  v = *conv->volume;
+  g_assert (z >= conv->volume_first && z - conv->volume_first < v->depth);
+  return airy_stack_plane (v, z - conv->volume_first);
 }

@@ -102,6 +102,21 @@ void _airy_ff_transform (AiryField *field,
                          gboolean   inverse,
                          guint      threads);
 
+/* The generated sources on field's grid at distance z (the plane's and
+ * the element's), from their parameters only: apply() and the reference
+ * interpreter's POINT and GAUSS (airy-sources.c). */
+gboolean _airy_point_source_fill  (AiryField *field,
+                                   double     n,
+                                   double     z,
+                                   double     power,
+                                   guint      index,
+                                   GError   **error);
+void     _airy_gaussian_beam_fill (AiryField *field,
+                                   double     n,
+                                   double     w0,
+                                   double     z,
+                                   double     power);
+
 /* exp(iφ) as complex64 */
 static inline fftwf_complex
 _airy_cis (double phi)
