@@ -231,6 +231,7 @@ typedef struct
 typedef struct
 {
   AiryStages     stages;   /* the shape of the plan's program */
+  const AiryConvolveOp *conv; /* CONVOLVE's data (the sample, the padding), or NULL */
   Slot          *slots;
   guint         *active;   /* the slots with planes; active[0] is the root */
   guint          n_active;

@@ -94,8 +94,8 @@ cuda_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
     return FALSE;
   /* Σ_z I first: SUM, or a sample constant in z, whose image is
    * (Σ_z P_z) ⊛ V: one convolution instead of one per plane */
-  run->sum_first = run->stages.sum != NULL
-                   || (run->stages.convolve != NULL && plan->sample.kind == AIRY_SAMPLE_CONSTANT);
+  run->conv = run->stages.convolve ? run->stages.convolve->convolve : NULL;
+  run->sum_first = run->stages.sum != NULL || (run->conv != NULL && run->conv->kind == AIRY_SAMPLE_CONSTANT);
   return alloc_outputs (state, error);
 }
 
@@ -189,7 +189,7 @@ cuda_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk,
   cudaGetLastError ();
   s->host_out = !_airy_cuda_run_reduces (run) && !state->want_resident;
   s->transfers = s->host_out || state->psf != NULL || state->n_channels > 0
-                 || (run->stages.convolve && plan->volume != NULL);
+                 || (run->conv && run->conv->volume != NULL);
   if (!CHECK (cudaSetDevice (s->device), error)
       || !CHECK (cudaStreamCreateWithFlags (&s->stream, cudaStreamNonBlocking), error)
       || !_airy_cuda_slot_alloc (state, s, chunk, error)
@@ -258,8 +258,8 @@ cuda_finish (AiryBackend *backend, AiryRunState *state, GError **error)
   CudaRun *run = state->backend_data;
   Slot *s0 = &run->slots[run->active[0]];
   gsize no = (gsize) plan->out_height * plan->out_width;
-  guint h = run->stages.convolve ? plan->vol_height : plan->psf_height;
-  guint w = run->stages.convolve ? plan->vol_width : plan->psf_width;
+  guint h = run->conv ? run->conv->vol_height : plan->psf_height;
+  guint w = run->conv ? run->conv->vol_width : plan->psf_width;
   float *image = NULL, *shown = NULL;
   guint i;
 

@@ -32,13 +32,13 @@ slot_shape (AiryRunState *state, Slot *s, const AiryChunk *chunk)
   sh.out_w = plan->out_width;
   sh.sum = run->sum_first;
   sh.convolve = run->stages.convolve != NULL;
-  sh.varying = sh.convolve && plan->sample.kind != AIRY_SAMPLE_CONSTANT;
+  sh.varying = sh.convolve && run->conv->kind != AIRY_SAMPLE_CONSTANT;
   if (sh.convolve)
     {
-      sh.pad_h = plan->pad_height;
-      sh.pad_w = plan->pad_width;
-      sh.vol_h = plan->vol_height;
-      sh.vol_w = plan->vol_width;
+      sh.pad_h = run->conv->pad_height;
+      sh.pad_w = run->conv->pad_width;
+      sh.vol_h = run->conv->vol_height;
+      sh.vol_w = run->conv->vol_width;
     }
   return sh;
 }
