@@ -126,7 +126,7 @@ typedef struct
   guint          n_planes;
 } AiryReduceOp;
 
-typedef struct
+struct _AiryOp
 {
   gint           ref;
   AiryOpKind     kind;
@@ -158,7 +158,7 @@ typedef struct
   AirySensorOp  *sensor;      /* SENSOR */
   AiryConvolveOp *convolve;   /* CONVOLVE */
   AiryReduceOp  *reduce;      /* SUM */
-} AiryOp;
+};
 
 /* A compiled field stage: refcounted, shared by every plan of the same
  * optics (airy-plan-compile.c keeps the last one). It owns the elements'

@@ -189,14 +189,15 @@ cpu_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
   guint i;
 
   state->backend_data = run;
-  _airy_ops_stages (plan->ops, &run->stages);
+  _airy_ops_stages (state->ops, &run->stages);
   if (!_airy_run_state_check_channels (state, &run->stages, "cpu", error))
     return FALSE;
   if (!_airy_run_state_alloc_outputs (state, error))
     return FALSE;
   run->psf_sum = sums_first (&run->stages);
   run->conv = run->stages.convolve ? run->stages.convolve->convolve : NULL;
-  if (run->stages.fused)
+  /* the fallback's planes come made (state->input): no field stage here */
+  if (run->stages.fused && state->input == NULL)
     run->fused = _airy_psf_shared_new (run->stages.fused, plan->z, plan->n_planes);
 
   if (run->stages.convolve)
@@ -316,7 +317,7 @@ thread_init (Job *job, Thread *t)
   memset (t, 0, sizeof *t);
   if (job->fused)
     t->fused = _airy_psf_worker_new (job->fused);
-  else
+  else if (job->state->input == NULL)
     t->field = airy_field_new (plan->spectrum, plan->in_height, plan->in_width, 1.0);
   if (job->psf_sum)
     t->sum = g_new0 (float, npsf);
@@ -360,6 +361,14 @@ produce_plane (Job *job, Thread *t, guint b, float *out, GError **error)
   AiryPlan *plan = job->state->plan;
   AiryPlane plane = { b, plan->z[b], job->threads };
 
+  if (job->state->input)
+    {
+      /* the fallback: the plane another backend made */
+      AiryStack *in = job->state->input;
+
+      memcpy (out, airy_stack_plane (in, b - job->state->part_first), airy_stack_plane_size (in) * sizeof (float));
+      return TRUE;
+    }
   if (t->fused && job->state->n_channels > 0)
     {
       AiryRunState *state = job->state;
@@ -383,7 +392,7 @@ produce_plane (Job *job, Thread *t, guint b, float *out, GError **error)
       return TRUE;
     }
   set_field_geometry (t->field, plan);
-  return _airy_ops_run_intensity (plan->ops, t->field, &plane, out, error);
+  return _airy_ops_run_intensity (job->state->ops, t->field, &plane, out, error);
 }
 
 /* Consume: what the intensity stage makes of plane b; returns the planes
@@ -678,7 +687,7 @@ cpu_finish (AiryBackend *backend, AiryRunState *state, GError **error)
     image = convolve_image (state, root->spectrum);
   else
     image = g_memdup2 (root->intensity, (gsize) plan->psf_height * plan->psf_width * sizeof (float));
-  state->out = airy_stack_new (1, plan->out_height, plan->out_width);
+  state->out = airy_stack_new (1, state->out_height, state->out_width);
   if (run->stages.sensor)
     {
       g_autofree float *img = _airy_op_sensor_process (run->stages.sensor, image, 0);
@@ -698,6 +707,13 @@ cpu_counter (AiryBackend *backend, const char *name)
   return 0;
 }
 
+/* every op: the CPU is the fallback of the others */
+static gboolean
+cpu_supports_op (AiryBackend *backend, const AiryOp *op)
+{
+  return TRUE;
+}
+
 static const AiryBackendOps cpu_ops = {
   .name = "cpu",
   .description = N_("CPU (FFTW single precision, threads)"),
@@ -710,6 +726,7 @@ static const AiryBackendOps cpu_ops = {
   .finish = cpu_finish,
   .release = cpu_release,
   .per_wavelength = TRUE,
+  .supports_op = cpu_supports_op,
   .counter = cpu_counter,
   .gl_release = NULL,      /* slices reach GL through glTexSubImage2D: nothing registered */
 };

@@ -314,7 +314,7 @@ gboolean      _airy_cuda_psf_produce   (AiryRunState *state, Slot *s, guint nb, 
                                         GError **error);
 
 /* field ops */
-gboolean      _airy_cuda_ops_check     (AiryPlan *plan, CudaRun *run, GError **error);
+gboolean      _airy_cuda_ops_check     (GPtrArray *ops, CudaRun *run, GError **error);
 void          _airy_cuda_ops_specs     (AiryRunState *state, Slot *s, GArray *specs);
 gboolean      _airy_cuda_ops_alloc     (AiryRunState *state, Slot *s, GError **error);
 gboolean      _airy_cuda_ops_produce   (AiryRunState *state, Slot *s, guint b0, guint nb, const double *z,

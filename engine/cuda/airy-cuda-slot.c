@@ -28,8 +28,8 @@ slot_shape (AiryRunState *state, Slot *s, const AiryChunk *chunk)
   sh.max_field = run->pupil ? 0 : plan->compiled->max_size;
   sh.count = chunk->count;
   sh.keep = !_airy_cuda_run_reduces (run);
-  sh.out_h = plan->out_height;
-  sh.out_w = plan->out_width;
+  sh.out_h = state->out_height;
+  sh.out_w = state->out_width;
   sh.sum = run->sum_first;
   sh.convolve = run->stages.convolve != NULL;
   sh.varying = sh.convolve && run->conv->kind != AIRY_SAMPLE_CONSTANT;
