@@ -201,6 +201,16 @@ gboolean    _airy_ops_run_intensity (GPtrArray       *ops,
                                      const AiryPlane *plane,
                                      float           *out,
                                      GError         **error);
+/* The whole program from the ops' data alone (the reference of "an op
+ * carries all the data its kind needs"): planes z[0 … n_planes) (plane b
+ * has index b), the field stage per plane, then CONVOLVE (by its
+ * definition, full complex transforms), SUM, SENSOR. No plan, no element
+ * (but APPLY's, by its definition). */
+AiryStack  *_airy_ops_run_program (GPtrArray       *ops,
+                                   guint            n_planes,
+                                   const double    *z,
+                                   guint            threads,
+                                   GError         **error);
 /* FUSED_PSF by its definition, one plain 2-D transform per wavelength. */
 void        _airy_fused_psf_reference (const AiryOp *op,
                                        double        z,

@@ -386,6 +386,32 @@ run_field (GPtrArray *ops, AiryField *field, const AiryPlane *plane, GError **er
   return TRUE;
 }
 
+/* INTENSITY with the op's weights: Σ_l w_l |u_l|² */
+static void
+field_intensity (GPtrArray *ops, const AiryField *field, float *out)
+{
+  const AiryOp *op = NULL;
+  gsize n = airy_field_plane_size (field), i;
+  guint k, l;
+
+  for (k = 0; k < ops->len && op == NULL; k++)
+    if (((AiryOp *) g_ptr_array_index (ops, k))->kind == AIRY_OP_INTENSITY)
+      op = g_ptr_array_index (ops, k);
+  g_return_if_fail (op != NULL && op->n_lambda == field->n_lambda);
+  memset (out, 0, n * sizeof (float));
+  for (l = 0; l < field->n_lambda; l++)
+    {
+      const fftwf_complex *u = field->data + l * n;
+      float w = (float) op->weights[l];
+
+      for (i = 0; i < n; i++)
+        {
+          float re = crealf (u[i]), im = cimagf (u[i]);
+          out[i] += w * (re * re + im * im);
+        }
+    }
+}
+
 gboolean
 _airy_ops_run (AiryOpList      *list,
                AiryField       *field,
@@ -411,7 +437,7 @@ _airy_ops_run_intensity (GPtrArray       *ops,
     }
   if (!run_field (ops, field, plane, error))
     return FALSE;
-  airy_field_intensity (field, out, FALSE);
+  field_intensity (ops, field, out);
   return TRUE;
 }
 
@@ -521,4 +547,135 @@ _airy_convolve_volume_data (const AiryConvolveOp *conv,
   v = *conv->volume;
   g_assert (z >= conv->volume_first && z - conv->volume_first < v->depth);
   return airy_stack_plane (v, z - conv->volume_first);
+}
+
+/* CONVOLVE by its definition: full complex transforms of the padded
+ * planes, Σ_b P̂_b·V̂_b, one inverse transform, the "same" crop. */
+static float *
+convolve_reference (const AiryConvolveOp *c, const float *planes, guint n, guint threads)
+{
+  guint ph = c->pad_height, pw = c->pad_width, b, y, x;
+  gsize np = (gsize) ph * pw, k, npsf = (gsize) c->psf_height * c->psf_width;
+  fftwf_complex *P = fftwf_alloc_complex (np), *V = fftwf_alloc_complex (np), *acc = fftwf_alloc_complex (np);
+  g_autofree float *vol = g_new (float, (gsize) c->vol_height * c->vol_width);
+  g_autofree float *full = g_new (float, np);
+  float *image = g_new (float, (gsize) c->vol_height * c->vol_width);
+
+  memset (acc, 0, np * sizeof (fftwf_complex));
+  for (b = 0; b < n; b++)
+    {
+      memset (P, 0, np * sizeof (fftwf_complex));
+      memset (V, 0, np * sizeof (fftwf_complex));
+      for (y = 0; y < c->psf_height; y++)
+        for (x = 0; x < c->psf_width; x++)
+          P[(gsize) y * pw + x] = planes[b * npsf + (gsize) y * c->psf_width + x];
+      _airy_convolve_volume_plane (c, b, vol);
+      for (y = 0; y < c->vol_height; y++)
+        for (x = 0; x < c->vol_width; x++)
+          V[(gsize) y * pw + x] = vol[(gsize) y * c->vol_width + x];
+      _airy_fft_c2c_execute (ph, pw, AIRY_FFT_FORWARD, threads, P, P);
+      _airy_fft_c2c_execute (ph, pw, AIRY_FFT_FORWARD, threads, V, V);
+      for (k = 0; k < np; k++)
+        acc[k] += P[k] * V[k];
+    }
+  _airy_fft_c2c_execute (ph, pw, AIRY_FFT_BACKWARD, threads, acc, acc);
+  for (k = 0; k < np; k++)
+    full[k] = crealf (acc[k]);
+  for (y = 0; y < c->vol_height; y++)
+    for (x = 0; x < c->vol_width; x++)
+      image[(gsize) y * c->vol_width + x] = airy_conv_crop_at (full, pw, c->psf_height / 2, c->psf_width / 2, y, x,
+                                                               1.0f / ((float) ph * pw));
+  fftwf_free (P);
+  fftwf_free (V);
+  fftwf_free (acc);
+  return image;
+}
+
+AiryStack *
+_airy_ops_run_program (GPtrArray    *ops,
+                       guint         n_planes,
+                       const double *z,
+                       guint         threads,
+                       GError      **error)
+{
+  const AiryOp *first = g_ptr_array_index (ops, 0), *intensity = NULL;
+  g_autoptr(AiryStack) planes = NULL;
+  g_autofree double *lambda = g_new (double, first->n_lambda);
+  g_autofree double *weights = g_new (double, first->n_lambda);
+  AirySpectrum spectrum = { first->n_lambda, lambda, weights };
+  AiryField *field = NULL;
+  AiryStages st;
+  AiryStack *out;
+  guint b, l, h, w;
+  gboolean ok = TRUE;
+
+  _airy_ops_stages (ops, &st);
+  g_return_val_if_fail (st.n_field > 0, NULL);
+  intensity = g_ptr_array_index (ops, st.n_field - 1);
+  h = intensity->height;
+  w = intensity->width;
+  /* the field's grid: a generated source carries it; the other ops do
+   * not read it */
+  for (l = 0; l < first->n_lambda; l++)
+    {
+      lambda[l] = first->lambda ? first->lambda[l] : 1.0;
+      weights[l] = intensity->weights ? intensity->weights[l] : 1.0;
+    }
+  if (first->kind != AIRY_OP_FUSED_PSF)
+    field = airy_field_new (&spectrum, first->height, first->width, 1.0);
+  planes = airy_stack_new (MAX (n_planes, 1), h, w);
+  for (b = 0; ok && b < n_planes; b++)
+    {
+      AiryPlane plane = { b, z[b], threads };
+
+      if (field && (field->height != first->height || field->width != first->width))
+        airy_field_resize (field, first->height, first->width);
+      ok = _airy_ops_run_intensity (ops, field, &plane, airy_stack_plane (planes, b), error);
+    }
+  g_clear_pointer (&field, airy_field_free);
+  if (!ok)
+    return NULL;
+
+  if (st.convolve || st.sum)
+    {
+      g_autofree float *image = NULL;
+      gsize n = (gsize) h * w, k;
+
+      if (st.convolve)
+        image = convolve_reference (st.convolve->convolve, planes->data, n_planes, threads);
+      else
+        {
+          image = g_new0 (float, n);
+          for (b = 0; b < n_planes; b++)
+            for (k = 0; k < n; k++)
+              image[k] += planes->data[b * n + k];
+        }
+      if (st.sensor)
+        {
+          g_autofree float *img = _airy_op_sensor_process (st.sensor, image, 0);
+
+          out = airy_stack_new (1, st.sensor->height, st.sensor->width);
+          memcpy (out->data, img, airy_stack_plane_size (out) * sizeof (float));
+        }
+      else
+        {
+          const AiryOp *last = st.convolve ? st.convolve : st.sum;
+
+          out = airy_stack_new (1, last->height, last->width);
+          memcpy (out->data, image, airy_stack_plane_size (out) * sizeof (float));
+        }
+      return out;
+    }
+  if (st.sensor)
+    {
+      out = airy_stack_new (MAX (n_planes, 1), st.sensor->height, st.sensor->width);
+      for (b = 0; b < n_planes; b++)
+        {
+          g_autofree float *img = _airy_op_sensor_process (st.sensor, airy_stack_plane (planes, b), b);
+
+          memcpy (airy_stack_plane (out, b), img, airy_stack_plane_size (out) * sizeof (float));
+        }
+      return out;
+    }
+  return g_steal_pointer (&planes);
 }
