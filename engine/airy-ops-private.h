@@ -71,6 +71,33 @@ typedef struct
   guint64        hash;        /* what F and G were made from, z left out (the plan's optics hash) */
 } AiryFusedPsf;
 
+/* A Zernike phase mask's basis, as data (the phase-mask's compile()):
+ * what its factor is made of, for the fit (airy-fit-model.c), which varies
+ * the coefficients. Term j at pixel (y, x) of wavelength l is
+ * airy_zernike_at (n[j], m[j], x_l, y_l, radius[l], normalised) with
+ * x_l = airy_grid_coord (x, width, dx[l]), y_l likewise. */
+typedef struct
+{
+  guint     index;            /* the mask's place in the chain */
+  guint     n_terms;
+  int      *n, *m;
+  gboolean  normalised;
+  guint     n_lambda, height, width;
+  double   *radius;           /* per wavelength: the unit pupil's radius (µm) */
+  double   *dy, *dx;          /* per wavelength: the grid */
+} AiryZernikeBasis;
+
+void        _airy_zernike_basis_free (gpointer basis);
+double      _airy_zernike_basis_at   (const AiryZernikeBasis *basis,
+                                      guint                   j,
+                                      guint                   l,
+                                      guint                   y,
+                                      guint                   x);
+/* The basis of the mask at chain index `index` folded into op (a source,
+ * MULTIPLY or FUSED_PSF), or NULL. */
+const AiryZernikeBasis *_airy_op_find_basis (const AiryOp *op,
+                                              guint         index);
+
 /* SENSOR: the element's resampling and noise chain, as data, written by
  * the sensor's own compile() (airy-sensor.c); every backend reads this and
  * nothing else. */
@@ -158,6 +185,8 @@ struct _AiryOp
   AirySensorOp  *sensor;      /* SENSOR */
   AiryConvolveOp *convolve;   /* CONVOLVE */
   AiryReduceOp  *reduce;      /* SUM */
+  GPtrArray     *bases;       /* SET, OBJECTIVE, MULTIPLY, FUSED_PSF: the Zernike bases of the masks in
+                               * the factor (AiryZernikeBasis), or NULL */
 };
 
 /* A compiled field stage: refcounted, shared by every plan of the same

@@ -48,6 +48,42 @@ fused_psf_free (AiryFusedPsf *psf)
 }
 
 void
+_airy_zernike_basis_free (gpointer p)
+{
+  AiryZernikeBasis *b = p;
+
+  g_free (b->n);
+  g_free (b->m);
+  g_free (b->radius);
+  g_free (b->dy);
+  g_free (b->dx);
+  g_free (b);
+}
+
+double
+_airy_zernike_basis_at (const AiryZernikeBasis *b,
+                        guint                   j,
+                        guint                   l,
+                        guint                   y,
+                        guint                   x)
+{
+  return airy_zernike_at (b->n[j], b->m[j], airy_grid_coord (x, b->width, b->dx[l]),
+                          airy_grid_coord (y, b->height, b->dy[l]), b->radius[l], b->normalised);
+}
+
+const AiryZernikeBasis *
+_airy_op_find_basis (const AiryOp *op,
+                     guint         index)
+{
+  guint i;
+
+  for (i = 0; op->bases && i < op->bases->len; i++)
+    if (((AiryZernikeBasis *) g_ptr_array_index (op->bases, i))->index == index)
+      return g_ptr_array_index (op->bases, i);
+  return NULL;
+}
+
+void
 _airy_volume_box_clear (gpointer box)
 {
   g_clear_pointer ((AiryStack **) box, airy_stack_free);
@@ -86,6 +122,8 @@ _airy_op_unref (AiryOp *op)
       g_free (op->convolve);
     }
   g_free (op->reduce);
+  if (op->bases)
+    g_ptr_array_unref (op->bases);
   g_free (op);
 }
 
@@ -190,12 +228,25 @@ _airy_ops_compile (AiryPlan  *plan,
       g_autofree char *path = g_strdup_printf ("chain[%u]", i);
       AiryContext ctx = plan->contexts[i];
       gboolean ok = TRUE;
+      guint before = list->ops->len, k;
 
       ctx.path = path;
       if (klass->prepare && (list->states[i] = klass->prepare (e, &ctx, error)) == NULL)
         goto fail;
-      if (klass->compile)
-        ok = klass->compile (e, list->states[i], field, list->ops, error);
+      /* a pixelwise type first in the chain has no field to multiply */
+      if (klass->compile && !(klass->elementwise && i == 0))
+        {
+          ok = klass->compile (e, list->states[i], field, list->ops, error);
+          /* the bases its ops carry are this element's */
+          for (k = before; ok && k < list->ops->len; k++)
+            {
+              AiryOp *op = g_ptr_array_index (list->ops, k);
+              guint b;
+
+              for (b = 0; op->bases && b < op->bases->len; b++)
+                ((AiryZernikeBasis *) g_ptr_array_index (op->bases, b))->index = i;
+            }
+        }
       else if (klass->elementwise && i > 0)
         {
           _airy_field_fill_ones (field);

@@ -178,6 +178,19 @@ airy_zernike (int n, int m, double rho, double theta, int normalised)
   return norm * v;
 }
 
+/* Z_n^m at (x, y) µm of a pupil of the given radius (0 outside it): the
+ * phase mask's term and the fit's basis, one formula. */
+AIRY_HD double
+airy_zernike_at (int n, int m, double x, double y, double radius, int normalised)
+{
+  double u = x / radius, v = y / radius;
+  double rho = sqrt (u * u + v * v);
+
+  if (rho > 1.0)
+    return 0.0;
+  return airy_zernike (n, m, rho, atan2 (v, u), normalised);
+}
+
 /* ANSI (OSA) single index j → (n, m): n = ⌈(−3 + √(9 + 8j))/2⌉, m = 2j − n(n+2). */
 AIRY_HD void
 airy_zernike_ansi_to_nm (int j, int *n, int *m)

@@ -117,6 +117,11 @@ void     _airy_gaussian_beam_fill (AiryField *field,
                                    double     z,
                                    double     power);
 
+/* A mask's file is named: all a check on the UI thread asks of it (airy-masks.c). */
+gboolean _airy_mask_file_named    (AiryElement       *self,
+                                   const AiryContext *ctx,
+                                   GError           **error);
+
 /* exp(iφ) as complex64 */
 static inline fftwf_complex
 _airy_cis (double phi)
