@@ -240,6 +240,66 @@ AiryStack  *_airy_ops_run_program (GPtrArray       *ops,
                                    const double    *z,
                                    guint            threads,
                                    GError         **error);
+/* ---- each kind's forward and adjoint (airy-ops-kinds.c) ----
+ *
+ * A complex cotangent is x̄ = ∂L/∂Re x + i ∂L/∂Im x (δL = Re Σ conj(x̄)·δx).
+ * The parameters' cotangents of one op are added to (a NULL array is not
+ * wanted). */
+typedef struct
+{
+  fftwf_complex *factor;   /* SET, OBJECTIVE, MULTIPLY: n_lambda × height × width;
+                            * FUSED_PSF: F's, n_lambda × rows × width */
+  double        *phase;    /* OBJECTIVE: G's (n_lambda × height × width); FUSED_PSF: on the band */
+  double         power;    /* POINT, GAUSS */
+  float         *sample;   /* CONVOLVE: the sample's planes V_z, n_in × vol_height × vol_width */
+} AiryOpGrad;
+
+typedef struct
+{
+  /* a field op: u ← op(u) on field (its shape may change) */
+  gboolean (*forward)       (const AiryOp *op, AiryField *field, const AiryPlane *plane, GError **error);
+  /* its vector–Jacobian product: bar holds ∂L/∂u' (the output's) on entry
+   * and ∂L/∂u (the input's shape) on return; in is the op's primal input.
+   * NULL: no adjoint (APPLY) */
+  gboolean (*adjoint)       (const AiryOp *op, const AiryField *in, AiryField *bar, const AiryPlane *plane,
+                             AiryOpGrad *grad, GError **error);
+  /* an op of the intensity stage: n_in planes of its input (planes first …
+   * of the run) to its output (one image, or n_in planes for SENSOR) */
+  gboolean (*image_forward) (const AiryOp *op, const float *in, guint n_in, guint first, float *out,
+                             GError **error);
+  /* its adjoint: out_bar (the output's cotangent) to in_bar (n_in planes) */
+  gboolean (*image_adjoint) (const AiryOp *op, const float *in, guint n_in, guint first, const float *out_bar,
+                             float *in_bar, AiryOpGrad *grad, GError **error);
+} AiryOpKindInfo;
+
+const AiryOpKindInfo *_airy_op_kind_info (AiryOpKind kind);
+/* INTENSITY (I = Σ_l w_l |u_l|²) and its adjoint (ū_l = 2 w_l Ī u_l, bar
+ * takes in's shape) */
+void        _airy_op_intensity_forward (const AiryOp    *op,
+                                        const AiryField *field,
+                                        float           *out);
+void        _airy_op_intensity_adjoint (const AiryOp    *op,
+                                        const AiryField *in,
+                                        const float     *ibar,
+                                        AiryField       *bar);
+/* FUSED_PSF's adjoint at plane z: ibar (∂L/∂I, height × width) to the
+ * cotangents of F and G (grad->factor, grad->phase: on the band) */
+void        _airy_fused_psf_adjoint   (const AiryOp    *op,
+                                       double           z,
+                                       guint            threads,
+                                       const float     *ibar,
+                                       AiryOpGrad      *grad);
+AiryField  *_airy_field_copy          (const AiryField *field);
+/* The field stage's vector–Jacobian product for one plane (the reference
+ * interpreter's adjoint run): the forward of ops on field keeping each
+ * op's input, then from ibar (∂L/∂I) the adjoints in reverse; grads[i]
+ * gets op i's parameters' cotangents. FALSE for an op without an adjoint. */
+gboolean    _airy_ops_run_vjp         (GPtrArray       *ops,
+                                       AiryField       *field,
+                                       const AiryPlane *plane,
+                                       const float     *ibar,
+                                       AiryOpGrad      *grads,
+                                       GError         **error);
 /* FUSED_PSF by its definition, one plain 2-D transform per wavelength. */
 void        _airy_fused_psf_reference (const AiryOp *op,
                                        double        z,

@@ -369,98 +369,37 @@ _airy_ops_stages (GPtrArray  *ops,
     }
 }
 
-/* The reference interpreter of the field ops: what a device does, on the CPU. */
+/* The reference interpreter of the field ops: what a device does, on the
+ * CPU; each kind's forward is airy-ops-kinds.c's, beside its adjoint. */
 static gboolean
 run_field (GPtrArray *ops, AiryField *field, const AiryPlane *plane, GError **error)
 {
-  guint i, l;
+  guint i;
 
   for (i = 0; i < ops->len; i++)
     {
       AiryOp *op = g_ptr_array_index (ops, i);
-      gsize np = (gsize) op->height * op->width, k;
+      const AiryOpKindInfo *kind = _airy_op_kind_info (op->kind);
 
-      switch (op->kind)
-        {
-        case AIRY_OP_SET:
-          memcpy (field->data, op->factor, op->n_lambda * np * sizeof (fftwf_complex));
-          break;
-        case AIRY_OP_OBJECTIVE:
-          /* a field of one scalar plane per wavelength has no room for
-           * components: a vectorial source runs fused only (the plan says so) */
-          g_return_val_if_fail (op->n_components == 0, FALSE);
-          for (k = 0; k < op->n_lambda * np; k++)
-            field->data[k] = op->factor[k] * _airy_cis ((plane->z + op->z) * op->phase[k]);
-          break;
-        case AIRY_OP_POINT:
-        case AIRY_OP_GAUSS:
-          /* from the op's data: its grid, medium, distance and power */
-          memcpy (field->lambda, op->lambda, op->n_lambda * sizeof (double));
-          memcpy (field->dy, op->dy, op->n_lambda * sizeof (double));
-          memcpy (field->dx, op->dx, op->n_lambda * sizeof (double));
-          if (op->kind == AIRY_OP_GAUSS)
-            _airy_gaussian_beam_fill (field, op->n, op->waist, plane->z + op->z, op->power);
-          else if (!_airy_point_source_fill (field, op->n, plane->z + op->z, op->power, plane->index, error))
-            return FALSE;
-          break;
-        case AIRY_OP_APPLY:
-          /* the element reads the grid entering it */
-          memcpy (field->dy, op->dy, op->n_lambda * sizeof (double));
-          memcpy (field->dx, op->dx, op->n_lambda * sizeof (double));
-          if (!AIRY_ELEMENT_GET_CLASS (op->element)->apply (op->element, op->state, field, plane, error))
-            return FALSE;
-          break;
-        case AIRY_OP_MULTIPLY:
-          for (k = 0; k < op->n_lambda * np; k++)
-            field->data[k] *= op->factor[k];
-          break;
-        case AIRY_OP_FFT:
-          if (op->centred)
-            _airy_fft_centred (field, op->sign, plane->threads);
-          else
-            for (l = 0; l < op->n_lambda; l++)
-              _airy_fft_c2c_execute (op->height, op->width, op->sign, plane->threads,
-                                     field->data + l * np, field->data + l * np);
-          for (l = 0; op->scale && l < op->n_lambda; l++)
-            for (k = 0; k < np; k++)
-              field->data[l * np + k] *= op->scale[l];
-          break;
-        case AIRY_OP_RESIZE:
-          airy_field_resize_centred (field, op->height, op->width);
-          break;
-        case AIRY_OP_INTENSITY:
-          return TRUE;
-        default:
-          g_return_val_if_reached (FALSE);
-        }
+      if (op->kind == AIRY_OP_INTENSITY)
+        return TRUE;
+      g_return_val_if_fail (kind->forward != NULL, FALSE);
+      if (!kind->forward (op, field, plane, error))
+        return FALSE;
     }
   return TRUE;
 }
 
 /* INTENSITY with the op's weights: Σ_l w_l |u_l|² */
-static void
-field_intensity (GPtrArray *ops, const AiryField *field, float *out)
+static const AiryOp *
+intensity_op (GPtrArray *ops)
 {
-  const AiryOp *op = NULL;
-  gsize n = airy_field_plane_size (field), i;
-  guint k, l;
+  guint k;
 
-  for (k = 0; k < ops->len && op == NULL; k++)
+  for (k = 0; k < ops->len; k++)
     if (((AiryOp *) g_ptr_array_index (ops, k))->kind == AIRY_OP_INTENSITY)
-      op = g_ptr_array_index (ops, k);
-  g_return_if_fail (op != NULL && op->n_lambda == field->n_lambda);
-  memset (out, 0, n * sizeof (float));
-  for (l = 0; l < field->n_lambda; l++)
-    {
-      const fftwf_complex *u = field->data + l * n;
-      float w = (float) op->weights[l];
-
-      for (i = 0; i < n; i++)
-        {
-          float re = crealf (u[i]), im = cimagf (u[i]);
-          out[i] += w * (re * re + im * im);
-        }
-    }
+      return g_ptr_array_index (ops, k);
+  return NULL;
 }
 
 gboolean
@@ -488,7 +427,7 @@ _airy_ops_run_intensity (GPtrArray       *ops,
     }
   if (!run_field (ops, field, plane, error))
     return FALSE;
-  field_intensity (ops, field, out);
+  _airy_op_intensity_forward (intensity_op (ops), field, out);
   return TRUE;
 }
 
@@ -600,48 +539,6 @@ _airy_convolve_volume_data (const AiryConvolveOp *conv,
   return airy_stack_plane (v, z - conv->volume_first);
 }
 
-/* CONVOLVE by its definition: full complex transforms of the padded
- * planes, Σ_b P̂_b·V̂_b, one inverse transform, the "same" crop. */
-static float *
-convolve_reference (const AiryConvolveOp *c, const float *planes, guint n, guint threads)
-{
-  guint ph = c->pad_height, pw = c->pad_width, b, y, x;
-  gsize np = (gsize) ph * pw, k, npsf = (gsize) c->psf_height * c->psf_width;
-  fftwf_complex *P = fftwf_alloc_complex (np), *V = fftwf_alloc_complex (np), *acc = fftwf_alloc_complex (np);
-  g_autofree float *vol = g_new (float, (gsize) c->vol_height * c->vol_width);
-  g_autofree float *full = g_new (float, np);
-  float *image = g_new (float, (gsize) c->vol_height * c->vol_width);
-
-  memset (acc, 0, np * sizeof (fftwf_complex));
-  for (b = 0; b < n; b++)
-    {
-      memset (P, 0, np * sizeof (fftwf_complex));
-      memset (V, 0, np * sizeof (fftwf_complex));
-      for (y = 0; y < c->psf_height; y++)
-        for (x = 0; x < c->psf_width; x++)
-          P[(gsize) y * pw + x] = planes[b * npsf + (gsize) y * c->psf_width + x];
-      _airy_convolve_volume_plane (c, b, vol);
-      for (y = 0; y < c->vol_height; y++)
-        for (x = 0; x < c->vol_width; x++)
-          V[(gsize) y * pw + x] = vol[(gsize) y * c->vol_width + x];
-      _airy_fft_c2c_execute (ph, pw, AIRY_FFT_FORWARD, threads, P, P);
-      _airy_fft_c2c_execute (ph, pw, AIRY_FFT_FORWARD, threads, V, V);
-      for (k = 0; k < np; k++)
-        acc[k] += P[k] * V[k];
-    }
-  _airy_fft_c2c_execute (ph, pw, AIRY_FFT_BACKWARD, threads, acc, acc);
-  for (k = 0; k < np; k++)
-    full[k] = crealf (acc[k]);
-  for (y = 0; y < c->vol_height; y++)
-    for (x = 0; x < c->vol_width; x++)
-      image[(gsize) y * c->vol_width + x] = airy_conv_crop_at (full, pw, c->psf_height / 2, c->psf_width / 2, y, x,
-                                                               1.0f / ((float) ph * pw));
-  fftwf_free (P);
-  fftwf_free (V);
-  fftwf_free (acc);
-  return image;
-}
-
 AiryStack *
 _airy_ops_run_program (GPtrArray    *ops,
                        guint         n_planes,
@@ -656,8 +553,7 @@ _airy_ops_run_program (GPtrArray    *ops,
   AirySpectrum spectrum = { first->n_lambda, lambda, weights };
   AiryField *field = NULL;
   AiryStages st;
-  AiryStack *out;
-  guint b, l, h, w;
+  guint b, l, h, w, k, n = n_planes;
   gboolean ok = TRUE;
 
   _airy_ops_stages (ops, &st);
@@ -687,46 +583,74 @@ _airy_ops_run_program (GPtrArray    *ops,
   if (!ok)
     return NULL;
 
-  if (st.convolve || st.sum)
+  /* the intensity stage, op by op: n planes in, the next op's planes out */
+  for (k = st.n_field; ok && k < ops->len; k++)
     {
-      g_autofree float *image = NULL;
-      gsize n = (gsize) h * w, k;
+      const AiryOp *op = g_ptr_array_index (ops, k);
+      guint n_out = op->kind == AIRY_OP_SENSOR ? n : 1;
+      AiryStack *next = airy_stack_new (MAX (n_out, 1), op->height, op->width);
 
-      if (st.convolve)
-        image = convolve_reference (st.convolve->convolve, planes->data, n_planes, threads);
-      else
-        {
-          image = g_new0 (float, n);
-          for (b = 0; b < n_planes; b++)
-            for (k = 0; k < n; k++)
-              image[k] += planes->data[b * n + k];
-        }
-      if (st.sensor)
-        {
-          g_autofree float *img = _airy_op_sensor_process (st.sensor, image, 0);
-
-          out = airy_stack_new (1, st.sensor->height, st.sensor->width);
-          memcpy (out->data, img, airy_stack_plane_size (out) * sizeof (float));
-        }
-      else
-        {
-          const AiryOp *last = st.convolve ? st.convolve : st.sum;
-
-          out = airy_stack_new (1, last->height, last->width);
-          memcpy (out->data, image, airy_stack_plane_size (out) * sizeof (float));
-        }
-      return out;
+      ok = _airy_op_kind_info (op->kind)->image_forward (op, planes->data, n, 0, next->data, error);
+      airy_stack_free (planes);
+      planes = next;
+      n = n_out;
     }
-  if (st.sensor)
-    {
-      out = airy_stack_new (MAX (n_planes, 1), st.sensor->height, st.sensor->width);
-      for (b = 0; b < n_planes; b++)
-        {
-          g_autofree float *img = _airy_op_sensor_process (st.sensor, airy_stack_plane (planes, b), b);
-
-          memcpy (airy_stack_plane (out, b), img, airy_stack_plane_size (out) * sizeof (float));
-        }
-      return out;
-    }
+  if (!ok)
+    return NULL;
   return g_steal_pointer (&planes);
+}
+
+gboolean
+_airy_ops_run_vjp (GPtrArray       *ops,
+                   AiryField       *field,
+                   const AiryPlane *plane,
+                   const float     *ibar,
+                   AiryOpGrad      *grads,
+                   GError         **error)
+{
+  const AiryOp *first = g_ptr_array_index (ops, 0);
+  g_autoptr(GPtrArray) tape = NULL;
+  g_autoptr(AiryField) bar = NULL;
+  guint i, n;
+
+  if (first->kind == AIRY_OP_FUSED_PSF)
+    {
+      _airy_fused_psf_adjoint (first, plane->z, plane->threads, ibar, &grads[0]);
+      return TRUE;
+    }
+  /* forward, keeping what enters each op */
+  tape = g_ptr_array_new_with_free_func ((GDestroyNotify) airy_field_free);
+  for (n = 0; n < ops->len; n++)
+    {
+      const AiryOp *op = g_ptr_array_index (ops, n);
+      const AiryOpKindInfo *kind = _airy_op_kind_info (op->kind);
+
+      if (op->kind == AIRY_OP_INTENSITY)
+        break;
+      if (kind->adjoint == NULL)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND, _("chain[%u] (%s): this element has no adjoint"),
+                       op->index, op->element ? airy_element_get_type_name (op->element) : _airy_op_kind_name (op->kind));
+          return FALSE;
+        }
+      g_ptr_array_add (tape, _airy_field_copy (field));
+      if (!kind->forward (op, field, plane, error))
+        return FALSE;
+    }
+  g_return_val_if_fail (n < ops->len, FALSE);
+  /* and back */
+  bar = _airy_field_copy (field);
+  _airy_op_intensity_adjoint (g_ptr_array_index (ops, n), field, ibar, bar);
+  for (i = n; i-- > 0;)
+    {
+      const AiryOp *op = g_ptr_array_index (ops, i);
+
+      if (!_airy_op_kind_info (op->kind)->adjoint (op, g_ptr_array_index (tape, i), bar, plane,
+                                                    grads ? &grads[i] : NULL, error))
+        return FALSE;
+    }
+  /* the field leaves with the input's cotangent */
+  airy_field_resize (field, bar->height, bar->width);
+  memcpy (field->data, bar->data, (gsize) bar->n_lambda * bar->height * bar->width * sizeof (fftwf_complex));
+  return TRUE;
 }
