@@ -241,8 +241,7 @@ _airy_op_intensity_forward (const AiryOp *op, const AiryField *field, float *out
 
       for (i = 0; i < n; i++)
         {
-          float re = crealf (u[i]), im = cimagf (u[i]);
-          out[i] += w * (re * re + im * im);
+          out[i] += airy_intensity_term (w, crealf (u[i]), cimagf (u[i]));
         }
     }
 }

@@ -454,7 +454,7 @@ _airy_fused_psf_reference (const AiryOp *op,
           }
       _airy_fft_c2c_execute (h, w, AIRY_FFT_FORWARD, threads, u, u);
       for (k = 0; k < n; k++)
-        out[k] += psf->scale[l] * (crealf (u[k]) * crealf (u[k]) + cimagf (u[k]) * cimagf (u[k]));
+        out[k] += airy_intensity_term (psf->scale[l], crealf (u[k]), cimagf (u[k]));
     }
   fftwf_free (u);
 }

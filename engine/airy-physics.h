@@ -517,6 +517,22 @@ airy_gaussian_beam (double x, double y, double n, double lambda, double z, doubl
   *im = qr * (m * s) + qi * (m * c);
 }
 
+/* One wavelength's share of a pixel's intensity, w·|u|², in float: the
+ * INTENSITY of every backend and the fused PSF's sum over its entries. */
+AIRY_HD float
+airy_intensity_term (float w, float re, float im)
+{
+  return w * (re * re + im * im);
+}
+
+/* Padding or cropping about pixel ⌊N/2⌋: pixel j of the n_to-long axis
+ * takes pixel j − airy_centred_offset (n_to, n_from) of the other. */
+AIRY_HD int
+airy_centred_offset (unsigned n_to, unsigned n_from)
+{
+  return (int) (n_to / 2) - (int) (n_from / 2);
+}
+
 /* ---- The sensor's resampling ---- */
 
 /* Bilinear sample of img (h × w, spacing dy, dx, centre ⌊N/2⌋) at (y, x) µm; 0 outside. */

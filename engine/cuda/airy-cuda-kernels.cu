@@ -199,7 +199,7 @@ resize_kernel (const float2 *__restrict__ in, unsigned h, unsigned w,
     if (i >= (size_t) oh * ow)
         return;
     int y = (int) (i / ow), x = (int) (i % ow);
-    int sy = y - (int) (oh / 2) + (int) (h / 2), sx = x - (int) (ow / 2) + (int) (w / 2);
+    int sy = y - airy_centred_offset (oh, h), sx = x - airy_centred_offset (ow, w);
     float2 v = make_float2 (0.0f, 0.0f);
     if (sy >= 0 && sy < (int) h && sx >= 0 && sx < (int) w)
         v = in[(size_t) l * h * w + (size_t) sy * w + sx];
@@ -276,7 +276,7 @@ weighted_intensity_kernel (const float2 *__restrict__ u, const float *__restrict
     float s = 0.0f;
     for (unsigned l = 0; l < lambdas; l++) {
         float2 v = u[l * n + i];
-        s += weights[l] * (v.x * v.x + v.y * v.y);
+        s += airy_intensity_term (weights[l], v.x, v.y);
     }
     out[i] = s;
 }
