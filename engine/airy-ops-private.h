@@ -300,6 +300,17 @@ gboolean    _airy_ops_run_vjp         (GPtrArray       *ops,
                                        const float     *ibar,
                                        AiryOpGrad      *grads,
                                        GError         **error);
+/* The whole program's vector–Jacobian product (_airy_ops_run_program's
+ * adjoint): from out_bar (its result's cotangent) back through the
+ * intensity stage and each plane's field stage; grads[i] (one per op)
+ * gets op i's parameters' cotangents, summed over the planes. */
+gboolean    _airy_ops_run_program_vjp (GPtrArray       *ops,
+                                       guint            n_planes,
+                                       const double    *z,
+                                       guint            threads,
+                                       const float     *out_bar,
+                                       AiryOpGrad      *grads,
+                                       GError         **error);
 /* FUSED_PSF by its definition, one plain 2-D transform per wavelength. */
 void        _airy_fused_psf_reference (const AiryOp *op,
                                        double        z,

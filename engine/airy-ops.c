@@ -654,3 +654,94 @@ _airy_ops_run_vjp (GPtrArray       *ops,
   memcpy (field->data, bar->data, (gsize) bar->n_lambda * bar->height * bar->width * sizeof (fftwf_complex));
   return TRUE;
 }
+
+gboolean
+_airy_ops_run_program_vjp (GPtrArray    *ops,
+                           guint         n_planes,
+                           const double *z,
+                           guint         threads,
+                           const float  *out_bar,
+                           AiryOpGrad   *grads,
+                           GError      **error)
+{
+  const AiryOp *first = g_ptr_array_index (ops, 0);
+  g_autoptr(GPtrArray) inputs = g_ptr_array_new_with_free_func ((GDestroyNotify) airy_stack_free);
+  g_autoptr(GPtrArray) field_ops = g_ptr_array_new ();
+  g_autoptr(AiryStack) planes = NULL;
+  g_autofree guint *counts = NULL;
+  g_autofree float *bar = NULL;
+  AiryStages st;
+  guint b, k, n = n_planes;
+
+  _airy_ops_stages (ops, &st);
+  for (k = 0; k < st.n_field; k++)
+    g_ptr_array_add (field_ops, g_ptr_array_index (ops, k));
+  /* forward: the planes, then each op of the intensity stage, keeping
+   * what enters it */
+  planes = _airy_ops_run_program (field_ops, n_planes, z, threads, error);
+  if (planes == NULL)
+    return FALSE;
+  counts = g_new (guint, ops->len + 1);
+  for (k = st.n_field; k < ops->len; k++)
+    {
+      const AiryOp *op = g_ptr_array_index (ops, k);
+      guint n_out = op->kind == AIRY_OP_SENSOR ? n : 1;
+      AiryStack *next = airy_stack_new (MAX (n_out, 1), op->height, op->width);
+
+      counts[k] = n;
+      if (!_airy_op_kind_info (op->kind)->image_forward (op, planes->data, n, 0, next->data, error))
+        {
+          airy_stack_free (next);
+          return FALSE;
+        }
+      g_ptr_array_add (inputs, g_steal_pointer (&planes));
+      planes = next;
+      n = n_out;
+    }
+  /* back through the intensity stage: the planes' cotangents */
+  bar = g_memdup2 (out_bar, (gsize) n * airy_stack_plane_size (planes) * sizeof (float));
+  for (k = ops->len; k-- > st.n_field;)
+    {
+      const AiryOp *op = g_ptr_array_index (ops, k);
+      AiryStack *in = g_ptr_array_index (inputs, k - st.n_field);
+      float *in_bar = g_new (float, (gsize) counts[k] * airy_stack_plane_size (in));
+
+      if (!_airy_op_kind_info (op->kind)->image_adjoint (op, in->data, counts[k], 0, bar, in_bar,
+                                                         grads ? &grads[k] : NULL, error))
+        {
+          g_free (in_bar);
+          return FALSE;
+        }
+      g_free (bar);
+      bar = in_bar;
+    }
+  /* and through the field stage, plane by plane */
+  {
+    g_autofree double *lambda = g_new (double, first->n_lambda);
+    g_autofree double *weights = g_new (double, first->n_lambda);
+    AirySpectrum spectrum = { first->n_lambda, lambda, weights };
+    gsize np = (gsize) ((AiryOp *) g_ptr_array_index (ops, st.n_field - 1))->height
+               * ((AiryOp *) g_ptr_array_index (ops, st.n_field - 1))->width;
+    guint l;
+
+    for (l = 0; l < first->n_lambda; l++)
+      {
+        lambda[l] = first->lambda ? first->lambda[l] : 1.0;
+        weights[l] = 1.0;
+      }
+    for (b = 0; b < n_planes; b++)
+      {
+        g_autoptr(AiryField) field = first->kind == AIRY_OP_FUSED_PSF ? NULL
+                                     : airy_field_new (&spectrum, first->height, first->width, 1.0);
+        AiryPlane plane = { b, z[b], threads };
+
+        if (first->kind == AIRY_OP_FUSED_PSF && grads)
+          _airy_fused_psf_adjoint (first, z[b], threads, bar + b * np, &grads[0]);
+        else if (first->kind == AIRY_OP_FUSED_PSF)
+          continue;
+        else if (!_airy_ops_run_vjp (field_ops, field, &plane, bar + b * np, grads, error))
+          return FALSE;
+      }
+  }
+  return TRUE;
+}

@@ -577,6 +577,75 @@ test_chain (void)
     }
 }
 
+/* The whole program's adjoint (_airy_ops_run_program_vjp) in one factor
+ * of its field stage, for a program that is quadratic in it (every op
+ * after it linear or affine): J δf = (P(f + δf) − P(f − δf))/2. */
+static void
+check_program (const char *what, const char *json, guint at, const char *kinds)
+{
+  g_autoptr(AirySystem) system = test_system (json);
+  AiryRunOptions options = { 0 };
+  g_autoptr(AiryPlan) plan = _airy_plan_new (system, &options, NULL, NULL);
+  g_autofree char *described = NULL;
+  g_autoptr(AiryStack) pp = NULL;
+  g_autoptr(AiryStack) pm = NULL;
+  g_autofree AiryOpGrad *grads = NULL;
+  g_autofree fftwf_complex *f = NULL, *df = NULL, *gf = NULL;
+  g_autofree float *w = NULL, *jv = NULL;
+  fftwf_complex *factor;
+  AiryOp *op;
+  gsize n, no, k;
+
+  g_assert_true (_airy_plan_compile (plan, NULL));
+  described = _airy_plan_describe (plan);
+  g_assert_cmpstr (described, ==, kinds);
+  op = g_ptr_array_index (plan->ops, at);
+  factor = op->kind == AIRY_OP_FUSED_PSF ? op->psf->F : op->factor;
+  n = op->kind == AIRY_OP_FUSED_PSF ? (gsize) op->n_lambda * op->psf->rows * op->width
+                                    : (gsize) op->n_lambda * op->height * op->width;
+  f = g_memdup2 (factor, n * sizeof (fftwf_complex));
+  df = g_new (fftwf_complex, n);
+  gf = g_new0 (fftwf_complex, n);
+  fill_random (df, n);
+  for (k = 0; k < n; k++)
+    factor[k] = f[k] + df[k];
+  pp = _airy_ops_run_program (plan->ops, plan->n_planes, plan->z, 1, NULL);
+  for (k = 0; k < n; k++)
+    factor[k] = f[k] - df[k];
+  pm = _airy_ops_run_program (plan->ops, plan->n_planes, plan->z, 1, NULL);
+  memcpy (factor, f, n * sizeof (fftwf_complex));
+  no = (gsize) pp->depth * airy_stack_plane_size (pp);
+  jv = g_new (float, no);
+  w = g_new (float, no);
+  for (k = 0; k < no; k++)
+    jv[k] = (pp->data[k] - pm->data[k]) / 2;
+  fill_random_real (w, no);
+  grads = g_new0 (AiryOpGrad, plan->ops->len);
+  grads[at].factor = gf;
+  g_assert_true (_airy_ops_run_program_vjp (plan->ops, plan->n_planes, plan->z, 1, w, grads, NULL));
+  check_dot (what, rdot (jv, w, no), cdot (df, gf, n), sqrt (rdot (jv, jv, no) * rdot (w, w, no)));
+}
+
+static void
+test_program (void)
+{
+  g_autofree char *microscope = test_microscope_json ("{\"beads\": {\"count\": 12, \"seed\": 5, \"intensity\": 3}}",
+                                                      "\"reduce\": \"sum\", \"resample\": \"block-sum\", \"factor\": 2,"
+                                                      " \"gain\": 2, \"exposure\": 5, \"offset\": 9", 32, 3);
+
+  /* the fused PSF's F through CONVOLVE and a block-summing sensor */
+  check_program ("program: fused-psf convolve sensor", microscope, 0, "fused-psf convolve sensor");
+  /* a pupil's factor through the field ops of each plane, SUM and a
+   * bilinear sensor */
+  check_program ("program: gauss multiply fft intensity sum sensor",
+                 "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5, 0.6]},"
+                 " \"z\": {\"values\": [0, 20, -30]},"
+                 " \"elements\": [{\"type\": \"gaussian-beam\", \"waist\": 3}, {\"type\": \"circular-pupil\", \"diameter\": 9},"
+                 "  {\"type\": \"ff-lens\", \"f\": 100}],"
+                 " \"sensor\": {\"reduce\": \"sum\", \"resample\": \"linear\", \"spacing\": 2.3, \"gain\": 3}}",
+                 1, "gauss multiply fft intensity sum sensor");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -595,5 +664,6 @@ main (int argc, char **argv)
   g_test_add_func ("/adjoint/sensor", test_sensor);
   g_test_add_func ("/adjoint/convolve", test_convolve);
   g_test_add_func ("/adjoint/chain", test_chain);
+  g_test_add_func ("/adjoint/program", test_program);
   return g_test_run ();
 }
