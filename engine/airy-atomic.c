@@ -47,7 +47,7 @@ static gboolean anonymous_allowed = TRUE;
 static GPrivate current_group;
 /* commits renaming right now, and a fatal signal held back meanwhile */
 static gint committing;
-static volatile sig_atomic_t held_signal;
+static gint held_signal;
 
 static void signal_held_raise (void);
 
@@ -621,18 +621,18 @@ die_of (int sig)
 static void
 on_fatal_signal (int sig)
 {
+  /* held first, then the count read: a commit that ends between the two
+   * reads the held signal after its decrement and dies of it itself */
+  g_atomic_int_set (&held_signal, sig);
   if (g_atomic_int_get (&committing) > 0)
-    {
-      held_signal = sig;
-      return;
-    }
+    return;
   die_of (sig);
 }
 
 static void
 signal_held_raise (void)
 {
-  int sig = held_signal;
+  int sig = g_atomic_int_get (&held_signal);
 
   if (sig != 0)
     die_of (sig);
