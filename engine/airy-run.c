@@ -486,7 +486,8 @@ choose_devices (AiryBackend          *backend,
  * stage leaves it and the ops after it to the CPU backend, on the planes
  * the backend makes (*tail_from). Either is said in a warning. */
 static gboolean
-split_program (AiryBackend **backend, AiryPlan *plan, GPtrArray *warnings, guint *tail_from, GError **error)
+split_program (AiryBackend **backend, AiryPlan *plan, AiryRunOptions *opts, GArray *devices, GPtrArray *warnings,
+               guint *tail_from, GError **error)
 {
   AiryStages stages;
   AiryBackend *cpu;
@@ -509,7 +510,15 @@ split_program (AiryBackend **backend, AiryPlan *plan, GPtrArray *warnings, guint
         g_ptr_array_add (warnings, g_strdup_printf (_("backend %s does not run the operation “%s”: the CPU "
                                                       "backend runs this system"),
                                                     (*backend)->ops->name, _airy_op_kind_name (op->kind)));
+      /* the CPU's own devices */
       *backend = cpu;
+      g_array_set_size (devices, 0);
+      opts->devices = NULL;
+      opts->n_devices = 0;
+      if (!choose_devices (cpu, opts, devices, error))
+        return FALSE;
+      opts->devices = (guint *) devices->data;
+      opts->n_devices = devices->len;
       return TRUE;
     }
   if (warnings)
@@ -518,6 +527,24 @@ split_program (AiryBackend **backend, AiryPlan *plan, GPtrArray *warnings, guint
                                                 (*backend)->ops->name, _airy_op_kind_name (op->kind)));
   *tail_from = i;
   return TRUE;
+}
+
+/* The fallback's first part: this backend makes the planes' intensities
+ * only, ops[0 … tail_from). */
+static void
+run_state_take_prefix (AiryRunState *state, guint tail_from)
+{
+  AiryPlan *plan = state->plan;
+  guint i;
+
+  g_ptr_array_unref (state->ops);
+  state->ops = g_ptr_array_new_with_free_func ((GDestroyNotify) _airy_op_unref);
+  for (i = 0; i < tail_from; i++)
+    g_ptr_array_add (state->ops, _airy_op_ref (g_ptr_array_index (plan->ops, i)));
+  state->tail_from = tail_from;
+  state->reduce = FALSE;
+  state->out_height = plan->psf_height;
+  state->out_width = plan->psf_width;
 }
 
 static gboolean
@@ -577,24 +604,9 @@ run_local (AirySystem           *system,
   plan = _airy_plan_new (system, opts, warnings, error);
   if (plan == NULL || !_airy_plan_compile (plan, error))
     return FALSE;
-  {
-    AiryBackend *chosen = backend;
-
-    if (!split_program (&backend, plan, warnings, &tail_from, error))
-      return FALSE;
-    if (backend != chosen)
-      {
-        /* the CPU's own devices */
-        *backend_out = backend;
-        g_array_set_size (devices, 0);
-        opts->devices = NULL;
-        opts->n_devices = 0;
-        if (!choose_devices (backend, opts, devices, error))
-          return FALSE;
-        opts->devices = (guint *) devices->data;
-        opts->n_devices = devices->len;
-      }
-  }
+  if (!split_program (&backend, plan, opts, devices, warnings, &tail_from, error))
+    return FALSE;
+  *backend_out = backend;
   if (!_airy_plan_choose_part (opts, plan->n_planes, &part_first, &part_count, error))
     return FALSE;
   state = *state_out = run_state_new (plan);
@@ -602,17 +614,7 @@ run_local (AirySystem           *system,
   state->part_first = part_first;
   state->part_count = part_count;
   if (tail_from > 0)
-    {
-      /* this backend makes the planes' intensities only */
-      g_ptr_array_unref (state->ops);
-      state->ops = g_ptr_array_new_with_free_func ((GDestroyNotify) _airy_op_unref);
-      for (i = 0; i < tail_from; i++)
-        g_ptr_array_add (state->ops, _airy_op_ref (g_ptr_array_index (plan->ops, i)));
-      state->tail_from = tail_from;
-      state->reduce = FALSE;
-      state->out_height = plan->psf_height;
-      state->out_width = plan->psf_width;
-    }
+    run_state_take_prefix (state, tail_from);
 
   /* Shard this process's planes over its devices in contiguous chunks, as
    * asked or evenly. */
