@@ -102,7 +102,9 @@ generated_forward (const AiryOp *op, AiryField *field, const AiryPlane *plane, G
   return TRUE;
 }
 
-/* u ∝ √power: ∂u/∂power = u/(2·power) */
+/* u ∝ √power: ∂u/∂power = u/(2·power). The point source's |u| is the
+ * same at every pixel, so its normalisation does not depend on z:
+ * ∂u/∂z = u·(−iπ n r²/(λ z²)), z the plane's and the op's distance. */
 static gboolean
 generated_adjoint (const AiryOp *op, const AiryField *in, AiryField *bar, const AiryPlane *plane, AiryOpGrad *grad,
                    GError **error)
@@ -110,14 +112,26 @@ generated_adjoint (const AiryOp *op, const AiryField *in, AiryField *bar, const 
   if (grad)
     {
       g_autoptr(AiryField) u = _airy_field_copy (in);
-      gsize n = (gsize) op->n_lambda * op->height * op->width, k;
-      double s = 0.0;
+      gsize np = (gsize) op->height * op->width, k;
+      double s = 0.0, sz = 0.0, z = plane->z + op->z;
+      guint l;
 
       if (!generated_forward (op, u, plane, error))
         return FALSE;
-      for (k = 0; k < n; k++)
-        s += crealf (conjf (u->data[k]) * bar->data[k]);
+      for (l = 0; l < op->n_lambda; l++)
+        for (k = 0; k < np; k++)
+          {
+            fftwf_complex c = conjf (u->data[l * np + k]) * bar->data[l * np + k];
+            double x = airy_grid_coord ((int) (k % op->width), (int) op->width, op->dx[l]);
+            double y = airy_grid_coord ((int) (k / op->width), (int) op->height, op->dy[l]);
+
+            s += crealf (c);
+            /* Re(conj(−i a u)·ū) = −a·Im(conj(u)·ū), a = π n r²/(λ z²) */
+            sz -= AIRY_PI * op->n * (x * x + y * y) / (op->lambda[l] * z * z) * cimagf (c);
+          }
       grad->power += s / (2.0 * op->power);
+      if (op->kind == AIRY_OP_POINT)
+        grad->z += sz;
     }
   zero_bar (op, in, bar);
   return TRUE;
@@ -454,6 +468,7 @@ sensor_adjoint (const AiryOp *op, const float *in, guint n_in, guint first, cons
   gsize ni = (gsize) s->in_height * s->in_width, no = (gsize) s->out_height * s->out_width;
   double g = p->gain * p->exposure;
   guint b, y, x, i, j;
+  gsize k;
 
   if (p->noise != 0 || p->full_well > 0.0 || p->bits > 0 || p->read_noise > 0.0)
     {
@@ -461,6 +476,26 @@ sensor_adjoint (const AiryOp *op, const float *in, guint n_in, guint first, cons
                    _("sensor: noise, saturation and rounding have no derivative; the adjoint needs a sensor "
                      "without them"));
       return FALSE;
+    }
+  if (grad)
+    {
+      /* y = gain·exposure·R(I) + offset: R(I) is the sensor of unit
+       * gain and exposure without offset */
+      g_autofree float *r = g_new (float, (gsize) n_in * no);
+      AirySensorOp unit = *s;
+      AiryOp unit_op = *op;
+
+      unit.noise.gain = unit.noise.exposure = 1.0;
+      unit.noise.offset = 0.0;
+      unit_op.sensor = &unit;
+      if (!sensor_forward (&unit_op, in, n_in, first, r, error))
+        return FALSE;
+      for (k = 0; k < (gsize) n_in * no; k++)
+        {
+          grad->gain += (double) out_bar[k] * p->exposure * r[k];
+          grad->exposure += (double) out_bar[k] * p->gain * r[k];
+          grad->offset += out_bar[k];
+        }
     }
   for (b = 0; b < n_in; b++)
     {

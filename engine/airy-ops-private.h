@@ -251,7 +251,11 @@ typedef struct
                             * FUSED_PSF: F's, n_lambda × rows × width */
   double        *phase;    /* OBJECTIVE: G's (n_lambda × height × width); FUSED_PSF: on the band */
   double         power;    /* POINT, GAUSS */
+  double         z;        /* POINT: its distance (GAUSS: not given) */
   float         *sample;   /* CONVOLVE: the sample's planes V_z, n_in × vol_height × vol_width */
+  double         gain;     /* SENSOR (the deterministic one) */
+  double         exposure;
+  double         offset;
 } AiryOpGrad;
 
 typedef struct

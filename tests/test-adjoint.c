@@ -318,11 +318,46 @@ check_generated_power (AiryOpKind kind_id, const char *what)
   _airy_op_unref (op);
 }
 
+/* POINT in its distance: J δz by central differences of two forwards (in
+ * float: 2·10⁻⁷ of |u| over 2ε = 0.1 µm, far below the dot test's
+ * 10⁻⁵; the truncation, ε²/6·|u'''|, is smaller still). */
+static void
+test_point_z (void)
+{
+  const AiryOpKindInfo *kind = _airy_op_kind_info (AIRY_OP_POINT);
+  g_autoptr(AiryField) geometry = random_field (20, 22);
+  AiryOp *op = _airy_op_new (AIRY_OP_POINT, geometry);
+  gsize n = field_size (geometry), k;
+  g_autoptr(AiryField) up = _airy_field_copy (geometry);
+  g_autoptr(AiryField) um = _airy_field_copy (geometry);
+  g_autoptr(AiryField) bar = random_field (20, 22);
+  g_autoptr(AiryField) w0 = _airy_field_copy (bar);
+  g_autoptr(AiryField) jv = _airy_field_copy (geometry);
+  AiryOpGrad grad = { 0 };
+  AiryPlane plane = { 0, 40.0, 1 };
+  double dz = 0.8, eps = 0.05;
+
+  op->n = 1.33;
+  op->power = 1.0;
+  op->z = 5.0 + eps;
+  g_assert_true (kind->forward (op, up, &plane, NULL));
+  op->z = 5.0 - eps;
+  g_assert_true (kind->forward (op, um, &plane, NULL));
+  op->z = 5.0;
+  for (k = 0; k < n; k++)
+    jv->data[k] = (up->data[k] - um->data[k]) * (float) (dz / (2 * eps));
+  g_assert_true (kind->adjoint (op, geometry, bar, &plane, &grad, NULL));
+  check_dot ("point (z)", cdot (jv->data, w0->data, n), dz * grad.z,
+             sqrt (cdot (jv->data, jv->data, n) * cdot (w0->data, w0->data, n)));
+  _airy_op_unref (op);
+}
+
 static void
 test_generated (void)
 {
   check_generated_power (AIRY_OP_POINT, "point (power)");
   check_generated_power (AIRY_OP_GAUSS, "gauss (power)");
+  test_point_z ();
 }
 
 /* I = Σ w_l |u_l|² is quadratic: J v = (I(u + v) − I(u − v))/2. */
@@ -470,6 +505,33 @@ test_sensor (void)
   s.out_dy = s.out_dx = 0.23;
   s.scale = 0.23 * 0.23 / (0.1 * 0.12);
   check_image_op ("sensor (linear)", &op, 1, 30 * 26, 13 * 13, TRUE);
+  /* in gain, exposure and offset: y is linear in each, J δ = y(p + δ) − y(p) */
+  {
+    const AiryOpKindInfo *kind = _airy_op_kind_info (AIRY_OP_SENSOR);
+    gsize ni = 30 * 26, no = 13 * 13, k;
+    g_autofree float *v = g_new (float, ni), *y0 = g_new (float, no), *y1 = g_new (float, no);
+    g_autofree float *w = g_new (float, no), *jv = g_new (float, no), *ib = g_new (float, ni);
+    AiryOpGrad grad = { 0 };
+    double *params[] = { &s.noise.gain, &s.noise.exposure, &s.noise.offset }, delta = 0.75;
+    const char *names[] = { "sensor (gain)", "sensor (exposure)", "sensor (offset)" };
+    guint p;
+
+    fill_random_real (v, ni);
+    fill_random_real (w, no);
+    g_assert_true (kind->image_adjoint (&op, v, 1, 0, w, ib, &grad, NULL));
+    for (p = 0; p < 3; p++)
+      {
+        double *q = params[p], keep = *q, g = p == 0 ? grad.gain : p == 1 ? grad.exposure : grad.offset;
+
+        g_assert_true (kind->image_forward (&op, v, 1, 0, y0, NULL));
+        *q = keep + delta;
+        g_assert_true (kind->image_forward (&op, v, 1, 0, y1, NULL));
+        *q = keep;
+        for (k = 0; k < no; k++)
+          jv[k] = y1[k] - y0[k];
+        check_dot (names[p], rdot (jv, w, no), delta * g, sqrt (rdot (jv, jv, no) * rdot (w, w, no)));
+      }
+  }
   /* the noise has none */
   s.noise.noise = 1;
   g_assert_false (_airy_op_kind_info (AIRY_OP_SENSOR)->image_adjoint (&op, in, 1, 0, out, bar, NULL, &error));
