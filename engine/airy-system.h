@@ -106,6 +106,12 @@ void          airy_system_set_description  (AirySystem  *self,
                                             const char  *description);
 const char   *airy_system_get_base_dir     (AirySystem  *self);
 gboolean      airy_system_is_microscope    (AirySystem  *self);
+/**
+ * airy_system_get_shape:
+ * @self: a system
+ * @height: (out): grid rows
+ * @width: (out): grid columns
+ */
 void          airy_system_get_shape        (AirySystem  *self,
                                             guint       *height,
                                             guint       *width);
@@ -118,15 +124,34 @@ void          airy_system_set_spacing      (AirySystem  *self,
 const AirySpectrum *airy_system_get_spectrum (AirySystem *self);
 void          airy_system_set_spectrum     (AirySystem  *self,
                                             const AirySpectrum *spectrum);
+/**
+ * airy_system_get_z:
+ * @self: a system
+ * @n: (out): the number of planes
+ *
+ * Returns: (array length=n) (transfer none): the planes' z, µm
+ */
 const double *airy_system_get_z            (AirySystem  *self,
                                             guint       *n);
 void          airy_system_set_z_range      (AirySystem  *self,
                                             double       start,
                                             double       stop,
                                             guint        count);
+/**
+ * airy_system_set_z_values:
+ * @self: a system
+ * @values: (array length=count): the planes' z, µm
+ * @count: their number
+ */
 void          airy_system_set_z_values     (AirySystem  *self,
                                             const double *values,
                                             guint        count);
+/**
+ * airy_system_get_elements:
+ * @self: a system
+ *
+ * Returns: (transfer none) (element-type AiryElement): the elements, in order
+ */
 GPtrArray    *airy_system_get_elements     (AirySystem  *self);
 void          airy_system_add_element      (AirySystem  *self,
                                             AiryElement *element);
@@ -156,6 +181,11 @@ void          airy_system_make_microscope  (AirySystem  *self,
                                             double       f_tube);
 void          airy_system_changed          (AirySystem  *self);
 
+/**
+ * airy_presets_list:
+ *
+ * Returns: (transfer full) (array zero-terminated=1): the presets' names
+ */
 char        **airy_presets_list            (void);
 char         *airy_preset_get_json         (const char  *name,
                                             GError     **error);
