@@ -69,6 +69,12 @@ AirySystem   *airy_system_new_from_file    (const char  *path,
                                             GError     **error);
 AirySystem   *airy_system_new_from_preset  (const char  *name,
                                             GError     **error);
+/**
+ * airy_system_copy:
+ * @self: a system
+ *
+ * Returns: (transfer full): a copy that shares nothing with @self
+ */
 AirySystem   *airy_system_copy             (AirySystem  *self);
 
 char         *airy_system_to_json          (AirySystem  *self);
@@ -79,6 +85,12 @@ gboolean      airy_system_save             (AirySystem  *self,
                                             const char  *path,
                                             GError     **error);
 guint64       airy_system_hash             (AirySystem  *self);
+/**
+ * airy_system_list_input_files:
+ * @self: a system
+ *
+ * Returns: (transfer full) (element-type AiryInputFile): the files it reads
+ */
 GPtrArray    *airy_system_list_input_files (AirySystem  *self);
 
 /* JSON Schema (draft 2020-12) of system files, from the registered element
@@ -88,12 +100,24 @@ char         *airy_system_schema           (gboolean     with_modules);
 
 /* Checks everything a run would check (ranges, cross-field rules, files,
  * memory budget) and collects warnings (char*) without computing. */
+/**
+ * airy_system_validate:
+ * @self: a system
+ * @warnings: (element-type utf8): where warnings are added
+ * @error: where the first error is told
+ */
 gboolean      airy_system_validate         (AirySystem  *self,
                                             GPtrArray   *warnings,
                                             GError     **error);
 /* What a check on the UI thread may do: ranges, cross-field rules, shapes,
  * warnings of the optics; no file is read (sample, mask images) and no
  * memory budget taken. A run checks the rest and reports at the same paths. */
+/**
+ * airy_system_check:
+ * @self: a system
+ * @warnings: (element-type utf8): where warnings are added
+ * @error: where the first error is told
+ */
 gboolean      airy_system_check            (AirySystem  *self,
                                             GPtrArray   *warnings,
                                             GError     **error);
@@ -155,6 +179,12 @@ void          airy_system_set_z_values     (AirySystem  *self,
 GPtrArray    *airy_system_get_elements     (AirySystem  *self);
 void          airy_system_add_element      (AirySystem  *self,
                                             AiryElement *element);
+/**
+ * airy_system_get_objective:
+ * @self: a system
+ *
+ * Returns: (transfer none) (nullable): the microscope's objective
+ */
 AiryElement  *airy_system_get_objective    (AirySystem  *self);
 /* spectrum.channels: a PSF run keeps one stack per wavelength (the app and
  * airy-sim ask airy_run for them: AiryRunOptions.per_wavelength). */
@@ -170,6 +200,12 @@ void          airy_system_set_channels     (AirySystem  *self,
 double        airy_system_get_f_tube       (AirySystem  *self);
 void          airy_system_set_f_tube       (AirySystem  *self,
                                             double       f_tube);
+/**
+ * airy_system_get_sensor:
+ * @self: a system
+ *
+ * Returns: (transfer none) (nullable): the sensor
+ */
 AiryElement  *airy_system_get_sensor       (AirySystem  *self);
 void          airy_system_set_sensor       (AirySystem  *self,
                                             AiryElement *sensor);
