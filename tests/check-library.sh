@@ -4,7 +4,8 @@
 # *-private.h header and no header from the source tree, compiles alone with
 # -Wall -Werror (each installed header too), and a program built with
 # `pkg-config --cflags --libs airy` alone computes the widefield PSF right
-# (tests/library/psf-peak.c). Nothing installed keeps the build folder's rpath.
+# (tests/library/psf-peak.c), and so does tests/library/airy-gi.py through the
+# installed typelib. Nothing installed keeps the build folder's rpath.
 set -euo pipefail
 src=$1 build=$2 cc=$3
 fail() { echo "check-library: $*" >&2; exit 1; }
@@ -61,4 +62,14 @@ ldd=$(LD_LIBRARY_PATH="$root/$libdir" ldd "$dest/psf-peak")
 echo "$ldd" | grep -qF "libairy.so.${version%%.*} => $root/$libdir/libairy.so.${version%%.*}" \
   || fail "psf-peak does not load the installed libairy: $ldd"
 LD_LIBRARY_PATH="$root/$libdir" "$dest/psf-peak" || fail "psf-peak: the installed library computes a wrong PSF"
+# the installed typelib, as a binding finds it (the introspection test runs
+# the same script on the build tree)
+typelibs="$root/$libdir/girepository-1.0"
+if [ -f "$typelibs/Airy-0.typelib" ]; then
+  rc=0
+  GI_TYPELIB_PATH="$typelibs" LD_LIBRARY_PATH="$root/$libdir" /usr/bin/python3 "$src/tests/library/airy-gi.py" \
+    > "$dest/gi.log" 2>&1 || rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "airy-gi.py on the installed typelib: $(cat "$dest/gi.log")"
+  if [ $rc -eq 0 ]; then grep '^classes:\|^boxed' "$dest/gi.log"; else cat "$dest/gi.log"; fi
+fi
 echo "check-library: ok ($soname, $(ls "$inc" | wc -l) headers, pkg-config: $cflags $libs)"
