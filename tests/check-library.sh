@@ -67,6 +67,8 @@ LD_LIBRARY_PATH="$root/$libdir" "$dest/psf-peak" || fail "psf-peak: the installe
 typelibs="$root/$libdir/girepository-1.0"
 if [ -f "$typelibs/Airy-0.typelib" ]; then
   rc=0
+  mkdir -p "$root/$libdir/airy/backends"
+  AIRY_GI_MODULE_DIR="$root/$libdir/airy/backends" \
   GI_TYPELIB_PATH="$typelibs" LD_LIBRARY_PATH="$root/$libdir" /usr/bin/python3 "$src/tests/library/airy-gi.py" \
     > "$dest/gi.log" 2>&1 || rc=$?
   [ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "airy-gi.py on the installed typelib: $(cat "$dest/gi.log")"

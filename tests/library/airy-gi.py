@@ -6,6 +6,7 @@ axis (pixel N/2), the Airy peak pi·NA²/λ² and Σ I·du² = 1 (DESIGN §3).
 Run against the build tree: GI_TYPELIB_PATH and LD_LIBRARY_PATH name
 build/engine (tests/meson.build)."""
 import math
+import os
 import sys
 
 try:
@@ -38,6 +39,11 @@ check(GObject.type_is_a(Airy.Stack.__gtype__, GObject.TYPE_BOXED), 'AiryStack is
 
 Airy.init()
 check('widefield' in Airy.presets_list(), 'the presets listed')
+module_dir = os.environ.get('AIRY_GI_MODULE_DIR')
+if module_dir:
+    # run on an install: the modules beside the library are found, whatever the program
+    check(module_dir in Airy.modules_path(), 'the modules folder beside libairy.so.0 (%s) on the path: %s'
+          % (module_dir, Airy.modules_path()))
 try:
     Airy.System.new_from_preset('no-such-preset')
     check(False, 'an unknown preset raises')
