@@ -223,6 +223,12 @@ _airy_stack_viewer_update_plots (AiryStackViewer *self)
       else
         airy_plot_set_reference (self->axial_plot, NULL, 0, 0, 0, 0);
     }
+  else
+    {
+      /* one plane: no axial profile (not the last stack's) */
+      airy_plot_set_data (self->axial_plot, NULL, 0, s->z0, 1.0, 0, FALSE);
+      airy_plot_set_reference (self->axial_plot, NULL, 0, 0, 0, 0);
+    }
   _airy_stack_viewer_update_readout (self, cx, cy);
   update_roi (self);
 }

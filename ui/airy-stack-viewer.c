@@ -106,6 +106,9 @@ set_limit_range (AiryStackViewer *self)
   lo = stats.min;
   hi = stats.max;
   span = MAX (fabs (lo), fabs (hi)) * 10 + 1;
+  /* a profile's peak under 1e-3 of the stack's is noise: no FWHM for it */
+  airy_plot_set_peak_floor (self->line_plot, 1e-3 * MAX (fabs (lo), fabs (hi)));
+  airy_plot_set_peak_floor (self->axial_plot, 1e-3 * MAX (fabs (lo), fabs (hi)));
   gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->lo_spin), -span, span);
   gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->hi_spin), -span, span);
   gtk_spin_button_set_increments (GTK_SPIN_BUTTON (self->lo_spin), (hi - lo) / 100.0 + 1e-12, (hi - lo) / 10.0 + 1e-12);
@@ -292,7 +295,22 @@ action_zoom (GSimpleAction *action, GVariant *param, gpointer data)
   if (g_str_equal (name, "fit"))
     airy_stack_view_fit (self->view);
   else if (g_str_equal (name, "fit-psf"))
-    airy_stack_view_fit_psf (self->view);
+    {
+      double x, y, w, h;
+      guint cx, cy, px, py, pz;
+
+      airy_stack_view_fit_psf (self->view);
+      /* a cursor outside the framed PSF goes to its peak: the sections and
+       * profiles show the PSF, not its empty field */
+      airy_stack_view_get_cursor (self->view, &cx, &cy);
+      if (airy_stack_view_get_psf_region (self->view, &x, &y, &w, &h)
+          && (cx < x || cx >= x + w || cy < y || cy >= y + h)
+          && airy_stack_view_find_peak (self->view, &px, &py, &pz))
+        {
+          airy_stack_view_set_z (self->view, pz);
+          airy_stack_view_set_cursor (self->view, px, py);
+        }
+    }
   else if (g_str_equal (name, "zoom-1"))
     airy_stack_view_set_zoom (self->view, 1.0);
   else if (zoom > 0)
