@@ -46,6 +46,7 @@ struct _AiryWindow
   gboolean         previewing;     /* memory was tight: one plane of the shown result */
   guint64          memory_total;   /* what the process may hold, as of the last result */
   char            *run_status;     /* what was run; the slice path follows it */
+  char            *status;         /* the header's text, after what the viewer shows */
   gboolean         closing;
   /* undo: the system as JSON before each edit, newest last */
   GPtrArray       *undo;

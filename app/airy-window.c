@@ -39,11 +39,51 @@ _airy_window_update_title (AiryWindow *self)
   gtk_label_set_text (GTK_LABEL (self->title), title);
 }
 
+/* The header's second line: what the viewer shows first while a
+ * reference is pinned ("Reference (pinned): not the current result · 64
+ * planes …"), so that the numbers are never taken for the result's. */
+static void
+show_status (AiryWindow *self)
+{
+  const char *shown = airy_stack_viewer_get_shown_label (self->viewer);
+  g_autofree char *text = NULL;
+
+  if (!self->view_only && shown && airy_stack_viewer_get_pinned (self->viewer))
+    text = g_strdup_printf ("%s · %s", shown, self->status ? self->status : "");
+  gtk_label_set_text (GTK_LABEL (self->subtitle), text ? text : self->status ? self->status : "");
+}
+
 void
 _airy_window_set_status (AiryWindow *self,
                          const char *text)
 {
-  gtk_label_set_text (GTK_LABEL (self->subtitle), text);
+  if (text != self->status)
+    {
+      g_free (self->status);
+      self->status = g_strdup (text);
+    }
+  show_status (self);
+}
+
+/* what the viewer shows changed: the header says so; the viewer alone
+ * names the file it shows (also one opened from its own Open) */
+static void
+on_shown_changed (AiryStackViewer *viewer,
+                  AiryWindow      *self)
+{
+  const char *path = airy_stack_viewer_get_path (viewer);
+
+  if (self->view_only && path)
+    {
+      g_autofree char *name = g_path_get_basename (path);
+      g_autofree char *title = g_strdup_printf ("%s — Airy", name);
+
+      gtk_window_set_title (GTK_WINDOW (self), title);
+      gtk_label_set_text (GTK_LABEL (self->title), title);
+      _airy_window_set_status (self, path);
+      return;
+    }
+  show_status (self);
 }
 
 const char *
@@ -387,8 +427,7 @@ airy_window_view_file (AiryWindow *self,
   self->partial = FALSE;
   g_clear_pointer (&self->last_full, airy_resident_unref);
   g_clear_pointer (&self->shown_settings, g_free);
-  _airy_window_set_status (self, path);
-  gtk_label_set_text (GTK_LABEL (self->title), "Airy");
+  on_shown_changed (self->viewer, self);
   return TRUE;
 }
 
@@ -641,11 +680,14 @@ airy_window_finalize (GObject *object)
   AiryWindow *self = AIRY_WINDOW (object);
 
   g_clear_object (&self->system);
+  g_signal_handlers_disconnect_by_data (self->viewer, self);
+  g_clear_object (&self->viewer);
   g_clear_pointer (&self->last_full, airy_resident_unref);
   g_clear_object (&self->settings);
   g_clear_object (&self->recent_menu);
   g_free (self->path);
   g_free (self->run_status);
+  g_free (self->status);
   g_free (self->shown_settings);
   g_ptr_array_unref (self->undo);
   g_ptr_array_unref (self->redo);
@@ -707,7 +749,9 @@ airy_window_init (AiryWindow *self)
   gtk_window_set_titlebar (GTK_WINDOW (self), header);
 
   self->panel = AIRY_BENCH_PANEL (airy_bench_panel_new ());
-  self->viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+  /* kept until finalize: the header asks it what it shows, also while
+   * the window's children go */
+  self->viewer = g_object_ref_sink (AIRY_STACK_VIEWER (airy_stack_viewer_new ()));
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), GTK_WIDGET (self->panel));
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
   self->paned = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
@@ -767,6 +811,7 @@ airy_window_init (AiryWindow *self)
                                                             gtk_named_action_new (shortcuts[i].action)));
   gtk_widget_add_controller (GTK_WIDGET (self), keys);
   g_signal_connect (self->panel, "changed", G_CALLBACK (on_panel_changed), self);
+  g_signal_connect_object (self->viewer, "shown-changed", G_CALLBACK (on_shown_changed), self, 0);
   g_signal_connect (self->panel, "invalid", G_CALLBACK (on_panel_invalid), self);
 
   if (self->settings)

@@ -187,6 +187,83 @@ test_fwhm_no_peak (void)
   g_assert_cmpfloat (airy_profile_fwhm (two, 41, 1.0, 5), ==, 0.0);
 }
 
+/* the value of the main view at the cursor */
+static float
+shown_value (AiryStackViewer *viewer)
+{
+  AiryStackView *view = airy_stack_viewer_get_view (viewer);
+  g_autoptr(GError) error = NULL;
+  guint cx, cy;
+  float v;
+
+  airy_stack_view_get_cursor (view, &cx, &cy);
+  g_assert_true (airy_stack_view_read_value (view, cx, cy, &v, &error));
+  return v;
+}
+
+/* Pinned NA 0.8 (its pupil clipped by the 128² grid), computed NA 0.3 (a
+ * lower peak): after B and Compare: off
+ * the view shows the result again, and whatever it shows is named above
+ * it and in the header; in the difference, B swaps the image's sign. */
+static void
+test_reference_always_named (void)
+{
+  AiryWindow *window;
+  AiryStackViewer *viewer;
+  float ref_peak, result_peak, d;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = test_new_window (app, "widefield");
+  viewer = airy_window_get_viewer (window);
+  spin_set (window, "grid.shape[0]", 128);
+  spin_set (window, "grid.shape[1]", 128);
+  wait_idle (window);
+  airy_stack_view_set_cursor (airy_stack_viewer_get_view (viewer), 64, 64);
+  airy_stack_view_set_z (airy_stack_viewer_get_view (viewer), 32);
+  ref_peak = shown_value (viewer);
+  g_assert_cmpstr (airy_stack_viewer_get_shown_label (viewer), ==, "Result");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (viewer), "viewer.pin", NULL));
+  spin_set (window, "elements[0].na", 0.3);
+  wait_idle (window);
+  result_peak = shown_value (viewer);
+  g_assert_cmpfloat (result_peak, <, 0.7f * ref_peak);
+  g_assert_cmpstr (airy_stack_viewer_get_shown_label (viewer), ==, "A: result");
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "A: result · 64 planes 128² · "));
+
+  /* B, then Compare: off: the result, named so */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (viewer), "viewer.toggle-ab", NULL));
+  g_assert_cmpstr (airy_stack_viewer_get_shown_label (viewer), ==, "A: reference");
+  g_assert_cmpfloat (shown_value (viewer), ==, ref_peak);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (viewer), "viewer.compare-off", NULL));
+  g_assert_false (airy_stack_viewer_get_showing_b (viewer));
+  g_assert_cmpfloat (shown_value (viewer), ==, result_peak);
+  g_assert_cmpstr (airy_stack_viewer_get_shown_label (viewer), ==, "Result");
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "Result · 64 planes 128² · "));
+  /* B without a comparison flips to the reference: said above the view
+   * and in the header */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (viewer), "viewer.toggle-ab", NULL));
+  g_assert_cmpfloat (shown_value (viewer), ==, ref_peak);
+  g_assert_cmpstr (airy_stack_viewer_get_shown_label (viewer), ==, "Reference (pinned): not the current result");
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "Reference (pinned): not the current result · "));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (viewer), "viewer.toggle-ab", NULL));
+
+  /* the difference: result − reference, and B swaps the image */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (viewer), "viewer.compare-diff", NULL));
+  d = shown_value (viewer);
+  g_assert_cmpfloat_with_epsilon (d, result_peak - ref_peak, 1e-6 * ref_peak);
+  g_assert_cmpstr (airy_stack_viewer_get_shown_label (viewer), ==, "Difference: result − reference");
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "Difference: result − reference · "));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (viewer), "viewer.toggle-ab", NULL));
+  g_assert_cmpfloat_with_epsilon (shown_value (viewer), ref_peak - result_peak, 1e-6 * ref_peak);
+  g_assert_cmpstr (airy_stack_viewer_get_shown_label (viewer), ==, "Difference: reference − result");
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "Difference: reference − result · "));
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -197,6 +274,7 @@ main (int argc, char **argv)
   g_test_add_func ("/trust/fwhm/no-peak", test_fwhm_no_peak);
   g_test_add_func ("/trust/cursor/kept-by-position", test_cursor_kept_by_position);
   g_test_add_func ("/trust/cursor/preset-switch", test_cursor_kept_on_preset_switch);
+  g_test_add_func ("/trust/compare/always-named", test_reference_always_named);
   status = g_test_run ();
   g_object_unref (app);
   return status;

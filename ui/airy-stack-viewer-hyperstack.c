@@ -249,6 +249,7 @@ _airy_stack_viewer_show_opened (AiryStackViewer *self, AiryStack *stack, const c
   _airy_stack_viewer_set_uncalibrated (self, uncalibrated);
   /* after set_stack, which forgets the file */
   self->path = g_strdup (path);
+  _airy_stack_viewer_update_shown (self);
   self->updating = TRUE;
   gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->channel_spin), 1, MAX (stack->n_channels, 1));
   gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->frame_spin), 1, MAX (stack->n_frames, 1));

@@ -31,6 +31,7 @@ airy_stack_viewer_finalize (GObject *object)
   g_clear_pointer (&AIRY_STACK_VIEWER (object)->current, airy_resident_unref);
   g_clear_pointer (&AIRY_STACK_VIEWER (object)->reference, airy_resident_unref);
   g_free (AIRY_STACK_VIEWER (object)->readout_text);
+  g_free (AIRY_STACK_VIEWER (object)->shown_label);
   g_free (AIRY_STACK_VIEWER (object)->path);
   g_clear_pointer (&AIRY_STACK_VIEWER (object)->mem_channels, g_ptr_array_unref);
   g_clear_pointer (&AIRY_STACK_VIEWER (object)->channel_wavelengths, g_array_unref);
@@ -42,6 +43,8 @@ airy_stack_viewer_class_init (AiryStackViewerClass *klass)
 {
   G_OBJECT_CLASS (klass)->dispose = airy_stack_viewer_dispose;
   G_OBJECT_CLASS (klass)->finalize = airy_stack_viewer_finalize;
+  /* what the main view shows changed (airy_stack_viewer_get_shown_label) */
+  g_signal_new ("shown-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 void

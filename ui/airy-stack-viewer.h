@@ -113,6 +113,15 @@ AiryCompare    airy_stack_viewer_get_compare      (AiryStackViewer *self);
 void           airy_stack_viewer_toggle_ab        (AiryStackViewer *self);
 gboolean       airy_stack_viewer_get_showing_b    (AiryStackViewer *self);
 AiryStackView *airy_stack_viewer_get_reference_view (AiryStackViewer *self);
+/* What the main view shows, in words ("Result", a file's name, "Reference
+ * (pinned): not the current result", "Difference: result − reference",
+ * "A: reference"…), shown above it; ::shown-changed says when it changes
+ * (the window's header repeats it). NULL without a stack. */
+const char    *airy_stack_viewer_get_shown_label (AiryStackViewer *self);
+/* a reference is pinned; the file the shown stack was read from (NULL for
+ * a computed one) */
+gboolean       airy_stack_viewer_get_pinned       (AiryStackViewer *self);
+const char    *airy_stack_viewer_get_path         (AiryStackViewer *self);
 /* The rectangle tool's statistics as shown, NULL without a rectangle. */
 const char    *airy_stack_viewer_get_roi_text     (AiryStackViewer *self);
 /* XY (with its scale bar), XZ and YZ as on screen, in one RGB image
