@@ -718,12 +718,14 @@ airy_window_init (AiryWindow *self)
   GtkWidget *dismiss = gtk_button_new_from_icon_name ("window-close-symbolic");
   static const struct { guint key; GdkModifierType mods; const char *action; } shortcuts[] = {
     { GDK_KEY_Escape, 0, "win.cancel" },
+    /* the rest before the focus sees them (capture): a text field's own
+     * undo would blank it instead of undoing the system's edit */
     { GDK_KEY_z, GDK_CONTROL_MASK, "win.undo" },
     { GDK_KEY_z, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.redo" },
     { GDK_KEY_Z, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.redo" },
     { GDK_KEY_y, GDK_CONTROL_MASK, "win.redo" },
   };
-  GtkEventController *keys;
+  GtkEventController *keys, *undo_keys;
   guint i;
   int w = 1280, h = 800;
 
@@ -801,15 +803,18 @@ airy_window_init (AiryWindow *self)
 
   _airy_window_wire_run (self);
   /* the window's keys, taken when nothing under the focus wants them (a
-   * popover closes on Escape, a text field undoes its own typing first):
-   * Escape cancels a run (win.cancel is disabled while nothing runs), Ctrl+Z
-   * and Ctrl+Shift+Z (or Ctrl+Y) undo and redo edits of the bench */
+   * popover closes on Escape): Escape cancels a run (win.cancel is disabled
+   * while nothing runs); Ctrl+Z and Ctrl+Shift+Z (or Ctrl+Y) undo and redo
+   * edits of the bench, also with the focus in one of its fields */
   keys = gtk_shortcut_controller_new ();
+  undo_keys = gtk_shortcut_controller_new ();
+  gtk_event_controller_set_propagation_phase (undo_keys, GTK_PHASE_CAPTURE);
   for (i = 0; i < G_N_ELEMENTS (shortcuts); i++)
-    gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (keys),
+    gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (i == 0 ? keys : undo_keys),
                                           gtk_shortcut_new (gtk_keyval_trigger_new (shortcuts[i].key, shortcuts[i].mods),
                                                             gtk_named_action_new (shortcuts[i].action)));
   gtk_widget_add_controller (GTK_WIDGET (self), keys);
+  gtk_widget_add_controller (GTK_WIDGET (self), undo_keys);
   g_signal_connect (self->panel, "changed", G_CALLBACK (on_panel_changed), self);
   g_signal_connect_object (self->viewer, "shown-changed", G_CALLBACK (on_shown_changed), self, 0);
   g_signal_connect (self->panel, "invalid", G_CALLBACK (on_panel_invalid), self);

@@ -264,6 +264,75 @@ test_reference_always_named (void)
   close_window (window);
 }
 
+/* keys pressed as a person does, through the X server (xdotool's XTEST,
+ * the pointer over the bench so that the window has the focus and the
+ * viewer does not take it) */
+static void
+press_keys (const char *keys)
+{
+  g_autofree char *xdotool = g_find_program_in_path ("xdotool");
+  g_autofree char *move = NULL, *press = NULL;
+  int status;
+
+  g_assert_nonnull (xdotool);   /* dev.sh installs it with the test packages */
+  move = g_strdup_printf ("%s mousemove 150 760", xdotool);
+  press = g_strdup_printf ("%s key --clearmodifiers %s", xdotool, keys);
+  g_assert_true (g_spawn_command_line_sync (move, NULL, NULL, &status, NULL));
+  spin_loop (100);
+  g_assert_true (g_spawn_command_line_sync (press, NULL, NULL, &status, NULL));
+  g_assert_cmpint (status, ==, 0);
+  spin_loop (300);
+}
+
+/* Ctrl+Z with the focus in the NA field undoes the NA edit (0.5 → 0.8)
+ * and the field shows 0.8, not a blank text; Ctrl+Shift+Z redoes it. */
+static void
+test_undo_from_field (void)
+{
+  AiryWindow *window;
+  GtkWidget *na;
+  AiryElement *objective;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = test_new_window (app, "widefield");
+  gtk_window_set_default_size (GTK_WINDOW (window), 1280, 800);
+  spin_set (window, "grid.shape[0]", 128);
+  spin_set (window, "grid.shape[1]", 128);
+  wait_idle (window);
+  gtk_expander_set_expanded (GTK_EXPANDER (airy_bench_panel_get_editor (airy_window_get_panel (window),
+                                                                        "elements[0]")), TRUE);
+  na = airy_bench_panel_get_editor (airy_window_get_panel (window), "elements[0].na");
+  /* typed into the field and committed with Tab, as a person edits: the
+   * focus goes on to the next field (Power) */
+  gtk_widget_grab_focus (na);
+  spin_loop (100);
+  press_keys ("ctrl+a 0 period 5 Tab");
+  wait_idle (window);
+  objective = g_ptr_array_index (airy_system_get_elements (airy_window_get_system (window)), 0);
+  g_assert_cmpfloat (airy_element_get_double (objective, "na"), ==, 0.5);
+  g_assert_true (GTK_IS_EDITABLE (gtk_root_get_focus (GTK_ROOT (window))));
+
+  press_keys ("ctrl+z");
+  wait_idle (window);
+  /* no field blanked */
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (airy_bench_panel_get_editor (airy_window_get_panel (window),
+                                                                                     "elements[0].power"))), !=, "");
+  objective = g_ptr_array_index (airy_system_get_elements (airy_window_get_system (window)), 0);
+  g_assert_cmpfloat (airy_element_get_double (objective, "na"), ==, 0.8);
+  na = airy_bench_panel_get_editor (airy_window_get_panel (window), "elements[0].na");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (na)), ==, "0.8000");
+
+  press_keys ("ctrl+shift+z");
+  wait_idle (window);
+  objective = g_ptr_array_index (airy_system_get_elements (airy_window_get_system (window)), 0);
+  g_assert_cmpfloat (airy_element_get_double (objective, "na"), ==, 0.5);
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -275,6 +344,7 @@ main (int argc, char **argv)
   g_test_add_func ("/trust/cursor/kept-by-position", test_cursor_kept_by_position);
   g_test_add_func ("/trust/cursor/preset-switch", test_cursor_kept_on_preset_switch);
   g_test_add_func ("/trust/compare/always-named", test_reference_always_named);
+  g_test_add_func ("/trust/undo/from-field", test_undo_from_field);
   status = g_test_run ();
   g_object_unref (app);
   return status;
