@@ -312,6 +312,9 @@ _airy_window_recompute (AiryWindow *self)
   if (!airy_system_check (self->system, warnings, &error))
     {
       airy_worker_cancel (self->worker);
+      /* the warnings of this system, as far as its check went: not those
+       * of the last good one, which would contradict the panel's figures */
+      airy_bench_panel_set_warnings (self->panel, warnings);
       airy_bench_panel_show_error (self->panel, error->message);
       _airy_window_set_status (self, _("not computed: fix the marked field"));
       _airy_window_offer_folder (self, error);
@@ -333,6 +336,10 @@ _airy_window_recompute (AiryWindow *self)
       return;
     }
   _airy_window_make_room (self);
+  /* a header that said "cancelled" or "not computed" is stale once a run
+   * starts: it says so until the run shows something */
+  if (self->run_status == NULL || self->status == NULL || !g_str_has_prefix (self->status, self->run_status))
+    _airy_window_set_status (self, self->shown ? _("computing… (the view shows the last result)") : _("computing…"));
   devices = airy_bench_panel_get_devices (self->panel, &n_devices);
   airy_worker_submit (self->worker, self->system, airy_bench_panel_get_backend (self->panel),
                       airy_bench_panel_get_threads (self->panel), devices, n_devices,

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include <gtk/gtk.h>
+#include <glib/gstdio.h>
 
 #include "airy.h"
 #include "airy-window.h"
@@ -333,6 +334,163 @@ test_undo_from_field (void)
   close_window (window);
 }
 
+/* ---- stale panels ---- */
+
+/* a 64² stack of `depth` planes with a Gaussian on the axis */
+static AiryStack *
+blob (guint depth)
+{
+  AiryStack *s = airy_stack_new (depth, 64, 64);
+  guint z, y, x;
+
+  for (z = 0; z < depth; z++)
+    for (y = 0; y < 64; y++)
+      for (x = 0; x < 64; x++)
+        s->data[((gsize) z * 64 + y) * 64 + x] = (float) exp (-((x - 32.0) * (x - 32.0) + (y - 32.0) * (y - 32.0)) / 18.0
+                                                            - (z - depth / 2.0) * (z - depth / 2.0) / 8.0);
+  s->dx = s->dy = 0.1;
+  s->dz = 0.2;
+  s->z0 = -0.2 * (depth / 2);
+  return s;
+}
+
+/* A one-plane image after a stack: no axial curve is left of the stack. */
+static void
+test_axial_one_plane (void)
+{
+  GtkWidget *window;
+  AiryStackViewer *viewer;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = gtk_window_new ();
+  viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (viewer));
+  gtk_window_present (GTK_WINDOW (window));
+  airy_stack_viewer_set_stack (viewer, blob (9));
+  g_assert_cmpuint (airy_plot_get_n_samples (airy_stack_viewer_get_axial_plot (viewer)), ==, 9);
+  g_assert_true (airy_plot_has_peak (airy_stack_viewer_get_axial_plot (viewer)));
+  airy_stack_viewer_set_stack (viewer, blob (1));
+  g_assert_cmpuint (airy_plot_get_n_samples (airy_stack_viewer_get_axial_plot (viewer)), ==, 0);
+  g_assert_false (airy_plot_has_peak (airy_stack_viewer_get_axial_plot (viewer)));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* The viewer alone (airy --view) names the file it shows, also one opened
+ * later from its own Open; reopening a stack keeps the plane. */
+static void
+test_view_title_follows_open (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("airy-trust-XXXXXX", NULL);
+  g_autofree char *one = g_build_filename (dir, "one.tif", NULL);
+  g_autofree char *two = g_build_filename (dir, "two.tif", NULL);
+  g_autoptr(AiryStack) a = blob (9), b = blob (9);
+  AiryWindow *window;
+  AiryStackViewer *viewer;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  g_assert_true (airy_tiff_write (one, a, NULL));
+  g_assert_true (airy_tiff_write (two, b, NULL));
+  window = test_new_window (app, NULL);
+  viewer = airy_window_get_viewer (window);
+  g_assert_true (airy_window_view_file (window, one, NULL));
+  g_assert_cmpstr (airy_window_get_status (window), ==, one);
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "one.tif — Airy");
+  g_assert_cmpstr (airy_stack_viewer_get_shown_label (viewer), ==, "one.tif");
+  airy_stack_view_set_z (airy_stack_viewer_get_view (viewer), 6);
+  /* the viewer's own Open (what viewer.open's chooser does) */
+  g_assert_true (airy_stack_viewer_open (viewer, two, NULL));
+  g_assert_cmpstr (airy_window_get_status (window), ==, two);
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "two.tif — Airy");
+  g_assert_cmpstr (airy_stack_viewer_get_shown_label (viewer), ==, "two.tif");
+  /* the same plane of the same geometry */
+  g_assert_cmpuint (airy_stack_view_get_z (airy_stack_viewer_get_view (viewer)), ==, 6);
+  g_assert_true (airy_stack_viewer_open (viewer, two, NULL));
+  g_assert_cmpuint (airy_stack_view_get_z (airy_stack_viewer_get_view (viewer)), ==, 6);
+  close_window (window);
+  g_unlink (one);
+  g_unlink (two);
+  g_rmdir (dir);
+}
+
+/* the visible label under root whose text contains `part` */
+static GtkWidget *
+visible_label (GtkWidget *root, const char *part)
+{
+  GtkWidget *child, *found;
+
+  if (GTK_IS_LABEL (root) && gtk_widget_is_visible (root) && strstr (gtk_label_get_text (GTK_LABEL (root)), part))
+    return root;
+  for (child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
+    if ((found = visible_label (child, part)) != NULL)
+      return found;
+  return NULL;
+}
+
+/* A run cancelled, then an edit: the header says "computing", not
+ * "cancelled"; a refused NA takes the last good NA's warning with it (the
+ * panel's figures are the refused system's); a microscope → PSF round
+ * trip keeps the pupil spacing. */
+static void
+test_header_warning_mode (void)
+{
+  AiryWindow *window;
+  GtkWidget *na, *mode;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = test_new_window (app, "widefield");
+  spin_set (window, "elements[0].na", 0.7);
+  g_assert_true (airy_worker_is_busy (airy_window_get_worker (window)));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.cancel", NULL));
+  g_assert_cmpstr (airy_window_get_status (window), ==, "cancelled: the view shows the last result");
+  spin_set (window, "elements[0].na", 0.75);
+  g_assert_cmpstr (airy_window_get_status (window), ==, "computing… (the view shows the last result)");
+  wait_idle (window);
+  g_assert_true (g_str_has_prefix (airy_window_get_status (window), "64 planes 512² · "));
+
+  spin_set (window, "elements[0].na", 0.95);
+  wait_idle (window);
+  g_assert_nonnull (visible_label (GTK_WIDGET (window), "NA = 0.95)"));
+  na = airy_bench_panel_get_editor (airy_window_get_panel (window), "elements[0].na");
+  gtk_editable_set_text (GTK_EDITABLE (na), "1.5");
+  gtk_spin_button_update (GTK_SPIN_BUTTON (na));
+  spin_loop (50);
+  g_assert_nonnull (visible_label (GTK_WIDGET (window), "elements[0].na: must be in"));
+  g_assert_null (visible_label (GTK_WIDGET (window), "NA = 0.95)"));
+  gtk_editable_set_text (GTK_EDITABLE (na), "0.8");
+  gtk_spin_button_update (GTK_SPIN_BUTTON (na));
+  wait_idle (window);
+
+  spin_set (window, "grid.shape[0]", 128);
+  spin_set (window, "grid.shape[1]", 128);
+  spin_set (window, "grid.spacing", 0.9);
+  wait_idle (window);
+  mode = airy_bench_panel_get_editor (airy_window_get_panel (window), "mode");
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (mode), 1);
+  wait_idle (window);
+  g_assert_true (airy_system_is_microscope (airy_window_get_system (window)));
+  /* the camera keeps the PSF's pixels: 100·0.532/(1.33·128·0.9) µm */
+  g_assert_cmpfloat_with_epsilon (airy_system_get_spacing (airy_window_get_system (window)),
+                                  100 * 0.532 / (1.33 * 128 * 0.9), 1e-9);
+  mode = airy_bench_panel_get_editor (airy_window_get_panel (window), "mode");
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (mode), 0);
+  wait_idle (window);
+  g_assert_false (airy_system_is_microscope (airy_window_get_system (window)));
+  g_assert_cmpfloat_with_epsilon (airy_system_get_spacing (airy_window_get_system (window)), 0.9, 1e-12);
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -345,6 +503,9 @@ main (int argc, char **argv)
   g_test_add_func ("/trust/cursor/preset-switch", test_cursor_kept_on_preset_switch);
   g_test_add_func ("/trust/compare/always-named", test_reference_always_named);
   g_test_add_func ("/trust/undo/from-field", test_undo_from_field);
+  g_test_add_func ("/trust/stale/axial-one-plane", test_axial_one_plane);
+  g_test_add_func ("/trust/stale/view-title", test_view_title_follows_open);
+  g_test_add_func ("/trust/stale/header-warning-mode", test_header_warning_mode);
   status = g_test_run ();
   g_object_unref (app);
   return status;
