@@ -171,7 +171,8 @@ enable_system_actions (AiryWindow *self,
  * the same in the bench and in the viewer alone. */
 static const struct { const char *label; const char *action; } viewer_items[] = {
   { N_("Export View as PNG…"), "viewer.export-png" },
-  { N_("Export View as PNG (2×)…"), "viewer.export-png-2x" },
+  { N_("Export Full Slice as PNG…"), "viewer.export-slice-png" },
+  { N_("Export Full Slice as PNG (2×)…"), "viewer.export-png-2x" },
   { N_("Export Raw Slice (16-bit PNG)…"), "viewer.export-raw" },
   { N_("Export Stack (TIFF)…"), "viewer.export-tiff" },
   { N_("Export XZ Section (TIFF)…"), "viewer.export-section" },

@@ -491,6 +491,117 @@ test_header_warning_mode (void)
   close_window (window);
 }
 
+/* ---- exports ---- */
+
+static gboolean
+flag_readback (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* the view's GL frame (RGBA, top row first): the canvas without the
+ * overlays that GTK draws on top */
+static const guint8 *
+gl_frame (AiryStackView *view, int *w, int *h)
+{
+  gboolean timed_out = FALSE;
+  guint id = g_timeout_add_seconds (20, flag_readback, &timed_out);
+  const guint8 *px = NULL;
+
+  while (!gtk_widget_get_mapped (GTK_WIDGET (view)) && !timed_out)
+    g_main_context_iteration (NULL, TRUE);
+  airy_stack_view_request_readback (view);
+  while (!timed_out && (px = airy_stack_view_get_readback (view, w, h)) == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  if (!timed_out)
+    g_source_remove (id);
+  g_assert_false (timed_out);
+  return px;
+}
+
+/* Export View as PNG writes what the screen shows: zoomed in 4× with the
+ * sections, the file is the view's size, its pixels are the GL frame's
+ * wherever no overlay is drawn, and the scale bar drawn over it is white
+ * (95 % opaque) in the file; the full slice stays its own action (64² pixels). */
+static void
+test_export_is_screen (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("airy-trust-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "view.png", NULL);
+  g_autofree char *slice = g_build_filename (dir, "slice.png", NULL);
+  g_autoptr(GdkTexture) file = NULL, full = NULL;
+  g_autofree guint8 *bgra = NULL;
+  GtkWidget *window;
+  AiryStackViewer *viewer;
+  AiryStackView *view;
+  const guint8 *gl;
+  double len, px, vx, vy, vw, vh;
+  graphene_rect_t xy, xz, yz;
+  int w, h, fw, fh, x, y, same = 0, bx, by;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (window), 1000, 700);
+  viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+  view = airy_stack_viewer_get_view (viewer);
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (viewer));
+  gtk_window_present (GTK_WINDOW (window));
+  airy_stack_viewer_set_stack (viewer, blob (9));
+  airy_stack_view_set_sections (view, TRUE);
+  airy_stack_view_set_zoom (view, 4.0);
+  spin_loop (200);
+  gl = gl_frame (view, &w, &h);
+  g_assert_cmpint (w, ==, gtk_widget_get_width (GTK_WIDGET (view)));
+  g_assert_true (airy_stack_viewer_export_screen (viewer, path, NULL));
+  file = gdk_texture_new_from_filename (path, NULL);
+  g_assert_nonnull (file);
+  fw = gdk_texture_get_width (file);
+  fh = gdk_texture_get_height (file);
+  g_assert_cmpint (fw, ==, w);
+  g_assert_cmpint (fh, ==, h);
+  bgra = g_malloc ((gsize) fw * fh * 4);
+  gdk_texture_download (file, bgra, fw * 4);
+  for (y = 0; y < h; y++)
+    for (x = 0; x < w; x++)
+      {
+        guint32 v = *(guint32 *) (bgra + ((gsize) y * w + x) * 4);
+        const guint8 *g = gl + ((gsize) y * w + x) * 4;
+
+        same += ((v >> 16) & 0xff) == g[0] && ((v >> 8) & 0xff) == g[1] && (v & 0xff) == g[2];
+      }
+  /* all but the overlays: the cursor's lines, the bar and its label */
+  g_test_message ("%d of %d pixels as in the GL frame", same, w * h);
+  g_assert_cmpint (same, >=, (int) (0.97 * w * h));
+  g_assert_cmpint (same, <, w * h);
+  /* the scale bar: white in the file, not in the GL frame */
+  airy_stack_view_get_section_rects (view, &xy, &xz, &yz);
+  g_assert_cmpfloat (xz.size.height, >, 0);
+  len = airy_stack_view_get_scale_bar (view, &px);
+  g_assert_cmpfloat (len, >, 0);
+  bx = (int) (xy.origin.x + 10 + px / 2);
+  by = (int) (xy.origin.y + xy.size.height - 12 + 1);
+  g_assert_cmpuint ((*(guint32 *) (bgra + ((gsize) by * w + bx) * 4) >> 8) & 0xff, >=, 0xf0);
+  g_assert_cmpuint (gl[((gsize) by * w + bx) * 4 + 1], <, 0xc0);
+  /* zoomed: the screen shows a part of the slice */
+  airy_stack_view_get_visible (view, &vx, &vy, &vw, &vh);
+  g_assert_cmpfloat (vw, <=, 64.0);
+
+  /* the whole slice, its own action */
+  g_assert_true (airy_stack_viewer_export_view (viewer, slice, 1, NULL));
+  full = gdk_texture_new_from_filename (slice, NULL);
+  g_assert_cmpint (gdk_texture_get_width (full), ==, 64);
+  g_assert_true (g_action_group_has_action (airy_stack_viewer_get_actions (viewer), "export-slice-png"));
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_unlink (path);
+  g_unlink (slice);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -506,6 +617,7 @@ main (int argc, char **argv)
   g_test_add_func ("/trust/stale/axial-one-plane", test_axial_one_plane);
   g_test_add_func ("/trust/stale/view-title", test_view_title_follows_open);
   g_test_add_func ("/trust/stale/header-warning-mode", test_header_warning_mode);
+  g_test_add_func ("/trust/export/screen", test_export_is_screen);
   status = g_test_run ();
   g_object_unref (app);
   return status;

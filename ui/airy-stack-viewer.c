@@ -346,7 +346,7 @@ airy_stack_viewer_init (AiryStackViewer *self)
     { "open", _airy_stack_viewer_action_file }, { "export-png", _airy_stack_viewer_action_file },
     { "export-png-2x", _airy_stack_viewer_action_file }, { "export-raw", _airy_stack_viewer_action_file },
     { "export-tiff", _airy_stack_viewer_action_file }, { "export-section", _airy_stack_viewer_action_file },
-    { "export-sections-png", _airy_stack_viewer_action_file },
+    { "export-sections-png", _airy_stack_viewer_action_file }, { "export-slice-png", _airy_stack_viewer_action_file },
     { "export-line-csv", _airy_stack_viewer_action_file }, { "export-axial-csv", _airy_stack_viewer_action_file },
     { "fit", action_zoom }, { "fit-psf", action_zoom }, { "zoom-1", action_zoom },
     { "zoom-in", action_zoom }, { "zoom-out", action_zoom }, { "properties", _airy_stack_viewer_action_properties },

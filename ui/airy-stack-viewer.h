@@ -78,9 +78,17 @@ void           airy_stack_viewer_set_hyperstack_plane (AiryStackViewer *self,
  * for a hyperstack file. */
 void           airy_stack_viewer_set_channels     (AiryStackViewer *self,
                                                    GPtrArray       *channels);
-/* Exports: the XY view as shown (colormap, contrast, scale bar) at `scale`
- * (1 or 2), the raw slice as 16-bit PNG, the stack or the XZ section as
- * float32 TIFF with its voxel size. */
+/* Exports: the view as the screen shows it (zoom, sections, scale bar,
+ * overlays: viewer.export-png), the whole XY slice (colormap, contrast,
+ * scale bar) at `scale` (1 or 2: viewer.export-slice-png,
+ * viewer.export-png-2x), the raw slice as 16-bit PNG, the stack or the XZ
+ * section as float32 TIFF with its voxel size. */
+gboolean       airy_stack_viewer_export_screen    (AiryStackViewer *self,
+                                                   const char      *path,
+                                                   GError         **error);
+guint8        *airy_stack_viewer_render_screen    (AiryStackViewer *self,
+                                                   guint           *width,
+                                                   guint           *height);
 gboolean       airy_stack_viewer_export_view      (AiryStackViewer *self,
                                                    const char      *path,
                                                    guint            scale,
