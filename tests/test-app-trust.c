@@ -602,6 +602,125 @@ test_export_is_screen (void)
   g_rmdir (dir);
 }
 
+/* ---- the composite of a result's wavelength channels ---- */
+
+/* a Gaussian of σ = sigma µm on the axis, 64² pixels of dx µm, 9 planes */
+static AiryStack *
+channel_stack (double dx, double sigma, float peak, double wavelength)
+{
+  AiryStack *s = airy_stack_new (9, 64, 64);
+  double w = wavelength;
+  guint z, y, x;
+
+  for (z = 0; z < 9; z++)
+    for (y = 0; y < 64; y++)
+      for (x = 0; x < 64; x++)
+        {
+          double rx = (x - 32.0) * dx, ry = (y - 32.0) * dx;
+
+          s->data[((gsize) z * 64 + y) * 64 + x] = peak * (float) exp (-(rx * rx + ry * ry) / (2 * sigma * sigma)
+                                                                      - (z - 4.0) * (z - 4.0) / 8.0);
+        }
+  s->dx = s->dy = dx;
+  s->dz = 0.2;
+  s->z0 = -0.8;
+  airy_stack_set_provenance (s, 1, &w, &(double) { 1.0 }, NULL);
+  return s;
+}
+
+/* Three wavelengths (FF-lens pixels and widths ∝ λ), their composite: on
+ * the axis in focus each channel at its own maximum, so the XY pixel there
+ * is red, green and blue at full scale each (white); off the axis each
+ * channel its own share of its peak (the wider the brighter); another
+ * channel shown keeps the µm on screen. */
+static void
+test_composite_colours (void)
+{
+  const double lambda[3] = { 0.45, 0.53, 0.61 }, sigma = 0.4;
+  GtkWidget *window, *composite;
+  AiryStackViewer *viewer;
+  AiryStackView *view;
+  GPtrArray *channels;
+  const guint8 *px;
+  double zoom, ix, iy, wx, wy;
+  int w, h, c;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (window), 900, 700);
+  viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+  view = airy_stack_viewer_get_view (viewer);
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (viewer));
+  gtk_window_present (GTK_WINDOW (window));
+  airy_stack_viewer_set_stack (viewer, channel_stack (0.53 * 0.1, sigma, 3.0f, 0.53));
+  channels = g_ptr_array_new_with_free_func ((GDestroyNotify) airy_stack_free);
+  for (c = 0; c < 3; c++)
+    g_ptr_array_add (channels, channel_stack (lambda[c] * 0.1, sigma * lambda[c] / 0.53, 1.0f + c, lambda[c]));
+  airy_stack_viewer_set_channels (viewer, channels);
+  airy_stack_view_set_z (view, 4);
+  gl_frame (view, &w, &h);
+  zoom = airy_stack_view_get_zoom (view);
+  composite = test_find_widget (GTK_WIDGET (viewer), GTK_TYPE_CHECK_BUTTON, NULL);
+  while (composite && g_strcmp0 (gtk_check_button_get_label (GTK_CHECK_BUTTON (composite)), "Composite") != 0)
+    composite = NULL;
+  {
+    /* the check labelled Composite */
+    GtkWidget *root = GTK_WIDGET (viewer), *stack[64];
+    int top = 0;
+
+    stack[top++] = root;
+    composite = NULL;
+    while (top > 0 && composite == NULL)
+      {
+        GtkWidget *wdg = stack[--top], *child;
+
+        if (GTK_IS_CHECK_BUTTON (wdg) && g_strcmp0 (gtk_check_button_get_label (GTK_CHECK_BUTTON (wdg)), "Composite") == 0)
+          composite = wdg;
+        for (child = gtk_widget_get_first_child (wdg); child && top < 63; child = gtk_widget_get_next_sibling (child))
+          stack[top++] = child;
+      }
+  }
+  g_assert_nonnull (composite);
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (composite), TRUE);
+  g_assert_cmpuint (airy_stack_view_get_composite (view), ==, 3);
+  px = gl_frame (view, &w, &h);
+  g_assert_cmpfloat (airy_stack_view_get_zoom (view), ==, zoom);
+  /* the axis: widget point of image pixel 32, 32 (its centre) */
+  for (wy = 0; wy < h; wy++)
+    {
+      if (airy_stack_view_widget_to_image (view, w / 2.0, wy, &ix, &iy) && floor (iy) == 32)
+        break;
+    }
+  for (wx = 0; wx < w; wx++)
+    if (airy_stack_view_widget_to_image (view, wx + 0.5, wy + 0.5, &ix, &iy) && floor (ix) == 32 && floor (iy) == 32)
+      break;
+  {
+    const guint8 *p = px + ((gsize) wy * w + (gsize) wx) * 4;
+
+    g_test_message ("axis at %g, %g: %u %u %u", wx, wy, p[0], p[1], p[2]);
+    g_assert_cmpuint (p[0], >=, 250);
+    g_assert_cmpuint (p[1], >=, 250);
+    g_assert_cmpuint (p[2], >=, 250);
+    /* 0.4 µm to the right: the wider, redder channels brighter there,
+     * each in its own colour (none black) */
+    p = px + ((gsize) wy * w + (gsize) (wx + 0.4 / (0.045 / zoom))) * 4;
+    g_test_message ("0.4 µm off the axis: %u %u %u", p[0], p[1], p[2]);
+    g_assert_cmpuint (p[0], >, 20);
+    g_assert_cmpuint (p[0], <, p[1]);
+    g_assert_cmpuint (p[1], <, p[2]);
+  }
+  /* channel 3 (pixels of 0.061 µm, channel 1 0.045 µm): the same µm on screen */
+  airy_stack_viewer_set_hyperstack_plane (viewer, 2, 0);
+  gl_frame (view, &w, &h);
+  g_assert_cmpuint (airy_stack_view_get_composite (view), ==, 3);
+  g_assert_cmpfloat_with_epsilon (0.061 / airy_stack_view_get_zoom (view), 0.045 / zoom, 0.02 * 0.045 / zoom);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -618,6 +737,7 @@ main (int argc, char **argv)
   g_test_add_func ("/trust/stale/view-title", test_view_title_follows_open);
   g_test_add_func ("/trust/stale/header-warning-mode", test_header_warning_mode);
   g_test_add_func ("/trust/export/screen", test_export_is_screen);
+  g_test_add_func ("/trust/composite/colours", test_composite_colours);
   status = g_test_run ();
   g_object_unref (app);
   return status;
