@@ -207,7 +207,11 @@ primary_menu (AiryWindow *self,
 
       for (i = 0; names[i]; i++)
         {
-          g_autoptr(GMenuItem) item = g_menu_item_new (names[i], NULL);
+          /* the name and what it is: "widefield — Interactive default: …" */
+          g_autoptr(AirySystem) preset = airy_system_new_from_preset (names[i], NULL);
+          const char *about = preset ? airy_system_get_description (preset) : NULL;
+          g_autofree char *label = about ? g_strdup_printf ("%s — %s", names[i], about) : g_strdup (names[i]);
+          g_autoptr(GMenuItem) item = g_menu_item_new (label, NULL);
           g_menu_item_set_action_and_target_value (item, "win.new", g_variant_new_string (names[i]));
           g_menu_append_item (presets, item);
         }

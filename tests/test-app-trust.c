@@ -17,6 +17,8 @@
 static gboolean have_display;
 static GtkApplication *app;
 
+static GtkWidget *visible_label (GtkWidget *root, const char *part);
+
 /* the cursor and z of the window's viewer, in µm */
 static void
 cursor_um (AiryWindow *window, double *x, double *y, double *z)
@@ -257,6 +259,29 @@ test_reference_always_named (void)
   d = shown_value (viewer);
   g_assert_cmpfloat_with_epsilon (d, result_peak - ref_peak, 1e-6 * ref_peak);
   g_assert_cmpstr (airy_stack_viewer_get_shown_label (viewer), ==, "Difference: result − reference");
+  {
+    /* the scale bar on the white of zero: edged in dark */
+    AiryStackView *view = airy_stack_viewer_get_view (viewer);
+    graphene_rect_t xy, xz, yz;
+    g_autofree guint8 *rgb = NULL;
+    guint w, h, bx, by, y;
+    double px;
+
+    spin_loop (200);
+    rgb = airy_stack_viewer_render_screen (viewer, &w, &h);
+    g_assert_nonnull (rgb);
+    airy_stack_view_get_section_rects (view, &xy, &xz, &yz);
+    g_assert_cmpfloat (airy_stack_view_get_scale_bar (view, &px), >, 0);
+    bx = (guint) (xy.origin.x + 10 + px / 2);
+    by = (guint) (xy.origin.y + xy.size.height - 12);
+    /* the background there is zero, white: the bar's dark edge shows */
+    g_assert_cmpuint (rgb[((gsize) (by - 8) * w + bx) * 3], >=, 0xf0);
+    for (y = by - 4; y < by + 6 && rgb[((gsize) y * w + bx) * 3] >= 0x80; y++)
+      ;
+    g_assert_cmpuint (y, <, by + 6);
+  }
+  /* the signed colormap's legend above the view */
+  g_assert_nonnull (visible_label (GTK_WIDGET (viewer), "Difference: result − reference  ·  red: the result above the reference, blue: below it"));
   g_assert_true (g_str_has_prefix (airy_window_get_status (window), "Difference: result − reference · "));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (viewer), "viewer.toggle-ab", NULL));
   g_assert_cmpfloat_with_epsilon (shown_value (viewer), ref_peak - result_peak, 1e-6 * ref_peak);

@@ -120,7 +120,6 @@ set_shown (AiryStackViewer *self, const char *text)
     return;
   g_free (self->shown_label);
   self->shown_label = g_strdup (text);
-  gtk_label_set_text (GTK_LABEL (self->a_label), text ? text : "");
   gtk_widget_set_visible (self->a_label, text != NULL);
   g_signal_emit_by_name (self, "shown-changed");
 }
@@ -167,6 +166,16 @@ _airy_stack_viewer_update_shown (AiryStackViewer *self)
     set_shown (self, name);
   else
     set_shown (self, _("Result"));
+  if (diff)
+    {
+      /* the signed colormap's legend */
+      g_autofree char *text = g_strdup_printf ("%s  ·  %s", self->shown_label,
+                                               a == self->reference ? _("red: the reference above the result, blue: below it")
+                                                                    : _("red: the result above the reference, blue: below it"));
+      gtk_label_set_text (GTK_LABEL (self->a_label), text);
+    }
+  else
+    gtk_label_set_text (GTK_LABEL (self->a_label), self->shown_label ? self->shown_label : "");
 }
 
 /* What the comparison shows now: A (the result, or the reference after
