@@ -8,6 +8,8 @@
 #include "airy-stack-viewer-private.h"
 #include "airy-image-file.h"
 #include "airy-error.h"
+#include "airy-view-math.h"
+#include <json-glib/json-glib.h>
 
 /* What the viewer writes: the view and the sections as PNG, the raw
  * slice, the stack or a section as TIFF, the profiles as CSV; the file
@@ -309,6 +311,47 @@ export_sections (AiryStackViewer *self, GError **error)
   return e;
 }
 
+/* What a profile's CSV is of, as "# " lines before its columns (readers
+ * skip them: pandas' comment='#', numpy's loadtxt, Fiji's results): the
+ * system or file, the plane, the cursor, the units. Numbers with a dot,
+ * whatever the locale, as the columns. */
+static char *
+csv_header (AiryStackViewer *self, gboolean axial)
+{
+  const AiryStack *s = airy_stack_view_get_stack (self->view);
+  GString *h = g_string_new (NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  const char *name = NULL;
+  char z[G_ASCII_DTOSTR_BUF_SIZE], x[G_ASCII_DTOSTR_BUF_SIZE], y[G_ASCII_DTOSTR_BUF_SIZE];
+  guint cx, cy, k = airy_stack_view_get_z (self->view);
+
+  airy_stack_view_get_cursor (self->view, &cx, &cy);
+  if (s->system_json && json_parser_load_from_data (parser, s->system_json, -1, NULL)
+      && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    name = json_object_get_string_member_with_default (json_node_get_object (json_parser_get_root (parser)), "name",
+                                                       NULL);
+  g_string_append_printf (h, "# Airy %s profile\n", axial ? "axial" : "line");
+  if (self->path)
+    g_string_append_printf (h, "# file: %s\n", self->path);
+  g_string_append_printf (h, "# shown: %s\n", self->shown_label ? self->shown_label : "");
+  if (name)
+    g_string_append_printf (h, "# system: %s\n", name);
+  g_ascii_formatd (z, sizeof z, "%.4f", airy_stack_get_z (s, k));
+  g_ascii_formatd (x, sizeof x, "%.4f", airy_pixel_to_um (cx, s->width, s->dx));
+  g_ascii_formatd (y, sizeof y, "%.4f", airy_pixel_to_um (cy, s->height, s->dy));
+  if (axial)
+    g_string_append_printf (h, "# along z through x %s µm, y %s µm (pixel %u, %u); %u planes\n", x, y, cx, cy, s->depth);
+  else if (airy_stack_view_get_mip (self->view) && s->depth > 1)
+    g_string_append_printf (h, "# plane: the maximum-intensity projection of %u planes\n", s->depth);
+  else if (self->uncalibrated)
+    g_string_append_printf (h, "# plane: %u of %u (1-based); cursor x %u px, y %u px\n", k + 1, s->depth, cx, cy);
+  else
+    g_string_append_printf (h, "# plane: %u of %u (1-based), z %s µm; cursor x %s µm, y %s µm\n", k + 1, s->depth, z, x, y);
+  g_string_append_printf (h, "# units: %s in %s; value: intensity as computed (a PSF plane sums to 1/(dx dy))\n",
+                          axial ? "z" : "x", self->uncalibrated ? (axial ? "planes" : "pixels") : "µm");
+  return g_string_free (h, FALSE);
+}
+
 static Export *
 export_csv (AiryStackViewer *self, gboolean axial, GError **error)
 {
@@ -318,7 +361,12 @@ export_csv (AiryStackViewer *self, gboolean axial, GError **error)
     return NULL;
   e = g_new0 (Export, 1);
   e->kind = EXPORT_TEXT;
-  e->text = airy_plot_to_csv (axial ? self->axial_plot : self->line_plot);
+  {
+    g_autofree char *header = csv_header (self, axial);
+    g_autofree char *values = airy_plot_to_csv (axial ? self->axial_plot : self->line_plot);
+
+    e->text = g_strconcat (header, values, NULL);
+  }
   return e;
 }
 

@@ -422,6 +422,9 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_label_set_wrap (GTK_LABEL (self->roi_label), TRUE);
   gtk_label_set_max_width_chars (GTK_LABEL (self->roi_label), 36);
   gtk_widget_add_css_class (self->roi_label, "airy-readout");
+  gtk_widget_add_css_class (self->roi_label, "airy-roi");
+  gtk_widget_set_margin_start (self->roi_label, 6);
+  gtk_widget_set_margin_end (self->roi_label, 6);
   gtk_widget_set_visible (self->roi_label, FALSE);
   gtk_box_append (GTK_BOX (side), self->roi_label);
   gtk_paned_set_end_child (GTK_PANED (paned), side);
