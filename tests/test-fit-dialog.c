@@ -526,6 +526,9 @@ test_fit_current_system (void)
 
   airy_fit_dialog_set_resident (dialog, airy_stack_view_get_resident (airy_stack_viewer_get_view (b.viewer)),
                                 24, 24, 6);
+  /* planes counted from 1 (z index 6 is plane 7 of 12) */
+  g_assert_true (find_label_prefix (GTK_WIDGET (dialog), "Viewer stack 48 × 48 × 12, cursor x 24, y 24, plane 7 of 12",
+                                    ""));
   airy_fit_dialog_start (dialog);
   wait_for (dialog);
   g_assert_cmpstr (airy_fit_dialog_get_system_text (dialog), ==,

@@ -619,8 +619,9 @@ airy_fit_dialog_set_resident (AiryFitDialog *self,
   if (crop == 0)
     gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->crop_spin),
                                MIN (AIRY_FIT_DIALOG_BEAD_CROP, MIN (s->width, s->height)));
-  text = g_strdup_printf (_("Viewer stack %u × %u × %u, cursor x %u, y %u, plane %u"),
-                          s->width, s->height, s->depth, x, y, z);
+  /* planes counted from 1, as the viewer and the slider count them */
+  text = g_strdup_printf (_("Viewer stack %u × %u × %u, cursor x %u, y %u, plane %u of %u"),
+                          s->width, s->height, s->depth, x, y, z + 1, s->depth);
   gtk_label_set_text (GTK_LABEL (self->file_label), text);
   gtk_widget_set_tooltip_text (self->file_label, text);
   update_sensitivity (self);
