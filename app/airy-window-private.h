@@ -79,6 +79,12 @@ void _airy_window_set_system     (AiryWindow   *self,
                                   AirySystem   *system,
                                   const char   *path);
 
+/* airy-sim as a shell calls it: by name, or by its path beside the
+ * program in program_dir when PATH does not find that one; *note (a shell
+ * comment) when neither exists */
+char *_airy_window_sim_command   (const char   *program_dir,
+                                  char        **note);
+
 /* airy-window-actions.c */
 void _airy_window_add_actions    (AiryWindow   *self);
 /* the bench with a system, or the viewer alone */

@@ -363,6 +363,15 @@ on_panel_changed (AiryBenchPanel *panel, AiryWindow *self)
   /* a field left while the window goes */
   if (self->worker == NULL)
     return;
+  /* a preset's or a file's description says what the system was: an edit
+   * makes it untrue, so it goes (an undo brings it back with the system) */
+  if (airy_system_get_description (self->system) != NULL)
+    {
+      g_autofree char *json = airy_system_to_json (self->system);
+
+      if (g_strcmp0 (json, self->current_json) != 0)
+        airy_system_set_description (self->system, NULL);
+    }
   _airy_window_record_edit (self);
   self->dirty = g_strcmp0 (self->current_json, self->saved_json) != 0;
   _airy_window_update_title (self);
@@ -558,13 +567,41 @@ make_absolute (AirySystem *system, AiryElement *element, const char *property,
   set_file (system, element, property, full);
 }
 
+/* How to call airy-sim from a shell: by name when PATH finds the one
+ * beside the running program (or finds one and none is beside it), by its
+ * absolute path when only the one beside it exists (a build tree, a
+ * prefix not on PATH); *note says when neither was found. */
+char *
+_airy_window_sim_command (const char *program_dir,
+                          char      **note)
+{
+  g_autofree char *beside = program_dir ? g_build_filename (program_dir, "airy-sim", NULL) : NULL;
+  g_autofree char *on_path = g_find_program_in_path ("airy-sim");
+  gboolean have_beside = beside && g_file_test (beside, G_FILE_TEST_IS_EXECUTABLE);
+
+  *note = NULL;
+  if (on_path && have_beside)
+    {
+      g_autofree char *a = g_canonicalize_filename (on_path, NULL), *b = g_canonicalize_filename (beside, NULL);
+
+      return g_str_equal (a, b) ? g_strdup ("airy-sim") : g_shell_quote (beside);
+    }
+  if (have_beside)
+    return g_shell_quote (beside);
+  if (on_path == NULL)
+    *note = g_strdup (_("# airy-sim was found neither beside airy nor on PATH: install Airy's command-line tool "
+                        "(it comes with the app) or give its path instead of airy-sim"));
+  return g_strdup ("airy-sim");
+}
+
 char *
 airy_window_command_line (AiryWindow *self)
 {
   g_autofree char *json = NULL;
   g_autofree char *dir = NULL;
   g_autoptr(AirySystem) copy = NULL;
-  const char *sim;
+  g_autofree char *sim = NULL;
+  g_autofree char *note = NULL;
   guint threads = airy_bench_panel_get_threads (self->panel);
   const char *backend = airy_bench_panel_get_backend (self->panel);
   guint n_devices, i;
@@ -583,19 +620,29 @@ airy_window_command_line (AiryWindow *self)
   opts = g_string_free (g_steal_pointer (&o), FALSE);
   /* in the sandbox airy-sim is the Flatpak's; the result goes where the
    * command runs, which the sandbox sees only when told */
-  sim = in_flatpak () ? "flatpak run --command=airy-sim --filesystem=\"$PWD\" " AIRY_APP_ID : "airy-sim";
+  if (in_flatpak ())
+    sim = g_strdup ("flatpak run --command=airy-sim --filesystem=\"$PWD\" " AIRY_APP_ID);
+  else
+    {
+      g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+      g_autofree char *exe_dir = exe ? g_path_get_dirname (exe) : NULL;
+
+      sim = _airy_window_sim_command (exe_dir, &note);
+    }
   dir = self->path ? g_path_get_dirname (self->path) : NULL;
   if (self->path && !self->dirty && g_strcmp0 (dir, airy_system_get_base_dir (self->system)) == 0)
     {
       g_autofree char *quoted = g_shell_quote (self->path);
-      return g_strdup_printf ("%s run %s -o airy-result.tif %s", sim, quoted, opts);
+      return g_strdup_printf ("%s run %s -o airy-result.tif %s%s%s", sim, quoted, opts, note ? "\n" : "",
+                              note ? note : "");
     }
   /* unsaved, or its files found in another folder: the system travels in a
    * here-document, its file names absolute (/dev/stdin has no folder) */
   copy = airy_system_copy (self->system);
   foreach_file (copy, make_absolute, NULL);
   json = airy_system_to_json (copy);
-  return g_strdup_printf ("%s run /dev/stdin -o airy-result.tif %s <<'AIRY'\n%s\nAIRY\n", sim, opts, json);
+  return g_strdup_printf ("%s run /dev/stdin -o airy-result.tif %s <<'AIRY'\n%s\nAIRY\n%s%s", sim, opts, json,
+                          note ? note : "", note ? "\n" : "");
 }
 
 /* ---- closing ---- */

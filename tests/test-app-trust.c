@@ -10,6 +10,7 @@
 
 #include "airy.h"
 #include "airy-window.h"
+#include "airy-window-private.h"
 #include "airy-view-math.h"
 #include "airy-test-gtk.h"
 #include "airy-test-app.h"
@@ -746,6 +747,62 @@ test_composite_colours (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* ---- the minor list ---- */
+
+/* Copy Command Line's airy-sim: its path where PATH does not find it,
+ * the name where it does, and a note where there is none */
+static void
+test_sim_command (void)
+{
+  g_autofree char *dir = g_path_get_dirname (g_getenv ("AIRY_SIM"));
+  g_autofree char *path = g_strdup (g_getenv ("PATH"));
+  g_autofree char *quoted = g_shell_quote (g_getenv ("AIRY_SIM"));
+  g_autofree char *with = g_strdup_printf ("%s:/usr/bin:/bin", dir);
+  g_autofree char *a = NULL, *b = NULL, *c = NULL, *note = NULL;
+
+  g_setenv ("PATH", "/usr/bin:/bin", TRUE);
+  a = _airy_window_sim_command (dir, &note);
+  g_assert_cmpstr (a, ==, quoted);
+  g_assert_null (note);
+  g_setenv ("PATH", with, TRUE);
+  b = _airy_window_sim_command (dir, &note);
+  g_assert_cmpstr (b, ==, "airy-sim");
+  g_assert_null (note);
+  g_setenv ("PATH", "/usr/bin:/bin", TRUE);
+  c = _airy_window_sim_command ("/nonexistent", &note);
+  g_assert_cmpstr (c, ==, "airy-sim");
+  g_assert_true (g_str_has_prefix (note, "# airy-sim was found neither beside airy nor on PATH"));
+  g_setenv ("PATH", path, TRUE);
+}
+
+/* The preset's description goes with the first edit (it no longer says
+ * what the system is), and comes back with an undo. */
+static void
+test_description_follows_edits (void)
+{
+  AiryWindow *window;
+  g_autofree char *json = NULL;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = test_new_window (app, "widefield");
+  g_assert_cmpstr (airy_system_get_description (airy_window_get_system (window)), ==,
+                   "Interactive default: widefield PSF, 512², pupil spacing 0.5 µm, 64 planes over ±4 µm");
+  spin_set (window, "grid.shape[0]", 256);
+  wait_idle (window);
+  g_assert_null (airy_system_get_description (airy_window_get_system (window)));
+  json = airy_system_to_json (airy_window_get_system (window));
+  g_assert_null (strstr (json, "Interactive default"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.undo", NULL));
+  wait_idle (window);
+  g_assert_cmpstr (airy_system_get_description (airy_window_get_system (window)), ==,
+                   "Interactive default: widefield PSF, 512², pupil spacing 0.5 µm, 64 planes over ±4 µm");
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -763,6 +820,8 @@ main (int argc, char **argv)
   g_test_add_func ("/trust/stale/header-warning-mode", test_header_warning_mode);
   g_test_add_func ("/trust/export/screen", test_export_is_screen);
   g_test_add_func ("/trust/composite/colours", test_composite_colours);
+  g_test_add_func ("/trust/minor/sim-command", test_sim_command);
+  g_test_add_func ("/trust/minor/description", test_description_follows_edits);
   status = g_test_run ();
   g_object_unref (app);
   return status;
