@@ -816,6 +816,73 @@ test_description_follows_edits (void)
   close_window (window);
 }
 
+/* runs of the profile's yellow down column x of an RGB image */
+static guint
+yellow_runs (const guint8 *rgb, guint w, guint h, guint x)
+{
+  guint y, runs = 0;
+  gboolean in = FALSE;
+
+  for (y = 0; y < h; y++)
+    {
+      const guint8 *p = rgb + ((gsize) y * w + x) * 3;
+      gboolean yellow = p[0] > 120 && p[1] > 90 && p[2] < 90 && p[0] > p[2] + 60;
+
+      runs += yellow && !in;
+      in = yellow;
+    }
+  return runs;
+}
+
+/* A profile 9 pixels wide is drawn with the edges of its band: three
+ * yellow lines across the column, where a 1-pixel profile has one. */
+static void
+test_line_width_drawn (void)
+{
+  GtkWidget *window, *width;
+  AiryStackViewer *viewer;
+  AiryStackView *view;
+  g_autofree guint8 *one = NULL, *nine = NULL;
+  double ix, iy;
+  guint w, h, wx = 0, wy;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (window), 900, 700);
+  viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+  view = airy_stack_viewer_get_view (viewer);
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (viewer));
+  gtk_window_present (GTK_WINDOW (window));
+  airy_stack_viewer_set_stack (viewer, blob (9));
+  airy_stack_view_set_sections (view, FALSE);
+  airy_stack_view_set_line (view, 4, 30, 60, 30);
+  gl_frame (view, (int *) &w, (int *) &h);
+  /* a column near the left edge of what XY shows (dark there) */
+  {
+    double vx, vy, vw, vh;
+
+    airy_stack_view_get_visible (view, &vx, &vy, &vw, &vh);
+    wy = h / 2;
+    for (wx = 0; wx < w; wx++)
+      if (airy_stack_view_widget_to_image (view, wx + 0.5, wy, &ix, &iy) && floor (ix) == ceil (vx) + 1)
+        break;
+  }
+  g_assert_cmpuint (wx, <, w);
+  one = airy_stack_viewer_render_screen (viewer, &w, &h);
+  g_assert_cmpuint (yellow_runs (one, w, h, wx + 2), ==, 1);
+  width = test_find_widget (GTK_WIDGET (viewer), GTK_TYPE_SPIN_BUTTON, "Width");
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (width), 9);
+  g_assert_cmpuint (airy_stack_view_get_line_width (view), ==, 9);
+  spin_loop (100);
+  nine = airy_stack_viewer_render_screen (viewer, &w, &h);
+  g_assert_cmpuint (yellow_runs (nine, w, h, wx + 2), ==, 3);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -835,6 +902,7 @@ main (int argc, char **argv)
   g_test_add_func ("/trust/composite/colours", test_composite_colours);
   g_test_add_func ("/trust/minor/sim-command", test_sim_command);
   g_test_add_func ("/trust/minor/description", test_description_follows_edits);
+  g_test_add_func ("/trust/minor/line-width", test_line_width_drawn);
   status = g_test_run ();
   g_object_unref (app);
   return status;

@@ -88,9 +88,22 @@ _airy_stack_view_draw_overlays (AiryStackView *self,
 
   if (self->line_valid)
     {
+      double ax = L.xy.x + (self->lx0 + 0.5) * L.zoom, ay = L.xy.y + (self->ly0 + 0.5) * L.zoom;
+      double bx = L.xy.x + (self->lx1 + 0.5) * L.zoom, by = L.xy.y + (self->ly1 + 0.5) * L.zoom;
+      double len = hypot (bx - ax, by - ay);
+
       gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (L.vxy.x, L.vxy.y, L.vxy.w, L.vxy.h));
-      append_line (snapshot, L.xy.x + (self->lx0 + 0.5) * L.zoom, L.xy.y + (self->ly0 + 0.5) * L.zoom,
-                   L.xy.x + (self->lx1 + 0.5) * L.zoom, L.xy.y + (self->ly1 + 0.5) * L.zoom, &line);
+      append_line (snapshot, ax, ay, bx, by, &line);
+      if (self->line_width > 1 && len > 0)
+        {
+          /* the band the profile averages across: its edges, w/2 pixels
+           * either side */
+          static const GdkRGBA band = { 1.0, 0.85, 0.2, 0.55 };
+          double h = 0.5 * self->line_width * L.zoom, nx = -(by - ay) / len * h, ny = (bx - ax) / len * h;
+
+          append_line (snapshot, ax + nx, ay + ny, bx + nx, by + ny, &band);
+          append_line (snapshot, ax - nx, ay - ny, bx - nx, by - ny, &band);
+        }
       gtk_snapshot_pop (snapshot);
     }
 

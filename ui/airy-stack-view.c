@@ -820,6 +820,22 @@ airy_stack_view_link_cursor (AiryStackView *self,
   airy_stack_view_set_cursor (self, (guint) CLAMP (x, 0, (int) b->width - 1), (guint) CLAMP (y, 0, (int) b->height - 1));
 }
 
+void
+airy_stack_view_set_line_width (AiryStackView *self,
+                                guint          width)
+{
+  g_return_if_fail (AIRY_IS_STACK_VIEW (self));
+
+  self->line_width = MAX (width, 1);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+guint
+airy_stack_view_get_line_width (AiryStackView *self)
+{
+  return MAX (self->line_width, 1);
+}
+
 /* The rectangle drawn with the rectangle tool, image pixels (inclusive
  * corners sorted into x, y, width, height). */
 gboolean

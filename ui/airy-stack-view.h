@@ -95,6 +95,11 @@ void               airy_stack_view_set_line       (AiryStackView     *self,
                                                    double             y0,
                                                    double             x1,
                                                    double             y1);
+/* The profile's width (image pixels): a line wider than 1 is drawn with
+ * the edges of the band it averages. */
+void               airy_stack_view_set_line_width (AiryStackView     *self,
+                                                   guint              width);
+guint              airy_stack_view_get_line_width (AiryStackView     *self);
 /* The rectangle tool's rectangle in image pixels; FALSE when none. */
 gboolean           airy_stack_view_get_roi        (AiryStackView     *self,
                                                    guint             *x,
