@@ -3,6 +3,7 @@
  * gives no width, what the view shows is always named. */
 #include "config.h"
 
+#include <locale.h>
 #include <math.h>
 #include <string.h>
 #include <gtk/gtk.h>
@@ -883,6 +884,46 @@ test_line_width_drawn (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* Under a German locale one decimal sign, the locale's: the spin buttons'
+ * "0,5000" and the lists' "0,45; 0,53; 0,61", which read back as typed. */
+static void
+test_german_decimals (void)
+{
+  AiryWindow *window;
+  GtkWidget *list;
+  const AirySpectrum *sp;
+  g_autofree char *old = g_strdup (setlocale (LC_ALL, NULL));
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  /* dev.sh makes the locale (localedef) with the test packages */
+  g_assert_nonnull (setlocale (LC_ALL, "de_DE.UTF-8"));
+  window = test_new_window (app, "widefield");
+  spin_set (window, "grid.shape[0]", 64);
+  spin_set (window, "grid.shape[1]", 64);
+  wait_idle (window);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (airy_bench_panel_get_editor (airy_window_get_panel (window),
+                                                                                     "grid.spacing"))), ==, "0,5000");
+  list = airy_bench_panel_get_editor (airy_window_get_panel (window), "spectrum.wavelengths");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (list)), ==, "0,532");
+  gtk_editable_set_text (GTK_EDITABLE (airy_bench_panel_get_editor (airy_window_get_panel (window), "spectrum.weights")),
+                         "1; 1; 2");
+  gtk_editable_set_text (GTK_EDITABLE (list), "0,45; 0,53; 0,61");
+  g_signal_emit_by_name (list, "activate");
+  wait_idle (window);
+  sp = airy_system_get_spectrum (airy_window_get_system (window));
+  g_assert_cmpuint (sp->n, ==, 3);
+  g_assert_cmpfloat (sp->wavelengths[0], ==, 0.45);
+  g_assert_cmpfloat (sp->wavelengths[2], ==, 0.61);
+  list = airy_bench_panel_get_editor (airy_window_get_panel (window), "spectrum.wavelengths");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (list)), ==, "0,45; 0,53; 0,61");
+  close_window (window);
+  setlocale (LC_ALL, old);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -903,6 +944,7 @@ main (int argc, char **argv)
   g_test_add_func ("/trust/minor/sim-command", test_sim_command);
   g_test_add_func ("/trust/minor/description", test_description_follows_edits);
   g_test_add_func ("/trust/minor/line-width", test_line_width_drawn);
+  g_test_add_func ("/trust/minor/german-decimals", test_german_decimals);
   status = g_test_run ();
   g_object_unref (app);
   return status;
