@@ -924,6 +924,79 @@ test_german_decimals (void)
   setlocale (LC_ALL, old);
 }
 
+/* every (label, action) of a menu model and its sections and submenus */
+static void
+menu_items (GMenuModel *model, GPtrArray *out)
+{
+  int i, n = g_menu_model_get_n_items (model);
+
+  for (i = 0; i < n; i++)
+    {
+      g_autofree char *label = NULL, *action = NULL;
+      g_autoptr(GMenuModel) section = g_menu_model_get_item_link (model, i, G_MENU_LINK_SECTION);
+      g_autoptr(GMenuModel) sub = g_menu_model_get_item_link (model, i, G_MENU_LINK_SUBMENU);
+
+      g_menu_model_get_item_attribute (model, i, G_MENU_ATTRIBUTE_LABEL, "s", &label);
+      g_menu_model_get_item_attribute (model, i, G_MENU_ATTRIBUTE_ACTION, "s", &action);
+      if (label)
+        g_ptr_array_add (out, g_strdup_printf ("%s|%s", label, action ? action : ""));
+      if (section)
+        menu_items (section, out);
+      if (sub)
+        menu_items (sub, out);
+    }
+}
+
+static GtkWidget *
+find_menu_button (GtkWidget *root)
+{
+  GtkWidget *child, *found;
+
+  if (GTK_IS_MENU_BUTTON (root) && gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (root)))
+    return root;
+  for (child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
+    if ((found = find_menu_button (child)) != NULL)
+      return found;
+  return NULL;
+}
+
+/* The bench's menu: presets with what they are, Quit; the viewer's
+ * Export View and Export Full Slice apart. */
+static void
+test_bench_menu (void)
+{
+  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_free);
+  AiryWindow *window;
+  GtkWidget *button;
+  gboolean quit = FALSE, preset = FALSE, view = FALSE, slice = FALSE;
+  guint i;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = test_new_window (app, "widefield");
+  button = find_menu_button (gtk_window_get_titlebar (GTK_WINDOW (window)));
+  g_assert_nonnull (button);
+  menu_items (gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (button)), items);
+  for (i = 0; i < items->len; i++)
+    {
+      const char *item = g_ptr_array_index (items, i);
+
+      quit |= g_str_equal (item, "_Quit|app.quit");
+      preset |= g_str_equal (item, "widefield — Interactive default: widefield PSF, 512², pupil spacing 0.5 µm, "
+                                   "64 planes over ±4 µm|win.new");
+      view |= g_str_equal (item, "Export View as PNG…|viewer.export-png");
+      slice |= g_str_equal (item, "Export Full Slice as PNG…|viewer.export-slice-png");
+    }
+  g_assert_true (quit);
+  g_assert_true (preset);
+  g_assert_true (view);
+  g_assert_true (slice);
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -945,6 +1018,7 @@ main (int argc, char **argv)
   g_test_add_func ("/trust/minor/description", test_description_follows_edits);
   g_test_add_func ("/trust/minor/line-width", test_line_width_drawn);
   g_test_add_func ("/trust/minor/german-decimals", test_german_decimals);
+  g_test_add_func ("/trust/minor/bench-menu", test_bench_menu);
   status = g_test_run ();
   g_object_unref (app);
   return status;
