@@ -59,7 +59,7 @@ update_roi (AiryStackViewer *self)
     }
   airy_box_stats (airy_stack_view_get_xy_plane (self->view), s->height, s->width, x, y, w, h, &st);
   /* one figure a line, not a paragraph */
-  text = g_strdup_printf (_("Rectangle %u × %u px\nsum %.6g · mean %.6g · max %.6g\n"
+  text = g_strdup_printf (_("Rectangle %u × %u px\nsum %.6g\nmean %.6g\nmax %.6g\n"
                             "energy in it: %.1f %%\nin its circle (r %.3g µm): %.1f %%"),
                           w, h, st.sum, st.mean, st.max, 100 * st.ensquared, st.radius * s->dx, 100 * st.encircled);
   gtk_label_set_text (GTK_LABEL (self->roi_label), text);

@@ -419,8 +419,8 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_box_append (GTK_BOX (side), GTK_WIDGET (self->axial_plot));
   self->roi_label = gtk_label_new ("");
   gtk_label_set_xalign (GTK_LABEL (self->roi_label), 0);
-  gtk_label_set_wrap (GTK_LABEL (self->roi_label), TRUE);
-  gtk_label_set_max_width_chars (GTK_LABEL (self->roi_label), 36);
+  /* one short figure a line: no wrapping (a wrapped label in the paned
+   * trips GTK 4.8's height-for-width check) */
   gtk_widget_add_css_class (self->roi_label, "airy-readout");
   gtk_widget_add_css_class (self->roi_label, "airy-roi");
   gtk_widget_set_margin_start (self->roi_label, 6);
