@@ -336,11 +336,11 @@ update_system_label (AiryFitDialog *self, AirySystem *system)
     }
   if (airy_system_is_microscope (system))
     g_string_prepend (on, on->len ? _("Microscope objective, ") : _("Microscope objective"));
-  /* TRANSLATORS: the system's name, its elements that are on, and those switched off */
-  text = off->len ? g_strdup_printf (_("Model: the bench's system as it is now (%s): %s; off, not modelled: %s"),
-                                     name ? name : _("Untitled"), on->str, off->str)
-                  : g_strdup_printf (_("Model: the bench's system as it is now (%s): %s"),
-                                     name ? name : _("Untitled"), on->str);
+  /* TRANSLATORS: the system's name, its elements switched off, and those on */
+  /* what is off first: the line may be cut at its end */
+  text = off->len ? g_strdup_printf (_("Model: the bench now (%s), off and not modelled: %s; on: %s"),
+                                     name ? name : _("Untitled"), off->str, on->str)
+                  : g_strdup_printf (_("Model: the bench now (%s): %s"), name ? name : _("Untitled"), on->str);
   gtk_label_set_text (GTK_LABEL (self->system_label), text);
   gtk_widget_set_tooltip_text (self->system_label, text);
 }
@@ -780,7 +780,8 @@ airy_fit_dialog_init (AiryFitDialog *self)
     gtk_widget_set_hexpand (self->system_label, TRUE);
     gtk_widget_set_hexpand (self->file_label, TRUE);
     gtk_widget_add_css_class (self->system_label, "dim-label");
-    gtk_box_set_homogeneous (GTK_BOX (what), TRUE);
+    gtk_label_set_max_width_chars (GTK_LABEL (self->file_label), 48);
+    gtk_widget_set_hexpand (self->file_label, FALSE);
     gtk_box_append (GTK_BOX (what), self->file_label);
     gtk_box_append (GTK_BOX (what), self->system_label);
     gtk_box_append (GTK_BOX (box), what);
