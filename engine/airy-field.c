@@ -70,6 +70,8 @@ airy_spectrum_new (const double *wavelengths,
   return g_steal_pointer (&spectrum);
 }
 
+G_DEFINE_BOXED_TYPE (AirySpectrum, airy_spectrum, airy_spectrum_copy, airy_spectrum_free)
+
 AirySpectrum *
 airy_spectrum_copy (const AirySpectrum *spectrum)
 {
