@@ -1,6 +1,7 @@
 /* The stack view on GTK's cairo renderer (what Airy uses on a software GL):
  * its slices drawn by cairo from surfaces of their own size, with the
- * pixels the GL path draws, and no GL texture in its frame. */
+ * pixels the GL path draws, and no GL texture in its frame. And what a
+ * frame leaves alone: a plot given the profile it shows is not redrawn. */
 #include "config.h"
 
 #include <math.h>
@@ -9,6 +10,7 @@
 #include <gtk/gtk.h>
 
 #include "airy.h"
+#include "airy-plot.h"
 #include "airy-stack-view.h"
 #include "airy-view-math.h"
 
@@ -209,6 +211,95 @@ test_cairo_matches_gl (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+static guint
+plot_frames (AiryPlot *plot)
+{
+  double room, gap;
+
+  return airy_plot_get_label_fit (plot, &room, &gap);
+}
+
+static void
+count_paint (GdkFrameClock *clock, gpointer data)
+{
+  (*(guint *) data)++;
+}
+
+/* frames of the window until the plot has drawn `frames`, or (more_paints
+ * > 0) until that many more frames of the window were painted */
+static void
+wait_frames (GtkWidget *window, AiryPlot *plot, guint frames, guint *paints, guint more_paints)
+{
+  gboolean timed_out = FALSE;
+  guint id = g_timeout_add_seconds (20, timeout_cb, &timed_out);
+  guint until = *paints + more_paints;
+
+  while (!timed_out && (more_paints ? *paints < until : plot_frames (plot) < frames))
+    {
+      gtk_widget_queue_draw (window);
+      g_main_context_iteration (NULL, TRUE);
+    }
+  g_assert_false (timed_out);
+  g_source_remove (id);
+}
+
+static void
+test_plot_same_data (void)
+{
+  const float a[5] = { 0, 1, 4, 1, 0 }, b[5] = { 0, 2, 4, 2, 0 };
+  GtkWidget *window, *box, *other;
+  AiryPlot *plot;
+  guint paints = 0, drawn;
+  double width;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = gtk_window_new ();
+  box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  plot = AIRY_PLOT (airy_plot_new ("profile"));
+  other = gtk_drawing_area_new ();
+  gtk_widget_set_size_request (GTK_WIDGET (plot), 200, 120);
+  gtk_widget_set_size_request (other, 200, 40);
+  gtk_box_append (GTK_BOX (box), GTK_WIDGET (plot));
+  gtk_box_append (GTK_BOX (box), other);
+  gtk_window_set_child (GTK_WINDOW (window), box);
+  airy_plot_set_data (plot, a, 5, -1.0, 0.5, 2, TRUE);
+  airy_plot_set_reference (plot, b, 5, -1.0, 0.5, 2);
+  gtk_window_present (GTK_WINDOW (window));
+  wait_frames (window, plot, 1, &paints, 0);
+  g_signal_connect (gtk_widget_get_frame_clock (window), "after-paint", G_CALLBACK (count_paint), &paints);
+  drawn = plot_frames (plot);
+  width = airy_plot_get_fwhm (plot);
+  g_assert_cmpfloat (width, >, 0.0);
+
+  /* the same profile, reference and unit, and frames of the window that
+   * redraw another widget: the plot keeps its pixels */
+  for (guint i = 0; i < 3; i++)
+    {
+      airy_plot_set_data (plot, a, 5, -1.0, 0.5, 2, TRUE);
+      airy_plot_set_reference (plot, b, 5, -1.0, 0.5, 2);
+      airy_plot_set_unit (plot, NULL);
+      gtk_widget_queue_draw (other);
+      wait_frames (window, plot, 0, &paints, 1);
+    }
+  g_assert_cmpuint (plot_frames (plot), ==, drawn);
+  g_assert_cmpfloat (airy_plot_get_fwhm (plot), ==, width);
+
+  /* another profile is drawn, once */
+  airy_plot_set_data (plot, b, 5, -1.0, 0.5, 2, TRUE);
+  wait_frames (window, plot, drawn + 1, &paints, 0);
+  wait_frames (window, plot, 0, &paints, 2);
+  g_assert_cmpuint (plot_frames (plot), ==, drawn + 1);
+  /* a peak floor above the peak: no width, and drawn so */
+  airy_plot_set_peak_floor (plot, 10.0);
+  g_assert_false (airy_plot_has_peak (plot));
+  wait_frames (window, plot, drawn + 2, &paints, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -218,5 +309,6 @@ main (int argc, char **argv)
   airy_init ();
   have_display = gtk_init_check ();
   g_test_add_func ("/view-cairo/matches-gl", test_cairo_matches_gl);
+  g_test_add_func ("/view-cairo/plot-same-data", test_plot_same_data);
   return g_test_run ();
 }
