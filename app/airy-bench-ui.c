@@ -14,7 +14,7 @@
 /* The GUI latency benchmark (airy --bench-ui): edit → first new pixels on
  * screen, measured where a person sees them. Stamps: the objective's
  * ::notify::na (the panel committed the edit to the system), and the
- * frame clock's ::after-paint of the first frame whose GL render drew the
+ * frame clock's ::after-paint of the first frame whose view drew the
  * resident the window shows for that system's hash. */
 
 #define TIMEOUT_S 60
@@ -39,19 +39,22 @@ typedef struct
   /* where an edit's first frame went: the stamps of this edit (µs) and
    * of the frame now being drawn, and the stages' ms per edit */
   gint64       t_preview;      /* the first plane reached the UI thread */
-  gint64       t_frame, t_paint, t_render0, t_render1;
+  gint64       t_frame, t_paint;  /* the frame's before-paint, its layout's end */
   guint        frames;         /* frames drawn between the edit and its first */
-  GArray      *stage[5];       /* to the plane, waiting, layout, paint, of it GL */
+  GArray      *stage[4];       /* to the plane, waiting, layout, paint */
   gulong       paint_handler;
   GdkFrameClock *clock;
   guint        timeout;
   guint        quiet;
 } Bench;
 
-enum { STAGE_PLANE, STAGE_WAIT, STAGE_LAYOUT, STAGE_PAINT, STAGE_GL, N_STAGES };
+enum { STAGE_PLANE, STAGE_WAIT, STAGE_LAYOUT, STAGE_PAINT, N_STAGES };
 
+/* edit → first frame = the first plane reaches the UI thread, it waits for
+ * the frame clock, the frame's update and layout, its paint (snapshot,
+ * render, the copy to the X server) */
 static const char *const stage_names[N_STAGES] = {
-  "  edit → first plane", "  plane → frame starts", "  frame's layout", "  frame's paint", "    of it the GL render",
+  "  edit → first plane", "  plane → frame starts", "  frame's layout", "  frame's paint",
 };
 
 static Bench *bench;
@@ -212,7 +215,6 @@ static void
 on_before_paint (GdkFrameClock *clock, gpointer data)
 {
   bench->t_frame = g_get_monotonic_time ();
-  bench->t_render0 = bench->t_render1 = 0;
 }
 
 /* after the window's layout handler: the paint is next */
@@ -222,38 +224,25 @@ on_layout (GdkFrameClock *clock, gpointer data)
   bench->t_paint = g_get_monotonic_time ();
 }
 
-static gboolean
-on_render (GtkGLArea *area, GdkGLContext *context, gpointer data)
-{
-  bench->t_render0 = g_get_monotonic_time ();
-  return FALSE;
-}
-
-static gboolean
-on_rendered (GtkGLArea *area, GdkGLContext *context, gpointer data)
-{
-  bench->t_render1 = g_get_monotonic_time ();
-  return FALSE;
-}
-
 /* the stages of an edit's first frame */
 static void
 add_stages (gint64 now)
 {
+  /* a plane that came while its frame was under way waited for nothing */
+  gint64 start = MAX (bench->t_frame, bench->t_preview);
   double ms[N_STAGES] = {
     bench->t_preview ? (bench->t_preview - bench->t_edit) / 1e3 : -1,
-    bench->t_preview ? (bench->t_frame - bench->t_preview) / 1e3 : -1,
-    (bench->t_paint - bench->t_frame) / 1e3,
+    bench->t_preview ? (start - bench->t_preview) / 1e3 : -1,
+    (bench->t_paint - start) / 1e3,
     (now - bench->t_paint) / 1e3,
-    bench->t_render1 > bench->t_render0 ? (bench->t_render1 - bench->t_render0) / 1e3 : -1,
   };
 
   for (guint i = 0; i < N_STAGES; i++)
     if (ms[i] >= 0)
       g_array_append_val (bench->stage[i], ms[i]);
   if (g_getenv ("AIRY_BENCH_UI_VERBOSE"))
-    printf ("edit %u: plane %.1f, wait %.1f (%u frames before), layout %.1f, paint %.1f (GL %.1f) ms\n",
-            bench->done + 1, ms[0], ms[1], bench->frames, ms[2], ms[3], ms[4]);
+    printf ("edit %u: plane %.1f, wait %.1f (%u frames before), layout %.1f, paint %.1f ms\n",
+            bench->done + 1, ms[0], ms[1], bench->frames, ms[2], ms[3]);
 }
 
 static void
@@ -360,8 +349,6 @@ airy_bench_ui_start (AiryWindow *window,
     on_map (GTK_WIDGET (window), NULL);
   g_signal_connect_after (window->worker, "finished", G_CALLBACK (on_finished), NULL);
   g_signal_connect (window->worker, "preview", G_CALLBACK (on_preview), NULL);
-  g_signal_connect (airy_stack_viewer_get_view (window->viewer), "render", G_CALLBACK (on_render), NULL);
-  g_signal_connect_after (airy_stack_viewer_get_view (window->viewer), "render", G_CALLBACK (on_rendered), NULL);
   arm_timeout ();
   _airy_window_set_system (window, system, NULL);
   elements = airy_system_get_elements (window->system);
