@@ -813,4 +813,5 @@ const AiryImageFormat _airy_tiff_format = {
   .sniff = tiff_sniff,
   .read = airy_tiff_read_full,
   .write = tiff_write,
+  .mime_type = "image/tiff",
 };

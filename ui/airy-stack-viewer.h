@@ -59,6 +59,12 @@ void           airy_stack_viewer_open_async       (AiryStackViewer *self,
                                                    const char      *path,
                                                    guint            channel,
                                                    guint            frame);
+/* A stack read from path elsewhere (on the window's worker) shown as
+ * airy_stack_viewer_open shows it; takes the stack, and overtakes an open
+ * still under way. */
+void           airy_stack_viewer_show_file        (AiryStackViewer *self,
+                                                   AiryStack       *stack,
+                                                   const char      *path);
 /* reads and writes still running on worker threads */
 guint          airy_stack_viewer_get_pending_files (AiryStackViewer *self);
 /* A hyperstack opened from a file: how many channels and time points it
