@@ -462,6 +462,20 @@ export_async (AiryStackViewer *self, const char *path, Export *e)
   run_file_task (self, t);
 }
 
+void
+airy_stack_viewer_export_tiff_async (AiryStackViewer *self,
+                                     const char      *path,
+                                     gboolean         section)
+{
+  g_autoptr(GError) error = NULL;
+  Export *e = export_tiff (self, section, &error);
+
+  if (e != NULL)
+    export_async (self, path, e);
+  else
+    airy_stack_viewer_show_message (self, error->message);
+}
+
 /* file choosers (portal-friendly native dialogs on GTK 4.8) */
 
 void
