@@ -67,7 +67,7 @@ cmd_fit (int argc, char **argv)
     { NULL }
   };
   static const char *const json[] = { ".json", NULL };
-  static const char *const tif[] = { ".tif", ".tiff", NULL };
+  const char *const *tif = airy_image_format_lookup ("TIFF")->suffixes;
   g_autoptr(GError) error = NULL;
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(AirySystem) fitted = NULL;

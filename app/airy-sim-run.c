@@ -310,8 +310,9 @@ cmd_run (int argc, char **argv)
     { "channels", 0, SIM_OPTION_STRING, &channels_arg },
     { NULL }
   };
-  static const char *const tif[] = { ".tif", ".tiff", NULL };
-  static const char *const png[] = { ".png", NULL };
+  /* the outputs' suffixes: the format table's */
+  const char *const *tif = airy_image_format_lookup ("TIFF")->suffixes;
+  const char *const *png = airy_image_format_lookup ("PNG")->suffixes;
   g_autoptr(GError) error = NULL;
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(AiryResult) result = NULL;

@@ -334,6 +334,46 @@ test_declared_options (void)
   g_unlink (module_out);
 }
 
+/* Formats declared once: the outputs' suffixes, the sweep's names, the
+ * file filters come from the format table; the desktop file and the
+ * metainfo announce every format's MIME type. */
+static void
+test_format_table (void)
+{
+  const AiryImageFormat *const *f;
+  g_autofree char *desktop_path = g_build_filename (g_getenv ("G_TEST_SRCDIR"), "..", "resources",
+                                                    "io.github.airyoptics.Airy.desktop.in", NULL);
+  g_autofree char *metainfo_path = g_build_filename (g_getenv ("G_TEST_SRCDIR"), "..", "resources",
+                                                     "io.github.airyoptics.Airy.metainfo.xml.in", NULL);
+  g_autofree char *desktop = NULL, *metainfo = NULL, *expect = NULL, *list = NULL;
+  g_auto(Run) r = { 0 };
+  guint n = 0;
+
+  g_assert_true (g_file_get_contents (desktop_path, &desktop, NULL, NULL));
+  g_assert_true (g_file_get_contents (metainfo_path, &metainfo, NULL, NULL));
+  for (f = airy_image_formats (); *f; f++, n++)
+    {
+      g_autofree char *entry = g_strdup_printf (";%s;", (*f)->mime_type);
+      g_autofree char *media = g_strdup_printf ("<mediatype>%s</mediatype>", (*f)->mime_type);
+
+      g_assert_nonnull ((*f)->mime_type);
+      g_assert_nonnull (strstr (desktop, entry));
+      g_assert_nonnull (strstr (metainfo, media));
+      g_assert_true (airy_image_format_lookup ((*f)->name) == *f);
+      /* the file formats write one piece, the whole stack */
+      g_assert_false ((*f)->folder);
+      g_assert_null ((*f)->n_pieces);
+    }
+  g_assert_cmpuint (n, ==, 2);
+  /* run -o: the TIFF format's suffixes */
+  list = g_strjoinv (" or ", (char **) airy_image_format_lookup ("TIFF")->suffixes);
+  expect = g_strdup_printf ("airy-sim: -o: /tmp/x.png must end in %s\n", list);
+  sim (&r, "run", "--preset", "widefield", "-o", "/tmp/x.png", NULL);
+  g_assert_cmpint (r.status, ==, 2);
+  g_assert_cmpstr (r.err, ==, expect);
+  g_assert_cmpstr (expect, ==, "airy-sim: -o: /tmp/x.png must end in .tif or .tiff\n");
+}
+
 /* Bad input: a clear message, exit 2, no new file and no temporary left,
  * an existing output untouched. */
 static void
@@ -814,6 +854,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/preset", test_preset);
   g_test_add_func ("/cli/run-validate", test_run_and_validate);
   g_test_add_func ("/cli/declared-options", test_declared_options);
+  g_test_add_func ("/cli/format-table", test_format_table);
   g_test_add_func ("/cli/run-channels", test_run_channels);
   g_test_add_func ("/cli/bad-input", test_bad_input);
   g_test_add_func ("/cli/bench", test_bench);
