@@ -144,7 +144,8 @@ bench_write (AirySystem *system, const AiryRunOptions *options, const char *dir,
           gboolean tiff = (pass == 0) == (i % 2 == 0);
 
           t2 = g_get_monotonic_time ();
-          if (tiff ? !airy_tiff_write (path, r->stack, error) : !plain_write (raw, r->stack->data, bytes, error))
+          if (tiff ? !airy_image_write_full (path, r->stack, NULL, error)
+                   : !plain_write (raw, r->stack->data, bytes, error))
             return FALSE;
           t3 = g_get_monotonic_time ();
           g_unlink (tiff ? path : raw);

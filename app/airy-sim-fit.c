@@ -169,7 +169,7 @@ cmd_fit (int argc, char **argv)
     g_autoptr(AiryAtomicGroup) group = airy_atomic_group_begin ();
 
     if (fitted == NULL
-        || (residual_out && !airy_tiff_write (residual_out, res->residual, &error))
+        || (residual_out && !airy_image_write_full (residual_out, res->residual, NULL, &error))
         || (report_out && !airy_atomic_set_contents (report_out, report, strlen (report), &error))
         || !airy_system_save (fitted, output, &error)
         || !airy_atomic_group_commit (g_steal_pointer (&group), &error))

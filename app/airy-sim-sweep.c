@@ -553,7 +553,7 @@ cmd_sweep (int argc, char **argv)
         }
       name = g_strdup_printf ("%0*u%s", (int) digits, (guint) k, stack_suffix ());
       path = g_build_filename (output, name, NULL);
-      if (!airy_tiff_write_full (path, result->stack, &wo, &error))
+      if (!airy_image_write_full (path, result->stack, &wo, &error))
         break;
       mine++;
       if (!quiet && is_root () && isatty (STDERR_FILENO))

@@ -107,6 +107,19 @@ airy_image_write (const char      *path,
   return format->write (path, stack, warnings, error);
 }
 
+gboolean
+airy_image_write_full (const char                 *path,
+                       const AiryStack            *stack,
+                       const AiryTiffWriteOptions *options,
+                       GError                    **error)
+{
+  const AiryImageFormat *format = airy_image_format_for_suffix (path);
+
+  if (format != NULL && format->write_full != NULL)
+    return format->write_full (path, stack, options, error);
+  return airy_image_write (path, stack, options ? options->warnings : NULL, error);
+}
+
 const AiryImageFormat *
 airy_image_format_lookup (const char *name)
 {

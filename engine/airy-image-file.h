@@ -170,6 +170,9 @@ AiryStack *airy_png_read         (const char      *path,
  * formats); @write may be NULL for a read-only format; @warnings collects
  * what a reader of the file will not see. @mime_type is the type the
  * desktop file and the metainfo list (a test checks that they do).
+ * @write_full writes with a command's write options (airy-sim's --format,
+ * the warnings, the classic-TIFF limit; NULL: the defaults); NULL for a
+ * format that has none beyond its warnings, which @write then gets.
  * Writing in parallel pieces: @n_pieces says how many pieces a stack of
  * this shape is written in (its data are not read) and @write_piece writes
  * piece k of them, from any thread, after piece 0 has made the location
@@ -190,6 +193,10 @@ typedef struct
                              GPtrArray       *warnings,
                              GError         **error);
   const char        *mime_type;
+  gboolean         (*write_full) (const char                 *location,
+                                  const AiryStack            *stack,
+                                  const AiryTiffWriteOptions *options,
+                                  GError                    **error);
   gboolean           folder;
   gboolean         (*sniff_location) (const char *location);
   guint            (*n_pieces)       (const AiryStack *shape);
@@ -217,6 +224,12 @@ gboolean   airy_image_write      (const char      *path,
                                   const AiryStack *stack,
                                   GPtrArray       *warnings,
                                   GError         **error);
+/* The same with a command's write options (airy-sim run, sweep; NULL:
+ * the defaults, as airy_image_write without warnings). */
+gboolean   airy_image_write_full (const char                 *path,
+                                  const AiryStack            *stack,
+                                  const AiryTiffWriteOptions *options,
+                                  GError                    **error);
 /* The same in the format's pieces, on up to n_threads threads (0: one per
  * core): piece 0 first (it makes the location), then the others in
  * parallel. A file format is one piece: airy_image_write. */

@@ -814,4 +814,5 @@ const AiryImageFormat _airy_tiff_format = {
   .read = airy_tiff_read_full,
   .write = tiff_write,
   .mime_type = "image/tiff",
+  .write_full = airy_tiff_write_full,
 };
