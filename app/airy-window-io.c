@@ -121,7 +121,7 @@ airy_window_open_location_async (AiryWindow *self,
   j->path = g_file_get_path (file);
   j->name = g_file_get_parse_name (file);
   j->fallback = g_strdup (fallback_preset);
-  j->status = g_strdup (airy_window_get_status (self));
+  j->status = g_strdup (self->status);
   status = g_strdup_printf (_("Opening %s…"), j->name);
   _airy_window_set_status (self, status);
   task = g_task_new (self, NULL, open_done, NULL);
@@ -224,7 +224,7 @@ airy_window_save_async (AiryWindow *self,
   j->path = g_strdup (path);
   j->dir = g_path_get_dirname (path);
   j->close = close;
-  j->status = g_strdup (airy_window_get_status (self));
+  j->status = g_strdup (self->status);
   status = g_strdup_printf (_("Saving %s…"), path);
   _airy_window_set_status (self, status);
   task = g_task_new (self, NULL, save_done, NULL);

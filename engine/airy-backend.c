@@ -221,6 +221,13 @@ airy_backend_get_counter (AiryBackend *backend,
 }
 
 gboolean
+_airy_backend_supports_op (AiryBackend  *backend,
+                           const AiryOp *op)
+{
+  return backend->ops->supports_op == NULL || backend->ops->supports_op (backend, op);
+}
+
+gboolean
 _airy_backend_can_fit (AiryBackend *backend)
 {
   g_return_val_if_fail (backend != NULL, FALSE);

@@ -84,6 +84,7 @@ char         *airy_system_to_json_full     (AirySystem  *self);
 gboolean      airy_system_save             (AirySystem  *self,
                                             const char  *path,
                                             GError     **error);
+/* what is computed: the name and the description are no part of it */
 guint64       airy_system_hash             (AirySystem  *self);
 /**
  * airy_system_list_input_files:
