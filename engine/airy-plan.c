@@ -19,16 +19,6 @@
 
 #include <glib/gstdio.h>
 
-char *
-airy_format_bytes (guint64 bytes)
-{
-  if (bytes >= (G_GUINT64_CONSTANT (1) << 40))
-    return g_strdup_printf ("%.1f TiB", bytes / 1099511627776.0);
-  if (bytes >= (1u << 30))
-    return g_strdup_printf ("%.2f GiB", bytes / 1073741824.0);
-  return g_strdup_printf ("%.1f MiB", bytes / 1048576.0);
-}
-
 AiryPlan *
 _airy_plan_ref (AiryPlan *plan)
 {
