@@ -13,7 +13,6 @@
 #include "airy-error.h"
 #include "airy-elements-private.h"
 #include "airy-param-private.h"
-#include "airy-plan-private.h"
 #include "airy-run.h"
 
 /* A system: grid, spectrum, z planes and either an ordered optical chain
@@ -686,32 +685,8 @@ airy_system_make_microscope (AirySystem *self, AiryElement *objective, double f_
   notify (self, AIRY_SYSTEM_PROP_F_TUBE);
 }
 
-gboolean
-airy_system_validate (AirySystem *self,
-                      GPtrArray  *warnings,
-                      GError    **error)
-{
-  g_autoptr(AiryPlan) plan = NULL;
-
-  /* a wrong AIRY_MEMORY_BUDGET is an error, not the default in disguise */
-  if (!airy_memory_budget_get (NULL, error))
-    return FALSE;
-  plan = _airy_plan_new (self, NULL, warnings, error);
-  return plan != NULL;
-}
-
-gboolean
-airy_system_check (AirySystem *self,
-                   GPtrArray  *warnings,
-                   GError    **error)
-{
-  g_autoptr(AiryPlan) plan = NULL;
-
-  g_return_val_if_fail (AIRY_IS_SYSTEM (self), FALSE);
-
-  plan = _airy_plan_new_checked (self, NULL, TRUE, warnings, error);
-  return plan != NULL;
-}
+/* airy_system_validate is the planner's (airy-plan.c), airy_system_check the
+ * geometry's (airy-geometry.c): the model calls neither. */
 
 /* ---- file names ---- */
 
