@@ -54,6 +54,7 @@ struct _AiryPlan
   GPtrArray     *ops;            /* AiryOp: the program every backend runs (airy-ops-private.h) */
   guint64        optics_hash;    /* what the field stage depends on, z left out */
 
+  guint64        memory;         /* what a run of it holds (_airy_geometry_memory), budgeted */
   AiryGeometry  *geometry;       /* what the planner consumed: owns the chain's contexts and grids */
 
   gint           ref;

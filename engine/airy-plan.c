@@ -308,6 +308,7 @@ check_budget (AiryPlan *plan, const AiryRunOptions *options, GError **error)
 
   if (!_airy_geometry_memory (geom, options, plan->volume ? plan->volume->depth : 0, &need, &planes_here, error))
     return FALSE;
+  plan->memory = need;
   budget = airy_memory_budget ();
   if (need > budget)
     {
