@@ -22,6 +22,12 @@ root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file
 show_graph = '--graph' in sys.argv
 engine = os.path.join(root, 'engine')
 LEFT_OUT = {'cuda'}   # loadable modules: above the core
+# One circle is known and waits for the TIFF reader's work in progress to
+# land: the reader's page helpers (airy-tiff-read.c) and its layout finder
+# (airy-tiff-layout.c) call each other. It is allowed exactly as it is: a
+# third unit in it, or another circle anywhere, fails; and once it is gone
+# this entry must go too (the test says so).
+KNOWN = [{'engine/airy-tiff-layout.c', 'engine/airy-tiff-read.c'}]
 
 COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
 STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
@@ -200,10 +206,20 @@ def main():
     if len(files) < 20:
         print('FAIL: only %d units found under %s' % (len(files), engine))
         return 1
-    if not found:
-        print('ok: %d units of the engine, no circle' % len(files))
-        return 0
+    names = [set(rel(u) for u in comp) for comp in found]
+    stale = [k for k in KNOWN if k not in names]
+    if stale:
+        for k in stale:
+            print('FAIL: the known circle %s is gone: remove it from KNOWN' % ' '.join(sorted(k)))
+        return 1
+    new = [comp for comp, n in zip(found, names) if n not in KNOWN]
     for comp in found:
+        if comp not in new:
+            print('note: the known circle %s' % ' '.join(rel(u) for u in comp))
+    if not new:
+        print('ok: %d units of the engine, no circle but the known one' % len(files))
+        return 0
+    for comp in new:
         circle = one_circle(comp, edges)
         print('FAIL: a circle of %d units: %s' % (len(comp), ' '.join(rel(u) for u in comp)))
         for a, b in zip(circle, circle[1:]):
