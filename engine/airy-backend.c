@@ -11,6 +11,7 @@
 
 #include "airy-backend-impl.h"
 #include "airy-error.h"
+#include "airy-options-private.h"
 
 static GMutex     lock;
 static GPtrArray *backends;       /* AiryBackend* */
@@ -311,8 +312,7 @@ airy_backend_choose (const char *name,
                      _("backend: no CUDA device: the CUDA backend module is not installed "
                      "(this build has no CUDA support, or the module is not on the modules path)"));
       else
-        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                     _("backend: must be one of cpu, cuda, auto, got \"%s\""), name);
+        _airy_option_check_backend (name, "backend", error);
       return NULL;
     }
   if (!backend->available)

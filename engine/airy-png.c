@@ -569,4 +569,5 @@ const AiryImageFormat _airy_png_format = {
   .sniff = png_sniff,
   .read = png_read,
   .write = png_write,
+  .mime_type = "image/png",
 };

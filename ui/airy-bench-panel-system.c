@@ -249,6 +249,15 @@ _airy_bench_panel_build_microscope (AiryBenchPanel *self)
 
 /* ---- mode ---- */
 
+static GParamSpec *
+system_spec (AiryBenchPanel *self, const char *name)
+{
+  GParamSpec *spec = g_object_class_find_property (G_OBJECT_GET_CLASS (self->system), name);
+
+  g_assert (spec != NULL);
+  return spec;
+}
+
 /* f·λ/(n·N·d): the camera's spacing of a pupil spacing d (Optical4F), and
  * the pupil's of a camera spacing d (λ the first wavelength, N the width) */
 static double
@@ -277,8 +286,13 @@ _airy_bench_panel_on_mode (GtkDropDown    *drop,
       /* the source becomes the objective, the final lens the tube lens;
        * masks stay in the pupil */
       g_autoptr(AiryElement) objective = NULL;
-      double f_tube = 100.0;
-      AirySample beads = { AIRY_SAMPLE_BEADS, 0.0, NULL, 40, 1, 1.0 };
+      /* the tube lens is the chain's last FF lens; without one, and the
+       * beads, take the system's declared defaults */
+      double f_tube = G_PARAM_SPEC_DOUBLE (system_spec (self, "f-tube"))->default_value;
+      AirySample beads = { AIRY_SAMPLE_BEADS, 0.0, NULL,
+                           G_PARAM_SPEC_INT (system_spec (self, "beads-count"))->default_value,
+                           G_PARAM_SPEC_INT (system_spec (self, "beads-seed"))->default_value,
+                           G_PARAM_SPEC_DOUBLE (system_spec (self, "beads-intensity"))->default_value };
       g_autoptr(AiryElement) sensor = airy_element_new ("sensor", NULL);
 
       if (elements->len && g_str_equal (airy_element_get_type_name (g_ptr_array_index (elements, 0)),
@@ -286,7 +300,6 @@ _airy_bench_panel_on_mode (GtkDropDown    *drop,
         objective = g_object_ref (g_ptr_array_index (elements, 0));
       else
         objective = airy_element_new ("objective-point-source", NULL);
-      f_tube = airy_element_get_double (objective, "f");
       for (i = elements->len; i-- > 0;)
         {
           AiryElement *e = g_ptr_array_index (elements, i);
