@@ -352,12 +352,10 @@ _airy_bench_panel_update_derived (AiryBenchPanel *self)
   g_autofree char *mem = NULL;
   guint planes, h, w;
 
+  /* a refused value: the check marks its field, and the figures of the
+   * last system that runs stay (the form below does not move) */
   if (geom == NULL)
-    {
-      /* the check marks the field; no figures of a system that does not run */
-      gtk_label_set_text (GTK_LABEL (self->derived_label), "");
-      return;
-    }
+    return;
   if (geom->pupil_radius > 0)
     {
       g_string_append_printf (s, _("Pupil radius %.1f px of %u"), geom->pupil_radius_px, geom->in_width / 2);
