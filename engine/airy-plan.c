@@ -9,14 +9,9 @@
 
 #include "airy-plan-private.h"
 #include "airy-geometry.h"
-#include "airy-system-private.h"
 #include "airy-ops-private.h"
 #include "airy-error.h"
 #include "airy-image-file.h"
-#include "airy-fft-private.h"
-#include "airy-physics.h"
-#include "airy-sensor-private.h"
-#include "airy-elements-private.h"
 
 #include <glib/gstdio.h>
 
