@@ -222,7 +222,7 @@ on_failed (AiryWorker   *worker,
 {
   _airy_window_drop_partial (self);
   /* the last good result stays on screen */
-  airy_bench_panel_show_error (self->panel, error->message);
+  airy_bench_panel_show_error (self->panel, error);
   _airy_window_set_status (self, _("not computed: fix the marked field"));
   _airy_window_offer_folder (self, error);
 }

@@ -315,7 +315,7 @@ _airy_window_recompute (AiryWindow *self)
       /* the warnings of this system, as far as its check went: not those
        * of the last good one, which would contradict the panel's figures */
       airy_bench_panel_set_warnings (self->panel, warnings);
-      airy_bench_panel_show_error (self->panel, error->message);
+      airy_bench_panel_show_error (self->panel, error);
       _airy_window_set_status (self, _("not computed: fix the marked field"));
       _airy_window_offer_folder (self, error);
       return;

@@ -37,7 +37,36 @@ typedef enum
   AIRY_ERROR_NOT_FINITE,
 } AiryError;
 
-GQuark   airy_error_quark          (void);
-gboolean airy_error_is_bad_input   (const GError *error);
+/**
+ * AiryErrorRange:
+ * @minimum: the smallest value allowed
+ * @maximum: the largest (G_MAXDOUBLE: none)
+ * @value: the value refused
+ * @exclusive_minimum: @minimum itself is refused
+ * @maximum_name: what @maximum is when it is another parameter ("n", the
+ *   medium's index), or NULL
+ * @unit: the unit of the three ("µm"), or NULL
+ *
+ * What an %AIRY_ERROR_INVALID_VALUE error about a number out of its range
+ * says, as data: the message stays the engine's (with the JSON path, for
+ * the CLI), a caller that says it in its own words reads this instead.
+ */
+typedef struct
+{
+  double      minimum;
+  double      maximum;
+  double      value;
+  gboolean    exclusive_minimum;
+  const char *maximum_name;
+  const char *unit;
+} AiryErrorRange;
+
+GQuark                airy_error_quark        (void);
+gboolean              airy_error_is_bad_input (const GError *error);
+/* Attach @range to @error (an AIRY_ERROR; NULL: nothing), copied. */
+void                  airy_error_set_range    (GError               *error,
+                                               const AiryErrorRange *range);
+/* The range @error carries, or NULL. */
+const AiryErrorRange *airy_error_get_range    (const GError *error);
 
 G_END_DECLS

@@ -47,12 +47,17 @@ airy_spectrum_new (const double *wavelengths,
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                        _("spectrum.wavelengths[%u]: must be in [%g, %g] µm, got %g"),
                        i, AIRY_WAVELENGTH_MIN, AIRY_WAVELENGTH_MAX, wavelengths[i]);
+          if (error)
+            airy_error_set_range (*error, &(AiryErrorRange) { .minimum = AIRY_WAVELENGTH_MIN, .maximum = AIRY_WAVELENGTH_MAX,
+                                                              .value = wavelengths[i], .unit = "µm" });
           return NULL;
         }
       if (!(w >= 0.0 && w <= AIRY_WEIGHT_MAX))
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                        _("spectrum.weights[%u]: must be in [0, %g], got %g"), i, AIRY_WEIGHT_MAX, w);
+          if (error)
+            airy_error_set_range (*error, &(AiryErrorRange) { .maximum = AIRY_WEIGHT_MAX, .value = w });
           return NULL;
         }
       spectrum->wavelengths[i] = wavelengths[i];

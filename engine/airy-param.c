@@ -264,6 +264,17 @@ _airy_value_get_doubles (const GValue *value,
   return var ? g_variant_get_fixed_array (var, n, sizeof (double)) : NULL;
 }
 
+/* the range and the value beside the message, for callers that word it */
+static void
+attach_range (GParamSpec *pspec, double minimum, double maximum, double value, GError **error)
+{
+  AiryErrorRange r = { minimum, maximum, value, (airy_param_spec_get_flags (pspec) & AIRY_PARAM_EXCLUSIVE_MIN) != 0,
+                       NULL, G_IS_PARAM_SPEC_INT (pspec) ? NULL : airy_param_spec_get_unit (pspec) };
+
+  if (error)
+    airy_error_set_range (*error, &r);
+}
+
 static gboolean
 check_items (GParamSpec *pspec, const GValue *value, const char *path, GError **error)
 {
@@ -295,6 +306,7 @@ check_items (GParamSpec *pspec, const GValue *value, const char *path, GError **
         else
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                        _("%s[%u]: must be in %s, got %g"), path, (guint) i, range, v[i]);
+        attach_range (pspec, lo, hi, v[i], error);
         return FALSE;
       }
   return TRUE;
@@ -318,6 +330,7 @@ airy_param_check_value (GParamSpec   *pspec,
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                        _("%s: must be in %s, got %g"), path, range, v);
+          attach_range (pspec, d->minimum, d->maximum, v, error);
           return FALSE;
         }
     }
@@ -330,6 +343,7 @@ airy_param_check_value (GParamSpec   *pspec,
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                        _("%s: must be in %s, got %d"), path, range, v);
+          attach_range (pspec, i->minimum, i->maximum, v, error);
           return FALSE;
         }
     }

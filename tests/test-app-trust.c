@@ -925,6 +925,38 @@ test_german_decimals (void)
   setlocale (LC_ALL, old);
 }
 
+/* Under German the refused NA is said in German, worded by the panel from
+ * the range the engine's error carries (not by reading its English or
+ * German text); the tooltip keeps the engine's words with the JSON path. */
+static void
+test_german_refusal (void)
+{
+  AiryWindow *window;
+  GtkWidget *na, *said;
+  g_autofree char *old = g_strdup (setlocale (LC_ALL, NULL));
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  test_use_language ("de");
+  g_assert_nonnull (setlocale (LC_ALL, "de_DE.UTF-8"));
+  window = test_new_window (app, "widefield");
+  gtk_expander_set_expanded (GTK_EXPANDER (airy_bench_panel_get_editor (airy_window_get_panel (window), "elements[0]")), TRUE);
+  na = airy_bench_panel_get_editor (airy_window_get_panel (window), "elements[0].na");
+  gtk_editable_set_text (GTK_EDITABLE (na), "1,5");
+  gtk_spin_button_update (GTK_SPIN_BUTTON (na));
+  spin_loop (50);
+  said = visible_label (GTK_WIDGET (window), "NA (Objektiv-Punktquelle) darf höchstens n = 1,33 sein, angegeben: 1,5");
+  g_assert_nonnull (said);
+  g_assert_cmpstr (gtk_widget_get_tooltip_text (said), ==, "elements[0].na: muss in [0,001, n=1,33] liegen, ist aber 1,5");
+  g_assert_true (gtk_widget_has_css_class (na, "error"));
+  close_window (window);
+  test_use_language ("C");
+  setlocale (LC_ALL, old);
+}
+
 /* every (label, action) of a menu model and its sections and submenus */
 static void
 menu_items (GMenuModel *model, GPtrArray *out)
@@ -1063,6 +1095,7 @@ main (int argc, char **argv)
   g_test_add_func ("/trust/minor/description", test_description_follows_edits);
   g_test_add_func ("/trust/minor/line-width", test_line_width_drawn);
   g_test_add_func ("/trust/minor/german-decimals", test_german_decimals);
+  g_test_add_func ("/trust/minor/german-refusal", test_german_refusal);
   g_test_add_func ("/trust/minor/bench-menu", test_bench_menu);
   g_test_add_func ("/trust/plans-once-per-edit", test_plans_once_per_edit);
   status = g_test_run ();

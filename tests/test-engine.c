@@ -14,6 +14,31 @@ test_error_domain (void)
   g_assert_true (airy_error_is_bad_input (bad));
   g_assert_false (airy_error_is_bad_input (run));
   g_assert_cmpstr (airy_version_string (), ==, PACKAGE_VERSION);
+  g_assert_null (airy_error_get_range (bad));
+}
+
+/* A number out of its range: the error carries the range and the value
+ * (the panel words them), through a copy as a worker's errors travel. */
+static void
+test_error_range (void)
+{
+  g_autoptr(AirySystem) system = airy_system_new_from_preset ("widefield", NULL);
+  g_autoptr(GError) error = NULL, copy = NULL;
+  const AiryErrorRange *r;
+
+  g_assert_nonnull (system);
+  g_object_set (g_ptr_array_index (airy_system_get_elements (system), 0), "na", 1.5, NULL);
+  g_assert_false (airy_system_check (system, NULL, &error));
+  g_assert_cmpstr (error->message, ==, "elements[0].na: must be in [0.001, n=1.33], got 1.5");
+  copy = g_error_copy (error);
+  g_clear_error (&error);
+  r = airy_error_get_range (copy);
+  g_assert_nonnull (r);
+  g_assert_cmpfloat (r->minimum, ==, 0.001);
+  g_assert_cmpfloat (r->maximum, ==, 1.33);
+  g_assert_cmpfloat (r->value, ==, 1.5);
+  g_assert_cmpstr (r->maximum_name, ==, "n");
+  g_assert_null (r->unit);
 }
 
 static void
@@ -856,6 +881,7 @@ main (int argc, char **argv)
   airy_init ();
 
   g_test_add_func ("/engine/error/domain", test_error_domain);
+  g_test_add_func ("/engine/error/range", test_error_range);
   g_test_add_func ("/engine/registry/elements", test_element_registry);
   g_test_add_func ("/engine/backend/cpu-devices", test_cpu_backend);
   g_test_add_func ("/engine/backend/cuda-module", test_cuda_module);

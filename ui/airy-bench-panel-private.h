@@ -36,7 +36,7 @@ struct _AiryBenchPanel
 
   GHashTable *editors;       /* path → widget (borrowed) */
   GPtrArray  *marked;        /* widgets with the error class */
-  char       *error;
+  GError     *error;
   char       *last_edit;     /* the path of the field edited last */
   char       *backend;
   guint       threads;
@@ -55,7 +55,7 @@ struct _AiryBenchPanel
 void       _airy_bench_panel_changed       (AiryBenchPanel *self);
 /* A value refused before it reached the system: marked, and ::invalid. */
 void       _airy_bench_panel_refuse        (AiryBenchPanel *self,
-                                            const char     *message);
+                                            const GError   *error);
 void       _airy_bench_panel_rebuild_later (AiryBenchPanel *self);
 void       _airy_bench_panel_register      (AiryBenchPanel *self,
                                             const char     *path,

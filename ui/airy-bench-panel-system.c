@@ -6,6 +6,7 @@
 
 #include "airy-bench-panel-private.h"
 #include "airy-backend.h"
+#include "airy-error.h"
 #include "airy-geometry.h"
 #include "airy-param-editor.h"
 #include "airy-run.h"
@@ -48,22 +49,24 @@ on_spectrum_commit (AiryParamEditor *editor, const GValue *value, AiryBenchPanel
 
   if (!airy_param_editor_read (editor == wl ? wt : wl, &other, &error))
     {
-      _airy_bench_panel_refuse (self, error->message);
+      _airy_bench_panel_refuse (self, error);
       return TRUE;
     }
   lambdas = g_variant_get_fixed_array (g_value_get_variant (editor == wl ? value : &other), &n, sizeof (double));
   weights = g_variant_get_fixed_array (g_value_get_variant (editor == wl ? &other : value), &nw, sizeof (double));
   if (nw != 0 && nw != n)
     {
-      g_autofree char *msg = g_strdup_printf (_("spectrum.weights: must have one weight per wavelength (%u), got %u"),
-                                              (guint) n, (guint) nw);
-      _airy_bench_panel_refuse (self, msg);
+      g_autoptr(GError) mismatch = g_error_new (AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                                                _("spectrum.weights: must have one weight per wavelength (%u), got %u"),
+                                                (guint) n, (guint) nw);
+
+      _airy_bench_panel_refuse (self, mismatch);
       return TRUE;
     }
   spectrum = airy_spectrum_new (lambdas, nw ? weights : NULL, (guint) n, &error);
   if (spectrum == NULL)
     {
-      _airy_bench_panel_refuse (self, error->message);
+      _airy_bench_panel_refuse (self, error);
       return TRUE;
     }
   airy_system_set_spectrum (self->system, spectrum);

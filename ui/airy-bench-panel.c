@@ -39,10 +39,10 @@ _airy_bench_panel_changed (AiryBenchPanel *self)
 
 void
 _airy_bench_panel_refuse (AiryBenchPanel *self,
-                          const char     *message)
+                          const GError   *error)
 {
-  airy_bench_panel_show_error (self, message);
-  g_signal_emit (self, signals[SIGNAL_INVALID], 0, message);
+  airy_bench_panel_show_error (self, error);
+  g_signal_emit (self, signals[SIGNAL_INVALID], 0, error->message);
 }
 
 static void
@@ -156,14 +156,14 @@ on_terms_changed (GtkWidget *terms, AiryBenchPanel *self)
 }
 
 static void
-on_invalid (GtkWidget *editor, const char *message, AiryBenchPanel *self)
+on_invalid (GtkWidget *editor, const GError *error, AiryBenchPanel *self)
 {
   /* an editor that goes in a rebuild reads its text one last time */
   if (self->building)
     return;
   if (AIRY_IS_PARAM_EDITOR (editor))
     set_last_edit (self, airy_param_editor_get_path (AIRY_PARAM_EDITOR (editor)));
-  _airy_bench_panel_refuse (self, message);
+  _airy_bench_panel_refuse (self, error);
 }
 
 GtkWidget *
@@ -546,10 +546,7 @@ rebuild (AiryBenchPanel *self)
   self->building = FALSE;
   keep_scroll (self, scroll);
   if (self->error)
-    {
-      g_autofree char *again = g_strdup (self->error);
-      airy_bench_panel_show_error (self, again);
-    }
+    airy_bench_panel_show_error (self, self->error);
 }
 
 /* ---- public ---- */
@@ -585,23 +582,25 @@ mentions (const char *message,
 }
 
 /* The engine's message as the panel says it, for people: the field by its
- * label (and its element's title), "must be in [0.01, n=1.33], got 1.5"
- * as "must be at most n = 1.33, got 1.5". The CLI keeps the JSON path. */
+ * label (and its element's title), and a number out of its range from the
+ * range the error carries (airy_error_get_range), worded here in the
+ * panel's language: "NA (Objective point source) must be at most
+ * n = 1.33, got 1.5". The CLI keeps the JSON path. */
 static char *
-humane_message (const char *message, GtkWidget *editor, GtkWidget *expander)
+humane_message (const GError *error, GtkWidget *editor, GtkWidget *expander)
 {
-  const char *colon = strstr (message, ": ");
+  const char *colon = strstr (error->message, ": ");
+  const AiryErrorRange *r = airy_error_get_range (error);
   GtkWidget *row = editor, *label = NULL, *title = NULL;
-  g_autofree char *field = NULL;
-  g_autoptr(GRegex) range = g_regex_new ("^must be in [\\[(]([^,]+), ([^\\])]+)[\\])]( \\S+)?, got (\\S+)$", 0, 0, NULL);
-  g_autoptr(GMatchInfo) match = NULL;
+  g_autofree char *field = NULL, *bound = NULL, *got = NULL;
+  const char *unit;
 
   /* the control's row in its grid: the label is beside it */
   while (row && gtk_widget_get_parent (row) && !GTK_IS_GRID (gtk_widget_get_parent (row)))
     row = gtk_widget_get_parent (row);
   label = row ? gtk_widget_get_prev_sibling (row) : NULL;
   if (colon == NULL || label == NULL || !GTK_IS_LABEL (label) || editor == expander)
-    return g_strdup (message);
+    return g_strdup (error->message);
   if (expander)
     {
       GtkWidget *child;
@@ -614,27 +613,24 @@ humane_message (const char *message, GtkWidget *editor, GtkWidget *expander)
   /* TRANSLATORS: a field's label and its element's title, "NA (Objective point source)" */
   field = title ? g_strdup_printf (_("%s (%s)"), gtk_label_get_text (GTK_LABEL (label)), gtk_label_get_text (GTK_LABEL (title)))
                 : g_strdup (gtk_label_get_text (GTK_LABEL (label)));
-  if (g_regex_match (range, colon + 2, 0, &match))
+  if (r == NULL)
+    return g_strdup_printf ("%s: %s", field, colon + 2);
+  unit = r->unit ? r->unit : "";
+  got = g_strdup_printf ("%g", r->value);
+  if (r->value > r->maximum)
     {
-      g_autofree char *lo = g_match_info_fetch (match, 1), *hi = g_match_info_fetch (match, 2);
-      g_autofree char *unit = g_match_info_fetch (match, 3), *got = g_match_info_fetch (match, 4);
-      g_autofree char *bound = NULL;
-      const char *hv = g_str_has_prefix (hi, "n=") ? hi + 2 : hi;
-      double v = g_ascii_strtod (got, NULL), l = g_ascii_strtod (lo, NULL), h = g_ascii_strtod (hv, NULL);
-
-      if (v > h)
-        {
-          bound = g_str_has_prefix (hi, "n=") ? g_strdup_printf ("n = %s", hv) : g_strconcat (hi, unit, NULL);
-          /* TRANSLATORS: a field, its largest value, the value given */
-          return g_strdup_printf (_("%s must be at most %s, got %s"), field, bound, got);
-        }
-      if (v < l)
-        /* TRANSLATORS: a field, its smallest value, the value given */
-        {
-          bound = g_strconcat (lo, unit, NULL);
-          return g_strdup_printf (_("%s must be at least %s, got %s"), field, bound, got);
-        }
+      bound = r->maximum_name ? g_strdup_printf ("%s = %g", r->maximum_name, r->maximum)
+                              : g_strdup_printf ("%g%s%s", r->maximum, *unit ? " " : "", unit);
+      /* TRANSLATORS: a field, its largest value, the value given */
+      return g_strdup_printf (_("%s must be at most %s, got %s"), field, bound, got);
     }
+  bound = g_strdup_printf ("%g%s%s", r->minimum, *unit ? " " : "", unit);
+  if (r->value < r->minimum)
+    /* TRANSLATORS: a field, its smallest value, the value given */
+    return g_strdup_printf (_("%s must be at least %s, got %s"), field, bound, got);
+  if (r->exclusive_minimum && r->value <= r->minimum)
+    /* TRANSLATORS: a field, the value it must exceed, the value given */
+    return g_strdup_printf (_("%s must be more than %s, got %s"), field, bound, got);
   return g_strdup_printf ("%s: %s", field, colon + 2);
 }
 
@@ -648,8 +644,9 @@ show_messages (AiryBenchPanel *self)
 
 void
 airy_bench_panel_show_error (AiryBenchPanel *self,
-                             const char     *message)
+                             const GError   *error)
 {
+  const char *message;
   guint i;
 
   for (i = 0; i < self->marked->len; i++)
@@ -657,13 +654,16 @@ airy_bench_panel_show_error (AiryBenchPanel *self,
   g_ptr_array_set_size (self->marked, 0);
   gtk_widget_set_visible (self->error_label, FALSE);
   show_messages (self);
-  if (message != self->error)
+  if (error != self->error)
     {
-      g_free (self->error);
-      self->error = g_strdup (message);
+      GError *copy = error ? g_error_copy (error) : NULL;
+
+      g_clear_error (&self->error);
+      self->error = copy;
     }
-  if (message == NULL || self->system == NULL)
+  if (error == NULL || self->system == NULL)
     return;
+  message = error->message;
 
   {
     /* "elements[1].na: …" → mark that editor (or its row) and open its row */
@@ -702,7 +702,7 @@ airy_bench_panel_show_error (AiryBenchPanel *self,
     /* the message below the form, where it moves no field, in words;
      * the engine's text (with the JSON path) in its tooltip */
     {
-      g_autofree char *text = humane_message (message, editor, expander);
+      g_autofree char *text = humane_message (error, editor, expander);
 
       gtk_label_set_text (GTK_LABEL (self->error_label), text);
       gtk_widget_set_tooltip_text (self->error_label, message);
@@ -721,7 +721,7 @@ airy_bench_panel_get_last_edit (AiryBenchPanel *self)
 const char *
 airy_bench_panel_get_error (AiryBenchPanel *self)
 {
-  return self->error;
+  return self->error ? self->error->message : NULL;
 }
 
 void
@@ -752,7 +752,7 @@ airy_bench_panel_set_system (AiryBenchPanel *self,
                              AirySystem     *system)
 {
   g_set_object (&self->system, system);
-  g_clear_pointer (&self->error, g_free);
+  g_clear_error (&self->error);
   set_last_edit (self, NULL);
   self->fresh = TRUE;
   rebuild (self);
@@ -768,7 +768,7 @@ airy_bench_panel_replace_system (AiryBenchPanel *self,
   g_return_if_fail (AIRY_IS_BENCH_PANEL (self) && AIRY_IS_SYSTEM (system));
 
   g_set_object (&self->system, system);
-  g_clear_pointer (&self->error, g_free);
+  g_clear_error (&self->error);
   set_last_edit (self, NULL);
   self->keep_rows_by_place = TRUE;
   rebuild (self);
@@ -871,7 +871,7 @@ airy_bench_panel_finalize (GObject *object)
   g_ptr_array_unref (self->marked);
   g_ptr_array_unref (self->device_checks);
   g_array_unref (self->devices);
-  g_free (self->error);
+  g_clear_error (&self->error);
   g_free (self->last_edit);
   g_free (self->backend);
   G_OBJECT_CLASS (airy_bench_panel_parent_class)->finalize (object);

@@ -26,11 +26,11 @@ AirySystem *airy_bench_panel_get_system   (AiryBenchPanel *self);
  * errors. */
 GtkWidget  *airy_bench_panel_get_editor   (AiryBenchPanel *self,
                                            const char     *path);
-/* Marks the field the message names (its path before ": "), opens its row
+/* Marks the field the error names (its path before ": "), opens its row
  * and shows the message in the messages (airy_bench_panel_get_messages);
  * NULL clears. */
 void        airy_bench_panel_show_error   (AiryBenchPanel *self,
-                                           const char     *message);
+                                           const GError   *error);
 const char *airy_bench_panel_get_error    (AiryBenchPanel *self);
 /* The path of the field of the last ::changed or ::invalid ("elements[0].na",
  * "elements[1].zernike"), NULL after a change of the rows (an element added,

@@ -38,10 +38,10 @@ static guint signals[N_SIGNALS];
 /* ---- values ---- */
 
 static void
-invalid (AiryParamEditor *self, const char *message)
+invalid (AiryParamEditor *self, const GError *error)
 {
   self->refused = TRUE;
-  g_signal_emit (self, signals[SIGNAL_INVALID], 0, message);
+  g_signal_emit (self, signals[SIGNAL_INVALID], 0, error);
 }
 
 static void
@@ -228,7 +228,7 @@ on_control_changed (AiryParamEditor *self)
     return;
   if (!airy_param_editor_read (self, &value, &error))
     {
-      invalid (self, error->message);
+      invalid (self, error);
       return;
     }
   commit (self, &value);
@@ -304,7 +304,7 @@ on_spin_input (GtkSpinButton *spin, double *new_value, AiryParamEditor *self)
       return FALSE;
     }
   if (!airy_param_check_number (self->pspec, v, self->path, &error))
-    invalid (self, error->message);
+    invalid (self, error);
   /* the refused number stays in the field, marked, until it is corrected */
   self->keep_text = TRUE;
   *new_value = gtk_spin_button_get_value (spin);
@@ -341,7 +341,7 @@ on_typed (gpointer data)
     return G_SOURCE_REMOVE;
   if (!airy_param_check_number (self->pspec, v, self->path, &error))
     {
-      invalid (self, error->message);
+      invalid (self, error);
       return G_SOURCE_REMOVE;
     }
   number_value (self, v, &value);
@@ -696,7 +696,7 @@ airy_param_editor_class_init (AiryParamEditorClass *klass)
   signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                           0, NULL, NULL, NULL, G_TYPE_NONE, 0);
   signals[SIGNAL_INVALID] = g_signal_new ("invalid", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                          0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_ERROR);
 }
 
 static void

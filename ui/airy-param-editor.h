@@ -17,8 +17,9 @@ G_DECLARE_FINAL_TYPE (AiryParamEditor, airy_param_editor, AIRY, PARAM_EDITOR, Gt
  * ::changed; a handler of ::commit (GValue) that returns TRUE writes the
  * value itself instead (and no ::changed follows).
  * A number typed outside the declared range is not clamped: the editor
- * keeps the value and emits ::invalid with the declaration's message, which
- * names path ("grid.shape[0]: must be in [1, 65536], got 70000"). */
+ * keeps the value and emits ::invalid with the declaration's GError, whose
+ * message names path ("grid.shape[0]: must be in [1, 65536], got 70000")
+ * and which carries the range (airy_error_get_range). */
 GtkWidget  *airy_param_editor_new         (GObject         *object,
                                            GParamSpec      *pspec,
                                            const char      *path);

@@ -191,7 +191,7 @@ on_index_input (GtkSpinButton *spin, double *new_value, AiryZernikeEditor *self)
   g_value_init (&value, G_TYPE_VARIANT);
   g_value_set_variant (&value, spins_variant (self->index_spins, (int) row, v));
   if (!airy_param_check_value (array_spec (self, 0), &value, path, &error))
-    g_signal_emit (self, signals[SIGNAL_INVALID], 0, error->message);
+    g_signal_emit (self, signals[SIGNAL_INVALID], 0, error);
   *new_value = gtk_spin_button_get_value (spin);
   return TRUE;
 }
@@ -554,7 +554,7 @@ airy_zernike_editor_class_init (AiryZernikeEditorClass *klass)
   signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                           0, NULL, NULL, NULL, G_TYPE_NONE, 0);
   signals[SIGNAL_INVALID] = g_signal_new ("invalid", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                          0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_ERROR);
 }
 
 static void

@@ -15,7 +15,7 @@ G_DECLARE_FINAL_TYPE (AiryZernikeEditor, airy_zernike_editor, AIRY, ZERNIKE_EDIT
  * coefficient field takes the focus) and a hint of the signs, over the element's zernike-indices
  * and zernike-coefficients, with the ranges they are declared with. It
  * follows the element's changes, emits ::changed after an edit and
- * ::invalid with the declaration's message for an index typed out of range.
+ * ::invalid with the declaration's GError for an index typed out of range.
  * Its spin buttons are kept registered in editors (path → widget) under
  * "<prefix>.zernike-indices[i]" and "<prefix>.zernike-coefficients[i]",
  * itself under "<prefix>.zernike-indices" and "….zernike-coefficients". */

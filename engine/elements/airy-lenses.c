@@ -23,6 +23,8 @@ lens_check_na (AiryElement *self, AiryContext *ctx, GError **error)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    _("%s.na: must be in [0, n=%g] (0: no pupil), got %g"), ctx->path, n, na);
+      if (error)
+        airy_error_set_range (*error, &(AiryErrorRange) { .minimum = 0.0, .maximum = n, .value = na, .maximum_name = "n" });
       return FALSE;
     }
   return TRUE;

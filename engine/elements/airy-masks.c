@@ -219,6 +219,8 @@ circular_check (AiryElement *self, AiryContext *ctx, GError **error)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    _("%s.na: must be in [0, n=%g], got %g"), ctx->path, n, na);
+      if (error)
+        airy_error_set_range (*error, &(AiryErrorRange) { .minimum = 0.0, .maximum = n, .value = na, .maximum_name = "n" });
       return FALSE;
     }
   if (na == 0.0 && airy_element_get_double (self, "diameter") <= 0.0)

@@ -116,6 +116,8 @@ objective_check (AiryElement *self, AiryContext *ctx, GError **error)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    _("%s.na: must be in [%g, n=%g], got %g"), ctx->path, AIRY_NA_MIN, n, na);
+      if (error)
+        airy_error_set_range (*error, &(AiryErrorRange) { .minimum = AIRY_NA_MIN, .maximum = n, .value = na, .maximum_name = "n" });
       return FALSE;
     }
   if (airy_element_get_enum (self, "field") == AIRY_FIELD_VECTORIAL
