@@ -477,3 +477,20 @@ airy_system_check (AirySystem *self,
   geom = _airy_geometry_new (self, FALSE, warnings, error);
   return geom != NULL;
 }
+
+/* The result's bytes (airy-system.h) from the geometry, as the run
+ * allocates them: its shape is the sensor's output (a block sum or a
+ * bilinear resample changes it) and, in a microscope, the sample's. */
+guint64
+airy_system_get_result_bytes (AirySystem *self,
+                              guint      *n_stacks)
+{
+  g_autoptr(AiryGeometry) geom = NULL;
+
+  g_return_val_if_fail (AIRY_IS_SYSTEM (self), 0);
+
+  geom = _airy_geometry_new (self, FALSE, NULL, NULL);
+  if (n_stacks)
+    *n_stacks = geom ? geom->n_stacks : 0;
+  return geom ? _airy_geometry_result_bytes (geom) : 0;
+}

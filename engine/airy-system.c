@@ -599,24 +599,6 @@ airy_system_get_channels (AirySystem *self)
   return self->channels;
 }
 
-guint64
-airy_system_get_result_bytes (AirySystem *self,
-                              guint      *n_stacks)
-{
-  guint64 planes;
-  guint n = 1;
-
-  g_return_val_if_fail (AIRY_IS_SYSTEM (self), 0);
-  planes = airy_system_is_microscope (self) ? 1 : self->z->len;
-  /* what _airy_run_state_alloc_outputs allocates: the summed stack, and
-   * for channels one per wavelength (a microscope run refuses channels) */
-  if (self->channels && !airy_system_is_microscope (self))
-    n += self->spectrum->n;
-  if (n_stacks)
-    *n_stacks = n;
-  return n * planes * self->height * self->width * sizeof (float);
-}
-
 void
 airy_system_set_channels (AirySystem *self, gboolean channels)
 {

@@ -190,10 +190,12 @@ AiryElement  *airy_system_get_objective    (AirySystem  *self);
 /* spectrum.channels: a PSF run keeps one stack per wavelength (the app and
  * airy-sim ask airy_run for them: AiryRunOptions.per_wavelength). */
 gboolean      airy_system_get_channels     (AirySystem  *self);
-/* The bytes of the stacks a run of the system holds as its result:
- * planes × grid in float32 (one plane for an image that sums over z), and
- * with spectrum.channels (PSF runs) one such stack per wavelength beside
- * their sum; n_stacks (may be NULL) gets how many. */
+/* The bytes of the stacks a run of the system holds as its result, from
+ * its geometry: planes × the sensor's output shape in float32 (one plane
+ * for an image that sums over z; a block-sum or bilinear sensor changes
+ * the shape), and with spectrum.channels (PSF runs) one such stack per
+ * wavelength beside their sum; n_stacks (may be NULL) gets how many.
+ * 0 (and no stacks) for a system that does not pass airy_system_check. */
 guint64       airy_system_get_result_bytes (AirySystem  *self,
                                             guint       *n_stacks);
 void          airy_system_set_channels     (AirySystem  *self,

@@ -17,6 +17,28 @@ test_error_domain (void)
   g_assert_null (airy_error_get_range (bad));
 }
 
+/* The result's bytes are the run's: a block-sum sensor of 2 halves a
+ * microscope's image each way (the grid's figure was 4× too large). */
+static void
+test_result_bytes_after_sensor (void)
+{
+  g_autoptr(AirySystem) system = airy_system_new_from_preset ("imaging", NULL);
+  g_autoptr(AiryElement) sensor = NULL;
+  g_autoptr(AiryResult) result = NULL;
+  guint stacks = 0;
+
+  g_assert_nonnull (system);
+  g_assert_cmpuint (airy_system_get_result_bytes (system, &stacks), ==, (guint64) 256 * 256 * sizeof (float));
+  sensor = airy_element_copy (airy_system_get_sensor (system));
+  g_object_set (sensor, "resample", 1, "factor", 2, NULL);   /* block sum */
+  airy_system_set_sensor (system, sensor);
+  g_assert_cmpuint (airy_system_get_result_bytes (system, &stacks), ==, (guint64) 128 * 128 * sizeof (float));
+  g_assert_cmpuint (stacks, ==, 1);
+  result = test_run (system, &(AiryRunOptions) { .backend = "cpu" });
+  g_assert_cmpuint ((guint64) result->stack->depth * airy_stack_plane_size (result->stack) * sizeof (float), ==,
+                    airy_system_get_result_bytes (system, NULL));
+}
+
 /* A number out of its range: the error carries the range and the value
  * (the panel words them), through a copy as a worker's errors travel. */
 static void
@@ -882,6 +904,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/engine/error/domain", test_error_domain);
   g_test_add_func ("/engine/error/range", test_error_range);
+  g_test_add_func ("/engine/result-bytes/sensor", test_result_bytes_after_sensor);
   g_test_add_func ("/engine/registry/elements", test_element_registry);
   g_test_add_func ("/engine/backend/cpu-devices", test_cpu_backend);
   g_test_add_func ("/engine/backend/cuda-module", test_cuda_module);
