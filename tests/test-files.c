@@ -40,7 +40,7 @@ test_bad_input (void)
                 "elements[1].focal: unknown key for \"ff-lens\" (known: type, enabled, f, n, na, inverse)");
   expect_error (HEAD "\"elements\": [" SRC "], \"colour\": 1}",
                 AIRY_ERROR_UNKNOWN_KEY,
-                "colour: unknown key (known: $schema, airy, name, description, grid, spectrum, z, elements, microscope, sensor, sample)");
+                "colour: unknown key (known: $schema, airy, name, description, modality, grid, spectrum, z, elements, microscope, sensor, sample)");
   expect_error (HEAD "\"elements\": [{\"type\": \"objective-point-source\", \"na\": \"high\"}]}",
                 AIRY_ERROR_WRONG_TYPE, "elements[0].na: expected a number, got a string");
   expect_error (HEAD "\"elements\": {\"type\": \"ff-lens\"}}",

@@ -353,7 +353,7 @@ test_long_user_text (void)
 {
   static const struct { const char *json; int code; const char *message; } cases[] = {
     { HEAD "\"@\": 1, \"elements\": [" SRC "]}", AIRY_ERROR_UNKNOWN_KEY,
-      "#: unknown key (known: $schema, airy, name, description, grid, spectrum, z, elements, microscope, sensor, sample)" },
+      "#: unknown key (known: $schema, airy, name, description, modality, grid, spectrum, z, elements, microscope, sensor, sample)" },
     { HEAD "\"elements\": [" SRC ", {\"type\": \"ff-lens\", \"@\": 1}]}", AIRY_ERROR_UNKNOWN_KEY,
       "elements[1].#: unknown key for \"ff-lens\" (known: type, enabled, f, n, na, inverse)" },
     { HEAD "\"elements\": [" SRC ", {\"type\": \"@\"}]}", AIRY_ERROR_UNKNOWN_TYPE,
