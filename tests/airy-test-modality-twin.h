@@ -71,6 +71,7 @@ twin_chain (AiryGeometry *geom, GError **error)
 
 static const AiryModality test_modality_twin = {
   .name = "twin",
+  .label = "Two PSF chains, summed",
   .description = "Two or more PSF chains, their intensities summed",
   .combine = AIRY_MODALITY_COMBINE_SUM,
   .n_chains = twin_n_chains,

@@ -66,7 +66,7 @@ test_errors (void)
   test_expect_error ("{\"airy\": 1, \"modality\": \"psf\", " GRID "\"microscope\": {\"f\": 100, \"n\": 1.33, "
                      "\"na\": 0.8, \"f-tube\": 100}, \"elements\": [], \"sample\": {\"constant\": 1}}",
                      AIRY_ERROR_INVALID_VALUE,
-                     "modality: psf has no \"microscope\" object; remove it or say \"modality\": \"imaging\"");
+                     "modality: psf takes no \"microscope\" object; remove it or say \"modality\": \"imaging\"");
   /* without the modality two sources stay refused as before */
   test_expect_error ("{\"airy\": 1, " GRID "\"elements\": [" CHAIN_A ", " CHAIN_B "]}",
                      AIRY_ERROR_INVALID_VALUE,

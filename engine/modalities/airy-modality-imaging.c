@@ -52,7 +52,8 @@ imaging_chain (AiryGeometry *geom, GError **error)
 
 const AiryModality _airy_modality_imaging = {
   .name = "imaging",
-  .description = N_("Microscope imaging: a sample convolved with the PSF of an objective, its pupil-plane elements "
+  .label = N_("Microscope image"),
+  .description = ("Microscope imaging: a sample convolved with the PSF of an objective, its pupil-plane elements "
                     "and a tube lens"),
   .needs_microscope = TRUE,
   .combine = AIRY_MODALITY_COMBINE_CONVOLVE,

@@ -50,7 +50,8 @@ _airy_modality_psf_chain (AiryGeometry *geom, GError **error)
 
 const AiryModality _airy_modality_psf = {
   .name = "psf",
-  .description = N_("Point spread function: a source and the elements after it"),
+  .label = N_("Point spread function"),
+  .description = ("Point spread function: a source and the elements after it"),
   .needs_microscope = FALSE,
   .combine = AIRY_MODALITY_COMBINE_ONE,
   .chain = _airy_modality_psf_chain,

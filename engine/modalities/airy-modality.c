@@ -109,7 +109,7 @@ _airy_modality_check (AirySystem *system,
   if (!m->needs_microscope && has_microscope)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("modality: %s has no \"microscope\" object; remove it or say \"modality\": \"imaging\""),
+                   _("modality: %s takes no \"microscope\" object; remove it or say \"modality\": \"imaging\""),
                    name);
       return FALSE;
     }

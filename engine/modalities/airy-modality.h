@@ -27,7 +27,8 @@ typedef struct _AiryModality AiryModality;
 struct _AiryModality
 {
   const char          *name;          /* the file's "modality" */
-  const char          *description;   /* untranslated; the panel translates it */
+  const char          *label;         /* the panel's mode list, marked N_() */
+  const char          *description;   /* untranslated, for the schema and messages */
   /* what the system must hold: a "microscope" object (the objective and
    * the tube lens) and a sample */
   gboolean             needs_microscope;
