@@ -168,56 +168,119 @@ reader_close (Reader *r)
   g_clear_pointer (&r->message, g_free);
 }
 
-/* The value of a RATIONAL tag of the IFD at `ifd`, read from the file:
- * libtiff hands resolutions out as float, which loses the 8th digit of a
- * pixel size. */
-gboolean
-_airy_tiff_read_rational (Reader *r, guint64 ifd, guint16 tag, double *out)
+/* unaligned reads in the file's byte order */
+static guint64
+file_uint (const Reader *r, const guint8 *p, guint size)
+{
+  guint16 v16;
+  guint32 v32;
+  guint64 v64;
+
+  switch (size)
+    {
+    case 2:
+      memcpy (&v16, p, 2);
+      return r->swap ? GUINT16_SWAP_LE_BE (v16) : v16;
+    case 4:
+      memcpy (&v32, p, 4);
+      return r->swap ? GUINT32_SWAP_LE_BE (v32) : v32;
+    default:
+      memcpy (&v64, p, 8);
+      return r->swap ? GUINT64_SWAP_LE_BE (v64) : v64;
+    }
+}
+#define U16(p) ((guint16) file_uint (r, (p), 2))
+#define U32(p) ((guint32) file_uint (r, (p), 4))
+#define U64(p) file_uint (r, (p), 8)
+
+/* The entry of `tag` in the IFD at `ifd`, as the file has it (libtiff
+ * pads or estimates some arrays, which hides what the file really holds):
+ * its type, its count, and its value-or-offset field (raw, in the file's
+ * byte order). FALSE when the IFD has no such entry. */
+static gboolean
+ifd_entry (Reader *r, guint64 ifd, guint16 tag, guint16 *type, guint64 *count, guint8 value[8])
 {
   gboolean big = TIFFIsBigTIFF (r->tif);
   guint entry = big ? 20 : 12;
   guint64 n, i;
   guint8 buf[20];
 
-#define U16(p) (r->swap ? GUINT16_SWAP_LE_BE (*(guint16 *) (p)) : *(guint16 *) (p))
-#define U32(p) (r->swap ? GUINT32_SWAP_LE_BE (*(guint32 *) (p)) : *(guint32 *) (p))
-#define U64(p) (r->swap ? GUINT64_SWAP_LE_BE (*(guint64 *) (p)) : *(guint64 *) (p))
   if (!_airy_tiff_reader_pread (r, ifd, buf, big ? 8 : 2))
     return FALSE;
   n = big ? U64 (buf) : U16 (buf);
   for (i = 0; i < MIN (n, 4096); i++)
     {
-      guint64 at = ifd + (big ? 8 : 2) + i * entry, off;
-      guint32 pq[2];
+      guint64 at = ifd + (big ? 8 : 2) + i * entry;
 
       if (!_airy_tiff_reader_pread (r, at, buf, entry))
         return FALSE;
       if (U16 (buf) != tag)
         continue;
-      if (U16 (buf + 2) != T_RATIONAL)
-        return FALSE;
-      /* BigTIFF holds the 8 bytes in the entry */
-      if (big)
-        memcpy (pq, buf + 12, 8);
-      else
-        {
-          off = U32 (buf + 8);
-          if (!_airy_tiff_reader_pread (r, off, pq, 8))
-            return FALSE;
-        }
-      pq[0] = r->swap ? GUINT32_SWAP_LE_BE (pq[0]) : pq[0];
-      pq[1] = r->swap ? GUINT32_SWAP_LE_BE (pq[1]) : pq[1];
-      if (pq[1] == 0)
-        return FALSE;
-      *out = (double) pq[0] / pq[1];
+      *type = U16 (buf + 2);
+      *count = big ? U64 (buf + 4) : U32 (buf + 4);
+      memset (value, 0, 8);
+      memcpy (value, buf + (big ? 12 : 8), big ? 8 : 4);
       return TRUE;
     }
-#undef U64
-#undef U32
-#undef U16
   return FALSE;
 }
 
+/* The value of a RATIONAL tag of the IFD at `ifd`, read from the file:
+ * libtiff hands resolutions out as float, which loses the 8th digit of a
+ * pixel size. */
+gboolean
+_airy_tiff_read_rational (Reader *r, guint64 ifd, guint16 tag, double *out)
+{
+  guint16 type;
+  guint64 count;
+  guint8 value[8];
+  guint32 pq[2];
+
+  if (!ifd_entry (r, ifd, tag, &type, &count, value) || type != T_RATIONAL || count < 1)
+    return FALSE;
+  /* BigTIFF holds the 8 bytes in the entry */
+  if (TIFFIsBigTIFF (r->tif))
+    memcpy (pq, value, 8);
+  else if (!_airy_tiff_reader_pread (r, U32 (value), pq, 8))
+    return FALSE;
+  pq[0] = r->swap ? GUINT32_SWAP_LE_BE (pq[0]) : pq[0];
+  pq[1] = r->swap ? GUINT32_SWAP_LE_BE (pq[1]) : pq[1];
+  if (pq[1] == 0)
+    return FALSE;
+  *out = (double) pq[0] / pq[1];
+  return TRUE;
+}
+#undef U64
+#undef U32
+#undef U16
+
+/* The current page's StripOffsets and StripByteCounts hold one entry per
+ * strip: libtiff pads a short array with zeros (and then estimates the
+ * counts), so a file with one offset for 16 strips would be read with 15
+ * strips from the header. */
+static gboolean
+strip_entries_check (Reader *r, guint z, guint32 n_strips, GError **error)
+{
+  guint64 ifd = TIFFCurrentDirOffset (r->tif), n_off = 0, n_count = 0;
+  guint16 type;
+  guint8 value[8];
+  guint32 rows = 0, height = 0;
+
+  if (!ifd_entry (r, ifd, TAG_STRIP_OFFSETS, &type, &n_off, value))
+    n_off = 0;
+  if (!ifd_entry (r, ifd, TAG_STRIP_BYTE_COUNTS, &type, &n_count, value))
+    n_count = 0;
+  if (n_off == n_strips && n_count == n_strips)
+    return TRUE;
+  TIFFGetField (r->tif, TIFFTAG_IMAGELENGTH, &height);
+  TIFFGetFieldDefaulted (r->tif, TIFFTAG_ROWSPERSTRIP, &rows);
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+               _("%s: page %u: %llu StripOffsets and %llu StripByteCounts entries for %u strips "
+                 "(%u rows, %u per strip): one of each per strip expected"),
+               r->name, z, (unsigned long long) n_off, (unsigned long long) n_count, n_strips, height,
+               MIN (rows, height));
+  return FALSE;
+}
 
 void
 _airy_tiff_page_read (TIFF *tif, Page *p)
@@ -379,22 +442,49 @@ convert_samples (const guint8 *src, float *dst, gsize n, guint16 bits, guint16 f
 gboolean
 _airy_tiff_page_data_check (Reader *r, guint z, guint64 need, GError **error)
 {
-  guint32 n = TIFFNumberOfStrips (r->tif), s;
-  guint16 compression = COMPRESSION_NONE;
-  guint64 total = 0;
+  guint32 n = TIFFNumberOfStrips (r->tif), s, width = 0, height = 0, rows = 0;
+  guint16 compression = COMPRESSION_NONE, bits = 1;
+  guint64 total = 0, header = TIFFIsBigTIFF (r->tif) ? 16 : 8, scan;
 
   TIFFGetFieldDefaulted (r->tif, TIFFTAG_COMPRESSION, &compression);
+  TIFFGetField (r->tif, TIFFTAG_IMAGEWIDTH, &width);
+  TIFFGetField (r->tif, TIFFTAG_IMAGELENGTH, &height);
+  TIFFGetFieldDefaulted (r->tif, TIFFTAG_BITSPERSAMPLE, &bits);
+  TIFFGetFieldDefaulted (r->tif, TIFFTAG_ROWSPERSTRIP, &rows);
+  rows = MIN (MAX (rows, 1), MAX (height, 1));
+  scan = (guint64) width * (bits / 8);
+  if (!strip_entries_check (r, z, n, error))
+    return FALSE;
   for (s = 0; s < n; s++)
     {
       int err = 0;
       guint64 off = TIFFGetStrileOffsetWithErr (r->tif, s, &err);
       guint64 count = TIFFGetStrileByteCountWithErr (r->tif, s, &err);
+      guint64 y0 = (guint64) s * rows;
+      guint64 strip_rows = y0 < height ? MIN (rows, height - y0) : 0;
 
       if (err || off > r->size || count > r->size - off)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
                        _("%s: plane %u: strip %u lies beyond the end of the file (%llu bytes)"),
                        r->name, z, s, (unsigned long long) r->size);
+          return FALSE;
+        }
+      /* image data never start inside the file's header (a zero offset
+       * is a missing one) */
+      if (off < header)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                       _("%s: page %u: strip %u starts at byte %llu, inside the file's header"),
+                       r->name, z, s, (unsigned long long) off);
+          return FALSE;
+        }
+      if (compression == COMPRESSION_NONE && count < strip_rows * scan)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                       _("%s: page %u: strip %u holds %llu bytes, its %llu rows need %llu: truncated or corrupt"),
+                       r->name, z, s, (unsigned long long) count, (unsigned long long) strip_rows,
+                       (unsigned long long) (strip_rows * scan));
           return FALSE;
         }
       total += count;

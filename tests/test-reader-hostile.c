@@ -1,0 +1,223 @@
+/* The readers against hostile files: TIFF strip tables that do not match
+ * the image, headers with nothing behind them, OME sizes and pixel sizes
+ * out of range, FIFOs where a file is expected, masks far larger than the
+ * grid. Every file is made here, in C. */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "airy.h"
+
+static char *tmpdir;
+
+static char *
+tmp_path (const char *name)
+{
+  return g_build_filename (tmpdir, name, NULL);
+}
+
+static void
+assert_read_refused (const char *path, const char *part)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryStack) s = airy_tiff_read (path, &error);
+
+  g_assert_null (s);
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_FILE);
+  if (strstr (error->message, part) == NULL)
+    g_error ("expected “%s” in “%s”", part, error->message);
+  g_assert_true (g_str_has_prefix (error->message, path));
+}
+
+/* ---- strip tables ---- */
+
+typedef struct
+{
+  guint8 *b;
+  gsize   n;
+} Bytes;
+
+static void
+put16 (Bytes *o, gsize at, guint16 v)
+{
+  v = GUINT16_TO_LE (v);
+  memcpy (o->b + at, &v, 2);
+}
+
+static void
+put32 (Bytes *o, gsize at, guint32 v)
+{
+  v = GUINT32_TO_LE (v);
+  memcpy (o->b + at, &v, 4);
+}
+
+enum { SIDE = 16, N_STRIPS = SIDE };
+
+/* A 16 × 16 float32 page, one row per strip (pixel (y, x) = 16·y + x + 1),
+ * with the strip table as the caller says: `n_offsets` StripOffsets and
+ * `n_counts` StripByteCounts entries (the first n of the true ones), and
+ * then `offsets`/`counts` overriding single entries where not NULL. */
+static void
+write_strips (const char *path, guint n_offsets, guint n_counts, const guint32 *offsets, const guint32 *counts)
+{
+  enum { IFD = 8, N_ENTRIES = 10, ARRAYS = IFD + 2 + N_ENTRIES * 12 + 4, DATA = ARRAYS + 2 * 4 * N_STRIPS };
+  Bytes o = { g_malloc0 (DATA + SIDE * SIDE * 4), DATA + SIDE * SIDE * 4 };
+  gsize e = IFD + 2;
+  guint k;
+
+  memcpy (o.b, "II", 2);
+  put16 (&o, 2, 42);
+  put32 (&o, 4, IFD);
+  put16 (&o, IFD, N_ENTRIES);
+#define ENTRY(tag, type, count, value) do { put16 (&o, e, tag); put16 (&o, e + 2, type); put32 (&o, e + 4, count); \
+    if ((type) == 3 && (count) == 1) put16 (&o, e + 8, value); else put32 (&o, e + 8, value); e += 12; } while (0)
+  ENTRY (256, 3, 1, SIDE);
+  ENTRY (257, 3, 1, SIDE);
+  ENTRY (258, 3, 1, 32);
+  ENTRY (259, 3, 1, 1);
+  ENTRY (262, 3, 1, 1);
+  /* a single entry lives in the IFD itself */
+  ENTRY (273, 4, n_offsets, n_offsets == 1 ? (offsets ? offsets[0] : DATA) : ARRAYS);
+  ENTRY (277, 3, 1, 1);
+  ENTRY (278, 3, 1, 1);
+  ENTRY (279, 4, n_counts, n_counts == 1 ? (counts ? counts[0] : SIDE * SIDE * 4) : ARRAYS + 4 * N_STRIPS);
+  ENTRY (339, 3, 1, 3);
+#undef ENTRY
+  put32 (&o, e, 0);
+  for (k = 0; k < N_STRIPS; k++)
+    {
+      put32 (&o, ARRAYS + 4 * k, offsets && offsets[k] != G_MAXUINT32 ? offsets[k] : DATA + k * SIDE * 4);
+      put32 (&o, ARRAYS + 4 * (N_STRIPS + k), counts && counts[k] != G_MAXUINT32 ? counts[k] : SIDE * 4);
+    }
+  for (k = 0; k < SIDE * SIDE; k++)
+    {
+      float v = (float) (k + 1);
+      memcpy (o.b + DATA + 4 * k, &v, 4);
+    }
+  g_assert_true (g_file_set_contents (path, (char *) o.b, (gssize) o.n, NULL));
+  g_free (o.b);
+}
+
+/* What tifffile (napari's reader) says of a file: the sum of its pixels,
+ * or the first line of what it logged; NULL without tifffile. */
+static char *
+tifffile_says (const char *path)
+{
+  const char *argv[] = { "/usr/bin/python3", "-c",
+    "import sys, logging, io\n"
+    "log = io.StringIO(); logging.basicConfig(stream=log, level=logging.WARNING)\n"
+    "import tifffile\n"
+    "try:\n"
+    "    s = float(tifffile.imread(sys.argv[1]).astype('float64').sum())\n"
+    "except Exception as e:\n"
+    "    s = 'error ' + str(e)\n"
+    "w = log.getvalue().strip().splitlines()\n"
+    "print(w[0] if w else s)\n",
+    path, NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  if (!g_file_test (argv[0], G_FILE_TEST_IS_EXECUTABLE))
+    return NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                               &error));
+  g_assert_no_error (error);
+  if (strstr (err, "No module named 'tifffile'"))
+    return NULL;
+  return g_strdup (g_strstrip (out));
+}
+
+static void
+test_strip_table (void)
+{
+  g_autofree char *path = tmp_path ("strips.tif");
+  guint32 offsets[N_STRIPS], counts[N_STRIPS];
+  g_autofree char *said = NULL;
+  guint k;
+
+  /* the true table: every pixel where it was written (what the refusals
+   * below are told apart from) */
+  write_strips (path, N_STRIPS, N_STRIPS, NULL, NULL);
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AiryStack) s = airy_tiff_read (path, &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (s->depth, ==, 1);
+    g_assert_cmpuint (s->height, ==, SIDE);
+    for (k = 0; k < SIDE * SIDE; k++)
+      g_assert_cmpfloat (s->data[k], ==, (float) (k + 1));
+  }
+  said = tifffile_says (path);
+  if (said == NULL)
+    g_test_message ("tifffile is not installed: its cross-check is left out");
+  else
+    g_assert_cmpstr (said, ==, "32896.0");   /* Σ 1…256, as Airy reads it */
+  g_clear_pointer (&said, g_free);
+
+  /* one StripOffsets and one StripByteCounts entry (the whole plane) for
+   * 16 strips: libtiff pads the offsets with 0, so rows 1–15 would be read
+   * from the header */
+  write_strips (path, 1, 1, NULL, NULL);
+  assert_read_refused (path, ": page 0: 1 StripOffsets and 1 StripByteCounts entries for 16 strips "
+                             "(16 rows, 1 per strip): one of each per strip expected");
+  said = tifffile_says (path);
+  /* tifffile: "incorrect StripByteCounts count (1 != 16)" */
+  if (said != NULL && strstr (said, "incorrect Strip") == NULL)
+    g_error ("tifffile should report the strip table, said “%s”", said);
+  g_clear_pointer (&said, g_free);
+  /* all offsets but only one count, and the other way round */
+  write_strips (path, N_STRIPS, 1, NULL, NULL);
+  assert_read_refused (path, ": page 0: 16 StripOffsets and 1 StripByteCounts entries for 16 strips");
+  write_strips (path, 15, N_STRIPS, NULL, NULL);
+  assert_read_refused (path, ": page 0: 15 StripOffsets and 16 StripByteCounts entries for 16 strips");
+
+  /* a full table with one strip at offset 0 */
+  for (k = 0; k < N_STRIPS; k++)
+    offsets[k] = counts[k] = G_MAXUINT32;
+  offsets[5] = 0;
+  write_strips (path, N_STRIPS, N_STRIPS, offsets, NULL);
+  assert_read_refused (path, ": page 0: strip 5 starts at byte 0, inside the file's header");
+  offsets[5] = G_MAXUINT32;
+
+  /* counts that add up to the plane, one strip short of its row */
+  counts[3] = 32;
+  counts[4] = 96;
+  write_strips (path, N_STRIPS, N_STRIPS, NULL, counts);
+  assert_read_refused (path, ": page 0: strip 3 holds 32 bytes, its 1 rows need 64: truncated or corrupt");
+}
+
+int
+main (int argc, char **argv)
+{
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+  airy_init ();
+  tmpdir = g_dir_make_tmp ("airy-reader-hostile-XXXXXX", NULL);
+  g_assert_nonnull (tmpdir);
+
+  g_test_add_func ("/reader-hostile/tiff/strip-table", test_strip_table);
+
+  status = g_test_run ();
+  {
+    g_autoptr(GDir) dir = g_dir_open (tmpdir, 0, NULL);
+    const char *name;
+
+    while (dir && (name = g_dir_read_name (dir)) != NULL)
+      {
+        g_autofree char *p = g_build_filename (tmpdir, name, NULL);
+        g_unlink (p);
+      }
+    g_rmdir (tmpdir);
+  }
+  return status;
+}
