@@ -662,6 +662,44 @@ read_plane_raw (Reader *r, const Layout *l, guint z, float *dst, Scratch *scratc
   return TRUE;
 }
 
+/* Why libtiff opened nothing, where its words would be vague: a header whose first
+ * IFD offset is 0 or lies beyond the end (a file cut after its header). */
+static void
+header_error (Reader *r, GError **error)
+{
+  guint8 h[16];
+  guint64 ifd = 0;
+  gboolean big;
+
+  if (_airy_tiff_reader_pread (r, 0, h, 8)
+      && (memcmp (h, "II", 2) == 0 || memcmp (h, "MM", 2) == 0))
+    {
+      r->swap = (h[0] == 'I') != (G_BYTE_ORDER == G_LITTLE_ENDIAN);
+      big = file_uint (r, h + 2, 2) == 43;
+      if (!big)
+        ifd = file_uint (r, h + 4, 4);
+      else if (_airy_tiff_reader_pread (r, 0, h, 16))
+        ifd = file_uint (r, h + 8, 8);
+      else
+        ifd = G_MAXUINT64;
+      if (ifd == 0)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                       _("%s: a TIFF header with no image: its first IFD offset is 0"), r->name);
+          return;
+        }
+      if (ifd != G_MAXUINT64 && ifd >= r->size)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                       _("%s: truncated TIFF: the first IFD is at byte %llu, the file has %llu bytes"),
+                       r->name, (unsigned long long) ifd, (unsigned long long) r->size);
+          return;
+        }
+    }
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: not a readable TIFF (%s)"), r->name,
+               _airy_tiff_reader_message (r));
+}
+
 static AiryStack *
 read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError **error)
 {
@@ -688,7 +726,7 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
   TIFFOpenOptionsFree (topts);
   if (r->tif == NULL)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: not a readable TIFF (%s)"), r->name, _airy_tiff_reader_message (r));
+      header_error (r, error);
       return NULL;
     }
   r->swap = TIFFIsByteSwapped (r->tif);

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <tiffio.h>
 
 #include "airy.h"
 
@@ -195,6 +196,85 @@ test_strip_table (void)
   assert_read_refused (path, ": page 0: strip 3 holds 32 bytes, its 1 rows need 64: truncated or corrupt");
 }
 
+
+/* ---- headers with nothing behind them ---- */
+
+static void
+test_empty_headers (void)
+{
+  g_autofree char *path = tmp_path ("header.tif");
+  static const guint8 no_ifd[16] = { 'I', 'I', 42, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8 };
+  static const guint8 header_only[8] = { 'I', 'I', 42, 0, 8, 0, 0, 0 };
+  static const guint8 big_no_ifd[16] = { 'I', 'I', 43, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+
+  /* a first IFD offset of 0: a header and no image */
+  g_assert_true (g_file_set_contents (path, (const char *) no_ifd, sizeof no_ifd, NULL));
+  assert_read_refused (path, ": a TIFF header with no image: its first IFD offset is 0");
+  g_assert_true (g_file_set_contents (path, (const char *) big_no_ifd, sizeof big_no_ifd, NULL));
+  assert_read_refused (path, ": a TIFF header with no image: its first IFD offset is 0");
+  /* the header alone: its IFD at byte 8 of an 8-byte file */
+  g_assert_true (g_file_set_contents (path, (const char *) header_only, sizeof header_only, NULL));
+  assert_read_refused (path, ": truncated TIFF: the first IFD is at byte 8, the file has 8 bytes");
+}
+
+/* ---- OME sizes ---- */
+
+static void
+write_ome (const char *path, const char *pixels_attrs)
+{
+  g_autofree char *xml = g_strdup_printf (
+    "<?xml version=\"1.0\"?><OME xmlns=\"http://www.openmicroscopy.org/Schemas/OME/2016-06\">"
+    "<Image ID=\"Image:0\"><Pixels ID=\"Pixels:0\" DimensionOrder=\"XYZCT\" Type=\"uint8\" %s>"
+    "</Pixels></Image></OME>", pixels_attrs);
+  guint8 row[4] = { 1, 2, 3, 4 };
+  TIFF *tif = TIFFOpen (path, "w");
+  guint y;
+
+  g_assert_nonnull (tif);
+  TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, 4);
+  TIFFSetField (tif, TIFFTAG_IMAGELENGTH, 3);
+  TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 8);
+  TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, 1);
+  TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+  TIFFSetField (tif, TIFFTAG_IMAGEDESCRIPTION, xml);
+  for (y = 0; y < 3; y++)
+    g_assert_cmpint (TIFFWriteScanline (tif, row, y, 0), ==, 1);
+  TIFFClose (tif);
+}
+
+static void
+test_ome_sizes (void)
+{
+  g_autofree char *path = tmp_path ("sizes.ome.tif");
+  static const struct { const char *attrs, *message; } bad[] = {
+    { "SizeX=\"4\" SizeY=\"3\" SizeZ=\"1\" SizeC=\"0\" SizeT=\"1\"", "SizeC=\"0\": must be an integer in [1, 2147483647]" },
+    { "SizeX=\"4\" SizeY=\"3\" SizeZ=\"0\" SizeC=\"1\" SizeT=\"1\"", "SizeZ=\"0\": must be an integer in [1, 2147483647]" },
+    { "SizeX=\"4\" SizeY=\"3\" SizeZ=\"1\" SizeC=\"1\" SizeT=\"-1\"", "SizeT=\"-1\": must be an integer in [1, 2147483647]" },
+    { "SizeX=\"0\" SizeY=\"3\" SizeZ=\"1\" SizeC=\"1\" SizeT=\"1\"", "SizeX=\"0\": must be an integer in [1, 2147483647]" },
+    { "SizeX=\"4\" SizeY=\"3\" SizeZ=\"1\" SizeC=\"1\" SizeT=\"1\" PhysicalSizeX=\"-0.1\"", "invalid PhysicalSizeX -0.1 (must be > 0)" },
+    { "SizeX=\"4\" SizeY=\"3\" SizeZ=\"1\" SizeC=\"1\" SizeT=\"1\" PhysicalSizeX=\"0\"", "invalid PhysicalSizeX 0 (must be > 0)" },
+    { "SizeX=\"4\" SizeY=\"3\" SizeZ=\"1\" SizeC=\"1\" SizeT=\"1\" PhysicalSizeY=\"NaN\"", "invalid PhysicalSizeY NaN (must be > 0)" },
+    { "SizeX=\"4\" SizeY=\"3\" SizeZ=\"1\" SizeC=\"1\" SizeT=\"1\" PhysicalSizeZ=\"-2\"", "invalid PhysicalSizeZ -2 (must be > 0)" },
+  };
+  guint i;
+
+  /* the same file with sizes in range reads, with its pixel size */
+  write_ome (path, "SizeX=\"4\" SizeY=\"3\" SizeZ=\"1\" SizeC=\"1\" SizeT=\"1\" PhysicalSizeX=\"0.1\" PhysicalSizeY=\"0.1\"");
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AiryStack) s = airy_tiff_read (path, &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpfloat (s->dx, ==, 0.1);
+    g_assert_cmpfloat (s->data[5], ==, 2.0f);
+  }
+  for (i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      write_ome (path, bad[i].attrs);
+      assert_read_refused (path, bad[i].message);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -206,6 +286,8 @@ main (int argc, char **argv)
   g_assert_nonnull (tmpdir);
 
   g_test_add_func ("/reader-hostile/tiff/strip-table", test_strip_table);
+  g_test_add_func ("/reader-hostile/tiff/empty-headers", test_empty_headers);
+  g_test_add_func ("/reader-hostile/tiff/ome-sizes", test_ome_sizes);
 
   status = g_test_run ();
   {
