@@ -3,10 +3,12 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
 
 #include "airy-window-private.h"
+#include "airy-atomic-private.h"
 
 /* What the window opens: a file decided by its content (a TIFF or PNG
  * stack in the viewer, a system in the bench), also from a URI without a
@@ -141,6 +143,16 @@ airy_window_open_location (AiryWindow *self,
 
   g_return_val_if_fail (G_IS_FILE (file), FALSE);
 
+  /* a FIFO or a device would block the read below (and the window) */
+  if (path != NULL)
+    {
+      int fd = _airy_input_open (path, FALSE, &local);
+
+      if (fd >= 0)
+        close (fd);
+      else if (local != NULL)
+        goto failed;
+    }
   in = g_file_read (file, NULL, &local);
   if (in)
     n = g_input_stream_read (G_INPUT_STREAM (in), head, sizeof head, NULL, &local);

@@ -8,7 +8,9 @@
 #include <glib/gi18n-lib.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <glib/gstdio.h>
 
 #include "airy-image-file.h"
@@ -29,16 +31,23 @@ airy_image_format_sniff (const char *path,
                          GError    **error)
 {
   const AiryImageFormat *const *f;
+  g_autoptr(GError) local = NULL;
   guint8 head[16] = { 0 };
   FILE *file;
   size_t got;
+  int fd;
 
-  _airy_file_io_note (path);
-  file = g_fopen (path, "rb");
+  fd = _airy_input_open (path, FALSE, &local);
+  file = fd >= 0 ? fdopen (fd, "rb") : NULL;
   if (file == NULL)
     {
       int e = errno;
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: %s"), path, g_strerror (e));
+      if (fd >= 0)
+        close (fd);
+      if (local != NULL)
+        g_propagate_error (error, g_steal_pointer (&local));
+      else
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: %s"), path, g_strerror (e));
       return NULL;
     }
   got = fread (head, 1, sizeof head, file);

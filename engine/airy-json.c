@@ -472,16 +472,21 @@ _airy_json_read_file (const char *path,
                       GError    **error)
 {
   g_autoptr(GByteArray) data = NULL;
+  g_autoptr(GError) local = NULL;
   GStatBuf st;
   int fd, e;
 
-  _airy_file_io_note (path);
-  fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  /* a system may come through a pipe (/dev/stdin) or a FIFO, never
+   * from a folder or a disk */
+  fd = _airy_input_open (path, TRUE, &local);
   if (fd < 0)
     {
       e = errno;
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("Failed to open file “%s”: %s"), path,
-                   g_strerror (e));
+      if (local != NULL)
+        g_propagate_error (error, g_steal_pointer (&local));
+      else
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("Failed to open file “%s”: %s"), path,
+                     g_strerror (e));
       return NULL;
     }
   if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode) && st.st_size > (off_t) AIRY_JSON_MAX_BYTES)

@@ -473,15 +473,22 @@ png_read_channel (const char *path,
                   GError    **error)
 {
   PngReader r = { .path = path, .channel = channel };
+  g_autoptr(GError) local = NULL;
   png_uint_32 width = 0, height = 0;
   gboolean ok;
+  int fd;
 
-  _airy_file_io_note (path);
-  r.io.file = g_fopen (path, "rb");
+  fd = _airy_input_open (path, FALSE, &local);
+  r.io.file = fd >= 0 ? fdopen (fd, "rb") : NULL;
   if (r.io.file == NULL)
     {
       int e = errno;
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: %s"), path, g_strerror (e));
+      if (fd >= 0)
+        close (fd);
+      if (local != NULL)
+        g_propagate_error (error, g_steal_pointer (&local));
+      else
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: %s"), path, g_strerror (e));
       return NULL;
     }
 

@@ -850,24 +850,27 @@ static AiryStack *
 read_file (const char *path, const AiryReadOptions *options, gboolean pixels, GError **error)
 {
   Reader r = { path, NULL, NULL, -1, NULL, 0, 0, FALSE };
+  g_autoptr(GError) local = NULL;
   GStatBuf st;
   AiryStack *stack;
 
   tiff_init ();
-  _airy_file_io_note (path);
-  r.fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  r.fd = _airy_input_open (path, FALSE, &local);
   if (r.fd < 0)
     {
       int e = errno;
-      if (e == ENOENT)
+      if (local != NULL)
+        g_propagate_error (error, g_steal_pointer (&local));
+      else if (e == ENOENT)
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: no such file"), path);
       else
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", path, g_strerror (e));
       return NULL;
     }
-  if (fstat (r.fd, &st) != 0 || !S_ISREG (st.st_mode))
+  if (fstat (r.fd, &st) != 0)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: not a regular file"), path);
+      int e = errno;
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", path, g_strerror (e));
       close (r.fd);
       return NULL;
     }

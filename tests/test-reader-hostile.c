@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -275,6 +276,140 @@ test_ome_sizes (void)
     }
 }
 
+/* ---- FIFOs where a file is expected ---- */
+
+/* The child is killed by SIGALRM after 10 s (alarms survive exec): a
+ * command that blocks on a FIFO fails the test instead of hanging it. */
+static void
+watchdog (gpointer data)
+{
+  alarm (10);
+}
+
+typedef struct
+{
+  int   status;
+  char *err;
+} Ran;
+
+static void
+sim (Ran *r, ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  const char *a;
+  va_list ap;
+
+  g_ptr_array_add (argv, (gpointer) g_getenv ("AIRY_SIM"));
+  va_start (ap, r);
+  while ((a = va_arg (ap, const char *)) != NULL)
+    g_ptr_array_add (argv, (gpointer) a);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  g_assert_nonnull (argv->pdata[0]);
+  g_clear_pointer (&r->err, g_free);
+  g_assert_true (g_spawn_sync (tmpdir, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, watchdog, NULL, &out, &r->err,
+                               &r->status, &error));
+  g_assert_no_error (error);
+  if (WIFSIGNALED (r->status))
+    g_error ("%s %s: killed by signal %d (hung on a FIFO?)", (char *) argv->pdata[0], (char *) argv->pdata[1],
+             WTERMSIG (r->status));
+}
+
+static void
+expect_fifo_refused (Ran *r, const char *fifo)
+{
+  g_autofree char *expected = g_strdup_printf ("%s: is a FIFO (named pipe), not a regular file", fifo);
+
+  g_assert_true (WIFEXITED (r->status));
+  g_assert_cmpint (WEXITSTATUS (r->status), ==, 2);
+  if (strstr (r->err, expected) == NULL)
+    g_error ("expected “%s” in “%s”", expected, r->err);
+}
+
+static char *
+write_text (const char *name, const char *text)
+{
+  char *path = tmp_path (name);
+
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  return path;
+}
+
+static void
+test_fifo_inputs (void)
+{
+  g_autofree char *fifo = tmp_path ("fifo.tif");
+  g_autofree char *mask_fifo = tmp_path ("fifo.png");
+  g_autofree char *out = tmp_path ("out.tif");
+  g_autofree char *fit_out = tmp_path ("fit.json");
+  g_autofree char *sample_json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.1}, \"spectrum\": {\"wavelengths\": [0.532]},"
+    " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 3},"
+    " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
+    " \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"file\": \"%s\"}}", fifo);
+  g_autofree char *mask_json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.532]},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8},"
+    "  {\"type\": \"amplitude-mask\", \"file\": \"%s\"}, {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}", mask_fifo);
+  g_autofree char *psf_json = g_strdup (
+    "{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.532]},"
+    " \"z\": {\"start\": -1, \"stop\": 1, \"count\": 3},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8},"
+    "  {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}");
+  g_autofree char *sample_sys = write_text ("sample.json", sample_json);
+  g_autofree char *mask_sys = write_text ("mask.json", mask_json);
+  g_autofree char *psf_sys = write_text ("psf.json", psf_json);
+  Ran r = { 0 };
+
+  g_assert_cmpint (mkfifo (fifo, 0644), ==, 0);
+  g_assert_cmpint (mkfifo (mask_fifo, 0644), ==, 0);
+
+  /* a sample volume, a mask image and a bead stack, in each command that reads them */
+  sim (&r, "run", sample_sys, "-o", out, "-q", NULL);
+  expect_fifo_refused (&r, fifo);
+  sim (&r, "validate", sample_sys, NULL);
+  expect_fifo_refused (&r, fifo);
+  sim (&r, "run", mask_sys, "-o", out, "-q", NULL);
+  expect_fifo_refused (&r, mask_fifo);
+  sim (&r, "validate", mask_sys, NULL);
+  expect_fifo_refused (&r, mask_fifo);
+  sim (&r, "fit", fifo, "--system", psf_sys, "-o", fit_out, "-q", NULL);
+  expect_fifo_refused (&r, fifo);
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (fit_out, G_FILE_TEST_EXISTS));
+
+  /* the engine's readers themselves, under the same 10 s alarm */
+  {
+    g_autoptr(GError) error = NULL;
+    g_autofree char *expected = g_strdup_printf ("%s: is a FIFO (named pipe), not a regular file", fifo);
+
+    alarm (10);
+    g_assert_null (airy_tiff_read (fifo, &error));
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_FILE);
+    g_assert_cmpstr (error->message, ==, expected);
+    g_clear_error (&error);
+    g_assert_null (airy_image_read (fifo, &error));
+    g_assert_cmpstr (error->message, ==, expected);
+    g_clear_error (&error);
+    g_assert_null (airy_png_read (fifo, &error));
+    g_assert_cmpstr (error->message, ==, expected);
+    g_clear_error (&error);
+    g_assert_null (airy_tiff_probe (fifo, NULL, &error));
+    g_assert_cmpstr (error->message, ==, expected);
+    g_clear_error (&error);
+    /* a folder is not a system file (a FIFO is: test-files reads one) */
+    g_assert_null (airy_system_new_from_file (tmpdir, &error));
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_FILE);
+    g_clear_pointer (&expected, g_free);
+    expected = g_strdup_printf ("%s: is a folder, not a regular file", tmpdir);
+    g_assert_cmpstr (error->message, ==, expected);
+    alarm (0);
+  }
+  g_free (r.err);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -288,6 +423,7 @@ main (int argc, char **argv)
   g_test_add_func ("/reader-hostile/tiff/strip-table", test_strip_table);
   g_test_add_func ("/reader-hostile/tiff/empty-headers", test_empty_headers);
   g_test_add_func ("/reader-hostile/tiff/ome-sizes", test_ome_sizes);
+  g_test_add_func ("/reader-hostile/fifo-inputs", test_fifo_inputs);
 
   status = g_test_run ();
   {
