@@ -91,6 +91,20 @@ airy_image_read_full (const char            *path,
 }
 
 gboolean
+_airy_image_read_rows (const char        *path,
+                       const AiryRowSink *sink,
+                       GError           **error)
+{
+  const AiryImageFormat *format = airy_image_format_sniff (path, error);
+
+  if (format == NULL)
+    return FALSE;
+  if (format == &_airy_png_format)
+    return _airy_png_read_rows (path, sink, error);
+  return _airy_tiff_read_rows (path, sink, error);
+}
+
+gboolean
 airy_image_write (const char      *path,
                   const AiryStack *stack,
                   GPtrArray       *warnings,

@@ -591,8 +591,20 @@ native_float (const Layout *l)
   return l->bits == 32 && l->format == SAMPLEFORMAT_IEEEFP;
 }
 
+/* rows read for a sink go to it */
+static void
+emit_rows (Reader *r, guint y0, guint rows, guint width, const float *values)
+{
+  guint i;
+
+  if (r->sink != NULL)
+    for (i = 0; i < rows; i++)
+      r->sink->row (y0 + i, values + (gsize) i * width, r->sink->user_data);
+}
+
 static gboolean
-read_plane_strips (Reader *r, const Layout *l, guint z, float *dst, Scratch *scratch, GError **error)
+read_plane_strips (Reader *r, const Layout *l, guint z, float *dst, Scratch *scratch, Scratch *window,
+                   GError **error)
 {
   guint32 rows_per_strip = l->height, n, s;
   gsize scan = (gsize) l->width * (l->bits / 8);
@@ -611,12 +623,13 @@ read_plane_strips (Reader *r, const Layout *l, guint z, float *dst, Scratch *scr
     {
       guint32 y0 = s * rows_per_strip, rows = MIN (rows_per_strip, l->height - y0);
       gsize want = rows * scan;
-      float *out = dst + (gsize) y0 * l->width;
+      /* row by row: a strip's rows in `window` */
+      float *out = r->sink ? (float *) scratch_get (window, (gsize) rows * l->width * 4) : dst + (gsize) y0 * l->width;
       /* float32 goes straight to its place; libtiff swaps to host order */
       guint8 *buf = native_float (l) ? (guint8 *) out : scratch_get (scratch, want);
       tmsize_t got;
 
-      if (buf == NULL)
+      if (buf == NULL || out == NULL)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("%s: not enough memory to read plane %u"), r->name, z);
           return FALSE;
@@ -630,24 +643,26 @@ read_plane_strips (Reader *r, const Layout *l, guint z, float *dst, Scratch *scr
         }
       if (!native_float (l))
         convert_samples (buf, out, (gsize) rows * l->width, l->bits, l->format, FALSE);
+      emit_rows (r, y0, rows, l->width, out);
     }
   return TRUE;
 }
 
 /* A plane of a single-IFD ImageJ stack: raw bytes in the file's order. */
 static gboolean
-read_plane_raw (Reader *r, const Layout *l, guint z, float *dst, Scratch *scratch, GError **error)
+read_plane_raw (Reader *r, const Layout *l, guint z, float *dst, Scratch *scratch, Scratch *window,
+                GError **error)
 {
   gsize scan = (gsize) l->width * (l->bits / 8);
-  guint rows = (guint) MAX (1, MIN (l->height, (16u << 20) / scan)), y;
+  guint rows = (guint) MAX (1, MIN (l->height, (r->sink ? 1u << 20 : 16u << 20) / scan)), y;
 
   for (y = 0; y < l->height; y += rows)
     {
       guint n = MIN (rows, l->height - y);
-      float *out = dst + (gsize) y * l->width;
+      float *out = r->sink ? (float *) scratch_get (window, (gsize) n * l->width * 4) : dst + (gsize) y * l->width;
       guint8 *buf = native_float (l) ? (guint8 *) out : scratch_get (scratch, n * scan);
 
-      if (buf == NULL)
+      if (buf == NULL || out == NULL)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("%s: not enough memory to read plane %u"), r->name, z);
           return FALSE;
@@ -658,6 +673,7 @@ read_plane_raw (Reader *r, const Layout *l, guint z, float *dst, Scratch *scratc
           return FALSE;
         }
       convert_samples (buf, out, (gsize) n * l->width, l->bits, l->format, r->swap);
+      emit_rows (r, y, n, l->width, out);
     }
   return TRUE;
 }
@@ -738,6 +754,9 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
     }
   /* a range of planes: those only, with their z */
   depth = options->n_planes && pixels ? options->n_planes : l.depth;
+  /* to a sink: the first plane, never held whole */
+  if (r->sink != NULL)
+    depth = 1;
   if (pixels && options->n_planes && ((guint64) first + depth > l.depth))
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: planes %u to %u asked for, the file has %u"),
@@ -745,10 +764,10 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
       _airy_tiff_layout_clear (&l);
       return NULL;
     }
-  if (!pixels)
+  if (!pixels || r->sink != NULL)
     {
       stack = g_new0 (AiryStack, 1);
-      stack->depth = l.depth;
+      stack->depth = r->sink != NULL ? depth : l.depth;
       stack->height = l.height;
       stack->width = l.width;
     }
@@ -783,17 +802,22 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
   if (l.wavelengths)
     airy_stack_set_provenance (stack, l.n_channels, l.wavelengths, NULL, NULL);
 
+  if (r->sink != NULL && !r->sink->begin (stack, r->sink->user_data, error))
+    {
+      _airy_tiff_layout_clear (&l);
+      return NULL;
+    }
   if (pixels)
     {
-      Scratch scratch = { NULL, 0 };
+      Scratch scratch = { NULL, 0 }, window = { NULL, 0 };
       gboolean ok = TRUE;
 
       for (z = first; ok && z < first + depth; z++)
         {
-          float *dst = airy_stack_plane (stack, z - first);
+          float *dst = r->sink ? NULL : airy_stack_plane (stack, z - first);
 
           if (l.contiguous)
-            ok = read_plane_raw (r, &l, z, dst, &scratch, error);
+            ok = read_plane_raw (r, &l, z, dst, &scratch, &window, error);
           else if (!TIFFSetSubDirectory (r->tif, l.ifd[z]))
             {
               g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: plane %u: corrupt TIFF (%s)"),
@@ -801,9 +825,10 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
               ok = FALSE;
             }
           else
-            ok = read_plane_strips (r, &l, z, dst, &scratch, error);
+            ok = read_plane_strips (r, &l, z, dst, &scratch, &window, error);
         }
       g_free (scratch.data);
+      g_free (window.data);
       if (!ok)
         {
           _airy_tiff_layout_clear (&l);
@@ -847,9 +872,10 @@ tiff_init (void)
 }
 
 static AiryStack *
-read_file (const char *path, const AiryReadOptions *options, gboolean pixels, GError **error)
+read_file (const char *path, const AiryReadOptions *options, gboolean pixels, const AiryRowSink *sink,
+           GError **error)
 {
-  Reader r = { path, NULL, NULL, -1, NULL, 0, 0, FALSE };
+  Reader r = { path, NULL, NULL, -1, NULL, 0, 0, FALSE, sink };
   g_autoptr(GError) local = NULL;
   GStatBuf st;
   AiryStack *stack;
@@ -886,7 +912,7 @@ airy_tiff_read_full (const char            *path,
                      GError               **error)
 {
   g_return_val_if_fail (path != NULL, NULL);
-  return read_file (path, options, TRUE, error);
+  return read_file (path, options, TRUE, NULL, error);
 }
 
 AiryStack *
@@ -896,13 +922,23 @@ airy_tiff_read (const char *path,
   return airy_tiff_read_full (path, NULL, error);
 }
 
+gboolean
+_airy_tiff_read_rows (const char        *path,
+                      const AiryRowSink *sink,
+                      GError           **error)
+{
+  g_autoptr(AiryStack) head = read_file (path, NULL, TRUE, sink, error);
+
+  return head != NULL;
+}
+
 AiryStack *
 airy_tiff_probe (const char            *path,
                  const AiryReadOptions *options,
                  GError               **error)
 {
   g_return_val_if_fail (path != NULL, NULL);
-  return read_file (path, options, FALSE, error);
+  return read_file (path, options, FALSE, NULL, error);
 }
 
 AiryStack *
@@ -912,7 +948,7 @@ _airy_tiff_read_memory (const guint8          *data,
                         const AiryReadOptions *options,
                         GError               **error)
 {
-  Reader r = { name, NULL, NULL, -1, data, length, 0, FALSE };
+  Reader r = { name, NULL, NULL, -1, data, length, 0, FALSE, NULL };
   AiryStack *stack;
 
   tiff_init ();

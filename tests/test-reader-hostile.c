@@ -13,9 +13,11 @@
 #include <sys/wait.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <png.h>
 #include <tiffio.h>
 
 #include "airy.h"
+#include "elements/airy-elements-private.h"
 
 static char *tmpdir;
 
@@ -410,6 +412,115 @@ test_fifo_inputs (void)
   g_free (r.err);
 }
 
+/* ---- masks far larger than the grid ---- */
+
+/* A gray PNG whose pixel (y, x) is value (y, x). */
+static void
+write_gray_png (const char *path, guint width, guint height, int bits, guint (*value) (guint y, guint x))
+{
+  FILE *f = g_fopen (path, "wb");
+  png_structp png = png_create_write_struct (PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+  png_infop info = png_create_info_struct (png);
+  g_autofree guint8 *row = g_malloc ((gsize) width * 2);
+  guint y, x;
+
+  g_assert_nonnull (f);
+  g_assert_cmpint (setjmp (png_jmpbuf (png)), ==, 0);
+  png_init_io (png, f);
+  png_set_IHDR (png, info, width, height, bits, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
+                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_write_info (png, info);
+  for (y = 0; y < height; y++)
+    {
+      for (x = 0; x < width; x++)
+        if (bits == 16)
+          png_save_uint_16 (row + 2 * x, (png_uint_16) value (y, x));
+        else
+          row[x] = (guint8) value (y, x);
+      png_write_row (png, row);
+    }
+  png_write_end (png, NULL);
+  png_destroy_write_struct (&png, &info);
+  g_assert_cmpint (fclose (f), ==, 0);
+}
+
+static guint
+ramp_x (guint y, guint x)
+{
+  return 32 * x;
+}
+
+static guint
+ramp_xy (guint y, guint x)
+{
+  return 20 * y + 3 * x;
+}
+
+static double
+source (guint i, guint image_n, guint n)
+{
+  return CLAMP ((i + 0.5) * image_n / n - 0.5, 0.0, image_n - 1.0);
+}
+
+static void
+test_mask_rows (void)
+{
+  g_autofree char *big = tmp_path ("big-mask.png");
+  g_autofree char *small = tmp_path ("small-mask.png");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryElement) mask = airy_element_new ("amplitude-mask", &error);
+  g_autofree float *down = NULL, *up = NULL;
+  guint y, x;
+
+  g_assert_no_error (error);
+  /* 2048 × 1500 16-bit, 12 MiB as float32, under a 4 MiB budget: read
+   * row by row, it never needs its plane (a whole plane was refused) */
+  write_gray_png (big, 2048, 1500, 16, ramp_x);
+  g_setenv ("AIRY_MEMORY_BUDGET", "4M", TRUE);
+  down = _airy_load_mask_image (mask, "file", big, 32, 32, &error);
+  g_unsetenv ("AIRY_MEMORY_BUDGET");
+  g_assert_no_error (error);
+  /* bilinear sampling of a linear ramp is the ramp at the grid's pixel
+   * centres: 32·(64x + 31.5) of 65535 */
+  for (y = 0; y < 32; y++)
+    for (x = 0; x < 32; x++)
+      g_assert_cmpfloat_with_epsilon (down[y * 32 + x], 32.0 * (64.0 * x + 31.5) / 65535.0, 1e-6);
+
+  /* the same from a TIFF in strips of 16 rows */
+  {
+    g_autofree char *tif_path = tmp_path ("big-mask.tif");
+    g_autofree guint16 *row = g_new (guint16, 2048);
+    g_autofree float *strips = NULL;
+    TIFF *tif = TIFFOpen (tif_path, "w");
+
+    TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, 2048);
+    TIFFSetField (tif, TIFFTAG_IMAGELENGTH, 1500);
+    TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 16);
+    TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, 1);
+    TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+    TIFFSetField (tif, TIFFTAG_ROWSPERSTRIP, 16);
+    for (x = 0; x < 2048; x++)
+      row[x] = (guint16) ramp_x (0, x);
+    for (y = 0; y < 1500; y++)
+      g_assert_cmpint (TIFFWriteScanline (tif, row, y, 0), ==, 1);
+    TIFFClose (tif);
+    g_setenv ("AIRY_MEMORY_BUDGET", "4M", TRUE);
+    strips = _airy_load_mask_image (mask, "file", tif_path, 32, 32, &error);
+    g_unsetenv ("AIRY_MEMORY_BUDGET");
+    g_assert_no_error (error);
+    g_assert_cmpmem (strips, 32 * 32 * sizeof (float), down, 32 * 32 * sizeof (float));
+  }
+
+  /* upsampled (8 × 6 onto 13 × 11): the plane 20y + 3x, held at the edges */
+  write_gray_png (small, 8, 6, 8, ramp_xy);
+  up = _airy_load_mask_image (mask, "file", small, 11, 13, &error);
+  g_assert_no_error (error);
+  for (y = 0; y < 11; y++)
+    for (x = 0; x < 13; x++)
+      g_assert_cmpfloat_with_epsilon (up[y * 13 + x], (20.0 * source (y, 6, 11) + 3.0 * source (x, 8, 13)) / 255.0,
+                                      1e-6);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -424,6 +535,7 @@ main (int argc, char **argv)
   g_test_add_func ("/reader-hostile/tiff/empty-headers", test_empty_headers);
   g_test_add_func ("/reader-hostile/tiff/ome-sizes", test_ome_sizes);
   g_test_add_func ("/reader-hostile/fifo-inputs", test_fifo_inputs);
+  g_test_add_func ("/reader-hostile/mask-rows", test_mask_rows);
 
   status = g_test_run ();
   {
