@@ -65,7 +65,8 @@ static gboolean
 raw_page_read (const RawFile *f, uint64_t ifd, RawPage *p)
 {
   guint entry = f->big ? 20 : 12, field = f->big ? 8 : 4;
-  uint64_t n, i, seen = 0;
+  uint64_t n, i;
+  guint seen = 0;
 
   memset (p, 0, sizeof *p);
   p->ifd = ifd;
@@ -88,10 +89,17 @@ raw_page_read (const RawFile *f, uint64_t ifd, RawPage *p)
           && tag != 273 && tag != 278 && tag != 279 && tag != 339)
         continue;
       /* a tag given twice: which one libtiff keeps is not this parser's
-       * business */
-      if (seen & (G_GUINT64_CONSTANT (1) << (tag - 254)))
-        return FALSE;
-      seen |= G_GUINT64_CONSTANT (1) << (tag - 254);
+       * business (bit: the tag's place in the list above) */
+      {
+        static const guint16 tags[] = { 254, 256, 257, 258, 259, 266, 270, 273, 278, 279, 339 };
+        guint bit = 0;
+
+        while (tags[bit] != tag)
+          bit++;
+        if (seen & (1u << bit))
+          return FALSE;
+        seen |= 1u << bit;
+      }
       if (tag == 270)
         {
           /* the description only says which layout applies */
