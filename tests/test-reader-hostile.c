@@ -521,6 +521,28 @@ test_mask_rows (void)
                                       1e-6);
 }
 
+/* ---- an output that cannot be written names itself ---- */
+
+/* fit -o and a saved system on a location that takes no files (here
+ * /proc): the message names the output, never the temporary beside it */
+static void
+test_unwritable_output (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = airy_system_new_from_data (
+    "{\"airy\": 1, \"grid\": {\"shape\": [16, 16], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.532]},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8},"
+    "  {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}", -1, NULL, "s.json", &error);
+  const char *out = "/proc/airy-reader-hostile-fit.json";
+
+  g_assert_no_error (error);
+  g_assert_false (airy_system_save (system, out, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_WRITE);
+  if (!g_str_has_prefix (error->message, "/proc/airy-reader-hostile-fit.json: cannot write: ")
+      || strstr (error->message, ".airy-") != NULL)
+    g_error ("the message should name %s, not a temporary: “%s”", out, error->message);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -536,6 +558,7 @@ main (int argc, char **argv)
   g_test_add_func ("/reader-hostile/tiff/ome-sizes", test_ome_sizes);
   g_test_add_func ("/reader-hostile/fifo-inputs", test_fifo_inputs);
   g_test_add_func ("/reader-hostile/mask-rows", test_mask_rows);
+  g_test_add_func ("/reader-hostile/unwritable-output", test_unwritable_output);
 
   status = g_test_run ();
   {
