@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -47,7 +48,10 @@ static gboolean anonymous_allowed = TRUE;
 static GPrivate current_group;
 /* commits renaming right now, and a fatal signal held back meanwhile */
 static gint committing;
-static volatile sig_atomic_t held_signal;
+static gint held_signal;
+/* the thread that set the handlers (airy-sim's main thread): it handles them */
+static pthread_t signals_thread;
+static volatile sig_atomic_t signals_thread_set;
 
 static void signal_held_raise (void);
 
@@ -671,18 +675,26 @@ die_of (int sig)
 static void
 on_fatal_signal (int sig)
 {
-  if (g_atomic_int_get (&committing) > 0)
+  /* the thread that commits decides: one signal handled on a worker while
+   * the main thread renames could remove temporaries and let a commit
+   * finish both */
+  if (signals_thread_set && !pthread_equal (pthread_self (), signals_thread))
     {
-      held_signal = sig;
+      pthread_kill (signals_thread, sig);
       return;
     }
+  /* held first, then the count read: a commit that ends between the two
+   * reads the held signal after its decrement and dies of it itself */
+  g_atomic_int_set (&held_signal, sig);
+  if (g_atomic_int_get (&committing) > 0)
+    return;
   die_of (sig);
 }
 
 static void
 signal_held_raise (void)
 {
-  int sig = held_signal;
+  int sig = g_atomic_int_get (&held_signal);
 
   if (sig != 0)
     die_of (sig);
@@ -696,6 +708,8 @@ _airy_atomic_remove_on_signals (void)
   struct sigaction sa;
   guint i;
 
+  signals_thread = pthread_self ();
+  signals_thread_set = 1;
   memset (&sa, 0, sizeof sa);
   sa.sa_handler = on_fatal_signal;
   sa.sa_flags = SA_RESTART;
