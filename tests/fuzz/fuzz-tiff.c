@@ -92,5 +92,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       abort ();
   }
   check_decode (data, size, path, stack);
+  /* what a mask image reads: the first plane, row by row */
+  fuzz_check_rows (path, stack, _airy_tiff_read_rows);
   return 0;
 }
