@@ -113,9 +113,10 @@ raw_page_read (const RawFile *f, uint64_t ifd, RawPage *p)
             p->ome = memcmp (f->d + off + k, "<OME", 4) == 0;
           continue;
         }
-      /* a type libtiff converts and this does not */
+      /* a type libtiff converts and this does not, or a count other than
+       * one for a single value (libtiff drops such a tag) */
       size = type_size (type);
-      if (size == 0 || count == 0 || count > f->n)
+      if (size == 0 || count == 0 || count > f->n || (tag != 273 && tag != 279 && count != 1))
         return FALSE;
       if (count * size > field && (!raw_uint (f, value_at, field, &value_at)))
         return FALSE;
