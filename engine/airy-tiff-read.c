@@ -608,7 +608,14 @@ read_plane_strips (Reader *r, const Layout *l, guint z, float *dst, Scratch *scr
 {
   guint32 rows_per_strip = l->height, n, s;
   gsize scan = (gsize) l->width * (l->bits / 8);
+  guint16 compression = COMPRESSION_NONE;
 
+  /* libtiff 4.5's libdeflate path reports a deflate strip whose data run
+   * past the strip as read, with the strip left unwritten (uninitialised
+   * pixels, exit 0); its zlib path decodes it */
+  TIFFGetFieldDefaulted (r->tif, TIFFTAG_COMPRESSION, &compression);
+  if (compression == COMPRESSION_ADOBE_DEFLATE || compression == COMPRESSION_DEFLATE)
+    TIFFSetField (r->tif, TIFFTAG_DEFLATE_SUBCODEC, DEFLATE_SUBCODEC_ZLIB);
   TIFFGetFieldDefaulted (r->tif, TIFFTAG_ROWSPERSTRIP, &rows_per_strip);
   rows_per_strip = MIN (MAX (rows_per_strip, 1), l->height);
   n = TIFFNumberOfStrips (r->tif);

@@ -14,6 +14,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <png.h>
+#include <zlib.h>
 #include <tiffio.h>
 
 #include "airy.h"
@@ -543,6 +544,66 @@ test_unwritable_output (void)
     g_error ("the message should name %s, not a temporary: “%s”", out, error->message);
 }
 
+/* ---- a deflate strip whose data run past the strip ---- */
+
+/* An 8 × 8 float32 page, one deflate strip holding 8 × 8 + `extra` values
+ * (pixel k = k + 0.5): libtiff 4.5's libdeflate path reported such a
+ * strip as read and left it unwritten, so the stack held whatever the heap
+ * held, with exit status 0. */
+static void
+write_long_deflate (const char *path, guint extra)
+{
+  enum { IFD = 8, N_ENTRIES = 9, DATA = IFD + 2 + N_ENTRIES * 12 + 4 };
+  float values[64 + 16];
+  uLongf clen = compressBound (sizeof values);
+  Bytes o = { g_malloc0 (DATA + clen), 0 };
+  gsize e = IFD + 2;
+  guint k;
+
+  for (k = 0; k < 64 + extra; k++)
+    values[k] = k + 0.5f;
+  g_assert_cmpint (compress2 (o.b + DATA, &clen, (const Bytef *) values, (64 + extra) * sizeof (float), 9), ==, Z_OK);
+  o.n = DATA + clen;
+  memcpy (o.b, "II", 2);
+  put16 (&o, 2, 42);
+  put32 (&o, 4, IFD);
+  put16 (&o, IFD, N_ENTRIES);
+#define ENTRY(tag, type, value) do { put16 (&o, e, tag); put16 (&o, e + 2, type); put32 (&o, e + 4, 1); \
+    if ((type) == 3) put16 (&o, e + 8, value); else put32 (&o, e + 8, value); e += 12; } while (0)
+  ENTRY (256, 3, 8);
+  ENTRY (257, 3, 8);
+  ENTRY (258, 3, 32);
+  ENTRY (259, 3, 8);   /* Adobe deflate */
+  ENTRY (262, 3, 1);
+  ENTRY (273, 4, DATA);
+  ENTRY (277, 3, 1);
+  ENTRY (279, 4, (guint32) clen);
+  ENTRY (339, 3, 3);
+#undef ENTRY
+  put32 (&o, e, 0);
+  g_assert_true (g_file_set_contents (path, (char *) o.b, (gssize) o.n, NULL));
+  g_free (o.b);
+}
+
+static void
+test_long_deflate_strip (void)
+{
+  g_autofree char *path = tmp_path ("long-deflate.tif");
+  guint extra, k;
+
+  for (extra = 0; extra <= 7; extra += 7)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AiryStack) s = NULL;
+
+      write_long_deflate (path, extra);
+      s = airy_tiff_read (path, &error);
+      g_assert_no_error (error);
+      for (k = 0; k < 64; k++)
+        g_assert_cmpfloat (s->data[k], ==, k + 0.5f);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -556,6 +617,7 @@ main (int argc, char **argv)
   g_test_add_func ("/reader-hostile/tiff/strip-table", test_strip_table);
   g_test_add_func ("/reader-hostile/tiff/empty-headers", test_empty_headers);
   g_test_add_func ("/reader-hostile/tiff/ome-sizes", test_ome_sizes);
+  g_test_add_func ("/reader-hostile/tiff/long-deflate-strip", test_long_deflate_strip);
   g_test_add_func ("/reader-hostile/fifo-inputs", test_fifo_inputs);
   g_test_add_func ("/reader-hostile/mask-rows", test_mask_rows);
   g_test_add_func ("/reader-hostile/unwritable-output", test_unwritable_output);

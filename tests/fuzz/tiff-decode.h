@@ -206,6 +206,10 @@ raw_page_decode (const RawFile *f, const char *path, const RawPage *p, float *ds
 
     if (tif == NULL || buf == NULL || !TIFFSetSubDirectory (tif, p->ifd) || TIFFNumberOfStrips (tif) != n_strips)
       result = DECODE_UNKNOWN;
+    /* libtiff 4.5's libdeflate path leaves a strip whose data run past it
+     * unwritten; its zlib path decodes it (Airy's reader asks for it too) */
+    else if (p->compression == COMPRESSION_ADOBE_DEFLATE || p->compression == COMPRESSION_DEFLATE)
+      TIFFSetField (tif, TIFFTAG_DEFLATE_SUBCODEC, DEFLATE_SUBCODEC_ZLIB);
     for (s = 0; result == DECODE_SAME && s < n_strips; s++)
       {
         uint64_t off, rows = MIN (rps, p->height - s * rps);
