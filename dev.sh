@@ -10,10 +10,10 @@ cd "$(dirname "$0")"
 BUILD=${AIRY_BUILD_DIR:-build}
 PACKAGES=(meson ninja-build pkg-config gcc libc6-dev python3 gettext
           libglib2.0-dev libjson-glib-dev libfftw3-dev libpng-dev libtiff-dev libgsl-dev
-          libgtk-4-dev libepoxy-dev libopenmpi-dev)
+          libgtk-4-dev libepoxy-dev libopenmpi-dev gobject-introspection libgirepository1.0-dev)
 TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri libgtk-4-bin desktop-file-utils appstream flatpak-builder
                python3-jsonschema shared-mime-info libglib2.0-bin libxml2-utils
-               imagej python3-tifffile python3-numpy openmpi-bin)
+               imagej python3-tifffile python3-numpy openmpi-bin python3-gi xdotool locales)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -99,6 +99,13 @@ case "$cmd" in
     ;;
   test)
     install_missing "${PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+    # the German-locale test (one decimal sign, the locale's) needs de_DE.UTF-8
+    if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
+      log "making the de_DE.UTF-8 locale"
+      sudo=()
+      [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+      "${sudo[@]}" localedef -i de_DE -c -f UTF-8 de_DE.UTF-8 || true
+    fi
     build
     log "running the tests"
     runner=()

@@ -171,7 +171,8 @@ enable_system_actions (AiryWindow *self,
  * the same in the bench and in the viewer alone. */
 static const struct { const char *label; const char *action; } viewer_items[] = {
   { N_("Export View as PNG…"), "viewer.export-png" },
-  { N_("Export View as PNG (2×)…"), "viewer.export-png-2x" },
+  { N_("Export Full Slice as PNG…"), "viewer.export-slice-png" },
+  { N_("Export Full Slice as PNG (2×)…"), "viewer.export-png-2x" },
   { N_("Export Raw Slice (16-bit PNG)…"), "viewer.export-raw" },
   { N_("Export Stack (TIFF)…"), "viewer.export-tiff" },
   { N_("Export XZ Section (TIFF)…"), "viewer.export-section" },
@@ -186,6 +187,27 @@ static const struct { const char *label; const char *action; } viewer_items[] = 
  * the viewer's exports, the bench's tools, the application. The viewer
  * alone has no system: there Open (Ctrl+O) opens a stack, and nothing that
  * needs a system is offered. A new tool goes into its section here. */
+/* What a preset is, short enough for a menu (its submenu is as wide as
+ * the whole menu): the description up to its colon, or its first words. */
+static char *
+preset_gist (const char *description)
+{
+  const char *colon = strchr (description, ':');
+  glong n = g_utf8_strlen (description, -1), cut;
+  g_autofree char *head = NULL;
+  char *space;
+
+  if (colon && g_utf8_pointer_to_offset (description, colon) <= 48)
+    return g_strndup (description, colon - description);
+  if (n <= 48)
+    return g_strdup (description);
+  cut = 44;
+  head = g_utf8_substring (description, 0, cut);
+  if ((space = strrchr (head, ' ')) != NULL && space > head)
+    *space = '\0';
+  return g_strdup_printf ("%s…", head);
+}
+
 static GMenuModel *
 primary_menu (AiryWindow *self,
               gboolean    view_only)
@@ -206,7 +228,12 @@ primary_menu (AiryWindow *self,
 
       for (i = 0; names[i]; i++)
         {
-          g_autoptr(GMenuItem) item = g_menu_item_new (names[i], NULL);
+          /* the name and what it is: "widefield — Interactive default: …" */
+          g_autoptr(AirySystem) preset = airy_system_new_from_preset (names[i], NULL);
+          const char *about = preset ? airy_system_get_description (preset) : NULL;
+          g_autofree char *gist = about ? preset_gist (about) : NULL;
+          g_autofree char *label = gist ? g_strdup_printf ("%s — %s", names[i], gist) : g_strdup (names[i]);
+          g_autoptr(GMenuItem) item = g_menu_item_new (label, NULL);
           g_menu_item_set_action_and_target_value (item, "win.new", g_variant_new_string (names[i]));
           g_menu_append_item (presets, item);
         }
@@ -217,9 +244,17 @@ primary_menu (AiryWindow *self,
       g_menu_append (files, _("Save _As…"), "win.save-as");
     }
   g_menu_append_section (menu, NULL, G_MENU_MODEL (files));
-  for (i = 0; i < G_N_ELEMENTS (viewer_items); i++)
-    g_menu_append (exports, _(viewer_items[i].label), viewer_items[i].action);
-  g_menu_append_section (menu, NULL, G_MENU_MODEL (exports));
+  {
+    /* the exports in a submenu: the menu fits an 800-pixel screen with
+     * Quit at its end */
+    g_autoptr(GMenu) viewer = g_menu_new ();
+
+    for (i = 0; i < G_N_ELEMENTS (viewer_items); i++)
+      g_menu_append (g_str_has_prefix (viewer_items[i].action, "viewer.export") ? exports : viewer,
+                     _(viewer_items[i].label), viewer_items[i].action);
+    g_menu_append_submenu (viewer, _("_Export"), G_MENU_MODEL (exports));
+    g_menu_append_section (menu, NULL, G_MENU_MODEL (viewer));
+  }
   if (!view_only)
     {
       g_menu_append (tools, _("_Undo"), "win.undo");

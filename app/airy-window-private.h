@@ -46,6 +46,7 @@ struct _AiryWindow
   gboolean         previewing;     /* memory was tight: one plane of the shown result */
   guint64          memory_total;   /* what the process may hold, as of the last result */
   char            *run_status;     /* what was run; the slice path follows it */
+  char            *status;         /* the header's text, after what the viewer shows */
   gboolean         closing;
   /* undo: the system as JSON before each edit, newest last */
   GPtrArray       *undo;
@@ -77,6 +78,12 @@ void _airy_window_offer_folder   (AiryWindow   *self,
 void _airy_window_set_system     (AiryWindow   *self,
                                   AirySystem   *system,
                                   const char   *path);
+
+/* airy-sim as a shell calls it: by name, or by its path beside the
+ * program in program_dir when PATH does not find that one; *note (a shell
+ * comment) when neither exists */
+char *_airy_window_sim_command   (const char   *program_dir,
+                                  char        **note);
 
 /* airy-window-actions.c */
 void _airy_window_add_actions    (AiryWindow   *self);

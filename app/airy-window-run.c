@@ -339,7 +339,10 @@ _airy_window_progress_new (AiryWindow *self)
   self->progress = gtk_progress_bar_new ();
   gtk_progress_bar_set_show_text (GTK_PROGRESS_BAR (self->progress), TRUE);
   gtk_widget_set_valign (self->progress, GTK_ALIGN_CENTER);
-  gtk_widget_set_size_request (self->progress, 140, -1);
+  gtk_widget_set_size_request (self->progress, 160, -1);
+  /* "87 / 200 planes" in the header's own type, not the theme's small grey */
+  gtk_widget_add_css_class (self->progress, "airy-progress");
+  gtk_widget_add_css_class (self->progress, "numeric");
   self->progress_times = gtk_label_new ("");
   gtk_widget_add_css_class (self->progress_times, "dim-label");
   gtk_widget_add_css_class (self->progress_times, "numeric");

@@ -39,11 +39,51 @@ _airy_window_update_title (AiryWindow *self)
   gtk_label_set_text (GTK_LABEL (self->title), title);
 }
 
+/* The header's second line: what the viewer shows first while a
+ * reference is pinned ("Reference (pinned): not the current result · 64
+ * planes …"), so that the numbers are never taken for the result's. */
+static void
+show_status (AiryWindow *self)
+{
+  const char *shown = airy_stack_viewer_get_shown_label (self->viewer);
+  g_autofree char *text = NULL;
+
+  if (!self->view_only && shown && airy_stack_viewer_get_pinned (self->viewer))
+    text = g_strdup_printf ("%s · %s", shown, self->status ? self->status : "");
+  gtk_label_set_text (GTK_LABEL (self->subtitle), text ? text : self->status ? self->status : "");
+}
+
 void
 _airy_window_set_status (AiryWindow *self,
                          const char *text)
 {
-  gtk_label_set_text (GTK_LABEL (self->subtitle), text);
+  if (text != self->status)
+    {
+      g_free (self->status);
+      self->status = g_strdup (text);
+    }
+  show_status (self);
+}
+
+/* what the viewer shows changed: the header says so; the viewer alone
+ * names the file it shows (also one opened from its own Open) */
+static void
+on_shown_changed (AiryStackViewer *viewer,
+                  AiryWindow      *self)
+{
+  const char *path = airy_stack_viewer_get_path (viewer);
+
+  if (self->view_only && path)
+    {
+      g_autofree char *name = g_path_get_basename (path);
+      g_autofree char *title = g_strdup_printf ("%s — Airy", name);
+
+      gtk_window_set_title (GTK_WINDOW (self), title);
+      gtk_label_set_text (GTK_LABEL (self->title), title);
+      _airy_window_set_status (self, path);
+      return;
+    }
+  show_status (self);
 }
 
 const char *
@@ -272,6 +312,9 @@ _airy_window_recompute (AiryWindow *self)
   if (!airy_system_check (self->system, warnings, &error))
     {
       airy_worker_cancel (self->worker);
+      /* the warnings of this system, as far as its check went: not those
+       * of the last good one, which would contradict the panel's figures */
+      airy_bench_panel_set_warnings (self->panel, warnings);
       airy_bench_panel_show_error (self->panel, error->message);
       _airy_window_set_status (self, _("not computed: fix the marked field"));
       _airy_window_offer_folder (self, error);
@@ -293,6 +336,10 @@ _airy_window_recompute (AiryWindow *self)
       return;
     }
   _airy_window_make_room (self);
+  /* a header that said "cancelled" or "not computed" is stale once a run
+   * starts: it says so until the run shows something */
+  if (self->run_status == NULL || self->status == NULL || !g_str_has_prefix (self->status, self->run_status))
+    _airy_window_set_status (self, self->shown ? _("computing… (the view shows the last result)") : _("computing…"));
   devices = airy_bench_panel_get_devices (self->panel, &n_devices);
   airy_worker_submit (self->worker, self->system, airy_bench_panel_get_backend (self->panel),
                       airy_bench_panel_get_threads (self->panel), devices, n_devices,
@@ -316,6 +363,15 @@ on_panel_changed (AiryBenchPanel *panel, AiryWindow *self)
   /* a field left while the window goes */
   if (self->worker == NULL)
     return;
+  /* a preset's or a file's description says what the system was: an edit
+   * makes it untrue, so it goes (an undo brings it back with the system) */
+  if (airy_system_get_description (self->system) != NULL)
+    {
+      g_autofree char *json = airy_system_to_json (self->system);
+
+      if (g_strcmp0 (json, self->current_json) != 0)
+        airy_system_set_description (self->system, NULL);
+    }
   _airy_window_record_edit (self);
   self->dirty = g_strcmp0 (self->current_json, self->saved_json) != 0;
   _airy_window_update_title (self);
@@ -387,8 +443,7 @@ airy_window_view_file (AiryWindow *self,
   self->partial = FALSE;
   g_clear_pointer (&self->last_full, airy_resident_unref);
   g_clear_pointer (&self->shown_settings, g_free);
-  _airy_window_set_status (self, path);
-  gtk_label_set_text (GTK_LABEL (self->title), "Airy");
+  on_shown_changed (self->viewer, self);
   return TRUE;
 }
 
@@ -512,13 +567,41 @@ make_absolute (AirySystem *system, AiryElement *element, const char *property,
   set_file (system, element, property, full);
 }
 
+/* How to call airy-sim from a shell: by name when PATH finds the one
+ * beside the running program (or finds one and none is beside it), by its
+ * absolute path when only the one beside it exists (a build tree, a
+ * prefix not on PATH); *note says when neither was found. */
+char *
+_airy_window_sim_command (const char *program_dir,
+                          char      **note)
+{
+  g_autofree char *beside = program_dir ? g_build_filename (program_dir, "airy-sim", NULL) : NULL;
+  g_autofree char *on_path = g_find_program_in_path ("airy-sim");
+  gboolean have_beside = beside && g_file_test (beside, G_FILE_TEST_IS_EXECUTABLE);
+
+  *note = NULL;
+  if (on_path && have_beside)
+    {
+      g_autofree char *a = g_canonicalize_filename (on_path, NULL), *b = g_canonicalize_filename (beside, NULL);
+
+      return g_str_equal (a, b) ? g_strdup ("airy-sim") : g_shell_quote (beside);
+    }
+  if (have_beside)
+    return g_shell_quote (beside);
+  if (on_path == NULL)
+    *note = g_strdup (_("# airy-sim was found neither beside airy nor on PATH: install Airy's command-line tool "
+                        "(it comes with the app) or give its path instead of airy-sim"));
+  return g_strdup ("airy-sim");
+}
+
 char *
 airy_window_command_line (AiryWindow *self)
 {
   g_autofree char *json = NULL;
   g_autofree char *dir = NULL;
   g_autoptr(AirySystem) copy = NULL;
-  const char *sim;
+  g_autofree char *sim = NULL;
+  g_autofree char *note = NULL;
   guint threads = airy_bench_panel_get_threads (self->panel);
   const char *backend = airy_bench_panel_get_backend (self->panel);
   guint n_devices, i;
@@ -537,19 +620,29 @@ airy_window_command_line (AiryWindow *self)
   opts = g_string_free (g_steal_pointer (&o), FALSE);
   /* in the sandbox airy-sim is the Flatpak's; the result goes where the
    * command runs, which the sandbox sees only when told */
-  sim = in_flatpak () ? "flatpak run --command=airy-sim --filesystem=\"$PWD\" " AIRY_APP_ID : "airy-sim";
+  if (in_flatpak ())
+    sim = g_strdup ("flatpak run --command=airy-sim --filesystem=\"$PWD\" " AIRY_APP_ID);
+  else
+    {
+      g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+      g_autofree char *exe_dir = exe ? g_path_get_dirname (exe) : NULL;
+
+      sim = _airy_window_sim_command (exe_dir, &note);
+    }
   dir = self->path ? g_path_get_dirname (self->path) : NULL;
   if (self->path && !self->dirty && g_strcmp0 (dir, airy_system_get_base_dir (self->system)) == 0)
     {
       g_autofree char *quoted = g_shell_quote (self->path);
-      return g_strdup_printf ("%s run %s -o airy-result.tif %s", sim, quoted, opts);
+      return g_strdup_printf ("%s run %s -o airy-result.tif %s%s%s", sim, quoted, opts, note ? "\n" : "",
+                              note ? note : "");
     }
   /* unsaved, or its files found in another folder: the system travels in a
    * here-document, its file names absolute (/dev/stdin has no folder) */
   copy = airy_system_copy (self->system);
   foreach_file (copy, make_absolute, NULL);
   json = airy_system_to_json (copy);
-  return g_strdup_printf ("%s run /dev/stdin -o airy-result.tif %s <<'AIRY'\n%s\nAIRY\n", sim, opts, json);
+  return g_strdup_printf ("%s run /dev/stdin -o airy-result.tif %s <<'AIRY'\n%s\nAIRY\n%s%s", sim, opts, json,
+                          note ? note : "", note ? "\n" : "");
 }
 
 /* ---- closing ---- */
@@ -641,11 +734,14 @@ airy_window_finalize (GObject *object)
   AiryWindow *self = AIRY_WINDOW (object);
 
   g_clear_object (&self->system);
+  g_signal_handlers_disconnect_by_data (self->viewer, self);
+  g_clear_object (&self->viewer);
   g_clear_pointer (&self->last_full, airy_resident_unref);
   g_clear_object (&self->settings);
   g_clear_object (&self->recent_menu);
   g_free (self->path);
   g_free (self->run_status);
+  g_free (self->status);
   g_free (self->shown_settings);
   g_ptr_array_unref (self->undo);
   g_ptr_array_unref (self->redo);
@@ -676,12 +772,14 @@ airy_window_init (AiryWindow *self)
   GtkWidget *dismiss = gtk_button_new_from_icon_name ("window-close-symbolic");
   static const struct { guint key; GdkModifierType mods; const char *action; } shortcuts[] = {
     { GDK_KEY_Escape, 0, "win.cancel" },
+    /* the rest before the focus sees them (capture): a text field's own
+     * undo would blank it instead of undoing the system's edit */
     { GDK_KEY_z, GDK_CONTROL_MASK, "win.undo" },
     { GDK_KEY_z, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.redo" },
     { GDK_KEY_Z, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.redo" },
     { GDK_KEY_y, GDK_CONTROL_MASK, "win.redo" },
   };
-  GtkEventController *keys;
+  GtkEventController *keys, *undo_keys;
   guint i;
   int w = 1280, h = 800;
 
@@ -707,7 +805,9 @@ airy_window_init (AiryWindow *self)
   gtk_window_set_titlebar (GTK_WINDOW (self), header);
 
   self->panel = AIRY_BENCH_PANEL (airy_bench_panel_new ());
-  self->viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+  /* kept until finalize: the header asks it what it shows, also while
+   * the window's children go */
+  self->viewer = g_object_ref_sink (AIRY_STACK_VIEWER (airy_stack_viewer_new ()));
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), GTK_WIDGET (self->panel));
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
   self->paned = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
@@ -757,16 +857,20 @@ airy_window_init (AiryWindow *self)
 
   _airy_window_wire_run (self);
   /* the window's keys, taken when nothing under the focus wants them (a
-   * popover closes on Escape, a text field undoes its own typing first):
-   * Escape cancels a run (win.cancel is disabled while nothing runs), Ctrl+Z
-   * and Ctrl+Shift+Z (or Ctrl+Y) undo and redo edits of the bench */
+   * popover closes on Escape): Escape cancels a run (win.cancel is disabled
+   * while nothing runs); Ctrl+Z and Ctrl+Shift+Z (or Ctrl+Y) undo and redo
+   * edits of the bench, also with the focus in one of its fields */
   keys = gtk_shortcut_controller_new ();
+  undo_keys = gtk_shortcut_controller_new ();
+  gtk_event_controller_set_propagation_phase (undo_keys, GTK_PHASE_CAPTURE);
   for (i = 0; i < G_N_ELEMENTS (shortcuts); i++)
-    gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (keys),
+    gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (i == 0 ? keys : undo_keys),
                                           gtk_shortcut_new (gtk_keyval_trigger_new (shortcuts[i].key, shortcuts[i].mods),
                                                             gtk_named_action_new (shortcuts[i].action)));
   gtk_widget_add_controller (GTK_WIDGET (self), keys);
+  gtk_widget_add_controller (GTK_WIDGET (self), undo_keys);
   g_signal_connect (self->panel, "changed", G_CALLBACK (on_panel_changed), self);
+  g_signal_connect_object (self->viewer, "shown-changed", G_CALLBACK (on_shown_changed), self, 0);
   g_signal_connect (self->panel, "invalid", G_CALLBACK (on_panel_invalid), self);
 
   if (self->settings)

@@ -16,6 +16,7 @@ G_BEGIN_DECLS
 
 typedef struct _AiryPlan     AiryPlan;
 typedef struct _AiryRunState AiryRunState;
+typedef struct _AiryOp       AiryOp;
 
 /* One contiguous piece of the batch axis on one device of the run. */
 typedef struct
@@ -36,6 +37,17 @@ typedef struct
 struct _AiryRunState
 {
   AiryPlan        *plan;           /* a reference */
+  /* What this backend computes (airy-ops-private.h): the plan's program,
+   * or its beginning ops[0 … n) when the backend does not run an op of the
+   * intensity stage (supports_op): then the engine hands the planes it
+   * made to the CPU backend, which runs the rest (the fallback per op). */
+  GPtrArray       *ops;            /* plan->ops or a prefix of them (a reference) */
+  gboolean         reduce;         /* the program ends in one image (CONVOLVE or SUM) */
+  guint            out_height;     /* its result's planes */
+  guint            out_width;
+  AiryStack       *input;          /* the fallback's run: the planes (this process's part) that another
+                                    * backend made, instead of the field stage (CPU only) */
+  guint            tail_from;      /* the engine's: the op the CPU backend takes over from (0: none) */
   AiryComm        *comm;           /* the run's processes (airy-comm.h) */
   guint            part_first;     /* this process's planes: [part_first, */
   guint            part_count;     /*   part_first + part_count) of the plan's */
@@ -187,6 +199,16 @@ struct _AiryBackendOps
    * (AiryRunOptions.per_wavelength, state->channels) */
   gboolean   per_wavelength;
 
+  /* Whether the backend runs this op (its kind, or this op's data: FFTW's
+   * solvers say "applicable"). The engine gives the backend the program up
+   * to the first op it does not run: an op of the field stage runs the
+   * whole program on the CPU backend instead, an op of the intensity stage
+   * (CONVOLVE, SUM, SENSOR) leaves that op and the ones after it to the
+   * CPU backend, on the planes this one made (state->ops). NULL: every op
+   * (a backend from before the slot). */
+  gboolean (*supports_op)   (AiryBackend     *backend,
+                             const AiryOp    *op);
+
   /* The benchmark floor on this backend: seconds for `planes` bare 2-D
    * complex single-precision transforms of h × w on one device. */
   double   (*fft_floor)     (AiryBackend     *backend,
@@ -261,6 +283,10 @@ gboolean      _airy_backend_fit_pass     (AiryBackend          *backend,
                                           GError              **error);
 void          _airy_backend_fit_free     (AiryBackend          *backend,
                                           gpointer              fit);
+
+/* supports_op's rule: NULL runs every op. */
+gboolean      _airy_backend_supports_op  (AiryBackend          *backend,
+                                          const AiryOp         *op);
 
 /* Registers a backend (built in, or from a module's airy_module_register)
  * and probes it with its open slot; the same name twice gives the first. */

@@ -1,9 +1,11 @@
 #define G_LOG_DOMAIN "airy-backend"
+#define _GNU_SOURCE   /* dladdr */
 
 #include "config.h"
 
 #include <glib/gi18n-lib.h>
 
+#include <dlfcn.h>
 #include <gmodule.h>
 #include <string.h>
 
@@ -218,6 +220,13 @@ airy_backend_get_counter (AiryBackend *backend,
 }
 
 gboolean
+_airy_backend_supports_op (AiryBackend  *backend,
+                           const AiryOp *op)
+{
+  return backend->ops->supports_op == NULL || backend->ops->supports_op (backend, op);
+}
+
+gboolean
 _airy_backend_can_fit (AiryBackend *backend)
 {
   g_return_val_if_fail (backend != NULL, FALSE);
@@ -429,9 +438,43 @@ airy_modules_errors (void)
   return module_errors;
 }
 
+/* <libdir>/airy/backends beside the libairy.so.0 this process loaded, when
+ * that folder exists and is not listed yet: a program outside the prefix
+ * (Python through the typelib) finds the modules of the library it uses. */
+static char *
+library_modules_dir (void)
+{
+  Dl_info info;
+  g_autofree char *libdir = NULL;
+  char *dir;
+
+  if (!dladdr ((void *) airy_modules_path, &info) || info.dli_fname == NULL
+      || !g_path_is_absolute (info.dli_fname))
+    return NULL;
+  libdir = g_path_get_dirname (info.dli_fname);
+  dir = g_build_filename (libdir, "airy", "backends", NULL);
+  if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
+    g_clear_pointer (&dir, g_free);
+  return dir;
+}
+
+static void
+add_dir (GPtrArray *dirs,
+         char      *dir)
+{
+  guint i;
+
+  for (i = 0; dir && i < dirs->len; i++)
+    if (g_str_equal (g_ptr_array_index (dirs, i), dir))
+      g_clear_pointer (&dir, g_free);
+  if (dir != NULL)
+    g_ptr_array_add (dirs, dir);
+}
+
 /* The modules path: AIRY_BACKEND_PATH (colon-separated), then the install
  * location relative to the running program (a relocated prefix or DESTDIR
- * works without variables), then the configured libdir. */
+ * works without variables), then the one beside libairy.so.0 (a program
+ * of another prefix using the library), then the configured libdir. */
 char **
 airy_modules_path (void)
 {
@@ -459,6 +502,7 @@ airy_modules_path (void)
       if (p != NULL)
         g_ptr_array_add (dirs, g_build_filename (prefix, p, NULL));
     }
+  add_dir (dirs, library_modules_dir ());
   g_ptr_array_add (dirs, g_strdup (AIRY_BACKEND_DIR));
   g_ptr_array_add (dirs, NULL);
   return (char **) g_ptr_array_free (dirs, FALSE);

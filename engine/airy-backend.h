@@ -95,6 +95,11 @@ gboolean      airy_modules_load_dir   (const char           *dir,
                                        GError              **error);
 GPtrArray    *airy_modules_loaded     (void);
 GPtrArray    *airy_modules_errors     (void);
+/**
+ * airy_modules_path:
+ *
+ * Returns: (transfer full) (array zero-terminated=1): the folders modules are loaded from, in order
+ */
 char        **airy_modules_path       (void);
 
 G_END_DECLS

@@ -153,6 +153,12 @@ gboolean     airy_element_param_relevant  (AiryElement  *self,
 gboolean     airy_element_check           (AiryElement  *self,
                                            AiryContext  *context,
                                            GError      **error);
+/**
+ * airy_element_copy:
+ * @self: an element
+ *
+ * Returns: (transfer full): a copy with the same parameters
+ */
 AiryElement *airy_element_copy            (AiryElement *self);
 
 /* JSON: {"type": …, properties…}; errors carry the JSON path. */

@@ -9,6 +9,7 @@
 
 #include "airy-field.h"
 #include "airy-error.h"
+#include "airy-physics.h"
 
 AirySpectrum *
 airy_spectrum_new (const double *wavelengths,
@@ -69,6 +70,8 @@ airy_spectrum_new (const double *wavelengths,
 
   return g_steal_pointer (&spectrum);
 }
+
+G_DEFINE_BOXED_TYPE (AirySpectrum, airy_spectrum, airy_spectrum_copy, airy_spectrum_free)
 
 AirySpectrum *
 airy_spectrum_copy (const AirySpectrum *spectrum)
@@ -144,7 +147,7 @@ airy_field_resize_centred (AiryField *field,
                            guint      width)
 {
   guint h = field->height, w = field->width, l, y;
-  int oy = (int) (height / 2) - (int) (h / 2), ox = (int) (width / 2) - (int) (w / 2);
+  int oy = airy_centred_offset (height, h), ox = airy_centred_offset (width, w);
   gsize np = (gsize) h * w, nn = (gsize) height * width;
   fftwf_complex *src;
 
@@ -237,7 +240,7 @@ airy_field_intensity (const AiryField *field,
       for (i = 0; i < n; i++)
         {
           float re = crealf (u[i]), im = cimagf (u[i]);
-          out[i] += w * (re * re + im * im);
+          out[i] += airy_intensity_term (w, re, im);
         }
     }
 }

@@ -1,8 +1,12 @@
 #pragma once
 
+#ifndef __GI_SCANNER__
+/* fftwf_complex is C99's float complex (g-ir-scanner cannot parse
+ * <complex.h>; it sees FFTW's float[2], which has the same layout) */
 #include <complex.h>
+#endif
 #include <fftw3.h>
-#include <glib.h>
+#include <glib-object.h>
 
 G_BEGIN_DECLS
 
@@ -19,6 +23,10 @@ G_BEGIN_DECLS
 
 /**
  * AirySpectrum:
+ * @n: the number of wavelengths
+ * @wavelengths: (array length=n): vacuum wavelengths, µm
+ * @weights: (array length=n): their weights, Σ = 1
+ *
  * Vacuum wavelengths (µm) with weights normalised to sum 1.
  */
 typedef struct
@@ -28,6 +36,17 @@ typedef struct
   double *weights;
 } AirySpectrum;
 
+#define AIRY_TYPE_SPECTRUM (airy_spectrum_get_type ())
+GType         airy_spectrum_get_type   (void);
+/**
+ * airy_spectrum_new:
+ * @wavelengths: (array length=n): vacuum wavelengths, µm
+ * @weights: (array length=n) (nullable): their weights (normalised here); %NULL: equal
+ * @n: the number of wavelengths
+ * @error: where a wrong value is told
+ *
+ * Returns: (transfer full): the spectrum, %NULL with @error set
+ */
 AirySpectrum *airy_spectrum_new        (const double *wavelengths,
                                         const double *weights,
                                         guint         n,

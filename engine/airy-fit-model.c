@@ -164,20 +164,61 @@ _airy_fit_model_new (AirySystem  *system,
                      GPtrArray   *warnings,
                      GError     **error)
 {
-  g_autoptr(AiryFitModel) m = g_new0 (AiryFitModel, 1);
   g_autoptr(AiryElement) mask = NULL;
-  g_autoptr(AirySystem) sys = NULL;
-  AiryRunOptions options = { 0 };
-  const AiryFusedPsf *psf;
-  const AiryContext *ctx;
-  AiryElement *sensor;
-  double radius, lc;
-  guint chain_at, j, l, r, x;
 
   g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
   mask = _airy_fit_zernike_mask_new (indices, NULL, n_terms, error);
   if (mask == NULL)
     return NULL;
+  return _airy_fit_model_new_for_mask (system, mask, win_h, win_w, threads, warnings, error);
+}
+
+/* The basis Z_j on the band, per wavelength: the one the mask's op carries
+ * (its compile() made it over the mask's own pupil radius), folded into
+ * the fused PSF with the mask's factor. */
+static gboolean
+basis_from_op (AiryFitModel *m, guint chain_at, GError **error)
+{
+  const AiryZernikeBasis *b = _airy_op_find_basis (m->op, chain_at);
+  guint j, l, r, x;
+
+  if (b == NULL || b->n_terms != m->K || b->n_lambda != m->NL || b->height != m->H || b->width != m->W)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("the fit's Zernike mask did not reach the fused PSF as a basis of %u terms"), m->K);
+      return FALSE;
+    }
+  m->basis = g_new0 (double, (gsize) MAX (m->K, 1) * m->NL * m->nband);
+  for (l = 0; l < m->NL; l++)
+    for (r = 0; r < m->rows; r++)
+      for (x = 0; x < m->W; x++)
+        for (j = 0; j < m->K; j++)
+          m->basis[((gsize) j * m->NL + l) * m->nband + (gsize) r * m->W + x]
+            = _airy_zernike_basis_at (b, j, l, m->y0 + r, x);
+  return TRUE;
+}
+
+AiryFitModel *
+_airy_fit_model_new_for_mask (AirySystem  *system,
+                              AiryElement *mask,
+                              guint        win_h,
+                              guint        win_w,
+                              guint        threads,
+                              GPtrArray   *warnings,
+                              GError     **error)
+{
+  g_autoptr(AiryFitModel) m = g_new0 (AiryFitModel, 1);
+  g_autoptr(AirySystem) sys = NULL;
+  AiryRunOptions options = { 0 };
+  const AiryFusedPsf *psf;
+  const double *zi;
+  AiryElement *sensor;
+  double lc;
+  gsize n_terms, j;
+  guint chain_at, l;
+
+  g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
+  zi = airy_element_get_doubles (mask, "zernike-indices", &n_terms);
   sys = _airy_fit_system_insert_mask (system, mask, &chain_at);
   if (airy_system_is_microscope (sys))
     {
@@ -241,38 +282,17 @@ _airy_fit_model_new (AirySystem  *system,
   m->stride = 1;
   m->threads = MAX (threads, 1);
   m->threads = MIN (m->threads, MAX (m->depth, 1));
-  m->K = n_terms;
-  m->indices = g_memdup2 (indices, sizeof (int) * MAX (n_terms, 1));
+  m->K = (guint) n_terms;
+  m->indices = g_new (int, MAX (n_terms, 1));
+  for (j = 0; j < n_terms; j++)
+    m->indices[j] = (int) zi[j];
   m->lscale = g_new (double, m->NL);
-  m->basis = g_new0 (double, (gsize) MAX (n_terms, 1) * m->NL * m->nband);
 
-  /* Z_j exactly as the phase mask evaluates them (airy-masks.c): on the
-   * grid entering the mask, over the objective's pupil radius */
-  ctx = &m->plan->contexts[chain_at];
   lc = m->plan->spectrum->wavelengths[0];
   for (l = 0; l < m->NL; l++)
-    {
-      m->lscale[l] = lc / m->plan->spectrum->wavelengths[l];
-      radius = ctx->pupil_radius > 0.0 ? ctx->pupil_radius
-                                       : MIN (ctx->height / 2 * ctx->dy[l], ctx->width / 2 * ctx->dx[l]);
-      for (r = 0; r < m->rows; r++)
-        for (x = 0; x < m->W; x++)
-          {
-            double u = airy_grid_coord (x, m->W, ctx->dx[l]) / radius;
-            double v = airy_grid_coord (m->y0 + r, m->H, ctx->dy[l]) / radius;
-            double rho = sqrt (u * u + v * v), theta = atan2 (v, u);
-
-            if (rho > 1.0)
-              continue;
-            for (j = 0; j < m->K; j++)
-              {
-                int zn, zm;
-                airy_zernike_ansi_to_nm (indices[j], &zn, &zm);
-                m->basis[((gsize) j * m->NL + l) * m->nband + (gsize) r * m->W + x]
-                  = airy_zernike (zn, zm, rho, theta, TRUE);
-              }
-          }
-    }
+    m->lscale[l] = lc / m->plan->spectrum->wavelengths[l];
+  if (!basis_from_op (m, chain_at, error))
+    return NULL;
   return g_steal_pointer (&m);
 }
 

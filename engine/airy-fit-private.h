@@ -65,6 +65,17 @@ AiryFitModel *_airy_fit_model_new      (AirySystem    *system,
                                         guint          threads,
                                         GPtrArray     *warnings,
                                         GError       **error);
+/* The model around a given phase mask of Zernike terms (ANSI, waves, unit
+ * RMS, as _airy_fit_zernike_mask_new makes it, any pupil-radius): the
+ * fitted terms are its indices, its coefficients their origin, its basis
+ * the one its op carries. */
+AiryFitModel *_airy_fit_model_new_for_mask (AirySystem  *system,
+                                            AiryElement *mask,
+                                            guint        win_h,
+                                            guint        win_w,
+                                            guint        threads,
+                                            GPtrArray   *warnings,
+                                            GError     **error);
 void          _airy_fit_model_free     (AiryFitModel  *model);
 /* Runs the forward and adjoint passes of eval and loss on a device of a
  * backend that can fit (the CUDA module), from now on; the Fisher

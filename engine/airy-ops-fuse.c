@@ -58,6 +58,11 @@ fold_multiplies (GPtrArray *ops)
           && a->height == b->height && a->width == b->width && a->n_lambda == b->n_lambda)
         {
           multiply_into (a, b);
+          /* the masks' bases go with their factors */
+          if (b->bases && a->bases == NULL)
+            a->bases = g_ptr_array_new_with_free_func (_airy_zernike_basis_free);
+          while (b->bases && b->bases->len > 0)
+            g_ptr_array_add (a->bases, g_ptr_array_steal_index (b->bases, 0));
           g_ptr_array_remove_index (ops, i + 1);
           continue;
         }
@@ -82,6 +87,7 @@ fused_psf_new (const AiryOp *src, const AiryOp *fft, const AiryOp *intensity, gu
   op->height = h;
   op->width = w;
   op->psf = psf;
+  op->bases = src->bases ? g_ptr_array_ref (src->bases) : NULL;
   psf->z0 = src->z;
   psf->hash = hash;
   psf->n_components = C;

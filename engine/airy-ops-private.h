@@ -71,7 +71,36 @@ typedef struct
   guint64        hash;        /* what F and G were made from, z left out (the plan's optics hash) */
 } AiryFusedPsf;
 
-/* SENSOR: the element's resampling and noise chain, as data. */
+/* A Zernike phase mask's basis, as data (the phase-mask's compile()):
+ * what its factor is made of, for the fit (airy-fit-model.c), which varies
+ * the coefficients. Term j at pixel (y, x) of wavelength l is
+ * airy_zernike_at (n[j], m[j], x_l, y_l, radius[l], normalised) with
+ * x_l = airy_grid_coord (x, width, dx[l]), y_l likewise. */
+typedef struct
+{
+  guint     index;            /* the mask's place in the chain */
+  guint     n_terms;
+  int      *n, *m;
+  gboolean  normalised;
+  guint     n_lambda, height, width;
+  double   *radius;           /* per wavelength: the unit pupil's radius (µm) */
+  double   *dy, *dx;          /* per wavelength: the grid */
+} AiryZernikeBasis;
+
+void        _airy_zernike_basis_free (gpointer basis);
+double      _airy_zernike_basis_at   (const AiryZernikeBasis *basis,
+                                      guint                   j,
+                                      guint                   l,
+                                      guint                   y,
+                                      guint                   x);
+/* The basis of the mask at chain index `index` folded into op (a source,
+ * MULTIPLY or FUSED_PSF), or NULL. */
+const AiryZernikeBasis *_airy_op_find_basis (const AiryOp *op,
+                                              guint         index);
+
+/* SENSOR: the element's resampling and noise chain, as data, written by
+ * the sensor's own compile() (airy-sensor.c); every backend reads this and
+ * nothing else. */
 typedef enum
 {
   AIRY_SENSOR_COPY,           /* no resampling */
@@ -81,7 +110,6 @@ typedef enum
 
 typedef struct
 {
-  AiryElement       *element;     /* the sensor (for the CPU reference, _airy_sensor_process) */
   AirySensorResample resample;
   guint              factor;      /* BLOCK_SUM */
   double             scale;       /* LINEAR: (ody·odx)/(dy·dx) when the pixel sum is kept, else 1 */
@@ -92,7 +120,40 @@ typedef struct
   AiryNoiseParams    noise;       /* .stream is the plane (0 for a reduced image) */
 } AirySensorOp;
 
+/* CONVOLVE: the sample and the padded geometry, as data (the plan's
+ * compiler writes it; the backends read this, never the plan). The image
+ * is crop(DFT⁻¹(Σ_z DFT(pad I_z)·DFT(pad V_z))), V_z plane z of the sample
+ * (_airy_convolve_volume_plane); the crop keeps the PSF's centre. */
 typedef struct
+{
+  AirySampleKind kind;         /* CONSTANT, FILE or BEADS */
+  double         value;        /* CONSTANT */
+  guint          count;        /* BEADS: how many, their seed and intensity */
+  guint          seed;
+  double         intensity;
+  guint          n_planes;     /* the sample's planes (the plan's planes) */
+  AiryStack    **volume;       /* FILE: a shared reference (g_atomic_rc_box) to */
+  guint          volume_first; /*   this process's planes, from volume_first */
+  char          *key;          /* the sample's content, for caches (NULL: none) */
+  guint          psf_height, psf_width;  /* each plane's intensity */
+  guint          vol_height, vol_width;  /* the sample's planes, the image */
+  guint          pad_height, pad_width;  /* the padded transforms */
+} AiryConvolveOp;
+
+/* SUM: the reduction, as data: Σ over the batch axis (the planes) of
+ * height × width intensities, into one image. */
+typedef enum
+{
+  AIRY_REDUCE_AXIS_PLANES,
+} AiryReduceAxis;
+
+typedef struct
+{
+  AiryReduceAxis axis;
+  guint          n_planes;
+} AiryReduceOp;
+
+struct _AiryOp
 {
   gint           ref;
   AiryOpKind     kind;
@@ -122,7 +183,11 @@ typedef struct
   guint          index;       /* APPLY: its place in the chain, for messages */
   AiryFusedPsf  *psf;         /* FUSED_PSF */
   AirySensorOp  *sensor;      /* SENSOR */
-} AiryOp;
+  AiryConvolveOp *convolve;   /* CONVOLVE */
+  AiryReduceOp  *reduce;      /* SUM */
+  GPtrArray     *bases;       /* SET, OBJECTIVE, MULTIPLY, FUSED_PSF: the Zernike bases of the masks in
+                               * the factor (AiryZernikeBasis), or NULL */
+};
 
 /* A compiled field stage: refcounted, shared by every plan of the same
  * optics (airy-plan-compile.c keeps the last one). It owns the elements'
@@ -165,16 +230,113 @@ gboolean    _airy_ops_run_intensity (GPtrArray       *ops,
                                      const AiryPlane *plane,
                                      float           *out,
                                      GError         **error);
+/* The whole program from the ops' data alone (the reference of "an op
+ * carries all the data its kind needs"): planes z[0 … n_planes) (plane b
+ * has index b), the field stage per plane, then CONVOLVE (by its
+ * definition, full complex transforms), SUM, SENSOR. No plan, no element
+ * (but APPLY's, by its definition). */
+AiryStack  *_airy_ops_run_program (GPtrArray       *ops,
+                                   guint            n_planes,
+                                   const double    *z,
+                                   guint            threads,
+                                   GError         **error);
+/* ---- each kind's forward and adjoint (airy-ops-kinds.c) ----
+ *
+ * A complex cotangent is x̄ = ∂L/∂Re x + i ∂L/∂Im x (δL = Re Σ conj(x̄)·δx).
+ * The parameters' cotangents of one op are added to (a NULL array is not
+ * wanted). */
+typedef struct
+{
+  fftwf_complex *factor;   /* SET, OBJECTIVE, MULTIPLY: n_lambda × height × width;
+                            * FUSED_PSF: F's, n_lambda × rows × width */
+  double        *phase;    /* OBJECTIVE: G's (n_lambda × height × width); FUSED_PSF: on the band */
+  double         power;    /* POINT, GAUSS */
+  double         z;        /* POINT: its distance (GAUSS: not given) */
+  float         *sample;   /* CONVOLVE: the sample's planes V_z, n_in × vol_height × vol_width */
+  double         gain;     /* SENSOR (the deterministic one) */
+  double         exposure;
+  double         offset;
+} AiryOpGrad;
+
+typedef struct
+{
+  /* a field op: u ← op(u) on field (its shape may change) */
+  gboolean (*forward)       (const AiryOp *op, AiryField *field, const AiryPlane *plane, GError **error);
+  /* its vector–Jacobian product: bar holds ∂L/∂u' (the output's) on entry
+   * and ∂L/∂u (the input's shape) on return; in is the op's primal input.
+   * NULL: no adjoint (APPLY) */
+  gboolean (*adjoint)       (const AiryOp *op, const AiryField *in, AiryField *bar, const AiryPlane *plane,
+                             AiryOpGrad *grad, GError **error);
+  /* an op of the intensity stage: n_in planes of its input (planes first …
+   * of the run) to its output (one image, or n_in planes for SENSOR) */
+  gboolean (*image_forward) (const AiryOp *op, const float *in, guint n_in, guint first, float *out,
+                             GError **error);
+  /* its adjoint: out_bar (the output's cotangent) to in_bar (n_in planes) */
+  gboolean (*image_adjoint) (const AiryOp *op, const float *in, guint n_in, guint first, const float *out_bar,
+                             float *in_bar, AiryOpGrad *grad, GError **error);
+} AiryOpKindInfo;
+
+const AiryOpKindInfo *_airy_op_kind_info (AiryOpKind kind);
+/* INTENSITY (I = Σ_l w_l |u_l|²) and its adjoint (ū_l = 2 w_l Ī u_l, bar
+ * takes in's shape) */
+void        _airy_op_intensity_forward (const AiryOp    *op,
+                                        const AiryField *field,
+                                        float           *out);
+void        _airy_op_intensity_adjoint (const AiryOp    *op,
+                                        const AiryField *in,
+                                        const float     *ibar,
+                                        AiryField       *bar);
+/* FUSED_PSF's adjoint at plane z: ibar (∂L/∂I, height × width) to the
+ * cotangents of F and G (grad->factor, grad->phase: on the band) */
+void        _airy_fused_psf_adjoint   (const AiryOp    *op,
+                                       double           z,
+                                       guint            threads,
+                                       const float     *ibar,
+                                       AiryOpGrad      *grad);
+AiryField  *_airy_field_copy          (const AiryField *field);
+/* The field stage's vector–Jacobian product for one plane (the reference
+ * interpreter's adjoint run): the forward of ops on field keeping each
+ * op's input, then from ibar (∂L/∂I) the adjoints in reverse; grads[i]
+ * gets op i's parameters' cotangents. FALSE for an op without an adjoint. */
+gboolean    _airy_ops_run_vjp         (GPtrArray       *ops,
+                                       AiryField       *field,
+                                       const AiryPlane *plane,
+                                       const float     *ibar,
+                                       AiryOpGrad      *grads,
+                                       GError         **error);
+/* The whole program's vector–Jacobian product (_airy_ops_run_program's
+ * adjoint): from out_bar (its result's cotangent) back through the
+ * intensity stage and each plane's field stage; grads[i] (one per op)
+ * gets op i's parameters' cotangents, summed over the planes. */
+gboolean    _airy_ops_run_program_vjp (GPtrArray       *ops,
+                                       guint            n_planes,
+                                       const double    *z,
+                                       guint            threads,
+                                       const float     *out_bar,
+                                       AiryOpGrad      *grads,
+                                       GError         **error);
 /* FUSED_PSF by its definition, one plain 2-D transform per wavelength. */
 void        _airy_fused_psf_reference (const AiryOp *op,
                                        double        z,
                                        guint         threads,
                                        float        *out);
-/* The CPU's SENSOR: a new image of out_height × out_width. */
+/* SENSOR from the op's data (airy-physics.h's resampling and noise): a
+ * new image of out_height × out_width. */
 float      *_airy_op_sensor_process (const AiryOp *op,
                                      const float  *in,
                                      guint64       stream);
 gsize       _airy_ops_bytes   (AiryOpList        *list);
+/* Plane z (of the whole sample) of CONVOLVE's sample, vol_height ×
+ * vol_width: generated (constant, beads) or this process's part of the
+ * file; FALSE for a kind without planes. */
+gboolean    _airy_convolve_volume_plane (const AiryConvolveOp *conv,
+                                         guint                 z,
+                                         float                *out);
+/* g_atomic_rc_box_release_full's clear function of a shared sample file */
+void        _airy_volume_box_clear (gpointer box);
+/* FILE: plane z (of the whole sample) in this process's part. */
+const float *_airy_convolve_volume_data (const AiryConvolveOp *conv,
+                                         guint                 z);
 
 /* The shape of a program (the plan's op list), for the backends' pattern
  * match: the field stage ops[0 … n_field) ends in INTENSITY or is one

@@ -10,7 +10,6 @@
 #include "airy-elements-private.h"
 #include "airy-error.h"
 #include "airy-ops-private.h"
-#include "airy-sensor-private.h"
 
 static const char *const kind_names[AIRY_N_OP_KINDS] = {
   [AIRY_OP_SET] = "set",
@@ -48,6 +47,48 @@ fused_psf_free (AiryFusedPsf *psf)
   g_free (psf);
 }
 
+void
+_airy_zernike_basis_free (gpointer p)
+{
+  AiryZernikeBasis *b = p;
+
+  g_free (b->n);
+  g_free (b->m);
+  g_free (b->radius);
+  g_free (b->dy);
+  g_free (b->dx);
+  g_free (b);
+}
+
+double
+_airy_zernike_basis_at (const AiryZernikeBasis *b,
+                        guint                   j,
+                        guint                   l,
+                        guint                   y,
+                        guint                   x)
+{
+  return airy_zernike_at (b->n[j], b->m[j], airy_grid_coord (x, b->width, b->dx[l]),
+                          airy_grid_coord (y, b->height, b->dy[l]), b->radius[l], b->normalised);
+}
+
+const AiryZernikeBasis *
+_airy_op_find_basis (const AiryOp *op,
+                     guint         index)
+{
+  guint i;
+
+  for (i = 0; op->bases && i < op->bases->len; i++)
+    if (((AiryZernikeBasis *) g_ptr_array_index (op->bases, i))->index == index)
+      return g_ptr_array_index (op->bases, i);
+  return NULL;
+}
+
+void
+_airy_volume_box_clear (gpointer box)
+{
+  g_clear_pointer ((AiryStack **) box, airy_stack_free);
+}
+
 AiryOp *
 _airy_op_ref (AiryOp *op)
 {
@@ -72,9 +113,17 @@ _airy_op_unref (AiryOp *op)
   g_free (op->dy);
   g_free (op->dx);
   fused_psf_free (op->psf);
-  if (op->sensor)
-    g_clear_object (&op->sensor->element);
   g_free (op->sensor);
+  if (op->convolve)
+    {
+      if (op->convolve->volume)
+        g_atomic_rc_box_release_full (op->convolve->volume, _airy_volume_box_clear);
+      g_free (op->convolve->key);
+      g_free (op->convolve);
+    }
+  g_free (op->reduce);
+  if (op->bases)
+    g_ptr_array_unref (op->bases);
   g_free (op);
 }
 
@@ -179,12 +228,25 @@ _airy_ops_compile (AiryPlan  *plan,
       g_autofree char *path = g_strdup_printf ("chain[%u]", i);
       AiryContext ctx = plan->contexts[i];
       gboolean ok = TRUE;
+      guint before = list->ops->len, k;
 
       ctx.path = path;
       if (klass->prepare && (list->states[i] = klass->prepare (e, &ctx, error)) == NULL)
         goto fail;
-      if (klass->compile)
-        ok = klass->compile (e, list->states[i], field, list->ops, error);
+      /* a pixelwise type first in the chain has no field to multiply */
+      if (klass->compile && !(klass->elementwise && i == 0))
+        {
+          ok = klass->compile (e, list->states[i], field, list->ops, error);
+          /* the bases its ops carry are this element's */
+          for (k = before; ok && k < list->ops->len; k++)
+            {
+              AiryOp *op = g_ptr_array_index (list->ops, k);
+              guint b;
+
+              for (b = 0; op->bases && b < op->bases->len; b++)
+                ((AiryZernikeBasis *) g_ptr_array_index (op->bases, b))->index = i;
+            }
+        }
       else if (klass->elementwise && i > 0)
         {
           _airy_field_fill_ones (field);
@@ -307,63 +369,37 @@ _airy_ops_stages (GPtrArray  *ops,
     }
 }
 
-/* The reference interpreter of the field ops: what a device does, on the CPU. */
+/* The reference interpreter of the field ops: what a device does, on the
+ * CPU; each kind's forward is airy-ops-kinds.c's, beside its adjoint. */
 static gboolean
 run_field (GPtrArray *ops, AiryField *field, const AiryPlane *plane, GError **error)
 {
-  guint i, l;
+  guint i;
 
   for (i = 0; i < ops->len; i++)
     {
       AiryOp *op = g_ptr_array_index (ops, i);
-      gsize np = (gsize) op->height * op->width, k;
+      const AiryOpKindInfo *kind = _airy_op_kind_info (op->kind);
 
-      switch (op->kind)
-        {
-        case AIRY_OP_SET:
-          memcpy (field->data, op->factor, op->n_lambda * np * sizeof (fftwf_complex));
-          break;
-        case AIRY_OP_OBJECTIVE:
-          /* a field of one scalar plane per wavelength has no room for
-           * components: a vectorial source runs fused only (the plan says so) */
-          g_return_val_if_fail (op->n_components == 0, FALSE);
-          for (k = 0; k < op->n_lambda * np; k++)
-            field->data[k] = op->factor[k] * _airy_cis ((plane->z + op->z) * op->phase[k]);
-          break;
-        case AIRY_OP_POINT:
-        case AIRY_OP_GAUSS:
-        case AIRY_OP_APPLY:
-          /* the element reads the grid entering it */
-          memcpy (field->dy, op->dy, op->n_lambda * sizeof (double));
-          memcpy (field->dx, op->dx, op->n_lambda * sizeof (double));
-          if (!AIRY_ELEMENT_GET_CLASS (op->element)->apply (op->element, op->state, field, plane, error))
-            return FALSE;
-          break;
-        case AIRY_OP_MULTIPLY:
-          for (k = 0; k < op->n_lambda * np; k++)
-            field->data[k] *= op->factor[k];
-          break;
-        case AIRY_OP_FFT:
-          if (op->centred)
-            _airy_fft_centred (field, op->sign, plane->threads);
-          else
-            for (l = 0; l < op->n_lambda; l++)
-              _airy_fft_c2c_execute (op->height, op->width, op->sign, plane->threads,
-                                     field->data + l * np, field->data + l * np);
-          for (l = 0; op->scale && l < op->n_lambda; l++)
-            for (k = 0; k < np; k++)
-              field->data[l * np + k] *= op->scale[l];
-          break;
-        case AIRY_OP_RESIZE:
-          airy_field_resize_centred (field, op->height, op->width);
-          break;
-        case AIRY_OP_INTENSITY:
-          return TRUE;
-        default:
-          g_return_val_if_reached (FALSE);
-        }
+      if (op->kind == AIRY_OP_INTENSITY)
+        return TRUE;
+      g_return_val_if_fail (kind->forward != NULL, FALSE);
+      if (!kind->forward (op, field, plane, error))
+        return FALSE;
     }
   return TRUE;
+}
+
+/* INTENSITY with the op's weights: Σ_l w_l |u_l|² */
+static const AiryOp *
+intensity_op (GPtrArray *ops)
+{
+  guint k;
+
+  for (k = 0; k < ops->len; k++)
+    if (((AiryOp *) g_ptr_array_index (ops, k))->kind == AIRY_OP_INTENSITY)
+      return g_ptr_array_index (ops, k);
+  return NULL;
 }
 
 gboolean
@@ -391,7 +427,7 @@ _airy_ops_run_intensity (GPtrArray       *ops,
     }
   if (!run_field (ops, field, plane, error))
     return FALSE;
-  airy_field_intensity (field, out, FALSE);
+  _airy_op_intensity_forward (intensity_op (ops), field, out);
   return TRUE;
 }
 
@@ -418,7 +454,7 @@ _airy_fused_psf_reference (const AiryOp *op,
           }
       _airy_fft_c2c_execute (h, w, AIRY_FFT_FORWARD, threads, u, u);
       for (k = 0; k < n; k++)
-        out[k] += psf->scale[l] * (crealf (u[k]) * crealf (u[k]) + cimagf (u[k]) * cimagf (u[k]));
+        out[k] += airy_intensity_term (psf->scale[l], crealf (u[k]), cimagf (u[k]));
     }
   fftwf_free (u);
 }
@@ -429,6 +465,283 @@ _airy_op_sensor_process (const AiryOp *op,
                          guint64       stream)
 {
   const AirySensorOp *s = op->sensor;
+  guint oh = s->out_height, ow = s->out_width, y, x;
+  gsize n = (gsize) oh * ow, i;
+  AiryNoiseParams noise = s->noise;
+  float *out = g_new (float, n);
 
-  return _airy_sensor_process (s->element, in, s->in_height, s->in_width, s->in_dy, s->in_dx, stream);
+  switch (s->resample)
+    {
+    case AIRY_SENSOR_BLOCK_SUM:
+      for (y = 0; y < oh; y++)
+        for (x = 0; x < ow; x++)
+          out[(gsize) y * ow + x] = airy_block_sum_at (in, s->in_width, s->factor, y, x);
+      break;
+    case AIRY_SENSOR_LINEAR:
+      for (y = 0; y < oh; y++)
+        for (x = 0; x < ow; x++)
+          out[(gsize) y * ow + x] = airy_linear_resample_at (in, s->in_height, s->in_width, s->in_dy, s->in_dx, y, x,
+                                                             oh, ow, s->out_dy, s->out_dx, s->scale);
+      break;
+    case AIRY_SENSOR_COPY:
+    default:
+      memcpy (out, in, n * sizeof (float));
+      break;
+    }
+  noise.stream = stream;
+  for (i = 0; i < n; i++)
+    out[i] = (float) airy_sensor_pixel (&noise, out[i], i);
+  return out;
+}
+
+gboolean
+_airy_convolve_volume_plane (const AiryConvolveOp *conv,
+                             guint                 z,
+                             float                *out)
+{
+  gsize n = (gsize) conv->vol_height * conv->vol_width, i;
+
+  switch (conv->kind)
+    {
+    case AIRY_SAMPLE_CONSTANT:
+      for (i = 0; i < n; i++)
+        out[i] = (float) conv->value;
+      return TRUE;
+    case AIRY_SAMPLE_FILE:
+      memcpy (out, _airy_convolve_volume_data (conv, z), n * sizeof (float));
+      return TRUE;
+    case AIRY_SAMPLE_BEADS:
+      memset (out, 0, n * sizeof (float));
+      for (i = 0; i < conv->count; i++)
+        {
+          guint bz, by, bx;
+
+          airy_bead_position (conv->seed, i, conv->n_planes, conv->vol_height, conv->vol_width, &bz, &by, &bx);
+          if (bz == z)
+            out[(gsize) by * conv->vol_width + bx] += (float) conv->intensity;
+        }
+      return TRUE;
+    case AIRY_SAMPLE_NONE:
+    default:
+      return FALSE;
+    }
+}
+
+const float *
+_airy_convolve_volume_data (const AiryConvolveOp *conv,
+                            guint                 z)
+{
+  const AiryStack *v;
+
+  g_assert (conv->volume != NULL && *conv->volume != NULL);
+  v = *conv->volume;
+  g_assert (z >= conv->volume_first && z - conv->volume_first < v->depth);
+  return airy_stack_plane (v, z - conv->volume_first);
+}
+
+AiryStack *
+_airy_ops_run_program (GPtrArray    *ops,
+                       guint         n_planes,
+                       const double *z,
+                       guint         threads,
+                       GError      **error)
+{
+  const AiryOp *first = g_ptr_array_index (ops, 0), *intensity = NULL;
+  g_autoptr(AiryStack) planes = NULL;
+  g_autofree double *lambda = g_new (double, first->n_lambda);
+  g_autofree double *weights = g_new (double, first->n_lambda);
+  AirySpectrum spectrum = { first->n_lambda, lambda, weights };
+  AiryField *field = NULL;
+  AiryStages st;
+  guint b, l, h, w, k, n = n_planes;
+  gboolean ok = TRUE;
+
+  _airy_ops_stages (ops, &st);
+  g_return_val_if_fail (st.n_field > 0, NULL);
+  intensity = g_ptr_array_index (ops, st.n_field - 1);
+  h = intensity->height;
+  w = intensity->width;
+  /* the field's grid: a generated source carries it; the other ops do
+   * not read it */
+  for (l = 0; l < first->n_lambda; l++)
+    {
+      lambda[l] = first->lambda ? first->lambda[l] : 1.0;
+      weights[l] = intensity->weights ? intensity->weights[l] : 1.0;
+    }
+  if (first->kind != AIRY_OP_FUSED_PSF)
+    field = airy_field_new (&spectrum, first->height, first->width, 1.0);
+  planes = airy_stack_new (MAX (n_planes, 1), h, w);
+  for (b = 0; ok && b < n_planes; b++)
+    {
+      AiryPlane plane = { b, z[b], threads };
+
+      if (field && (field->height != first->height || field->width != first->width))
+        airy_field_resize (field, first->height, first->width);
+      ok = _airy_ops_run_intensity (ops, field, &plane, airy_stack_plane (planes, b), error);
+    }
+  g_clear_pointer (&field, airy_field_free);
+  if (!ok)
+    return NULL;
+
+  /* the intensity stage, op by op: n planes in, the next op's planes out */
+  for (k = st.n_field; ok && k < ops->len; k++)
+    {
+      const AiryOp *op = g_ptr_array_index (ops, k);
+      guint n_out = op->kind == AIRY_OP_SENSOR ? n : 1;
+      AiryStack *next = airy_stack_new (MAX (n_out, 1), op->height, op->width);
+
+      ok = _airy_op_kind_info (op->kind)->image_forward (op, planes->data, n, 0, next->data, error);
+      airy_stack_free (planes);
+      planes = next;
+      n = n_out;
+    }
+  if (!ok)
+    return NULL;
+  return g_steal_pointer (&planes);
+}
+
+gboolean
+_airy_ops_run_vjp (GPtrArray       *ops,
+                   AiryField       *field,
+                   const AiryPlane *plane,
+                   const float     *ibar,
+                   AiryOpGrad      *grads,
+                   GError         **error)
+{
+  const AiryOp *first = g_ptr_array_index (ops, 0);
+  g_autoptr(GPtrArray) tape = NULL;
+  g_autoptr(AiryField) bar = NULL;
+  guint i, n;
+
+  if (first->kind == AIRY_OP_FUSED_PSF)
+    {
+      _airy_fused_psf_adjoint (first, plane->z, plane->threads, ibar, &grads[0]);
+      return TRUE;
+    }
+  /* forward, keeping what enters each op */
+  tape = g_ptr_array_new_with_free_func ((GDestroyNotify) airy_field_free);
+  for (n = 0; n < ops->len; n++)
+    {
+      const AiryOp *op = g_ptr_array_index (ops, n);
+      const AiryOpKindInfo *kind = _airy_op_kind_info (op->kind);
+
+      if (op->kind == AIRY_OP_INTENSITY)
+        break;
+      if (kind->adjoint == NULL)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND, _("chain[%u] (%s): this element has no adjoint"),
+                       op->index, op->element ? airy_element_get_type_name (op->element) : _airy_op_kind_name (op->kind));
+          return FALSE;
+        }
+      g_ptr_array_add (tape, _airy_field_copy (field));
+      if (!kind->forward (op, field, plane, error))
+        return FALSE;
+    }
+  g_return_val_if_fail (n < ops->len, FALSE);
+  /* and back */
+  bar = _airy_field_copy (field);
+  _airy_op_intensity_adjoint (g_ptr_array_index (ops, n), field, ibar, bar);
+  for (i = n; i-- > 0;)
+    {
+      const AiryOp *op = g_ptr_array_index (ops, i);
+
+      if (!_airy_op_kind_info (op->kind)->adjoint (op, g_ptr_array_index (tape, i), bar, plane,
+                                                    grads ? &grads[i] : NULL, error))
+        return FALSE;
+    }
+  /* the field leaves with the input's cotangent */
+  airy_field_resize (field, bar->height, bar->width);
+  memcpy (field->data, bar->data, (gsize) bar->n_lambda * bar->height * bar->width * sizeof (fftwf_complex));
+  return TRUE;
+}
+
+gboolean
+_airy_ops_run_program_vjp (GPtrArray    *ops,
+                           guint         n_planes,
+                           const double *z,
+                           guint         threads,
+                           const float  *out_bar,
+                           AiryOpGrad   *grads,
+                           GError      **error)
+{
+  const AiryOp *first = g_ptr_array_index (ops, 0);
+  g_autoptr(GPtrArray) inputs = g_ptr_array_new_with_free_func ((GDestroyNotify) airy_stack_free);
+  g_autoptr(GPtrArray) field_ops = g_ptr_array_new ();
+  g_autoptr(AiryStack) planes = NULL;
+  g_autofree guint *counts = NULL;
+  g_autofree float *bar = NULL;
+  AiryStages st;
+  guint b, k, n = n_planes;
+
+  _airy_ops_stages (ops, &st);
+  for (k = 0; k < st.n_field; k++)
+    g_ptr_array_add (field_ops, g_ptr_array_index (ops, k));
+  /* forward: the planes, then each op of the intensity stage, keeping
+   * what enters it */
+  planes = _airy_ops_run_program (field_ops, n_planes, z, threads, error);
+  if (planes == NULL)
+    return FALSE;
+  counts = g_new (guint, ops->len + 1);
+  for (k = st.n_field; k < ops->len; k++)
+    {
+      const AiryOp *op = g_ptr_array_index (ops, k);
+      guint n_out = op->kind == AIRY_OP_SENSOR ? n : 1;
+      AiryStack *next = airy_stack_new (MAX (n_out, 1), op->height, op->width);
+
+      counts[k] = n;
+      if (!_airy_op_kind_info (op->kind)->image_forward (op, planes->data, n, 0, next->data, error))
+        {
+          airy_stack_free (next);
+          return FALSE;
+        }
+      g_ptr_array_add (inputs, g_steal_pointer (&planes));
+      planes = next;
+      n = n_out;
+    }
+  /* back through the intensity stage: the planes' cotangents */
+  bar = g_memdup2 (out_bar, (gsize) n * airy_stack_plane_size (planes) * sizeof (float));
+  for (k = ops->len; k-- > st.n_field;)
+    {
+      const AiryOp *op = g_ptr_array_index (ops, k);
+      AiryStack *in = g_ptr_array_index (inputs, k - st.n_field);
+      float *in_bar = g_new (float, (gsize) counts[k] * airy_stack_plane_size (in));
+
+      if (!_airy_op_kind_info (op->kind)->image_adjoint (op, in->data, counts[k], 0, bar, in_bar,
+                                                         grads ? &grads[k] : NULL, error))
+        {
+          g_free (in_bar);
+          return FALSE;
+        }
+      g_free (bar);
+      bar = in_bar;
+    }
+  /* and through the field stage, plane by plane */
+  {
+    g_autofree double *lambda = g_new (double, first->n_lambda);
+    g_autofree double *weights = g_new (double, first->n_lambda);
+    AirySpectrum spectrum = { first->n_lambda, lambda, weights };
+    gsize np = (gsize) ((AiryOp *) g_ptr_array_index (ops, st.n_field - 1))->height
+               * ((AiryOp *) g_ptr_array_index (ops, st.n_field - 1))->width;
+    guint l;
+
+    for (l = 0; l < first->n_lambda; l++)
+      {
+        lambda[l] = first->lambda ? first->lambda[l] : 1.0;
+        weights[l] = 1.0;
+      }
+    for (b = 0; b < n_planes; b++)
+      {
+        g_autoptr(AiryField) field = first->kind == AIRY_OP_FUSED_PSF ? NULL
+                                     : airy_field_new (&spectrum, first->height, first->width, 1.0);
+        AiryPlane plane = { b, z[b], threads };
+
+        if (first->kind == AIRY_OP_FUSED_PSF && grads)
+          _airy_fused_psf_adjoint (first, z[b], threads, bar + b * np, &grads[0]);
+        else if (first->kind == AIRY_OP_FUSED_PSF)
+          continue;
+        else if (!_airy_ops_run_vjp (field_ops, field, &plane, bar + b * np, grads, error))
+          return FALSE;
+      }
+  }
+  return TRUE;
 }

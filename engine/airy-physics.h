@@ -178,6 +178,19 @@ airy_zernike (int n, int m, double rho, double theta, int normalised)
   return norm * v;
 }
 
+/* Z_n^m at (x, y) µm of a pupil of the given radius (0 outside it): the
+ * phase mask's term and the fit's basis, one formula. */
+AIRY_HD double
+airy_zernike_at (int n, int m, double x, double y, double radius, int normalised)
+{
+  double u = x / radius, v = y / radius;
+  double rho = sqrt (u * u + v * v);
+
+  if (rho > 1.0)
+    return 0.0;
+  return airy_zernike (n, m, rho, atan2 (v, u), normalised);
+}
+
 /* ANSI (OSA) single index j → (n, m): n = ⌈(−3 + √(9 + 8j))/2⌉, m = 2j − n(n+2). */
 AIRY_HD void
 airy_zernike_ansi_to_nm (int j, int *n, int *m)
@@ -458,4 +471,133 @@ airy_defocus_cis (double z, double g, float *s, float *c)
     *s = sinf (t);
     *c = cosf (t);
 #endif
+}
+
+/* ---- Sources generated per plane (POINT, GAUSS) ---- */
+
+/* sin and cos of one angle, as the CPU's libm computes them */
+AIRY_HD void
+airy_sincos (double t, double *s, double *c)
+{
+#ifdef __CUDA_ARCH__
+    sincos (t, s, c);
+#else
+    *s = sin (t);
+    *c = cos (t);
+#endif
+}
+
+/* The point source's phase at (x, y): u = exp(iπ n r² / (λ z)), the
+ * Fresnel approximation of e^{ikR}/R (normalised to the power per plane). */
+AIRY_HD double
+airy_point_source_phase (double x, double y, double n, double lambda, double z)
+{
+  return AIRY_PI * n * (x * x + y * y) / (lambda * z);
+}
+
+/* The Gaussian beam at (x, y), z from the waist w0, in its q-parameter form:
+ * u = (1/q)·exp(−iπ n r² / (λ q)), q = z + i z_R, z_R = π w0² n / λ (|u| ∝
+ * exp(−r²/w(z)²), the Gouy phase included; normalised to the power per
+ * plane). The operations are those of C's complex arithmetic under
+ * -fcx-limited-range, so the CPU's numbers did not change when this
+ * became the one formula. */
+AIRY_HD void
+airy_gaussian_beam (double x, double y, double n, double lambda, double z, double w0, double *re, double *im)
+{
+  double zr = AIRY_PI * w0 * w0 * n / lambda;
+  double d = z * z + zr * zr;
+  double qr = (z + 0.0 * zr) / d, qi = (0.0 * z - zr) / d;   /* 1/q */
+  double a = AIRY_PI * n * (x * x + y * y);
+  /* −iπ n r² (1/q) / λ: the real part of −i·π·n·r² is −0 */
+  double er = (-0.0 * qr - (-a) * qi) / lambda, ei = (-0.0 * qi + (-a) * qr) / lambda;
+  double m = exp (er), s, c;
+
+  airy_sincos (ei, &s, &c);
+  *re = qr * (m * c) - qi * (m * s);
+  *im = qr * (m * s) + qi * (m * c);
+}
+
+/* One wavelength's share of a pixel's intensity, w·|u|², in float: the
+ * INTENSITY of every backend and the fused PSF's sum over its entries. */
+AIRY_HD float
+airy_intensity_term (float w, float re, float im)
+{
+  return w * (re * re + im * im);
+}
+
+/* Padding or cropping about pixel ⌊N/2⌋: pixel j of the n_to-long axis
+ * takes pixel j − airy_centred_offset (n_to, n_from) of the other. */
+AIRY_HD int
+airy_centred_offset (unsigned n_to, unsigned n_from)
+{
+  return (int) (n_to / 2) - (int) (n_from / 2);
+}
+
+/* ---- The sensor's resampling ---- */
+
+/* Bilinear sample of img (h × w, spacing dy, dx, centre ⌊N/2⌋) at (y, x) µm; 0 outside. */
+AIRY_HD double
+airy_bilinear_sample (const float *img, unsigned h, unsigned w, double dy, double dx, double y, double x)
+{
+  double sy = y / dy + h / 2, sx = x / dx + w / 2;
+  int y0 = (int) floor (sy), x0 = (int) floor (sx);
+  double fy = sy - y0, fx = sx - x0, v = 0.0;
+  int j, i;
+
+  for (j = 0; j < 2; j++)
+    for (i = 0; i < 2; i++)
+      {
+        int yy = y0 + j, xx = x0 + i;
+        double wgt = (j ? fy : 1 - fy) * (i ? fx : 1 - fx);
+
+        if (yy >= 0 && yy < (int) h && xx >= 0 && xx < (int) w)
+          v += wgt * img[(size_t) yy * w + xx];
+      }
+  return v;
+}
+
+/* Output pixel (oy, ox) of the linear resampling onto oh × ow pixels of
+ * ody × odx: the point sample at its centre, times scale. */
+AIRY_HD float
+airy_linear_resample_at (const float *in, unsigned h, unsigned w, double dy, double dx, unsigned oy, unsigned ox,
+                         unsigned oh, unsigned ow, double ody, double odx, double scale)
+{
+  return (float) (scale * airy_bilinear_sample (in, h, w, dy, dx, airy_grid_coord (oy, oh, ody),
+                                                airy_grid_coord (ox, ow, odx)));
+}
+
+/* Output pixel (oy, ox) of the block sum of f × f pixels of in (width w),
+ * added in row order from 0. */
+AIRY_HD float
+airy_block_sum_at (const float *in, unsigned w, unsigned f, unsigned oy, unsigned ox)
+{
+  float s = 0.0f;
+  unsigned y, x;
+
+  for (y = 0; y < f; y++)
+    for (x = 0; x < f; x++)
+      s += in[(size_t) (oy * f + y) * w + ox * f + x];
+  return s;
+}
+
+/* ---- Samples ---- */
+
+/* Bead i of a bead sample (counter-based uniforms: the same beads for any
+ * sharding and on any device): its plane of `planes`, row and column. */
+AIRY_HD void
+airy_bead_position (unsigned long long seed, unsigned long long i, unsigned planes, unsigned h, unsigned w,
+                    unsigned *z, unsigned *y, unsigned *x)
+{
+  *z = (unsigned) (airy_uniform (seed, i, 0) * planes);
+  *y = (unsigned) (airy_uniform (seed, i, 1) * h);
+  *x = (unsigned) (airy_uniform (seed, i, 2) * w);
+}
+
+/* The "same" crop of a linear convolution that keeps the PSF's centre:
+ * image pixel (y, x) is full[(y + cy)·pw + x + cx], times norm (the
+ * inverse transform's 1/N). */
+AIRY_HD float
+airy_conv_crop_at (const float *full, unsigned pw, unsigned cy, unsigned cx, unsigned y, unsigned x, float norm)
+{
+  return full[(size_t) (y + cy) * pw + x + cx] * norm;
 }

@@ -184,42 +184,67 @@ tail_op_new (AiryOpKind kind, guint n_lambda, guint height, guint width)
   return op;
 }
 
-/* The sensor as data: what it resamples from and to, and its noise. */
+/* CONVOLVE with its data: the sample (a file shared with the plan, by
+ * reference) and the padded geometry. */
 static AiryOp *
-sensor_op_new (AiryPlan *plan)
+convolve_op_new (AiryPlan *plan)
 {
-  AiryOp *op = tail_op_new (AIRY_OP_SENSOR, 1, plan->out_height, plan->out_width);
-  AirySensorOp *s = g_new0 (AirySensorOp, 1);
-  AiryElement *e = plan->sensor;
-  int resample = airy_element_get_enum (e, "resample");
+  AiryOp *op = tail_op_new (AIRY_OP_CONVOLVE, 1, plan->vol_height, plan->vol_width);
+  AiryConvolveOp *c = g_new0 (AiryConvolveOp, 1);
 
-  op->sensor = s;
-  s->element = g_object_ref (e);
-  s->in_height = plan->imaging ? plan->vol_height : plan->psf_height;
-  s->in_width = plan->imaging ? plan->vol_width : plan->psf_width;
-  s->in_dy = plan->imaging ? plan->vol_spacing : plan->psf_dy;
-  s->in_dx = plan->imaging ? plan->vol_spacing : plan->psf_dx;
-  s->out_height = plan->out_height;
-  s->out_width = plan->out_width;
-  s->out_dy = plan->out_dy;
-  s->out_dx = plan->out_dx;
-  s->resample = AIRY_SENSOR_COPY;
-  s->scale = 1.0;
-  if (resample == AIRY_RESAMPLE_BLOCK_SUM)
+  op->convolve = c;
+  c->kind = plan->sample.kind;
+  c->value = plan->sample.value;
+  c->count = plan->sample.count;
+  c->seed = plan->sample.seed;
+  c->intensity = plan->sample.intensity;
+  c->n_planes = plan->n_planes;
+  if (plan->volume != NULL)
     {
-      s->resample = AIRY_SENSOR_BLOCK_SUM;
-      s->factor = (guint) airy_element_get_int (e, "factor");
+      if (plan->volume_box == NULL)
+        {
+          plan->volume_box = g_atomic_rc_box_new (AiryStack *);
+          *plan->volume_box = plan->volume;
+        }
+      c->volume = g_atomic_rc_box_acquire (plan->volume_box);
+      c->volume_first = plan->volume_first;
     }
-  else if (resample == AIRY_RESAMPLE_LINEAR
-           && (s->out_height != s->in_height || s->out_width != s->in_width || s->out_dy != s->in_dy
-               || s->out_dx != s->in_dx))
-    {
-      s->resample = AIRY_SENSOR_LINEAR;
-      if (airy_element_get_boolean (e, "sum-preserving"))
-        s->scale = s->out_dy * s->out_dx / (s->in_dy * s->in_dx);
-    }
-  _airy_sensor_noise (e, 0, &s->noise);
+  c->key = g_strdup (plan->volume_key);
+  c->psf_height = plan->psf_height;
+  c->psf_width = plan->psf_width;
+  c->vol_height = plan->vol_height;
+  c->vol_width = plan->vol_width;
+  c->pad_height = plan->pad_height;
+  c->pad_width = plan->pad_width;
   return op;
+}
+
+/* The sensor lowered by its own compile() (airy-sensor.c) on the
+ * geometry of what it records: the image after CONVOLVE (the sample's
+ * grid) or each plane's intensity, or their SUM. */
+static gboolean
+sensor_lower (AiryPlan *plan, GError **error)
+{
+  AiryElement *e = plan->sensor;
+  double dy = plan->imaging ? plan->vol_spacing : plan->psf_dy;
+  double dx = plan->imaging ? plan->vol_spacing : plan->psf_dx;
+  AiryField geometry = {
+    .n_lambda = 1,
+    .height = plan->imaging ? plan->vol_height : plan->psf_height,
+    .width = plan->imaging ? plan->vol_width : plan->psf_width,
+    .dy = &dy, .dx = &dx,
+  };
+
+  if (!AIRY_ELEMENT_GET_CLASS (e)->compile (e, NULL, &geometry, plan->ops, error))
+    return FALSE;
+  if (geometry.height != plan->out_height || geometry.width != plan->out_width)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BACKEND,
+                   _("the sensor's operation ends on %u × %u, the plan on %u × %u"),
+                   geometry.height, geometry.width, plan->out_height, plan->out_width);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 gboolean
@@ -240,11 +265,21 @@ _airy_plan_compile (AiryPlan *plan,
 
   /* what each plane's intensity becomes */
   if (plan->imaging)
-    g_ptr_array_add (plan->ops, tail_op_new (AIRY_OP_CONVOLVE, 1, plan->vol_height, plan->vol_width));
+    g_ptr_array_add (plan->ops, convolve_op_new (plan));
   else if (plan->reduce)
-    g_ptr_array_add (plan->ops, tail_op_new (AIRY_OP_SUM, 1, plan->psf_height, plan->psf_width));
-  if (plan->sensor)
-    g_ptr_array_add (plan->ops, sensor_op_new (plan));
+    {
+      AiryOp *op = tail_op_new (AIRY_OP_SUM, 1, plan->psf_height, plan->psf_width);
+
+      op->reduce = g_new0 (AiryReduceOp, 1);
+      op->reduce->axis = AIRY_REDUCE_AXIS_PLANES;
+      op->reduce->n_planes = plan->n_planes;
+      g_ptr_array_add (plan->ops, op);
+    }
+  if (plan->sensor && !sensor_lower (plan, error))
+    {
+      g_clear_pointer (&plan->ops, g_ptr_array_unref);
+      return FALSE;
+    }
   return TRUE;
 }
 

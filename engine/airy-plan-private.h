@@ -42,6 +42,7 @@ struct _AiryPlan
   AiryStack     *volume;         /* sample file, NULL for generated samples; over
                                   * several ranks this rank's planes only: */
   guint          volume_first;   /*   plane volume_first of the sample is its 0 */
+  AiryStack    **volume_box;     /* once compiled: volume, shared with CONVOLVE (g_atomic_rc_box) */
   char          *volume_key;     /* identifies the sample's content, for caches */
   guint          vol_height, vol_width;
   guint          pad_height, pad_width;
@@ -66,9 +67,6 @@ AiryPlan *_airy_plan_new_checked (AirySystem           *system,
                                   GError              **error);
 AiryPlan *_airy_plan_ref        (AiryPlan *plan);
 void      _airy_plan_unref      (AiryPlan *plan);
-gboolean  _airy_plan_volume_plane (AiryPlan *plan,
-                                   guint     z,
-                                   float    *out);
 /* Plane z (of the whole sample) of a sample file: in this rank's part. */
 const float *_airy_plan_volume_data (AiryPlan *plan,
                                      guint     z);

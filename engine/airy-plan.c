@@ -58,7 +58,10 @@ _airy_plan_unref (AiryPlan *plan)
   g_free (plan->psf_dx_l);
   g_clear_object (&plan->sensor);
   g_free (plan->sample.file);
-  airy_stack_free (plan->volume);
+  if (plan->volume_box)
+    g_atomic_rc_box_release_full (plan->volume_box, _airy_volume_box_clear);
+  else
+    airy_stack_free (plan->volume);
   g_free (plan->volume_key);
   g_clear_pointer (&plan->ops, g_ptr_array_unref);
   _airy_ops_unref (plan->compiled);
@@ -622,42 +625,6 @@ _airy_plan_new_checked (AirySystem           *system,
       return NULL;
     }
   return g_steal_pointer (&plan);
-}
-
-/* One plane of the sample volume (vol_height × vol_width), generated or read. */
-gboolean
-_airy_plan_volume_plane (AiryPlan *plan,
-                         guint     z,
-                         float    *out)
-{
-  gsize n = (gsize) plan->vol_height * plan->vol_width, i;
-
-  switch (plan->sample.kind)
-    {
-    case AIRY_SAMPLE_CONSTANT:
-      for (i = 0; i < n; i++)
-        out[i] = (float) plan->sample.value;
-      return TRUE;
-    case AIRY_SAMPLE_FILE:
-      memcpy (out, _airy_plan_volume_data (plan, z), n * sizeof (float));
-      return TRUE;
-    case AIRY_SAMPLE_BEADS:
-      memset (out, 0, n * sizeof (float));
-      for (i = 0; i < plan->sample.count; i++)
-        {
-          /* bead i: plane, row and column from counter-based uniforms */
-          guint bz = (guint) (airy_uniform (plan->sample.seed, i, 0) * plan->n_planes);
-          guint by = (guint) (airy_uniform (plan->sample.seed, i, 1) * plan->vol_height);
-          guint bx = (guint) (airy_uniform (plan->sample.seed, i, 2) * plan->vol_width);
-
-          if (bz == z)
-            out[(gsize) by * plan->vol_width + bx] += (float) plan->sample.intensity;
-        }
-      return TRUE;
-    case AIRY_SAMPLE_NONE:
-    default:
-      return FALSE;
-    }
 }
 
 const float *

@@ -127,6 +127,10 @@ run_state_new (AiryPlan *plan)
   AiryRunState *state = g_new0 (AiryRunState, 1);
 
   state->plan = _airy_plan_ref (plan);
+  state->ops = g_ptr_array_ref (plan->ops);
+  state->reduce = plan->reduce;
+  state->out_height = plan->out_height;
+  state->out_width = plan->out_width;
   g_mutex_init (&state->lock);
   return state;
 }
@@ -137,6 +141,8 @@ run_state_free (AiryRunState *state)
   if (state == NULL)
     return;
   g_free (state->chunks);
+  g_ptr_array_unref (state->ops);
+  airy_stack_free (state->input);
   airy_stack_free (state->out);
   airy_stack_free (state->psf);
   for (guint l = 0; l < state->n_channels; l++)
@@ -169,11 +175,11 @@ _airy_run_state_alloc_outputs (AiryRunState *state,
 {
   AiryPlan *plan = state->plan;
 
-  if (!plan->reduce)
+  if (!state->reduce)
     {
       /* every plane of this process's part is written by the run */
-      g_assert (plan->out_depth == plan->n_planes);
-      state->out = _airy_stack_new_uninitialised (MAX (state->part_count, 1), plan->out_height, plan->out_width);
+      g_assert (state->tail_from > 0 || plan->out_depth == plan->n_planes);
+      state->out = _airy_stack_new_uninitialised (MAX (state->part_count, 1), state->out_height, state->out_width);
       if (state->out == NULL)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("not enough memory for the output stack"));
@@ -199,8 +205,8 @@ _airy_run_state_alloc_channels (AiryRunState *state,
       state->channels = g_new0 (AiryStack *, state->n_channels);
       for (l = 0; l < state->n_channels; l++)
         {
-          state->channels[l] = _airy_stack_new_uninitialised (MAX (state->part_count, 1), plan->out_height,
-                                                              plan->out_width);
+          state->channels[l] = _airy_stack_new_uninitialised (MAX (state->part_count, 1), state->out_height,
+                                                              state->out_width);
           if (state->channels[l] == NULL)
             {
               g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
@@ -287,8 +293,10 @@ _airy_run_state_set_metadata (AiryRunState *state)
   g_autofree char *json = airy_system_to_json_full (plan->system);
   guint i;
 
-  state->out->dy = plan->out_dy;
-  state->out->dx = plan->out_dx;
+  /* a program that stops before the intensity stage (the fallback's
+   * first part) gives the PSF's planes */
+  state->out->dy = state->ops->len < plan->ops->len ? plan->psf_dy : plan->out_dy;
+  state->out->dx = state->ops->len < plan->ops->len ? plan->psf_dx : plan->out_dx;
   if (state->psf)
     {
       state->psf->dy = plan->psf_dy;
@@ -302,7 +310,7 @@ _airy_run_state_set_metadata (AiryRunState *state)
         continue;
       /* a stack of planes holds this process's part; a reduction's image
        * is at the plane's z when there is one plane */
-      if (s == state->out && plan->reduce)
+      if (s == state->out && state->reduce)
         {
           if (s->depth == plan->n_planes)
             airy_stack_set_z (s, plan->z);
@@ -375,7 +383,8 @@ previews (const AiryRunOptions *opts,
 {
   AiryPlan *plan = state->plan;
 
-  return opts->preview != NULL && comm->size == 1 && !plan->reduce && state->out != NULL
+  return opts->preview != NULL && comm->size == 1 && !state->reduce && state->out != NULL
+         && state->tail_from == 0
          && g_str_equal (backend->ops->name, "cpu") && opts->preview_plane < plan->n_planes
          && state->part_first == 0 && state->part_count == plan->n_planes;
 }
@@ -471,6 +480,73 @@ choose_devices (AiryBackend          *backend,
  * plan, the chunks of this process's part over its devices, prepare and
  * execute. FALSE with *error set; the caller agrees with the other ranks
  * either way. */
+/* The fallback per op: the first op of the program the backend does not
+ * run (supports_op), or ops->len. An op of the field stage gives the whole
+ * program to the CPU backend (*backend changes); one of the intensity
+ * stage leaves it and the ops after it to the CPU backend, on the planes
+ * the backend makes (*tail_from). Either is said in a warning. */
+static gboolean
+split_program (AiryBackend **backend, AiryPlan *plan, AiryRunOptions *opts, GArray *devices, GPtrArray *warnings,
+               guint *tail_from, GError **error)
+{
+  AiryStages stages;
+  AiryBackend *cpu;
+  const AiryOp *op;
+  guint i;
+
+  *tail_from = 0;
+  for (i = 0; i < plan->ops->len; i++)
+    if (!_airy_backend_supports_op (*backend, g_ptr_array_index (plan->ops, i)))
+      break;
+  if (i == plan->ops->len)
+    return TRUE;
+  op = g_ptr_array_index (plan->ops, i);
+  _airy_ops_stages (plan->ops, &stages);
+  if ((cpu = airy_backend_choose ("cpu", error)) == NULL)
+    return FALSE;
+  if (i < stages.n_field)
+    {
+      if (warnings)
+        g_ptr_array_add (warnings, g_strdup_printf (_("backend %s does not run the operation “%s”: the CPU "
+                                                      "backend runs this system"),
+                                                    (*backend)->ops->name, _airy_op_kind_name (op->kind)));
+      /* the CPU's own devices */
+      *backend = cpu;
+      g_array_set_size (devices, 0);
+      opts->devices = NULL;
+      opts->n_devices = 0;
+      if (!choose_devices (cpu, opts, devices, error))
+        return FALSE;
+      opts->devices = (guint *) devices->data;
+      opts->n_devices = devices->len;
+      return TRUE;
+    }
+  if (warnings)
+    g_ptr_array_add (warnings, g_strdup_printf (_("backend %s does not run the operation “%s”: the CPU backend "
+                                                  "runs it and the ones after it"),
+                                                (*backend)->ops->name, _airy_op_kind_name (op->kind)));
+  *tail_from = i;
+  return TRUE;
+}
+
+/* The fallback's first part: this backend makes the planes' intensities
+ * only, ops[0 … tail_from). */
+static void
+run_state_take_prefix (AiryRunState *state, guint tail_from)
+{
+  AiryPlan *plan = state->plan;
+  guint i;
+
+  g_ptr_array_unref (state->ops);
+  state->ops = g_ptr_array_new_with_free_func ((GDestroyNotify) _airy_op_unref);
+  for (i = 0; i < tail_from; i++)
+    g_ptr_array_add (state->ops, _airy_op_ref (g_ptr_array_index (plan->ops, i)));
+  state->tail_from = tail_from;
+  state->reduce = FALSE;
+  state->out_height = plan->psf_height;
+  state->out_width = plan->psf_width;
+}
+
 static gboolean
 run_local (AirySystem           *system,
            AiryRunOptions       *opts,
@@ -490,7 +566,7 @@ run_local (AirySystem           *system,
   g_autoptr(GError) local = NULL;
   AiryRunState *state;
   AiryBackend *backend;
-  guint threads, i, first, part_first, part_count;
+  guint threads, i, first, part_first, part_count, tail_from;
   gulong handler = 0;
 
   /* wrong settings in the environment are errors, not defaults in disguise */
@@ -528,12 +604,17 @@ run_local (AirySystem           *system,
   plan = _airy_plan_new (system, opts, warnings, error);
   if (plan == NULL || !_airy_plan_compile (plan, error))
     return FALSE;
+  if (!split_program (&backend, plan, opts, devices, warnings, &tail_from, error))
+    return FALSE;
+  *backend_out = backend;
   if (!_airy_plan_choose_part (opts, plan->n_planes, &part_first, &part_count, error))
     return FALSE;
   state = *state_out = run_state_new (plan);
   state->comm = comm;
   state->part_first = part_first;
   state->part_count = part_count;
+  if (tail_from > 0)
+    run_state_take_prefix (state, tail_from);
 
   /* Shard this process's planes over its devices in contiguous chunks, as
    * asked or evenly. */
@@ -572,8 +653,9 @@ run_local (AirySystem           *system,
       first += count;
     }
 
-  state->want_resident = opts->resident;
-  state->keep_psf = opts->keep_psf;
+  /* the fallback's first part gives the CPU backend host planes */
+  state->want_resident = opts->resident && tail_from == 0;
+  state->keep_psf = opts->keep_psf && tail_from == 0;
   state->per_wavelength = opts->per_wavelength;
   if (opts->per_wavelength)
     {
@@ -704,7 +786,7 @@ check_finite (AiryRunState *state, GError **error)
   const AiryStack *out = state->out ? state->out : state->resident ? airy_resident_get_stack (state->resident) : NULL;
   guint l;
 
-  if (!check_stack_finite (state, out, state->plan->reduce, _("the result"), error)
+  if (!check_stack_finite (state, out, state->reduce, _("the result"), error)
       || !check_stack_finite (state, state->psf, FALSE, _("the PSF stack"), error))
     return FALSE;
   for (l = 0; l < state->n_channels; l++)
@@ -728,6 +810,44 @@ timed_agree (AiryComm *comm, gint64 *us, GError **error)
   return ok;
 }
 
+/* The fallback's second part: the CPU backend runs the whole program on
+ * the planes the first backend made (state->input instead of its field
+ * stage), so the ops from state->tail_from on are the CPU's, with its
+ * reduction across processes. *statep becomes the CPU's run. */
+static gboolean
+run_tail (AiryRunState **statep, const AiryRunOptions *opts, guint threads, GError **error)
+{
+  AiryRunState *first = *statep;
+  g_autoptr(AiryRunState) state = run_state_new (first->plan);
+  AiryBackend *cpu = airy_backend_choose ("cpu", error);
+  gboolean ok;
+
+  if (cpu == NULL)
+    return FALSE;
+  state->comm = first->comm;
+  state->part_first = first->part_first;
+  state->part_count = first->part_count;
+  state->n_slots = 1;
+  state->chunks = g_new0 (AiryChunk, 1);
+  state->chunks[0] = (AiryChunk) { .first = first->part_first, .count = first->part_count,
+                                   .threads = MAX (threads, 1) };
+  state->keep_psf = opts->keep_psf;
+  state->want_resident = opts->resident;
+  state->input = g_steal_pointer (&first->out);
+  state->cancellable = g_object_ref (first->cancellable);
+  ok = cpu->ops->prepare (cpu, state, error)
+       && (state->part_count == 0 || cpu->ops->execute (cpu, state, &state->chunks[0], error))
+       && (!state->reduce || cpu->ops->all_reduce (cpu, state, error))
+       && cpu->ops->finish (cpu, state, error);
+  cpu->ops->release (cpu, state);
+  if (!ok)
+    return FALSE;
+  state->reduce_us += first->reduce_us;
+  run_state_free (first);
+  *statep = g_steal_pointer (&state);
+  return TRUE;
+}
+
 AiryResult *
 airy_run (AirySystem           *system,
           const AiryRunOptions *options,
@@ -746,7 +866,7 @@ airy_run (AirySystem           *system,
   AiryPlan *plan;
   AiryResult *result;
   gint64 t0 = g_get_monotonic_time (), agree_us = 0;
-  guint threads = 0;
+  guint threads = 0, n_devices = 0;
   gboolean prepared = FALSE;
 
   g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
@@ -762,13 +882,22 @@ airy_run (AirySystem           *system,
   plan = state ? state->plan : NULL;
   if (comm->size > 1 && timed_agree (comm, &agree_us, &local))
     {
-      if (plan->reduce && backend->ops->all_reduce == NULL)
+      if (state->reduce && backend->ops->all_reduce == NULL)
         g_set_error (&local, AIRY_ERROR, AIRY_ERROR_BACKEND,
                      _("backend %s: cannot reduce across processes"), backend->ops->name);
-      if (local == NULL && plan->reduce)
+      if (local == NULL && state->reduce)
         backend->ops->all_reduce (backend, state, &local);
       if (local == NULL && backend->ops->finish)
         backend->ops->finish (backend, state, &local);
+      if (state->tail_from > 0 && timed_agree (comm, &agree_us, &local))
+        {
+          /* every rank's first part is done: the CPU's reduces across them */
+          if (backend->ops->release)
+            backend->ops->release (backend, state);
+          prepared = FALSE;
+          n_devices = state->n_slots;
+          run_tail (&state, &opts, threads, &local);
+        }
       if (local == NULL)
         check_finite (state, &local);
       /* and once more after the steps that may fail on one rank only, so
@@ -777,10 +906,18 @@ airy_run (AirySystem           *system,
     }
   else if (comm->size == 1)
     {
-      if (local == NULL && plan->reduce && backend->ops->all_reduce)
+      if (local == NULL && state->reduce && backend->ops->all_reduce)
         backend->ops->all_reduce (backend, state, &local);
       if (local == NULL && backend->ops->finish)
         backend->ops->finish (backend, state, &local);
+      if (local == NULL && state->tail_from > 0)
+        {
+          if (backend->ops->release)
+            backend->ops->release (backend, state);
+          prepared = FALSE;
+          n_devices = state->n_slots;
+          run_tail (&state, &opts, threads, &local);
+        }
       if (local == NULL)
         check_finite (state, &local);
     }
@@ -809,12 +946,12 @@ airy_run (AirySystem           *system,
   result->hash = airy_system_hash (system);
   result->seconds = (g_get_monotonic_time () - t0) / 1e6;
   result->backend = g_strdup (backend->ops->name);
-  result->n_devices = state->n_slots;
+  result->n_devices = n_devices ? n_devices : state->n_slots;
   result->threads = threads;
   result->ranks = comm->size;
   result->part_first = state->part_first;
   result->part_count = state->part_count;
-  result->stack_is_part = !plan->reduce;
+  result->stack_is_part = !state->reduce;
   result->n_planes = plan->n_planes;
   result->reduce_s = state->reduce_us / 1e6;
   result->own_s = MAX (0.0, result->seconds - (agree_us + state->reduce_us) / 1e6);

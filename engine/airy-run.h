@@ -44,6 +44,57 @@ typedef struct
   guint        preview_plane;
 } AiryRunOptions;
 
+/**
+ * AiryRunOptions:
+ * @backend: "cpu", "cuda", "auto" or %NULL (auto)
+ * @devices: (array length=n_devices) (nullable): backend device indices; %NULL: all
+ * @n_devices: the number of @devices
+ * @threads: host threads in all; 0: all cores
+ * @chunks: (skip): explicit planes per device
+ * @keep_psf: imaging: also return the PSF stack
+ * @resident: return the result kept by its backend
+ * @comm: (skip): the processes of the run
+ * @rank_planes: (skip): explicit planes per rank
+ * @per_wavelength: PSF mode: also one stack per wavelength
+ * @preview: (skip): the first plane's callback
+ * @preview_data: (skip): its data
+ * @preview_plane: the plane previewed
+ *
+ * How airy_run() runs a system. On the stack, `{ 0 }` gives the defaults and
+ * the caller owns what the pointers point to. As a boxed type (bindings,
+ * callers that keep options) from airy_run_options_new() or
+ * airy_run_options_copy(), the options own their backend name and arrays
+ * (devices; chunks, one per device the run uses; rank_planes, comm->size)
+ * and free them; set those with the setters. @comm and @preview are shared,
+ * not copied.
+ */
+#define AIRY_TYPE_RUN_OPTIONS (airy_run_options_get_type ())
+GType           airy_run_options_get_type    (void);
+/**
+ * airy_run_options_new: (constructor)
+ * Returns: (transfer full): the default options
+ */
+AiryRunOptions *airy_run_options_new         (void);
+AiryRunOptions *airy_run_options_copy        (const AiryRunOptions *options);
+void            airy_run_options_free        (AiryRunOptions       *options);
+/**
+ * airy_run_options_set_backend:
+ * @options: boxed options
+ * @backend: (nullable): "cpu", "cuda", "auto", a module's backend, or %NULL (auto)
+ */
+void            airy_run_options_set_backend (AiryRunOptions       *options,
+                                              const char           *backend);
+/**
+ * airy_run_options_set_devices:
+ * @options: boxed options
+ * @devices: (array length=n_devices) (nullable): backend device indices; %NULL: all
+ * @n_devices: their number
+ */
+void            airy_run_options_set_devices (AiryRunOptions       *options,
+                                              const guint          *devices,
+                                              guint                 n_devices);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryRunOptions, airy_run_options_free)
+
 typedef void (*AiryProgressFunc) (guint    done,
                                   guint    total,
                                   gpointer user_data);
@@ -81,6 +132,19 @@ typedef struct
 #define AIRY_TYPE_RESULT (airy_result_get_type ())
 GType       airy_result_get_type (void);
 
+/**
+ * airy_run:
+ * @system: the system
+ * @options: (nullable): how to run it; %NULL: the defaults
+ * @progress: (scope call) (closure user_data) (nullable): planes done of all, on the run's threads
+ * @user_data: (closure): for @progress
+ * @cancellable: (nullable): cancels the run
+ * @error: where a failure is told
+ *
+ * Computes the system: its PSF stack or, for a microscope, its image.
+ *
+ * Returns: (transfer full): the result, %NULL with @error set
+ */
 AiryResult *airy_run          (AirySystem           *system,
                                const AiryRunOptions *options,
                                AiryProgressFunc      progress,

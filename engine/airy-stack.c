@@ -153,14 +153,25 @@ airy_stack_free (AiryStack *stack)
   g_free (stack);
 }
 
+G_DEFINE_BOXED_TYPE (AiryStack, airy_stack, airy_stack_copy, airy_stack_free)
+
 AiryStack *
 airy_stack_copy (const AiryStack *stack)
 {
-  AiryStack *copy = airy_stack_new (stack->depth, stack->height, stack->width);
+  AiryStack *copy;
 
+  g_return_val_if_fail (stack != NULL, NULL);
+  if (stack->data == NULL)   /* a probe: the header alone */
+    {
+      copy = g_new0 (AiryStack, 1);
+      copy->depth = stack->depth;
+      copy->height = stack->height;
+      copy->width = stack->width;
+    }
+  else if ((copy = airy_stack_new (stack->depth, stack->height, stack->width)) != NULL)
+    memcpy (copy->data, stack->data, (gsize) stack->depth * airy_stack_plane_size (stack) * sizeof (float));
   if (copy == NULL)
     return NULL;
-  memcpy (copy->data, stack->data, (gsize) stack->depth * airy_stack_plane_size (stack) * sizeof (float));
   airy_stack_copy_metadata (copy, stack);
   copy->bits = stack->bits;
   return copy;
@@ -257,6 +268,18 @@ airy_stack_plane (const AiryStack *stack,
                   guint            z)
 {
   g_return_val_if_fail (z < stack->depth, NULL);
+  return stack->data + z * airy_stack_plane_size (stack);
+}
+
+const float *
+airy_stack_get_plane_data (const AiryStack *stack,
+                           guint            z,
+                           gsize           *n_values)
+{
+  *n_values = 0;
+  g_return_val_if_fail (stack != NULL && stack->data != NULL, NULL);
+  g_return_val_if_fail (z < stack->depth, NULL);
+  *n_values = airy_stack_plane_size (stack);
   return stack->data + z * airy_stack_plane_size (stack);
 }
 

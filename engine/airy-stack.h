@@ -1,6 +1,6 @@
 #pragma once
 
-#include <glib.h>
+#include <glib-object.h>
 
 G_BEGIN_DECLS
 
@@ -38,6 +38,10 @@ typedef struct
   gsize   mapped;  /* bytes mapped for data (large stacks), 0 when malloc'd */
 } AiryStack;
 
+/* A boxed type: a copy holds its own pixels (a probe's copy none). */
+#define AIRY_TYPE_STACK (airy_stack_get_type ())
+GType      airy_stack_get_type   (void);
+
 AiryStack *airy_stack_new        (guint depth,
                                   guint height,
                                   guint width);
@@ -53,7 +57,28 @@ AiryStack *airy_stack_copy       (const AiryStack *stack);
 float     *airy_stack_plane      (const AiryStack *stack,
                                   guint            z);
 gsize      airy_stack_plane_size (const AiryStack *stack);
-/* The whole stack's range (NaN ignored), on all cores. */
+/**
+ * airy_stack_get_plane_data:
+ * @stack: a stack with its pixels
+ * @z: the plane, below depth
+ * @n_values: (out): height × width
+ *
+ * Plane z's values, row by row, for bindings (which cannot read @data).
+ *
+ * Returns: (array length=n_values) (transfer none): the plane, or %NULL for
+ *   a plane that does not exist
+ */
+const float *airy_stack_get_plane_data (const AiryStack *stack,
+                                        guint            z,
+                                        gsize           *n_values);
+/**
+ * airy_stack_min_max:
+ * @stack: a stack
+ * @min: (out): the smallest value
+ * @max: (out): the largest value
+ *
+ * The whole stack's range (NaN ignored), on all cores.
+ */
 void       airy_stack_min_max    (const AiryStack *stack,
                                   float           *min,
                                   float           *max);

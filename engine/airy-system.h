@@ -69,6 +69,12 @@ AirySystem   *airy_system_new_from_file    (const char  *path,
                                             GError     **error);
 AirySystem   *airy_system_new_from_preset  (const char  *name,
                                             GError     **error);
+/**
+ * airy_system_copy:
+ * @self: a system
+ *
+ * Returns: (transfer full): a copy that shares nothing with @self
+ */
 AirySystem   *airy_system_copy             (AirySystem  *self);
 
 char         *airy_system_to_json          (AirySystem  *self);
@@ -78,7 +84,14 @@ char         *airy_system_to_json_full     (AirySystem  *self);
 gboolean      airy_system_save             (AirySystem  *self,
                                             const char  *path,
                                             GError     **error);
+/* what is computed: the name and the description are no part of it */
 guint64       airy_system_hash             (AirySystem  *self);
+/**
+ * airy_system_list_input_files:
+ * @self: a system
+ *
+ * Returns: (transfer full) (element-type AiryInputFile): the files it reads
+ */
 GPtrArray    *airy_system_list_input_files (AirySystem  *self);
 
 /* JSON Schema (draft 2020-12) of system files, from the registered element
@@ -88,12 +101,24 @@ char         *airy_system_schema           (gboolean     with_modules);
 
 /* Checks everything a run would check (ranges, cross-field rules, files,
  * memory budget) and collects warnings (char*) without computing. */
+/**
+ * airy_system_validate:
+ * @self: a system
+ * @warnings: (element-type utf8): where warnings are added
+ * @error: where the first error is told
+ */
 gboolean      airy_system_validate         (AirySystem  *self,
                                             GPtrArray   *warnings,
                                             GError     **error);
 /* What a check on the UI thread may do: ranges, cross-field rules, shapes,
  * warnings of the optics; no file is read (sample, mask images) and no
  * memory budget taken. A run checks the rest and reports at the same paths. */
+/**
+ * airy_system_check:
+ * @self: a system
+ * @warnings: (element-type utf8): where warnings are added
+ * @error: where the first error is told
+ */
 gboolean      airy_system_check            (AirySystem  *self,
                                             GPtrArray   *warnings,
                                             GError     **error);
@@ -106,6 +131,12 @@ void          airy_system_set_description  (AirySystem  *self,
                                             const char  *description);
 const char   *airy_system_get_base_dir     (AirySystem  *self);
 gboolean      airy_system_is_microscope    (AirySystem  *self);
+/**
+ * airy_system_get_shape:
+ * @self: a system
+ * @height: (out): grid rows
+ * @width: (out): grid columns
+ */
 void          airy_system_get_shape        (AirySystem  *self,
                                             guint       *height,
                                             guint       *width);
@@ -118,18 +149,43 @@ void          airy_system_set_spacing      (AirySystem  *self,
 const AirySpectrum *airy_system_get_spectrum (AirySystem *self);
 void          airy_system_set_spectrum     (AirySystem  *self,
                                             const AirySpectrum *spectrum);
+/**
+ * airy_system_get_z:
+ * @self: a system
+ * @n: (out): the number of planes
+ *
+ * Returns: (array length=n) (transfer none): the planes' z, µm
+ */
 const double *airy_system_get_z            (AirySystem  *self,
                                             guint       *n);
 void          airy_system_set_z_range      (AirySystem  *self,
                                             double       start,
                                             double       stop,
                                             guint        count);
+/**
+ * airy_system_set_z_values:
+ * @self: a system
+ * @values: (array length=count): the planes' z, µm
+ * @count: their number
+ */
 void          airy_system_set_z_values     (AirySystem  *self,
                                             const double *values,
                                             guint        count);
+/**
+ * airy_system_get_elements:
+ * @self: a system
+ *
+ * Returns: (transfer none) (element-type AiryElement): the elements, in order
+ */
 GPtrArray    *airy_system_get_elements     (AirySystem  *self);
 void          airy_system_add_element      (AirySystem  *self,
                                             AiryElement *element);
+/**
+ * airy_system_get_objective:
+ * @self: a system
+ *
+ * Returns: (transfer none) (nullable): the microscope's objective
+ */
 AiryElement  *airy_system_get_objective    (AirySystem  *self);
 /* spectrum.channels: a PSF run keeps one stack per wavelength (the app and
  * airy-sim ask airy_run for them: AiryRunOptions.per_wavelength). */
@@ -145,6 +201,12 @@ void          airy_system_set_channels     (AirySystem  *self,
 double        airy_system_get_f_tube       (AirySystem  *self);
 void          airy_system_set_f_tube       (AirySystem  *self,
                                             double       f_tube);
+/**
+ * airy_system_get_sensor:
+ * @self: a system
+ *
+ * Returns: (transfer none) (nullable): the sensor
+ */
 AiryElement  *airy_system_get_sensor       (AirySystem  *self);
 void          airy_system_set_sensor       (AirySystem  *self,
                                             AiryElement *sensor);
@@ -156,6 +218,11 @@ void          airy_system_make_microscope  (AirySystem  *self,
                                             double       f_tube);
 void          airy_system_changed          (AirySystem  *self);
 
+/**
+ * airy_presets_list:
+ *
+ * Returns: (transfer full) (array zero-terminated=1): the presets' names
+ */
 char        **airy_presets_list            (void);
 char         *airy_preset_get_json         (const char  *name,
                                             GError     **error);

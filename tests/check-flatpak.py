@@ -71,6 +71,17 @@ for want in ('/share/applications/%s.desktop' % app_id, '/share/metainfo/%s.meta
              '/bin/airy', '/bin/airy-sim'):
     if not any(p.endswith(want) for p in installed):
         fails.append('meson does not install %s' % want)
+# the programs link libairy.so.0: it stays in the app, its headers and .pc go
+if not any(p.endswith('/libairy.so.0') for p in installed):
+    fails.append('meson does not install libairy.so.0')
+cleanup = m.get('cleanup', [])
+for keep in ('/lib/libairy.so.0', '/lib/airy/backends'):
+    for c in cleanup:
+        if keep.startswith(c.rstrip('/') + '/') or keep == c or (c.startswith('*') and keep.endswith(c[1:])):
+            fails.append('cleanup %s removes %s, which the app needs' % (c, keep))
+for dev in ('/include', '/lib/pkgconfig'):
+    if dev not in cleanup:
+        fails.append('cleanup does not remove %s (libairy\'s headers and airy.pc)' % dev)
 desktop = os.path.join(build, 'resources', app_id + '.desktop')
 if os.path.exists(desktop):
     text = open(desktop).read()

@@ -16,6 +16,17 @@ for f in bin/airy-sim share/airy/presets/widefield.json share/airy/presets/seed-
          share/airy/airy-system.schema.json share/locale/de/LC_MESSAGES/airy.mo; do
   [ -f "$root/$f" ] || fail "missing $f"
 done
+# libairy for other programs (tests/check-library.sh checks what they see)
+for f in "$libdir/libairy.so.0" "$libdir/libairy.so" "$libdir/pkgconfig/airy.pc" include/airy/airy.h \
+         include/airy/airy-version.h; do
+  [ -e "$root/$f" ] || fail "missing $f"
+done
+ls "$root/include/airy" | grep -q -- '-private\.h$' && fail "private headers installed: $(ls "$root/include/airy")"
+if [ -f "$build/engine/Airy-0.typelib" ]; then
+  for f in "$libdir/girepository-1.0/Airy-0.typelib" share/gir-1.0/Airy-0.gir; do
+    [ -f "$root/$f" ] || fail "missing $f"
+  done
+fi
 if [ -x "$build/app/airy" ]; then
   for f in bin/airy share/applications/io.github.airyoptics.Airy.desktop \
            share/metainfo/io.github.airyoptics.Airy.metainfo.xml \

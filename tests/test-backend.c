@@ -10,6 +10,8 @@
 
 #include "airy-test-util.h"
 #include "airy-plan-private.h"
+#include "airy-ops-private.h"
+#include "cpu/airy-cpu-backend.h"
 #include "cuda/airy-cuda-private.h"
 #include "cuda/airy-cuda-kernels.h"
 
@@ -672,6 +674,104 @@ test_stats_constant (void)
   g_assert_cmpuint (counts[1] + counts[2] + counts[3], ==, 0);
 }
 
+
+/* ---- the fallback per op (supports_op) ---- */
+
+/* A backend that is the CPU's but for one op kind it does not run, and
+ * that records how much of the program it was given. */
+static AiryOpKind refused_kind;
+static guint      refused_given;
+
+static gboolean
+refusing_supports_op (AiryBackend *backend, const AiryOp *op)
+{
+  return op->kind != refused_kind;
+}
+
+static gboolean
+refusing_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
+{
+  guint i;
+
+  refused_given = state->ops->len;
+  for (i = 0; i < state->ops->len; i++)
+    g_assert_cmpint (((AiryOp *) g_ptr_array_index (state->ops, i))->kind, !=, refused_kind);
+  return _airy_cpu_backend_ops ()->prepare (backend, state, error);
+}
+
+/* The run on a backend that refuses `kind` is the CPU's, byte for byte; it
+ * was given `given` ops (0: none, the CPU ran the system) and said so. */
+static void
+check_fallback (const char *json, AiryOpKind kind, guint given, const char *warning)
+{
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(AiryResult) cpu = test_run (system, &(AiryRunOptions) { .backend = "cpu", .threads = 1 });
+  g_autoptr(AiryResult) other = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *name = g_strdup_printf ("test-no-%s", _airy_op_kind_name (kind));
+  g_autofree char *said = g_strdup_printf (warning, name);
+  AiryBackendOps *ops = g_new (AiryBackendOps, 1);
+  gboolean found = FALSE;
+  guint i;
+
+  *ops = *_airy_cpu_backend_ops ();
+  ops->name = name;
+  ops->supports_op = refusing_supports_op;
+  ops->prepare = refusing_prepare;
+  airy_backend_register (ops, NULL);   /* the registry keeps ops */
+  refused_kind = kind;
+  refused_given = 0;
+  other = airy_run (system, &(AiryRunOptions) { .backend = name, .threads = 1 }, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (refused_given, ==, given);
+  g_assert_cmpuint (other->stack->depth, ==, cpu->stack->depth);
+  g_assert_cmpuint (other->stack->height, ==, cpu->stack->height);
+  g_assert_cmpuint (other->stack->width, ==, cpu->stack->width);
+  g_assert_cmpfloat (other->stack->dx, ==, cpu->stack->dx);
+  g_assert_cmpmem (other->stack->data, (gsize) cpu->stack->depth * airy_stack_plane_size (cpu->stack) * sizeof (float),
+                   cpu->stack->data, (gsize) cpu->stack->depth * airy_stack_plane_size (cpu->stack) * sizeof (float));
+  for (i = 0; i < other->warnings->len; i++)
+    found |= g_str_equal (g_ptr_array_index (other->warnings, i), said);
+  if (!found)
+    g_error ("no warning “%s”", said);
+  g_steal_pointer (&name);
+}
+
+static void
+test_fallback_per_op (void)
+{
+  const char *tail = "backend %s does not run the operation “%s”: the CPU backend runs it and the ones after it";
+  g_autofree char *sensor = g_strdup_printf (tail, "%s", "sensor");
+  g_autofree char *convolve = g_strdup_printf (tail, "%s", "convolve");
+  g_autofree char *sum = g_strdup_printf (tail, "%s", "sum");
+  g_autofree char *microscope = test_microscope_json ("{\"beads\": {\"count\": 25, \"seed\": 2, \"intensity\": 4}}",
+                                                      "\"reduce\": \"sum\", \"noise\": \"poisson\", \"exposure\": 30,"
+                                                      " \"seed\": 9", 48, 4);
+
+  /* the same sample spectra in both runs (no cache between them) */
+  g_setenv ("AIRY_NO_VOLUME_CACHE", "1", TRUE);
+  /* a sensor of each plane (the noise's numbers too) */
+  check_fallback ("{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.2}, \"spectrum\": {\"wavelengths\": [0.532]},"
+                  " \"z\": {\"values\": [-0.5, 0, 0.7]},"
+                  " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8},"
+                  "  {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}],"
+                  " \"sensor\": {\"resample\": \"block-sum\", \"factor\": 2, \"noise\": \"poisson\", \"exposure\": 1e4,"
+                  " \"read-noise\": 1.5, \"seed\": 4}}",
+                  AIRY_OP_SENSOR, 1, sensor);
+  /* the microscope's convolution and its sensor */
+  check_fallback (microscope, AIRY_OP_CONVOLVE, 1, convolve);
+  /* a sum of the planes, then a bilinear sensor; the field ops unfused */
+  check_fallback ("{\"airy\": 1, \"grid\": {\"shape\": [40, 40], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.55]},"
+                  " \"z\": {\"values\": [60, 90, 200]},"
+                  " \"elements\": [{\"type\": \"point-source\"}, {\"type\": \"ff-lens\", \"f\": 100}],"
+                  " \"sensor\": {\"reduce\": \"sum\", \"resample\": \"linear\", \"spacing\": 3.1}}",
+                  AIRY_OP_SUM, 3, sum);
+  /* an op of the field stage: the CPU runs the system */
+  check_fallback (microscope, AIRY_OP_FUSED_PSF, 0,
+                  "backend %s does not run the operation “fused-psf”: the CPU backend runs this system");
+  g_unsetenv ("AIRY_NO_VOLUME_CACHE");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -689,5 +789,6 @@ main (int argc, char **argv)
   g_test_add_func ("/backend/resident/host", test_resident_host);
   g_test_add_func ("/backend/resident/stats-constant", test_stats_constant);
   g_test_add_func ("/backend/resident/to-stack", test_resident_to_stack);
+  g_test_add_func ("/backend/fallback-per-op", test_fallback_per_op);
   return g_test_run ();
 }

@@ -82,8 +82,10 @@ test_warning_keeps_layout (void)
   /* a refused value: marked, said below the form, nothing moves */
   gtk_editable_set_text (GTK_EDITABLE (na), "1.5");
   gtk_spin_button_update (GTK_SPIN_BUTTON (na));
-  error = visible_label (GTK_WIDGET (window), "elements[0].na: must be in");
+  /* said for people; the engine's words, with the JSON path, in its tooltip */
+  error = visible_label (GTK_WIDGET (window), "NA (Objective point source) must be at most n = 1.33, got 1.5");
   g_assert_nonnull (error);
+  g_assert_true (g_str_has_prefix (gtk_widget_get_tooltip_text (error), "elements[0].na: must be in"));
   g_assert_false (gtk_widget_is_ancestor (error, GTK_WIDGET (panel)));
   g_assert_true (gtk_widget_has_css_class (na, "error"));
   g_assert_cmpfloat (window_y (window, power), ==, y0);
@@ -93,7 +95,7 @@ test_warning_keeps_layout (void)
   gtk_editable_set_text (GTK_EDITABLE (na), "0.8");
   gtk_spin_button_update (GTK_SPIN_BUTTON (na));
   wait_idle (window);
-  g_assert_null (visible_label (GTK_WIDGET (window), "elements[0].na: must be in"));
+  g_assert_null (visible_label (GTK_WIDGET (window), "NA (Objective point source) must be at most"));
   g_assert_null (visible_label (GTK_WIDGET (window), "undersampled: output spacing"));
   g_assert_cmpfloat (window_y (window, power), ==, y0);
   g_assert_cmpfloat (window_y (window, f), ==, f0);

@@ -468,6 +468,104 @@ test_fit_bead (void)
   gtk_window_destroy (GTK_WINDOW (b.window));
 }
 
+/* The astigmatic preset's aberration (ANSI 5, 0.08 waves) in a small
+ * microscope; the bench has the mask, the dialog opens, then the mask is
+ * switched off in the bench: Fit models the bench as it is then (no mask:
+ * the 0.08 waves are found, not RMS 0), says so, and Apply adds the
+ * fitted terms, leaving the switched-off mask off and adding no zero one. */
+static void
+test_fit_current_system (void)
+{
+  g_autofree char *json = g_strdup_printf (system_json, "",
+    "{\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [5],"
+    " \"zernike-coefficients\": [0.08]}");
+  g_autoptr(AirySystem) truth = test_system (json);
+  g_autoptr(AirySystem) bench = test_system (json);
+  g_autoptr(AirySystem) applied = NULL;
+  AiryRunOptions options = { .keep_psf = TRUE, .threads = 2 };
+  g_autoptr(AiryResult) run = NULL;
+  AiryFitDialog *dialog;
+  const AiryFitResult *res;
+  AiryBenchPanel *panel;
+  GtkWidget *check;
+  GPtrArray *elements;
+  AiryStack *beads;
+  Bench b;
+  gsize n, q;
+  double peak = 0, c5 = 0;
+  guint i, masks = 0;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  bench_init (&b, bench);
+  run = test_run (truth, &options);
+  beads = airy_stack_copy (run->psf);
+  n = (gsize) beads->depth * beads->height * beads->width;
+  for (q = 0; q < n; q++)
+    peak = MAX (peak, beads->data[q]);
+  for (q = 0; q < n; q++)
+    beads->data[q] = (float) (1e4 * beads->data[q] / peak + 10.0);
+  airy_stack_viewer_set_resident (b.viewer, airy_resident_new_host (beads));
+
+  /* the dialog first, with the mask on */
+  g_action_group_activate_action (G_ACTION_GROUP (b.window), "fit-psf", NULL);
+  dialog = find_dialog ();
+  g_assert_nonnull (dialog);
+  airy_fit_dialog_set_apply_func (dialog, on_apply, &applied);
+  g_assert_cmpstr (airy_fit_dialog_get_system_text (dialog), ==,
+                   "Model: the bench now (Untitled): Microscope objective, Phase mask");
+  /* then the mask off, in the bench as a person does */
+  panel = AIRY_BENCH_PANEL (test_find_widget (b.window, AIRY_TYPE_BENCH_PANEL, NULL));
+  check = test_find_widget (airy_bench_panel_get_editor (panel, "elements[0]"), GTK_TYPE_CHECK_BUTTON, NULL);
+  g_assert_nonnull (check);
+  gtk_check_button_set_active (GTK_CHECK_BUTTON (check), FALSE);
+  g_assert_false (airy_element_get_enabled (g_ptr_array_index (airy_system_get_elements (bench), 0)));
+
+  airy_fit_dialog_set_resident (dialog, airy_stack_view_get_resident (airy_stack_viewer_get_view (b.viewer)),
+                                24, 24, 6);
+  /* planes counted from 1 (z index 6 is plane 7 of 12) */
+  g_assert_true (find_label_prefix (GTK_WIDGET (dialog), "Viewer stack 48 × 48 × 12, cursor x 24, y 24, plane 7 of 12",
+                                    ""));
+  airy_fit_dialog_start (dialog);
+  wait_for (dialog);
+  g_assert_cmpstr (airy_fit_dialog_get_system_text (dialog), ==,
+                   "Model: the bench now (Untitled), off and not modelled: Phase mask; on: Microscope objective");
+  res = airy_fit_dialog_get_result (dialog);
+  g_assert_nonnull (res);
+  for (i = 0; i < res->n_terms; i++)
+    if (res->indices[i] == 5)
+      c5 = res->coefficients[i];
+  g_assert_cmpfloat (fabs (c5 - 0.08), <=, 0.01);
+  g_assert_cmpfloat (res->rms_waves, >, 0.07);
+
+  airy_fit_dialog_apply (dialog);
+  g_assert_nonnull (applied);
+  elements = airy_system_get_elements (applied);
+  /* the switched-off mask stays off, one mask added: the fitted terms */
+  g_assert_cmpuint (elements->len, ==, 2);
+  g_assert_false (airy_element_get_enabled (g_ptr_array_index (elements, 0)));
+  for (i = 0; i < elements->len; i++)
+    {
+      AiryElement *e = g_ptr_array_index (elements, i);
+      const double *c;
+      gsize k, m;
+
+      if (!airy_element_get_enabled (e))
+        continue;
+      masks++;
+      c = airy_element_get_doubles (e, "zernike-coefficients", &m);
+      g_assert_cmpuint (m, >, 0);
+      for (k = 0; k < m; k++)
+        g_assert_cmpfloat (fabs (c[k]), >=, 5e-5);
+    }
+  g_assert_cmpuint (masks, ==, 1);
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  gtk_window_destroy (GTK_WINDOW (b.window));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -477,5 +575,6 @@ main (int argc, char **argv)
   airy_init ();
   g_test_add_func ("/fit-dialog/fit-apply-cancel", test_dialog);
   g_test_add_func ("/fit-dialog/fit-bead-at-cursor", test_fit_bead);
+  g_test_add_func ("/fit-dialog/current-system", test_fit_current_system);
   return g_test_run ();
 }

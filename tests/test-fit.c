@@ -80,6 +80,52 @@ test_model_matches_run (gconstpointer data)
   check_model_matches_run (truth, base, 64, 12, 0.23, -0.17, 0.3);
 }
 
+/* The fit's basis is the one its mask's op carries: with the mask's
+ * pupil-radius set (here 2/3 of the objective's), the model at the true
+ * terms is airy_run's PSF of the system with that mask, to 1e-5 of the
+ * peak (a basis over the objective's radius misses by far more). */
+static void
+test_model_pupil_radius (void)
+{
+  g_autoptr(AirySystem) base = micro_system (64, 6, NULL, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryElement) zero = _airy_fit_zernike_mask_new (true_idx, NULL, G_N_ELEMENTS (true_idx), &error);
+  g_autoptr(AiryElement) terms = _airy_fit_zernike_mask_new (true_idx, true_c, G_N_ELEMENTS (true_idx), &error);
+  g_autoptr(AirySystem) truth = NULL;
+  g_autoptr(AiryStack) psf = NULL;
+  g_autoptr(AiryFitModel) m = NULL;
+  guint K = G_N_ELEMENTS (true_idx), i;
+  double p[K + 5], peak = 0, diff = 0;
+  g_autofree float *mu = NULL;
+  gsize n = (gsize) 6 * 64 * 64, q;
+
+  g_assert_no_error (error);
+  /* the objective's pupil: f·NA/n = 100 · 0.8 / 1.33 = 60.15 µm */
+  g_object_set (zero, "pupil-radius", 40.0, NULL);
+  g_object_set (terms, "pupil-radius", 40.0, NULL);
+  truth = _airy_fit_system_insert_mask (base, terms, NULL);
+  psf = run_psf (truth);
+  m = _airy_fit_model_new_for_mask (base, zero, 64, 64, 2, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (_airy_fit_model_n_params (m), ==, K + 5);
+  for (i = 0; i < K; i++)
+    p[i] = true_c[i];
+  p[K] = p[K + 1] = p[K + 2] = 0.0;
+  p[K + 3] = 1.0;
+  p[K + 4] = 0.0;
+  mu = g_new (float, n);
+  _airy_fit_model_eval (m, p, mu);
+  g_assert_cmpuint (psf->depth * psf->height * psf->width, ==, n);
+  for (q = 0; q < n; q++)
+    {
+      peak = MAX (peak, psf->data[q]);
+      diff = MAX (diff, fabs (mu[q] - psf->data[q]));
+    }
+  g_test_message ("peak %g, largest difference %g (%g of the peak)", peak, diff, diff / peak);
+  g_assert_cmpfloat (peak, >, 0);
+  g_assert_cmpfloat (diff, <=, 1e-5 * peak);
+}
+
 /* The same for the vectorial field at NA 1.4 in oil (unpolarized, aplanatic):
  * its six field components (x and y input, three each) share the phase. */
 static void
@@ -1130,6 +1176,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/fit/model/gradient/poisson", GINT_TO_POINTER (TRUE), test_gradient);
   g_test_add_data_func ("/fit/model/gradient/least-squares", GINT_TO_POINTER (FALSE), test_gradient);
   g_test_add_func ("/fit/model/matches-run/vectorial", test_model_matches_run_vectorial);
+  g_test_add_func ("/fit/model/pupil-radius", test_model_pupil_radius);
   g_test_add_data_func ("/fit/model/gradient/vectorial-poisson", GINT_TO_POINTER (3), test_gradient);
   g_test_add_data_func ("/fit/model/gradient/vectorial-least-squares", GINT_TO_POINTER (2), test_gradient);
   g_test_add_func ("/fit/synthetic/recovery", test_synthetic_recovery);

@@ -546,6 +546,116 @@ test_optics_hash (void)
   g_assert_cmpmem (rb->stack->data, 9 * 64 * 64 * sizeof (float), fresh->stack->data, 9 * 64 * 64 * sizeof (float));
 }
 
+
+/* ---- every op self-contained ---- */
+
+/* The program from its ops alone (_airy_ops_run_program: no plan, no
+ * element) gives what the CPU backend gives from the plan, for every kind:
+ * SET, OBJECTIVE (fused), POINT, GAUSS, MULTIPLY, FFT, INTENSITY,
+ * CONVOLVE (constant, beads, a file), SUM and SENSOR (block sum, bilinear,
+ * the noise chain). The plan and the system are gone when it runs; no op
+ * but APPLY points at an element. */
+static void
+check_self_contained (const char *json, const char *kinds)
+{
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(AiryResult) ref = test_run (system, &(AiryRunOptions) { .backend = "cpu", .threads = 1 });
+  g_autoptr(GPtrArray) ops = NULL;
+  g_autoptr(AiryStack) out = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree double *z = NULL;
+  g_autofree char *described = NULL;
+  AiryRunOptions options = { 0 };
+  AiryPlan *plan = _airy_plan_new (system, &options, NULL, &error);
+  double peak = 0.0, worst = 0.0;
+  guint n, i;
+  gsize k, total;
+
+  g_assert_no_error (error);
+  g_assert_true (_airy_plan_compile (plan, &error));
+  described = _airy_plan_describe (plan);
+  g_assert_cmpstr (described, ==, kinds);
+  ops = g_ptr_array_ref (plan->ops);
+  n = plan->n_planes;
+  z = g_memdup2 (plan->z, n * sizeof (double));
+  _airy_plan_unref (plan);
+  g_clear_object (&system);
+  for (i = 0; i < ops->len; i++)
+    {
+      AiryOp *op = g_ptr_array_index (ops, i);
+
+      g_assert_null (op->element);
+      g_assert_null (op->state);
+      if (op->kind == AIRY_OP_CONVOLVE)
+        g_assert_nonnull (op->convolve);
+      if (op->kind == AIRY_OP_SUM)
+        g_assert_true (op->reduce != NULL && op->reduce->n_planes == n);
+      if (op->kind == AIRY_OP_SENSOR)
+        g_assert_nonnull (op->sensor);
+    }
+  out = _airy_ops_run_program (ops, n, z, 1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (out->depth, ==, ref->stack->depth);
+  g_assert_cmpuint (out->height, ==, ref->stack->height);
+  g_assert_cmpuint (out->width, ==, ref->stack->width);
+  total = (gsize) out->depth * airy_stack_plane_size (out);
+  for (k = 0; k < total; k++)
+    {
+      peak = MAX (peak, fabs (ref->stack->data[k]));
+      worst = MAX (worst, fabs ((double) out->data[k] - ref->stack->data[k]));
+    }
+  g_test_message ("%s: worst %g of a peak %g", kinds, worst, peak);
+  g_assert_cmpfloat (peak, >, 0.0);
+  g_assert_cmpfloat (worst, <=, 1e-5 * peak);
+}
+
+static void
+test_self_contained (void)
+{
+  g_autofree char *tmpdir = g_dir_make_tmp ("airy-ops-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (tmpdir, "sample.tif", NULL);
+  g_autoptr(AiryStack) volume = airy_stack_new (3, 40, 40);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *beads = test_microscope_json ("{\"beads\": {\"count\": 30, \"seed\": 4, \"intensity\": 2}}",
+                                                 "\"reduce\": \"sum\", \"resample\": \"block-sum\", \"factor\": 2,"
+                                                 " \"gain\": 3, \"offset\": 10", 48, 4);
+  g_autofree char *constant = test_microscope_json ("{\"constant\": 1.5}", "\"reduce\": \"sum\"", 40, 3);
+  g_autofree char *file = NULL, *file_sample = NULL;
+  gsize k;
+
+  /* generated sources, the chain's ops, SUM and a bilinear sensor */
+  check_self_contained (
+    "{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5, 0.6],"
+    " \"weights\": [2, 1]}, \"z\": {\"values\": [0, 10, -40]},"
+    " \"elements\": [{\"type\": \"gaussian-beam\", \"waist\": 3, \"power\": 2},"
+    "  {\"type\": \"circular-pupil\", \"diameter\": 16}, {\"type\": \"ff-lens\", \"f\": 100}],"
+    " \"sensor\": {\"reduce\": \"sum\", \"resample\": \"linear\", \"spacing\": 1.7}}",
+    "gauss multiply fft intensity sum sensor");
+  check_self_contained (
+    "{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.55]},"
+    " \"z\": {\"values\": [50, 120]},"
+    " \"elements\": [{\"type\": \"point-source\", \"z\": 10}, {\"type\": \"ff-lens\", \"f\": 100}],"
+    " \"sensor\": {\"resample\": \"block-sum\", \"factor\": 3, \"gain\": 2, \"offset\": 5}}",
+    "point fft intensity sensor");
+  check_self_contained (
+    "{\"airy\": 1, \"grid\": {\"shape\": [48, 48], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.55]},"
+    " \"elements\": [{\"type\": \"plane-wave\", \"angle-x\": 0.01}, {\"type\": \"circular-pupil\", \"diameter\": 12},"
+    "  {\"type\": \"ff-lens\", \"f\": 100}]}",
+    "set fft intensity");
+  /* the microscope: the fused PSF, CONVOLVE of each sample kind, SENSOR */
+  check_self_contained (beads, "fused-psf convolve sensor");
+  check_self_contained (constant, "fused-psf convolve sensor");
+  for (k = 0; k < (gsize) volume->depth * airy_stack_plane_size (volume); k++)
+    volume->data[k] = (float) ((k * 7919) % 13) / 13.0f;
+  volume->dx = volume->dy = 0.1;
+  g_assert_true (airy_tiff_write (path, volume, &error));
+  file_sample = g_strdup_printf ("{\"file\": \"%s\"}", path);
+  file = test_microscope_json (file_sample, "\"reduce\": \"sum\"", 40, 3);
+  check_self_contained (file, "fused-psf convolve sensor");
+  g_unlink (path);
+  g_rmdir (tmpdir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -564,5 +674,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ops/host-only-element", test_host_only_element);
   g_test_add_func ("/ops/intensity-stage", test_intensity_stage);
   g_test_add_func ("/ops/optics-hash", test_optics_hash);
+  g_test_add_func ("/ops/self-contained", test_self_contained);
   return g_test_run ();
 }

@@ -1417,7 +1417,9 @@ test_gl_foreign (Fixture *f, gconstpointer data)
 
     g_assert_true (airy_stack_viewer_export_profile (f->viewer, csv_path, FALSE, &error));
     g_assert_true (g_file_get_contents (csv_path, &csv, NULL, &error));
-    g_assert_true (g_str_has_prefix (csv, "x_px,value\n0,0\n1,10\n"));
+    g_assert_nonnull (strstr (csv, "\n# plane: 1 of 1 (1-based); cursor x 7 px, y 3 px\n"));
+    g_assert_nonnull (strstr (csv, "\n# units: x in pixels; "));
+    g_assert_nonnull (strstr (csv, "\nx_px,value\n0,0\n1,10\n"));
     g_unlink (csv_path);
   }
   /* channel G */
@@ -1739,9 +1741,13 @@ test_gl_profiles (Fixture *f, gconstpointer data)
   g_assert_true (airy_stack_viewer_export_profile (f->viewer, csv_path, FALSE, &error));
   g_assert_true (g_file_get_contents (csv_path, &csv, NULL, &error));
   lines = g_strsplit (csv, "\n", -1);
-  g_assert_cmpstr (lines[0], ==, "x_µm,value");
+  /* the metadata first, as "# " lines */
+  g_assert_cmpstr (lines[0], ==, "# Airy line profile");
+  g_assert_cmpstr (lines[2], ==, "# plane: 1 of 8 (1-based), z 0.0000 µm; cursor x 0.0000 µm, y 0.0000 µm");
+  g_assert_cmpstr (lines[3], ==, "# units: x in µm; value: intensity as computed (a PSF plane sums to 1/(dx dy))");
+  g_assert_cmpstr (lines[4], ==, "x_µm,value");
   g_assert_cmpuint (g_strv_length (lines), >, 100);
-  for (i = 1; lines[i] && lines[i][0]; i++)
+  for (i = 5; lines[i] && lines[i][0]; i++)
     {
       const char *comma = strchr (lines[i], ',');
 
@@ -1770,7 +1776,7 @@ test_gl_profiles (Fixture *f, gconstpointer data)
   airy_stack_view_set_roi (f->view, 10, 18, 10, 4);
   g_assert_nonnull (airy_stack_viewer_get_roi_text (f->viewer));
   g_assert_true (g_str_has_prefix (airy_stack_viewer_get_roi_text (f->viewer),
-                                   "Rectangle 10 × 4 px: sum 60, mean 1.5, max 4\n"));
+                                   "Rectangle 10 × 4 px\nsum 60\nmean 1.5\nmax 4\n"));
 
   /* XY, XZ, YZ in one PNG: 40 + 6 + 8·4 wide, 48 + 6 + 32 tall */
   {

@@ -248,6 +248,17 @@ _airy_bench_panel_build_microscope (AiryBenchPanel *self)
 
 /* ---- mode ---- */
 
+/* f·λ/(n·N·d): the camera's spacing of a pupil spacing d (Optical4F), and
+ * the pupil's of a camera spacing d (λ the first wavelength, N the width) */
+static double
+pupil_to_camera (AirySystem *system, double f, double n)
+{
+  guint h, w;
+
+  airy_system_get_shape (system, &h, &w);
+  return f * airy_system_get_spectrum (system)->wavelengths[0] / (n * w * airy_system_get_spacing (system));
+}
+
 void
 _airy_bench_panel_on_mode (GtkDropDown    *drop,
                            GParamSpec     *pspec,
@@ -289,22 +300,28 @@ _airy_bench_panel_on_mode (GtkDropDown    *drop,
       g_object_set (sensor, "reduce", 1, NULL);
       airy_system_set_sensor (self->system, sensor);
       airy_system_set_sample (self->system, &beads);
-      airy_system_set_spacing (self->system, 0.1);
+      /* the camera keeps the PSF's pixels: s = f_tube·λ/(n·N·dx) */
+      airy_system_set_spacing (self->system, pupil_to_camera (self->system, f_tube,
+                                                              airy_element_get_double (objective, "n")));
     }
   else
     {
       AiryElement *objective = airy_system_get_objective (self->system);
       AiryElement *lens = airy_element_new ("ff-lens", NULL);
       AirySample none = { AIRY_SAMPLE_NONE };
+      double f_tube = airy_system_get_f_tube (self->system), n = airy_element_get_double (objective, "n");
+      /* the pupil spacing that gives the camera's pixels (the same
+       * formula, which is its own inverse): a round trip keeps it */
+      double dx = pupil_to_camera (self->system, f_tube, n);
 
-      g_object_set (lens, "f", airy_system_get_f_tube (self->system),
-                    "n", airy_element_get_double (objective, "n"), NULL);
+      g_object_set (lens, "f", f_tube, "n", n, NULL);
       g_ptr_array_insert (elements, 0, g_object_ref (objective));
       g_ptr_array_add (elements, lens);
+
       airy_system_make_microscope (self->system, NULL, 0.0);
       airy_system_set_sensor (self->system, NULL);
       airy_system_set_sample (self->system, &none);
-      airy_system_set_spacing (self->system, 0.5);
+      airy_system_set_spacing (self->system, dx);
     }
   _airy_bench_panel_rebuild_later (self);
 }

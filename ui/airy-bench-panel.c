@@ -583,6 +583,60 @@ mentions (const char *message,
   return FALSE;
 }
 
+/* The engine's message as the panel says it, for people: the field by its
+ * label (and its element's title), "must be in [0.01, n=1.33], got 1.5"
+ * as "must be at most n = 1.33, got 1.5". The CLI keeps the JSON path. */
+static char *
+humane_message (const char *message, GtkWidget *editor, GtkWidget *expander)
+{
+  const char *colon = strstr (message, ": ");
+  GtkWidget *row = editor, *label = NULL, *title = NULL;
+  g_autofree char *field = NULL;
+  g_autoptr(GRegex) range = g_regex_new ("^must be in [\\[(]([^,]+), ([^\\])]+)[\\])]( \\S+)?, got (\\S+)$", 0, 0, NULL);
+  g_autoptr(GMatchInfo) match = NULL;
+
+  /* the control's row in its grid: the label is beside it */
+  while (row && gtk_widget_get_parent (row) && !GTK_IS_GRID (gtk_widget_get_parent (row)))
+    row = gtk_widget_get_parent (row);
+  label = row ? gtk_widget_get_prev_sibling (row) : NULL;
+  if (colon == NULL || label == NULL || !GTK_IS_LABEL (label) || editor == expander)
+    return g_strdup (message);
+  if (expander)
+    {
+      GtkWidget *child;
+
+      for (child = gtk_widget_get_first_child (gtk_expander_get_label_widget (GTK_EXPANDER (expander))); child;
+           child = gtk_widget_get_next_sibling (child))
+        if (GTK_IS_LABEL (child) && title == NULL)
+          title = child;
+    }
+  /* TRANSLATORS: a field's label and its element's title, "NA (Objective point source)" */
+  field = title ? g_strdup_printf (_("%s (%s)"), gtk_label_get_text (GTK_LABEL (label)), gtk_label_get_text (GTK_LABEL (title)))
+                : g_strdup (gtk_label_get_text (GTK_LABEL (label)));
+  if (g_regex_match (range, colon + 2, 0, &match))
+    {
+      g_autofree char *lo = g_match_info_fetch (match, 1), *hi = g_match_info_fetch (match, 2);
+      g_autofree char *unit = g_match_info_fetch (match, 3), *got = g_match_info_fetch (match, 4);
+      g_autofree char *bound = NULL;
+      const char *hv = g_str_has_prefix (hi, "n=") ? hi + 2 : hi;
+      double v = g_ascii_strtod (got, NULL), l = g_ascii_strtod (lo, NULL), h = g_ascii_strtod (hv, NULL);
+
+      if (v > h)
+        {
+          bound = g_str_has_prefix (hi, "n=") ? g_strdup_printf ("n = %s", hv) : g_strconcat (hi, unit, NULL);
+          /* TRANSLATORS: a field, its largest value, the value given */
+          return g_strdup_printf (_("%s must be at most %s, got %s"), field, bound, got);
+        }
+      if (v < l)
+        /* TRANSLATORS: a field, its smallest value, the value given */
+        {
+          bound = g_strconcat (lo, unit, NULL);
+          return g_strdup_printf (_("%s must be at least %s, got %s"), field, bound, got);
+        }
+    }
+  return g_strdup_printf ("%s: %s", field, colon + 2);
+}
+
 /* the messages' box only while it has something to say */
 static void
 show_messages (AiryBenchPanel *self)
@@ -644,8 +698,14 @@ airy_bench_panel_show_error (AiryBenchPanel *self,
       }
     if (expander)
       gtk_expander_set_expanded (GTK_EXPANDER (expander), TRUE);
-    /* the message below the form, where it moves no field */
-    gtk_label_set_text (GTK_LABEL (self->error_label), message);
+    /* the message below the form, where it moves no field, in words;
+     * the engine's text (with the JSON path) in its tooltip */
+    {
+      g_autofree char *text = humane_message (message, editor, expander);
+
+      gtk_label_set_text (GTK_LABEL (self->error_label), text);
+      gtk_widget_set_tooltip_text (self->error_label, message);
+    }
     gtk_widget_set_visible (self->error_label, TRUE);
   }
   show_messages (self);

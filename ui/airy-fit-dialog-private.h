@@ -10,7 +10,9 @@ struct _AiryFitDialog
 {
   GtkWindow         parent_instance;
 
-  AirySystem       *system;
+  AirySystem       *system;          /* what the last fit modelled (a copy) */
+  AiryBenchPanel   *panel;           /* weak: the bench whose system of now is fitted */
+  GtkWidget        *system_label;    /* says which system that is */
   char             *path;
   AiryResident     *resident;        /* or a viewer's stack, with the cursor */
   guint             at_x, at_y, at_z;

@@ -307,6 +307,64 @@ on_fit_done (GObject *source, GAsyncResult *result, gpointer data)
   g_signal_emit (self, signals[SIGNAL_FINISHED], 0);
 }
 
+/* The system a fit models: the bench's as it is now (its disabled
+ * elements off), or the one the dialog was made with. */
+static AirySystem *
+current_system (AiryFitDialog *self)
+{
+  return self->panel && airy_bench_panel_get_system (self->panel) ? airy_bench_panel_get_system (self->panel)
+                                                                   : self->system;
+}
+
+/* "Model: astigmatic (changed) — Objective point source, FF lens; off:
+ * Phase mask": which system the fit uses, in the dialog */
+static void
+update_system_label (AiryFitDialog *self, AirySystem *system)
+{
+  GPtrArray *elements = airy_system_get_elements (system);
+  g_autoptr(GString) on = g_string_new (NULL), off = g_string_new (NULL);
+  g_autofree char *text = NULL;
+  const char *name = airy_system_get_name (system);
+  guint i;
+
+  for (i = 0; i < elements->len; i++)
+    {
+      AiryElement *e = g_ptr_array_index (elements, i);
+      GString *list = airy_element_get_enabled (e) ? on : off;
+
+      g_string_append_printf (list, "%s%s", list->len ? ", " : "", _(AIRY_ELEMENT_GET_CLASS (e)->title));
+    }
+  if (airy_system_is_microscope (system))
+    g_string_prepend (on, on->len ? _("Microscope objective, ") : _("Microscope objective"));
+  /* TRANSLATORS: the system's name, its elements switched off, and those on */
+  /* what is off first: the line may be cut at its end */
+  text = off->len ? g_strdup_printf (_("Model: the bench now (%s), off and not modelled: %s; on: %s"),
+                                     name ? name : _("Untitled"), off->str, on->str)
+                  : g_strdup_printf (_("Model: the bench now (%s): %s"), name ? name : _("Untitled"), on->str);
+  gtk_label_set_text (GTK_LABEL (self->system_label), text);
+  gtk_widget_set_tooltip_text (self->system_label, text);
+}
+
+const char *
+airy_fit_dialog_get_system_text (AiryFitDialog *self)
+{
+  return gtk_label_get_text (GTK_LABEL (self->system_label));
+}
+
+void
+airy_fit_dialog_set_bench (AiryFitDialog  *self,
+                           AiryBenchPanel *panel)
+{
+  g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
+
+  if (self->panel)
+    g_object_remove_weak_pointer (G_OBJECT (self->panel), (gpointer *) &self->panel);
+  self->panel = panel;
+  if (panel)
+    g_object_add_weak_pointer (G_OBJECT (panel), (gpointer *) &self->panel);
+  update_system_label (self, current_system (self));
+}
+
 void
 airy_fit_dialog_start (AiryFitDialog *self)
 {
@@ -316,6 +374,15 @@ airy_fit_dialog_start (AiryFitDialog *self)
   g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
   if (self->cancellable != NULL || (self->path == NULL && self->resident == NULL))
     return;
+  /* the bench as it is when Fit is pressed, not when the dialog opened */
+  if (current_system (self) != self->system)
+    {
+      AirySystem *now = airy_system_copy (current_system (self));
+
+      g_clear_object (&self->system);
+      self->system = now;
+    }
+  update_system_label (self, self->system);
   job = g_new0 (FitJob, 1);
   job->system = airy_system_copy (self->system);
   job->path = g_strdup (self->path);
@@ -383,11 +450,35 @@ airy_fit_dialog_apply (AiryFitDialog *self)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(AirySystem) fitted = NULL;
+  g_autofree int *indices = NULL;
+  g_autofree double *coefficients = NULL;
+  AiryFitResult terms;
+  guint i, n = 0;
 
   g_return_if_fail (AIRY_IS_FIT_DIALOG (self));
   if (self->result == NULL || self->apply == NULL)
     return;
-  fitted = airy_fit_result_apply (self->result, self->system, &error);
+  /* the fitted terms that are not zero as shown (0.0000 waves), in a mask
+   * added to the bench's system of now: nothing else of it changes (an
+   * element switched off stays off) */
+  indices = g_new (int, MAX (self->result->n_terms, 1));
+  coefficients = g_new (double, MAX (self->result->n_terms, 1));
+  for (i = 0; i < self->result->n_terms; i++)
+    if (fabs (self->result->coefficients[i]) >= 5e-5)
+      {
+        indices[n] = self->result->indices[i];
+        coefficients[n++] = self->result->coefficients[i];
+      }
+  if (n == 0)
+    {
+      set_status (self, _("The fit found no aberration to add: the bench is unchanged."));
+      return;
+    }
+  terms = *self->result;
+  terms.indices = indices;
+  terms.coefficients = coefficients;
+  terms.n_terms = n;
+  fitted = airy_fit_result_apply (&terms, current_system (self), &error);
   if (fitted == NULL)
     {
       set_status (self, error->message);
@@ -528,8 +619,9 @@ airy_fit_dialog_set_resident (AiryFitDialog *self,
   if (crop == 0)
     gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->crop_spin),
                                MIN (AIRY_FIT_DIALOG_BEAD_CROP, MIN (s->width, s->height)));
-  text = g_strdup_printf (_("Viewer stack %u × %u × %u, cursor x %u, y %u, plane %u"),
-                          s->width, s->height, s->depth, x, y, z);
+  /* planes counted from 1, as the viewer and the slider count them */
+  text = g_strdup_printf (_("Viewer stack %u × %u × %u, cursor x %u, y %u, plane %u of %u"),
+                          s->width, s->height, s->depth, x, y, z + 1, s->depth);
   gtk_label_set_text (GTK_LABEL (self->file_label), text);
   gtk_widget_set_tooltip_text (self->file_label, text);
   update_sensitivity (self);
@@ -677,7 +769,23 @@ airy_fit_dialog_init (AiryFitDialog *self)
   gtk_box_append (GTK_BOX (controls), self->cancel_button);
   gtk_box_append (GTK_BOX (controls), self->apply_button);
   gtk_box_append (GTK_BOX (box), controls);
-  gtk_box_append (GTK_BOX (box), self->file_label);
+  {
+    /* the stack and the system it is fitted with, one line (the whole
+     * model in the tooltip) */
+    GtkWidget *what = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
+
+    self->system_label = gtk_label_new ("");
+    gtk_label_set_xalign (GTK_LABEL (self->system_label), 0);
+    gtk_label_set_ellipsize (GTK_LABEL (self->system_label), PANGO_ELLIPSIZE_END);
+    gtk_widget_set_hexpand (self->system_label, TRUE);
+    gtk_widget_set_hexpand (self->file_label, TRUE);
+    gtk_widget_add_css_class (self->system_label, "dim-label");
+    gtk_label_set_max_width_chars (GTK_LABEL (self->file_label), 48);
+    gtk_widget_set_hexpand (self->file_label, FALSE);
+    gtk_box_append (GTK_BOX (what), self->file_label);
+    gtk_box_append (GTK_BOX (what), self->system_label);
+    gtk_box_append (GTK_BOX (box), what);
+  }
 
   self->status_label = gtk_label_new ("");
   gtk_label_set_xalign (GTK_LABEL (self->status_label), 0);
@@ -756,6 +864,9 @@ airy_fit_dialog_dispose (GObject *object)
   if (self->open_cancellable)
     g_cancellable_cancel (self->open_cancellable);
   g_clear_object (&self->open_cancellable);
+  if (self->panel)
+    g_object_remove_weak_pointer (G_OBJECT (self->panel), (gpointer *) &self->panel);
+  self->panel = NULL;
   G_OBJECT_CLASS (airy_fit_dialog_parent_class)->dispose (object);
 }
 
@@ -798,152 +909,8 @@ airy_fit_dialog_new (GtkWindow *parent, AirySystem *system)
 
   g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
   self->system = airy_system_copy (system);
+  update_system_label (self, self->system);
   if (parent)
     gtk_window_set_transient_for (GTK_WINDOW (self), parent);
   return GTK_WIDGET (self);
-}
-
-/* ---- the app's hook ---- */
-
-typedef struct
-{
-  GtkWindow        *window;
-  AiryFitApplyFunc  apply;
-  gpointer          user_data;
-} Hook;
-
-static AiryBenchPanel *
-find_panel (GtkWidget *widget)
-{
-  GtkWidget *child;
-  AiryBenchPanel *found;
-
-  if (AIRY_IS_BENCH_PANEL (widget))
-    return AIRY_BENCH_PANEL (widget);
-  for (child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
-    if ((found = find_panel (child)) != NULL)
-      return found;
-  return NULL;
-}
-
-static AiryStackViewer *
-find_viewer (GtkWidget *widget)
-{
-  GtkWidget *child;
-  AiryStackViewer *found;
-
-  if (AIRY_IS_STACK_VIEWER (widget))
-    return AIRY_STACK_VIEWER (widget);
-  for (child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
-    if ((found = find_viewer (child)) != NULL)
-      return found;
-  return NULL;
-}
-
-static void
-hook_free (gpointer data, GClosure *closure)
-{
-  g_free (data);
-}
-
-GtkWidget *
-airy_fit_dialog_find (GtkWindow *window)
-{
-  g_autoptr(GList) list = gtk_window_list_toplevels ();
-  GList *l;
-
-  for (l = list; l; l = l->next)
-    if (AIRY_IS_FIT_DIALOG (l->data) && gtk_widget_get_visible (l->data)
-        && gtk_window_get_transient_for (l->data) == window)
-      return l->data;
-  return NULL;
-}
-
-/* The fit dialog of window for system (the bench's of now): the open one
- * reused, or a new one; presented. */
-static GtkWidget *
-dialog_for (Hook *hook, AirySystem *system)
-{
-  GtkWidget *dialog = airy_fit_dialog_find (hook->window);
-
-  if (dialog != NULL)
-    {
-      /* a fit running keeps its own copy */
-      g_clear_object (&AIRY_FIT_DIALOG (dialog)->system);
-      AIRY_FIT_DIALOG (dialog)->system = airy_system_copy (system);
-    }
-  else
-    dialog = airy_fit_dialog_new (hook->window, system);
-  airy_fit_dialog_set_apply_func (AIRY_FIT_DIALOG (dialog), hook->apply, hook->user_data);
-  gtk_window_present (GTK_WINDOW (dialog));
-  return dialog;
-}
-
-/* "Fit Bead at Cursor…": the stack the viewer shows (a result or a file),
- * a window around its cursor, fitted at once */
-static void
-action_fit_bead (GSimpleAction *action, GVariant *parameter, gpointer data)
-{
-  Hook *hook = data;
-  AiryBenchPanel *panel = find_panel (GTK_WIDGET (hook->window));
-  AirySystem *system = panel ? airy_bench_panel_get_system (panel) : NULL;
-  AiryStackViewer *viewer = find_viewer (GTK_WIDGET (hook->window));
-  AiryStackView *view = viewer ? airy_stack_viewer_get_view (viewer) : NULL;
-  AiryResident *resident = view ? airy_stack_view_get_resident (view) : NULL;
-  GtkWidget *dialog;
-  guint x, y;
-
-  if (system == NULL)
-    return;
-  /* an open fit dialog of this window is reused, with the bench's system of now */
-  dialog = dialog_for (hook, system);
-  if (resident == NULL)
-    {
-      airy_fit_dialog_set_file (AIRY_FIT_DIALOG (dialog), NULL);
-      airy_fit_dialog_set_message (AIRY_FIT_DIALOG (dialog),
-                                   _("The viewer shows no stack: compute a result or open a bead stack, "
-                                     "put the cursor on a bead, then fit it."));
-      return;
-    }
-  airy_stack_view_get_cursor (view, &x, &y);
-  airy_fit_dialog_set_resident (AIRY_FIT_DIALOG (dialog), resident, x, y, airy_stack_view_get_z (view));
-  airy_fit_dialog_start (AIRY_FIT_DIALOG (dialog));
-}
-
-static void
-action_fit_psf (GSimpleAction *action, GVariant *parameter, gpointer data)
-{
-  Hook *hook = data;
-  AiryBenchPanel *panel = find_panel (GTK_WIDGET (hook->window));
-  AirySystem *system = panel ? airy_bench_panel_get_system (panel) : NULL;
-
-  if (system == NULL)
-    return;
-  /* one dialog per window: an open one comes to the front, with the bench's
-   * system of now and its stack kept */
-  dialog_for (hook, system);
-}
-
-void
-airy_fit_dialog_install (GtkWindow        *window,
-                         GMenu            *menu,
-                         AiryFitApplyFunc  apply,
-                         gpointer          user_data)
-{
-  Hook *hook = g_new0 (Hook, 1);
-  GSimpleAction *action = g_simple_action_new ("fit-psf", NULL);
-
-  hook->window = window;
-  hook->apply = apply;
-  hook->user_data = user_data;
-  g_signal_connect_data (action, "activate", G_CALLBACK (action_fit_psf), hook, hook_free, 0);
-  g_action_map_add_action (G_ACTION_MAP (window), G_ACTION (action));
-  g_object_unref (action);
-  g_menu_append (menu, _("Fit _Measured PSF…"), "win.fit-psf");
-  action = g_simple_action_new ("fit-bead", NULL);
-  g_signal_connect_data (action, "activate", G_CALLBACK (action_fit_bead), g_memdup2 (hook, sizeof *hook),
-                         hook_free, 0);
-  g_action_map_add_action (G_ACTION_MAP (window), G_ACTION (action));
-  g_object_unref (action);
-  g_menu_append (menu, _("Fit _Bead at Cursor…"), "win.fit-bead");
 }

@@ -61,7 +61,16 @@ const AiryFitResult *airy_fit_dialog_get_result   (AiryFitDialog    *self);
 const char          *airy_fit_dialog_get_status   (AiryFitDialog    *self);
 /* Losses shown in the plot, one per iteration. */
 guint                airy_fit_dialog_get_n_losses (AiryFitDialog    *self);
+/* Adds the fitted terms (those not 0.0000 waves) as a phase mask to the
+ * bench's system of now, through the apply function: nothing else changes
+ * (a disabled element stays off); no terms, no mask. */
 void                 airy_fit_dialog_apply        (AiryFitDialog    *self);
+/* The bench whose system a fit models as it is when Fit is pressed (weak;
+ * NULL: the system the dialog was made with), and the dialog's line that
+ * says which system that is. */
+void                 airy_fit_dialog_set_bench    (AiryFitDialog    *self,
+                                                   AiryBenchPanel   *panel);
+const char          *airy_fit_dialog_get_system_text (AiryFitDialog *self);
 
 /* The app's hook: appends "Fit Measured PSF…" to menu as win.fit-psf, an
  * action of window (a GtkApplicationWindow) that opens the dialog on the

@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <locale.h>
+
 #include <math.h>
 #include <glib/gi18n.h>
 
@@ -57,11 +59,25 @@ commit (AiryParamEditor *self, const GValue *value)
   g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
-/* "0.5, 0.6" (commas, semicolons or spaces between the numbers) */
+/* Lists of numbers in the locale's form, as the spin buttons show theirs:
+ * "0.5, 0.6" where the decimal sign is a point, "0,5; 0,6" where it is a
+ * comma (a German locale): one decimal sign everywhere. */
+static gboolean
+comma_decimals (void)
+{
+  const struct lconv *lc = localeconv ();
+
+  return lc && lc->decimal_point && g_str_equal (lc->decimal_point, ",");
+}
+
+/* "0.5, 0.6" (commas, semicolons or spaces between the numbers); with
+ * comma decimals "0,5; 0,6" (semicolons or spaces between them, a point
+ * read as a decimal sign too) */
 static gboolean
 parse_numbers (const char *text, GArray *out)
 {
-  g_auto(GStrv) parts = g_strsplit_set (text, ", ;", -1);
+  gboolean comma = comma_decimals ();
+  g_auto(GStrv) parts = g_strsplit_set (text, comma ? " ;" : ", ;", -1);
   guint i;
 
   for (i = 0; parts[i]; i++)
@@ -71,6 +87,8 @@ parse_numbers (const char *text, GArray *out)
 
       if (*parts[i] == '\0')
         continue;
+      if (comma)
+        g_strdelimit (parts[i], ",", '.');
       v = g_ascii_strtod (parts[i], &end);
       if (end == parts[i] || *end != '\0')
         return FALSE;
@@ -88,7 +106,7 @@ format_numbers (const GValue *value)
   const double *d = var ? g_variant_get_fixed_array (var, &n, sizeof (double)) : NULL;
 
   for (i = 0; i < n; i++)
-    g_string_append_printf (s, "%s%g", i ? ", " : "", d[i]);
+    g_string_append_printf (s, "%s%g", i ? (comma_decimals () ? "; " : ", ") : "", d[i]);
   return g_string_free (s, FALSE);
 }
 
@@ -571,7 +589,8 @@ tooltip (AiryParamEditor *self)
   const char *blurb = _(g_param_spec_get_blurb (self->pspec));
 
   if (G_IS_PARAM_SPEC_VARIANT (self->pspec))
-    return g_strdup_printf (_("%s %s; numbers separated by commas, then Enter"), blurb, range);
+    return comma_decimals () ? g_strdup_printf (_("%s %s; numbers separated by semicolons, then Enter"), blurb, range)
+                             : g_strdup_printf (_("%s %s; numbers separated by commas, then Enter"), blurb, range);
   return g_strdup_printf ("%s %s", blurb, range);
 }
 

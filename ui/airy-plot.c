@@ -17,6 +17,8 @@ struct _AiryPlot
   guint          n;
   double         x0, step;
   double         fwhm;
+  gboolean       fwhm_asked;  /* a width was asked for: none found says "no peak" */
+  double         peak_floor;  /* a peak at or below it is none (noise) */
   guint          mark;
   /* how the labels of the last frame fitted */
   double         title_room, min_gap;
@@ -110,10 +112,14 @@ draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
     /* a comparison: both widths, the reference's in its colour below */
     title = g_strdup_printf (_("%s — FWHM %.4g, ref. %.4g %s"), self->title, self->fwhm, self->ref_fwhm,
                              self->unit ? self->unit : "µm");
+  else if (self->fwhm > 0)
+    title = self->unit ? g_strdup_printf (_("%s — FWHM %.4g %s"), self->title, self->fwhm, self->unit)
+                       : g_strdup_printf (_("%s — FWHM %.4g µm"), self->title, self->fwhm);
+  else if (self->fwhm_asked)
+    /* TRANSLATORS: a profile without a single peak: no width is given */
+    title = g_strdup_printf (_("%s — no peak"), self->title);
   else
-    title = self->fwhm > 0 ? (self->unit ? g_strdup_printf (_("%s — FWHM %.4g %s"), self->title, self->fwhm, self->unit)
-                                          : g_strdup_printf (_("%s — FWHM %.4g µm"), self->title, self->fwhm))
-                           : g_strdup (self->title);
+    title = g_strdup (self->title);
   cairo_set_font_size (cr, 10);
   size = 10.0 * MIN (1.0, (width - 8.0) / MAX (text_width (cr, title), 1.0));
   cairo_set_font_size (cr, MAX (size, 6.0));
@@ -254,6 +260,22 @@ airy_plot_new (const char *title)
   return GTK_WIDGET (self);
 }
 
+/* the FWHM of the peak nearest mark, 0 for none or one at the floor */
+static double
+profile_fwhm (AiryPlot *self, const float *samples, guint n, double step, guint mark)
+{
+  guint c = MIN (mark, n - 1);
+
+  /* the peak the width is measured on: climbed to from the mark */
+  while (c + 1 < n && samples[c + 1] > samples[c])
+    c++;
+  while (c > 0 && samples[c - 1] > samples[c])
+    c--;
+  if (!(samples[c] > self->peak_floor))
+    return 0.0;
+  return airy_profile_fwhm (samples, n, step, c);
+}
+
 void
 airy_plot_set_data (AiryPlot    *self,
                     const float *samples,
@@ -269,8 +291,24 @@ airy_plot_set_data (AiryPlot    *self,
   self->x0 = x0;
   self->step = step;
   self->mark = mark;
-  self->fwhm = fwhm && n > 2 ? airy_profile_fwhm (samples, n, step, mark) : 0.0;
+  self->fwhm_asked = fwhm && n > 2;
+  self->fwhm = self->fwhm_asked ? profile_fwhm (self, samples, n, step, mark) : 0.0;
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+/* A peak below the floor (e.g. 1e-3 of the stack's maximum, set by the
+ * viewer) is noise: no FWHM is given for it. */
+void
+airy_plot_set_peak_floor (AiryPlot *self,
+                          double    floor)
+{
+  self->peak_floor = floor;
+}
+
+gboolean
+airy_plot_has_peak (AiryPlot *self)
+{
+  return self->fwhm > 0;
 }
 
 double
@@ -324,7 +362,7 @@ airy_plot_set_reference (AiryPlot    *self,
       self->ref_n = n;
       self->ref_x0 = x0;
       self->ref_step = step;
-      self->ref_fwhm = n > 2 ? airy_profile_fwhm (samples, n, step, MIN (mark, n - 1)) : 0.0;
+      self->ref_fwhm = n > 2 ? profile_fwhm (self, samples, n, step, mark) : 0.0;
     }
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }

@@ -18,6 +18,11 @@ void       airy_plot_set_data (AiryPlot    *self,
                                guint        mark,
                                gboolean     fwhm);
 double     airy_plot_get_fwhm (AiryPlot    *self);
+/* A peak at or below the floor is noise: the title says "no peak", as it
+ * does for a profile without one single peak (airy_profile_fwhm). */
+void       airy_plot_set_peak_floor (AiryPlot *self,
+                                     double    floor);
+gboolean   airy_plot_has_peak (AiryPlot    *self);
 guint      airy_plot_get_n_samples (AiryPlot *self);
 /* A second curve on the same x axis (the reference of a comparison) with
  * its own FWHM, told in the title beside the first; NULL clears it. */

@@ -55,6 +55,7 @@ _airy_stack_view_draw_overlays (AiryStackView *self,
 {
   static const GdkRGBA cursor = { 0.3, 0.8, 1.0, 0.7 };
   static const GdkRGBA white = { 1, 1, 1, 0.95 };
+  static const GdkRGBA shade = { 0, 0, 0, 0.8 };
   static const GdkRGBA line = { 1.0, 0.85, 0.1, 0.95 };
   AiryViewLayout L;
   double px, len;
@@ -87,9 +88,22 @@ _airy_stack_view_draw_overlays (AiryStackView *self,
 
   if (self->line_valid)
     {
+      double ax = L.xy.x + (self->lx0 + 0.5) * L.zoom, ay = L.xy.y + (self->ly0 + 0.5) * L.zoom;
+      double bx = L.xy.x + (self->lx1 + 0.5) * L.zoom, by = L.xy.y + (self->ly1 + 0.5) * L.zoom;
+      double len = hypot (bx - ax, by - ay);
+
       gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (L.vxy.x, L.vxy.y, L.vxy.w, L.vxy.h));
-      append_line (snapshot, L.xy.x + (self->lx0 + 0.5) * L.zoom, L.xy.y + (self->ly0 + 0.5) * L.zoom,
-                   L.xy.x + (self->lx1 + 0.5) * L.zoom, L.xy.y + (self->ly1 + 0.5) * L.zoom, &line);
+      append_line (snapshot, ax, ay, bx, by, &line);
+      if (self->line_width > 1 && len > 0)
+        {
+          /* the band the profile averages across: its edges, w/2 pixels
+           * either side */
+          static const GdkRGBA band = { 1.0, 0.85, 0.2, 0.55 };
+          double h = 0.5 * self->line_width * L.zoom, nx = -(by - ay) / len * h, ny = (bx - ax) / len * h;
+
+          append_line (snapshot, ax + nx, ay + ny, bx + nx, by + ny, &band);
+          append_line (snapshot, ax - nx, ay - ny, bx - nx, by - ny, &band);
+        }
       gtk_snapshot_pop (snapshot);
     }
 
@@ -118,10 +132,15 @@ _airy_stack_view_draw_overlays (AiryStackView *self,
       double bx = L.vxy.x + 10, by = L.vxy.y + L.vxy.h - 12;
       int tw, th;
 
+      /* a dark edge and shadow: visible on white too (the difference
+       * view's zero) */
+      gtk_snapshot_append_color (snapshot, &shade, &GRAPHENE_RECT_INIT (bx - 2, by - 2, px + 4, 7));
       gtk_snapshot_append_color (snapshot, &white, &GRAPHENE_RECT_INIT (bx, by, px, 3));
       pango_layout_get_pixel_size (layout, &tw, &th);
       gtk_snapshot_save (snapshot);
-      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (bx + px / 2 - tw / 2.0, by - th - 2));
+      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (bx + px / 2 - tw / 2.0 + 1, by - th - 1));
+      gtk_snapshot_append_layout (snapshot, layout, &shade);
+      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (-1, -1));
       gtk_snapshot_append_layout (snapshot, layout, &white);
       gtk_snapshot_restore (snapshot);
       g_object_unref (layout);

@@ -44,6 +44,7 @@ struct _AiryStackView
 
   gboolean      line_valid;
   double        lx0, ly0, lx1, ly1;
+  guint         line_width;     /* the profile's width in image pixels (drawn when > 1) */
   gboolean      roi_valid;      /* the rectangle tool's, corners inclusive */
   guint         qx0, qy0, qx1, qy1;
   gboolean      dragging_roi;

@@ -362,6 +362,118 @@ airy_stack_view_set_stack (AiryStackView *self,
   airy_stack_view_set_resident (self, stack ? airy_resident_new_host (stack) : NULL);
 }
 
+/* The brightest voxel of the resident's stack: in the projection along z
+ * (one plane read), then along z through it (one column read); a run's
+ * first plane (a partial resident) in that plane. FALSE without a finite
+ * positive value. */
+gboolean
+airy_stack_view_find_peak (AiryStackView *self,
+                           guint         *x,
+                           guint         *y,
+                           guint         *z)
+{
+  const AiryStack *s = self->stack;
+  g_autofree float *plane = NULL;
+  g_autofree float *column = NULL;
+  g_autoptr(GError) error = NULL;
+  AirySlice slice = { AIRY_SLICE_XY, 0 };
+  gsize i, n, best = 0;
+  float peak = -G_MAXFLOAT;
+  guint known = 0, k;
+
+  if (s == NULL)
+    return FALSE;
+  if (airy_resident_is_partial (self->resident, &known))
+    slice.index = known;
+  else if (s->depth > 1)
+    slice.kind = AIRY_SLICE_MIP;
+  n = airy_stack_plane_size (s);
+  plane = g_try_new (float, n);
+  if (plane == NULL || !airy_resident_read_slice (self->resident, &slice, plane, &error))
+    return FALSE;
+  for (i = 0; i < n; i++)
+    if (plane[i] > peak)   /* NaN never wins */
+      {
+        peak = plane[i];
+        best = i;
+      }
+  if (!(peak > 0) || !isfinite (peak))
+    return FALSE;
+  *x = (guint) (best % s->width);
+  *y = (guint) (best / s->width);
+  *z = known;
+  if (slice.kind == AIRY_SLICE_MIP)
+    {
+      column = g_new (float, s->depth);
+      if (!airy_resident_read_box (self->resident, &(AiryBox) { 0, *y, *x, s->depth, 1, 1 }, column, &error))
+        return FALSE;
+      for (k = 1; k < s->depth; k++)
+        if (column[k] > column[*z])
+          *z = k;
+    }
+  return TRUE;
+}
+
+/* Where the cursor and z were, in µm from the optical axis (pixel ⌊N/2⌋),
+ * so that a new result on another grid (size, spacing, planes) shows the
+ * same point of the specimen. */
+typedef struct
+{
+  gboolean valid;
+  double   x, y, z;
+} AiryPlace;
+
+static AiryPlace
+place_of (AiryStackView *self)
+{
+  const AiryStack *s = self->stack;
+
+  if (s == NULL)
+    return (AiryPlace) { FALSE, 0, 0, 0 };
+  return (AiryPlace) { TRUE, airy_pixel_to_um (self->cx, s->width, s->dx > 0 ? s->dx : 1.0),
+                       airy_pixel_to_um (self->cy, s->height, s->dy > 0 ? s->dy : 1.0),
+                       airy_stack_get_z (s, MIN (self->z, s->depth - 1)) };
+}
+
+/* The cursor and z at the place when the new grid holds it (within half
+ * a pixel or plane of its edge), else at the PSF's peak (each of the two,
+ * lateral and axial, on its own). */
+static void
+keep_place (AiryStackView *self, const AiryPlace *place)
+{
+  const AiryStack *s = self->stack;
+  double dx = s->dx > 0 ? s->dx : 1.0, dy = s->dy > 0 ? s->dy : 1.0;
+  double fx = floor (place->x / dx + 0.5) + s->width / 2, fy = floor (place->y / dy + 0.5) + s->height / 2;
+  double zlo = G_MAXDOUBLE, zhi = -G_MAXDOUBLE, half = s->depth > 1 ? 0.5 * fabs (s->dz) : 0.0;
+  gboolean lateral = fx >= 0 && fx < s->width && fy >= 0 && fy < s->height, axial;
+  guint k, best = 0, px, py, pz;
+
+  for (k = 0; k < s->depth; k++)
+    {
+      double zk = airy_stack_get_z (s, k);
+
+      zlo = MIN (zlo, zk);
+      zhi = MAX (zhi, zk);
+      if (fabs (zk - place->z) < fabs (airy_stack_get_z (s, best) - place->z))
+        best = k;
+    }
+  /* one plane: nothing to choose */
+  axial = s->depth == 1 || (place->z >= zlo - half - 1e-9 && place->z <= zhi + half + 1e-9);
+  if ((!lateral || !axial) && airy_stack_view_find_peak (self, &px, &py, &pz))
+    {
+      if (!lateral)
+        {
+          fx = px;
+          fy = py;
+        }
+      if (!axial)
+        best = pz;
+    }
+  self->cx = (guint) CLAMP (fx, 0, s->width - 1);
+  self->cy = (guint) CLAMP (fy, 0, s->height - 1);
+  self->z = MIN (best, s->depth - 1);
+}
+
 void
 airy_stack_view_set_resident (AiryStackView *self,
                               AiryResident  *resident)
@@ -371,6 +483,7 @@ airy_stack_view_set_resident (AiryStackView *self,
   gsize old_n = self->stack ? airy_stack_plane_size (self->stack) : 0;
   guint old_w = self->stack ? self->stack->width : 0, old_h = self->stack ? self->stack->height : 0;
   guint z = self->z;
+  AiryPlace place = place_of (self);
 
   g_return_if_fail (AIRY_IS_STACK_VIEW (self));
 
@@ -395,6 +508,8 @@ airy_stack_view_set_resident (AiryStackView *self,
           if (self->fit)
             airy_stack_view_fit_psf (self);
         }
+      if (place.valid)
+        keep_place (self, &place);
       self->z = MIN (self->z, stack->depth - 1);
       self->cx = MIN (self->cx, stack->width - 1);
       self->cy = MIN (self->cy, stack->height - 1);
@@ -703,6 +818,22 @@ airy_stack_view_link_cursor (AiryStackView *self,
   z = b->dz > 0 && b->depth > 1 ? (int) floor ((zpos - b->z0) / b->dz + 0.5) : (int) source->z;
   airy_stack_view_set_z (self, (guint) CLAMP (z, 0, (int) b->depth - 1));
   airy_stack_view_set_cursor (self, (guint) CLAMP (x, 0, (int) b->width - 1), (guint) CLAMP (y, 0, (int) b->height - 1));
+}
+
+void
+airy_stack_view_set_line_width (AiryStackView *self,
+                                guint          width)
+{
+  g_return_if_fail (AIRY_IS_STACK_VIEW (self));
+
+  self->line_width = MAX (width, 1);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+guint
+airy_stack_view_get_line_width (AiryStackView *self)
+{
+  return MAX (self->line_width, 1);
 }
 
 /* The rectangle drawn with the rectangle tool, image pixels (inclusive

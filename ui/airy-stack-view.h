@@ -73,6 +73,14 @@ AiryViewTool       airy_stack_view_get_tool       (AiryStackView     *self);
 void               airy_stack_view_set_cursor     (AiryStackView     *self,
                                                    guint              x,
                                                    guint              y);
+/* The stack's brightest voxel (in the projection along z, then along z
+ * through it; a run's first plane in that plane); FALSE without a
+ * positive value. A new resident keeps the cursor and z at the same
+ * place in µm when its grid holds it, else goes there. */
+gboolean           airy_stack_view_find_peak      (AiryStackView     *self,
+                                                   guint             *x,
+                                                   guint             *y,
+                                                   guint             *z);
 void               airy_stack_view_get_cursor     (AiryStackView     *self,
                                                    guint             *x,
                                                    guint             *y);
@@ -87,6 +95,11 @@ void               airy_stack_view_set_line       (AiryStackView     *self,
                                                    double             y0,
                                                    double             x1,
                                                    double             y1);
+/* The profile's width (image pixels): a line wider than 1 is drawn with
+ * the edges of the band it averages. */
+void               airy_stack_view_set_line_width (AiryStackView     *self,
+                                                   guint              width);
+guint              airy_stack_view_get_line_width (AiryStackView     *self);
 /* The rectangle tool's rectangle in image pixels; FALSE when none. */
 gboolean           airy_stack_view_get_roi        (AiryStackView     *self,
                                                    guint             *x,

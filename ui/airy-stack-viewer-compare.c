@@ -111,6 +111,73 @@ difference (AiryResident *a, AiryResident *b, char **note, GError **error)
   return d;
 }
 
+/* What the main view shows, in words, above it and in the window's
+ * header: never the reference as if it were the result. */
+static void
+set_shown (AiryStackViewer *self, const char *text)
+{
+  if (g_strcmp0 (self->shown_label, text) == 0)
+    return;
+  g_free (self->shown_label);
+  self->shown_label = g_strdup (text);
+  gtk_widget_set_visible (self->a_label, text != NULL);
+  g_signal_emit_by_name (self, "shown-changed");
+}
+
+gboolean
+airy_stack_viewer_get_pinned (AiryStackViewer *self)
+{
+  return self->reference != NULL;
+}
+
+const char *
+airy_stack_viewer_get_path (AiryStackViewer *self)
+{
+  return self->path;
+}
+
+const char *
+airy_stack_viewer_get_shown_label (AiryStackViewer *self)
+{
+  g_return_val_if_fail (AIRY_IS_STACK_VIEWER (self), NULL);
+
+  return self->shown_label;
+}
+
+/* the label of what is shown: a file's name, the result, the reference,
+ * side by side, their difference (which way round) */
+void
+_airy_stack_viewer_update_shown (AiryStackViewer *self)
+{
+  AiryResident *a = self->show_b && self->reference ? self->reference : self->current;
+  AiryCompare mode = self->reference ? self->compare : AIRY_COMPARE_OFF;
+  g_autofree char *name = self->path ? g_path_get_basename (self->path) : NULL;
+  gboolean diff = mode == AIRY_COMPARE_DIFF && self->shows_difference;
+
+  if (a == NULL)
+    set_shown (self, NULL);
+  else if (diff)
+    set_shown (self, a == self->reference ? _("Difference: reference − result") : _("Difference: result − reference"));
+  else if (mode == AIRY_COMPARE_SIDE && gtk_widget_get_visible (self->ref_box))
+    set_shown (self, a == self->reference ? _("A: reference") : _("A: result"));
+  else if (a == self->reference)
+    set_shown (self, _("Reference (pinned): not the current result"));
+  else if (name)
+    set_shown (self, name);
+  else
+    set_shown (self, _("Result"));
+  if (diff)
+    {
+      /* the signed colormap's legend */
+      g_autofree char *text = g_strdup_printf ("%s  ·  %s", self->shown_label,
+                                               a == self->reference ? _("red: the reference above the result, blue: below it")
+                                                                    : _("red: the result above the reference, blue: below it"));
+      gtk_label_set_text (GTK_LABEL (self->a_label), text);
+    }
+  else
+    gtk_label_set_text (GTK_LABEL (self->a_label), self->shown_label ? self->shown_label : "");
+}
+
 /* What the comparison shows now: A (the result, or the reference after
  * A/B) in the main view; B beside it, or A − B in a signed colormap. */
 void
@@ -123,18 +190,19 @@ _airy_stack_viewer_show_compare (AiryStackViewer *self)
   gboolean was_diff = d.colormap == AIRY_COLORMAP_DIVERGING && self->colormap_before_diff != AIRY_COLORMAP_DIVERGING;
 
   gtk_widget_set_visible (self->ref_box, mode == AIRY_COMPARE_SIDE && b != NULL);
-  gtk_widget_set_visible (self->a_label, mode == AIRY_COMPARE_SIDE && b != NULL);
-  gtk_label_set_text (GTK_LABEL (self->a_label), a == self->reference ? _("A: reference") : _("A: result"));
+  self->shows_difference = FALSE;
   if (mode == AIRY_COMPARE_DIFF && a && b)
     {
       g_autoptr(GError) error = NULL;
       g_autofree char *note = NULL;
-      AiryStack *diff = difference (self->current, self->reference, &note, &error);
+      /* A − B: B (the key) swaps the image too, not only the profiles */
+      AiryStack *diff = difference (a, b, &note, &error);
 
       if (diff != NULL)
         {
           float lo, hi, m;
 
+          self->shows_difference = TRUE;
           _airy_stack_viewer_show_resident (self, airy_resident_new_host (diff));
           /* symmetric limits: zero in the colormap's middle */
           airy_stack_min_max (diff, &lo, &hi);
@@ -149,6 +217,7 @@ _airy_stack_viewer_show_compare (AiryStackViewer *self)
           airy_stack_view_set_display (self->view, &d);
           if (note)
             airy_stack_viewer_show_message (self, note);
+          _airy_stack_viewer_update_shown (self);
           return;
         }
       airy_stack_viewer_show_message (self, error->message);
@@ -170,6 +239,7 @@ _airy_stack_viewer_show_compare (AiryStackViewer *self)
   else
     airy_stack_view_set_resident (self->ref_view, NULL);
   _airy_stack_viewer_update_plots (self);
+  _airy_stack_viewer_update_shown (self);
 }
 
 void
@@ -225,6 +295,9 @@ void
 _airy_stack_viewer_on_compare_selected (GtkDropDown *dd, GParamSpec *pspec, AiryStackViewer *self)
 {
   self->compare = (AiryCompare) gtk_drop_down_get_selected (dd);
+  /* no comparison: the result, not the reference A/B left in the view */
+  if (self->compare == AIRY_COMPARE_OFF)
+    self->show_b = FALSE;
   _airy_stack_viewer_show_compare (self);
 }
 

@@ -8,6 +8,8 @@
 #include "airy-stack-viewer-private.h"
 #include "airy-image-file.h"
 #include "airy-error.h"
+#include "airy-view-math.h"
+#include <json-glib/json-glib.h>
 
 /* What the viewer writes: the view and the sections as PNG, the raw
  * slice, the stack or a section as TIFF, the profiles as CSV; the file
@@ -90,6 +92,55 @@ airy_stack_viewer_render_view (AiryStackViewer *self,
   return out;
 }
 
+/* The main view as the screen shows it (zoom and pan, sections, scale
+ * bar, cursor, line and rectangle), RGB, rendered by the window's own
+ * renderer from the widget's snapshot: the pixels of the screen. */
+guint8 *
+airy_stack_viewer_render_screen (AiryStackViewer *self,
+                                 guint           *width,
+                                 guint           *height)
+{
+  GtkWidget *widget = GTK_WIDGET (self->view);
+  GtkNative *native = gtk_widget_get_native (widget);
+  int w = gtk_widget_get_width (widget), h = gtk_widget_get_height (widget), stride;
+  g_autoptr(GdkPaintable) paintable = NULL;
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree guint8 *bgra = NULL;
+  GtkSnapshot *snapshot;
+  guint8 *out;
+  gsize k;
+
+  if (native == NULL || gsk_renderer_is_realized (gtk_native_get_renderer (native)) == FALSE || w <= 0 || h <= 0)
+    return NULL;
+  paintable = gtk_widget_paintable_new (widget);
+  snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, w, h);
+  node = gtk_snapshot_free_to_node (snapshot);
+  if (node == NULL)
+    return NULL;
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (native), node, &GRAPHENE_RECT_INIT (0, 0, w, h));
+  w = gdk_texture_get_width (texture);
+  h = gdk_texture_get_height (texture);
+  stride = w * 4;
+  bgra = g_malloc ((gsize) stride * h);
+  /* CAIRO_FORMAT_ARGB32: B, G, R, A in memory on little-endian machines;
+   * the canvas is opaque */
+  gdk_texture_download (texture, bgra, stride);
+  out = g_malloc ((gsize) w * h * 3);
+  for (k = 0; k < (gsize) w * h; k++)
+    {
+      guint32 v = *(guint32 *) (bgra + 4 * k);
+
+      out[3 * k] = (v >> 16) & 0xff;
+      out[3 * k + 1] = (v >> 8) & 0xff;
+      out[3 * k + 2] = v & 0xff;
+    }
+  *width = (guint) w;
+  *height = (guint) h;
+  return out;
+}
+
 static gboolean
 need_stack (AiryStackViewer *self, GError **error)
 {
@@ -145,6 +196,38 @@ export_view (AiryStackViewer *self, guint scale, GError **error)
 }
 
 static gboolean export_write (const char *path, const Export *e, GError **error);
+
+/* what the screen shows: µm per exported pixel at the shown zoom */
+static Export *
+export_screen (AiryStackViewer *self, GError **error)
+{
+  Export *e;
+  double zoom = airy_stack_view_get_zoom (self->view);
+
+  if (!need_stack (self, error))
+    return NULL;
+  e = g_new0 (Export, 1);
+  e->kind = EXPORT_PNG_RGB;
+  e->rgb = airy_stack_viewer_render_screen (self, &e->width, &e->height);
+  if (e->rgb == NULL)
+    {
+      g_free (e);
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("nothing to export: the view is not on screen"));
+      return NULL;
+    }
+  e->dx = zoom > 0 ? airy_stack_view_get_stack (self->view)->dx / zoom : 0.0;
+  return e;
+}
+
+gboolean
+airy_stack_viewer_export_screen (AiryStackViewer *self,
+                                 const char      *path,
+                                 GError         **error)
+{
+  g_autoptr(Export) e = export_screen (self, error);
+
+  return e != NULL && export_write (path, e, error);
+}
 
 /* XY with its scale bar, XZ below and YZ beside it at the true z spacing,
  * as on screen (one image). */
@@ -228,6 +311,47 @@ export_sections (AiryStackViewer *self, GError **error)
   return e;
 }
 
+/* What a profile's CSV is of, as "# " lines before its columns (readers
+ * skip them: pandas' comment='#', numpy's loadtxt, Fiji's results): the
+ * system or file, the plane, the cursor, the units. Numbers with a dot,
+ * whatever the locale, as the columns. */
+static char *
+csv_header (AiryStackViewer *self, gboolean axial)
+{
+  const AiryStack *s = airy_stack_view_get_stack (self->view);
+  GString *h = g_string_new (NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  const char *name = NULL;
+  char z[G_ASCII_DTOSTR_BUF_SIZE], x[G_ASCII_DTOSTR_BUF_SIZE], y[G_ASCII_DTOSTR_BUF_SIZE];
+  guint cx, cy, k = airy_stack_view_get_z (self->view);
+
+  airy_stack_view_get_cursor (self->view, &cx, &cy);
+  if (s->system_json && json_parser_load_from_data (parser, s->system_json, -1, NULL)
+      && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    name = json_object_get_string_member_with_default (json_node_get_object (json_parser_get_root (parser)), "name",
+                                                       NULL);
+  g_string_append_printf (h, "# Airy %s profile\n", axial ? "axial" : "line");
+  if (self->path)
+    g_string_append_printf (h, "# file: %s\n", self->path);
+  g_string_append_printf (h, "# shown: %s\n", self->shown_label ? self->shown_label : "");
+  if (name)
+    g_string_append_printf (h, "# system: %s\n", name);
+  g_ascii_formatd (z, sizeof z, "%.4f", airy_stack_get_z (s, k));
+  g_ascii_formatd (x, sizeof x, "%.4f", airy_pixel_to_um (cx, s->width, s->dx));
+  g_ascii_formatd (y, sizeof y, "%.4f", airy_pixel_to_um (cy, s->height, s->dy));
+  if (axial)
+    g_string_append_printf (h, "# along z through x %s µm, y %s µm (pixel %u, %u); %u planes\n", x, y, cx, cy, s->depth);
+  else if (airy_stack_view_get_mip (self->view) && s->depth > 1)
+    g_string_append_printf (h, "# plane: the maximum-intensity projection of %u planes\n", s->depth);
+  else if (self->uncalibrated)
+    g_string_append_printf (h, "# plane: %u of %u (1-based); cursor x %u px, y %u px\n", k + 1, s->depth, cx, cy);
+  else
+    g_string_append_printf (h, "# plane: %u of %u (1-based), z %s µm; cursor x %s µm, y %s µm\n", k + 1, s->depth, z, x, y);
+  g_string_append_printf (h, "# units: %s in %s; value: intensity as computed (a PSF plane sums to 1/(dx dy))\n",
+                          axial ? "z" : "x", self->uncalibrated ? (axial ? "planes" : "pixels") : "µm");
+  return g_string_free (h, FALSE);
+}
+
 static Export *
 export_csv (AiryStackViewer *self, gboolean axial, GError **error)
 {
@@ -237,7 +361,12 @@ export_csv (AiryStackViewer *self, gboolean axial, GError **error)
     return NULL;
   e = g_new0 (Export, 1);
   e->kind = EXPORT_TEXT;
-  e->text = airy_plot_to_csv (axial ? self->axial_plot : self->line_plot);
+  {
+    g_autofree char *header = csv_header (self, axial);
+    g_autofree char *values = airy_plot_to_csv (axial ? self->axial_plot : self->line_plot);
+
+    e->text = g_strconcat (header, values, NULL);
+  }
   return e;
 }
 
@@ -478,7 +607,7 @@ airy_file_chooser_add_image_filter (GtkFileChooser *chooser)
 }
 
 typedef enum { FILE_OPEN, FILE_VIEW_1X, FILE_VIEW_2X, FILE_RAW, FILE_TIFF, FILE_SECTION, FILE_SECTIONS_PNG,
-               FILE_LINE_CSV, FILE_AXIAL_CSV } FileJob;
+               FILE_LINE_CSV, FILE_AXIAL_CSV, FILE_SCREEN } FileJob;
 
 static void
 on_file_response (GtkNativeDialog *dialog, int response, gpointer data)
@@ -509,6 +638,7 @@ on_file_response (GtkNativeDialog *dialog, int response, gpointer data)
         case FILE_SECTIONS_PNG: e = export_sections (self, &error); break;
         case FILE_LINE_CSV: e = export_csv (self, FALSE, &error); break;
         case FILE_AXIAL_CSV: e = export_csv (self, TRUE, &error); break;
+        case FILE_SCREEN:  e = export_screen (self, &error); break;
         default: break;
         }
       if (e != NULL)
@@ -524,12 +654,13 @@ on_file_response (GtkNativeDialog *dialog, int response, gpointer data)
 static void
 choose_file (AiryStackViewer *self, FileJob job)
 {
-  static const char *titles[] = { N_("Open Stack"), N_("Export View as PNG"), N_("Export View as PNG (2×)"),
+  static const char *titles[] = { N_("Open Stack"), N_("Export Full Slice as PNG"), N_("Export Full Slice as PNG (2×)"),
                                   N_("Export Raw Slice (16-bit PNG)"), N_("Export Stack (TIFF)"),
                                   N_("Export XZ Section (TIFF)"), N_("Export XY, XZ and YZ as PNG"),
-                                  N_("Export Line Profile (CSV)"), N_("Export Axial Profile (CSV)") };
-  static const char *names[] = { NULL, "view.png", "view@2x.png", "slice-16bit.png", "stack.tif", "section-xz.tif",
-                                 "sections.png", "line-profile.csv", "axial-profile.csv" };
+                                  N_("Export Line Profile (CSV)"), N_("Export Axial Profile (CSV)"),
+                                  N_("Export View as PNG") };
+  static const char *names[] = { NULL, "slice.png", "slice@2x.png", "slice-16bit.png", "stack.tif", "section-xz.tif",
+                                 "sections.png", "line-profile.csv", "axial-profile.csv", "view.png" };
   GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
   GtkFileChooserNative *dialog;
 
@@ -550,7 +681,8 @@ _airy_stack_viewer_action_file (GSimpleAction *action, GVariant *param, gpointer
 {
   const char *name = g_action_get_name (G_ACTION (action));
   FileJob job = g_str_equal (name, "open") ? FILE_OPEN
-              : g_str_equal (name, "export-png") ? FILE_VIEW_1X
+              : g_str_equal (name, "export-png") ? FILE_SCREEN
+              : g_str_equal (name, "export-slice-png") ? FILE_VIEW_1X
               : g_str_equal (name, "export-png-2x") ? FILE_VIEW_2X
               : g_str_equal (name, "export-raw") ? FILE_RAW
               : g_str_equal (name, "export-tiff") ? FILE_TIFF

@@ -2,6 +2,7 @@
 
 #include "config.h"
 
+#include <math.h>
 #include <glib/gi18n.h>
 
 #include "airy-stack-viewer-private.h"
@@ -249,6 +250,7 @@ _airy_stack_viewer_show_opened (AiryStackViewer *self, AiryStack *stack, const c
   _airy_stack_viewer_set_uncalibrated (self, uncalibrated);
   /* after set_stack, which forgets the file */
   self->path = g_strdup (path);
+  _airy_stack_viewer_update_shown (self);
   self->updating = TRUE;
   gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->channel_spin), 1, MAX (stack->n_channels, 1));
   gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->frame_spin), 1, MAX (stack->n_frames, 1));
@@ -333,13 +335,20 @@ static void
 show_mem_channel (AiryStackViewer *self, guint c)
 {
   AiryStack *copy = airy_stack_copy (g_ptr_array_index (self->mem_channels, c));
-
+  const AiryStack *before = airy_stack_view_get_stack (self->view);
+  double bdx = before ? before->dx : 0, ndx = copy->dx, zoom = airy_stack_view_get_zoom (self->view);
+  gboolean drawn = airy_stack_view_drew_resident (self->view);
+  guint bw = before ? before->width : 0, bh = before ? before->height : 0;
   copy->n_channels = self->mem_channels->len;
   copy->channel = c;
   copy->n_frames = 1;
   g_clear_pointer (&self->current, airy_resident_unref);
   self->current = airy_resident_new_host (copy);
   _airy_stack_viewer_show_compare (self);
+  /* the same µm per screen pixel: an FF lens's pixel scales with λ, and
+   * another channel's pixels must not change the scale of what is shown */
+  if (zoom > 0 && drawn && bdx > 0 && ndx > 0 && fabs (bdx - ndx) > 1e-9 * bdx && bw == copy->width && bh == copy->height)
+    airy_stack_view_set_zoom (self->view, zoom * ndx / bdx);
   /* a composite stays on, on this channel's pixels */
   if (gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
     update_composite (self);

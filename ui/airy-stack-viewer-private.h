@@ -85,6 +85,8 @@ struct _AiryStackViewer
   GtkWidget           *ref_label;
   GtkWidget           *a_label;
   GtkWidget           *compare_dd;
+  gboolean             shows_difference;
+  char                *shown_label;   /* what the main view shows, in words */
   AiryColormap         colormap_before_diff;
   /* reads and writes on worker threads */
   guint                file_tasks;
@@ -112,6 +114,9 @@ void      _airy_stack_viewer_update_plots        (AiryStackViewer       *self);
 AiryResident *_airy_stack_viewer_compared        (AiryStackViewer       *self,
                                                   gboolean               a_side);
 void      _airy_stack_viewer_show_compare        (AiryStackViewer       *self);
+/* the label above the main view (and ::shown-changed) after what it shows
+ * changed */
+void      _airy_stack_viewer_update_shown        (AiryStackViewer       *self);
 /* src on grid's pixels and planes (pixel ⌊N/2⌋ on the axis): NULL with
  * *same TRUE when it is on them already, else a resampled copy (NULL with
  * *same FALSE: no memory); airy-stack-viewer-compare.c */

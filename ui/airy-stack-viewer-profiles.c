@@ -58,8 +58,9 @@ update_roi (AiryStackViewer *self)
       return;
     }
   airy_box_stats (airy_stack_view_get_xy_plane (self->view), s->height, s->width, x, y, w, h, &st);
-  text = g_strdup_printf (_("Rectangle %u × %u px: sum %.6g, mean %.6g, max %.6g\n"
-                            "energy in it %.1f %%, in its circle (r %.3g µm) %.1f %%"),
+  /* one figure a line, not a paragraph */
+  text = g_strdup_printf (_("Rectangle %u × %u px\nsum %.6g\nmean %.6g\nmax %.6g\n"
+                            "energy in it: %.1f %%\nin its circle (r %.3g µm): %.1f %%"),
                           w, h, st.sum, st.mean, st.max, 100 * st.ensquared, st.radius * s->dx, 100 * st.encircled);
   gtk_label_set_text (GTK_LABEL (self->roi_label), text);
   gtk_widget_set_visible (self->roi_label, TRUE);
@@ -222,6 +223,12 @@ _airy_stack_viewer_update_plots (AiryStackViewer *self)
         }
       else
         airy_plot_set_reference (self->axial_plot, NULL, 0, 0, 0, 0);
+    }
+  else
+    {
+      /* one plane: no axial profile (not the last stack's) */
+      airy_plot_set_data (self->axial_plot, NULL, 0, s->z0, 1.0, 0, FALSE);
+      airy_plot_set_reference (self->axial_plot, NULL, 0, 0, 0, 0);
     }
   _airy_stack_viewer_update_readout (self, cx, cy);
   update_roi (self);

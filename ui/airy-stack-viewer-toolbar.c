@@ -22,6 +22,13 @@ labelled (const char *text, GtkWidget *child)
   return box;
 }
 
+/* the band the profile averages, drawn on the view */
+static void
+on_line_width (GtkSpinButton *spin, AiryStackViewer *self)
+{
+  airy_stack_view_set_line_width (self->view, (guint) gtk_spin_button_get_value_as_int (spin));
+}
+
 static void
 on_auto (GtkButton *button, AiryStackViewer *self)
 {
@@ -181,6 +188,7 @@ _airy_stack_viewer_build_toolbar (AiryStackViewer *self)
     self->line_width = gtk_spin_button_new_with_range (1, 64, 1);
     gtk_widget_set_tooltip_text (self->line_width, _("Line width in pixels: the profile is averaged across it"));
     g_signal_connect_swapped (self->line_width, "value-changed", G_CALLBACK (_airy_stack_viewer_update_plots), self);
+    g_signal_connect (self->line_width, "value-changed", G_CALLBACK (on_line_width), self);
     gtk_box_append (GTK_BOX (line_box), labelled (_("Width"), self->line_width));
     gtk_box_append (GTK_BOX (toolbar), line_box);
   }

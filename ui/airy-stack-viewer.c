@@ -31,6 +31,7 @@ airy_stack_viewer_finalize (GObject *object)
   g_clear_pointer (&AIRY_STACK_VIEWER (object)->current, airy_resident_unref);
   g_clear_pointer (&AIRY_STACK_VIEWER (object)->reference, airy_resident_unref);
   g_free (AIRY_STACK_VIEWER (object)->readout_text);
+  g_free (AIRY_STACK_VIEWER (object)->shown_label);
   g_free (AIRY_STACK_VIEWER (object)->path);
   g_clear_pointer (&AIRY_STACK_VIEWER (object)->mem_channels, g_ptr_array_unref);
   g_clear_pointer (&AIRY_STACK_VIEWER (object)->channel_wavelengths, g_array_unref);
@@ -42,6 +43,8 @@ airy_stack_viewer_class_init (AiryStackViewerClass *klass)
 {
   G_OBJECT_CLASS (klass)->dispose = airy_stack_viewer_dispose;
   G_OBJECT_CLASS (klass)->finalize = airy_stack_viewer_finalize;
+  /* what the main view shows changed (airy_stack_viewer_get_shown_label) */
+  g_signal_new ("shown-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 void
@@ -106,6 +109,9 @@ set_limit_range (AiryStackViewer *self)
   lo = stats.min;
   hi = stats.max;
   span = MAX (fabs (lo), fabs (hi)) * 10 + 1;
+  /* a profile's peak under 1e-3 of the stack's is noise: no FWHM for it */
+  airy_plot_set_peak_floor (self->line_plot, 1e-3 * MAX (fabs (lo), fabs (hi)));
+  airy_plot_set_peak_floor (self->axial_plot, 1e-3 * MAX (fabs (lo), fabs (hi)));
   gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->lo_spin), -span, span);
   gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->hi_spin), -span, span);
   gtk_spin_button_set_increments (GTK_SPIN_BUTTON (self->lo_spin), (hi - lo) / 100.0 + 1e-12, (hi - lo) / 10.0 + 1e-12);
@@ -292,7 +298,22 @@ action_zoom (GSimpleAction *action, GVariant *param, gpointer data)
   if (g_str_equal (name, "fit"))
     airy_stack_view_fit (self->view);
   else if (g_str_equal (name, "fit-psf"))
-    airy_stack_view_fit_psf (self->view);
+    {
+      double x, y, w, h;
+      guint cx, cy, px, py, pz;
+
+      airy_stack_view_fit_psf (self->view);
+      /* a cursor outside the framed PSF goes to its peak: the sections and
+       * profiles show the PSF, not its empty field */
+      airy_stack_view_get_cursor (self->view, &cx, &cy);
+      if (airy_stack_view_get_psf_region (self->view, &x, &y, &w, &h)
+          && (cx < x || cx >= x + w || cy < y || cy >= y + h)
+          && airy_stack_view_find_peak (self->view, &px, &py, &pz))
+        {
+          airy_stack_view_set_z (self->view, pz);
+          airy_stack_view_set_cursor (self->view, px, py);
+        }
+    }
   else if (g_str_equal (name, "zoom-1"))
     airy_stack_view_set_zoom (self->view, 1.0);
   else if (zoom > 0)
@@ -325,7 +346,7 @@ airy_stack_viewer_init (AiryStackViewer *self)
     { "open", _airy_stack_viewer_action_file }, { "export-png", _airy_stack_viewer_action_file },
     { "export-png-2x", _airy_stack_viewer_action_file }, { "export-raw", _airy_stack_viewer_action_file },
     { "export-tiff", _airy_stack_viewer_action_file }, { "export-section", _airy_stack_viewer_action_file },
-    { "export-sections-png", _airy_stack_viewer_action_file },
+    { "export-sections-png", _airy_stack_viewer_action_file }, { "export-slice-png", _airy_stack_viewer_action_file },
     { "export-line-csv", _airy_stack_viewer_action_file }, { "export-axial-csv", _airy_stack_viewer_action_file },
     { "fit", action_zoom }, { "fit-psf", action_zoom }, { "zoom-1", action_zoom },
     { "zoom-in", action_zoom }, { "zoom-out", action_zoom }, { "properties", _airy_stack_viewer_action_properties },
@@ -398,9 +419,12 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_box_append (GTK_BOX (side), GTK_WIDGET (self->axial_plot));
   self->roi_label = gtk_label_new ("");
   gtk_label_set_xalign (GTK_LABEL (self->roi_label), 0);
-  gtk_label_set_wrap (GTK_LABEL (self->roi_label), TRUE);
-  gtk_label_set_max_width_chars (GTK_LABEL (self->roi_label), 36);
+  /* one short figure a line: no wrapping (a wrapped label in the paned
+   * trips GTK 4.8's height-for-width check) */
   gtk_widget_add_css_class (self->roi_label, "airy-readout");
+  gtk_widget_add_css_class (self->roi_label, "airy-roi");
+  gtk_widget_set_margin_start (self->roi_label, 6);
+  gtk_widget_set_margin_end (self->roi_label, 6);
   gtk_widget_set_visible (self->roi_label, FALSE);
   gtk_box_append (GTK_BOX (side), self->roi_label);
   gtk_paned_set_end_child (GTK_PANED (paned), side);

@@ -78,9 +78,17 @@ void           airy_stack_viewer_set_hyperstack_plane (AiryStackViewer *self,
  * for a hyperstack file. */
 void           airy_stack_viewer_set_channels     (AiryStackViewer *self,
                                                    GPtrArray       *channels);
-/* Exports: the XY view as shown (colormap, contrast, scale bar) at `scale`
- * (1 or 2), the raw slice as 16-bit PNG, the stack or the XZ section as
- * float32 TIFF with its voxel size. */
+/* Exports: the view as the screen shows it (zoom, sections, scale bar,
+ * overlays: viewer.export-png), the whole XY slice (colormap, contrast,
+ * scale bar) at `scale` (1 or 2: viewer.export-slice-png,
+ * viewer.export-png-2x), the raw slice as 16-bit PNG, the stack or the XZ
+ * section as float32 TIFF with its voxel size. */
+gboolean       airy_stack_viewer_export_screen    (AiryStackViewer *self,
+                                                   const char      *path,
+                                                   GError         **error);
+guint8        *airy_stack_viewer_render_screen    (AiryStackViewer *self,
+                                                   guint           *width,
+                                                   guint           *height);
 gboolean       airy_stack_viewer_export_view      (AiryStackViewer *self,
                                                    const char      *path,
                                                    guint            scale,
@@ -113,6 +121,15 @@ AiryCompare    airy_stack_viewer_get_compare      (AiryStackViewer *self);
 void           airy_stack_viewer_toggle_ab        (AiryStackViewer *self);
 gboolean       airy_stack_viewer_get_showing_b    (AiryStackViewer *self);
 AiryStackView *airy_stack_viewer_get_reference_view (AiryStackViewer *self);
+/* What the main view shows, in words ("Result", a file's name, "Reference
+ * (pinned): not the current result", "Difference: result − reference",
+ * "A: reference"…), shown above it; ::shown-changed says when it changes
+ * (the window's header repeats it). NULL without a stack. */
+const char    *airy_stack_viewer_get_shown_label (AiryStackViewer *self);
+/* a reference is pinned; the file the shown stack was read from (NULL for
+ * a computed one) */
+gboolean       airy_stack_viewer_get_pinned       (AiryStackViewer *self);
+const char    *airy_stack_viewer_get_path         (AiryStackViewer *self);
 /* The rectangle tool's statistics as shown, NULL without a rectangle. */
 const char    *airy_stack_viewer_get_roi_text     (AiryStackViewer *self);
 /* XY (with its scale bar), XZ and YZ as on screen, in one RGB image

@@ -200,7 +200,7 @@ airy_profile_fwhm (const float *p,
                    double       step,
                    guint        near)
 {
-  guint c = MIN (near, n - 1), i;
+  guint c = MIN (near, n - 1), i, a, k;
   double half, left, right;
 
   if (n < 3)
@@ -211,16 +211,24 @@ airy_profile_fwhm (const float *p,
   while (c > 0 && p[c - 1] > p[c])
     c--;
   half = p[c] / 2.0;
+  if (!(p[c] > 0) || !isfinite (p[c]))
+    return 0.0;
   for (i = c; i > 0 && p[i - 1] > half; i--)
     ;
   if (i == 0)
     return 0.0;
+  a = i;
   left = crossing (p, n, i, i - 1, half);
   for (i = c; i + 1 < n && p[i + 1] > half; i++)
     ;
   if (i + 1 >= n)
     return 0.0;
   right = crossing (p, n, i, i + 1, half);
+  /* one peak: nothing else of the profile reaches half of it (noise, a
+   * ring or a second bead would) */
+  for (k = 0; k < n; k++)
+    if ((k < a || k > i) && p[k] > half)
+      return 0.0;
   return (right - left) * step;
 }
 

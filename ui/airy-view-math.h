@@ -68,7 +68,9 @@ void   airy_histogram_percentiles (const guint64 *counts,
 
 /* Full width at half maximum of the peak nearest to `near` in a profile of
  * n samples spaced `step` apart (linear interpolation of the crossings);
- * 0 when the peak does not fall to half on both sides. */
+ * 0 ("no peak") when the peak is not positive, does not fall to half on
+ * both sides, or is not the only region above its half (noise, rings or a
+ * second peak reach it). */
 double airy_profile_fwhm          (const float *profile,
                                    guint        n,
                                    double       step,

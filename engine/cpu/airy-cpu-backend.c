@@ -61,19 +61,19 @@ volume_cache_unref (VolumeCache *c)
 /* The entry for this plan's sample: complete (use it), or new and to be
  * filled by this run (*fill), or NULL when it cannot be kept. */
 static VolumeCache *
-volume_cache_get (AiryPlan *plan, gboolean *fill)
+volume_cache_get (const AiryConvolveOp *cv, gboolean *fill)
 {
-  gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
-  guint n = plan->sample.kind == AIRY_SAMPLE_CONSTANT ? 1 : plan->n_planes, i;
+  gsize nspec = (gsize) cv->pad_height * (cv->pad_width / 2 + 1);
+  guint n = cv->kind == AIRY_SAMPLE_CONSTANT ? 1 : cv->n_planes, i;
   guint64 cap = MIN (G_GUINT64_CONSTANT (1) << 30, airy_memory_budget () / 4);
   g_autofree char *key = NULL;
   VolumeCache *c = NULL;
 
   *fill = FALSE;
-  if (plan->volume_key == NULL || g_getenv ("AIRY_NO_VOLUME_CACHE") != NULL)
+  if (cv->key == NULL || g_getenv ("AIRY_NO_VOLUME_CACHE") != NULL)
     return NULL;
-  key = g_strdup_printf ("%s | %u × %u in %u × %u", plan->volume_key, plan->vol_height,
-                         plan->vol_width, plan->pad_height, plan->pad_width);
+  key = g_strdup_printf ("%s | %u × %u in %u × %u", cv->key, cv->vol_height,
+                         cv->vol_width, cv->pad_height, cv->pad_width);
   g_mutex_lock (&volume_cache_lock);
   if (volume_cache && volume_cache->complete && g_str_equal (volume_cache->key, key))
     {
@@ -100,6 +100,7 @@ volume_cache_get (AiryPlan *plan, gboolean *fill)
 typedef struct
 {
   AiryStages   stages;       /* the shape of the plan's program */
+  const AiryConvolveOp *conv; /* CONVOLVE's data, or NULL */
   Slot        *slots;
   VolumeCache *volume;       /* may be NULL */
   gboolean     volume_fill;  /* this run computes the entry */
@@ -116,9 +117,9 @@ static guint convolutions;
  * Σ_z (P_z ⊛ V) = (Σ_z P_z) ⊛ V, so the planes are summed first and one
  * transform of the sum replaces one per plane (on CUDA alike). */
 static gboolean
-sums_first (const AiryStages *stages, AiryPlan *plan)
+sums_first (const AiryStages *stages)
 {
-  return stages->sum != NULL || (stages->convolve != NULL && plan->sample.kind == AIRY_SAMPLE_CONSTANT);
+  return stages->sum != NULL || (stages->convolve != NULL && stages->convolve->convolve->kind == AIRY_SAMPLE_CONSTANT);
 }
 
 gboolean
@@ -188,29 +189,33 @@ cpu_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
   guint i;
 
   state->backend_data = run;
-  _airy_ops_stages (plan->ops, &run->stages);
+  _airy_ops_stages (state->ops, &run->stages);
   if (!_airy_run_state_check_channels (state, &run->stages, "cpu", error))
     return FALSE;
   if (!_airy_run_state_alloc_outputs (state, error))
     return FALSE;
-  run->psf_sum = sums_first (&run->stages, plan);
-  if (run->stages.fused)
+  run->psf_sum = sums_first (&run->stages);
+  run->conv = run->stages.convolve ? run->stages.convolve->convolve : NULL;
+  /* the fallback's planes come made (state->input): no field stage here */
+  if (run->stages.fused && state->input == NULL)
     run->fused = _airy_psf_shared_new (run->stages.fused, plan->z, plan->n_planes);
 
   if (run->stages.convolve)
     {
       /* a process with a part of the planes would fill a part of a
        * z-varying entry: it keeps none */
-      if (state->part_count == plan->n_planes || plan->sample.kind == AIRY_SAMPLE_CONSTANT)
-        run->volume = volume_cache_get (plan, &run->volume_fill);
+      const AiryConvolveOp *cv = run->conv;
+
+      if (state->part_count == plan->n_planes || cv->kind == AIRY_SAMPLE_CONSTANT)
+        run->volume = volume_cache_get (cv, &run->volume_fill);
       if (run->volume && run->volume_fill && run->volume->n == 1)
         {
           /* a constant sample has one spectrum for every plane */
-          g_autofree float *plane = g_new (float, (gsize) plan->vol_height * plan->vol_width);
-          AiryConvWorker *conv = _airy_conv_worker_new (plan->vol_height, plan->vol_width,
-                                                        plan->pad_height, plan->pad_width, 1);
+          g_autofree float *plane = g_new (float, (gsize) cv->vol_height * cv->vol_width);
+          AiryConvWorker *conv = _airy_conv_worker_new (cv->vol_height, cv->vol_width,
+                                                        cv->pad_height, cv->pad_width, 1);
 
-          _airy_plan_volume_plane (plan, 0, plane);
+          _airy_convolve_volume_plane (cv, 0, plane);
           _airy_conv_rows (conv, 0, plane);
           _airy_conv_columns (conv, NULL, 1, run->volume->planes[0], NULL, NULL, NULL);
           _airy_conv_worker_free (conv);
@@ -225,7 +230,7 @@ cpu_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
         run->slots[i].intensity = g_new0 (float, (gsize) plan->psf_height * plan->psf_width);
       else if (run->stages.convolve)
         {
-          gsize n = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
+          gsize n = (gsize) run->conv->pad_height * (run->conv->pad_width / 2 + 1);
           run->slots[i].spectrum = fftwf_alloc_complex (n);
           memset (run->slots[i].spectrum, 0, n * sizeof (fftwf_complex));
         }
@@ -275,6 +280,7 @@ typedef struct
 {
   AiryRunState        *state;
   const AiryStages    *stages;
+  const AiryConvolveOp *conv;       /* CONVOLVE's data, or NULL */
   Slot                *slot;
   GMutex              *slot_lock;
   gboolean             psf_sum;     /* Σ_z I (CpuRun.psf_sum) */
@@ -311,26 +317,27 @@ thread_init (Job *job, Thread *t)
   memset (t, 0, sizeof *t);
   if (job->fused)
     t->fused = _airy_psf_worker_new (job->fused);
-  else
+  else if (job->state->input == NULL)
     t->field = airy_field_new (plan->spectrum, plan->in_height, plan->in_width, 1.0);
   if (job->psf_sum)
     t->sum = g_new0 (float, npsf);
   else if (job->stages->convolve)
     {
       /* planes pass the second stage in batches (see _airy_conv_columns) */
-      gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
+      const AiryConvolveOp *cv = job->conv;
+      gsize nspec = (gsize) cv->pad_height * (cv->pad_width / 2 + 1);
       gboolean known = job->volume && !job->volume_fill;
       guint batch = MAX (1, MIN (known ? 4 : 2, job->count));
 
       t->acc = fftwf_alloc_complex (nspec);
       memset (t->acc, 0, nspec * sizeof (fftwf_complex));
-      t->psf_conv = _airy_conv_worker_new (plan->psf_height, plan->psf_width, plan->pad_height,
-                                           plan->pad_width, batch);
+      t->psf_conv = _airy_conv_worker_new (cv->psf_height, cv->psf_width, cv->pad_height,
+                                           cv->pad_width, batch);
       if (!known)
         {
-          t->vol_plane = g_new (float, (gsize) plan->vol_height * plan->vol_width);
-          t->vol_conv = _airy_conv_worker_new (plan->vol_height, plan->vol_width, plan->pad_height,
-                                               plan->pad_width, batch);
+          t->vol_plane = g_new (float, (gsize) cv->vol_height * cv->vol_width);
+          t->vol_conv = _airy_conv_worker_new (cv->vol_height, cv->vol_width, cv->pad_height,
+                                               cv->pad_width, batch);
         }
     }
 }
@@ -354,6 +361,14 @@ produce_plane (Job *job, Thread *t, guint b, float *out, GError **error)
   AiryPlan *plan = job->state->plan;
   AiryPlane plane = { b, plan->z[b], job->threads };
 
+  if (job->state->input)
+    {
+      /* the fallback: the plane another backend made */
+      AiryStack *in = job->state->input;
+
+      memcpy (out, airy_stack_plane (in, b - job->state->part_first), airy_stack_plane_size (in) * sizeof (float));
+      return TRUE;
+    }
   if (t->fused && job->state->n_channels > 0)
     {
       AiryRunState *state = job->state;
@@ -377,7 +392,7 @@ produce_plane (Job *job, Thread *t, guint b, float *out, GError **error)
       return TRUE;
     }
   set_field_geometry (t->field, plan);
-  return _airy_ops_run_intensity (plan->ops, t->field, &plane, out, error);
+  return _airy_ops_run_intensity (job->state->ops, t->field, &plane, out, error);
 }
 
 /* Consume: what the intensity stage makes of plane b; returns the planes
@@ -399,7 +414,7 @@ consume_plane (Job *job, Thread *t, guint b, float *in, gboolean last)
       _airy_conv_rows (t->psf_conv, t->pending, in);
       if (t->vol_conv != NULL)
         {
-          _airy_plan_volume_plane (plan, b, t->vol_plane);
+          _airy_convolve_volume_plane (job->conv, b, t->vol_plane);
           _airy_conv_rows (t->vol_conv, t->pending, t->vol_plane);
         }
       if (job->volume)
@@ -438,7 +453,7 @@ job_run (gpointer data)
   AiryPlan *plan = state->plan;
   const AiryStages *st = job->stages;
   gsize npsf = (gsize) plan->psf_height * plan->psf_width;
-  gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
+  gsize nspec = job->conv ? (gsize) job->conv->pad_height * (job->conv->pad_width / 2 + 1) : 0;
   /* write straight into the result when nothing else needs the plane */
   gboolean direct = !st->convolve && !st->sum && !st->sensor && state->psf == NULL;
   g_autofree float *intensity = g_new (float, npsf);
@@ -500,7 +515,7 @@ cpu_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk, 
     {
       guint count = chunk->count / jobs + (i < chunk->count % jobs);
 
-      job[i] = (Job) { state, &run->stages, slot, &slot_lock, run->psf_sum, fused, run->volume,
+      job[i] = (Job) { state, &run->stages, run->conv, slot, &slot_lock, run->psf_sum, fused, run->volume,
                        run->volume_fill && run->volume->n > 1, first, count,
                        MAX (1, chunk->threads / jobs), NULL };
       first += count;
@@ -556,7 +571,7 @@ cpu_all_reduce (AiryBackend *backend, AiryRunState *state, GError **error)
 
       if (root->spectrum)
         {
-          gsize n = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
+          gsize n = (gsize) run->conv->pad_height * (run->conv->pad_width / 2 + 1);
           for (k = 0; k < n; k++)
             root->spectrum[k] += slot->spectrum[k];
         }
@@ -569,7 +584,7 @@ cpu_all_reduce (AiryBackend *backend, AiryRunState *state, GError **error)
     }
   if (root->spectrum)
     return _airy_run_state_reduce_ranks (state, (float *) root->spectrum,
-                                         2 * (gsize) plan->pad_height * (plan->pad_width / 2 + 1), error);
+                                         2 * (gsize) run->conv->pad_height * (run->conv->pad_width / 2 + 1), error);
   return _airy_run_state_reduce_ranks (state, root->intensity, (gsize) plan->psf_height * plan->psf_width,
                                        error);
 }
@@ -579,9 +594,9 @@ cpu_all_reduce (AiryBackend *backend, AiryRunState *state, GError **error)
 static float *
 convolve_image (AiryRunState *state, const fftwf_complex *acc_t)
 {
-  AiryPlan *plan = state->plan;
-  guint ph = plan->pad_height, pw = plan->pad_width, nh = pw / 2 + 1, k, c, y, x;
-  guint cy = plan->psf_height / 2, cx = plan->psf_width / 2, h = plan->vol_height, w = plan->vol_width;
+  const AiryConvolveOp *cv = ((CpuRun *) state->backend_data)->conv;
+  guint ph = cv->pad_height, pw = cv->pad_width, nh = pw / 2 + 1, k, c, y, x;
+  guint cy = cv->psf_height / 2, cx = cv->psf_width / 2, h = cv->vol_height, w = cv->vol_width;
   float *full = fftwf_alloc_real ((gsize) ph * pw);
   fftwf_complex *spec = fftwf_alloc_complex ((gsize) ph * nh);
   float norm = 1.0f / ((float) ph * pw);
@@ -600,7 +615,7 @@ convolve_image (AiryRunState *state, const fftwf_complex *acc_t)
   image = g_new (float, (gsize) h * w);
   for (y = 0; y < h; y++)
     for (x = 0; x < w; x++)
-      image[(gsize) y * w + x] = full[(gsize) (y + cy) * pw + x + cx] * norm;
+      image[(gsize) y * w + x] = airy_conv_crop_at (full, pw, cy, cx, y, x, norm);
   fftwf_free (full);
   return image;
 }
@@ -610,12 +625,12 @@ convolve_image (AiryRunState *state, const fftwf_complex *acc_t)
 static fftwf_complex *
 convolve_sum (AiryRunState *state, const float *sum)
 {
-  AiryPlan *plan = state->plan;
   CpuRun *run = state->backend_data;
-  gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
+  const AiryConvolveOp *cv = run->conv;
+  gsize nspec = (gsize) cv->pad_height * (cv->pad_width / 2 + 1);
   fftwf_complex *acc = fftwf_alloc_complex (nspec);
-  AiryConvWorker *psf = _airy_conv_worker_new (plan->psf_height, plan->psf_width, plan->pad_height,
-                                               plan->pad_width, 1);
+  AiryConvWorker *psf = _airy_conv_worker_new (cv->psf_height, cv->psf_width, cv->pad_height,
+                                               cv->pad_width, 1);
   AiryConvWorker *vol = NULL;
   const fftwf_complex *v = NULL;
   g_autofree float *plane = NULL;
@@ -626,9 +641,9 @@ convolve_sum (AiryRunState *state, const float *sum)
     v = run->volume->planes[0];
   else
     {
-      plane = g_new (float, (gsize) plan->vol_height * plan->vol_width);
-      vol = _airy_conv_worker_new (plan->vol_height, plan->vol_width, plan->pad_height, plan->pad_width, 1);
-      _airy_plan_volume_plane (plan, 0, plane);
+      plane = g_new (float, (gsize) cv->vol_height * cv->vol_width);
+      vol = _airy_conv_worker_new (cv->vol_height, cv->vol_width, cv->pad_height, cv->pad_width, 1);
+      _airy_convolve_volume_plane (cv, 0, plane);
       _airy_conv_rows (vol, 0, plane);
     }
   _airy_conv_columns (psf, vol, 1, NULL, acc, &v, NULL);
@@ -672,7 +687,7 @@ cpu_finish (AiryBackend *backend, AiryRunState *state, GError **error)
     image = convolve_image (state, root->spectrum);
   else
     image = g_memdup2 (root->intensity, (gsize) plan->psf_height * plan->psf_width * sizeof (float));
-  state->out = airy_stack_new (1, plan->out_height, plan->out_width);
+  state->out = airy_stack_new (1, state->out_height, state->out_width);
   if (run->stages.sensor)
     {
       g_autofree float *img = _airy_op_sensor_process (run->stages.sensor, image, 0);
@@ -692,6 +707,13 @@ cpu_counter (AiryBackend *backend, const char *name)
   return 0;
 }
 
+/* every op: the CPU is the fallback of the others */
+static gboolean
+cpu_supports_op (AiryBackend *backend, const AiryOp *op)
+{
+  return TRUE;
+}
+
 static const AiryBackendOps cpu_ops = {
   .name = "cpu",
   .description = N_("CPU (FFTW single precision, threads)"),
@@ -704,6 +726,7 @@ static const AiryBackendOps cpu_ops = {
   .finish = cpu_finish,
   .release = cpu_release,
   .per_wavelength = TRUE,
+  .supports_op = cpu_supports_op,
   .counter = cpu_counter,
   .gl_release = NULL,      /* slices reach GL through glTexSubImage2D: nothing registered */
 };

@@ -366,13 +366,13 @@ worker_plane (AiryPsfWorker *w,
                 for (bb = 0; bb < nbk; bb++)
                   {
                     float re = v[2 * (gsize) bb * w->ld], im = v[2 * (gsize) bb * w->ld + 1];
-                    dst[bb] = scale * (re * re + im * im);
+                    dst[bb] = airy_intensity_term (scale, re, im);
                   }
               else
                 for (bb = 0; bb < nbk; bb++)
                   {
                     float re = v[2 * (gsize) bb * w->ld], im = v[2 * (gsize) bb * w->ld + 1];
-                    dst[bb] += scale * (re * re + im * im);
+                    dst[bb] += airy_intensity_term (scale, re, im);
                   }
             }
         }

@@ -231,6 +231,7 @@ typedef struct
 typedef struct
 {
   AiryStages     stages;   /* the shape of the plan's program */
+  const AiryConvolveOp *conv; /* CONVOLVE's data (the sample, the padding), or NULL */
   Slot          *slots;
   guint         *active;   /* the slots with planes; active[0] is the root */
   guint          n_active;
@@ -313,7 +314,7 @@ gboolean      _airy_cuda_psf_produce   (AiryRunState *state, Slot *s, guint nb, 
                                         GError **error);
 
 /* field ops */
-gboolean      _airy_cuda_ops_check     (AiryPlan *plan, CudaRun *run, GError **error);
+gboolean      _airy_cuda_ops_check     (GPtrArray *ops, CudaRun *run, GError **error);
 void          _airy_cuda_ops_specs     (AiryRunState *state, Slot *s, GArray *specs);
 gboolean      _airy_cuda_ops_alloc     (AiryRunState *state, Slot *s, GError **error);
 gboolean      _airy_cuda_ops_produce   (AiryRunState *state, Slot *s, guint b0, guint nb, const double *z,

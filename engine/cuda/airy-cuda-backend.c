@@ -40,8 +40,8 @@ alloc_outputs (AiryRunState *state, GError **error)
   if (!state->want_resident)
     return _airy_run_state_alloc_outputs (state, error);
   /* the sum stays on the devices; each wavelength's stack comes home */
-  state->out = _airy_cuda_geometry_new (_airy_cuda_run_reduces (run) ? 1 : plan->out_depth, plan->out_height,
-                                        plan->out_width);
+  state->out = _airy_cuda_geometry_new (_airy_cuda_run_reduces (run) ? 1 : plan->out_depth, state->out_height,
+                                        state->out_width);
   if (state->keep_psf)
     state->psf = airy_stack_new (plan->n_planes, plan->psf_height, plan->psf_width);
   return _airy_run_state_alloc_channels (state, error);
@@ -57,7 +57,7 @@ cuda_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
   run = g_new0 (CudaRun, 1);
   run->backend = backend->priv;
   state->backend_data = run;
-  _airy_ops_stages (plan->ops, &run->stages);
+  _airy_ops_stages (state->ops, &run->stages);
   run->slots = g_new0 (Slot, state->n_slots);
   run->active = g_new0 (guint, state->n_slots);
   run->n_active = _airy_run_state_active_slots (state, run->active);
@@ -88,14 +88,14 @@ cuda_prepare (AiryBackend *backend, AiryRunState *state, GError **error)
       run->pupil = _airy_cuda_pupil_get (run->backend, run->stages.fused);
       run->z0 = run->stages.fused->psf->z0;
     }
-  else if (!_airy_cuda_ops_check (plan, run, error))
+  else if (!_airy_cuda_ops_check (state->ops, run, error))
     return FALSE;
   if (!_airy_run_state_check_channels (state, &run->stages, "cuda", error))
     return FALSE;
   /* Σ_z I first: SUM, or a sample constant in z, whose image is
    * (Σ_z P_z) ⊛ V: one convolution instead of one per plane */
-  run->sum_first = run->stages.sum != NULL
-                   || (run->stages.convolve != NULL && plan->sample.kind == AIRY_SAMPLE_CONSTANT);
+  run->conv = run->stages.convolve ? run->stages.convolve->convolve : NULL;
+  run->sum_first = run->stages.sum != NULL || (run->conv != NULL && run->conv->kind == AIRY_SAMPLE_CONSTANT);
   return alloc_outputs (state, error);
 }
 
@@ -119,7 +119,7 @@ consume_batch (AiryRunState *state, Slot *s, const AiryChunk *chunk, guint b0, g
   AiryPlan *plan = state->plan;
   CudaRun *run = state->backend_data;
   gsize n = (gsize) plan->psf_height * plan->psf_width;
-  gsize no = (gsize) plan->out_height * plan->out_width;
+  gsize no = (gsize) state->out_height * state->out_width;
   guint k;
 
   /* the kept PSF and each wavelength's planes: their buffers are reused by
@@ -179,7 +179,7 @@ cuda_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk,
   AiryPlan *plan = state->plan;
   CudaRun *run = state->backend_data;
   Slot *s = &run->slots[chunk->slot];
-  gsize nout = (gsize) plan->out_height * plan->out_width;
+  gsize nout = (gsize) state->out_height * state->out_width;
   g_autofree double *zhost = g_new (double, chunk->count);
   cudaEvent_t done[2] = { NULL, NULL };
   guint b0, k, i = 0, prev_b0 = 0, prev_nb = 0;
@@ -189,7 +189,7 @@ cuda_execute (AiryBackend *backend, AiryRunState *state, const AiryChunk *chunk,
   cudaGetLastError ();
   s->host_out = !_airy_cuda_run_reduces (run) && !state->want_resident;
   s->transfers = s->host_out || state->psf != NULL || state->n_channels > 0
-                 || (run->stages.convolve && plan->volume != NULL);
+                 || (run->conv && run->conv->volume != NULL);
   if (!CHECK (cudaSetDevice (s->device), error)
       || !CHECK (cudaStreamCreateWithFlags (&s->stream, cudaStreamNonBlocking), error)
       || !_airy_cuda_slot_alloc (state, s, chunk, error)
@@ -257,9 +257,9 @@ cuda_finish (AiryBackend *backend, AiryRunState *state, GError **error)
   AiryPlan *plan = state->plan;
   CudaRun *run = state->backend_data;
   Slot *s0 = &run->slots[run->active[0]];
-  gsize no = (gsize) plan->out_height * plan->out_width;
-  guint h = run->stages.convolve ? plan->vol_height : plan->psf_height;
-  guint w = run->stages.convolve ? plan->vol_width : plan->psf_width;
+  gsize no = (gsize) state->out_height * state->out_width;
+  guint h = run->conv ? run->conv->vol_height : plan->psf_height;
+  guint w = run->conv ? run->conv->vol_width : plan->psf_width;
   float *image = NULL, *shown = NULL;
   guint i;
 
@@ -305,7 +305,7 @@ cuda_finish (AiryBackend *backend, AiryRunState *state, GError **error)
   else if (!CHECK (cudaMemcpyAsync (shown, image, no * sizeof (float), cudaMemcpyDeviceToDevice, s0->stream), error))
     goto fail;
   if (!state->want_resident)
-    state->out = airy_stack_new (1, plan->out_height, plan->out_width);
+    state->out = airy_stack_new (1, state->out_height, state->out_width);
   if ((!state->want_resident
        && !CHECK (cudaMemcpyAsync (state->out->data, shown, no * sizeof (float), cudaMemcpyDeviceToHost, s0->stream), error))
       || !CHECK (cudaStreamSynchronize (s0->stream), error))
@@ -351,6 +351,15 @@ cuda_release (AiryBackend *backend, AiryRunState *state)
   state->backend_data = NULL;
 }
 
+/* Every op but APPLY (an element type with neither compile() nor a
+ * pixelwise apply() has no device form: the engine gives such a system to
+ * the CPU backend). */
+static gboolean
+cuda_supports_op (AiryBackend *backend, const AiryOp *op)
+{
+  return op->kind != AIRY_OP_APPLY;
+}
+
 static const AiryBackendOps cuda_ops = {
   .name = "cuda",
   .description = N_("NVIDIA GPUs (CUDA runtime, cuFFT, NCCL)"),
@@ -365,6 +374,7 @@ static const AiryBackendOps cuda_ops = {
   .finish = cuda_finish,
   .release = cuda_release,
   .per_wavelength = TRUE,
+  .supports_op = cuda_supports_op,
   .fft_floor = _airy_cuda_fft_floor,
   .download_floor = _airy_cuda_download_floor,
   .peak_memory = _airy_cuda_peak_memory,

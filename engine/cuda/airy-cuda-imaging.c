@@ -18,9 +18,8 @@
 void
 _airy_cuda_imaging_specs (AiryRunState *state, Slot *s, guint batch, guint rest, GArray *specs)
 {
-  AiryPlan *plan = state->plan;
   CudaRun *run = state->backend_data;
-  guint ph = plan->pad_height, pw = plan->pad_width;
+  guint ph = run->conv->pad_height, pw = run->conv->pad_width;
 
   if (!run->sum_first)
     {
@@ -33,9 +32,9 @@ _airy_cuda_imaging_specs (AiryRunState *state, Slot *s, guint batch, guint rest,
 }
 
 static gboolean
-sample_varies (AiryPlan *plan)
+sample_varies (const AiryConvolveOp *conv)
 {
-  return plan->sample.kind != AIRY_SAMPLE_CONSTANT;
+  return conv->kind != AIRY_SAMPLE_CONSTANT;
 }
 
 /* The accumulator starts at zero (the buffers come from the list). */
@@ -49,14 +48,14 @@ _airy_cuda_imaging_alloc (AiryRunState *state, Slot *s, GError **error)
 gboolean
 _airy_cuda_imaging_start (AiryRunState *state, Slot *s, GError **error)
 {
-  AiryPlan *plan = state->plan;
-  gsize nvol = (gsize) plan->vol_height * plan->vol_width;
+  const AiryConvolveOp *cv = ((CudaRun *) state->backend_data)->conv;
+  gsize nvol = (gsize) cv->vol_height * cv->vol_width;
 
-  if (sample_varies (plan))
+  if (sample_varies (cv))
     return TRUE;
-  return CHECK (airy_cuda_launch_fill (s->vol, nvol, (float) plan->sample.value, s->stream), error)
-         && CHECK (airy_cuda_launch_pad (s->vol, plan->vol_height, plan->vol_width, 1, s->pad,
-                                         plan->pad_height, plan->pad_width, s->stream), error)
+  return CHECK (airy_cuda_launch_fill (s->vol, nvol, (float) cv->value, s->stream), error)
+         && CHECK (airy_cuda_launch_pad (s->vol, cv->vol_height, cv->vol_width, 1, s->pad,
+                                         cv->pad_height, cv->pad_width, s->stream), error)
          && CUFFT (cufftExecR2C (s->r2c_one, s->pad, (cufftComplex *) s->vconst), error);
 }
 
@@ -64,31 +63,30 @@ _airy_cuda_imaging_start (AiryRunState *state, Slot *s, GError **error)
 gboolean
 _airy_cuda_imaging_consume (AiryRunState *state, Slot *s, guint b0, guint nb, const float *in, GError **error)
 {
-  AiryPlan *plan = state->plan;
-  gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
-  gsize nvol = (gsize) plan->vol_height * plan->vol_width;
+  const AiryConvolveOp *cv = ((CudaRun *) state->backend_data)->conv;
+  gsize nspec = (gsize) cv->pad_height * (cv->pad_width / 2 + 1);
+  gsize nvol = (gsize) cv->vol_height * cv->vol_width;
   guint k;
 
-  g_assert (sample_varies (plan));
+  g_assert (sample_varies (cv));
   g_atomic_int_add (&s->backend->convolutions, (gint) nb);
-  if (!CHECK (airy_cuda_launch_pad (in, plan->psf_height, plan->psf_width, nb, s->pad,
-                                    plan->pad_height, plan->pad_width, s->stream), error)
+  if (!CHECK (airy_cuda_launch_pad (in, cv->psf_height, cv->psf_width, nb, s->pad,
+                                    cv->pad_height, cv->pad_width, s->stream), error)
       || !CUFFT (cufftExecR2C (nb == s->batch ? s->r2c : s->r2c_rest, s->pad, (cufftComplex *) s->spec), error))
     return FALSE;
   for (k = 0; k < nb; k++)
     {
       float *plane = s->vol + k * nvol;
-      gboolean ok = plan->sample.kind == AIRY_SAMPLE_BEADS
-        ? CHECK (airy_cuda_launch_beads (plane, plan->vol_height, plan->vol_width, b0 + k, plan->n_planes,
-                                         plan->sample.count, plan->sample.seed,
-                                         (float) plan->sample.intensity, s->stream), error)
-        : _airy_cuda_dl_upload (s, plane, _airy_plan_volume_data (plan, b0 + k), nvol * sizeof (float), error);
+      gboolean ok = cv->kind == AIRY_SAMPLE_BEADS
+        ? CHECK (airy_cuda_launch_beads (plane, cv->vol_height, cv->vol_width, b0 + k, cv->n_planes,
+                                         cv->count, cv->seed, (float) cv->intensity, s->stream), error)
+        : _airy_cuda_dl_upload (s, plane, _airy_convolve_volume_data (cv, b0 + k), nvol * sizeof (float), error);
       if (!ok)
         return FALSE;
     }
   /* the volume planes go through the same padded transform */
-  if (!CHECK (airy_cuda_launch_pad (s->vol, plan->vol_height, plan->vol_width, nb, s->pad,
-                                    plan->pad_height, plan->pad_width, s->stream), error)
+  if (!CHECK (airy_cuda_launch_pad (s->vol, cv->vol_height, cv->vol_width, nb, s->pad,
+                                    cv->pad_height, cv->pad_width, s->stream), error)
       || !CUFFT (cufftExecR2C (nb == s->batch ? s->r2c : s->r2c_rest, s->pad, (cufftComplex *) s->vspec), error))
     return FALSE;
   return CHECK (airy_cuda_launch_mac (s->spec, s->vspec, TRUE, nb, nspec, s->acc, s->stream), error);
@@ -100,23 +98,23 @@ _airy_cuda_imaging_consume (AiryRunState *state, Slot *s, guint b0, guint nb, co
 gboolean
 _airy_cuda_imaging_image (AiryRunState *state, Slot *s, float *image, GError **error)
 {
-  AiryPlan *plan = state->plan;
   CudaRun *run = state->backend_data;
-  gsize nspec = (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
+  const AiryConvolveOp *cv = run->conv;
+  gsize nspec = (gsize) cv->pad_height * (cv->pad_width / 2 + 1);
 
   if (run->sum_first)
     {
       g_atomic_int_inc (&s->backend->convolutions);
-      if (!CHECK (airy_cuda_launch_pad (s->img, plan->psf_height, plan->psf_width, 1, s->pad, plan->pad_height,
-                                        plan->pad_width, s->stream), error)
+      if (!CHECK (airy_cuda_launch_pad (s->img, cv->psf_height, cv->psf_width, 1, s->pad, cv->pad_height,
+                                        cv->pad_width, s->stream), error)
           || !CUFFT (cufftExecR2C (s->r2c_one, s->pad, (cufftComplex *) s->spec), error)
           || !CHECK (airy_cuda_launch_mac (s->spec, s->vconst, FALSE, 1, nspec, s->acc, s->stream), error))
         return FALSE;
     }
   return CUFFT (cufftExecC2R (s->c2r, (cufftComplex *) s->acc, s->pad), error)
-         && CHECK (airy_cuda_launch_crop (s->pad, plan->pad_width, plan->vol_height, plan->vol_width,
-                                          plan->psf_height / 2, plan->psf_width / 2,
-                                          1.0f / ((float) plan->pad_height * plan->pad_width), image, s->stream),
+         && CHECK (airy_cuda_launch_crop (s->pad, cv->pad_width, cv->vol_height, cv->vol_width,
+                                          cv->psf_height / 2, cv->psf_width / 2,
+                                          1.0f / ((float) cv->pad_height * cv->pad_width), image, s->stream),
                    error);
 }
 

@@ -105,8 +105,7 @@ crop_kernel (const float *__restrict__ full, unsigned pw, unsigned h, unsigned w
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (i >= (size_t) h * w)
         return;
-    unsigned y = (unsigned) (i / w), x = (unsigned) (i % w);
-    image[i] = full[(size_t) (y + cy) * pw + x + cx] * norm;
+    image[i] = airy_conv_crop_at (full, pw, cy, cx, (unsigned) (i / w), (unsigned) (i % w), norm);
 }
 
 __global__ void
@@ -125,9 +124,8 @@ beads_kernel (float *plane, unsigned h, unsigned w, unsigned z, unsigned planes,
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= count)
         return;
-    unsigned bz = (unsigned) (airy_uniform (seed, i, 0) * planes);
-    unsigned by = (unsigned) (airy_uniform (seed, i, 1) * h);
-    unsigned bx = (unsigned) (airy_uniform (seed, i, 2) * w);
+    unsigned bz, by, bx;
+    airy_bead_position (seed, i, planes, h, w, &bz, &by, &bx);
     if (bz == z)
         atomicAdd (&plane[(size_t) by * w + bx], intensity);
 }
@@ -139,12 +137,7 @@ block_sum_kernel (const float *__restrict__ in, unsigned w, unsigned f,
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (i >= (size_t) oh * ow)
         return;
-    unsigned oy = (unsigned) (i / ow), ox = (unsigned) (i % ow);
-    float s = 0.0f;
-    for (unsigned y = 0; y < f; y++)
-        for (unsigned x = 0; x < f; x++)
-            s += in[(size_t) (oy * f + y) * w + ox * f + x];
-    out[i] = s;
+    out[i] = airy_block_sum_at (in, w, f, (unsigned) (i / ow), (unsigned) (i % ow));
 }
 
 __global__ void
@@ -154,19 +147,8 @@ linear_kernel (const float *__restrict__ in, unsigned h, unsigned w, double dy, 
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (i >= (size_t) oh * ow)
         return;
-    unsigned oy = (unsigned) (i / ow), ox = (unsigned) (i % ow);
-    double sy = airy_grid_coord (oy, oh, ody) / dy + h / 2;
-    double sx = airy_grid_coord (ox, ow, odx) / dx + w / 2;
-    int y0 = (int) floor (sy), x0 = (int) floor (sx);
-    double fy = sy - y0, fx = sx - x0, v = 0.0;
-    for (int j = 0; j < 2; j++)
-        for (int k = 0; k < 2; k++) {
-            int yy = y0 + j, xx = x0 + k;
-            double wgt = (j ? fy : 1 - fy) * (k ? fx : 1 - fx);
-            if (yy >= 0 && yy < (int) h && xx >= 0 && xx < (int) w)
-                v += wgt * in[(size_t) yy * w + xx];
-        }
-    out[i] = (float) (scale * v);
+    out[i] = airy_linear_resample_at (in, h, w, dy, dx, (unsigned) (i / ow), (unsigned) (i % ow), oh, ow, ody, odx,
+                                      scale);
 }
 
 __global__ void
@@ -217,7 +199,7 @@ resize_kernel (const float2 *__restrict__ in, unsigned h, unsigned w,
     if (i >= (size_t) oh * ow)
         return;
     int y = (int) (i / ow), x = (int) (i % ow);
-    int sy = y - (int) (oh / 2) + (int) (h / 2), sx = x - (int) (ow / 2) + (int) (w / 2);
+    int sy = y - airy_centred_offset (oh, h), sx = x - airy_centred_offset (ow, w);
     float2 v = make_float2 (0.0f, 0.0f);
     if (sy >= 0 && sy < (int) h && sx >= 0 && sx < (int) w)
         v = in[(size_t) l * h * w + (size_t) sy * w + sx];
@@ -237,7 +219,7 @@ point_kernel (float2 *__restrict__ u, unsigned h, unsigned w, const double *lamb
     // |u| = 1 on every pixel, so Σ|u|²dxdy = h·w·dx·dy exactly
     double a = sqrt (power / ((double) h * w * dx[l] * dy[l]));
     double s, c;
-    sincos (AIRY_PI * n * (xx * xx + yy * yy) / (lambda[l] * z), &s, &c);
+    airy_sincos (airy_point_source_phase (xx, yy, n, lambda[l], z), &s, &c);
     u[(size_t) l * h * w + i] = make_float2 ((float) (a * c), (float) (a * s));
 }
 
@@ -251,14 +233,9 @@ gauss_kernel (float2 *__restrict__ u, unsigned h, unsigned w, const double *lamb
     if (i < (size_t) h * w) {
         double yy = airy_grid_coord ((int) (i / w), (int) h, dy[l]);
         double xx = airy_grid_coord ((int) (i % w), (int) w, dx[l]);
-        // q = z + i z_R; u = (1/q)·exp(−iπ n r²/(λ q))
-        double zr = AIRY_PI * waist * waist * n / lambda[l];
-        double d = z * z + zr * zr, qr = z / d, qi = -zr / d;          // 1/q
-        double ar = AIRY_PI * n * (xx * xx + yy * yy) / lambda[l];
-        // −i·ar·(qr + i qi) = ar·qi − i·ar·qr
-        double mag = exp (ar * qi), s, c;
-        sincos (-ar * qr, &s, &c);
-        float2 v = make_float2 ((float) (mag * (qr * c - qi * s)), (float) (mag * (qr * s + qi * c)));
+        double re, im;
+        airy_gaussian_beam (xx, yy, n, lambda[l], z, waist, &re, &im);
+        float2 v = make_float2 ((float) re, (float) im);
         u[(size_t) l * h * w + i] = v;
         p = v.x * v.x + v.y * v.y;
     }
@@ -299,7 +276,7 @@ weighted_intensity_kernel (const float2 *__restrict__ u, const float *__restrict
     float s = 0.0f;
     for (unsigned l = 0; l < lambdas; l++) {
         float2 v = u[l * n + i];
-        s += weights[l] * (v.x * v.x + v.y * v.y);
+        s += airy_intensity_term (weights[l], v.x, v.y);
     }
     out[i] = s;
 }

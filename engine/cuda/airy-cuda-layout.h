@@ -63,7 +63,7 @@ airy_band_intensity_at (size_t i, const float *u, const float *scale, unsigned L
   for (l = 0; l < L; l++)
     {
       const float *v = u + 2 * (((size_t) y * L * nb + airy_band_transform (l, b, nb)) * w + x);
-      float q = scale[l] * (v[0] * v[0] + v[1] * v[1]);
+      float q = airy_intensity_term (scale[l], v[0], v[1]);
 
       total += q;
       part += q;

@@ -173,7 +173,7 @@ _airy_cuda_all_reduce (AiryBackend *backend, AiryRunState *state, GError **error
   CudaBackend *self = backend->priv;
   CudaRun *run = state->backend_data;
   gsize count = run->sum_first ? (gsize) plan->psf_height * plan->psf_width
-                               : 2 * (gsize) plan->pad_height * (plan->pad_width / 2 + 1);
+                               : 2 * (gsize) run->conv->pad_height * (run->conv->pad_width / 2 + 1);
   g_autofree int *devices = g_new (int, run->n_active);
   gboolean ok;
   guint i;

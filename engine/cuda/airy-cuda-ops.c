@@ -17,15 +17,15 @@
 /* The field ops a device can run: everything but APPLY (an element type
  * with neither compile() nor a pixelwise apply() runs on the CPU only). */
 gboolean
-_airy_cuda_ops_check (AiryPlan *plan, CudaRun *run, GError **error)
+_airy_cuda_ops_check (GPtrArray *ops, CudaRun *run, GError **error)
 {
-  AiryOp *first = g_ptr_array_index (plan->ops, 0);
+  AiryOp *first = g_ptr_array_index (ops, 0);
   guint i;
 
   run->n_ops = run->stages.n_field - 1;
   for (i = 0; i < run->n_ops; i++)
     {
-      AiryOp *op = g_ptr_array_index (plan->ops, i);
+      AiryOp *op = g_ptr_array_index (ops, i);
 
       if (op->kind == AIRY_OP_APPLY)
         {
@@ -44,13 +44,12 @@ _airy_cuda_ops_check (AiryPlan *plan, CudaRun *run, GError **error)
 void
 _airy_cuda_ops_specs (AiryRunState *state, Slot *s, GArray *specs)
 {
-  AiryPlan *plan = state->plan;
   CudaRun *run = state->backend_data;
   guint i;
 
   for (i = 0; i < run->n_ops; i++)
     {
-      AiryOp *op = g_ptr_array_index (plan->ops, i);
+      AiryOp *op = g_ptr_array_index (state->ops, i);
 
       if (op->kind == AIRY_OP_FFT)
         _airy_cuda_spec_add (specs, &s->op_plan[i], 2, op->height, op->width, FALSE, 1, 0, CUFFT_C2C, s->n_lambda);
@@ -62,9 +61,8 @@ _airy_cuda_ops_specs (AiryRunState *state, Slot *s, GArray *specs)
 gboolean
 _airy_cuda_ops_alloc (AiryRunState *state, Slot *s, GError **error)
 {
-  AiryPlan *plan = state->plan;
   CudaRun *run = state->backend_data;
-  AiryOp *intensity = g_ptr_array_index (plan->ops, run->n_ops);
+  AiryOp *intensity = g_ptr_array_index (state->ops, run->n_ops);
   guint L = s->n_lambda, i, l;
   g_autofree float *weights = g_new (float, L);
 
@@ -76,7 +74,7 @@ _airy_cuda_ops_alloc (AiryRunState *state, Slot *s, GError **error)
     return FALSE;
   for (i = 0; i < s->n_ops; i++)
     {
-      AiryOp *op = g_ptr_array_index (plan->ops, i);
+      AiryOp *op = g_ptr_array_index (state->ops, i);
       gsize n = (gsize) L * op->height * op->width;
 
       if (op->factor && !_airy_cuda_upload (&s->op_factor[i], op->factor, n * sizeof (float2), s->stream, error))
@@ -117,7 +115,7 @@ ops_plane (AiryRunState *state, Slot *s, guint b, const double *z, float *out, G
 
   for (i = 0; ok && i < s->n_ops; i++)
     {
-      AiryOp *op = g_ptr_array_index (plan->ops, i);
+      AiryOp *op = g_ptr_array_index (state->ops, i);
       gsize np = (gsize) op->height * op->width;
       double zs = plan->z[b] + op->z;
       const double *g = s->op_geom[i];

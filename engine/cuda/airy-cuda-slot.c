@@ -28,17 +28,17 @@ slot_shape (AiryRunState *state, Slot *s, const AiryChunk *chunk)
   sh.max_field = run->pupil ? 0 : plan->compiled->max_size;
   sh.count = chunk->count;
   sh.keep = !_airy_cuda_run_reduces (run);
-  sh.out_h = plan->out_height;
-  sh.out_w = plan->out_width;
+  sh.out_h = state->out_height;
+  sh.out_w = state->out_width;
   sh.sum = run->sum_first;
   sh.convolve = run->stages.convolve != NULL;
-  sh.varying = sh.convolve && plan->sample.kind != AIRY_SAMPLE_CONSTANT;
+  sh.varying = sh.convolve && run->conv->kind != AIRY_SAMPLE_CONSTANT;
   if (sh.convolve)
     {
-      sh.pad_h = plan->pad_height;
-      sh.pad_w = plan->pad_width;
-      sh.vol_h = plan->vol_height;
-      sh.vol_w = plan->vol_width;
+      sh.pad_h = run->conv->pad_height;
+      sh.pad_w = run->conv->pad_width;
+      sh.vol_h = run->conv->vol_height;
+      sh.vol_w = run->conv->vol_width;
     }
   return sh;
 }

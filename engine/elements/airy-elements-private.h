@@ -104,6 +104,26 @@ void _airy_ff_transform (AiryField *field,
                          gboolean   inverse,
                          guint      threads);
 
+/* The generated sources on field's grid at distance z (the plane's and
+ * the element's), from their parameters only: apply() and the reference
+ * interpreter's POINT and GAUSS (airy-sources.c). */
+gboolean _airy_point_source_fill  (AiryField *field,
+                                   double     n,
+                                   double     z,
+                                   double     power,
+                                   guint      index,
+                                   GError   **error);
+void     _airy_gaussian_beam_fill (AiryField *field,
+                                   double     n,
+                                   double     w0,
+                                   double     z,
+                                   double     power);
+
+/* A mask's file is named: all a check on the UI thread asks of it (airy-masks.c). */
+gboolean _airy_mask_file_named    (AiryElement       *self,
+                                   const AiryContext *ctx,
+                                   GError           **error);
+
 /* exp(iφ) as complex64 */
 static inline fftwf_complex
 _airy_cis (double phi)

@@ -13,9 +13,5 @@ gboolean _airy_sensor_reduces      (AiryElement *self);
 void     _airy_sensor_noise        (AiryElement *self,
                                     guint64 stream,
                                     AiryNoiseParams *noise);
-float   *_airy_sensor_process      (AiryElement *self,
-                                    const float *in,
-                                    guint h, guint w, double dy, double dx,
-                                    guint64 stream);
 
 G_END_DECLS

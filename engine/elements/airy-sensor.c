@@ -9,6 +9,7 @@
 
 #include "airy-elements-private.h"
 #include "airy-error.h"
+#include "airy-ops-private.h"
 #include "airy-sensor-private.h"
 
 /* The sensor turns intensity into a recorded image: optional sum over z,
@@ -75,27 +76,6 @@ sensor_check (AiryElement *self, AiryContext *ctx, GError **error)
   return TRUE;
 }
 
-/* Bilinear sample of img (h × w, spacing dy, dx, centre ⌊N/2⌋) at (y, x) µm; 0 outside. */
-static double
-sample_bilinear (const float *img, guint h, guint w, double dy, double dx, double y, double x)
-{
-  double sy = y / dy + h / 2, sx = x / dx + w / 2;
-  int y0 = (int) floor (sy), x0 = (int) floor (sx);
-  double fy = sy - y0, fx = sx - x0, v = 0.0;
-  int j, i;
-
-  for (j = 0; j < 2; j++)
-    for (i = 0; i < 2; i++)
-      {
-        int yy = y0 + j, xx = x0 + i;
-        double wgt = (j ? fy : 1 - fy) * (i ? fx : 1 - fx);
-
-        if (yy >= 0 && yy < (int) h && xx >= 0 && xx < (int) w)
-          v += wgt * img[(gsize) yy * w + xx];
-      }
-  return v;
-}
-
 void
 _airy_sensor_noise (AiryElement     *self,
                     guint64          stream,
@@ -112,49 +92,49 @@ _airy_sensor_noise (AiryElement     *self,
   noise->stream = stream;
 }
 
-float *
-_airy_sensor_process (AiryElement *self,
-                      const float *in,
-                      guint h, guint w, double dy, double dx,
-                      guint64 stream)
+/* The sensor lowered to its op (SENSOR, AirySensorOp): the intensity's
+ * shape and pixel entering it are field's (the geometry only: a sensor's
+ * field holds no samples, and leaves with the image's geometry). The op
+ * carries everything the backends need: no backend reads the element. */
+static gboolean
+sensor_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *ops, GError **error)
 {
+  AiryOp *op = g_new0 (AiryOp, 1);
+  AirySensorOp *s = g_new0 (AirySensorOp, 1);
   int resample = airy_element_get_enum (self, "resample");
-  AiryNoiseParams noise;
-  guint oh, ow, y, x;
-  double ody, odx;
-  float *out;
-  gsize i, n;
 
-  _airy_sensor_output_shape (self, h, w, dy, dx, &oh, &ow, &ody, &odx);
-  n = (gsize) oh * ow;
-  out = g_new0 (float, n);
-
+  op->ref = 1;
+  op->kind = AIRY_OP_SENSOR;
+  op->n_lambda = 1;
+  op->sensor = s;
+  s->in_height = field->height;
+  s->in_width = field->width;
+  s->in_dy = field->dy[0];
+  s->in_dx = field->dx[0];
+  _airy_sensor_output_shape (self, s->in_height, s->in_width, s->in_dy, s->in_dx, &s->out_height, &s->out_width,
+                             &s->out_dy, &s->out_dx);
+  s->resample = AIRY_SENSOR_COPY;
+  s->scale = 1.0;
   if (resample == AIRY_RESAMPLE_BLOCK_SUM)
     {
-      guint f = (guint) airy_element_get_int (self, "factor");
-      for (y = 0; y < oh * f; y++)
-        for (x = 0; x < ow * f; x++)
-          out[(gsize) (y / f) * ow + x / f] += in[(gsize) y * w + x];
+      s->resample = AIRY_SENSOR_BLOCK_SUM;
+      s->factor = (guint) airy_element_get_int (self, "factor");
     }
-  else if (resample == AIRY_RESAMPLE_LINEAR && (oh != h || ow != w || ody != dy || odx != dx))
+  else if (resample == AIRY_RESAMPLE_LINEAR
+           && (s->out_height != s->in_height || s->out_width != s->in_width || s->out_dy != s->in_dy
+               || s->out_dx != s->in_dx))
     {
-      /* point samples of the intensity at the new pixel centres, times
-       * (ody·odx)/(dy·dx) when the pixel sum must be kept */
-      double scale = airy_element_get_boolean (self, "sum-preserving") ? ody * odx / (dy * dx) : 1.0;
-
-      for (y = 0; y < oh; y++)
-        for (x = 0; x < ow; x++)
-          out[(gsize) y * ow + x] = (float) (scale * sample_bilinear (in, h, w, dy, dx,
-                                                                        airy_grid_coord (y, oh, ody),
-                                                                        airy_grid_coord (x, ow, odx)));
+      s->resample = AIRY_SENSOR_LINEAR;
+      if (airy_element_get_boolean (self, "sum-preserving"))
+        s->scale = s->out_dy * s->out_dx / (s->in_dy * s->in_dx);
     }
-  else
-    memcpy (out, in, n * sizeof (float));
-
-  _airy_sensor_noise (self, stream, &noise);
-  for (i = 0; i < n; i++)
-    out[i] = (float) airy_sensor_pixel (&noise, out[i], i);
-  return out;
+  _airy_sensor_noise (self, 0, &s->noise);
+  op->height = field->height = s->out_height;
+  op->width = field->width = s->out_width;
+  field->dy[0] = s->out_dy;
+  field->dx[0] = s->out_dx;
+  g_ptr_array_add (ops, op);
+  return TRUE;
 }
 
 static void
@@ -165,6 +145,7 @@ _airy_sensor_class_init (AirySensorClass *klass)
 
   airy_element_class_set_metadata (element_class, "sensor", N_("Sensor"), AIRY_CATEGORY_SENSOR);
   element_class->check = sensor_check;
+  element_class->compile = sensor_compile;
 
   airy_element_class_install_property (object_class,
     airy_param_spec_enum ("reduce", N_("Reduce"), N_("Sum the planes into one image"),

@@ -595,9 +595,35 @@ generated_source_compile (AiryElement *self, gpointer state, AiryField *field, G
   op->n = airy_element_get_double (self, "n");
   op->power = airy_element_get_double (self, "power");
   op->waist = gauss ? airy_element_get_double (self, "waist") : 0.0;
-  op->element = self;
-  op->state = state;
   g_ptr_array_add (ops, op);
+  return TRUE;
+}
+
+/* The point source at distance z (plane and element together) on field's
+ * grid: what apply() and the reference interpreter's POINT compute. */
+gboolean
+_airy_point_source_fill (AiryField *field, double n, double z, double power, guint index, GError **error)
+{
+  gsize np = airy_field_plane_size (field);
+  guint l, y, x;
+
+  if (!_airy_point_source_check_z (index, z, error))
+    return FALSE;
+  for (l = 0; l < field->n_lambda; l++)
+    {
+      fftwf_complex *u = field->data + l * np;
+      double lambda = field->lambda[l];
+
+      /* u = exp(iπ n r² / (λ z)), normalised to the power below */
+      for (y = 0; y < field->height; y++)
+        for (x = 0; x < field->width; x++)
+          {
+            double xx = airy_grid_coord (x, field->width, field->dx[l]);
+            double yy = airy_grid_coord (y, field->height, field->dy[l]);
+            u[(gsize) y * field->width + x] = _airy_cis (airy_point_source_phase (xx, yy, n, lambda, z));
+          }
+      scale_plane (field, l, plane_power_scale (field, l, power));
+    }
   return TRUE;
 }
 
@@ -605,31 +631,9 @@ static gboolean
 point_source_apply (AiryElement *self, gpointer state, AiryField *field,
                     const AiryPlane *plane, GError **error)
 {
-  double power = airy_element_get_double (self, "power");
-  double n = airy_element_get_double (self, "n");
-  double z = plane->z + airy_element_get_double (self, "z");
-  gsize np = airy_field_plane_size (field);
-  guint l, y, x;
-
-  if (!_airy_point_source_check_z (plane->index, z, error))
-    return FALSE;
-  for (l = 0; l < field->n_lambda; l++)
-    {
-      fftwf_complex *u = field->data + l * np;
-      double lambda = field->lambda[l];
-
-      /* u = exp(iπ n r² / (λ z)): the Fresnel approximation of e^{ikR}/R,
-       * normalised to the power below. */
-      for (y = 0; y < field->height; y++)
-        for (x = 0; x < field->width; x++)
-          {
-            double xx = airy_grid_coord (x, field->width, field->dx[l]);
-            double yy = airy_grid_coord (y, field->height, field->dy[l]);
-            u[(gsize) y * field->width + x] = _airy_cis (AIRY_PI * n * (xx * xx + yy * yy) / (lambda * z));
-          }
-      scale_plane (field, l, plane_power_scale (field, l, power));
-    }
-  return TRUE;
+  return _airy_point_source_fill (field, airy_element_get_double (self, "n"),
+                                  plane->z + airy_element_get_double (self, "z"),
+                                  airy_element_get_double (self, "power"), plane->index, error);
 }
 
 static void
@@ -659,14 +663,11 @@ typedef struct { AiryElement parent; } AiryGaussianBeam;
 typedef struct { AiryElementClass parent_class; } AiryGaussianBeamClass;
 G_DEFINE_FINAL_TYPE (AiryGaussianBeam, _airy_gaussian_beam, AIRY_TYPE_ELEMENT)
 
-static gboolean
-gaussian_beam_apply (AiryElement *self, gpointer state, AiryField *field,
-                     const AiryPlane *plane, GError **error)
+/* The Gaussian beam z from its waist w0 on field's grid: what apply() and
+ * the reference interpreter's GAUSS compute. */
+void
+_airy_gaussian_beam_fill (AiryField *field, double n, double w0, double z, double power)
 {
-  double power = airy_element_get_double (self, "power");
-  double n = airy_element_get_double (self, "n");
-  double w0 = airy_element_get_double (self, "waist");
-  double z = plane->z + airy_element_get_double (self, "z");
   gsize np = airy_field_plane_size (field);
   guint l, y, x;
 
@@ -674,22 +675,28 @@ gaussian_beam_apply (AiryElement *self, gpointer state, AiryField *field,
     {
       fftwf_complex *u = field->data + l * np;
       double lambda = field->lambda[l];
-      /* q-parameter form: u ∝ (1/q) exp(−iπ n r² / (λ q)), q = z + i z_R,
-       * z_R = π w0² n / λ; |u| ∝ exp(−r²/w(z)²), Gouy phase included. */
-      double zr = AIRY_PI * w0 * w0 * n / lambda;
-      double complex q = z + I * zr;
-      double complex inv_q = 1.0 / q;
 
+      /* the q-parameter form (airy-physics.h, the device's formula too) */
       for (y = 0; y < field->height; y++)
         for (x = 0; x < field->width; x++)
           {
             double xx = airy_grid_coord (x, field->width, field->dx[l]);
             double yy = airy_grid_coord (y, field->height, field->dy[l]);
-            double complex v = inv_q * cexp (-I * AIRY_PI * n * (xx * xx + yy * yy) * inv_q / lambda);
-            u[(gsize) y * field->width + x] = (float) creal (v) + I * (float) cimag (v);
+            double re, im;
+
+            airy_gaussian_beam (xx, yy, n, lambda, z, w0, &re, &im);
+            u[(gsize) y * field->width + x] = (float) re + I * (float) im;
           }
       scale_plane (field, l, plane_power_scale (field, l, power));
     }
+}
+
+static gboolean
+gaussian_beam_apply (AiryElement *self, gpointer state, AiryField *field,
+                     const AiryPlane *plane, GError **error)
+{
+  _airy_gaussian_beam_fill (field, airy_element_get_double (self, "n"), airy_element_get_double (self, "waist"),
+                            plane->z + airy_element_get_double (self, "z"), airy_element_get_double (self, "power"));
   return TRUE;
 }
 

@@ -1,0 +1,158 @@
+#define G_LOG_DOMAIN "airy-fit-dialog"
+
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include "airy-fit-dialog-private.h"
+#include "airy-stack-viewer.h"
+
+/* The app's hook of the fit dialog: the menu's "Fit Measured PSF…" and
+ * "Fit Bead at Cursor…", one dialog per window, on the bench of that
+ * window (its system as it is when Fit is pressed). */
+
+/* ---- the app's hook ---- */
+
+typedef struct
+{
+  GtkWindow        *window;
+  AiryFitApplyFunc  apply;
+  gpointer          user_data;
+} Hook;
+
+static AiryBenchPanel *
+find_panel (GtkWidget *widget)
+{
+  GtkWidget *child;
+  AiryBenchPanel *found;
+
+  if (AIRY_IS_BENCH_PANEL (widget))
+    return AIRY_BENCH_PANEL (widget);
+  for (child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    if ((found = find_panel (child)) != NULL)
+      return found;
+  return NULL;
+}
+
+static AiryStackViewer *
+find_viewer (GtkWidget *widget)
+{
+  GtkWidget *child;
+  AiryStackViewer *found;
+
+  if (AIRY_IS_STACK_VIEWER (widget))
+    return AIRY_STACK_VIEWER (widget);
+  for (child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    if ((found = find_viewer (child)) != NULL)
+      return found;
+  return NULL;
+}
+
+static void
+hook_free (gpointer data, GClosure *closure)
+{
+  g_free (data);
+}
+
+GtkWidget *
+airy_fit_dialog_find (GtkWindow *window)
+{
+  g_autoptr(GList) list = gtk_window_list_toplevels ();
+  GList *l;
+
+  for (l = list; l; l = l->next)
+    if (AIRY_IS_FIT_DIALOG (l->data) && gtk_widget_get_visible (l->data)
+        && gtk_window_get_transient_for (l->data) == window)
+      return l->data;
+  return NULL;
+}
+
+/* The fit dialog of window for system (the bench's of now): the open one
+ * reused, or a new one; presented. */
+static GtkWidget *
+dialog_for (Hook *hook, AirySystem *system)
+{
+  GtkWidget *dialog = airy_fit_dialog_find (hook->window);
+
+  if (dialog != NULL)
+    {
+      /* a fit running keeps its own copy */
+      g_clear_object (&AIRY_FIT_DIALOG (dialog)->system);
+      AIRY_FIT_DIALOG (dialog)->system = airy_system_copy (system);
+    }
+  else
+    dialog = airy_fit_dialog_new (hook->window, system);
+  airy_fit_dialog_set_bench (AIRY_FIT_DIALOG (dialog), find_panel (GTK_WIDGET (hook->window)));
+  airy_fit_dialog_set_apply_func (AIRY_FIT_DIALOG (dialog), hook->apply, hook->user_data);
+  gtk_window_present (GTK_WINDOW (dialog));
+  return dialog;
+}
+
+/* "Fit Bead at Cursor…": the stack the viewer shows (a result or a file),
+ * a window around its cursor, fitted at once */
+static void
+action_fit_bead (GSimpleAction *action, GVariant *parameter, gpointer data)
+{
+  Hook *hook = data;
+  AiryBenchPanel *panel = find_panel (GTK_WIDGET (hook->window));
+  AirySystem *system = panel ? airy_bench_panel_get_system (panel) : NULL;
+  AiryStackViewer *viewer = find_viewer (GTK_WIDGET (hook->window));
+  AiryStackView *view = viewer ? airy_stack_viewer_get_view (viewer) : NULL;
+  AiryResident *resident = view ? airy_stack_view_get_resident (view) : NULL;
+  GtkWidget *dialog;
+  guint x, y;
+
+  if (system == NULL)
+    return;
+  /* an open fit dialog of this window is reused, with the bench's system of now */
+  dialog = dialog_for (hook, system);
+  if (resident == NULL)
+    {
+      airy_fit_dialog_set_file (AIRY_FIT_DIALOG (dialog), NULL);
+      airy_fit_dialog_set_message (AIRY_FIT_DIALOG (dialog),
+                                   _("The viewer shows no stack: compute a result or open a bead stack, "
+                                     "put the cursor on a bead, then fit it."));
+      return;
+    }
+  airy_stack_view_get_cursor (view, &x, &y);
+  airy_fit_dialog_set_resident (AIRY_FIT_DIALOG (dialog), resident, x, y, airy_stack_view_get_z (view));
+  airy_fit_dialog_start (AIRY_FIT_DIALOG (dialog));
+}
+
+static void
+action_fit_psf (GSimpleAction *action, GVariant *parameter, gpointer data)
+{
+  Hook *hook = data;
+  AiryBenchPanel *panel = find_panel (GTK_WIDGET (hook->window));
+  AirySystem *system = panel ? airy_bench_panel_get_system (panel) : NULL;
+
+  if (system == NULL)
+    return;
+  /* one dialog per window: an open one comes to the front, with the bench's
+   * system of now and its stack kept */
+  dialog_for (hook, system);
+}
+
+void
+airy_fit_dialog_install (GtkWindow        *window,
+                         GMenu            *menu,
+                         AiryFitApplyFunc  apply,
+                         gpointer          user_data)
+{
+  Hook *hook = g_new0 (Hook, 1);
+  GSimpleAction *action = g_simple_action_new ("fit-psf", NULL);
+
+  hook->window = window;
+  hook->apply = apply;
+  hook->user_data = user_data;
+  g_signal_connect_data (action, "activate", G_CALLBACK (action_fit_psf), hook, hook_free, 0);
+  g_action_map_add_action (G_ACTION_MAP (window), G_ACTION (action));
+  g_object_unref (action);
+  g_menu_append (menu, _("Fit _Measured PSF…"), "win.fit-psf");
+  action = g_simple_action_new ("fit-bead", NULL);
+  g_signal_connect_data (action, "activate", G_CALLBACK (action_fit_bead), g_memdup2 (hook, sizeof *hook),
+                         hook_free, 0);
+  g_action_map_add_action (G_ACTION_MAP (window), G_ACTION (action));
+  g_object_unref (action);
+  g_menu_append (menu, _("Fit _Bead at Cursor…"), "win.fit-bead");
+}
