@@ -410,6 +410,24 @@ test_unpaired_surrogate (void)
   g_assert_cmpstr (airy_system_get_name (paired), ==, "a\xf0\x9f\x98\x80" "b");
 }
 
+/* ---- fuzzing found: normalised weights that normalise again ---- */
+
+/* weights 2.3 and 0.7 become 0.7666666666666666 and 0.2333333333333333,
+ * which sum to 1 − 1.1e-16: divided by that sum again on reloading, the
+ * saved system was another system (another hash) */
+static void
+test_weights_reload (void)
+{
+  g_autofree char *json = psf_with ("[0.532]}", "[0.488, 0.561], \"weights\": [2.3, 0.7]}");
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autofree char *written = airy_system_to_json (system);
+  g_autoptr(AirySystem) again = test_system (written);
+  g_autofree char *rewritten = airy_system_to_json (again);
+
+  g_assert_cmpuint (airy_system_hash (again), ==, airy_system_hash (system));
+  g_assert_cmpstr (rewritten, ==, written);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -420,6 +438,7 @@ main (int argc, char **argv)
   tmpdir = g_dir_make_tmp ("airy-hostile-XXXXXX", NULL);
   g_test_add_func ("/hostile/bounds/physical", test_physical_bounds);
   g_test_add_func ("/hostile/json/unpaired-surrogate", test_unpaired_surrogate);
+  g_test_add_func ("/hostile/json/weights-reload", test_weights_reload);
   g_test_add_func ("/hostile/bounds/finite-at-the-ends", test_bounds_finite);
   g_test_add_func ("/hostile/finite/sample-overflow", test_sample_overflow);
   g_test_add_func ("/hostile/finite/sample-nan", test_sample_nan);
