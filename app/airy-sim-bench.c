@@ -110,7 +110,8 @@ bench_write (AirySystem *system, const AiryRunOptions *options, const char *dir,
   g_autoptr(GArray) tw = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) tp = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) te = g_array_new (FALSE, FALSE, sizeof (double));
-  g_autofree char *name = g_strdup_printf ("airy-bench-%d.tif", (int) getpid ());
+  g_autofree char *name = g_strdup_printf ("airy-bench-%d%s", (int) getpid (),
+                                          airy_image_format_lookup ("TIFF")->suffixes[0]);
   g_autofree char *raw_name = g_strdup_printf ("airy-bench-%d.raw", (int) getpid ());
   g_autofree char *path = g_build_filename (dir, name, NULL);
   g_autofree char *raw = g_build_filename (dir, raw_name, NULL);
@@ -143,7 +144,8 @@ bench_write (AirySystem *system, const AiryRunOptions *options, const char *dir,
           gboolean tiff = (pass == 0) == (i % 2 == 0);
 
           t2 = g_get_monotonic_time ();
-          if (tiff ? !airy_tiff_write (path, r->stack, error) : !plain_write (raw, r->stack->data, bytes, error))
+          if (tiff ? !airy_image_write_full (path, r->stack, NULL, error)
+                   : !plain_write (raw, r->stack->data, bytes, error))
             return FALSE;
           t3 = g_get_monotonic_time ();
           g_unlink (tiff ? path : raw);
@@ -329,7 +331,7 @@ bench_write_ranks (AirySystem *system, const AiryRunOptions *options, const char
   /* one name for all ranks: rank 0's */
   if (!airy_comm_broadcast (ranks, &pid, sizeof pid, 0, error))
     return FALSE;
-  name = g_strdup_printf ("airy-bench-%u.tif", pid);
+  name = g_strdup_printf ("airy-bench-%u%s", pid, airy_image_format_lookup ("TIFF")->suffixes[0]);
   path = g_build_filename (dir, name, NULL);
   raw_name = g_strdup_printf ("airy-bench-%u.raw", pid);
   raw = g_build_filename (dir, raw_name, NULL);

@@ -19,6 +19,7 @@
 
 #include "airy.h"
 #include "airy-atomic-private.h"
+#include "airy-options-private.h"
 #include "airy-sim-private.h"
 #if AIRY_HAVE_MPI
 #include "airy-mpi.h"
@@ -44,7 +45,7 @@ cmd_fit (int argc, char **argv)
   int status;
   g_autofree char *system_file = NULL, *output = NULL, *report_out = NULL, *residual_out = NULL;
   g_autofree char *objective_arg = NULL, *gain_arg = NULL, *offset_arg = NULL, *backend = NULL;
-  int device = 0, zernike = 14, crop = 0, restarts = 0, threads = 0, seed = 0, max_iterations = 0;
+  int device = 0, zernike = _airy_option_default ("fit-zernike"), crop = 0, restarts = 0, threads = 0, seed = 0, max_iterations = 0;
   gboolean quiet = FALSE;
   const SimOption options_table[] = {
     { "system", 0, SIM_OPTION_STRING, &system_file },
@@ -66,7 +67,7 @@ cmd_fit (int argc, char **argv)
     { NULL }
   };
   static const char *const json[] = { ".json", NULL };
-  static const char *const tif[] = { ".tif", ".tiff", NULL };
+  const char *const *tif = airy_image_format_lookup ("TIFF")->suffixes;
   g_autoptr(GError) error = NULL;
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(AirySystem) fitted = NULL;
@@ -95,20 +96,16 @@ cmd_fit (int argc, char **argv)
     return usage_error (_("fit: give the system with --system SYSTEM.json"));
   if (output == NULL)
     return usage_error (_("fit: give the fitted system's file with -o FITTED.json"));
-  if (zernike < 3 || zernike > 65)
-    return usage_error ("--zernike: must be in [3, 65], got %d", zernike);
-  if (crop < 0 || crop > 65536)
-    return usage_error ("--crop: must be in [0, 65536], got %d", crop);
-  if (restarts < 0 || restarts > 100)
-    return usage_error ("--restarts: must be in [0, 100], got %d", restarts);
-  if (max_iterations < 0 || max_iterations > 100000)
-    return usage_error ("--max-iterations: must be in [0, 100000], got %d", max_iterations);
+  if (!_airy_option_check_int ("fit-zernike", zernike, "--zernike", &error)
+      || !_airy_option_check_int ("fit-crop", crop, "--crop", &error)
+      || !_airy_option_check_int ("fit-restarts", restarts, "--restarts", &error)
+      || !_airy_option_check_int ("fit-max-iterations", max_iterations, "--max-iterations", &error))
+    return usage_error ("%s", error->message);
   if ((status = check_threads_backend (threads, backend)) != EXIT_OK)
     return status;
-  if (seed < 0)
-    return usage_error ("--seed: must be ≥ 0, got %d", seed);
-  if (device < 0 || device > 1023)
-    return usage_error ("--device: must be in [0, 1023], got %d", device);
+  if (!_airy_option_check_int ("fit-seed", seed, "--seed", &error)
+      || !_airy_option_check_int ("device", device, "--device", &error))
+    return usage_error ("%s", error->message);
   if (objective_arg && g_str_equal (objective_arg, "poisson"))
     options.objective = AIRY_FIT_OBJECTIVE_POISSON;
   else if (objective_arg && g_str_equal (objective_arg, "least-squares"))
@@ -172,7 +169,7 @@ cmd_fit (int argc, char **argv)
     g_autoptr(AiryAtomicGroup) group = airy_atomic_group_begin ();
 
     if (fitted == NULL
-        || (residual_out && !airy_tiff_write (residual_out, res->residual, &error))
+        || (residual_out && !airy_image_write_full (residual_out, res->residual, NULL, &error))
         || (report_out && !airy_atomic_set_contents (report_out, report, strlen (report), &error))
         || !airy_system_save (fitted, output, &error)
         || !airy_atomic_group_commit (g_steal_pointer (&group), &error))

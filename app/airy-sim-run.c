@@ -211,7 +211,7 @@ write_outputs (AiryResult                 *result,
           if (result->n_channels > 0)
             airy_tiff_write_channels (output, result->channels, result->n_channels, wo, &local);
           else
-            airy_tiff_write_full (output, result->stack, wo, &local);
+            airy_image_write_full (output, result->stack, wo, &local);
         }
       if (!agree (local, error))
         return FALSE;
@@ -224,7 +224,7 @@ write_outputs (AiryResult                 *result,
   if (psf_out && ranks->size == 1 && result->psf)
     {
       if (is_root ())
-        airy_tiff_write_full (psf_out, result->psf, wo, &local);
+        airy_image_write_full (psf_out, result->psf, wo, &local);
       if (!agree (local, error))
         return FALSE;
     }
@@ -310,8 +310,9 @@ cmd_run (int argc, char **argv)
     { "channels", 0, SIM_OPTION_STRING, &channels_arg },
     { NULL }
   };
-  static const char *const tif[] = { ".tif", ".tiff", NULL };
-  static const char *const png[] = { ".png", NULL };
+  /* the outputs' suffixes: the format table's */
+  const char *const *tif = airy_image_format_lookup ("TIFF")->suffixes;
+  const char *const *png = airy_image_format_lookup ("PNG")->suffixes;
   g_autoptr(GError) error = NULL;
   g_autoptr(AirySystem) system = NULL;
   g_autoptr(AiryResult) result = NULL;

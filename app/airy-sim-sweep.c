@@ -202,6 +202,14 @@ csv_field (const char *s)
   return g_strdup_printf ("\"%s\"", q);
 }
 
+/* The suffix of the sweep's stacks: the TIFF format's usual one, from the
+ * format table (".tif") */
+static const char *
+stack_suffix (void)
+{
+  return airy_image_format_lookup ("TIFF")->suffixes[0];
+}
+
 /* index.csv: one row per system, its file and each parameter's value */
 static gboolean
 write_sweep_index (const char *dir, GArray *params, guint total, guint digits, GError **error)
@@ -220,7 +228,7 @@ write_sweep_index (const char *dir, GArray *params, guint total, guint digits, G
   for (k = 0; k < total; k++)
     {
       sweep_combination (params, k, index);
-      g_string_append_printf (csv, "%u,%0*u.tif", k, (int) digits, k);
+      g_string_append_printf (csv, "%u,%0*u%s", k, (int) digits, k, stack_suffix ());
       for (i = 0; i < params->len; i++)
         {
           char buf[G_ASCII_DTOSTR_BUF_SIZE];
@@ -248,7 +256,7 @@ is_sweep_output (const char *name, guint total, guint digits)
 
   if (g_str_equal (name, "index.csv"))
     return TRUE;
-  if (len != digits + 4 || !g_str_has_suffix (name, ".tif"))
+  if (len != digits + strlen (stack_suffix ()) || !g_str_has_suffix (name, stack_suffix ()))
     return FALSE;
   for (i = 0; i < digits; i++)
     if (!g_ascii_isdigit (name[i]))
@@ -292,13 +300,13 @@ count_stale_outputs (const char *dir, guint total, guint digits)
 
   while (d && (name = g_dir_read_name (d)) != NULL)
     {
-      gsize len = strlen (name), i;
+      gsize len = strlen (name), suffix = strlen (stack_suffix ()), i;
 
-      if (len < 8 || !g_str_has_suffix (name, ".tif") || is_sweep_output (name, total, digits))
+      if (len < 4 + suffix || !g_str_has_suffix (name, stack_suffix ()) || is_sweep_output (name, total, digits))
         continue;
-      for (i = 0; i < len - 4 && g_ascii_isdigit (name[i]); i++)
+      for (i = 0; i < len - suffix && g_ascii_isdigit (name[i]); i++)
         ;
-      n += i == len - 4;
+      n += i == len - suffix;
     }
   return n;
 }
@@ -543,9 +551,9 @@ cmd_sweep (int argc, char **argv)
           g_prefix_error (&error, _("sweep system %u: "), (guint) k);
           break;
         }
-      name = g_strdup_printf ("%0*u.tif", (int) digits, (guint) k);
+      name = g_strdup_printf ("%0*u%s", (int) digits, (guint) k, stack_suffix ());
       path = g_build_filename (output, name, NULL);
-      if (!airy_tiff_write_full (path, result->stack, &wo, &error))
+      if (!airy_image_write_full (path, result->stack, &wo, &error))
         break;
       mine++;
       if (!quiet && is_root () && isatty (STDERR_FILENO))

@@ -23,6 +23,7 @@
 
 #include "airy.h"
 #include "airy-atomic-private.h"
+#include "airy-options-private.h"
 #include "airy-sim-private.h"
 #if AIRY_HAVE_MPI
 #include "airy-mpi.h"
@@ -323,6 +324,8 @@ on_progress (guint done, guint total, gpointer user_data)
 gboolean
 parse_devices (const char *arg, GArray *devices, GError **error)
 {
+  GParamSpecInt *count = G_PARAM_SPEC_INT (_airy_option_spec ("devices"));
+  GParamSpecInt *index = G_PARAM_SPEC_INT (_airy_option_spec ("device"));
   g_auto(GStrv) parts = NULL;
   guint i;
 
@@ -330,10 +333,11 @@ parse_devices (const char *arg, GArray *devices, GError **error)
     {
       guint64 n;
 
-      if (!g_ascii_string_to_unsigned (arg, 10, 1, 1024, &n, NULL))
+      if (!g_ascii_string_to_unsigned (arg, 10, count->minimum, count->maximum, &n, NULL))
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "--devices: must be a count in [1, 1024] or a list like 0,2, got \"%s\"", arg);
+                       "--devices: must be a count in [%d, %d] or a list like 0,2, got \"%s\"", count->minimum,
+                       count->maximum, arg);
           return FALSE;
         }
       for (i = 0; i < n; i++)
@@ -347,10 +351,11 @@ parse_devices (const char *arg, GArray *devices, GError **error)
 
       if (*parts[i] == '\0')
         continue;
-      if (!g_ascii_string_to_unsigned (parts[i], 10, 0, 1023, &d, NULL))
+      if (!g_ascii_string_to_unsigned (parts[i], 10, index->minimum, index->maximum, &d, NULL))
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       "--devices: \"%s\" is not a device index in [0, 1023]", parts[i]);
+                       "--devices: \"%s\" is not a device index in [%d, %d]", parts[i], index->minimum,
+                       index->maximum);
           return FALSE;
         }
       g_array_append_val (devices, (guint) { d });
@@ -402,10 +407,11 @@ check_output_path (const char *option, const char *path, const char *const *suff
 int
 check_threads_backend (int threads, const char *backend)
 {
-  if (threads < 0 || threads > 4096)
-    return usage_error ("--threads: must be in [0, 4096], got %d", threads);
-  if (backend && !g_strv_contains ((const char *const[]) { "cpu", "cuda", "auto", NULL }, backend))
-    return usage_error ("--backend: must be one of cpu, cuda, auto, got \"%s\"", backend);
+  g_autoptr(GError) error = NULL;
+
+  if (!_airy_option_check_int ("threads", threads, "--threads", &error)
+      || (backend && !_airy_option_check_backend (backend, "--backend", &error)))
+    return usage_error ("%s", error->message);
   return EXIT_OK;
 }
 

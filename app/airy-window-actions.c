@@ -27,19 +27,18 @@ action_open (GSimpleAction *a, GVariant *p, gpointer data)
 static void
 action_open_recent (GSimpleAction *a, GVariant *p, gpointer data)
 {
-  airy_window_open_file (data, g_variant_get_string (p, NULL), NULL);
+  airy_window_open_path_async (data, g_variant_get_string (p, NULL), NULL);
 }
 
 static void
 action_save (GSimpleAction *a, GVariant *p, gpointer data)
 {
   AiryWindow *self = data;
-  g_autoptr(GError) error = NULL;
 
   if (self->path == NULL)
     _airy_window_choose (self, CHOOSE_SAVE);
-  else if (!airy_window_save (self, self->path, &error))
-    airy_stack_viewer_show_message (self->viewer, error->message);
+  else
+    airy_window_save_async (self, self->path, FALSE);
 }
 
 static void

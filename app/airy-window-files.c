@@ -59,8 +59,6 @@ _airy_window_remember (AiryWindow *self,
 
 /* ---- files by content ---- */
 
-typedef enum { KIND_UNKNOWN, KIND_IMAGE, KIND_SYSTEM } FileKind;
-
 /* By content, not by name: TIFF and PNG magic numbers, or a JSON object. */
 static FileKind
 sniff (const guint8 *head,
@@ -126,22 +124,19 @@ open_remote (AiryWindow *self,
   return ok;
 }
 
-gboolean
-airy_window_open_location (AiryWindow *self,
-                           GFile      *file,
-                           GError    **error)
+/* What a file holds, from its first bytes (read here: call it on a
+ * worker); KIND_UNKNOWN with the message for one that cannot be read or
+ * holds neither. */
+FileKind
+_airy_window_file_kind (GFile      *file,
+                        const char *name,
+                        GError    **error)
 {
-  g_autofree char *path = g_file_get_path (file);
-  g_autofree char *name = g_file_get_parse_name (file);
   g_autoptr(GFileInputStream) in = NULL;
   g_autoptr(GError) local = NULL;
-  g_autoptr(GError) why = NULL;
   guint8 head[512];
   gssize n = -1;
   FileKind kind;
-  gboolean ok;
-
-  g_return_val_if_fail (G_IS_FILE (file), FALSE);
 
   /* a FIFO or a device would block the read below (and the window) */
   if (path != NULL)
@@ -159,21 +154,35 @@ airy_window_open_location (AiryWindow *self,
   if (n < 0)
     {
       /* GIO's own message names the file */
-      why = g_steal_pointer (&local);
-      if (g_error_matches (why, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
-        g_set_error (&local, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: no such file"), name);
+      if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: no such file"), name);
       else
-        g_set_error_literal (&local, AIRY_ERROR, AIRY_ERROR_FILE, why->message);
-      goto failed;
+        g_set_error_literal (error, AIRY_ERROR, AIRY_ERROR_FILE, local->message);
+      return KIND_UNKNOWN;
     }
-  g_clear_object (&in);
   kind = sniff (head, n);
   if (kind == KIND_UNKNOWN)
-    {
-      g_set_error (&local, AIRY_ERROR, AIRY_ERROR_FILE,
-                   _("%s: neither a TIFF or PNG image nor an Airy system (JSON)"), name);
-      goto failed;
-    }
+    g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                 _("%s: neither a TIFF or PNG image nor an Airy system (JSON)"), name);
+  return kind;
+}
+
+gboolean
+airy_window_open_location (AiryWindow *self,
+                           GFile      *file,
+                           GError    **error)
+{
+  g_autofree char *path = g_file_get_path (file);
+  g_autofree char *name = g_file_get_parse_name (file);
+  g_autoptr(GError) local = NULL;
+  FileKind kind;
+  gboolean ok;
+
+  g_return_val_if_fail (G_IS_FILE (file), FALSE);
+
+  kind = _airy_window_file_kind (file, name, &local);
+  if (kind == KIND_UNKNOWN)
+    goto failed;
   if (path == NULL)
     ok = open_remote (self, file, kind, name, &local);
   else if (kind == KIND_SYSTEM)
@@ -202,14 +211,10 @@ airy_window_open_files (GApplication *application,
   for (i = 0; i < n_files; i++)
     {
       AiryWindow *window = airy_window_new (GTK_APPLICATION (application));
-      g_autoptr(GError) error = NULL;
 
       gtk_window_present (GTK_WINDOW (window));
-      if (!airy_window_open_location (window, files[i], &error))
-        {
-          /* the message stays in the window, which opens on the default bench */
-          g_printerr ("airy: %s\n", error->message);
-          airy_window_load_preset (window, "widefield", NULL);
-        }
+      /* read on a worker; a file that cannot be opened leaves its message
+       * in the window, which opens on the default bench */
+      airy_window_open_location_async (window, files[i], "widefield");
     }
 }

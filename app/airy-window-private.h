@@ -2,7 +2,8 @@
  * airy-window.c (the bench, the sandbox's files, saving, closing),
  * airy-window-actions.c (the menu and the "win." actions),
  * airy-window-history.c (undo and redo of the bench's edits),
- * airy-window-files.c (opening files by content, recent files) and
+ * airy-window-files.c (opening files by content, recent files),
+ * airy-window-io.c (opening and saving on workers) and
  * airy-window-run.c (the worker and the viewer: what was run, progress). */
 #pragma once
 
@@ -53,6 +54,7 @@ struct _AiryWindow
   GPtrArray       *redo;
   char            *current_json;   /* the system as the last edit left it */
   char            *saved_json;     /* as saved or opened: not dirty */
+  guint            file_tasks;     /* opens and saves under way on workers */
   char            *last_edit;      /* the field of the newest undo step ... */
   gint64           last_edit_time; /* ... and when: edits of one field in a row are one step */
 };
@@ -108,7 +110,20 @@ void _airy_window_action_redo    (GSimpleAction *a,
                                   GVariant      *p,
                                   gpointer       data);
 
+/* after an open on a worker: the viewer shows path's stack (the window is
+ * the viewer's); after a save: the system is path's (as saved_json, NULL:
+ * as it is now) */
+void _airy_window_viewing_file   (AiryWindow   *self,
+                                  const char   *path);
+void _airy_window_saved          (AiryWindow   *self,
+                                  const char   *path,
+                                  const char   *saved_json);
+
 /* airy-window-files.c */
+typedef enum { KIND_UNKNOWN, KIND_IMAGE, KIND_SYSTEM } FileKind;
+FileKind _airy_window_file_kind  (GFile        *file,
+                                  const char   *name,
+                                  GError      **error);
 void _airy_window_rebuild_recent (AiryWindow   *self);
 void _airy_window_remember       (AiryWindow   *self,
                                   const char   *path);

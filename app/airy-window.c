@@ -433,6 +433,15 @@ airy_window_view_file (AiryWindow *self,
       g_propagate_error (error, g_steal_pointer (&local));
       return FALSE;
     }
+  _airy_window_viewing_file (self, path);
+  return TRUE;
+}
+
+/* The viewer shows the stack of path: the window becomes the viewer's */
+void
+_airy_window_viewing_file (AiryWindow *self,
+                           const char *path)
+{
   /* the viewer on its own: no system, no bench */
   airy_worker_cancel (self->worker);
   _airy_window_show_notice (self, NULL, FALSE);
@@ -444,7 +453,6 @@ airy_window_view_file (AiryWindow *self,
   g_clear_pointer (&self->last_full, airy_resident_unref);
   g_clear_pointer (&self->shown_settings, g_free);
   on_shown_changed (self->viewer, self);
-  return TRUE;
 }
 
 gboolean
@@ -502,14 +510,26 @@ airy_window_save (AiryWindow *self,
 {
   if (!airy_system_save (self->system, path, error))
     return FALSE;
+  _airy_window_saved (self, path, NULL);
+  return TRUE;
+}
+
+/* The system went to path (as saved_json, or as it is now for NULL): its
+ * file, not dirty unless edited since */
+void
+_airy_window_saved (AiryWindow *self,
+                    const char *path,
+                    const char *saved_json)
+{
+  g_autofree char *now = airy_system_to_json (self->system);
+
   g_free (self->path);
   self->path = g_strdup (path);
-  self->dirty = FALSE;
   g_free (self->saved_json);
-  self->saved_json = airy_system_to_json (self->system);
+  self->saved_json = g_strdup (saved_json ? saved_json : now);
+  self->dirty = !g_str_equal (self->saved_json, now);
   _airy_window_update_title (self);
   _airy_window_remember (self, path);
-  return TRUE;
 }
 
 static void
@@ -519,17 +539,15 @@ on_chosen (GtkNativeDialog *dialog, int response, gpointer data)
   AiryWindowChoose what = GPOINTER_TO_INT (data);
   g_autoptr(GFile) file = NULL;
   g_autofree char *path = NULL;
-  g_autoptr(GError) error = NULL;
 
+  /* read or written on a worker (airy-window-io.c) */
   if (response == GTK_RESPONSE_ACCEPT && (file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)))
       && (path = g_file_get_path (file)))
     {
       if (what == CHOOSE_OPEN)
-        airy_window_open_file (self, path, NULL);
-      else if (!airy_window_save (self, path, &error))
-        airy_stack_viewer_show_message (self->viewer, error->message);
-      else if (what == CHOOSE_SAVE_CLOSE)
-        gtk_window_destroy (GTK_WINDOW (self));
+        airy_window_open_path_async (self, path, NULL);
+      else
+        airy_window_save_async (self, path, what == CHOOSE_SAVE_CLOSE);
     }
   g_object_unref (dialog);
 }
@@ -658,14 +676,10 @@ on_close_answer (GtkDialog *dialog, int response, AiryWindow *self)
     }
   else if (response == GTK_RESPONSE_ACCEPT)
     {
-      g_autoptr(GError) error = NULL;
-
       if (self->path == NULL)
         _airy_window_choose (self, CHOOSE_SAVE_CLOSE);
-      else if (airy_window_save (self, self->path, &error))
-        gtk_window_destroy (GTK_WINDOW (self));
       else
-        airy_stack_viewer_show_message (self->viewer, error->message);
+        airy_window_save_async (self, self->path, TRUE);
     }
 }
 

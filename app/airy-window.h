@@ -40,6 +40,23 @@ void             airy_window_open_files      (GApplication   *application,
                                               int             n_files,
                                               const char     *hint,
                                               gpointer        data);
+/* The same on workers (app/airy-window-io.c): the file is read, parsed or
+ * decoded, or the system written, off the UI thread, and shown or marked
+ * saved when done; a failure is reported in the window (and on stderr when
+ * fallback_preset is given: a new window then opens that preset; NULL for
+ * none). close: the window
+ * closes once the file is written. */
+void             airy_window_open_location_async (AiryWindow *self,
+                                                  GFile      *file,
+                                                  const char *fallback_preset);
+void             airy_window_open_path_async (AiryWindow     *self,
+                                              const char     *path,
+                                              const char     *fallback_preset);
+void             airy_window_save_async      (AiryWindow     *self,
+                                              const char     *path,
+                                              gboolean        close);
+/* opens and saves (the window's and the viewer's) still on workers */
+guint            airy_window_get_pending_files (AiryWindow   *self);
 /* Reloads the system with its relative file names resolved in `folder` (the
  * folder the user chose, e.g. through the file chooser portal), and files
  * found nowhere else looked up there by name. Fails, changing nothing, when

@@ -63,13 +63,12 @@ activate (GApplication *application, gpointer data)
       airy_bench_ui_start (window, (guint) options.bench_ui, (guint) MAX (options.bench_size, 0));
       return;
     }
-  if (options.view_file && airy_window_view_file (window, options.view_file, &error))
-    return;
-  if (error)
+  if (options.view_file)
     {
-      /* shown in the window too, which opens on the default bench */
-      g_printerr ("airy: %s\n", error->message);
-      g_clear_error (&error);
+      /* read on a worker; a file that cannot be opened is reported in the
+       * window, which opens on the preset */
+      airy_window_open_path_async (window, options.view_file, options.preset ? options.preset : "widefield");
+      return;
     }
   if (!airy_window_load_preset (window, options.preset ? options.preset : "widefield", &error))
     {

@@ -28,11 +28,14 @@ char *_airy_atomic_resolve_output (const char  *path,
 void _airy_atomic_set_anonymous (gboolean allowed);
 
 /* A guard for "the UI thread never touches a file": every file the engine
- * opens passes _airy_file_io_note (), which is a critical when called on
- * the forbidden thread (tests set it to the main thread around edits;
- * NULL, the default, allows every thread). */
+ * opens passes _airy_file_io_note (), and every file it writes (each
+ * airy_atomic_file_new: TIFF, PNG, JSON, CSV) _airy_file_io_note_write (),
+ * which are criticals when called on the forbidden thread (tests set it to
+ * the main thread around edits, opens and saves; NULL, the default, allows
+ * every thread). */
 void _airy_file_io_forbid_thread (GThread    *thread);
 void _airy_file_io_note          (const char *path);
+void _airy_file_io_note_write    (const char *path);
 
 /* Opens an input file for reading without blocking on a FIFO that has no
  * writer (O_NONBLOCK for the open, cleared after it), and refuses anything

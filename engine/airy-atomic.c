@@ -359,6 +359,7 @@ airy_atomic_file_new (const char      *path,
   int e = 0;
 
   g_return_val_if_fail (path != NULL, NULL);
+  _airy_file_io_note_write (path);
 
   target = _airy_atomic_resolve_output (path, error);
   if (target == NULL)
@@ -742,4 +743,11 @@ _airy_file_io_note (const char *path)
 {
   if (io_forbidden != NULL && g_thread_self () == io_forbidden)
     g_critical ("%s: a file read on a thread that must not touch files", path);
+}
+
+void
+_airy_file_io_note_write (const char *path)
+{
+  if (io_forbidden != NULL && g_thread_self () == io_forbidden)
+    g_critical ("%s: a file written on a thread that must not touch files", path);
 }

@@ -17,6 +17,7 @@
 
 #include "airy-error.h"
 #include "airy-fit-private.h"
+#include "airy-geometry.h"
 
 #define ZERNIKE_DEFAULT_MAX 14
 #define MAX_ITERATIONS      300
@@ -317,7 +318,7 @@ _airy_fit_minimize (AiryFitModel  *model,
 /* The stack on the system's grid: resampled (with a warning) when its
  * voxels are not the system's; errors name the file's and the system's. */
 static AiryStack *
-beads_on_grid (const AiryStack *beads, const AiryPlan *geom, GPtrArray *warnings, GError **error)
+beads_on_grid (const AiryStack *beads, const AiryGeometry *geom, GPtrArray *warnings, GError **error)
 {
   double du = geom->psf_dx, dz_sys = 0.0, dx = beads->dx > 0 ? beads->dx : du;
   double dy = beads->dy > 0 ? beads->dy : dx, dz = beads->dz;
@@ -497,7 +498,7 @@ airy_fit_stack (AirySystem           *system,
                 GError              **error)
 {
   g_autoptr(AiryFitResult) res = g_new0 (AiryFitResult, 1);
-  g_autoptr(AiryPlan) geom = NULL;
+  g_autoptr(AiryGeometry) geom = NULL;
   g_autoptr(AiryStack) grid = NULL;
   g_autoptr(AiryFitModel) m = NULL;
   g_autoptr(GArray) border = g_array_new (FALSE, FALSE, sizeof (float));
@@ -506,7 +507,6 @@ airy_fit_stack (AirySystem           *system,
   g_autofree float *proj = NULL;
   g_autofree double *p = NULL, *best = NULL, *fisher = NULL;
   AiryFitOptions options;
-  AiryRunOptions run_options = { 0 };
   GError *local_error = NULL;
   AiryElement *sensor;
   gboolean poisson;
@@ -553,7 +553,7 @@ airy_fit_stack (AirySystem           *system,
                      (guint) (q / plane));
         return NULL;
       }
-  geom = _airy_plan_new_checked (system, &run_options, TRUE, res->warnings, error);
+  geom = _airy_geometry_new (system, FALSE, res->warnings, error);
   if (geom == NULL)
     return NULL;
   grid = beads_on_grid (beads, geom, res->warnings, error);

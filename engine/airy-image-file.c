@@ -37,6 +37,17 @@ airy_image_format_sniff (const char *path,
   size_t got;
   int fd;
 
+  if (g_file_test (path, G_FILE_TEST_IS_DIR))
+    {
+      /* a folder: a chunked format's location */
+      _airy_file_io_note (path);
+      for (f = airy_image_formats (); *f; f++)
+        if ((*f)->folder && (*f)->sniff_location && (*f)->sniff_location (path))
+          return *f;
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: a folder, not a stack in a format Airy reads"), path);
+      return NULL;
+    }
+  /* a file: never a FIFO or a device (an open that would block) */
   fd = _airy_input_open (path, FALSE, &local);
   file = fd >= 0 ? fdopen (fd, "rb") : NULL;
   if (file == NULL)
@@ -97,11 +108,22 @@ _airy_image_read_rows (const char        *path,
 {
   const AiryImageFormat *format = airy_image_format_sniff (path, error);
 
+  g_autoptr(AiryStack) whole = NULL;
+  guint y;
+
   if (format == NULL)
     return FALSE;
   if (format == &_airy_png_format)
     return _airy_png_read_rows (path, sink, error);
-  return _airy_tiff_read_rows (path, sink, error);
+  if (format == &_airy_tiff_format)
+    return _airy_tiff_read_rows (path, sink, error);
+  /* any other format: read whole, handed over row by row */
+  whole = format->read (path, NULL, error);
+  if (whole == NULL || !sink->begin (whole, sink->user_data, error))
+    return FALSE;
+  for (y = 0; y < whole->height; y++)
+    sink->row (y, whole->data + (gsize) y * whole->width, sink->user_data);
+  return TRUE;
 }
 
 gboolean
@@ -119,4 +141,96 @@ airy_image_write (const char      *path,
       return FALSE;
     }
   return format->write (path, stack, warnings, error);
+}
+
+gboolean
+airy_image_write_full (const char                 *path,
+                       const AiryStack            *stack,
+                       const AiryTiffWriteOptions *options,
+                       GError                    **error)
+{
+  const AiryImageFormat *format = airy_image_format_for_suffix (path);
+
+  if (format != NULL && format->write_full != NULL)
+    return format->write_full (path, stack, options, error);
+  return airy_image_write (path, stack, options ? options->warnings : NULL, error);
+}
+
+const AiryImageFormat *
+airy_image_format_lookup (const char *name)
+{
+  const AiryImageFormat *const *f;
+
+  for (f = airy_image_formats (); *f; f++)
+    if (g_ascii_strcasecmp ((*f)->name, name) == 0)
+      return *f;
+  return NULL;
+}
+
+typedef struct
+{
+  const AiryImageFormat *format;
+  const char            *location;
+  const AiryStack       *stack;
+  GPtrArray             *warnings;
+  GMutex                 lock;
+  GError                *error;    /* the first piece that failed */
+} Pieces;
+
+static void
+write_one_piece (gpointer data, gpointer user_data)
+{
+  Pieces *p = user_data;
+  guint piece = GPOINTER_TO_UINT (data) - 1;
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  GError *local = NULL;
+  guint i;
+
+  if (!p->format->write_piece (p->location, p->stack, piece, warnings, &local))
+    {
+      g_mutex_lock (&p->lock);
+      if (p->error == NULL)
+        p->error = local;
+      else
+        g_error_free (local);
+      g_mutex_unlock (&p->lock);
+      return;
+    }
+  g_mutex_lock (&p->lock);
+  for (i = 0; p->warnings && i < warnings->len; i++)
+    g_ptr_array_add (p->warnings, g_strdup (g_ptr_array_index (warnings, i)));
+  g_mutex_unlock (&p->lock);
+}
+
+gboolean
+airy_image_write_pieces (const char      *location,
+                         const AiryStack *stack,
+                         guint            n_threads,
+                         GPtrArray       *warnings,
+                         GError         **error)
+{
+  const AiryImageFormat *format = airy_image_format_for_suffix (location);
+  Pieces p = { format, location, stack, warnings };
+  GThreadPool *pool;
+  guint n, k;
+
+  if (format == NULL || format->n_pieces == NULL || format->write_piece == NULL)
+    return airy_image_write (location, stack, warnings, error);
+  n = format->n_pieces (stack);
+  /* piece 0 makes the location (the folder and its metadata) */
+  write_one_piece (GUINT_TO_POINTER (1), &p);
+  if (p.error == NULL && n > 1)
+    {
+      pool = g_thread_pool_new (write_one_piece, &p, n_threads ? (int) n_threads : (int) g_get_num_processors (),
+                                FALSE, NULL);
+      for (k = 1; k < n; k++)
+        g_thread_pool_push (pool, GUINT_TO_POINTER (k + 1), NULL);
+      g_thread_pool_free (pool, FALSE, TRUE);
+    }
+  if (p.error)
+    {
+      g_propagate_error (error, p.error);
+      return FALSE;
+    }
+  return TRUE;
 }

@@ -161,11 +161,23 @@ AiryStack *airy_png_read         (const char      *path,
 
 /**
  * AiryImageFormat:
- * One file format Airy reads and writes stacks in: a new format is one
- * file defining one of these and a line in airy-image-file.c's table.
- * @sniff looks at a file's first bytes (up to 16; n may be fewer); @write
- * may be NULL for a read-only format; @warnings collects what a reader of
- * the file will not see.
+ * One format Airy reads and writes stacks in: a new format is one file
+ * defining one of these and a line in airy-image-file.c's table. Read and
+ * write take a location: a file, or for a format with @folder set a folder
+ * (a chunked format such as OME-Zarr).
+ * @sniff looks at a file's first bytes (up to 16; n may be fewer);
+ * @sniff_location recognises a folder of a @folder format (NULL for file
+ * formats); @write may be NULL for a read-only format; @warnings collects
+ * what a reader of the file will not see. @mime_type is the type the
+ * desktop file and the metainfo list (a test checks that they do).
+ * @write_full writes with a command's write options (airy-sim's --format,
+ * the warnings, the classic-TIFF limit; NULL: the defaults); NULL for a
+ * format that has none beyond its warnings, which @write then gets.
+ * Writing in parallel pieces: @n_pieces says how many pieces a stack of
+ * this shape is written in (its data are not read) and @write_piece writes
+ * piece k of them, from any thread, after piece 0 has made the location
+ * (airy_image_write_pieces). The file formats write one piece, the whole
+ * stack: their @n_pieces is NULL and piece 0 is @write.
  */
 typedef struct
 {
@@ -173,13 +185,26 @@ typedef struct
   const char *const *suffixes;   /* lower case, with the dot; the first is the usual one */
   gboolean         (*sniff) (const guint8 *head,
                              gsize         n);
-  AiryStack       *(*read)  (const char            *path,
+  AiryStack       *(*read)  (const char            *location,
                              const AiryReadOptions *options,
                              GError               **error);
-  gboolean         (*write) (const char      *path,
+  gboolean         (*write) (const char      *location,
                              const AiryStack *stack,
                              GPtrArray       *warnings,
                              GError         **error);
+  const char        *mime_type;
+  gboolean         (*write_full) (const char                 *location,
+                                  const AiryStack            *stack,
+                                  const AiryTiffWriteOptions *options,
+                                  GError                    **error);
+  gboolean           folder;
+  gboolean         (*sniff_location) (const char *location);
+  guint            (*n_pieces)       (const AiryStack *shape);
+  gboolean         (*write_piece)    (const char      *location,
+                                      const AiryStack *stack,
+                                      guint            piece,
+                                      GPtrArray       *warnings,
+                                      GError         **error);
 } AiryImageFormat;
 
 /* The formats (NULL-terminated), by content and by name. */
@@ -199,5 +224,21 @@ gboolean   airy_image_write      (const char      *path,
                                   const AiryStack *stack,
                                   GPtrArray       *warnings,
                                   GError         **error);
+/* The same with a command's write options (airy-sim run, sweep; NULL:
+ * the defaults, as airy_image_write without warnings). */
+gboolean   airy_image_write_full (const char                 *path,
+                                  const AiryStack            *stack,
+                                  const AiryTiffWriteOptions *options,
+                                  GError                    **error);
+/* The same in the format's pieces, on up to n_threads threads (0: one per
+ * core): piece 0 first (it makes the location), then the others in
+ * parallel. A file format is one piece: airy_image_write. */
+gboolean   airy_image_write_pieces (const char      *location,
+                                    const AiryStack *stack,
+                                    guint            n_threads,
+                                    GPtrArray       *warnings,
+                                    GError         **error);
+/* The format called name ("TIFF", "PNG"), or NULL. */
+const AiryImageFormat *airy_image_format_lookup (const char *name);
 
 G_END_DECLS

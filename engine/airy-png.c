@@ -618,4 +618,5 @@ const AiryImageFormat _airy_png_format = {
   .sniff = png_sniff,
   .read = png_read,
   .write = png_write,
+  .mime_type = "image/png",
 };

@@ -813,4 +813,6 @@ const AiryImageFormat _airy_tiff_format = {
   .sniff = tiff_sniff,
   .read = airy_tiff_read_full,
   .write = tiff_write,
+  .mime_type = "image/tiff",
+  .write_full = airy_tiff_write_full,
 };

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <json-glib/json-glib.h>
 
+#include "airy-options-private.h"
 #include "airy-test-util.h"
 
 static char *tmpdir;
@@ -277,6 +278,100 @@ test_run_and_validate (void)
   g_assert_cmpfloat_with_epsilon (s->dz, 1.0, 1e-9);
   g_assert_cmpfloat_with_epsilon (s->dx, 50 * 0.5 / (64 * 1.0), 1e-6);
   g_unlink (out);
+}
+
+/* Options declared once (engine/airy-options.c): the refusals name the
+ * declared ranges; a module's backend is chosen by its name. */
+static void
+test_declared_options (void)
+{
+  GParamSpecInt *threads = G_PARAM_SPEC_INT (_airy_option_spec ("threads"));
+  GParamSpecInt *crop = G_PARAM_SPEC_INT (_airy_option_spec ("fit-crop"));
+  g_autofree char *too_many = g_strdup_printf ("%d", threads->maximum + 1);
+  g_autofree char *expect = g_strdup_printf ("airy-sim: --threads: must be in [%d, %d], got %d\n",
+                                             threads->minimum, threads->maximum, threads->maximum + 1);
+  g_autofree char *too_wide = g_strdup_printf ("%d", crop->maximum + 1);
+  g_autofree char *expect_crop = g_strdup_printf ("airy-sim: --crop: must be in [%d, %d], got %d\n",
+                                                  crop->minimum, crop->maximum, crop->maximum + 1);
+  g_autofree char *sys = write_file ("module-backend.json",
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0}, \"spectrum\": {\"wavelengths\": [0.5]},"
+    " \"z\": {\"start\": -2, \"stop\": 2, \"count\": 5},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.5},"
+    "  {\"type\": \"ff-lens\", \"f\": 50}]}");
+  g_autofree char *cpu_out = g_build_filename (tmpdir, "backend-cpu.tif", NULL);
+  g_autofree char *module_out = g_build_filename (tmpdir, "backend-module.tif", NULL);
+  g_autofree char *a = NULL, *b = NULL;
+  gsize na = 0, nb = 0;
+  g_auto(Run) t = { 0 }, c = { 0 }, unknown = { 0 }, cpu = { 0 }, module = { 0 }, listed = { 0 };
+
+  sim (&t, "run", sys, "-o", cpu_out, "--threads", too_many, NULL);
+  g_assert_cmpint (t.status, ==, 2);
+  g_assert_true (g_str_has_prefix (t.err, expect));
+  sim (&c, "fit", "beads.tif", "--system", sys, "-o", "fitted.json", "--crop", too_wide, NULL);
+  g_assert_cmpint (c.status, ==, 2);
+  g_assert_true (g_str_has_prefix (c.err, expect_crop));
+
+  /* the names come from the registry: the module's backend is one */
+  sim_with (&unknown, "AIRY_BACKEND_PATH", g_getenv ("AIRY_TEST_BACKEND_DIR"), "run", sys, "-o", cpu_out,
+            "--backend", "nope", NULL);
+  g_assert_cmpint (unknown.status, ==, 2);
+  g_assert_true (g_str_has_prefix (unknown.err,
+                                   "airy-sim: --backend: must be one of cpu, test-host, cuda, auto, got \"nope\"\n"));
+  sim_with (&listed, "AIRY_BACKEND_PATH", g_getenv ("AIRY_TEST_BACKEND_DIR"), "info", NULL);
+  g_assert_nonnull (strstr (listed.out, "test-host"));
+  sim (&cpu, "run", sys, "-o", cpu_out, "--threads", "1", "-q", NULL);
+  g_assert_cmpint (cpu.status, ==, 0);
+  sim_with (&module, "AIRY_BACKEND_PATH", g_getenv ("AIRY_TEST_BACKEND_DIR"), "run", sys, "-o", module_out,
+            "--backend", "test-host", "--threads", "1", "-q", NULL);
+  g_assert_null (strstr (module.err, "backend"));
+  g_assert_cmpint (module.status, ==, 0);
+  /* the same slots: the same bytes */
+  g_assert_true (g_file_get_contents (cpu_out, &a, &na, NULL));
+  g_assert_true (g_file_get_contents (module_out, &b, &nb, NULL));
+  g_assert_cmpuint (na, ==, nb);
+  g_assert_true (memcmp (a, b, na) == 0);
+  g_unlink (cpu_out);
+  g_unlink (module_out);
+}
+
+/* Formats declared once: the outputs' suffixes, the sweep's names, the
+ * file filters come from the format table; the desktop file and the
+ * metainfo announce every format's MIME type. */
+static void
+test_format_table (void)
+{
+  const AiryImageFormat *const *f;
+  g_autofree char *desktop_path = g_build_filename (g_getenv ("G_TEST_SRCDIR"), "..", "resources",
+                                                    "io.github.airyoptics.Airy.desktop.in", NULL);
+  g_autofree char *metainfo_path = g_build_filename (g_getenv ("G_TEST_SRCDIR"), "..", "resources",
+                                                     "io.github.airyoptics.Airy.metainfo.xml.in", NULL);
+  g_autofree char *desktop = NULL, *metainfo = NULL, *expect = NULL, *list = NULL;
+  g_auto(Run) r = { 0 };
+  guint n = 0;
+
+  g_assert_true (g_file_get_contents (desktop_path, &desktop, NULL, NULL));
+  g_assert_true (g_file_get_contents (metainfo_path, &metainfo, NULL, NULL));
+  for (f = airy_image_formats (); *f; f++, n++)
+    {
+      g_autofree char *entry = g_strdup_printf (";%s;", (*f)->mime_type);
+      g_autofree char *media = g_strdup_printf ("<mediatype>%s</mediatype>", (*f)->mime_type);
+
+      g_assert_nonnull ((*f)->mime_type);
+      g_assert_nonnull (strstr (desktop, entry));
+      g_assert_nonnull (strstr (metainfo, media));
+      g_assert_true (airy_image_format_lookup ((*f)->name) == *f);
+      /* the file formats write one piece, the whole stack */
+      g_assert_false ((*f)->folder);
+      g_assert_null ((*f)->n_pieces);
+    }
+  g_assert_cmpuint (n, ==, 2);
+  /* run -o: the TIFF format's suffixes */
+  list = g_strjoinv (" or ", (char **) airy_image_format_lookup ("TIFF")->suffixes);
+  expect = g_strdup_printf ("airy-sim: -o: /tmp/x.png must end in %s\n", list);
+  sim (&r, "run", "--preset", "widefield", "-o", "/tmp/x.png", NULL);
+  g_assert_cmpint (r.status, ==, 2);
+  g_assert_cmpstr (r.err, ==, expect);
+  g_assert_cmpstr (expect, ==, "airy-sim: -o: /tmp/x.png must end in .tif or .tiff\n");
 }
 
 /* Bad input: a clear message, exit 2, no new file and no temporary left,
@@ -758,6 +853,8 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/info", test_info);
   g_test_add_func ("/cli/preset", test_preset);
   g_test_add_func ("/cli/run-validate", test_run_and_validate);
+  g_test_add_func ("/cli/declared-options", test_declared_options);
+  g_test_add_func ("/cli/format-table", test_format_table);
   g_test_add_func ("/cli/run-channels", test_run_channels);
   g_test_add_func ("/cli/bad-input", test_bad_input);
   g_test_add_func ("/cli/bench", test_bench);

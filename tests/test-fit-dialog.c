@@ -9,6 +9,7 @@
 #include "airy-test-gtk.h"
 #include "airy-test-util.h"
 #include "airy-atomic-private.h"
+#include "airy-options-private.h"
 
 /* opens a file in the dialog and waits for its read, which is on a worker:
  * the UI thread touching a file meanwhile is a critical (the engine's
@@ -566,6 +567,43 @@ test_fit_current_system (void)
   gtk_window_destroy (GTK_WINDOW (b.window));
 }
 
+/* The dialog's fields take their bounds and defaults from the option
+ * table airy-sim fit checks (--zernike, --crop): [0, 65536], not 4096. */
+static void
+test_declared_fields (void)
+{
+  const char *const options[] = { "fit-zernike", "fit-crop" };
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(GError) error = NULL;
+  GtkWidget *dialog, *spin;
+  guint i;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  system = airy_system_new_from_preset ("widefield", &error);
+  g_assert_no_error (error);
+  dialog = airy_fit_dialog_new (NULL, system);
+  spin = test_find_widget (dialog, GTK_TYPE_SPIN_BUTTON, NULL);
+  for (i = 0; i < G_N_ELEMENTS (options); i++)
+    {
+      GParamSpecInt *spec = G_PARAM_SPEC_INT (_airy_option_spec (options[i]));
+      double lo, hi;
+
+      g_assert_true (GTK_IS_SPIN_BUTTON (spin));
+      gtk_spin_button_get_range (GTK_SPIN_BUTTON (spin), &lo, &hi);
+      g_assert_cmpfloat (lo, ==, spec->minimum);
+      g_assert_cmpfloat (hi, ==, spec->maximum);
+      g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (spin)), ==, spec->default_value);
+      /* the crop's field follows the label after the Zernike field */
+      spin = gtk_widget_get_next_sibling (gtk_widget_get_next_sibling (spin));
+    }
+  g_assert_cmpint (G_PARAM_SPEC_INT (_airy_option_spec ("fit-crop"))->maximum, ==, 65536);
+  gtk_window_destroy (GTK_WINDOW (dialog));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -576,5 +614,6 @@ main (int argc, char **argv)
   g_test_add_func ("/fit-dialog/fit-apply-cancel", test_dialog);
   g_test_add_func ("/fit-dialog/fit-bead-at-cursor", test_fit_bead);
   g_test_add_func ("/fit-dialog/current-system", test_fit_current_system);
+  g_test_add_func ("/fit-dialog/declared-fields", test_declared_fields);
   return g_test_run ();
 }

@@ -10,6 +10,7 @@
 #include "airy-test-gtk.h"
 #include "airy-bench-panel.h"
 #include "airy-param-editor.h"
+#include "airy-options-private.h"
 
 static gboolean have_display;
 
@@ -214,6 +215,42 @@ test_result_memory (void)
   g_assert_cmpuint (airy_system_get_result_bytes (system, NULL), ==, 3 * 64 * 512 * 512 * 4);
 }
 
+/* The result's size is the run's: a block-sum sensor of 2 halves a
+ * microscope's image (the panel reads the engine's geometry, not the grid). */
+static void
+test_result_after_sensor (void)
+{
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryBenchPanel) panel = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryElement) sensor = NULL;
+  const char *text;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  panel = AIRY_BENCH_PANEL (g_object_ref_sink (airy_bench_panel_new ()));
+  system = airy_system_new_from_preset ("imaging", &error);
+  g_assert_no_error (error);
+  airy_bench_panel_set_system (panel, system);
+  text = label_starting (GTK_WIDGET (panel), "Pupil radius");
+  g_assert_nonnull (text);
+  g_test_message ("%s", text);
+  g_assert_nonnull (strstr (text, "\nResult 0.2 MiB (1 plane of 256 × 256)"));
+  sensor = airy_element_copy (airy_system_get_sensor (system));
+  g_object_set (sensor, "resample", 1, "factor", 2, NULL);   /* block sum */
+  airy_system_set_sensor (system, sensor);
+  airy_bench_panel_set_system (panel, system);
+  drain ();
+  text = label_starting (GTK_WIDGET (panel), "Pupil radius");
+  g_test_message ("%s", text);
+  g_assert_nonnull (strstr (text, "\nResult 0.1 MiB (1 plane of 128 × 128)"));
+  /* the pupil of f·NA/n = 60.2 µm on the pupil grid of f_tube·λ/(n·N·s) */
+  g_assert_true (g_str_has_prefix (text, "Pupil radius 38.5 px of 128\nOutput pixel 0.1 µm; Nyquist λ/(4·NA) = 0.1663 µm: sampled"));
+}
+
 /* A phase mask shows the parameters of its source, in place: the row stays
  * open when the source changes. */
 static void
@@ -360,6 +397,52 @@ test_enum_labels (void)
   test_use_language ("C");
 }
 
+/* The run settings and the mode switch take the declarations: the
+ * Threads field's bounds are the option table's (airy-sim's --threads),
+ * and a switch to the microscope without a tube lens in the chain gives
+ * the system's declared f-tube and bead defaults (not 100 and seed 1). */
+static void
+test_declared_defaults (void)
+{
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryBenchPanel) panel = NULL;
+  g_autoptr(GError) error = NULL;
+  GParamSpecInt *threads = G_PARAM_SPEC_INT (_airy_option_spec ("threads"));
+  GObjectClass *klass;
+  const AirySample *sample;
+  double lo, hi;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  panel = AIRY_BENCH_PANEL (g_object_ref_sink (airy_bench_panel_new ()));
+  system = airy_system_new_from_data (
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0}, \"spectrum\": {\"wavelengths\": [0.5]},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 50, \"n\": 1.0, \"na\": 0.5}]}", -1, NULL, "test", &error);
+  g_assert_no_error (error);
+  airy_bench_panel_set_system (panel, system);
+  gtk_spin_button_get_range (spin (panel, "threads"), &lo, &hi);
+  g_assert_cmpfloat (lo, ==, threads->minimum);
+  g_assert_cmpfloat (hi, ==, threads->maximum);
+  g_assert_cmpfloat (gtk_spin_button_get_value (spin (panel, "threads")), ==, threads->default_value);
+
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (airy_bench_panel_get_editor (panel, "mode")), 1);
+  drain ();
+  g_assert_true (airy_system_is_microscope (system));
+  klass = G_OBJECT_GET_CLASS (system);
+  g_assert_cmpfloat (airy_system_get_f_tube (system), ==,
+                     G_PARAM_SPEC_DOUBLE (g_object_class_find_property (klass, "f-tube"))->default_value);
+  g_assert_cmpfloat (airy_system_get_f_tube (system), ==, 200.0);
+  sample = airy_system_get_sample (system);
+  g_assert_cmpint (sample->kind, ==, AIRY_SAMPLE_BEADS);
+  g_assert_cmpuint (sample->seed, ==, G_PARAM_SPEC_INT (g_object_class_find_property (klass, "beads-seed"))->default_value);
+  g_assert_cmpuint (sample->seed, ==, 0);
+  g_assert_cmpuint (sample->count, ==,
+                    G_PARAM_SPEC_INT (g_object_class_find_property (klass, "beads-count"))->default_value);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -371,8 +454,10 @@ main (int argc, char **argv)
   g_test_add_func ("/panel/bound", test_bound);
   g_test_add_func ("/panel/spectrum", test_spectrum);
   g_test_add_func ("/panel/result-memory", test_result_memory);
+  g_test_add_func ("/panel/result-after-sensor", test_result_after_sensor);
   g_test_add_func ("/panel/relevant-rows", test_relevant_rows);
   g_test_add_func ("/panel/zernike", test_zernike);
   g_test_add_func ("/panel/enum-labels", test_enum_labels);
+  g_test_add_func ("/panel/declared-defaults", test_declared_defaults);
   return g_test_run ();
 }

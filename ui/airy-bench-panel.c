@@ -6,6 +6,7 @@
 #include <glib/gi18n.h>
 
 #include "airy-bench-panel-private.h"
+#include "airy-options-private.h"
 #include "airy-error.h"
 #include "airy-param-editor.h"
 #include "airy-zernike-editor.h"
@@ -930,7 +931,7 @@ airy_bench_panel_class_init (AiryBenchPanelClass *klass)
   properties[PROP_BACKEND] =
     airy_param_spec_string ("backend", N_("Backend"), N_("Where the run is computed"), 0);
   properties[PROP_THREADS] =
-    airy_param_spec_int ("threads", N_("Threads"), N_("Host threads (0: all cores)"), 0, 256, 0, 0);
+    _airy_option_spec_new ("threads", NULL);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                           0, NULL, NULL, NULL, G_TYPE_NONE, 0);

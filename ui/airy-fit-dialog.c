@@ -9,6 +9,7 @@
 #include "airy-fit-dialog-private.h"
 #include "airy-stack-viewer.h"
 #include "airy-physics.h"
+#include "airy-options-private.h"
 
 /* The fit runs in a GTask thread with a copy of the system; its progress
  * (one loss per iteration) is written under a mutex and announced by at
@@ -717,6 +718,18 @@ on_close_request (GtkWindow *window, gpointer data)
 
 /* ---- the object ---- */
 
+/* A spin button over an option's declared range, at its default (the
+ * range airy-sim fit checks: airy-options-private.h) */
+static GtkWidget *
+option_spin (const char *option, double step)
+{
+  GParamSpecInt *spec = G_PARAM_SPEC_INT (_airy_option_spec (option));
+  GtkWidget *spin = gtk_spin_button_new_with_range (spec->minimum, spec->maximum, step);
+
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), spec->default_value);
+  return spin;
+}
+
 static GtkWidget *
 drawing_area (AiryFitDialog *self, GtkDrawingAreaDrawFunc draw, int width, int height)
 {
@@ -754,9 +767,8 @@ airy_fit_dialog_init (AiryFitDialog *self)
    * widen the window */
   gtk_label_set_ellipsize (GTK_LABEL (self->file_label), PANGO_ELLIPSIZE_MIDDLE);
   gtk_label_set_xalign (GTK_LABEL (self->file_label), 0);
-  self->zernike_spin = gtk_spin_button_new_with_range (3, 65, 1);
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->zernike_spin), 14);
-  self->crop_spin = gtk_spin_button_new_with_range (0, 4096, 2);
+  self->zernike_spin = option_spin ("fit-zernike", 1);
+  self->crop_spin = option_spin ("fit-crop", 2);
   self->fit_button = gtk_button_new_with_mnemonic (_("_Fit"));
   self->cancel_button = gtk_button_new_with_mnemonic (_("_Cancel"));
   self->apply_button = gtk_button_new_with_mnemonic (_("_Apply to System"));

@@ -591,17 +591,38 @@ export_async (AiryStackViewer *self, const char *path, Export *e)
   run_file_task (self, t);
 }
 
+void
+airy_stack_viewer_export_tiff_async (AiryStackViewer *self,
+                                     const char      *path,
+                                     gboolean         section)
+{
+  g_autoptr(GError) error = NULL;
+  Export *e = export_tiff (self, section, &error);
+
+  if (e != NULL)
+    export_async (self, path, e);
+  else
+    airy_stack_viewer_show_message (self, error->message);
+}
+
 /* file choosers (portal-friendly native dialogs on GTK 4.8) */
 
 void
 airy_file_chooser_add_image_filter (GtkFileChooser *chooser)
 {
   GtkFileFilter *filter = gtk_file_filter_new ();
+  const AiryImageFormat *const *f;
+  guint i;
 
+  /* every format of the engine's table, by suffix and by type */
   gtk_file_filter_set_name (filter, _("TIFF and PNG images"));
-  gtk_file_filter_add_suffix (filter, "tif");
-  gtk_file_filter_add_suffix (filter, "tiff");
-  gtk_file_filter_add_suffix (filter, "png");
+  for (f = airy_image_formats (); *f; f++)
+    {
+      for (i = 0; (*f)->suffixes[i]; i++)
+        gtk_file_filter_add_suffix (filter, (*f)->suffixes[i] + 1);
+      if ((*f)->mime_type)
+        gtk_file_filter_add_mime_type (filter, (*f)->mime_type);
+    }
   gtk_file_chooser_add_filter (chooser, filter);
   g_object_unref (filter);
 }

@@ -294,6 +294,16 @@ open_stack (AiryStackViewer *self, const char *path, guint channel, guint frame,
   return TRUE;
 }
 
+void
+airy_stack_viewer_show_file (AiryStackViewer *self,
+                             AiryStack       *stack,
+                             const char      *path)
+{
+  g_return_if_fail (AIRY_IS_STACK_VIEWER (self) && stack != NULL);
+  self->open_generation++;
+  _airy_stack_viewer_show_opened (self, stack, path);
+}
+
 gboolean
 airy_stack_viewer_open (AiryStackViewer *self,
                         const char      *path,

@@ -59,6 +59,18 @@ void           airy_stack_viewer_open_async       (AiryStackViewer *self,
                                                    const char      *path,
                                                    guint            channel,
                                                    guint            frame);
+/* A stack read from path elsewhere (on the window's worker) shown as
+ * airy_stack_viewer_open shows it; takes the stack, and overtakes an open
+ * still under way. */
+void           airy_stack_viewer_show_file        (AiryStackViewer *self,
+                                                   AiryStack       *stack,
+                                                   const char      *path);
+/* Export Stack (TIFF), or the XZ section, as the viewer's menu does it:
+ * what is shown is taken now and written on a worker thread (a failure is
+ * shown as a message). */
+void           airy_stack_viewer_export_tiff_async (AiryStackViewer *self,
+                                                    const char      *path,
+                                                    gboolean         section);
 /* reads and writes still running on worker threads */
 guint          airy_stack_viewer_get_pending_files (AiryStackViewer *self);
 /* A hyperstack opened from a file: how many channels and time points it
