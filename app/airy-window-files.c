@@ -134,11 +134,12 @@ _airy_window_file_kind (GFile      *file,
 {
   g_autoptr(GFileInputStream) in = NULL;
   g_autoptr(GError) local = NULL;
+  g_autofree char *path = g_file_get_path (file);
   guint8 head[512];
   gssize n = -1;
   FileKind kind;
 
-  /* a FIFO or a device would block the read below (and the window) */
+  /* a FIFO or a device would block the read below (and its thread) */
   if (path != NULL)
     {
       int fd = _airy_input_open (path, FALSE, &local);
@@ -146,7 +147,10 @@ _airy_window_file_kind (GFile      *file,
       if (fd >= 0)
         close (fd);
       else if (local != NULL)
-        goto failed;
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return KIND_UNKNOWN;
+        }
     }
   in = g_file_read (file, NULL, &local);
   if (in)
