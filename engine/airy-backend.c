@@ -507,3 +507,59 @@ airy_modules_path (void)
   g_ptr_array_add (dirs, NULL);
   return (char **) g_ptr_array_free (dirs, FALSE);
 }
+
+/* The registry answers for the CPU backend's virtual devices, so that the
+ * run and the options never call into a backend (airy-run.h). */
+gboolean
+airy_cpu_devices_from_env (guint   *n_devices,
+                           GError **error)
+{
+  const char *env = g_getenv ("AIRY_CPU_DEVICES");
+  guint64 n = 1;
+
+  if (env != NULL && *env != '\0' && !g_ascii_string_to_unsigned (env, 10, 1, 64, &n, NULL))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("AIRY_CPU_DEVICES: must be a whole number of virtual CPU devices in [1, 64], got \"%s\""),
+                   env);
+      return FALSE;
+    }
+  if (n_devices)
+    *n_devices = (guint) n;
+  return TRUE;
+}
+
+/* The backend names an option takes (airy-options-private.h): the
+ * registry's, so that the registry and the options need not call each
+ * other. */
+char **
+_airy_option_backend_names (void)
+{
+  g_autoptr(GPtrArray) list = airy_backend_list ();
+  GPtrArray *names = g_ptr_array_new ();
+  guint i;
+
+  for (i = 0; i < list->len; i++)
+    g_ptr_array_add (names, g_strdup (airy_backend_get_name (g_ptr_array_index (list, i))));
+  if (airy_backend_lookup ("cuda") == NULL)
+    g_ptr_array_add (names, g_strdup ("cuda"));
+  g_ptr_array_add (names, g_strdup ("auto"));
+  g_ptr_array_add (names, NULL);
+  return (char **) g_ptr_array_free (names, FALSE);
+}
+
+gboolean
+_airy_option_check_backend (const char *name,
+                            const char *path,
+                            GError    **error)
+{
+  g_auto(GStrv) names = _airy_option_backend_names ();
+  g_autofree char *list = NULL;
+
+  if (g_strv_contains ((const char *const *) names, name))
+    return TRUE;
+  list = g_strjoinv (", ", names);
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("%s: must be one of %s, got \"%s\""), path, list,
+               name);
+  return FALSE;
+}

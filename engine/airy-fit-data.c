@@ -14,6 +14,7 @@
 
 #include "airy-error.h"
 #include "airy-fit-private.h"
+#include "airy-geometry.h"
 
 static int
 compare_floats (gconstpointer a, gconstpointer b)
@@ -25,7 +26,7 @@ compare_floats (gconstpointer a, gconstpointer b)
 /* The stack on the system's grid: resampled (with a warning) when its
  * voxels are not the system's; errors name the file's and the system's. */
 static AiryStack *
-beads_on_grid (const AiryStack *beads, const AiryPlan *geom, GPtrArray *warnings, GError **error)
+beads_on_grid (const AiryStack *beads, const AiryGeometry *geom, GPtrArray *warnings, GError **error)
 {
   double du = geom->psf_dx, dz_sys = 0.0, dx = beads->dx > 0 ? beads->dx : du;
   double dy = beads->dy > 0 ? beads->dy : dx, dz = beads->dz;
@@ -155,7 +156,7 @@ brightest_pixel (const float *proj, guint width, guint y0, guint y1, guint x0, g
  * projection over z (or around the pixel asked for, the bead then the
  * brightest pixel in the window); its voxels in photons */
 static gboolean
-fit_window (AiryFitData *d, const AiryStack *grid, const AiryPlan *geom, const AiryStack *beads,
+fit_window (AiryFitData *d, const AiryStack *grid, const AiryGeometry *geom, const AiryStack *beads,
             const AiryFitOptions *options, GPtrArray *warnings, GError **error)
 {
   g_autofree float *proj = g_new0 (float, (gsize) grid->height * grid->width);
@@ -277,8 +278,7 @@ _airy_fit_data_prepare (AiryFitData          *d,
                         GPtrArray            *warnings,
                         GError              **error)
 {
-  AiryRunOptions run_options = { 0 };
-  g_autoptr(AiryPlan) geom = NULL;
+  g_autoptr(AiryGeometry) geom = NULL;
   g_autoptr(AiryStack) grid = NULL;
   gsize n = (gsize) beads->depth * beads->height * beads->width, q;
 
@@ -294,7 +294,7 @@ _airy_fit_data_prepare (AiryFitData          *d,
                      (guint) (q / plane));
         return FALSE;
       }
-  geom = _airy_plan_new_checked (system, &run_options, TRUE, warnings, error);
+  geom = _airy_geometry_new (system, FALSE, warnings, error);
   if (geom == NULL)
     return FALSE;
   grid = beads_on_grid (beads, geom, warnings, error);

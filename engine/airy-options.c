@@ -99,34 +99,3 @@ _airy_option_check_int (const char *name,
   return airy_param_check_number (spec, (double) value, as, error);
 }
 
-char **
-_airy_option_backend_names (void)
-{
-  g_autoptr(GPtrArray) list = airy_backend_list ();
-  GPtrArray *names = g_ptr_array_new ();
-  guint i;
-
-  for (i = 0; i < list->len; i++)
-    g_ptr_array_add (names, g_strdup (airy_backend_get_name (g_ptr_array_index (list, i))));
-  if (airy_backend_lookup ("cuda") == NULL)
-    g_ptr_array_add (names, g_strdup ("cuda"));
-  g_ptr_array_add (names, g_strdup ("auto"));
-  g_ptr_array_add (names, NULL);
-  return (char **) g_ptr_array_free (names, FALSE);
-}
-
-gboolean
-_airy_option_check_backend (const char *name,
-                            const char *path,
-                            GError    **error)
-{
-  g_auto(GStrv) names = _airy_option_backend_names ();
-  g_autofree char *list = NULL;
-
-  if (g_strv_contains ((const char *const *) names, name))
-    return TRUE;
-  list = g_strjoinv (", ", names);
-  g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("%s: must be one of %s, got \"%s\""), path, list,
-               name);
-  return FALSE;
-}

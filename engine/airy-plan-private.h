@@ -2,6 +2,7 @@
 
 #include "airy-backend-impl.h"
 #include "airy-element.h"
+#include "airy-geometry.h"
 #include "airy-run.h"
 #include "airy-system.h"
 
@@ -53,6 +54,9 @@ struct _AiryPlan
   GPtrArray     *ops;            /* AiryOp: the program every backend runs (airy-ops-private.h) */
   guint64        optics_hash;    /* what the field stage depends on, z left out */
 
+  guint64        memory;         /* what a run of it holds (_airy_geometry_memory), budgeted */
+  AiryGeometry  *geometry;       /* what the planner consumed: owns the chain's contexts and grids */
+
   gint           ref;
 };
 
@@ -60,23 +64,11 @@ AiryPlan *_airy_plan_new        (AirySystem           *system,
                                  const AiryRunOptions *options,
                                  GPtrArray            *warnings,
                                  GError              **error);
-AiryPlan *_airy_plan_new_checked (AirySystem           *system,
-                                  const AiryRunOptions *options,
-                                  gboolean              light,
-                                  GPtrArray            *warnings,
-                                  GError              **error);
 AiryPlan *_airy_plan_ref        (AiryPlan *plan);
 void      _airy_plan_unref      (AiryPlan *plan);
 /* Plane z (of the whole sample) of a sample file: in this rank's part. */
 const float *_airy_plan_volume_data (AiryPlan *plan,
                                      guint     z);
-/* The planes of this process under options->comm: [first, first + count)
- * of n (options->rank_planes, or evenly). */
-gboolean  _airy_plan_choose_part (const AiryRunOptions *options,
-                                  guint                 n,
-                                  guint                *first,
-                                  guint                *count,
-                                  GError              **error);
 guint64   _airy_plan_bytes_per_slot (AiryPlan *plan);
 
 /* The program of the plan (plan->ops): the field stage, reused from the
@@ -90,6 +82,8 @@ gboolean  _airy_plan_compile    (AiryPlan *plan,
 guint64   _airy_plan_optics_hash (AiryPlan *plan);
 /* The program's op kinds, e.g. "fused-psf convolve sensor" (tests). */
 char     *_airy_plan_describe   (AiryPlan *plan);
+/* Plans made since the start (tests: the worker plans once per edit). */
+guint     _airy_plan_count      (void);
 /* Field stages compiled (not reused) since the start (tests). */
 guint     _airy_plan_compiles   (void);
 

@@ -8,26 +8,12 @@
 #include <string.h>
 
 #include "airy-plan-private.h"
-#include "airy-system-private.h"
+#include "airy-geometry.h"
 #include "airy-ops-private.h"
 #include "airy-error.h"
 #include "airy-image-file.h"
-#include "airy-fft-private.h"
-#include "airy-physics.h"
-#include "airy-sensor-private.h"
-#include "airy-elements-private.h"
 
 #include <glib/gstdio.h>
-
-char *
-airy_format_bytes (guint64 bytes)
-{
-  if (bytes >= (G_GUINT64_CONSTANT (1) << 40))
-    return g_strdup_printf ("%.1f TiB", bytes / 1099511627776.0);
-  if (bytes >= (1u << 30))
-    return g_strdup_printf ("%.2f GiB", bytes / 1073741824.0);
-  return g_strdup_printf ("%.1f MiB", bytes / 1048576.0);
-}
 
 AiryPlan *
 _airy_plan_ref (AiryPlan *plan)
@@ -40,22 +26,14 @@ _airy_plan_ref (AiryPlan *plan)
 void
 _airy_plan_unref (AiryPlan *plan)
 {
-  guint i;
-
   if (plan == NULL || !g_atomic_int_dec_and_test (&plan->ref))
     return;
   g_clear_object (&plan->system);
   airy_spectrum_free (plan->spectrum);
   g_free (plan->z);
-  if (plan->contexts)
-    for (i = 0; i < plan->chain->len; i++)
-      airy_context_clear (&plan->contexts[i]);
-  g_free (plan->contexts);
   g_clear_pointer (&plan->chain, g_ptr_array_unref);
-  g_free (plan->in_dy);
-  g_free (plan->in_dx);
-  g_free (plan->psf_dy_l);
-  g_free (plan->psf_dx_l);
+  /* the contexts and the grids are the geometry's */
+  _airy_geometry_free (plan->geometry);
   g_clear_object (&plan->sensor);
   g_free (plan->sample.file);
   if (plan->volume_box)
@@ -68,29 +46,10 @@ _airy_plan_unref (AiryPlan *plan)
   g_free (plan);
 }
 
-/* Working memory of one device slot (CPU): the field and its scratch, the
- * prepared masks (≤ one complex plane per wavelength and element), the
- * intensity plane and, for imaging, the padded transforms. */
 guint64
 _airy_plan_bytes_per_slot (AiryPlan *plan)
 {
-  guint64 L = plan->spectrum->n;
-  guint64 field = 0, masks = 0, imaging = 0;
-  guint i;
-
-  for (i = 0; i < plan->chain->len; i++)
-    {
-      guint64 n = (guint64) plan->contexts[i].height * plan->contexts[i].width;
-      field = MAX (field, 2 * L * n * 8);
-      masks += L * n * 8;
-    }
-  field = MAX (field, 2 * L * (guint64) plan->psf_height * plan->psf_width * 8);
-  if (plan->imaging)
-    {
-      guint64 ph = plan->pad_height, pw = plan->pad_width;
-      imaging = ph * pw * 4 + 3 * ph * (pw / 2 + 1) * 8;
-    }
-  return field + masks + imaging + (guint64) plan->psf_height * plan->psf_width * 8;
+  return _airy_geometry_bytes_per_slot (plan->geometry);
 }
 
 static gboolean
@@ -111,38 +70,6 @@ same_z_steps (const AiryStack *v, const double *z, guint n)
   for (k = 0; k + 1 < n; k++)
     if (!same_size (airy_stack_get_z (v, k + 1) - airy_stack_get_z (v, k), z[k + 1] - z[k]))
       return FALSE;
-  return TRUE;
-}
-
-gboolean
-_airy_plan_choose_part (const AiryRunOptions *options,
-                        guint                 n,
-                        guint                *first,
-                        guint                *count,
-                        GError              **error)
-{
-  AiryComm *comm = options && options->comm ? options->comm : airy_comm_self ();
-  guint sum = 0, i;
-
-  if (options == NULL || options->rank_planes == NULL)
-    {
-      airy_comm_split (n, comm->size, comm->rank, first, count);
-      return TRUE;
-    }
-  *first = 0;
-  for (i = 0; i < comm->size; i++)
-    {
-      if (i < comm->rank)
-        *first += options->rank_planes[i];
-      sum += options->rank_planes[i];
-    }
-  if (sum != n)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("chunks: the planes per rank must add up to the %u planes, got %u"), n, sum);
-      return FALSE;
-    }
-  *count = options->rank_planes[comm->rank];
   return TRUE;
 }
 
@@ -295,319 +222,94 @@ load_volume (AiryPlan *plan, const AiryRunOptions *options, const char *base_dir
   return TRUE;
 }
 
+/* The geometry's chain, grids and sample move into the plan (the fields
+ * the backends and the compiler read); the geometry keeps its figures for
+ * the memory estimate. */
+static void
+take_geometry (AiryPlan *plan, AiryGeometry *geom)
+{
+  plan->system = g_object_ref (geom->system);
+  plan->spectrum = airy_spectrum_copy (geom->spectrum);
+  plan->n_planes = geom->n_planes;
+  plan->z = g_memdup2 (geom->z, sizeof (double) * geom->n_planes);
+  plan->chain = g_ptr_array_ref (geom->chain);
+  plan->contexts = geom->contexts;
+  plan->in_height = geom->in_height;
+  plan->in_width = geom->in_width;
+  plan->in_dy = geom->in_dy;
+  plan->in_dx = geom->in_dx;
+  plan->psf_height = geom->psf_height;
+  plan->psf_width = geom->psf_width;
+  plan->psf_dy = geom->psf_dy;
+  plan->psf_dx = geom->psf_dx;
+  plan->psf_dy_l = geom->psf_dy_l;
+  plan->psf_dx_l = geom->psf_dx_l;
+  plan->sensor = geom->sensor ? g_object_ref (geom->sensor) : NULL;
+  plan->imaging = geom->imaging;
+  plan->reduce = geom->reduce;
+  plan->sample = geom->sample;
+  plan->sample.file = g_strdup (geom->sample.file);
+  plan->vol_spacing = geom->vol_spacing;
+  plan->geometry = geom;
+}
+
+/* The plan's copy of the geometry's shapes after the sample is known. */
+static void
+take_shapes (AiryPlan *plan)
+{
+  const AiryGeometry *geom = plan->geometry;
+
+  plan->vol_height = geom->vol_height;
+  plan->vol_width = geom->vol_width;
+  plan->pad_height = geom->pad_height;
+  plan->pad_width = geom->pad_width;
+  plan->out_depth = geom->out_depth;
+  plan->out_height = geom->out_height;
+  plan->out_width = geom->out_width;
+  plan->out_dy = geom->out_dy;
+  plan->out_dx = geom->out_dx;
+}
+
+/* A microscope's sample: a file read (its shape is the image's), and the
+ * key that identifies what it holds. */
 static gboolean
-check_declared (AirySystemProp prop, double value, GError **error)
+plan_sample (AiryPlan *plan, const AiryRunOptions *options, GPtrArray *warnings, GError **error)
 {
-  GParamSpec *pspec = _airy_system_param (prop);
+  const AirySample *sample = &plan->sample;
 
-  return airy_param_check_number (pspec, value, airy_param_spec_get_path (pspec), error);
+  if (sample->kind == AIRY_SAMPLE_FILE)
+    {
+      if (!load_volume (plan, options, airy_system_get_base_dir (plan->system), plan->vol_spacing, warnings, error))
+        return FALSE;
+      _airy_geometry_set_volume (plan->geometry, plan->volume->height, plan->volume->width);
+    }
+  if (sample->kind == AIRY_SAMPLE_CONSTANT)
+    plan->volume_key = g_strdup_printf ("constant %.17g", sample->value);
+  else if (sample->kind == AIRY_SAMPLE_BEADS)
+    plan->volume_key = g_strdup_printf ("beads %u %u %.17g in %u planes", sample->count,
+                                        sample->seed, sample->intensity, plan->n_planes);
+  return TRUE;
 }
 
-AiryPlan *
-_airy_plan_new (AirySystem           *system,
-                const AiryRunOptions *options,
-                GPtrArray            *warnings,
-                GError              **error)
+/* Memory: budget before allocating anything big. */
+static gboolean
+check_budget (AiryPlan *plan, const AiryRunOptions *options, GError **error)
 {
-  return _airy_plan_new_checked (system, options, FALSE, warnings, error);
-}
-
-/* light: what a check on the UI thread may do — ranges, cross-field rules,
- * shapes; no file is read (sample, mask images) and no memory budget taken
- * (/proc/meminfo): the run does those, and reports at the same paths. */
-AiryPlan *
-_airy_plan_new_checked (AirySystem           *system,
-                        const AiryRunOptions *options,
-                        gboolean              light,
-                        GPtrArray            *warnings,
-                        GError              **error)
-{
-  g_autoptr(AiryPlan) plan = g_new0 (AiryPlan, 1);
-  AiryContext ctx;
-  GPtrArray *elements;
-  AiryElement *objective;
-  const double *z;
-  double spacing, zmax = 0.0;
-  guint h, w, i, l, n_slots, planes_here, n_stacks = 1;
+  const AiryGeometry *geom = plan->geometry;
+  gboolean per_wavelength = options ? options->per_wavelength : FALSE;
+  guint n_stacks = per_wavelength && !plan->imaging ? 1 + plan->spectrum->n : 1;
+  guint planes_here;
   guint64 need, budget;
-  gboolean keep_psf;
 
-  plan->ref = 1;
-  plan->system = airy_system_copy (system);
-  plan->spectrum = airy_spectrum_copy (airy_system_get_spectrum (system));
-  z = airy_system_get_z (system, &plan->n_planes);
-  /* the system's own fields, against their declarations (a system built
-   * through the API has not been through the file reader's checks) */
-  if (!check_declared (AIRY_SYSTEM_PROP_Z_COUNT, plan->n_planes, error))
-    return NULL;
-  plan->z = g_memdup2 (z, sizeof (double) * plan->n_planes);
-  for (i = 0; i < plan->n_planes; i++)
-    zmax = MAX (zmax, fabs (z[i]));
-  airy_system_get_shape (system, &h, &w);
-  spacing = airy_system_get_spacing (system);
-  if (!check_declared (AIRY_SYSTEM_PROP_HEIGHT, h, error) || !check_declared (AIRY_SYSTEM_PROP_WIDTH, w, error)
-      || !check_declared (AIRY_SYSTEM_PROP_SPACING, spacing, error))
-    return NULL;
-
-  plan->chain = g_ptr_array_new_with_free_func (g_object_unref);
-  plan->in_height = h;
-  plan->in_width = w;
-  plan->in_dy = g_new (double, plan->spectrum->n);
-  plan->in_dx = g_new (double, plan->spectrum->n);
-  objective = airy_system_get_objective (system);
-  elements = airy_system_get_elements (system);
-
-  if (objective != NULL)
-    {
-      /* Optical4FSystemPSF: pupil spacing f_tube·λ/(n·N·s) per wavelength, so
-       * the camera plane has spacing s for every wavelength. */
-      double n = airy_element_get_double (objective, "n");
-      double f_tube = airy_system_get_f_tube (system);
-      AiryElement *tube;
-
-      for (l = 0; l < plan->spectrum->n; l++)
-        {
-          plan->in_dy[l] = f_tube * plan->spectrum->wavelengths[l] / (n * h * spacing);
-          plan->in_dx[l] = f_tube * plan->spectrum->wavelengths[l] / (n * w * spacing);
-        }
-      plan->imaging = TRUE;
-      g_ptr_array_add (plan->chain, airy_element_copy (objective));
-      for (i = 0; i < elements->len; i++)
-        {
-          AiryElement *e = g_ptr_array_index (elements, i);
-          AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (e);
-
-          if (klass->category == AIRY_CATEGORY_SOURCE)
-            {
-              g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                           _("elements[%u]: a microscope has its own source (the objective); "
-                           "remove \"%s\""), i, klass->type_name);
-              return NULL;
-            }
-          if (airy_element_get_enabled (e))
-            g_ptr_array_add (plan->chain, airy_element_copy (e));
-        }
-      tube = airy_element_new ("ff-lens", NULL);
-      g_object_set (tube, "f", f_tube, "n", n, NULL);
-      g_ptr_array_add (plan->chain, tube);
-    }
-  else
-    {
-      for (l = 0; l < plan->spectrum->n; l++)
-        plan->in_dy[l] = plan->in_dx[l] = spacing;
-      for (i = 0; i < elements->len; i++)
-        {
-          AiryElement *e = g_ptr_array_index (elements, i);
-          AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (e);
-
-          if ((i == 0) != (klass->category == AIRY_CATEGORY_SOURCE))
-            {
-              g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                           i == 0 ? "elements[%u]: the first element must be a source, got \"%s\""
-                                  : "elements[%u]: only the first element may be a source, got \"%s\"",
-                           i, klass->type_name);
-              return NULL;
-            }
-          if (i == 0 && !airy_element_get_enabled (e))
-            {
-              g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                           _("elements[0]: the source cannot be disabled"));
-              return NULL;
-            }
-          if (airy_element_get_enabled (e))
-            g_ptr_array_add (plan->chain, airy_element_copy (e));
-        }
-      if (plan->chain->len == 0)
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("elements: an optical system needs at least a source"));
-          return NULL;
-        }
-    }
-
-  /* Walk the chain with a context: cross-field checks, warnings, geometry. */
-  plan->contexts = g_new0 (AiryContext, plan->chain->len);
-  airy_context_init (&ctx, plan->spectrum, h, w, plan->in_dx);
-  for (l = 0; l < plan->spectrum->n; l++)
-    ctx.dy[l] = plan->in_dy[l];
-  ctx.warnings = warnings;
-  ctx.z_max = zmax;
-  ctx.no_files = light;
-  ctx.camera_grid = plan->imaging;
-  for (i = 0; i < plan->chain->len; i++)
-    {
-      AiryElement *e = g_ptr_array_index (plan->chain, i);
-      g_autofree char *path = NULL;
-      gboolean ok;
-
-      /* name elements as the user wrote them */
-      if (objective != NULL)
-        path = i == 0 ? g_strdup ("microscope")
-               : i + 1 == plan->chain->len ? g_strdup ("microscope.f-tube")
-               : g_strdup_printf ("elements[%u]", i - 1);
-      else
-        path = g_strdup_printf ("elements[%u]", i);
-      ctx.path = path;
-      airy_context_copy (&plan->contexts[i], &ctx);
-      ok = airy_element_check (e, &ctx, error);
-      plan->contexts[i].path = NULL;
-      if (!ok)
-        {
-          airy_context_clear (&ctx);
-          return NULL;
-        }
-    }
-  ctx.path = NULL;
-  if (ctx.defocus_step > AIRY_PI)
-    {
-      /* the objective's own path, as the walk named it */
-      g_autofree char *what = g_strdup_printf (_("defocus phase at |z| = %.4g µm"), ctx.defocus_z);
-      AiryContext at = plan->contexts[0];
-
-      /* the pupil as the objective left it */
-      at.pupil_radius = plan->chain->len > 1 ? plan->contexts[1].pupil_radius : ctx.pupil_radius;
-      at.path = objective != NULL ? "microscope" : "elements[0]";
-      at.warnings = warnings;
-      _airy_context_check_phase_step (&at, ctx.defocus_step, what);
-    }
-  plan->psf_height = ctx.height;
-  plan->psf_width = ctx.width;
-  plan->psf_dy = ctx.dy[0];
-  plan->psf_dx = ctx.dx[0];
-  plan->psf_dy_l = g_memdup2 (ctx.dy, plan->spectrum->n * sizeof (double));
-  plan->psf_dx_l = g_memdup2 (ctx.dx, plan->spectrum->n * sizeof (double));
-  if (plan->spectrum->n > 1 && !plan->imaging)
-    for (l = 1; l < plan->spectrum->n; l++)
-      if (fabs (ctx.dx[l] - ctx.dx[0]) > 1e-9 * ctx.dx[0])
-        {
-          airy_context_warn (&ctx, _("the output spacing differs between wavelengths (%.4g µm at "
-                             "%g µm, %.4g µm at %g µm); intensities are summed pixel by pixel "
-                             "as in chromatix, and the first wavelength's spacing is reported"),
-                             ctx.dx[0], plan->spectrum->wavelengths[0], ctx.dx[l],
-                             plan->spectrum->wavelengths[l]);
-          break;
-        }
-  airy_context_clear (&ctx);
-
-  /* The sensor and the output geometry. */
-  if (airy_system_get_sensor (system))
-    {
-      g_autofree char *path = g_strdup ("sensor");
-      AiryContext sctx;
-
-      plan->sensor = airy_element_copy (airy_system_get_sensor (system));
-      airy_context_init (&sctx, plan->spectrum, plan->imaging ? h : plan->psf_height,
-                         plan->imaging ? w : plan->psf_width, plan->in_dx);
-      sctx.path = path;
-      if (!airy_element_check (plan->sensor, &sctx, error))
-        {
-          airy_context_clear (&sctx);
-          return NULL;
-        }
-      airy_context_clear (&sctx);
-    }
-  plan->reduce = plan->imaging || (plan->sensor && _airy_sensor_reduces (plan->sensor));
-
-  if (plan->imaging)
-    {
-      const AirySample *sample = airy_system_get_sample (system);
-
-      plan->sample = *sample;
-      plan->sample.file = g_strdup (sample->file);
-      plan->vol_height = h;
-      plan->vol_width = w;
-      plan->vol_spacing = spacing;
-      if (sample->kind == AIRY_SAMPLE_FILE && light)
-        {
-          if (sample->file == NULL || *sample->file == '\0')
-            {
-              g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("sample.file: no file given"));
-              return NULL;
-            }
-        }
-      else if (sample->kind == AIRY_SAMPLE_FILE)
-        {
-          if (!load_volume (plan, options, airy_system_get_base_dir (system), spacing, warnings, error))
-            return NULL;
-          plan->vol_height = plan->volume->height;
-          plan->vol_width = plan->volume->width;
-        }
-      else if (sample->kind == AIRY_SAMPLE_NONE)
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("sample: missing (a microscope needs a sample)"));
-          return NULL;
-        }
-      if (sample->kind == AIRY_SAMPLE_CONSTANT)
-        plan->volume_key = g_strdup_printf ("constant %.17g", sample->value);
-      else if (sample->kind == AIRY_SAMPLE_BEADS)
-        plan->volume_key = g_strdup_printf ("beads %u %u %.17g in %u planes", sample->count,
-                                            sample->seed, sample->intensity, plan->n_planes);
-      /* linear convolution: pad to a fast size ≥ N_vol + N_psf − 1 */
-      plan->pad_height = _airy_fft_good_size (plan->vol_height + plan->psf_height - 1);
-      plan->pad_width = _airy_fft_good_size (plan->vol_width + plan->psf_width - 1);
-    }
-
-  {
-    guint bh = plan->imaging ? plan->vol_height : plan->psf_height;
-    guint bw = plan->imaging ? plan->vol_width : plan->psf_width;
-    double bdy = plan->imaging ? spacing : plan->psf_dy;
-    double bdx = plan->imaging ? spacing : plan->psf_dx;
-
-    if (plan->sensor)
-      _airy_sensor_output_shape (plan->sensor, bh, bw, bdy, bdx, &plan->out_height,
-                                 &plan->out_width, &plan->out_dy, &plan->out_dx);
-    else
-      {
-        plan->out_height = bh;
-        plan->out_width = bw;
-        plan->out_dy = bdy;
-        plan->out_dx = bdx;
-      }
-    plan->out_depth = plan->reduce ? 1 : plan->n_planes;
-  }
-
-  if (light)
-    return g_steal_pointer (&plan);
-
-  /* Memory: budget before allocating anything big. */
-  n_slots = options && options->n_devices ? options->n_devices : 1;
-  if (options && options->devices == NULL && g_strcmp0 (options->backend, "cuda") != 0)
-    n_slots = MAX (n_slots, 1);
-  keep_psf = options ? options->keep_psf : FALSE;
-  /* over several processes each holds its own part of the stack only */
-  planes_here = plan->n_planes;
-  if (options && options->comm && options->comm->size > 1)
-    {
-      guint first;
-
-      if (!_airy_plan_choose_part (options, plan->n_planes, &first, &planes_here, error))
-        return NULL;
-    }
-  /* the result's stacks, counted as the panel and the app count them: the
-   * sum, and with per-wavelength channels one stack per wavelength (the
-   * run's choice, which the command line may set apart from the system's) */
-  {
-    AirySystem *counted = plan->system;
-    g_autoptr(AirySystem) other = NULL;
-    gboolean per_wavelength = options ? options->per_wavelength : FALSE;
-
-    if (airy_system_get_channels (counted) != per_wavelength)
-      {
-        counted = other = airy_system_copy (plan->system);
-        airy_system_set_channels (other, per_wavelength);
-      }
-    airy_system_get_result_bytes (counted, &n_stacks);
-  }
-  need = (guint64) n_stacks * (plan->reduce ? plan->out_depth : planes_here) * plan->out_height * plan->out_width * 4
-         + (keep_psf ? (guint64) planes_here * plan->psf_height * plan->psf_width * 4 : 0)
-         + (plan->volume ? (guint64) plan->volume->depth * plan->vol_height * plan->vol_width * 4 : 0)
-         + n_slots * _airy_plan_bytes_per_slot (plan);
+  if (!_airy_geometry_memory (geom, options, plan->volume ? plan->volume->depth : 0, &need, &planes_here, error))
+    return FALSE;
+  plan->memory = need;
   budget = airy_memory_budget ();
   if (need > budget)
     {
       g_autofree char *need_s = airy_format_bytes (need);
       g_autofree char *budget_s = airy_memory_budget_describe (budget, TRUE);
+      guint h = plan->in_height, w = plan->in_width;
 
       if (n_stacks > 1)
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
@@ -622,9 +324,59 @@ _airy_plan_new_checked (AirySystem           *system,
                      "the budget of %s; reduce "
                      "grid.shape or z.count"), planes_here, planes_here == 1 ? "" : "s", h, w,
                      need_s, budget_s);
-      return NULL;
+      return FALSE;
     }
+  return TRUE;
+}
+
+static guint n_plans;
+
+guint
+_airy_plan_count (void)
+{
+  return g_atomic_int_get (&n_plans);
+}
+
+/* The planner consumes the geometry once: the geometry (with the elements'
+ * files checked), the sample file read, the memory budgeted. */
+AiryPlan *
+_airy_plan_new (AirySystem           *system,
+                const AiryRunOptions *options,
+                GPtrArray            *warnings,
+                GError              **error)
+{
+  g_autoptr(AiryPlan) plan = NULL;
+  AiryGeometry *geom;
+
+  geom = _airy_geometry_new (system, TRUE, warnings, error);
+  if (geom == NULL)
+    return NULL;
+  g_atomic_int_inc (&n_plans);
+  plan = g_new0 (AiryPlan, 1);
+  plan->ref = 1;
+  take_geometry (plan, geom);
+  if (plan->imaging && !plan_sample (plan, options, warnings, error))
+    return NULL;
+  take_shapes (plan);
+  if (!check_budget (plan, options, error))
+    return NULL;
   return g_steal_pointer (&plan);
+}
+
+/* Checks everything a run would check (airy-system.h): the planner's
+ * geometry, files and budget, without compiling. */
+gboolean
+airy_system_validate (AirySystem *self,
+                      GPtrArray  *warnings,
+                      GError    **error)
+{
+  g_autoptr(AiryPlan) plan = NULL;
+
+  /* a wrong AIRY_MEMORY_BUDGET is an error, not the default in disguise */
+  if (!airy_memory_budget_get (NULL, error))
+    return FALSE;
+  plan = _airy_plan_new (self, NULL, warnings, error);
+  return plan != NULL;
 }
 
 const float *

@@ -874,3 +874,15 @@ airy_system_save (AirySystem *self,
   _airy_system_rebase (self, new_dir, dir);
   return TRUE;
 }
+
+/* The parameters of a result: the JSON of the system as the hash sees it
+ * (_airy_system_copy_for_hash). */
+guint64
+airy_system_hash (AirySystem *self)
+{
+  g_autoptr(AirySystem) copy = _airy_system_copy_for_hash (self);
+  g_autofree char *json = airy_system_to_json (copy);
+  g_autofree char *sum = g_compute_checksum_for_string (G_CHECKSUM_SHA256, json, -1);
+
+  return g_ascii_strtoull (sum + 48, NULL, 16);
+}

@@ -72,5 +72,8 @@ void        _airy_system_rebase        (AirySystem     *self,
                                         const char     *new_dir_abs,
                                         const char     *new_base);
 char       *_airy_physical_path        (const char     *path);
+/* A copy as airy_system_hash sees it: files by real path, no name or
+ * description. */
+AirySystem *_airy_system_copy_for_hash (AirySystem     *self);
 
 G_END_DECLS

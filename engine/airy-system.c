@@ -13,7 +13,6 @@
 #include "airy-error.h"
 #include "airy-elements-private.h"
 #include "airy-param-private.h"
-#include "airy-plan-private.h"
 #include "airy-run.h"
 
 /* A system: grid, spectrum, z planes and either an ordered optical chain
@@ -686,32 +685,8 @@ airy_system_make_microscope (AirySystem *self, AiryElement *objective, double f_
   notify (self, AIRY_SYSTEM_PROP_F_TUBE);
 }
 
-gboolean
-airy_system_validate (AirySystem *self,
-                      GPtrArray  *warnings,
-                      GError    **error)
-{
-  g_autoptr(AiryPlan) plan = NULL;
-
-  /* a wrong AIRY_MEMORY_BUDGET is an error, not the default in disguise */
-  if (!airy_memory_budget_get (NULL, error))
-    return FALSE;
-  plan = _airy_plan_new (self, NULL, warnings, error);
-  return plan != NULL;
-}
-
-gboolean
-airy_system_check (AirySystem *self,
-                   GPtrArray  *warnings,
-                   GError    **error)
-{
-  g_autoptr(AiryPlan) plan = NULL;
-
-  g_return_val_if_fail (AIRY_IS_SYSTEM (self), FALSE);
-
-  plan = _airy_plan_new_checked (self, NULL, TRUE, warnings, error);
-  return plan != NULL;
-}
+/* airy_system_validate is the planner's (airy-plan.c), airy_system_check the
+ * geometry's (airy-geometry.c): the model calls neither. */
 
 /* ---- file names ---- */
 
@@ -957,22 +932,19 @@ airy_system_copy (AirySystem *self)
   return copy;
 }
 
-/* The parameters of a result: the JSON with every file named by its real
- * absolute path, so that a Save As that rewrites names keeps the hash. */
-guint64
-airy_system_hash (AirySystem *self)
+/* The system as its hash sees it (airy_system_hash, in airy-system-json.c):
+ * every file named by its real absolute path, so that a Save As that
+ * rewrites names keeps the hash, and no name or description: what is
+ * computed, not what it is called (a description that goes with an edit
+ * changes no result). */
+AirySystem *
+_airy_system_copy_for_hash (AirySystem *self)
 {
-  g_autoptr(AirySystem) copy = airy_system_copy (self);
+  AirySystem *copy = airy_system_copy (self);
   MapFiles m = { identify_file, NULL };
-  g_autofree char *json = NULL;
-  g_autofree char *sum = NULL;
 
   foreach_file (copy, map_one, &m);
-  /* what is computed, not what it is called: a description that goes
-   * with an edit changes no result */
   airy_system_set_name (copy, NULL);
   airy_system_set_description (copy, NULL);
-  json = airy_system_to_json (copy);
-  sum = g_compute_checksum_for_string (G_CHECKSUM_SHA256, json, -1);
-  return g_ascii_strtoull (sum + 48, NULL, 16);
+  return copy;
 }

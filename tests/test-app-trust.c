@@ -15,6 +15,7 @@
 #include "airy-view-math.h"
 #include "airy-test-gtk.h"
 #include "airy-test-app.h"
+#include "airy-plan-private.h"
 
 static gboolean have_display;
 static GtkApplication *app;
@@ -1018,6 +1019,29 @@ test_bench_menu (void)
   close_window (window);
 }
 
+/* An edit is planned once: the window's check on the UI thread is the
+ * engine's geometry (no plan, no file read), and the worker's run makes
+ * the one plan (it used to plan for the check and again for the run). */
+static void
+test_plans_once_per_edit (void)
+{
+  AiryWindow *window;
+  guint plans;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = test_new_window (app, "widefield");
+  plans = _airy_plan_count ();
+  spin_set (window, "elements[0].na", 0.5);
+  wait_idle (window);
+  g_assert_cmpuint (airy_window_get_shown (window), ==, 2);
+  g_assert_cmpuint (_airy_plan_count (), ==, plans + 1);
+  close_window (window);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1040,6 +1064,7 @@ main (int argc, char **argv)
   g_test_add_func ("/trust/minor/line-width", test_line_width_drawn);
   g_test_add_func ("/trust/minor/german-decimals", test_german_decimals);
   g_test_add_func ("/trust/minor/bench-menu", test_bench_menu);
+  g_test_add_func ("/trust/plans-once-per-edit", test_plans_once_per_edit);
   status = g_test_run ();
   g_object_unref (app);
   return status;

@@ -52,8 +52,16 @@ static gboolean child_ignore_xfsz;
 static void
 child_setup (gpointer data)
 {
+  /* a shell's background job ignores SIGINT and SIGQUIT, and airy-sim
+   * keeps an ignored signal ignored (as nohup means it): the children start
+   * from the default actions, wherever the suite is run from */
+  static const int defaults[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+                                  SIGPIPE, SIGXCPU, SIGXFSZ };
   struct rlimit none = { 0, 0 }, fsize = { child_fsize, child_fsize };
+  guint i;
 
+  for (i = 0; i < G_N_ELEMENTS (defaults); i++)
+    signal (defaults[i], SIG_DFL);
   setrlimit (RLIMIT_CORE, &none);
   if (child_fsize != RLIM_INFINITY)
     setrlimit (RLIMIT_FSIZE, &fsize);

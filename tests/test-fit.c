@@ -1122,7 +1122,7 @@ test_z_outside_planes (void)
 
 /* A system whose output spacing differs between wavelengths (an FF lens
  * after a point source, two wavelengths) warns of it once, though the fit
- * plans it twice (the geometry, the model). */
+ * walks it twice (its geometry, then the model's plan). */
 static void
 test_warnings_once (void)
 {

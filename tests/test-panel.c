@@ -215,6 +215,42 @@ test_result_memory (void)
   g_assert_cmpuint (airy_system_get_result_bytes (system, NULL), ==, 3 * 64 * 512 * 512 * 4);
 }
 
+/* The result's size is the run's: a block-sum sensor of 2 halves a
+ * microscope's image (the panel reads the engine's geometry, not the grid). */
+static void
+test_result_after_sensor (void)
+{
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryBenchPanel) panel = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryElement) sensor = NULL;
+  const char *text;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  panel = AIRY_BENCH_PANEL (g_object_ref_sink (airy_bench_panel_new ()));
+  system = airy_system_new_from_preset ("imaging", &error);
+  g_assert_no_error (error);
+  airy_bench_panel_set_system (panel, system);
+  text = label_starting (GTK_WIDGET (panel), "Pupil radius");
+  g_assert_nonnull (text);
+  g_test_message ("%s", text);
+  g_assert_nonnull (strstr (text, "\nResult 0.2 MiB (1 plane of 256 × 256)"));
+  sensor = airy_element_copy (airy_system_get_sensor (system));
+  g_object_set (sensor, "resample", 1, "factor", 2, NULL);   /* block sum */
+  airy_system_set_sensor (system, sensor);
+  airy_bench_panel_set_system (panel, system);
+  drain ();
+  text = label_starting (GTK_WIDGET (panel), "Pupil radius");
+  g_test_message ("%s", text);
+  g_assert_nonnull (strstr (text, "\nResult 0.1 MiB (1 plane of 128 × 128)"));
+  /* the pupil of f·NA/n = 60.2 µm on the pupil grid of f_tube·λ/(n·N·s) */
+  g_assert_true (g_str_has_prefix (text, "Pupil radius 38.5 px of 128\nOutput pixel 0.1 µm; Nyquist λ/(4·NA) = 0.1663 µm: sampled"));
+}
+
 /* A phase mask shows the parameters of its source, in place: the row stays
  * open when the source changes. */
 static void
@@ -418,6 +454,7 @@ main (int argc, char **argv)
   g_test_add_func ("/panel/bound", test_bound);
   g_test_add_func ("/panel/spectrum", test_spectrum);
   g_test_add_func ("/panel/result-memory", test_result_memory);
+  g_test_add_func ("/panel/result-after-sensor", test_result_after_sensor);
   g_test_add_func ("/panel/relevant-rows", test_relevant_rows);
   g_test_add_func ("/panel/zernike", test_zernike);
   g_test_add_func ("/panel/enum-labels", test_enum_labels);

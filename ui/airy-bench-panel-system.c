@@ -6,6 +6,7 @@
 
 #include "airy-bench-panel-private.h"
 #include "airy-backend.h"
+#include "airy-geometry.h"
 #include "airy-param-editor.h"
 #include "airy-run.h"
 
@@ -344,44 +345,29 @@ _airy_bench_panel_on_mode (GtkDropDown    *drop,
 void
 _airy_bench_panel_update_derived (AiryBenchPanel *self)
 {
-  const AirySpectrum *sp = airy_system_get_spectrum (self->system);
-  GPtrArray *elements = airy_system_get_elements (self->system);
-  gboolean microscope = airy_system_is_microscope (self->system);
-  AiryElement *objective = microscope ? airy_system_get_objective (self->system)
-                           : (elements->len && g_str_equal (airy_element_get_type_name (g_ptr_array_index (elements, 0)),
-                                                            "objective-point-source")
-                              ? g_ptr_array_index (elements, 0) : NULL);
+  /* the engine's own figures (airy-geometry.h): what the run computes, the
+   * sensor's resampling included */
+  g_autoptr(AiryGeometry) geom = _airy_geometry_new (self->system, FALSE, NULL, NULL);
   g_autoptr(GString) s = g_string_new (NULL);
-  double lambda = sp->wavelengths[0], spacing = airy_system_get_spacing (self->system);
-  guint h, w, nz, planes, stacks;
   g_autofree char *mem = NULL;
+  guint planes, h, w;
 
-  airy_system_get_shape (self->system, &h, &w);
-  airy_system_get_z (self->system, &nz);
-  if (objective)
+  /* a refused value: the check marks its field, and the figures of the
+   * last system that runs stay (the form below does not move) */
+  if (geom == NULL)
+    return;
+  if (geom->pupil_radius > 0)
     {
-      double f = airy_element_get_double (objective, "f"), n = airy_element_get_double (objective, "n");
-      double na = airy_element_get_double (objective, "na");
-      double dx = spacing, du = 0.0;
-
-      if (microscope)
-        {
-          dx = airy_system_get_f_tube (self->system) * lambda / (n * w * spacing);
-          du = spacing;
-        }
-      else if (elements->len > 1 && g_str_equal (airy_element_get_type_name (g_ptr_array_index (elements, elements->len - 1)), "ff-lens"))
-        {
-          AiryElement *lens = g_ptr_array_index (elements, elements->len - 1);
-          du = airy_element_get_double (lens, "f") * lambda / (airy_element_get_double (lens, "n") * w * spacing);
-        }
-      g_string_append_printf (s, _("Pupil radius %.1f px of %u"), f * na / n / dx, w / 2);
-      if (du > 0)
-        g_string_append_printf (s, _("\nOutput pixel %.4g µm; Nyquist λ/(4·NA) = %.4g µm: %s"), du,
-                                lambda / (4 * na), du <= lambda / (4 * na) ? _("sampled") : _("undersampled"));
+      g_string_append_printf (s, _("Pupil radius %.1f px of %u"), geom->pupil_radius_px, geom->in_width / 2);
+      if (geom->output_pixel > 0)
+        g_string_append_printf (s, _("\nOutput pixel %.4g µm; Nyquist λ/(4·NA) = %.4g µm: %s"), geom->output_pixel,
+                                geom->nyquist, geom->output_pixel <= geom->nyquist ? _("sampled") : _("undersampled"));
     }
-  planes = microscope ? 1 : nz;
-  mem = airy_format_bytes (airy_system_get_result_bytes (self->system, &stacks));
-  if (stacks > 1)
+  planes = geom->out_depth;
+  h = geom->out_height;
+  w = geom->out_width;
+  mem = airy_format_bytes (_airy_geometry_result_bytes (geom));
+  if (geom->n_stacks > 1)
     {
       /* spectrum.channels: a stack per wavelength beside their sum */
       g_autofree char *each = g_strdup_printf (ngettext ("%u plane of %u × %u", "%u planes of %u × %u", planes),
@@ -389,8 +375,8 @@ _airy_bench_panel_update_derived (AiryBenchPanel *self)
 
       /* TRANSLATORS: the memory, the number of wavelengths, "64 planes of 512 × 512" */
       g_string_append_printf (s, ngettext ("\nResult %s (%u wavelength and their sum, each %s)",
-                                           "\nResult %s (%u wavelengths and their sum, each %s)", stacks - 1),
-                              mem, stacks - 1, each);
+                                           "\nResult %s (%u wavelengths and their sum, each %s)", geom->n_stacks - 1),
+                              mem, geom->n_stacks - 1, each);
     }
   else
     g_string_append_printf (s, ngettext ("\nResult %s (%u plane of %u × %u)", "\nResult %s (%u planes of %u × %u)", planes),

@@ -122,25 +122,6 @@ sums_first (const AiryStages *stages)
   return stages->sum != NULL || (stages->convolve != NULL && stages->convolve->convolve->kind == AIRY_SAMPLE_CONSTANT);
 }
 
-gboolean
-airy_cpu_devices_from_env (guint   *n_devices,
-                           GError **error)
-{
-  const char *env = g_getenv ("AIRY_CPU_DEVICES");
-  guint64 n = 1;
-
-  if (env != NULL && *env != '\0' && !g_ascii_string_to_unsigned (env, 10, 1, 64, &n, NULL))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("AIRY_CPU_DEVICES: must be a whole number of virtual CPU devices in [1, 64], got \"%s\""),
-                   env);
-      return FALSE;
-    }
-  if (n_devices)
-    *n_devices = (guint) n;
-  return TRUE;
-}
-
 /* a wrong value is reported by airy_run () */
 static guint
 cpu_device_count (void)
