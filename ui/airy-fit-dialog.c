@@ -166,7 +166,6 @@ set_status_warnings (AiryFitDialog *self, const char *text, GPtrArray *warnings)
   self->status = shown->len ? g_strdup_printf ("%s\n%s", text, shown->str) : g_strdup (text);
   gtk_label_set_text (GTK_LABEL (self->status_label), text);
   gtk_label_set_text (GTK_LABEL (self->warnings_label), shown->str);
-  gtk_widget_set_visible (self->warnings_scroll, shown->len > 0);
 }
 
 static void
@@ -724,6 +723,17 @@ on_close_request (GtkWindow *window, gpointer data)
 
 /* ---- the object ---- */
 
+/* the warnings' area is shown while it has warnings (a binding of its
+ * visibility to the label's text) */
+static gboolean
+text_to_visible (GBinding *binding, const GValue *from, GValue *to, gpointer data)
+{
+  const char *text = g_value_get_string (from);
+
+  g_value_set_boolean (to, text != NULL && *text != '\0');
+  return TRUE;
+}
+
 /* A spin button over an option's declared range, at its default (the
  * range airy-sim fit checks: airy-options-private.h) */
 static void
@@ -759,6 +769,8 @@ airy_fit_dialog_init (AiryFitDialog *self)
   option_spin (self->crop_spin, "fit-crop", 2);
   gtk_scrolled_window_set_max_content_height (GTK_SCROLLED_WINDOW (self->warnings_scroll),
                                               AIRY_FIT_DIALOG_WARNINGS_HEIGHT);
+  g_object_bind_property_full (self->warnings_label, "label", self->warnings_scroll, "visible", G_BINDING_SYNC_CREATE,
+                               text_to_visible, NULL, NULL, NULL);
   for (i = 0; i < G_N_ELEMENTS (areas); i++)
     gtk_drawing_area_set_draw_func (G_STRUCT_MEMBER (GtkDrawingArea *, self, areas[i].offset), areas[i].draw, self,
                                     NULL);
