@@ -5,6 +5,7 @@
 # offender and exits 1 when there is one.
 #
 #   check-sizes.py SOURCE_ROOT
+#   check-sizes.py --self-test   the scan against a made-up tree
 #
 # Functions are found by a brace-matching scan: comments, strings, character
 # literals and preprocessor lines are blanked, then a '{' at file level whose
@@ -131,8 +132,58 @@ def functions(text):
     return found
 
 
-def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+def function_body(name, lines, prefix='static void\n'):
+    """A function of `lines` lines in all, from its name to its '}'."""
+    body = ''.join('  x++; /* { */\n' if i % 2 else '  s = "}{";\n' for i in range(lines - 3))
+    return f'{prefix}{name} (void)\n{{\n{body}}}\n'
+
+
+def self_test():
+    """The scan's answers on a made-up tree: a function of 200 lines is
+    one, 199 is none, braces in strings, comments and macros are not
+    counted, functions inside extern "C" are, an initializer is none; a
+    file of 1000 lines is one, a test file of 1499 none."""
+    import tempfile
+
+    text = ('#define BLOCK(x) do { x; } while (0)\n'
+            'static const int table[] = { 1, 2, 3 };\n'
+            + function_body('long_one', 200) + function_body('short_one', 199)
+            + 'extern "C" {\n' + function_body('kernel_launch', 201, 'void\n') + '}\n')
+    found = {name: length for _, name, length in functions(text)}
+    expected = {'long_one': 200, 'short_one': 199, 'kernel_launch': 201}
+    if found != expected:
+        print(f'self-test: functions {found}, expected {expected}')
+        return 1
+    with tempfile.TemporaryDirectory() as root:
+        for d in ('engine', 'app', 'ui', 'tests'):
+            os.mkdir(os.path.join(root, d))
+        with open(os.path.join(root, 'engine', 'big.c'), 'w') as f:
+            f.write('int x;\n' * 1000)
+        with open(os.path.join(root, 'app', 'fine.h'), 'w') as f:
+            f.write('int y;\n' * 999)
+        with open(os.path.join(root, 'tests', 'test-fine.c'), 'w') as f:
+            f.write('int z;\n' * 1499)
+        with open(os.path.join(root, 'ui', 'long.c'), 'w') as f:
+            f.write(function_body('long_one', 200))
+        import io
+        import contextlib
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            status = main(root)
+        lines = out.getvalue().splitlines()
+        want = ['engine/big.c: 1000 lines (limit: under 1000)',
+                'ui/long.c:2 long_one 200 lines (limit: under 200)',
+                '4 files checked, 2 offenders']
+        if status != 1 or lines != want:
+            print(f'self-test: status {status}, printed {lines}, expected 1 and {want}')
+            return 1
+    print('self-test: ok')
+    return 0
+
+
+def main(root=None):
+    if root is None:
+        root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     files = []
     for d in SOURCE_DIRS:
         for dirpath, dirnames, filenames in os.walk(os.path.join(root, d)):
@@ -175,4 +226,4 @@ def main():
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(self_test() if sys.argv[1:] == ['--self-test'] else main())
