@@ -14,7 +14,7 @@
 /* The GUI latency benchmark (airy --bench-ui): edit → first new pixels on
  * screen, measured where a person sees them. Stamps: the objective's
  * ::notify::na (the panel committed the edit to the system), and the
- * frame clock's ::after-paint of the first frame whose GL render drew the
+ * frame clock's ::after-paint of the first frame whose view drew the
  * resident the window shows for that system's hash. */
 
 #define TIMEOUT_S 60
@@ -36,11 +36,26 @@ typedef struct
   GArray      *first;          /* ms per edit: edit → first frame */
   GArray      *full;           /* edit → the frame of the full stack */
   GArray      *engine;         /* the engine's seconds of each full run, in ms */
+  /* where an edit's first frame went: the stamps of this edit (µs) and
+   * of the frame now being drawn, and the stages' ms per edit */
+  gint64       t_preview;      /* the first plane reached the UI thread */
+  gint64       t_frame, t_paint;  /* the frame's before-paint, its layout's end */
+  guint        frames;         /* frames drawn between the edit and its first */
+  GArray      *stage[4];       /* to the plane, waiting, layout, paint */
   gulong       paint_handler;
   GdkFrameClock *clock;
   guint        timeout;
   guint        quiet;
 } Bench;
+
+enum { STAGE_PLANE, STAGE_WAIT, STAGE_LAYOUT, STAGE_PAINT, N_STAGES };
+
+/* edit → first frame = the first plane reaches the UI thread, it waits for
+ * the frame clock, the frame's update and layout, its paint (snapshot,
+ * render, the copy to the X server) */
+static const char *const stage_names[N_STAGES] = {
+  "  edit → first plane", "  plane → frame starts", "  frame's layout", "  frame's paint",
+};
 
 static Bench *bench;
 static int bench_status;
@@ -117,6 +132,8 @@ finish (int status)
   if (bench->cold_full_ms > 0)
     printf ("%-22s %7.1f ms\n", "start → full stack", bench->cold_full_ms);
   print_row ("edit → first frame", bench->first);
+  for (guint i = 0; i < N_STAGES; i++)
+    print_row (stage_names[i], bench->stage[i]);
   print_row ("edit → full stack", bench->full);
   print_row ("engine, full run", bench->engine);
   if (status != 0)
@@ -155,6 +172,8 @@ edit (gpointer data)
   bench->phase = PHASE_EDIT;
   bench->first_seen = FALSE;
   bench->t_edit = 0;
+  bench->t_preview = 0;
+  bench->frames = 0;
   arm_timeout ();
   gtk_editable_set_text (GTK_EDITABLE (spin), text);
   gtk_spin_button_update (GTK_SPIN_BUTTON (spin));
@@ -186,6 +205,47 @@ on_finished (AiryWorker *worker, AiryResult *result, guint64 hash, gpointer data
 }
 
 static void
+on_preview (AiryWorker *worker, AiryResident *partial, guint64 hash, gpointer data)
+{
+  if (bench->phase == PHASE_EDIT && hash == bench->want_hash && bench->t_preview == 0)
+    bench->t_preview = g_get_monotonic_time ();
+}
+
+static void
+on_before_paint (GdkFrameClock *clock, gpointer data)
+{
+  bench->t_frame = g_get_monotonic_time ();
+}
+
+/* after the window's layout handler: the paint is next */
+static void
+on_layout (GdkFrameClock *clock, gpointer data)
+{
+  bench->t_paint = g_get_monotonic_time ();
+}
+
+/* the stages of an edit's first frame */
+static void
+add_stages (gint64 now)
+{
+  /* a plane that came while its frame was under way waited for nothing */
+  gint64 start = MAX (bench->t_frame, bench->t_preview);
+  double ms[N_STAGES] = {
+    bench->t_preview ? (bench->t_preview - bench->t_edit) / 1e3 : -1,
+    bench->t_preview ? (start - bench->t_preview) / 1e3 : -1,
+    (bench->t_paint - start) / 1e3,
+    (now - bench->t_paint) / 1e3,
+  };
+
+  for (guint i = 0; i < N_STAGES; i++)
+    if (ms[i] >= 0)
+      g_array_append_val (bench->stage[i], ms[i]);
+  if (g_getenv ("AIRY_BENCH_UI_VERBOSE"))
+    printf ("edit %u: plane %.1f, wait %.1f (%u frames before), layout %.1f, paint %.1f ms\n",
+            bench->done + 1, ms[0], ms[1], bench->frames, ms[2], ms[3]);
+}
+
+static void
 on_after_paint (GdkFrameClock *clock, gpointer data)
 {
   AiryStackView *view = airy_stack_viewer_get_view (bench->window->viewer);
@@ -197,6 +257,9 @@ on_after_paint (GdkFrameClock *clock, gpointer data)
                   && !airy_worker_is_busy (bench->window->worker);
   double ms;
 
+  if (bench->phase == PHASE_EDIT && bench->t_edit != 0 && !bench->first_seen
+      && !(drawn && _airy_window_displayed_hash (bench->window) == bench->want_hash))
+    bench->frames++;
   if (!drawn)
     return;
   if (bench->phase == PHASE_COLD)
@@ -226,6 +289,7 @@ on_after_paint (GdkFrameClock *clock, gpointer data)
     {
       bench->first_seen = TRUE;
       g_array_append_val (bench->first, ms);
+      add_stages (now);
     }
   if (full)
     {
@@ -248,6 +312,8 @@ on_map (GtkWidget *widget, gpointer data)
     return;
   bench->clock = gtk_widget_get_frame_clock (widget);
   bench->paint_handler = g_signal_connect (bench->clock, "after-paint", G_CALLBACK (on_after_paint), NULL);
+  g_signal_connect (bench->clock, "before-paint", G_CALLBACK (on_before_paint), NULL);
+  g_signal_connect (bench->clock, "layout", G_CALLBACK (on_layout), NULL);
 }
 
 void
@@ -267,6 +333,8 @@ airy_bench_ui_start (AiryWindow *window,
   bench->first = g_array_new (FALSE, FALSE, sizeof (double));
   bench->full = g_array_new (FALSE, FALSE, sizeof (double));
   bench->engine = g_array_new (FALSE, FALSE, sizeof (double));
+  for (guint i = 0; i < N_STAGES; i++)
+    bench->stage[i] = g_array_new (FALSE, FALSE, sizeof (double));
   if (size > 0)
     {
       guint h, w;
@@ -280,6 +348,7 @@ airy_bench_ui_start (AiryWindow *window,
   if (gtk_widget_get_mapped (GTK_WIDGET (window)))
     on_map (GTK_WIDGET (window), NULL);
   g_signal_connect_after (window->worker, "finished", G_CALLBACK (on_finished), NULL);
+  g_signal_connect (window->worker, "preview", G_CALLBACK (on_preview), NULL);
   arm_timeout ();
   _airy_window_set_system (window, system, NULL);
   elements = airy_system_get_elements (window->system);

@@ -111,7 +111,9 @@ stack_new (guint depth, guint height, guint width, gboolean zero)
           return stack;
         }
     }
-  stack->data = g_try_malloc0 (MAX (n, 1) * sizeof (float));
+  /* an uninitialised one is not cleared: a heap block glibc reuses would
+   * be (a 16 MiB memset before the first plane of every run) */
+  stack->data = zero ? g_try_malloc0 (MAX (n, 1) * sizeof (float)) : g_try_malloc (MAX (n, 1) * sizeof (float));
   if (stack->data == NULL)
     {
       g_free (stack);

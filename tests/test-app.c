@@ -5,6 +5,7 @@
 #include <math.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <gtk/gtk.h>
 #include <glib/gstdio.h>
 
@@ -510,6 +511,23 @@ test_open_by_content (void)
   g_assert_true (airy_system_is_microscope (airy_window_get_system (remote)));
   g_assert_cmpuint (airy_window_get_shown (remote), ==, 1);
   g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (remote)), ==, "imaging — Airy");
+
+  /* a FIFO is refused at once (reading it blocked the window for good;
+   * the alarm fails the test instead) */
+  {
+    g_autofree char *fifo = g_build_filename (tmpdir, "fifo.tif", NULL);
+    g_autofree char *want = g_strdup_printf ("%s: is a FIFO (named pipe), not a regular file", fifo);
+    g_autoptr(GFile) f = g_file_new_for_path (fifo);
+
+    g_assert_cmpint (mkfifo (fifo, 0644), ==, 0);
+    alarm (10);
+    g_assert_false (airy_window_open_location (viewer, f, &error));
+    alarm (0);
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_FILE);
+    g_assert_cmpstr (error->message, ==, want);
+    g_clear_error (&error);
+    g_unlink (fifo);
+  }
 
   /* opening a system in the viewer window brings the bench back */
   g_assert_true (airy_window_open_file (viewer, system_path, &error));

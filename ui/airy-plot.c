@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include <math.h>
 #include <glib/gi18n.h>
 
@@ -27,6 +29,7 @@ struct _AiryPlot
   float         *ref;
   guint          ref_n;
   double         ref_x0, ref_step, ref_fwhm;
+  guint          ref_mark;
 };
 
 G_DEFINE_FINAL_TYPE (AiryPlot, airy_plot, GTK_TYPE_DRAWING_AREA)
@@ -285,6 +288,11 @@ airy_plot_set_data (AiryPlot    *self,
                     guint        mark,
                     gboolean     fwhm)
 {
+  /* the same profile again (a frame of the view that moved, a full stack
+   * whose shown plane the preview had): no redraw */
+  if (n == self->n && x0 == self->x0 && step == self->step && mark == self->mark
+      && (fwhm && n > 2) == self->fwhm_asked && (n == 0 || memcmp (samples, self->samples, n * sizeof (float)) == 0))
+    return;
   g_free (self->samples);
   self->samples = g_memdup2 (samples, n * sizeof (float));
   self->n = n;
@@ -302,7 +310,14 @@ void
 airy_plot_set_peak_floor (AiryPlot *self,
                           double    floor)
 {
+  if (floor == self->peak_floor)
+    return;
   self->peak_floor = floor;
+  /* the widths of the profiles shown follow (set_data may not come again) */
+  self->fwhm = self->fwhm_asked ? profile_fwhm (self, self->samples, self->n, self->step, self->mark) : 0.0;
+  if (self->ref_n > 2)
+    self->ref_fwhm = profile_fwhm (self, self->ref, self->ref_n, self->ref_step, self->ref_mark);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
 gboolean
@@ -340,6 +355,8 @@ void
 airy_plot_set_unit (AiryPlot   *self,
                     const char *unit)
 {
+  if (g_strcmp0 (unit, self->unit) == 0)
+    return;
   g_free (self->unit);
   self->unit = g_strdup (unit);
   gtk_widget_queue_draw (GTK_WIDGET (self));
@@ -353,6 +370,10 @@ airy_plot_set_reference (AiryPlot    *self,
                          double       step,
                          guint        mark)
 {
+  if (samples == NULL || n < 2 ? self->ref_n == 0
+      : n == self->ref_n && x0 == self->ref_x0 && step == self->ref_step && mark == self->ref_mark
+        && memcmp (samples, self->ref, n * sizeof (float)) == 0)
+    return;
   g_clear_pointer (&self->ref, g_free);
   self->ref_n = 0;
   self->ref_fwhm = 0.0;
@@ -362,6 +383,7 @@ airy_plot_set_reference (AiryPlot    *self,
       self->ref_n = n;
       self->ref_x0 = x0;
       self->ref_step = step;
+      self->ref_mark = mark;
       self->ref_fwhm = n > 2 ? profile_fwhm (self, samples, n, step, mark) : 0.0;
     }
   gtk_widget_queue_draw (GTK_WIDGET (self));

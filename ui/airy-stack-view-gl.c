@@ -155,8 +155,8 @@ emit_slice_path (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
-static void
-set_slice_path (AiryStackView *self, const AiryTexture *texture)
+void
+_airy_stack_view_set_slice_path (AiryStackView *self, const AiryTexture *texture)
 {
   g_autofree char *path = NULL;
 
@@ -219,7 +219,7 @@ fill_texture_of (AiryStackView *self, AiryResident *resident, GLuint tex, guint 
   /* a device copy wrote the texture behind GL's back: rebind it */
   glBindTexture (GL_TEXTURE_2D, tex);
   if (resident == self->resident)
-    set_slice_path (self, &texture);
+    _airy_stack_view_set_slice_path (self, &texture);
 }
 
 /* Texture i (xy, xz, yz) holds the shown stack's slice. */

@@ -87,6 +87,12 @@ struct _AiryStackView
   guint         resident_serial;
   guint         drawn_serial;
 
+  /* on GTK's cairo renderer: the slices colormapped at their own size
+   * (airy-stack-view-cairo.c), with the display each was made with */
+  cairo_surface_t *sw_surface[3];
+  gboolean      sw_dirty[3];
+  AiryDisplay   sw_display[3];
+
   gboolean      want_readback;
   guint8       *readback;
   int           readback_w, readback_h;
@@ -171,6 +177,15 @@ void      _airy_stack_view_gl_realize     (AiryStackView  *self);
 void      _airy_stack_view_gl_unrealize   (AiryStackView  *self);
 gboolean  _airy_stack_view_render         (GtkGLArea      *area,
                                            GdkGLContext   *context);
+/* the status bar's "slices: …" for how the last slice got there */
+void      _airy_stack_view_set_slice_path (AiryStackView  *self,
+                                           const AiryTexture *texture);
+
+/* airy-stack-view-cairo.c */
+gboolean  _airy_stack_view_uses_cairo     (AiryStackView  *self);
+void      _airy_stack_view_cairo_snapshot (AiryStackView  *self,
+                                           GtkSnapshot    *snapshot);
+void      _airy_stack_view_cairo_clear    (AiryStackView  *self);
 
 /* airy-stack-view-overlays.c */
 void      _airy_stack_view_draw_overlays  (AiryStackView  *self,

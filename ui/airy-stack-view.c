@@ -170,7 +170,10 @@ static void
 airy_stack_view_snapshot (GtkWidget   *widget,
                           GtkSnapshot *snapshot)
 {
-  GTK_WIDGET_CLASS (airy_stack_view_parent_class)->snapshot (widget, snapshot);
+  if (_airy_stack_view_uses_cairo (AIRY_STACK_VIEW (widget)))
+    _airy_stack_view_cairo_snapshot (AIRY_STACK_VIEW (widget), snapshot);
+  else
+    GTK_WIDGET_CLASS (airy_stack_view_parent_class)->snapshot (widget, snapshot);
   _airy_stack_view_draw_overlays (AIRY_STACK_VIEW (widget), snapshot);
 }
 
@@ -191,6 +194,7 @@ airy_stack_view_finalize (GObject *object)
   AiryStackView *self = AIRY_STACK_VIEW (object);
 
   g_clear_handle_id (&self->slice_path_idle, g_source_remove);
+  _airy_stack_view_cairo_clear (self);
   for (guint c = 0; c < self->n_composite; c++)
     airy_resident_unref (self->composite[c]);
   airy_resident_unref (self->resident);
@@ -347,6 +351,9 @@ invalidate (AiryStackView *self, gboolean xy, gboolean xz, gboolean yz)
   self->dirty[0] |= xy;
   self->dirty[1] |= xz;
   self->dirty[2] |= yz;
+  self->sw_dirty[0] |= xy;
+  self->sw_dirty[1] |= xz;
+  self->sw_dirty[2] |= yz;
   self->comp_dirty |= self->n_composite > 0 && (xy || xz || yz);
   gtk_gl_area_queue_render (GTK_GL_AREA (self));
   gtk_widget_queue_draw (GTK_WIDGET (self));
