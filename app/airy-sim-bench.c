@@ -399,6 +399,138 @@ agree_on_bench (AirySystem *system, int repeat, int warmup, gboolean no_write, c
   return ranks_agree_on (b, error);
 }
 
+/* every rank's median own time of a run (rank_s) from own (repeat × the
+ * ranks' own times of each run); returns the median longest wait of a
+ * run: its time less the quickest rank's own */
+static double
+bench_rank_times (const float *own, int repeat, GArray *times, double *rank_s)
+{
+  g_autoptr(GArray) waits = g_array_new (FALSE, FALSE, sizeof (double));
+  guint i;
+  int k;
+
+  for (i = 0; i < ranks->size; i++)
+    {
+      g_autoptr(GArray) t = g_array_new (FALSE, FALSE, sizeof (double));
+
+      for (k = 0; k < repeat; k++)
+        g_array_append_val (t, (double) { own[(gsize) k * ranks->size + i] });
+      rank_s[i] = median_of (t);
+    }
+  for (k = 0; k < repeat; k++)
+    {
+      double quickest = G_MAXDOUBLE;
+
+      for (i = 0; i < ranks->size; i++)
+        quickest = MIN (quickest, own[(gsize) k * ranks->size + i]);
+      g_array_append_val (waits, (double) { MAX (0.0, g_array_index (times, double, k) - quickest) });
+    }
+  return median_of (waits);
+}
+
+/* the floor: bare 2-D complex transforms of the same stack, same threads
+ * (FFTW), or on the device with the backend's own FFT (cuFFT); the median
+ * of 3 to 5, or < 0 with error set */
+static double
+bench_fft_floor (const char *backend, guint device, guint h, guint w, guint nz, guint n_threads, int repeat,
+                 const char **floor_kind, GError **error)
+{
+  g_autoptr(GArray) floors = g_array_new (FALSE, FALSE, sizeof (double));
+  AiryBackend *b = airy_backend_lookup (backend);
+  gboolean device_floor = b && airy_backend_has_fft_floor (b) && !g_str_equal (backend, "cpu");
+  guint i;
+
+  *floor_kind = device_floor ? "cuFFT" : "FFTW";
+  for (i = 0; i < (guint) MAX (3, MIN (repeat, 5)); i++)
+    {
+      double f = device_floor ? airy_backend_fft_floor (b, device, h, w, nz, error)
+                              : airy_bench_fft_floor (h, w, nz, n_threads);
+      if (f < 0)
+        return f;
+      g_array_append_val (floors, f);
+    }
+  g_array_sort (floors, compare_doubles);
+  return g_array_index (floors, double, floors->len / 2);
+}
+
+/* the preset or system file, on an N × N grid for --size N (spacing
+ * scaled to keep the same field of view) and with --planes planes */
+static AirySystem *
+bench_system (const char *what, int size, int planes, GError **error)
+{
+  g_autoptr(AirySystem) system = NULL;
+  guint nz;
+
+  if (g_str_has_suffix (what, ".json"))
+    system = airy_system_new_from_file (what, error);
+  else
+    system = airy_system_new_from_preset (what, error);
+  if (system == NULL)
+    return NULL;
+  /* --size N: an N × N grid, spacing scaled to keep the same field of view */
+  if (size > 0)
+    {
+      guint oh, ow;
+
+      airy_system_get_shape (system, &oh, &ow);
+      airy_system_set_shape (system, (guint) size, (guint) size);
+      airy_system_set_spacing (system, airy_system_get_spacing (system) * ow / size);
+    }
+  if (planes > 0)
+    {
+      const double *z = airy_system_get_z (system, &nz);
+      double z0 = z[0], z1 = z[nz - 1];
+      airy_system_set_z_range (system, z0, planes > 1 ? z1 : z0, (guint) planes);
+    }
+  return g_steal_pointer (&system);
+}
+
+/* the devices of all ranks and the bytes of the first run's stack */
+static gboolean
+bench_cold_counts (const AiryResult *cold, guint *cold_devices, guint64 *out_bytes, GError **error)
+{
+  const AiryStack *st = cold->stack ? cold->stack : airy_resident_get_stack (cold->resident);
+  float all = cold->n_devices;
+
+  if (!airy_comm_all_reduce (ranks, &all, 1, AIRY_COMM_SUM, error))
+    return FALSE;
+  *cold_devices = (guint) all;
+  *out_bytes = (guint64) (cold->stack_is_part ? cold->n_planes : st->depth) * st->height * st->width * 4;
+  return TRUE;
+}
+
+/* warm-up runs, then the timed ones: their times, reduction times and
+ * (resident) downloads, and each one's own time in this rank's slot of own */
+static int
+bench_runs (AirySystem *system, const AiryRunOptions *options, int warmup, int repeat, GArray *times,
+            GArray *reduce_times, GArray *downloads, float *own)
+{
+  g_autoptr(GError) error = NULL;
+  int k;
+
+  for (k = 0; k < warmup; k++)
+    {
+      double t;
+      g_autoptr(AiryResult) r = bench_run (system, options, &t, &error);
+      if (r == NULL)
+        return ranks_failed (error);
+    }
+  for (k = 0; k < repeat; k++)
+    {
+      double t;
+      g_autoptr(AiryResult) r = bench_run (system, options, &t, &error);
+      if (r == NULL)
+        return ranks_failed (error);
+      g_array_append_val (times, t);
+      g_array_append_val (reduce_times, r->reduce_s);
+      if (options->resident && !bench_download (r, downloads, &error))
+        return fail (error);
+      /* one process: its run is its own work */
+      own[(gsize) k * ranks->size + ranks->rank] = ranks->size > 1 ? r->own_s : t;
+    }
+  return EXIT_OK;
+}
+
 int
 cmd_bench (int argc, char **argv)
 {
@@ -444,7 +576,6 @@ cmd_bench (int argc, char **argv)
   double t_cold, floor_s, median, tmin, tmax;
   guint h, w, nz, n_threads, i;
   guint64 peak, peak_device = 0;
-  int k;
 
   if ((status = parse_command_line ("bench", options_table, &argc, &argv)) != EXIT_OK)
     return status;
@@ -466,28 +597,9 @@ cmd_bench (int argc, char **argv)
     return usage_error ("--resident: a result kept by its backend needs one process, got %u ranks", ranks->size);
   if (argc == 2)
     what = argv[1];
-  if (g_str_has_suffix (what, ".json"))
-    system = airy_system_new_from_file (what, &error);
-  else
-    system = airy_system_new_from_preset (what, &error);
+  system = bench_system (what, size, planes, &error);
   if (system == NULL)
     return ranks_fail (error);
-
-  /* --size N: an N × N grid, spacing scaled to keep the same field of view */
-  if (size > 0)
-    {
-      guint oh, ow;
-
-      airy_system_get_shape (system, &oh, &ow);
-      airy_system_set_shape (system, (guint) size, (guint) size);
-      airy_system_set_spacing (system, airy_system_get_spacing (system) * ow / size);
-    }
-  if (planes > 0)
-    {
-      const double *z = airy_system_get_z (system, &nz);
-      double z0 = z[0], z1 = z[nz - 1];
-      airy_system_set_z_range (system, z0, planes > 1 ? z1 : z0, (guint) planes);
-    }
   airy_system_get_shape (system, &h, &w);
   airy_system_get_z (system, &nz);
   n_threads = threads > 0 ? (guint) threads : g_get_num_processors ();
@@ -513,67 +625,18 @@ cmd_bench (int argc, char **argv)
     return ranks_failed (error);
   cold_backend = g_strdup (cold->backend);
   /* the devices of all ranks, as run --json counts them (exact in a float) */
-  {
-    float all = cold->n_devices;
-
-    if (!airy_comm_all_reduce (ranks, &all, 1, AIRY_COMM_SUM, &error))
-      return ranks_failed (error);
-    cold_devices = (guint) all;
-  }
-  {
-    const AiryStack *st = cold->stack ? cold->stack : airy_resident_get_stack (cold->resident);
-
-    out_bytes = (guint64) (cold->stack_is_part ? cold->n_planes : st->depth) * st->height * st->width * 4;
-  }
+  if (!bench_cold_counts (cold, &cold_devices, &out_bytes, &error))
+    return ranks_failed (error);
   /* one result alive at a time, as in use */
   g_clear_pointer (&cold, airy_result_free);
-  for (k = 0; k < warmup; k++)
-    {
-      double t;
-      g_autoptr(AiryResult) r = bench_run (system, &options, &t, &error);
-      if (r == NULL)
-        return ranks_failed (error);
-    }
   own = g_new0 (float, (gsize) repeat * ranks->size);
-  for (k = 0; k < repeat; k++)
-    {
-      double t;
-      g_autoptr(AiryResult) r = bench_run (system, &options, &t, &error);
-      if (r == NULL)
-        return ranks_failed (error);
-      g_array_append_val (times, t);
-      g_array_append_val (reduce_times, r->reduce_s);
-      if (resident && !bench_download (r, downloads, &error))
-        return fail (error);
-      /* one process: its run is its own work */
-      own[(gsize) k * ranks->size + ranks->rank] = ranks->size > 1 ? r->own_s : t;
-    }
+  if ((status = bench_runs (system, &options, warmup, repeat, times, reduce_times, downloads, own)) != EXIT_OK)
+    return status;
   /* every rank's own time of every run, in its slots, to every rank */
   if (!airy_comm_all_reduce (ranks, own, (gsize) repeat * ranks->size, AIRY_COMM_SUM, &error))
     return ranks_failed (error);
   rank_s = g_new0 (double, ranks->size);
-  {
-    g_autoptr(GArray) waits = g_array_new (FALSE, FALSE, sizeof (double));
-
-    for (i = 0; i < ranks->size; i++)
-      {
-        g_autoptr(GArray) t = g_array_new (FALSE, FALSE, sizeof (double));
-
-        for (k = 0; k < repeat; k++)
-          g_array_append_val (t, (double) { own[(gsize) k * ranks->size + i] });
-        rank_s[i] = median_of (t);
-      }
-    /* the longest wait of a run: its time less the quickest rank's own */
-    for (k = 0; k < repeat; k++)
-      {
-        double quickest = G_MAXDOUBLE;
-
-        for (i = 0; i < ranks->size; i++)
-          quickest = MIN (quickest, own[(gsize) k * ranks->size + i]);
-        g_array_append_val (waits, (double) { MAX (0.0, g_array_index (times, double, k) - quickest) });
-      }
-    wait_s = median_of (waits);
-  }
+  wait_s = bench_rank_times (own, repeat, times, rank_s);
   /* files: the TIFF write of one result, a plain write of as many bytes
    * to the same folder (the dd floor), and compute + write together */
   if (!no_write && ranks->size > 1)
@@ -597,33 +660,14 @@ cmd_bench (int argc, char **argv)
     for (d = 0; b && d < airy_backend_n_devices (b); d++)
       peak_device = MAX (peak_device, airy_backend_peak_memory (b, d));
   }
-  g_array_sort (times, compare_doubles);
-  median = times->len % 2 ? g_array_index (times, double, times->len / 2)
-                          : 0.5 * (g_array_index (times, double, times->len / 2 - 1)
-                                   + g_array_index (times, double, times->len / 2));
+  median = median_of (times); /* sorts them: the least and the most next */
   tmin = g_array_index (times, double, 0);
   tmax = g_array_index (times, double, times->len - 1);
 
-  /* the floor: bare 2-D complex transforms of the same stack, same threads
-   * (FFTW), or on the device with the backend's own FFT (cuFFT) */
-  {
-    g_autoptr(GArray) floors = g_array_new (FALSE, FALSE, sizeof (double));
-    AiryBackend *b = airy_backend_lookup (cold_backend);
-    gboolean device_floor = b && airy_backend_has_fft_floor (b) && !g_str_equal (cold_backend, "cpu");
-
-    floor_kind = device_floor ? "cuFFT" : "FFTW";
-    for (i = 0; i < (guint) MAX (3, MIN (repeat, 5)); i++)
-      {
-        double f = device_floor ? airy_backend_fft_floor (b, devices->len ? g_array_index (devices, guint, 0) : 0,
-                                                   h, w, nz, &error)
-                                : airy_bench_fft_floor (h, w, nz, n_threads);
-        if (f < 0)
-          return fail (error);
-        g_array_append_val (floors, f);
-      }
-    g_array_sort (floors, compare_doubles);
-    floor_s = g_array_index (floors, double, floors->len / 2);
-  }
+  floor_s = bench_fft_floor (cold_backend, devices->len ? g_array_index (devices, guint, 0) : 0, h, w, nz, n_threads,
+                             repeat, &floor_kind, &error);
+  if (floor_s < 0)
+    return fail (error);
   if (ranks->size > 1 && !airy_comm_barrier (ranks, &error))
     return ranks_failed (error);
   if (resident && json

@@ -3,10 +3,12 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
 
 #include "airy-window-private.h"
+#include "airy-atomic-private.h"
 
 /* What the window opens: a file decided by its content (a TIFF or PNG
  * stack in the viewer, a system in the bench), also from a URI without a
@@ -132,10 +134,24 @@ _airy_window_file_kind (GFile      *file,
 {
   g_autoptr(GFileInputStream) in = NULL;
   g_autoptr(GError) local = NULL;
+  g_autofree char *path = g_file_get_path (file);
   guint8 head[512];
   gssize n = -1;
   FileKind kind;
 
+  /* a FIFO or a device would block the read below (and its thread) */
+  if (path != NULL)
+    {
+      int fd = _airy_input_open (path, FALSE, &local);
+
+      if (fd >= 0)
+        close (fd);
+      else if (local != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return KIND_UNKNOWN;
+        }
+    }
   in = g_file_read (file, NULL, &local);
   if (in)
     n = g_input_stream_read (G_INPUT_STREAM (in), head, sizeof head, NULL, &local);

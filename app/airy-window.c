@@ -765,25 +765,35 @@ airy_window_finalize (GObject *object)
   G_OBJECT_CLASS (airy_window_parent_class)->finalize (object);
 }
 
+/* notice.dismiss: the notice's close button */
+static void
+dismiss_activated (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  dismiss_notice (AIRY_WINDOW (widget));
+}
+
 static void
 airy_window_class_init (AiryWindowClass *klass)
 {
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
   G_OBJECT_CLASS (klass)->dispose = airy_window_dispose;
   G_OBJECT_CLASS (klass)->finalize = airy_window_finalize;
   GTK_WINDOW_CLASS (klass)->close_request = airy_window_close_request;
+  gtk_widget_class_set_template_from_resource (widget_class, "/io/github/airyoptics/Airy/ui/airy-window.ui");
+  gtk_widget_class_bind_template_child (widget_class, AiryWindow, title);
+  gtk_widget_class_bind_template_child (widget_class, AiryWindow, subtitle);
+  gtk_widget_class_bind_template_child (widget_class, AiryWindow, menu_button);
+  gtk_widget_class_bind_template_child (widget_class, AiryWindow, notice);
+  gtk_widget_class_bind_template_child (widget_class, AiryWindow, notice_label);
+  gtk_widget_class_bind_template_child (widget_class, AiryWindow, notice_folder);
+  gtk_widget_class_bind_template_child (widget_class, AiryWindow, paned);
+  gtk_widget_class_install_action (widget_class, "notice.dismiss", NULL, dismiss_activated);
 }
 
 static void
 airy_window_init (AiryWindow *self)
 {
-  GtkWidget *header = gtk_header_bar_new ();
-  GtkWidget *titles = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *scroller = gtk_scrolled_window_new ();
-  GtkWidget *bench = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *content = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-  GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-  GtkWidget *dismiss = gtk_button_new_from_icon_name ("window-close-symbolic");
   static const struct { guint key; GdkModifierType mods; const char *action; } shortcuts[] = {
     { GDK_KEY_Escape, 0, "win.cancel" },
     /* the rest before the focus sees them (capture): a text field's own
@@ -794,6 +804,7 @@ airy_window_init (AiryWindow *self)
     { GDK_KEY_y, GDK_CONTROL_MASK, "win.redo" },
   };
   GtkEventController *keys, *undo_keys;
+  GtkWidget *bench;
   guint i;
   int w = 1280, h = 800;
 
@@ -802,72 +813,22 @@ airy_window_init (AiryWindow *self)
   self->undo = g_ptr_array_new_with_free_func (g_free);
   self->redo = g_ptr_array_new_with_free_func (g_free);
   _airy_window_add_actions (self);
+  gtk_widget_init_template (GTK_WIDGET (self));
 
-  self->title = gtk_label_new ("Airy");
-  self->subtitle = gtk_label_new ("");
-  gtk_widget_add_css_class (self->title, "title");
-  gtk_widget_add_css_class (self->subtitle, "subtitle");
-  gtk_label_set_ellipsize (GTK_LABEL (self->subtitle), PANGO_ELLIPSIZE_END);
-  gtk_box_append (GTK_BOX (titles), self->title);
-  gtk_box_append (GTK_BOX (titles), self->subtitle);
-  gtk_header_bar_set_title_widget (GTK_HEADER_BAR (header), titles);
-  gtk_header_bar_pack_start (GTK_HEADER_BAR (header), _airy_window_progress_new (self));
-  self->menu_button = gtk_menu_button_new ();
-  gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (self->menu_button), "open-menu-symbolic");
-  gtk_widget_set_tooltip_text (self->menu_button, _("Main menu"));
-  gtk_header_bar_pack_end (GTK_HEADER_BAR (header), self->menu_button);
-  gtk_window_set_titlebar (GTK_WINDOW (self), header);
-
+  gtk_header_bar_pack_start (GTK_HEADER_BAR (gtk_window_get_titlebar (GTK_WINDOW (self))),
+                             _airy_window_progress_new (self));
   self->panel = AIRY_BENCH_PANEL (airy_bench_panel_new ());
   /* kept until finalize: the header asks it what it shows, also while
    * the window's children go */
   self->viewer = g_object_ref_sink (AIRY_STACK_VIEWER (airy_stack_viewer_new ()));
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), GTK_WIDGET (self->panel));
-  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
-  self->paned = gtk_paned_new (GTK_ORIENTATION_HORIZONTAL);
-  /* the panel's messages below its form, never inside it */
-  gtk_widget_set_vexpand (scroller, TRUE);
-  gtk_box_append (GTK_BOX (bench), scroller);
+  bench = gtk_paned_get_start_child (GTK_PANED (self->paned));
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (gtk_widget_get_first_child (bench)), GTK_WIDGET (self->panel));
   gtk_box_append (GTK_BOX (bench), airy_bench_panel_get_messages (self->panel));
-  gtk_paned_set_start_child (GTK_PANED (self->paned), bench);
   gtk_paned_set_end_child (GTK_PANED (self->paned), GTK_WIDGET (self->viewer));
-  gtk_paned_set_shrink_start_child (GTK_PANED (self->paned), FALSE);
-  gtk_paned_set_resize_start_child (GTK_PANED (self->paned), FALSE);
-  gtk_paned_set_position (GTK_PANED (self->paned), 380);
-  gtk_widget_set_vexpand (self->paned, TRUE);
   /* the menu (in the header, outside the viewer) reaches the viewer's
    * actions, also those it adds later */
   gtk_widget_insert_action_group (GTK_WIDGET (self), "viewer", airy_stack_viewer_get_actions (self->viewer));
   _airy_window_set_view_only (self, TRUE);
-
-  /* the notice above everything: files that could not be opened, files the
-   * sandbox hides. Its buttons go below the text: a wrapped label beside
-   * buttons in one row trips GTK 4.8's height-for-width check in a revealer. */
-  self->notice_label = gtk_label_new ("");
-  gtk_label_set_wrap (GTK_LABEL (self->notice_label), TRUE);
-  gtk_label_set_xalign (GTK_LABEL (self->notice_label), 0);
-  gtk_widget_set_hexpand (self->notice_label, TRUE);
-  gtk_widget_add_css_class (self->notice_label, "airy-error");
-  self->notice_folder = gtk_button_new_with_mnemonic (_("Choose _Folder…"));
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->notice_folder), "win.choose-folder");
-  gtk_widget_set_valign (self->notice_folder, GTK_ALIGN_CENTER);
-  gtk_widget_add_css_class (self->notice_folder, "suggested-action");
-  gtk_widget_set_visible (self->notice_folder, FALSE);
-  gtk_widget_set_tooltip_text (dismiss, _("Dismiss"));
-  gtk_widget_set_valign (dismiss, GTK_ALIGN_CENTER);
-  gtk_widget_add_css_class (dismiss, "flat");
-  g_signal_connect_swapped (dismiss, "clicked", G_CALLBACK (dismiss_notice), self);
-  gtk_widget_set_halign (buttons, GTK_ALIGN_END);
-  gtk_widget_add_css_class (buttons, "toolbar");
-  gtk_box_append (GTK_BOX (buttons), self->notice_folder);
-  gtk_box_append (GTK_BOX (buttons), dismiss);
-  gtk_box_append (GTK_BOX (bar), self->notice_label);
-  gtk_box_append (GTK_BOX (bar), buttons);
-  self->notice = gtk_revealer_new ();
-  gtk_revealer_set_child (GTK_REVEALER (self->notice), bar);
-  gtk_box_append (GTK_BOX (content), self->notice);
-  gtk_box_append (GTK_BOX (content), self->paned);
-  gtk_window_set_child (GTK_WINDOW (self), content);
 
   _airy_window_wire_run (self);
   /* the window's keys, taken when nothing under the focus wants them (a

@@ -37,4 +37,17 @@ void _airy_file_io_forbid_thread (GThread    *thread);
 void _airy_file_io_note          (const char *path);
 void _airy_file_io_note_write    (const char *path);
 
+/* Opens an input file for reading without blocking on a FIFO that has no
+ * writer (O_NONBLOCK for the open, cleared after it), and refuses anything
+ * but a regular file (AIRY_ERROR_FILE: "PATH: is a FIFO (named pipe), not
+ * a regular file"), or with `streams` anything but a regular file, a pipe
+ * or FIFO, a character device or a socket (a system read from /dev/stdin;
+ * a FIFO is then opened again to wait for its writer, as FIFOs are read).
+ * Returns the descriptor; −1 with errno set and error untouched when the
+ * open itself fails (the caller words that), −1 with error set when the
+ * file is refused. Notes the access (_airy_file_io_note). */
+int  _airy_input_open            (const char *path,
+                                  gboolean    streams,
+                                  GError    **error);
+
 G_END_DECLS

@@ -176,6 +176,56 @@ file_kind (mode_t mode)
   return _("not a regular file");
 }
 
+/* ---- inputs ---- */
+
+int
+_airy_input_open (const char *path, gboolean streams, GError **error)
+{
+  struct stat st;
+  int fd, flags;
+
+  g_return_val_if_fail (path != NULL, -1);
+
+  _airy_file_io_note (path);
+  fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  if (fstat (fd, &st) != 0)
+    {
+      int e = errno;
+
+      close (fd);
+      errno = e;
+      return -1;
+    }
+  if (!S_ISREG (st.st_mode)
+      && !(streams && (S_ISFIFO (st.st_mode) || S_ISCHR (st.st_mode) || S_ISSOCK (st.st_mode))))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: is %s, not a regular file"), path,
+                   file_kind (st.st_mode));
+      close (fd);
+      return -1;
+    }
+  /* a stream's FIFO is read as a FIFO is: from its writer, waited for */
+  if (S_ISFIFO (st.st_mode))
+    {
+      close (fd);
+      fd = open (path, O_RDONLY | O_CLOEXEC);
+      return fd;
+    }
+  /* reads wait for data again (a pipe's writer) */
+  flags = fcntl (fd, F_GETFL);
+  if (flags < 0 || fcntl (fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+    {
+      int e = errno;
+
+      close (fd);
+      errno = e;
+      return -1;
+    }
+  return fd;
+}
+
 static void
 set_not_regular (GError **error, const char *path, const char *target, mode_t mode)
 {

@@ -4,6 +4,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -70,8 +71,12 @@ airy_spectrum_new (const double *wavelengths,
                    _("spectrum.weights: must not all be zero"));
       return NULL;
     }
-  for (i = 0; i < n; i++)
-    spectrum->weights[i] /= sum;
+  /* weights that sum to 1 already (a saved spectrum: the 16-digit text of
+   * normalised weights sums to 1 within an ulp or two) stay as they are, so
+   * that normalising is idempotent and a saved system reloads the same */
+  if (fabs (sum - 1.0) > 4.0 * n * DBL_EPSILON)
+    for (i = 0; i < n; i++)
+      spectrum->weights[i] /= sum;
 
   return g_steal_pointer (&spectrum);
 }

@@ -139,4 +139,27 @@ double        _airy_fit_model_strehl   (AiryFitModel  *model,
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryFitModel, _airy_fit_model_free)
 
+/* The bead stack as the fit sees it (airy-fit-data.c): checked finite,
+ * planned against the system (its warnings added), on the system's grid,
+ * converted to photons, its window and the window's background. */
+typedef struct
+{
+  gboolean poisson;
+  double   gain, offset;           /* ADU = photons · gain + offset (1, 0: least squares) */
+  guint    grid_w, grid_h, depth;  /* the stack on the system's grid */
+  guint    bx, by;                 /* the bead's pixel on the grid */
+  guint    cx, cy, ww, wh;         /* the window on the grid */
+  gsize    win;                    /* ww · wh */
+  float   *data;                   /* the window in photons: depth × wh × ww */
+  double   B0, sigma;              /* background and noise (photons) of the window's border */
+} AiryFitData;
+
+gboolean      _airy_fit_data_prepare   (AiryFitData          *data,
+                                        AirySystem           *system,
+                                        const AiryStack      *beads,
+                                        const AiryFitOptions *options,
+                                        GPtrArray            *warnings,
+                                        GError              **error);
+void          _airy_fit_data_clear     (AiryFitData          *data);
+
 G_END_DECLS

@@ -17,7 +17,6 @@
 
 #include "airy-error.h"
 #include "airy-fit-private.h"
-#include "airy-geometry.h"
 
 #define ZERNIKE_DEFAULT_MAX 14
 #define MAX_ITERATIONS      300
@@ -30,13 +29,6 @@ airy_fit_options_init (AiryFitOptions *options)
 {
   memset (options, 0, sizeof *options);
   options->offset = NAN;
-}
-
-static int
-compare_floats (gconstpointer a, gconstpointer b)
-{
-  float x = *(const float *) a, y = *(const float *) b;
-  return x < y ? -1 : x > y;
 }
 
 typedef struct
@@ -315,70 +307,6 @@ _airy_fit_minimize (AiryFitModel  *model,
   return ok;
 }
 
-/* The stack on the system's grid: resampled (with a warning) when its
- * voxels are not the system's; errors name the file's and the system's. */
-static AiryStack *
-beads_on_grid (const AiryStack *beads, const AiryGeometry *geom, GPtrArray *warnings, GError **error)
-{
-  double du = geom->psf_dx, dz_sys = 0.0, dx = beads->dx > 0 ? beads->dx : du;
-  double dy = beads->dy > 0 ? beads->dy : dx, dz = beads->dz;
-  guint nz = geom->n_planes, h, w;
-  gboolean z_ok, xy_ok;
-
-  if (nz > 1)
-    dz_sys = (geom->z[nz - 1] - geom->z[0]) / (nz - 1);
-  if (beads->dx <= 0)
-    g_ptr_array_add (warnings, g_strdup_printf (_("the bead stack has no pixel size; taken as the system's (%g µm)"), du));
-  if (nz > 1 && beads->depth > 1 && dz <= 0)
-    {
-      g_ptr_array_add (warnings, g_strdup_printf (_("the bead stack has no z spacing; taken as the system's (%g µm)"), dz_sys));
-      dz = dz_sys;
-    }
-  xy_ok = fabs (dx - du) <= 1e-3 * du && fabs (dy - du) <= 1e-3 * du;
-  z_ok = nz <= 1 ? beads->depth == 1 : beads->depth == nz && fabs (dz - dz_sys) <= 1e-3 * fabs (dz_sys);
-  if (xy_ok && z_ok)
-    return airy_stack_copy (beads);
-  if (nz > 1 && beads->depth > 1 && (beads->depth - 1) * dz < (geom->z[nz - 1] - geom->z[0]) * (1 - 1e-6))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("the bead stack spans %g µm in z (%u planes of %g µm), less than the system's planes "
-                     "(%g µm, %u planes of %g µm)"),
-                   (beads->depth - 1) * dz, beads->depth, dz, geom->z[nz - 1] - geom->z[0], nz, dz_sys);
-      return NULL;
-    }
-  if (nz > 1 && beads->depth == 1)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("the bead stack has one plane, the system %u (z.count): fit a stack or give the system one plane"), nz);
-      return NULL;
-    }
-  if (nz == 1 && beads->depth != 1)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("the bead stack has %u planes, the system one (z.count)"), beads->depth);
-      return NULL;
-    }
-  h = (guint) MAX (1.0, floor (beads->height * dy / du + 1e-6));
-  w = (guint) MAX (1.0, floor (beads->width * dx / du + 1e-6));
-  g_ptr_array_add (warnings,
-                   g_strdup_printf (_("the bead stack's voxels (%g × %g × %g µm) are not the system's (%g × %g × %g µm): "
-                                      "resampled to %u × %u × %u"),
-                                    dx, dy, dz, du, du, dz_sys, w, h, nz));
-  {
-    g_autoptr(AiryStack) src = airy_stack_copy (beads);
-    AiryStack *out;
-
-    src->dx = dx;
-    src->dy = dy;
-    src->dz = dz;
-    out = _airy_stack_resample (src, h, w, du, du, nz, geom->z, NULL);
-    if (out == NULL)
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
-                   _("the bead stack resampled to %u × %u × %u does not fit in memory"), w, h, nz);
-    return out;
-  }
-}
-
 /* Where the passes run (options->backend): NULL or "auto" takes a device
  * of a backend that can fit (CUDA), and the CPU, with a warning, when
  * that device fails to set up; a backend asked for by name must work. */
@@ -490,6 +418,291 @@ fit_quality_warnings (AiryFitResult *res, guint best_start, guint max_it, gboole
                                       per_voxel, res->loss, (double) n_voxels));
 }
 
+/* the model of the window (it plans the system again: its warnings once,
+ * not twice) */
+static AiryFitModel *
+fit_model_new (AirySystem *system, const int *indices, guint K, const AiryFitData *d, guint threads,
+               AiryFitResult *res, GError **error)
+{
+  g_autoptr(GPtrArray) more = g_ptr_array_new_with_free_func (g_free);
+  AiryFitModel *m = _airy_fit_model_new (system, indices, K, d->wh, d->ww, threads, more, error);
+  guint a, b;
+
+  for (a = 0; a < more->len; a++)
+    {
+      gboolean seen = FALSE;
+
+      for (b = 0; b < res->warnings->len && !seen; b++)
+        seen = g_strcmp0 (without_element (g_ptr_array_index (more, a)),
+                          without_element (g_ptr_array_index (res->warnings, b))) == 0;
+      if (!seen)
+        g_ptr_array_add (res->warnings, g_strdup (g_ptr_array_index (more, a)));
+    }
+  return m;
+}
+
+/* the start: zero aberration, the bead at the centroid of the brightest
+ * 5 × 5 pixels of the projection and in its brightest plane; the depths
+ * the starts begin at (z_starts) and the amplitude A0 */
+static void
+fit_start (AiryFitModel *m, const AiryFitData *d, guint K, double noise_var, double *p, double *A0,
+           double z_starts[4])
+{
+  double sx = 0, sy = 0, sw = 0, pk = -INFINITY;
+  int wbx = (int) d->bx - (int) d->cx, wby = (int) d->by - (int) d->cy, di, dj;
+  guint kmax = 0, k;
+  g_autofree float *mu = g_new (float, d->win * m->depth);
+  double sd = 0, sm = 0;
+  gsize q;
+
+  for (di = -2; di <= 2; di++)
+    for (dj = -2; dj <= 2; dj++)
+      {
+        int yy = wby + di, xx = wbx + dj;
+        double v = 0;
+        if (yy < 0 || xx < 0 || yy >= (int) d->wh || xx >= (int) d->ww)
+          continue;
+        for (k = 0; k < m->depth; k++)
+          v += d->data[(gsize) k * d->win + (gsize) yy * d->ww + xx] - d->B0;
+        v = MAX (v, 0.0);
+        sx += v * xx;
+        sy += v * yy;
+        sw += v;
+      }
+  if (sw > 0)
+    {
+      p[K] = (sx / sw - (double) (d->ww / 2)) * m->du_x;
+      p[K + 1] = (sy / sw - (double) (d->wh / 2)) * m->du_y;
+    }
+  for (k = 0; k < m->depth; k++)
+    for (q = 0; q < d->win; q++)
+      if (d->data[(gsize) k * d->win + q] > pk)
+        pk = d->data[(gsize) k * d->win + q], kmax = k;
+  p[K + 3] = 1.0;
+  p[K + 4] = 0.0;
+  for (q = 0; q < d->win * m->depth; q++)
+    sd += d->data[q] - d->B0;
+  /* z: the brightest plane is a poor guess under strong aberrations;
+   * the best of up to 9 depths over the planes' range (at zero
+   * aberration, the amplitude matching the data's sum) */
+  {
+    guint nc = m->depth > 1 ? MIN (m->depth, 9) : 1, ci;
+    double best_z = m->z[kmax], best_f = INFINITY;
+
+    for (ci = 0; ci <= nc; ci++)
+      {
+        double zc = ci == nc ? m->z[kmax]
+                             : nc > 1 ? m->z[0] + (m->z[m->depth - 1] - m->z[0]) * ci / (nc - 1) : m->z[0];
+        double f, A;
+
+        p[K + 2] = zc;
+        p[K + 3] = 1.0;
+        p[K + 4] = 0.0;
+        _airy_fit_model_eval (m, p, mu);
+        sm = 0;
+        for (q = 0; q < d->win * m->depth; q++)
+          sm += mu[q];
+        A = sd > 0 && sm > 0 ? sd / sm : 1.0;
+        p[K + 3] = A;
+        p[K + 4] = d->B0;
+        f = _airy_fit_model_loss (m, d->data, d->poisson, noise_var, p, NULL);
+        if (f < best_f)
+          {
+            best_f = f;
+            best_z = zc;
+            *A0 = A;
+          }
+      }
+    z_starts[0] = m->depth > 1 ? 0.5 * (m->z[0] + m->z[m->depth - 1]) : m->z[0];
+    z_starts[1] = best_z;
+    z_starts[2] = m->depth > 1 ? 0.75 * m->z[0] + 0.25 * m->z[m->depth - 1] : m->z[0];
+    z_starts[3] = m->depth > 1 ? 0.25 * m->z[0] + 0.75 * m->z[m->depth - 1] : m->z[0];
+  }
+}
+
+/* Starts: at zero aberration from the middle of the planes, the best
+ * depth of the scan and the quartiles (the loss has a second basin
+ * where a strong aberration trades against the depth); for a single
+ * plane, random terms of ±0.1 waves (it leaves the sign of the even
+ * terms open, so all of them run and the best is kept). A stack stops at
+ * the first start that fits to the noise: a loss of at most 0.75 per
+ * voxel (½ expected), unless a number of starts was asked for. The best
+ * start's parameters in best, its index in best_start; res gets the
+ * counts, the loss and the starts' warnings. */
+static gboolean
+fit_restarts (AiryFitModel *m, const AiryFitData *d, const AiryFitOptions *options, guint K, double noise_var,
+              double A0, const double z_starts[4], double *p, double *best, guint max_it, guint *best_start,
+              AiryFitResult *res, GCancellable *cancellable, GError **error)
+{
+  guint P = K + 5, i, restart, n_starts, coarse;
+  double best_loss = INFINITY;
+  GError *local_error = NULL;
+  Objective o = { 0 };
+
+  objective_init (&o, m, d->data, d->poisson, noise_var, A0, d->B0);
+  p[K + 3] = A0;
+  p[K + 4] = d->B0;
+  /* four starts at most by default; every one of them for a single plane */
+  n_starts = options->restarts ? options->restarts : 4;
+  coarse = m->depth >= 16 ? m->depth / 8 : 1;
+  for (restart = 0; restart < n_starts; restart++)
+    {
+      g_autoptr(GRand) rand = g_rand_new_with_seed (options->seed + restart);
+      double v[P], f = INFINITY;
+      guint it = 0, it2 = 0;
+      gboolean converged = FALSE;
+
+      if (!options->restarts && m->depth > 1 && best_loss <= 0.75 * d->win * m->depth)
+        break;
+      res->restarts++;
+      for (i = 0; i < P; i++)
+        v[i] = p[i] * o.scale[i];
+      v[K + 2] = z_starts[restart % 4] * o.scale[K + 2];
+      if (restart > 0 && (m->depth <= 1 || restart >= 4))
+        for (i = 0; i < K; i++)
+          v[i] = g_rand_double_range (rand, -0.1, 0.1) * o.scale[i];
+      /* every coarse-th plane first (the path to the basin costs a
+       * fraction), then all of them: at most max_it iterations and
+       * EVALUATIONS_PER_ITERATION·max_it evaluations in all, the coarse
+       * stage at most half of each */
+      if (coarse > 1)
+        {
+          _airy_fit_model_set_stride (m, coarse);
+          o.budget = EVALUATIONS_PER_ITERATION * max_it / 2;
+          if (!run_bfgs (&o, v, options, restart, max_it / 2, &it, &f, NULL, cancellable, &local_error))
+            break;
+          _airy_fit_model_set_stride (m, 1);
+          o.budget += EVALUATIONS_PER_ITERATION * (max_it - max_it / 2);
+        }
+      else
+        o.budget = EVALUATIONS_PER_ITERATION * max_it;
+      if (!run_bfgs (&o, v, options, restart, max_it - it, &it2, &f, &converged, cancellable, &local_error))
+        break;
+      if (o.stopped)
+        g_ptr_array_add (res->warnings,
+                         g_strdup_printf (_("start %u stopped at its limit of %u evaluations (%u per iteration)"),
+                                          restart + 1, EVALUATIONS_PER_ITERATION * max_it,
+                                          EVALUATIONS_PER_ITERATION));
+      res->iterations_total += it + it2;
+      if (f < best_loss)
+        {
+          best_loss = f;
+          objective_params_array (&o, v, best);
+          res->iterations = it + it2;
+          res->converged = converged;
+          *best_start = restart;
+        }
+    }
+  _airy_fit_model_set_stride (m, 1);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      objective_clear (&o);
+      return FALSE;
+    }
+  res->evaluations = o.evaluations;
+  objective_clear (&o);
+  res->loss = best_loss;
+  return TRUE;
+}
+
+/* 1-σ uncertainties: the diagonal of the inverse Fisher information;
+ * least squares with the noise of the residuals */
+static void
+fit_uncertainties (AiryFitModel *m, const AiryFitData *d, guint K, double noise_var, const double *best,
+                   AiryFitResult *res)
+{
+  guint P = K + 5, i;
+  g_autofree double *fisher = g_new0 (double, (gsize) P * P);
+  gsl_matrix_view F = gsl_matrix_view_array (fisher, P, P);
+  double sig[P];
+  int status;
+
+  if (!d->poisson)
+    {
+      double rss = _airy_fit_model_loss (m, d->data, FALSE, 1.0, best, NULL) * 2.0;
+      gsize N = d->win * m->depth;
+      noise_var = N > P ? rss / (N - P) : noise_var;
+    }
+  _airy_fit_model_fisher (m, d->poisson, noise_var, best, fisher);
+  res->uncertainties = g_new (double, K);
+  status = gsl_linalg_cholesky_decomp1 (&F.matrix);
+  if (status == 0)
+    status = gsl_linalg_cholesky_invert (&F.matrix);
+  for (i = 0; i < P; i++)
+    sig[i] = status == 0 ? sqrt (gsl_matrix_get (&F.matrix, i, i)) : NAN;
+  if (status != 0)
+    g_ptr_array_add (res->warnings, g_strdup (_("the Fisher information is singular: no uncertainties")));
+  memcpy (res->uncertainties, sig, sizeof (double) * K);
+  for (i = 0; i < 3; i++)
+    res->position_uncertainties[i] = sig[K + i];
+  res->amplitude_uncertainty = sig[K + 3] * d->gain;
+  res->background_uncertainty = sig[K + 4] * d->gain;
+}
+
+/* the bead's position, amplitude and background in the stack's units,
+ * the window, RMS and Strehl, the model and the residual in data units */
+static void
+fit_result_fill (AiryFitModel *m, const AiryFitData *d, guint K, const double *best, AiryFitResult *res)
+{
+  double s2 = 0;
+  guint i;
+  gsize q;
+
+  res->position[0] = ((double) d->cx + d->ww / 2 - (double) (d->grid_w / 2)) * m->du_x + best[K];
+  res->position[1] = ((double) d->cy + d->wh / 2 - (double) (d->grid_h / 2)) * m->du_y + best[K + 1];
+  res->position[2] = best[K + 2];
+  if (m->depth > 1)
+    {
+      double z0 = MIN (m->z[0], m->z[m->depth - 1]), z1 = MAX (m->z[0], m->z[m->depth - 1]);
+      double tol = 1e-6 * MAX (1.0, z1 - z0);
+
+      /* the focus of the model is then extrapolated, not measured */
+      if (res->position[2] < z0 - tol || res->position[2] > z1 + tol)
+        g_ptr_array_add (res->warnings,
+                         g_strdup_printf (_("the bead's fitted z (%.3f µm) lies outside the stack's planes "
+                                            "(%.3f … %.3f µm): its focus is not in the stack"),
+                                          res->position[2], z0, z1));
+    }
+  res->amplitude = best[K + 3] * d->gain;
+  res->background = best[K + 4] * d->gain + d->offset;
+  res->window[0] = d->cx;
+  res->window[1] = d->cy;
+  res->window[2] = d->ww;
+  res->window[3] = d->wh;
+
+  /* RMS and Strehl over the pupil at the first wavelength */
+  for (i = 0; i < K; i++)
+    s2 += best[i] * best[i];
+  res->rms_waves = sqrt (s2);
+  res->strehl = _airy_fit_model_strehl (m, best);
+
+  res->model = airy_stack_new (m->depth, d->wh, d->ww);
+  res->residual = airy_stack_new (m->depth, d->wh, d->ww);
+  _airy_fit_model_eval (m, best, res->model->data);
+  for (q = 0; q < d->win * m->depth; q++)
+    {
+      res->model->data[q] = (float) (res->model->data[q] * d->gain + d->offset);
+      res->residual->data[q] = (float) (d->data[q] * d->gain + d->offset) - res->model->data[q];
+    }
+  for (i = 0; i < 2; i++)
+    {
+      AiryStack *s = i == 0 ? res->model : res->residual;
+      s->dx = m->du_x;
+      s->dy = m->du_y;
+      s->dz = m->depth > 1 ? (m->z[m->depth - 1] - m->z[0]) / (m->depth - 1) : 0.0;
+      airy_stack_set_z (s, m->z);
+    }
+}
+
+static void
+fit_data_free (AiryFitData *d)
+{
+  _airy_fit_data_clear (d);
+  g_free (d);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryFitData, fit_data_free)
+
 AiryFitResult *
 airy_fit_stack (AirySystem           *system,
                 const AiryStack      *beads,
@@ -498,25 +711,14 @@ airy_fit_stack (AirySystem           *system,
                 GError              **error)
 {
   g_autoptr(AiryFitResult) res = g_new0 (AiryFitResult, 1);
-  g_autoptr(AiryGeometry) geom = NULL;
-  g_autoptr(AiryStack) grid = NULL;
+  g_autoptr(AiryFitData) d = g_new0 (AiryFitData, 1);
   g_autoptr(AiryFitModel) m = NULL;
-  g_autoptr(GArray) border = g_array_new (FALSE, FALSE, sizeof (float));
   g_autofree int *indices = NULL;
-  g_autofree float *data = NULL;
-  g_autofree float *proj = NULL;
-  g_autofree double *p = NULL, *best = NULL, *fisher = NULL;
+  g_autofree double *p = NULL, *best = NULL;
   AiryFitOptions options;
-  GError *local_error = NULL;
-  AiryElement *sensor;
-  gboolean poisson;
-  double gain, offset, B0, noise_var, A0 = 1.0, best_loss = INFINITY, sigma, z_starts[4];
+  double noise_var, A0 = 1.0, z_starts[4];
   gint64 t0 = g_get_monotonic_time ();
-  guint zmax, K = 0, P, wh, ww, cx, cy, bx = 0, by = 0, i, j, k, restart, threads, n_starts, coarse, max_it;
-  guint best_start = 0;
-  gsize win, n, q;
-  float vmax = -INFINITY;
-  Objective o = { 0 };
+  guint zmax, K = 0, P, i, threads, max_it, best_start = 0;
 
   g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
   g_return_val_if_fail (beads != NULL && beads->data != NULL, NULL);
@@ -541,431 +743,33 @@ airy_fit_stack (AirySystem           *system,
       indices[K++] = (int) i;
   P = K + 5;
 
-  /* the stack: finite, on the system's grid */
-  n = (gsize) beads->depth * beads->height * beads->width;
-  for (q = 0; q < n; q++)
-    if (!isfinite (beads->data[q]))
-      {
-        gsize plane = (gsize) beads->height * beads->width;
-        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                     _("the bead stack has a non-finite value (%g) at x %u, y %u, z %u; every voxel must be finite"),
-                     (double) beads->data[q], (guint) (q % beads->width), (guint) (q % plane / beads->width),
-                     (guint) (q / plane));
-        return NULL;
-      }
-  geom = _airy_geometry_new (system, FALSE, res->warnings, error);
-  if (geom == NULL)
+  if (!_airy_fit_data_prepare (d, system, beads, &options, res->warnings, error))
     return NULL;
-  grid = beads_on_grid (beads, geom, res->warnings, error);
-  if (grid == NULL)
-    return NULL;
-
-  /* counts: photons = (ADU − offset)/gain */
-  sensor = airy_system_get_sensor (system);
-  poisson = options.objective == AIRY_FIT_OBJECTIVE_POISSON
-            || (options.objective == AIRY_FIT_OBJECTIVE_AUTO && (beads->bits == 8 || beads->bits == 16));
-  gain = options.gain > 0 ? options.gain : sensor ? airy_element_get_double (sensor, "gain") : 1.0;
-  offset = !isnan (options.offset) ? options.offset : sensor ? airy_element_get_double (sensor, "offset") : 0.0;
-  if (!(gain > 0) || !isfinite (gain) || !isfinite (offset))
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("gain: must be a finite number > 0, got %g (offset %g)"), gain, offset);
-      return NULL;
-    }
-  if (!poisson)
-    gain = 1.0, offset = 0.0;
-  else
-    {
-      /* an offset at or above the brightest voxel leaves no counts: every
-       * voxel would be background (the bead check below would then blame
-       * the bead, not the offset) */
-      float raw_max = -INFINITY;
-
-      for (q = 0; q < n; q++)
-        raw_max = MAX (raw_max, beads->data[q]);
-      if (offset >= raw_max)
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       !isnan (options.offset)
-                         ? _("offset: must be below the bead stack's brightest voxel (%g ADU), got %g: no counts "
-                             "are left above it")
-                         : _("offset: the sensor's offset must be below the bead stack's brightest voxel (%g ADU), "
-                             "got %g: no counts are left above it (give the camera's baseline as the offset)"),
-                       (double) raw_max, offset);
-          return NULL;
-        }
-    }
-  res->objective = poisson ? AIRY_FIT_OBJECTIVE_POISSON : AIRY_FIT_OBJECTIVE_LEAST_SQUARES;
-
-  /* the window: the whole stack, or crop² around the brightest pixel of the
-   * projection over z (or around the pixel asked for, the bead then the
-   * brightest pixel in the window) */
-  proj = g_new0 (float, (gsize) grid->height * grid->width);
-  for (k = 0; k < grid->depth; k++)
-    for (q = 0; q < (gsize) grid->height * grid->width; q++)
-      proj[q] += grid->data[(gsize) k * grid->height * grid->width + q];
-  if (options.crop_at)
-    {
-      if (options.crop_x >= beads->width || options.crop_y >= beads->height)
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("crop: the centre pixel must be inside the stack (%u × %u pixels), got x %u, y %u"),
-                       beads->width, beads->height, options.crop_x, options.crop_y);
-          return NULL;
-        }
-      /* the pixel on the (maybe resampled) grid */
-      bx = MIN ((guint) floor ((options.crop_x + 0.5) * grid->width / beads->width), grid->width - 1);
-      by = MIN ((guint) floor ((options.crop_y + 0.5) * grid->height / beads->height), grid->height - 1);
-    }
-  else
-    for (i = 0; i < grid->height; i++)
-      for (j = 0; j < grid->width; j++)
-        if (proj[(gsize) i * grid->width + j] > vmax)
-          {
-            vmax = proj[(gsize) i * grid->width + j];
-            by = i;
-            bx = j;
-          }
-  if (options.crop > 0)
-    {
-      int x0, y0;
-
-      if (options.crop > grid->width || options.crop > grid->height)
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("crop: must be at most the stack's size (%u × %u pixels), got %u"),
-                       grid->width, grid->height, options.crop);
-          return NULL;
-        }
-      ww = wh = options.crop;
-      x0 = (int) bx - (int) (ww / 2);
-      y0 = (int) by - (int) (wh / 2);
-      cx = (guint) CLAMP (x0, 0, (int) (grid->width - ww));
-      cy = (guint) CLAMP (y0, 0, (int) (grid->height - wh));
-      if (options.crop_at && ((int) cx != x0 || (int) cy != y0))
-        g_ptr_array_add (res->warnings,
-                         g_strdup_printf (_("the %u × %u window around x %u, y %u does not fit in the stack "
-                                            "(%u × %u pixels): moved to x %u … %u, y %u … %u"),
-                                          ww, wh, bx, by, grid->width, grid->height, cx, cx + ww - 1, cy, cy + wh - 1));
-    }
-  else
-    {
-      ww = grid->width;
-      wh = grid->height;
-      cx = cy = 0;
-    }
-  if (options.crop_at)
-    {
-      /* the bead: the brightest pixel of the window */
-      for (i = cy; i < cy + wh; i++)
-        for (j = cx; j < cx + ww; j++)
-          if (proj[(gsize) i * grid->width + j] > vmax)
-            {
-              vmax = proj[(gsize) i * grid->width + j];
-              by = i;
-              bx = j;
-            }
-    }
-  if (wh > geom->psf_height || ww > geom->psf_width)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("the bead stack is %u × %u pixels, larger than the system's PSF plane (%u × %u): "
-                     "crop it (--crop) or enlarge grid.shape"),
-                   ww, wh, geom->psf_width, geom->psf_height);
-      return NULL;
-    }
-  win = (gsize) wh * ww;
-  data = g_new (float, win * grid->depth);
-  for (k = 0; k < grid->depth; k++)
-    for (i = 0; i < wh; i++)
-      for (j = 0; j < ww; j++)
-        {
-          float v = grid->data[((gsize) k * grid->height + cy + i) * grid->width + cx + j];
-          data[(gsize) k * win + (gsize) i * ww + j] = (float) ((v - offset) / gain);
-        }
-
-  /* background and noise from the window's border */
-  for (k = 0; k < grid->depth; k++)
-    for (i = 0; i < wh; i++)
-      for (j = 0; j < ww; j++)
-        if (i == 0 || j == 0 || i + 1 == wh || j + 1 == ww)
-          g_array_append_val (border, data[(gsize) k * win + (gsize) i * ww + j]);
-  g_array_sort (border, compare_floats);
-  B0 = g_array_index (border, float, border->len / 2);
-  for (q = 0; q < border->len; q++)
-    g_array_index (border, float, q) = fabsf (g_array_index (border, float, q) - (float) B0);
-  g_array_sort (border, compare_floats);
-  sigma = 1.4826 * g_array_index (border, float, border->len / 2);
-  if (poisson)
-    sigma = MAX (sigma, sqrt (MAX (B0, 1.0)));
-  {
-    float dmax = -INFINITY;
-
-    for (q = 0; q < win * grid->depth; q++)
-      dmax = MAX (dmax, data[q]);
-    if (!(dmax - B0 > 10.0 * sigma) || dmax <= 0)
-      {
-        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                     _("the bead stack holds no bead: its brightest voxel (%g) is within 10 σ (σ = %g) of the "
-                       "background (%g)"), dmax * gain + offset, sigma * gain, B0 * gain + offset);
-        return NULL;
-      }
-  }
-  noise_var = sigma > 0 ? sigma * sigma : 1.0;
+  res->objective = d->poisson ? AIRY_FIT_OBJECTIVE_POISSON : AIRY_FIT_OBJECTIVE_LEAST_SQUARES;
+  noise_var = d->sigma > 0 ? d->sigma * d->sigma : 1.0;
 
   threads = options.threads ? options.threads : g_get_num_processors ();
-  {
-    /* the model plans the system again: its warnings once, not twice */
-    g_autoptr(GPtrArray) more = g_ptr_array_new_with_free_func (g_free);
-    guint a, b;
-
-    m = _airy_fit_model_new (system, indices, K, wh, ww, threads, more, error);
-    for (a = 0; a < more->len; a++)
-      {
-        gboolean seen = FALSE;
-
-        for (b = 0; b < res->warnings->len && !seen; b++)
-          seen = g_strcmp0 (without_element (g_ptr_array_index (more, a)),
-                            without_element (g_ptr_array_index (res->warnings, b))) == 0;
-        if (!seen)
-          g_ptr_array_add (res->warnings, g_strdup (g_ptr_array_index (more, a)));
-      }
-  }
+  m = fit_model_new (system, indices, K, d, threads, res, error);
   if (m == NULL || !fit_device (m, &options, res, error))
     return NULL;
 
-  /* the start: zero aberration, the bead at the centroid of the brightest
-   * 5 × 5 pixels of the projection and in its brightest plane */
   p = g_new0 (double, P);
   best = g_new0 (double, P);
-  {
-    double sx = 0, sy = 0, sw = 0, pk = -INFINITY;
-    int wbx = (int) bx - (int) cx, wby = (int) by - (int) cy, di, dj;
-    guint kmax = 0;
-    g_autofree float *mu = g_new (float, win * m->depth);
-    double sd = 0, sm = 0;
-
-    for (di = -2; di <= 2; di++)
-      for (dj = -2; dj <= 2; dj++)
-        {
-          int yy = wby + di, xx = wbx + dj;
-          double v = 0;
-          if (yy < 0 || xx < 0 || yy >= (int) wh || xx >= (int) ww)
-            continue;
-          for (k = 0; k < m->depth; k++)
-            v += data[(gsize) k * win + (gsize) yy * ww + xx] - B0;
-          v = MAX (v, 0.0);
-          sx += v * xx;
-          sy += v * yy;
-          sw += v;
-        }
-    if (sw > 0)
-      {
-        p[K] = (sx / sw - (double) (ww / 2)) * m->du_x;
-        p[K + 1] = (sy / sw - (double) (wh / 2)) * m->du_y;
-      }
-    for (k = 0; k < m->depth; k++)
-      for (q = 0; q < win; q++)
-        if (data[(gsize) k * win + q] > pk)
-          pk = data[(gsize) k * win + q], kmax = k;
-    p[K + 3] = 1.0;
-    p[K + 4] = 0.0;
-    for (q = 0; q < win * m->depth; q++)
-      sd += data[q] - B0;
-    /* z: the brightest plane is a poor guess under strong aberrations;
-     * the best of up to 9 depths over the planes' range (at zero
-     * aberration, the amplitude matching the data's sum) */
-    {
-      guint nc = m->depth > 1 ? MIN (m->depth, 9) : 1, ci;
-      double best_z = m->z[kmax], best_f = INFINITY;
-
-      for (ci = 0; ci <= nc; ci++)
-        {
-          double zc = ci == nc ? m->z[kmax]
-                               : nc > 1 ? m->z[0] + (m->z[m->depth - 1] - m->z[0]) * ci / (nc - 1) : m->z[0];
-          double f, A;
-
-          p[K + 2] = zc;
-          p[K + 3] = 1.0;
-          p[K + 4] = 0.0;
-          _airy_fit_model_eval (m, p, mu);
-          sm = 0;
-          for (q = 0; q < win * m->depth; q++)
-            sm += mu[q];
-          A = sd > 0 && sm > 0 ? sd / sm : 1.0;
-          p[K + 3] = A;
-          p[K + 4] = B0;
-          f = _airy_fit_model_loss (m, data, poisson, noise_var, p, NULL);
-          if (f < best_f)
-            {
-              best_f = f;
-              best_z = zc;
-              A0 = A;
-            }
-        }
-      z_starts[0] = m->depth > 1 ? 0.5 * (m->z[0] + m->z[m->depth - 1]) : m->z[0];
-      z_starts[1] = best_z;
-      z_starts[2] = m->depth > 1 ? 0.75 * m->z[0] + 0.25 * m->z[m->depth - 1] : m->z[0];
-      z_starts[3] = m->depth > 1 ? 0.25 * m->z[0] + 0.75 * m->z[m->depth - 1] : m->z[0];
-    }
-  }
+  fit_start (m, d, K, noise_var, p, &A0, z_starts);
   if (!_airy_fit_model_check (m, error))
     return NULL;
 
-  /* Starts: at zero aberration from the middle of the planes, the best
-   * depth of the scan and the quartiles (the loss has a second basin
-   * where a strong aberration trades against the depth); for a single
-   * plane, random terms of ±0.1 waves (it leaves the sign of the even
-   * terms open, so all of them run and the best is kept). A stack stops at
-   * the first start that fits to the noise: a loss of at most 0.75 per
-   * voxel (½ expected), unless a number of starts was asked for. */
-  objective_init (&o, m, data, poisson, noise_var, A0, B0);
-  p[K + 3] = A0;
-  p[K + 4] = B0;
-  /* four starts at most by default; every one of them for a single plane */
-  n_starts = options.restarts ? options.restarts : 4;
   max_it = options.max_iterations ? options.max_iterations : MAX_ITERATIONS;
-  coarse = m->depth >= 16 ? m->depth / 8 : 1;
-  for (restart = 0; restart < n_starts; restart++)
-    {
-      g_autoptr(GRand) rand = g_rand_new_with_seed (options.seed + restart);
-      double v[P], f = INFINITY;
-      guint it = 0, it2 = 0;
-      gboolean converged = FALSE;
+  if (!fit_restarts (m, d, &options, K, noise_var, A0, z_starts, p, best, max_it, &best_start, res, cancellable,
+                     error))
+    return NULL;
+  fit_quality_warnings (res, best_start, max_it, d->poisson, d->win * m->depth);
 
-      if (!options.restarts && m->depth > 1 && best_loss <= 0.75 * win * m->depth)
-        break;
-      res->restarts++;
-      for (i = 0; i < P; i++)
-        v[i] = p[i] * o.scale[i];
-      v[K + 2] = z_starts[restart % 4] * o.scale[K + 2];
-      if (restart > 0 && (m->depth <= 1 || restart >= 4))
-        for (i = 0; i < K; i++)
-          v[i] = g_rand_double_range (rand, -0.1, 0.1) * o.scale[i];
-      /* every coarse-th plane first (the path to the basin costs a
-       * fraction), then all of them: at most max_it iterations and
-       * EVALUATIONS_PER_ITERATION·max_it evaluations in all, the coarse
-       * stage at most half of each */
-      if (coarse > 1)
-        {
-          _airy_fit_model_set_stride (m, coarse);
-          o.budget = EVALUATIONS_PER_ITERATION * max_it / 2;
-          if (!run_bfgs (&o, v, &options, restart, max_it / 2, &it, &f, NULL, cancellable, &local_error))
-            break;
-          _airy_fit_model_set_stride (m, 1);
-          o.budget += EVALUATIONS_PER_ITERATION * (max_it - max_it / 2);
-        }
-      else
-        o.budget = EVALUATIONS_PER_ITERATION * max_it;
-      if (!run_bfgs (&o, v, &options, restart, max_it - it, &it2, &f, &converged, cancellable, &local_error))
-        break;
-      if (o.stopped)
-        g_ptr_array_add (res->warnings,
-                         g_strdup_printf (_("start %u stopped at its limit of %u evaluations (%u per iteration)"),
-                                          restart + 1, EVALUATIONS_PER_ITERATION * max_it,
-                                          EVALUATIONS_PER_ITERATION));
-      res->iterations_total += it + it2;
-      if (f < best_loss)
-        {
-          best_loss = f;
-          objective_params_array (&o, v, best);
-          res->iterations = it + it2;
-          res->converged = converged;
-          best_start = restart;
-        }
-    }
-  _airy_fit_model_set_stride (m, 1);
-  if (local_error != NULL)
-    {
-      g_propagate_error (error, g_steal_pointer (&local_error));
-      objective_clear (&o);
-      return NULL;
-    }
-  res->evaluations = o.evaluations;
-  objective_clear (&o);
-  res->loss = best_loss;
-  fit_quality_warnings (res, best_start, max_it, poisson, win * m->depth);
-
-  /* 1-σ uncertainties: the diagonal of the inverse Fisher information;
-   * least squares with the noise of the residuals */
-  fisher = g_new0 (double, (gsize) P * P);
-  if (!poisson)
-    {
-      double rss = _airy_fit_model_loss (m, data, FALSE, 1.0, best, NULL) * 2.0;
-      gsize N = win * m->depth;
-      noise_var = N > P ? rss / (N - P) : noise_var;
-    }
-  _airy_fit_model_fisher (m, poisson, noise_var, best, fisher);
   res->n_terms = K;
   res->indices = g_memdup2 (indices, sizeof (int) * K);
   res->coefficients = g_memdup2 (best, sizeof (double) * K);
-  res->uncertainties = g_new (double, K);
-  {
-    gsl_matrix_view F = gsl_matrix_view_array (fisher, P, P);
-    double sig[P];
-    int status = gsl_linalg_cholesky_decomp1 (&F.matrix);
-
-    if (status == 0)
-      status = gsl_linalg_cholesky_invert (&F.matrix);
-    for (i = 0; i < P; i++)
-      sig[i] = status == 0 ? sqrt (gsl_matrix_get (&F.matrix, i, i)) : NAN;
-    if (status != 0)
-      g_ptr_array_add (res->warnings, g_strdup (_("the Fisher information is singular: no uncertainties")));
-    memcpy (res->uncertainties, sig, sizeof (double) * K);
-    for (i = 0; i < 3; i++)
-      res->position_uncertainties[i] = sig[K + i];
-    res->amplitude_uncertainty = sig[K + 3] * gain;
-    res->background_uncertainty = sig[K + 4] * gain;
-  }
-  res->position[0] = ((double) cx + ww / 2 - (double) (grid->width / 2)) * m->du_x + best[K];
-  res->position[1] = ((double) cy + wh / 2 - (double) (grid->height / 2)) * m->du_y + best[K + 1];
-  res->position[2] = best[K + 2];
-  if (m->depth > 1)
-    {
-      double z0 = MIN (m->z[0], m->z[m->depth - 1]), z1 = MAX (m->z[0], m->z[m->depth - 1]);
-      double tol = 1e-6 * MAX (1.0, z1 - z0);
-
-      /* the focus of the model is then extrapolated, not measured */
-      if (res->position[2] < z0 - tol || res->position[2] > z1 + tol)
-        g_ptr_array_add (res->warnings,
-                         g_strdup_printf (_("the bead's fitted z (%.3f µm) lies outside the stack's planes "
-                                            "(%.3f … %.3f µm): its focus is not in the stack"),
-                                          res->position[2], z0, z1));
-    }
-  res->amplitude = best[K + 3] * gain;
-  res->background = best[K + 4] * gain + offset;
-  res->window[0] = cx;
-  res->window[1] = cy;
-  res->window[2] = ww;
-  res->window[3] = wh;
-
-  /* RMS and Strehl over the pupil at the first wavelength */
-  {
-    double s2 = 0;
-
-    for (i = 0; i < K; i++)
-      s2 += best[i] * best[i];
-    res->rms_waves = sqrt (s2);
-    res->strehl = _airy_fit_model_strehl (m, best);
-  }
-
-  /* the model and the residual in data units */
-  res->model = airy_stack_new (m->depth, wh, ww);
-  res->residual = airy_stack_new (m->depth, wh, ww);
-  _airy_fit_model_eval (m, best, res->model->data);
-  for (q = 0; q < win * m->depth; q++)
-    {
-      res->model->data[q] = (float) (res->model->data[q] * gain + offset);
-      res->residual->data[q] = (float) (data[q] * gain + offset) - res->model->data[q];
-    }
-  for (i = 0; i < 2; i++)
-    {
-      AiryStack *s = i == 0 ? res->model : res->residual;
-      s->dx = m->du_x;
-      s->dy = m->du_y;
-      s->dz = m->depth > 1 ? (m->z[m->depth - 1] - m->z[0]) / (m->depth - 1) : 0.0;
-      airy_stack_set_z (s, m->z);
-    }
+  fit_uncertainties (m, d, K, noise_var, best, res);
+  fit_result_fill (m, d, K, best, res);
   if (!_airy_fit_model_check (m, error))
     return NULL;
   res->seconds = (g_get_monotonic_time () - t0) / 1e6;

@@ -13,6 +13,7 @@
 #include "airy-fft-private.h"
 #include "airy-sensor-private.h"
 #include "airy-elements-private.h"
+#include "airy-modality.h"
 
 static guint n_geometries;
 
@@ -52,89 +53,6 @@ check_declared (AirySystemProp prop, double value, GError **error)
   GParamSpec *pspec = _airy_system_param (prop);
 
   return airy_param_check_number (pspec, value, airy_param_spec_get_path (pspec), error);
-}
-
-/* A microscope's chain: Optical4FSystemPSF, the objective, the elements and
- * the tube lens; the pupil spacing f_tube·λ/(n·N·s) per wavelength, so the
- * camera plane has spacing s for every wavelength. */
-static gboolean
-microscope_chain (AiryGeometry *geom, AiryElement *objective, GError **error)
-{
-  AirySystem *system = geom->system;
-  GPtrArray *elements = airy_system_get_elements (system);
-  double n = airy_element_get_double (objective, "n");
-  double f_tube = airy_system_get_f_tube (system);
-  double spacing = airy_system_get_spacing (system);
-  guint h = geom->in_height, w = geom->in_width, i, l;
-  AiryElement *tube;
-
-  for (l = 0; l < geom->spectrum->n; l++)
-    {
-      geom->in_dy[l] = f_tube * geom->spectrum->wavelengths[l] / (n * h * spacing);
-      geom->in_dx[l] = f_tube * geom->spectrum->wavelengths[l] / (n * w * spacing);
-    }
-  geom->imaging = TRUE;
-  g_ptr_array_add (geom->chain, airy_element_copy (objective));
-  for (i = 0; i < elements->len; i++)
-    {
-      AiryElement *e = g_ptr_array_index (elements, i);
-      AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (e);
-
-      if (klass->category == AIRY_CATEGORY_SOURCE)
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("elements[%u]: a microscope has its own source (the objective); "
-                       "remove \"%s\""), i, klass->type_name);
-          return FALSE;
-        }
-      if (airy_element_get_enabled (e))
-        g_ptr_array_add (geom->chain, airy_element_copy (e));
-    }
-  tube = airy_element_new ("ff-lens", NULL);
-  g_object_set (tube, "f", f_tube, "n", n, NULL);
-  g_ptr_array_add (geom->chain, tube);
-  return TRUE;
-}
-
-/* A PSF system's chain: a source first, then the enabled elements. */
-static gboolean
-psf_chain (AiryGeometry *geom, GError **error)
-{
-  GPtrArray *elements = airy_system_get_elements (geom->system);
-  double spacing = airy_system_get_spacing (geom->system);
-  guint i, l;
-
-  for (l = 0; l < geom->spectrum->n; l++)
-    geom->in_dy[l] = geom->in_dx[l] = spacing;
-  for (i = 0; i < elements->len; i++)
-    {
-      AiryElement *e = g_ptr_array_index (elements, i);
-      AiryElementClass *klass = AIRY_ELEMENT_GET_CLASS (e);
-
-      if ((i == 0) != (klass->category == AIRY_CATEGORY_SOURCE))
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       i == 0 ? "elements[%u]: the first element must be a source, got \"%s\""
-                              : "elements[%u]: only the first element may be a source, got \"%s\"",
-                       i, klass->type_name);
-          return FALSE;
-        }
-      if (i == 0 && !airy_element_get_enabled (e))
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("elements[0]: the source cannot be disabled"));
-          return FALSE;
-        }
-      if (airy_element_get_enabled (e))
-        g_ptr_array_add (geom->chain, airy_element_copy (e));
-    }
-  if (geom->chain->len == 0)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("elements: an optical system needs at least a source"));
-      return FALSE;
-    }
-  return TRUE;
 }
 
 /* Walk the chain with a context: cross-field checks, warnings, the
@@ -329,7 +247,7 @@ _airy_geometry_new (AirySystem *system,
                     GError    **error)
 {
   g_autoptr(AiryGeometry) geom = g_new0 (AiryGeometry, 1);
-  AiryElement *objective;
+  const AiryModality *modality;
   const double *z;
   guint h, w;
   double spacing;
@@ -354,8 +272,11 @@ _airy_geometry_new (AirySystem *system,
   geom->in_width = w;
   geom->in_dy = g_new (double, geom->spectrum->n);
   geom->in_dx = g_new (double, geom->spectrum->n);
-  objective = airy_system_get_objective (system);
-  if (objective != NULL ? !microscope_chain (geom, objective, error) : !psf_chain (geom, error))
+  /* the system's modality turns it into its chain */
+  if (!_airy_modality_check (system, airy_system_get_modality (system), error))
+    return NULL;
+  modality = _airy_modality_lookup (airy_system_get_modality (system));
+  if (!modality->chain (geom, error))
     return NULL;
   if (!walk_chain (geom, read_files, warnings, error) || !check_sensor (geom, error))
     return NULL;

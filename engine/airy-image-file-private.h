@@ -8,4 +8,30 @@ G_BEGIN_DECLS
 extern const AiryImageFormat _airy_tiff_format;
 extern const AiryImageFormat _airy_png_format;
 
+/* An image read row by row, top to bottom, without holding its plane
+ * (masks far larger than the grid): `begin` gets the first plane's size
+ * and bits (a stack without data) before any pixel is decoded and may
+ * refuse it (FALSE, error set); `row` then gets each row as float32, the
+ * values airy_image_read () would give. */
+typedef struct
+{
+  gboolean (*begin)     (const AiryStack *head,
+                         gpointer         user_data,
+                         GError         **error);
+  void     (*row)       (guint            y,
+                         const float     *values,
+                         gpointer         user_data);
+  gpointer   user_data;
+} AiryRowSink;
+
+gboolean _airy_image_read_rows (const char        *path,
+                                const AiryRowSink *sink,
+                                GError           **error);
+gboolean _airy_png_read_rows   (const char        *path,
+                                const AiryRowSink *sink,
+                                GError           **error);
+gboolean _airy_tiff_read_rows  (const char        *path,
+                                const AiryRowSink *sink,
+                                GError           **error);
+
 G_END_DECLS

@@ -8,7 +8,9 @@
 #include <glib/gi18n-lib.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <glib/gstdio.h>
 
 #include "airy-image-file.h"
@@ -29,25 +31,34 @@ airy_image_format_sniff (const char *path,
                          GError    **error)
 {
   const AiryImageFormat *const *f;
+  g_autoptr(GError) local = NULL;
   guint8 head[16] = { 0 };
   FILE *file;
   size_t got;
+  int fd;
 
-  _airy_file_io_note (path);
   if (g_file_test (path, G_FILE_TEST_IS_DIR))
     {
       /* a folder: a chunked format's location */
+      _airy_file_io_note (path);
       for (f = airy_image_formats (); *f; f++)
         if ((*f)->folder && (*f)->sniff_location && (*f)->sniff_location (path))
           return *f;
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: a folder, not a stack in a format Airy reads"), path);
       return NULL;
     }
-  file = g_fopen (path, "rb");
+  /* a file: never a FIFO or a device (an open that would block) */
+  fd = _airy_input_open (path, FALSE, &local);
+  file = fd >= 0 ? fdopen (fd, "rb") : NULL;
   if (file == NULL)
     {
       int e = errno;
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: %s"), path, g_strerror (e));
+      if (fd >= 0)
+        close (fd);
+      if (local != NULL)
+        g_propagate_error (error, g_steal_pointer (&local));
+      else
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: %s"), path, g_strerror (e));
       return NULL;
     }
   got = fread (head, 1, sizeof head, file);
@@ -88,6 +99,31 @@ airy_image_read_full (const char            *path,
   const AiryImageFormat *format = airy_image_format_sniff (path, error);
 
   return format ? format->read (path, options, error) : NULL;
+}
+
+gboolean
+_airy_image_read_rows (const char        *path,
+                       const AiryRowSink *sink,
+                       GError           **error)
+{
+  const AiryImageFormat *format = airy_image_format_sniff (path, error);
+
+  g_autoptr(AiryStack) whole = NULL;
+  guint y;
+
+  if (format == NULL)
+    return FALSE;
+  if (format == &_airy_png_format)
+    return _airy_png_read_rows (path, sink, error);
+  if (format == &_airy_tiff_format)
+    return _airy_tiff_read_rows (path, sink, error);
+  /* any other format: read whole, handed over row by row */
+  whole = format->read (path, NULL, error);
+  if (whole == NULL || !sink->begin (whole, sink->user_data, error))
+    return FALSE;
+  for (y = 0; y < whole->height; y++)
+    sink->row (y, whole->data + (gsize) y * whole->width, sink->user_data);
+  return TRUE;
 }
 
 gboolean

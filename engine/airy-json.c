@@ -373,6 +373,62 @@ line_column (const char *data, gsize offset, guint *line, guint *column)
   *column = (guint) g_utf8_strlen (start, data + offset - start) + 1;
 }
 
+/* The first string or key that is not UTF-8, by its path (NULL: none).
+ * json-glib turns an unpaired surrogate escape ("\udc00") into bytes that
+ * are not UTF-8, which nothing can write back. */
+static char *
+find_bad_utf8 (JsonNode *node, const char *path)
+{
+  guint i, n;
+
+  switch (json_node_get_node_type (node))
+    {
+    case JSON_NODE_VALUE:
+      if (json_node_get_value_type (node) == G_TYPE_STRING && !g_utf8_validate (json_node_get_string (node), -1, NULL))
+        return g_strdup (*path ? path : "(top level)");
+      return NULL;
+    case JSON_NODE_ARRAY:
+      {
+        JsonArray *a = json_node_get_array (node);
+
+        n = json_array_get_length (a);
+        for (i = 0; i < n; i++)
+          {
+            g_autofree char *sub = g_strdup_printf ("%s[%u]", path, i);
+            char *bad = find_bad_utf8 (json_array_get_element (a, i), sub);
+
+            if (bad)
+              return bad;
+          }
+        return NULL;
+      }
+    case JSON_NODE_OBJECT:
+      {
+        JsonObject *o = json_node_get_object (node);
+        JsonObjectIter it;
+        const char *key;
+        JsonNode *member;
+
+        json_object_iter_init (&it, o);
+        while (json_object_iter_next (&it, &key, &member))
+          {
+            g_autofree char *sub = NULL;
+            char *bad;
+
+            if (!g_utf8_validate (key, -1, NULL))
+              return g_strdup_printf (_("a key in %s"), *path ? path : "(top level)");
+            sub = *path ? g_strdup_printf ("%s.%s", path, key) : g_strdup (key);
+            if ((bad = find_bad_utf8 (member, sub)) != NULL)
+              return bad;
+          }
+        return NULL;
+      }
+    case JSON_NODE_NULL:
+    default:
+      return NULL;
+    }
+}
+
 /* json-glib reports "<data>:LINE:COL: Parse error: …"; keep its position and
  * name the source instead. */
 static void
@@ -440,6 +496,18 @@ _airy_json_parse (const char *data,
                    source, line, column, scan.twice_path, first_line, first_column);
       return NULL;
     }
+  {
+    JsonNode *root = json_parser_get_root (parser);
+    g_autofree char *bad = root ? find_bad_utf8 (root, "") : NULL;
+
+    if (bad != NULL)
+      {
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_PARSE,
+                     _("%s: %s: not UTF-8 text (an unpaired \\u surrogate escape, such as \\udc00?)"),
+                     source, bad);
+        return NULL;
+      }
+  }
   if (scan.bad_integer)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
@@ -472,16 +540,21 @@ _airy_json_read_file (const char *path,
                       GError    **error)
 {
   g_autoptr(GByteArray) data = NULL;
+  g_autoptr(GError) local = NULL;
   GStatBuf st;
   int fd, e;
 
-  _airy_file_io_note (path);
-  fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  /* a system may come through a pipe (/dev/stdin) or a FIFO, never
+   * from a folder or a disk */
+  fd = _airy_input_open (path, TRUE, &local);
   if (fd < 0)
     {
       e = errno;
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("Failed to open file “%s”: %s"), path,
-                   g_strerror (e));
+      if (local != NULL)
+        g_propagate_error (error, g_steal_pointer (&local));
+      else
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("Failed to open file “%s”: %s"), path,
+                     g_strerror (e));
       return NULL;
     }
   if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode) && st.st_size > (off_t) AIRY_JSON_MAX_BYTES)

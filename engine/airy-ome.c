@@ -181,8 +181,10 @@ attr (const char **names, const char **values, const char *name)
   return NULL;
 }
 
+/* An integer attribute of at least `min` (OME's sizes are PositiveInt,
+ * its indices NonNegativeInt). */
 static gboolean
-attr_uint (const char **names, const char **values, const char *name, guint *out,
+attr_uint (const char **names, const char **values, const char *name, guint min, guint *out,
            gboolean *present, GError **error)
 {
   const char *v = attr (names, values, name);
@@ -192,10 +194,10 @@ attr_uint (const char **names, const char **values, const char *name, guint *out
     *present = v != NULL;
   if (v == NULL)
     return TRUE;
-  if (!g_ascii_string_to_unsigned (v, 10, 0, G_MAXINT32, &n, NULL))
+  if (!g_ascii_string_to_unsigned (v, 10, min, G_MAXINT32, &n, NULL))
     {
       g_set_error (error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
-                   _("%s=\"%s\": must be an integer in [0, %d]"), name, v, G_MAXINT32);
+                   _("%s=\"%s\": must be an integer in [%u, %d]"), name, v, min, G_MAXINT32);
       return FALSE;
     }
   *out = (guint) n;
@@ -203,10 +205,10 @@ attr_uint (const char **names, const char **values, const char *name, guint *out
 }
 
 /* A length attribute with its unit attribute (default: default_um µm per
- * unit), in µm. */
+ * unit), in µm; `positive`: a size, which must be > 0. */
 static gboolean
-attr_length (const char **names, const char **values, const char *name, double default_um, double *out,
-             gboolean *present, GError **error)
+attr_length (const char **names, const char **values, const char *name, double default_um, gboolean positive,
+             double *out, gboolean *present, GError **error)
 {
   const char *v = attr (names, values, name);
   g_autofree char *unit_name = g_strconcat (name, "Unit", NULL);
@@ -219,6 +221,12 @@ attr_length (const char **names, const char **values, const char *name, double d
   if (v == NULL)
     return TRUE;
   x = g_ascii_strtod (v, &end);
+  if (positive && end != v && *end == '\0' && !(x > 0 && isfinite (x)))
+    {
+      g_set_error (error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                   _("invalid %s %s (must be > 0)"), name, v);
+      return FALSE;
+    }
   if (end == v || *end != '\0' || !isfinite (x))
     {
       g_set_error (error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
@@ -265,14 +273,14 @@ ome_start (GMarkupParseContext *context,
       gboolean present;
 
       info->in_pixels = 1;
-      if (!attr_uint (names, values, "SizeX", &info->size_x, NULL, error)
-          || !attr_uint (names, values, "SizeY", &info->size_y, NULL, error)
-          || !attr_uint (names, values, "SizeZ", &info->size_z, NULL, error)
-          || !attr_uint (names, values, "SizeC", &info->size_c, NULL, error)
-          || !attr_uint (names, values, "SizeT", &info->size_t, NULL, error)
-          || !attr_length (names, values, "PhysicalSizeX", 1.0, &info->physical_x, &present, error)
-          || !attr_length (names, values, "PhysicalSizeY", 1.0, &info->physical_y, &present, error)
-          || !attr_length (names, values, "PhysicalSizeZ", 1.0, &info->physical_z, &present, error))
+      if (!attr_uint (names, values, "SizeX", 1, &info->size_x, NULL, error)
+          || !attr_uint (names, values, "SizeY", 1, &info->size_y, NULL, error)
+          || !attr_uint (names, values, "SizeZ", 1, &info->size_z, NULL, error)
+          || !attr_uint (names, values, "SizeC", 1, &info->size_c, NULL, error)
+          || !attr_uint (names, values, "SizeT", 1, &info->size_t, NULL, error)
+          || !attr_length (names, values, "PhysicalSizeX", 1.0, TRUE, &info->physical_x, &present, error)
+          || !attr_length (names, values, "PhysicalSizeY", 1.0, TRUE, &info->physical_y, &present, error)
+          || !attr_length (names, values, "PhysicalSizeZ", 1.0, TRUE, &info->physical_z, &present, error))
         return;
       if (order != NULL)
         g_strlcpy (info->order, order, sizeof info->order);
@@ -284,11 +292,11 @@ ome_start (GMarkupParseContext *context,
       AiryOmeTiffData td = { 0 };
 
       info->in_tiff_data = 1;
-      if (!attr_uint (names, values, "IFD", &td.ifd, &td.has_ifd, error)
-          || !attr_uint (names, values, "FirstZ", &td.first_z, NULL, error)
-          || !attr_uint (names, values, "FirstC", &td.first_c, NULL, error)
-          || !attr_uint (names, values, "FirstT", &td.first_t, NULL, error)
-          || !attr_uint (names, values, "PlaneCount", &td.plane_count, &td.has_count, error))
+      if (!attr_uint (names, values, "IFD", 0, &td.ifd, &td.has_ifd, error)
+          || !attr_uint (names, values, "FirstZ", 0, &td.first_z, NULL, error)
+          || !attr_uint (names, values, "FirstC", 0, &td.first_c, NULL, error)
+          || !attr_uint (names, values, "FirstT", 0, &td.first_t, NULL, error)
+          || !attr_uint (names, values, "PlaneCount", 0, &td.plane_count, &td.has_count, error))
         return;
       g_array_append_val (info->tiff_data, td);
     }
@@ -299,7 +307,7 @@ ome_start (GMarkupParseContext *context,
       double wl = NAN;
       gboolean present = FALSE;
 
-      if (!attr_length (names, values, "EmissionWavelength", 1e-3, &wl, &present, NULL) || !present)
+      if (!attr_length (names, values, "EmissionWavelength", 1e-3, FALSE, &wl, &present, NULL) || !present)
         wl = NAN;
       g_array_append_val (info->channel_wavelengths, wl);
     }
@@ -313,10 +321,10 @@ ome_start (GMarkupParseContext *context,
     {
       AiryOmePlane p = { 0 };
 
-      if (!attr_uint (names, values, "TheZ", &p.the_z, NULL, error)
-          || !attr_uint (names, values, "TheC", &p.the_c, NULL, error)
-          || !attr_uint (names, values, "TheT", &p.the_t, NULL, error)
-          || !attr_length (names, values, "PositionZ", 1.0, &p.position_z, &p.has_z, error))
+      if (!attr_uint (names, values, "TheZ", 0, &p.the_z, NULL, error)
+          || !attr_uint (names, values, "TheC", 0, &p.the_c, NULL, error)
+          || !attr_uint (names, values, "TheT", 0, &p.the_t, NULL, error)
+          || !attr_length (names, values, "PositionZ", 1.0, FALSE, &p.position_z, &p.has_z, error))
         return;
       g_array_append_val (info->planes, p);
     }

@@ -284,6 +284,8 @@ typedef struct
   char         scale[64];   /* tEXt "airy:scale" */
   GError      *error;       /* set for Airy's own refusals (budget, scale) */
   int          channel;     /* colour: −1 luminance, else R, G or B (0…2) */
+  const AiryRowSink *sink;  /* rows to it, not into a plane (not interlaced) */
+  float       *values;      /* the sink's row */
 } PngReader;
 
 /* Every ancillary chunk but pHYs and tRNS comes here (libpng keeps at most
@@ -310,6 +312,16 @@ png_chunk_fn (png_structp png, png_unknown_chunkp chunk)
   return 1;
 }
 
+static void
+restore_scale (float *v, gsize n, double scale)
+{
+  gsize k;
+
+  if (scale > 0.0)
+    for (k = 0; k < n; k++)
+      v[k] = (float) (v[k] / 65535.0 * scale);
+}
+
 /* Everything libpng does, behind one setjmp: the caller owns what it
  * allocates (in the reader), so a longjmp out of libpng leaks nothing. */
 static gboolean
@@ -324,6 +336,7 @@ png_read_into (PngReader *r)
   volatile double scale = 0.0;   /* volatile: set after setjmp */
   guint64 need, budget;
   gsize rowbytes;
+  gboolean streamed;
 
   if (setjmp (png_jmpbuf (png)))
     return FALSE;
@@ -340,8 +353,10 @@ png_read_into (PngReader *r)
   png_read_info (png, info);
   png_get_IHDR (png, info, &width, &height, &bit_depth, &color_type, &interlace, NULL, NULL);
 
-  /* the plane and one row, before anything is decoded */
-  need = (guint64) width * height * sizeof (float) + (guint64) width * 8;
+  /* the plane (or, row by row, a float row) and one row, before anything
+   * is decoded; interlaced files are whole only after their last pass */
+  streamed = r->sink != NULL && interlace == PNG_INTERLACE_NONE;
+  need = (streamed ? (guint64) width : (guint64) width * height) * sizeof (float) + (guint64) width * 8;
   budget = airy_memory_budget ();
   if (need > budget)
     {
@@ -400,11 +415,20 @@ png_read_into (PngReader *r)
         }
     }
 
-  r->stack = _airy_stack_new_uninitialised (1, height, width);
+  if (streamed)
+    {
+      r->stack = g_new0 (AiryStack, 1);
+      r->stack->depth = 1;
+      r->stack->height = height;
+      r->stack->width = width;
+      r->values = malloc ((gsize) width * sizeof (float));
+    }
+  else
+    r->stack = _airy_stack_new_uninitialised (1, height, width);
   r->row = malloc (rowbytes);
-  if (r->stack == NULL || r->row == NULL)
+  if (r->stack == NULL || r->row == NULL || (streamed && r->values == NULL))
     png_error (png, "out of memory");
-  r->stack->bits = bit_depth;
+  r->stack->bits = scale > 0.0 ? 32 : bit_depth;
   if (channels >= 3)
     {
       r->stack->n_channels = 3;
@@ -415,6 +439,8 @@ png_read_into (PngReader *r)
       r->stack->dx = 1e6 / ppm_x;
       r->stack->dy = 1e6 / (ppm_y ? ppm_y : ppm_x);
     }
+  if (r->sink != NULL && !r->sink->begin (r->stack, r->sink->user_data, &r->error))
+    return FALSE;
 
   /* Interlaced files come in 7 passes over all rows; each pass fills its
    * own pixels of the row it returns, so only those are copied. */
@@ -425,7 +451,7 @@ png_read_into (PngReader *r)
 
       for (y = 0; y < height; y++)
         {
-          float *dst = r->stack->data + (gsize) y * width;
+          float *dst = streamed ? r->values : r->stack->data + (gsize) y * width;
           const guint8 *p = r->row;
 
           png_read_row (png, r->row, NULL);
@@ -451,37 +477,49 @@ png_read_into (PngReader *r)
                   dst[x] = (float) ((v * a + 127) / 255);
                 }
             }
+          if (streamed)
+            {
+              restore_scale (dst, width, scale);
+              r->sink->row (y, dst, r->sink->user_data);
+            }
         }
     }
   png_read_end (png, NULL);
+  if (streamed)
+    return TRUE;
 
   /* 16-bit files written by Airy carry their scale: restore raw units */
-  if (scale > 0.0)
-    {
-      gsize k, n = (gsize) height * width;
-
-      for (k = 0; k < n; k++)
-        r->stack->data[k] = (float) (r->stack->data[k] / 65535.0 * scale);
-      r->stack->bits = 32;
-    }
+  restore_scale (r->stack->data, (gsize) height * width, scale);
+  /* an interlaced file to a sink: whole, then row by row */
+  if (r->sink != NULL)
+    for (y = 0; y < height; y++)
+      r->sink->row (y, r->stack->data + (gsize) y * width, r->sink->user_data);
   return TRUE;
 }
 
 static AiryStack *
-png_read_channel (const char *path,
-                  int         channel,
-                  GError    **error)
+png_read_channel (const char        *path,
+                  int                channel,
+                  const AiryRowSink *sink,
+                  GError           **error)
 {
-  PngReader r = { .path = path, .channel = channel };
+  PngReader r = { .path = path, .channel = channel, .sink = sink };
+  g_autoptr(GError) local = NULL;
   png_uint_32 width = 0, height = 0;
   gboolean ok;
+  int fd;
 
-  _airy_file_io_note (path);
-  r.io.file = g_fopen (path, "rb");
+  fd = _airy_input_open (path, FALSE, &local);
+  r.io.file = fd >= 0 ? fdopen (fd, "rb") : NULL;
   if (r.io.file == NULL)
     {
       int e = errno;
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: %s"), path, g_strerror (e));
+      if (fd >= 0)
+        close (fd);
+      if (local != NULL)
+        g_propagate_error (error, g_steal_pointer (&local));
+      else
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: %s"), path, g_strerror (e));
       return NULL;
     }
 
@@ -506,6 +544,7 @@ png_read_channel (const char *path,
     png_destroy_read_struct (&r.png, r.info ? &r.info : NULL, NULL);
   fclose (r.io.file);
   free (r.row);
+  free (r.values);
   if (ok)
     return r.stack;
   airy_stack_free (r.stack);
@@ -525,7 +564,17 @@ AiryStack *
 airy_png_read (const char *path,
                GError    **error)
 {
-  return png_read_channel (path, -1, error);
+  return png_read_channel (path, -1, NULL, error);
+}
+
+gboolean
+_airy_png_read_rows (const char        *path,
+                     const AiryRowSink *sink,
+                     GError           **error)
+{
+  g_autoptr(AiryStack) head = png_read_channel (path, -1, sink, error);
+
+  return head != NULL;
 }
 
 /* ---- the format table's entry ---- */
@@ -545,7 +594,7 @@ png_read (const char *path, const AiryReadOptions *options, GError **error)
                    _("%s: a PNG holds one plane: no time points to choose from"), path);
       return NULL;
     }
-  return png_read_channel (path, options ? options->channel : -1, error);
+  return png_read_channel (path, options ? options->channel : -1, NULL, error);
 }
 
 /* raw values of a single plane, 16-bit with their scale */

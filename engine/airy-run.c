@@ -13,6 +13,7 @@
 #include "airy-fft-private.h"
 #include "airy-plan-private.h"
 #include "airy-ops-private.h"
+#include "airy-modality.h"
 
 G_DEFINE_BOXED_TYPE (AiryResult, airy_result, airy_result_ref, airy_result_free)
 
@@ -771,6 +772,60 @@ run_tail (AiryRunState **statep, const AiryRunOptions *opts, guint threads, GErr
   return TRUE;
 }
 
+/* A modality of several chains: each chain runs as a system of its own and
+ * their intensities combine, plane by plane (the result's metadata are the
+ * first chain's, its hash the whole system's). */
+static AiryResult *
+run_chains (const AiryModality *m, AirySystem *system, guint n, const AiryRunOptions *options,
+            AiryProgressFunc progress, gpointer user_data, GCancellable *cancellable, GError **error)
+{
+  AiryResult *first = NULL;
+  guint k;
+
+  for (k = 0; k < n; k++)
+    {
+      g_autoptr(AirySystem) sub = m->chain_system (system, k, error);
+      AiryResult *r = sub ? airy_run (sub, options, progress, user_data, cancellable, error) : NULL;
+      gsize i, count;
+
+      if (r == NULL || r->stack == NULL)
+        {
+          if (r != NULL)
+            g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                         _("modality: %s combines its chains on the host; a device-resident result is not "
+                           "supported"), m->name);
+          g_clear_pointer (&r, airy_result_free);
+          g_clear_pointer (&first, airy_result_free);
+          return NULL;
+        }
+      if (first == NULL)
+        {
+          first = r;
+          continue;
+        }
+      count = (gsize) first->stack->depth * first->stack->height * first->stack->width;
+      if (r->stack->depth * r->stack->height * r->stack->width != count)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("modality: %s: chain %u gives %u×%u×%u, chain 0 %u×%u×%u"), m->name, k, r->stack->depth,
+                       r->stack->height, r->stack->width, first->stack->depth, first->stack->height,
+                       first->stack->width);
+          airy_result_free (r);
+          airy_result_free (first);
+          return NULL;
+        }
+      for (i = 0; i < count; i++)
+        if (m->combine == AIRY_MODALITY_COMBINE_PRODUCT)
+          first->stack->data[i] *= r->stack->data[i];
+        else
+          first->stack->data[i] += r->stack->data[i];
+      first->seconds += r->seconds;
+      airy_result_free (r);
+    }
+  first->hash = airy_system_hash (system);
+  return first;
+}
+
 AiryResult *
 airy_run (AirySystem           *system,
           const AiryRunOptions *options,
@@ -791,9 +846,14 @@ airy_run (AirySystem           *system,
   gint64 t0 = g_get_monotonic_time (), agree_us = 0;
   guint threads = 0, n_devices = 0;
   gboolean prepared = FALSE;
+  const AiryModality *modality;
 
   g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
 
+  modality = _airy_modality_lookup (airy_system_get_modality (system));
+  if (modality && modality->n_chains && modality->n_chains (system) > 1)
+    return run_chains (modality, system, modality->n_chains (system), options, progress, user_data, cancellable,
+                       error);
   opts = options ? *options : defaults;
   comm = opts.comm ? opts.comm : airy_comm_self ();
 

@@ -13,6 +13,7 @@
 #include "airy-error.h"
 #include "airy-json-private.h"
 #include "airy-param-private.h"
+#include "airy-modality.h"
 
 /* The system file (DESIGN §6): a reader with one function per section,
  * whose fields are read and checked through their declarations
@@ -433,7 +434,7 @@ parse_sample (AirySystem *self, JsonObject *root, GError **error)
 static gboolean
 parse_header (AirySystem *self, JsonObject *root, GError **error)
 {
-  static const char *const strings[] = { "$schema", "name", "description", NULL };
+  static const char *const strings[] = { "$schema", "name", "description", "modality", NULL };
   JsonNode *version = json_object_get_member (root, "airy");
   guint i;
 
@@ -470,13 +471,16 @@ parse_header (AirySystem *self, JsonObject *root, GError **error)
     airy_system_set_description (self, json_object_get_string_member (root, "description"));
   if (json_object_has_member (root, "$schema"))
     self->schema = g_strdup (json_object_get_string_member (root, "$schema"));
+  /* checked against the registry once the microscope is read (parse_modality) */
+  if (json_object_has_member (root, "modality"))
+    airy_system_set_modality (self, json_object_get_string_member (root, "modality"));
   return TRUE;
 }
 
 static gboolean
 parse_root (AirySystem *self, JsonNode *root_node, GError **error)
 {
-  static const char *const keys[] = { "$schema", "airy", "name", "description", "grid", "spectrum",
+  static const char *const keys[] = { "$schema", "airy", "name", "description", "modality", "grid", "spectrum",
                                       "z", "elements", "microscope", "sensor", "sample", NULL };
   JsonObject *root;
 
@@ -493,6 +497,7 @@ parse_root (AirySystem *self, JsonNode *root_node, GError **error)
       || !parse_spectrum (self, root, error)
       || !parse_z (self, root, error)
       || (json_object_has_member (root, "microscope") && !parse_microscope (self, root, error))
+      || !_airy_modality_check (self, self->modality, error)
       || !parse_elements (self, root, error)
       || (json_object_has_member (root, "sensor") && !parse_sensor (self, root, error)))
     return FALSE;
@@ -670,6 +675,9 @@ write_header (AirySystem *self, JsonBuilder *b)
       json_builder_set_member_name (b, "description");
       json_builder_add_string_value (b, self->description);
     }
+  /* always written: files without it read as inferred */
+  json_builder_set_member_name (b, "modality");
+  json_builder_add_string_value (b, airy_system_get_modality (self));
 }
 
 static void

@@ -16,6 +16,7 @@ struct _AirySystem
   char         *description;
   char         *schema;       /* "$schema", kept as written */
   char         *base_dir;
+  char         *modality;     /* NULL: inferred (airy_system_get_modality) */
   guint         height;
   guint         width;
   double        spacing;

@@ -2,6 +2,7 @@
 
 #include "config.h"
 
+#include "airy-modality.h"
 #include "airy-system.h"
 #include "airy-system-private.h"
 #include "airy-elements-private.h"
@@ -211,6 +212,29 @@ add_string (JsonObject *props, const char *key, const char *description)
   json_object_set_object_member (props, key, o);
 }
 
+/* "modality": one of the registered modalities, each with what it does */
+static JsonObject *
+schema_modality (void)
+{
+  g_autoptr(GString) d = g_string_new ("How the system becomes chains and how their intensities combine "
+                                       "(absent: imaging with a \"microscope\", else psf):");
+  JsonObject *o;
+  JsonArray *names = json_array_new ();
+  guint n, i;
+  const AiryModality * const *list = _airy_modality_list (&n);
+
+  for (i = 0; i < n; i++)
+    {
+      json_array_add_string_element (names, list[i]->name);
+      g_string_append_printf (d, " %s: %s.", list[i]->name,
+                              list[i]->schema_note ? list[i]->schema_note : list[i]->description);
+    }
+  o = schema_object (d->str);
+  json_object_set_string_member (o, "type", "string");
+  json_object_set_array_member (o, "enum", names);
+  return o;
+}
+
 /* the rules across sections: a microscope and its sample come together;
  * without a microscope the chain needs at least its source */
 static void
@@ -255,6 +279,7 @@ airy_system_schema (gboolean with_modules)
   json_object_set_object_member (props, "airy", o);
   add_string (props, "name", "Name of the system");
   add_string (props, "description", "What the system is for");
+  json_object_set_object_member (props, "modality", schema_modality ());
   json_object_set_object_member (props, "grid", schema_grid ());
   json_object_set_object_member (props, "spectrum", schema_spectrum ());
   json_object_set_object_member (props, "z", schema_z ());

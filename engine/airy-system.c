@@ -40,6 +40,7 @@ airy_system_finalize (GObject *object)
   g_free (self->description);
   g_free (self->schema);
   g_free (self->base_dir);
+  g_free (self->modality);
   airy_spectrum_free (self->spectrum);
   g_array_unref (self->z);
   g_ptr_array_unref (self->elements);
@@ -472,6 +473,26 @@ gboolean
 airy_system_is_microscope (AirySystem *self)
 {
   return self->objective != NULL;
+}
+
+const char *
+airy_system_get_modality (AirySystem *self)
+{
+  g_return_val_if_fail (AIRY_IS_SYSTEM (self), NULL);
+  if (self->modality != NULL)
+    return self->modality;
+  /* as files without "modality" always read */
+  return self->objective != NULL ? "imaging" : "psf";
+}
+
+void
+airy_system_set_modality (AirySystem *self, const char *modality)
+{
+  char *copy = g_strdup (modality);
+
+  g_return_if_fail (AIRY_IS_SYSTEM (self));
+  g_free (self->modality);
+  self->modality = copy;
 }
 
 void
@@ -907,6 +928,7 @@ airy_system_copy (AirySystem *self)
     g_ptr_array_add (copy->elements, airy_element_copy (g_ptr_array_index (self->elements, i)));
   if (self->objective)
     copy->objective = airy_element_copy (self->objective);
+  copy->modality = g_strdup (self->modality);
   copy->f_tube = self->f_tube;
   if (self->sensor)
     copy->sensor = airy_element_copy (self->sensor);

@@ -132,6 +132,18 @@ void          airy_system_set_description  (AirySystem  *self,
 const char   *airy_system_get_base_dir     (AirySystem  *self);
 gboolean      airy_system_is_microscope    (AirySystem  *self);
 /**
+ * airy_system_get_modality:
+ *
+ * Returns: the system's modality ("psf", "imaging" or one registered
+ *   later): as set or read from the file's "modality", else inferred as
+ *   files without the key always were (a microscope images, else psf)
+ */
+const char   *airy_system_get_modality     (AirySystem  *self);
+/* NULL: inferred again. The name is checked when the system is checked or
+ * run (the registry is the engine's). */
+void          airy_system_set_modality     (AirySystem  *self,
+                                            const char  *modality);
+/**
  * airy_system_get_shape:
  * @self: a system
  * @height: (out): grid rows

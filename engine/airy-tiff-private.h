@@ -4,6 +4,7 @@
 #include <tiffio.h>
 
 #include "airy-image-file.h"
+#include "airy-image-file-private.h"
 
 G_BEGIN_DECLS
 
@@ -89,6 +90,7 @@ typedef struct
   guint64       size;        /* file size */
   guint64       pos;         /* memory reads */
   gboolean      swap;        /* file byte order is not the host's */
+  const AiryRowSink *sink;   /* the first plane, row by row, to it */
 } Reader;
 
 /* One page as libtiff describes it, checked before anything is read. */

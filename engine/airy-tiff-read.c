@@ -168,56 +168,119 @@ reader_close (Reader *r)
   g_clear_pointer (&r->message, g_free);
 }
 
-/* The value of a RATIONAL tag of the IFD at `ifd`, read from the file:
- * libtiff hands resolutions out as float, which loses the 8th digit of a
- * pixel size. */
-gboolean
-_airy_tiff_read_rational (Reader *r, guint64 ifd, guint16 tag, double *out)
+/* unaligned reads in the file's byte order */
+static guint64
+file_uint (const Reader *r, const guint8 *p, guint size)
+{
+  guint16 v16;
+  guint32 v32;
+  guint64 v64;
+
+  switch (size)
+    {
+    case 2:
+      memcpy (&v16, p, 2);
+      return r->swap ? GUINT16_SWAP_LE_BE (v16) : v16;
+    case 4:
+      memcpy (&v32, p, 4);
+      return r->swap ? GUINT32_SWAP_LE_BE (v32) : v32;
+    default:
+      memcpy (&v64, p, 8);
+      return r->swap ? GUINT64_SWAP_LE_BE (v64) : v64;
+    }
+}
+#define U16(p) ((guint16) file_uint (r, (p), 2))
+#define U32(p) ((guint32) file_uint (r, (p), 4))
+#define U64(p) file_uint (r, (p), 8)
+
+/* The entry of `tag` in the IFD at `ifd`, as the file has it (libtiff
+ * pads or estimates some arrays, which hides what the file really holds):
+ * its type, its count, and its value-or-offset field (raw, in the file's
+ * byte order). FALSE when the IFD has no such entry. */
+static gboolean
+ifd_entry (Reader *r, guint64 ifd, guint16 tag, guint16 *type, guint64 *count, guint8 value[8])
 {
   gboolean big = TIFFIsBigTIFF (r->tif);
   guint entry = big ? 20 : 12;
   guint64 n, i;
   guint8 buf[20];
 
-#define U16(p) (r->swap ? GUINT16_SWAP_LE_BE (*(guint16 *) (p)) : *(guint16 *) (p))
-#define U32(p) (r->swap ? GUINT32_SWAP_LE_BE (*(guint32 *) (p)) : *(guint32 *) (p))
-#define U64(p) (r->swap ? GUINT64_SWAP_LE_BE (*(guint64 *) (p)) : *(guint64 *) (p))
   if (!_airy_tiff_reader_pread (r, ifd, buf, big ? 8 : 2))
     return FALSE;
   n = big ? U64 (buf) : U16 (buf);
   for (i = 0; i < MIN (n, 4096); i++)
     {
-      guint64 at = ifd + (big ? 8 : 2) + i * entry, off;
-      guint32 pq[2];
+      guint64 at = ifd + (big ? 8 : 2) + i * entry;
 
       if (!_airy_tiff_reader_pread (r, at, buf, entry))
         return FALSE;
       if (U16 (buf) != tag)
         continue;
-      if (U16 (buf + 2) != T_RATIONAL)
-        return FALSE;
-      /* BigTIFF holds the 8 bytes in the entry */
-      if (big)
-        memcpy (pq, buf + 12, 8);
-      else
-        {
-          off = U32 (buf + 8);
-          if (!_airy_tiff_reader_pread (r, off, pq, 8))
-            return FALSE;
-        }
-      pq[0] = r->swap ? GUINT32_SWAP_LE_BE (pq[0]) : pq[0];
-      pq[1] = r->swap ? GUINT32_SWAP_LE_BE (pq[1]) : pq[1];
-      if (pq[1] == 0)
-        return FALSE;
-      *out = (double) pq[0] / pq[1];
+      *type = U16 (buf + 2);
+      *count = big ? U64 (buf + 4) : U32 (buf + 4);
+      memset (value, 0, 8);
+      memcpy (value, buf + (big ? 12 : 8), big ? 8 : 4);
       return TRUE;
     }
-#undef U64
-#undef U32
-#undef U16
   return FALSE;
 }
 
+/* The value of a RATIONAL tag of the IFD at `ifd`, read from the file:
+ * libtiff hands resolutions out as float, which loses the 8th digit of a
+ * pixel size. */
+gboolean
+_airy_tiff_read_rational (Reader *r, guint64 ifd, guint16 tag, double *out)
+{
+  guint16 type;
+  guint64 count;
+  guint8 value[8];
+  guint32 pq[2];
+
+  if (!ifd_entry (r, ifd, tag, &type, &count, value) || type != T_RATIONAL || count < 1)
+    return FALSE;
+  /* BigTIFF holds the 8 bytes in the entry */
+  if (TIFFIsBigTIFF (r->tif))
+    memcpy (pq, value, 8);
+  else if (!_airy_tiff_reader_pread (r, U32 (value), pq, 8))
+    return FALSE;
+  pq[0] = r->swap ? GUINT32_SWAP_LE_BE (pq[0]) : pq[0];
+  pq[1] = r->swap ? GUINT32_SWAP_LE_BE (pq[1]) : pq[1];
+  if (pq[1] == 0)
+    return FALSE;
+  *out = (double) pq[0] / pq[1];
+  return TRUE;
+}
+#undef U64
+#undef U32
+#undef U16
+
+/* The current page's StripOffsets and StripByteCounts hold one entry per
+ * strip: libtiff pads a short array with zeros (and then estimates the
+ * counts), so a file with one offset for 16 strips would be read with 15
+ * strips from the header. */
+static gboolean
+strip_entries_check (Reader *r, guint z, guint32 n_strips, GError **error)
+{
+  guint64 ifd = TIFFCurrentDirOffset (r->tif), n_off = 0, n_count = 0;
+  guint16 type;
+  guint8 value[8];
+  guint32 rows = 0, height = 0;
+
+  if (!ifd_entry (r, ifd, TAG_STRIP_OFFSETS, &type, &n_off, value))
+    n_off = 0;
+  if (!ifd_entry (r, ifd, TAG_STRIP_BYTE_COUNTS, &type, &n_count, value))
+    n_count = 0;
+  if (n_off == n_strips && n_count == n_strips)
+    return TRUE;
+  TIFFGetField (r->tif, TIFFTAG_IMAGELENGTH, &height);
+  TIFFGetFieldDefaulted (r->tif, TIFFTAG_ROWSPERSTRIP, &rows);
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+               _("%s: page %u: %llu StripOffsets and %llu StripByteCounts entries for %u strips "
+                 "(%u rows, %u per strip): one of each per strip expected"),
+               r->name, z, (unsigned long long) n_off, (unsigned long long) n_count, n_strips, height,
+               MIN (rows, height));
+  return FALSE;
+}
 
 void
 _airy_tiff_page_read (TIFF *tif, Page *p)
@@ -379,22 +442,49 @@ convert_samples (const guint8 *src, float *dst, gsize n, guint16 bits, guint16 f
 gboolean
 _airy_tiff_page_data_check (Reader *r, guint z, guint64 need, GError **error)
 {
-  guint32 n = TIFFNumberOfStrips (r->tif), s;
-  guint16 compression = COMPRESSION_NONE;
-  guint64 total = 0;
+  guint32 n = TIFFNumberOfStrips (r->tif), s, width = 0, height = 0, rows = 0;
+  guint16 compression = COMPRESSION_NONE, bits = 1;
+  guint64 total = 0, header = TIFFIsBigTIFF (r->tif) ? 16 : 8, scan;
 
   TIFFGetFieldDefaulted (r->tif, TIFFTAG_COMPRESSION, &compression);
+  TIFFGetField (r->tif, TIFFTAG_IMAGEWIDTH, &width);
+  TIFFGetField (r->tif, TIFFTAG_IMAGELENGTH, &height);
+  TIFFGetFieldDefaulted (r->tif, TIFFTAG_BITSPERSAMPLE, &bits);
+  TIFFGetFieldDefaulted (r->tif, TIFFTAG_ROWSPERSTRIP, &rows);
+  rows = MIN (MAX (rows, 1), MAX (height, 1));
+  scan = (guint64) width * (bits / 8);
+  if (!strip_entries_check (r, z, n, error))
+    return FALSE;
   for (s = 0; s < n; s++)
     {
       int err = 0;
       guint64 off = TIFFGetStrileOffsetWithErr (r->tif, s, &err);
       guint64 count = TIFFGetStrileByteCountWithErr (r->tif, s, &err);
+      guint64 y0 = (guint64) s * rows;
+      guint64 strip_rows = y0 < height ? MIN (rows, height - y0) : 0;
 
       if (err || off > r->size || count > r->size - off)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
                        _("%s: plane %u: strip %u lies beyond the end of the file (%llu bytes)"),
                        r->name, z, s, (unsigned long long) r->size);
+          return FALSE;
+        }
+      /* image data never start inside the file's header (a zero offset
+       * is a missing one) */
+      if (off < header)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                       _("%s: page %u: strip %u starts at byte %llu, inside the file's header"),
+                       r->name, z, s, (unsigned long long) off);
+          return FALSE;
+        }
+      if (compression == COMPRESSION_NONE && count < strip_rows * scan)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                       _("%s: page %u: strip %u holds %llu bytes, its %llu rows need %llu: truncated or corrupt"),
+                       r->name, z, s, (unsigned long long) count, (unsigned long long) strip_rows,
+                       (unsigned long long) (strip_rows * scan));
           return FALSE;
         }
       total += count;
@@ -501,12 +591,31 @@ native_float (const Layout *l)
   return l->bits == 32 && l->format == SAMPLEFORMAT_IEEEFP;
 }
 
+/* rows read for a sink go to it */
+static void
+emit_rows (Reader *r, guint y0, guint rows, guint width, const float *values)
+{
+  guint i;
+
+  if (r->sink != NULL)
+    for (i = 0; i < rows; i++)
+      r->sink->row (y0 + i, values + (gsize) i * width, r->sink->user_data);
+}
+
 static gboolean
-read_plane_strips (Reader *r, const Layout *l, guint z, float *dst, Scratch *scratch, GError **error)
+read_plane_strips (Reader *r, const Layout *l, guint z, float *dst, Scratch *scratch, Scratch *window,
+                   GError **error)
 {
   guint32 rows_per_strip = l->height, n, s;
   gsize scan = (gsize) l->width * (l->bits / 8);
+  guint16 compression = COMPRESSION_NONE;
 
+  /* libtiff 4.5's libdeflate path reports a deflate strip whose data run
+   * past the strip as read, with the strip left unwritten (uninitialised
+   * pixels, exit 0); its zlib path decodes it */
+  TIFFGetFieldDefaulted (r->tif, TIFFTAG_COMPRESSION, &compression);
+  if (compression == COMPRESSION_ADOBE_DEFLATE || compression == COMPRESSION_DEFLATE)
+    TIFFSetField (r->tif, TIFFTAG_DEFLATE_SUBCODEC, DEFLATE_SUBCODEC_ZLIB);
   TIFFGetFieldDefaulted (r->tif, TIFFTAG_ROWSPERSTRIP, &rows_per_strip);
   rows_per_strip = MIN (MAX (rows_per_strip, 1), l->height);
   n = TIFFNumberOfStrips (r->tif);
@@ -521,12 +630,13 @@ read_plane_strips (Reader *r, const Layout *l, guint z, float *dst, Scratch *scr
     {
       guint32 y0 = s * rows_per_strip, rows = MIN (rows_per_strip, l->height - y0);
       gsize want = rows * scan;
-      float *out = dst + (gsize) y0 * l->width;
+      /* row by row: a strip's rows in `window` */
+      float *out = r->sink ? (float *) scratch_get (window, (gsize) rows * l->width * 4) : dst + (gsize) y0 * l->width;
       /* float32 goes straight to its place; libtiff swaps to host order */
       guint8 *buf = native_float (l) ? (guint8 *) out : scratch_get (scratch, want);
       tmsize_t got;
 
-      if (buf == NULL)
+      if (buf == NULL || out == NULL)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("%s: not enough memory to read plane %u"), r->name, z);
           return FALSE;
@@ -540,24 +650,26 @@ read_plane_strips (Reader *r, const Layout *l, guint z, float *dst, Scratch *scr
         }
       if (!native_float (l))
         convert_samples (buf, out, (gsize) rows * l->width, l->bits, l->format, FALSE);
+      emit_rows (r, y0, rows, l->width, out);
     }
   return TRUE;
 }
 
 /* A plane of a single-IFD ImageJ stack: raw bytes in the file's order. */
 static gboolean
-read_plane_raw (Reader *r, const Layout *l, guint z, float *dst, Scratch *scratch, GError **error)
+read_plane_raw (Reader *r, const Layout *l, guint z, float *dst, Scratch *scratch, Scratch *window,
+                GError **error)
 {
   gsize scan = (gsize) l->width * (l->bits / 8);
-  guint rows = (guint) MAX (1, MIN (l->height, (16u << 20) / scan)), y;
+  guint rows = (guint) MAX (1, MIN (l->height, (r->sink ? 1u << 20 : 16u << 20) / scan)), y;
 
   for (y = 0; y < l->height; y += rows)
     {
       guint n = MIN (rows, l->height - y);
-      float *out = dst + (gsize) y * l->width;
+      float *out = r->sink ? (float *) scratch_get (window, (gsize) n * l->width * 4) : dst + (gsize) y * l->width;
       guint8 *buf = native_float (l) ? (guint8 *) out : scratch_get (scratch, n * scan);
 
-      if (buf == NULL)
+      if (buf == NULL || out == NULL)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("%s: not enough memory to read plane %u"), r->name, z);
           return FALSE;
@@ -568,8 +680,47 @@ read_plane_raw (Reader *r, const Layout *l, guint z, float *dst, Scratch *scratc
           return FALSE;
         }
       convert_samples (buf, out, (gsize) n * l->width, l->bits, l->format, r->swap);
+      emit_rows (r, y, n, l->width, out);
     }
   return TRUE;
+}
+
+/* Why libtiff opened nothing, where its words would be vague: a header whose first
+ * IFD offset is 0 or lies beyond the end (a file cut after its header). */
+static void
+header_error (Reader *r, GError **error)
+{
+  guint8 h[16];
+  guint64 ifd = 0;
+  gboolean big;
+
+  if (_airy_tiff_reader_pread (r, 0, h, 8)
+      && (memcmp (h, "II", 2) == 0 || memcmp (h, "MM", 2) == 0))
+    {
+      r->swap = (h[0] == 'I') != (G_BYTE_ORDER == G_LITTLE_ENDIAN);
+      big = file_uint (r, h + 2, 2) == 43;
+      if (!big)
+        ifd = file_uint (r, h + 4, 4);
+      else if (_airy_tiff_reader_pread (r, 0, h, 16))
+        ifd = file_uint (r, h + 8, 8);
+      else
+        ifd = G_MAXUINT64;
+      if (ifd == 0)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                       _("%s: a TIFF header with no image: its first IFD offset is 0"), r->name);
+          return;
+        }
+      if (ifd != G_MAXUINT64 && ifd >= r->size)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                       _("%s: truncated TIFF: the first IFD is at byte %llu, the file has %llu bytes"),
+                       r->name, (unsigned long long) ifd, (unsigned long long) r->size);
+          return;
+        }
+    }
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: not a readable TIFF (%s)"), r->name,
+               _airy_tiff_reader_message (r));
 }
 
 static AiryStack *
@@ -598,7 +749,7 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
   TIFFOpenOptionsFree (topts);
   if (r->tif == NULL)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: not a readable TIFF (%s)"), r->name, _airy_tiff_reader_message (r));
+      header_error (r, error);
       return NULL;
     }
   r->swap = TIFFIsByteSwapped (r->tif);
@@ -610,6 +761,9 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
     }
   /* a range of planes: those only, with their z */
   depth = options->n_planes && pixels ? options->n_planes : l.depth;
+  /* to a sink: the first plane, never held whole */
+  if (r->sink != NULL)
+    depth = 1;
   if (pixels && options->n_planes && ((guint64) first + depth > l.depth))
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: planes %u to %u asked for, the file has %u"),
@@ -617,10 +771,10 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
       _airy_tiff_layout_clear (&l);
       return NULL;
     }
-  if (!pixels)
+  if (!pixels || r->sink != NULL)
     {
       stack = g_new0 (AiryStack, 1);
-      stack->depth = l.depth;
+      stack->depth = r->sink != NULL ? depth : l.depth;
       stack->height = l.height;
       stack->width = l.width;
     }
@@ -655,17 +809,22 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
   if (l.wavelengths)
     airy_stack_set_provenance (stack, l.n_channels, l.wavelengths, NULL, NULL);
 
+  if (r->sink != NULL && !r->sink->begin (stack, r->sink->user_data, error))
+    {
+      _airy_tiff_layout_clear (&l);
+      return NULL;
+    }
   if (pixels)
     {
-      Scratch scratch = { NULL, 0 };
+      Scratch scratch = { NULL, 0 }, window = { NULL, 0 };
       gboolean ok = TRUE;
 
       for (z = first; ok && z < first + depth; z++)
         {
-          float *dst = airy_stack_plane (stack, z - first);
+          float *dst = r->sink ? NULL : airy_stack_plane (stack, z - first);
 
           if (l.contiguous)
-            ok = read_plane_raw (r, &l, z, dst, &scratch, error);
+            ok = read_plane_raw (r, &l, z, dst, &scratch, &window, error);
           else if (!TIFFSetSubDirectory (r->tif, l.ifd[z]))
             {
               g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: plane %u: corrupt TIFF (%s)"),
@@ -673,9 +832,10 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
               ok = FALSE;
             }
           else
-            ok = read_plane_strips (r, &l, z, dst, &scratch, error);
+            ok = read_plane_strips (r, &l, z, dst, &scratch, &window, error);
         }
       g_free (scratch.data);
+      g_free (window.data);
       if (!ok)
         {
           _airy_tiff_layout_clear (&l);
@@ -719,27 +879,31 @@ tiff_init (void)
 }
 
 static AiryStack *
-read_file (const char *path, const AiryReadOptions *options, gboolean pixels, GError **error)
+read_file (const char *path, const AiryReadOptions *options, gboolean pixels, const AiryRowSink *sink,
+           GError **error)
 {
-  Reader r = { path, NULL, NULL, -1, NULL, 0, 0, FALSE };
+  Reader r = { path, NULL, NULL, -1, NULL, 0, 0, FALSE, sink };
+  g_autoptr(GError) local = NULL;
   GStatBuf st;
   AiryStack *stack;
 
   tiff_init ();
-  _airy_file_io_note (path);
-  r.fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  r.fd = _airy_input_open (path, FALSE, &local);
   if (r.fd < 0)
     {
       int e = errno;
-      if (e == ENOENT)
+      if (local != NULL)
+        g_propagate_error (error, g_steal_pointer (&local));
+      else if (e == ENOENT)
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: no such file"), path);
       else
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", path, g_strerror (e));
       return NULL;
     }
-  if (fstat (r.fd, &st) != 0 || !S_ISREG (st.st_mode))
+  if (fstat (r.fd, &st) != 0)
     {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: not a regular file"), path);
+      int e = errno;
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", path, g_strerror (e));
       close (r.fd);
       return NULL;
     }
@@ -755,7 +919,7 @@ airy_tiff_read_full (const char            *path,
                      GError               **error)
 {
   g_return_val_if_fail (path != NULL, NULL);
-  return read_file (path, options, TRUE, error);
+  return read_file (path, options, TRUE, NULL, error);
 }
 
 AiryStack *
@@ -765,13 +929,23 @@ airy_tiff_read (const char *path,
   return airy_tiff_read_full (path, NULL, error);
 }
 
+gboolean
+_airy_tiff_read_rows (const char        *path,
+                      const AiryRowSink *sink,
+                      GError           **error)
+{
+  g_autoptr(AiryStack) head = read_file (path, NULL, TRUE, sink, error);
+
+  return head != NULL;
+}
+
 AiryStack *
 airy_tiff_probe (const char            *path,
                  const AiryReadOptions *options,
                  GError               **error)
 {
   g_return_val_if_fail (path != NULL, NULL);
-  return read_file (path, options, FALSE, error);
+  return read_file (path, options, FALSE, NULL, error);
 }
 
 AiryStack *
@@ -781,7 +955,7 @@ _airy_tiff_read_memory (const guint8          *data,
                         const AiryReadOptions *options,
                         GError               **error)
 {
-  Reader r = { name, NULL, NULL, -1, data, length, 0, FALSE };
+  Reader r = { name, NULL, NULL, -1, data, length, 0, FALSE, NULL };
   AiryStack *stack;
 
   tiff_init ();

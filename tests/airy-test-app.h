@@ -95,3 +95,30 @@ close_window (AiryWindow *window)
   while (g_main_context_iteration (NULL, FALSE))
     ;
 }
+
+/* the action the window's shortcut for a key names */
+static inline const char *
+shortcut_action (AiryWindow *window, guint keyval, GdkModifierType mods)
+{
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (GTK_WIDGET (window));
+  guint i, k;
+
+  for (i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr(GtkEventController) c = g_list_model_get_item (controllers, i);
+
+      if (!GTK_IS_SHORTCUT_CONTROLLER (c))
+        continue;
+      for (k = 0; k < g_list_model_get_n_items (G_LIST_MODEL (c)); k++)
+        {
+          g_autoptr(GtkShortcut) sc = g_list_model_get_item (G_LIST_MODEL (c), k);
+          GtkShortcutTrigger *t = gtk_shortcut_get_trigger (sc);
+          GtkShortcutAction *a = gtk_shortcut_get_action (sc);
+
+          if (GTK_IS_KEYVAL_TRIGGER (t) && gtk_keyval_trigger_get_keyval (GTK_KEYVAL_TRIGGER (t)) == keyval
+              && gtk_keyval_trigger_get_modifiers (GTK_KEYVAL_TRIGGER (t)) == mods && GTK_IS_NAMED_ACTION (a))
+            return gtk_named_action_get_action_name (GTK_NAMED_ACTION (a));
+        }
+    }
+  return NULL;
+}

@@ -78,6 +78,134 @@ on_apply (gpointer user_data, AirySystem *system, const char *path)
   g_set_object (out, system);
 }
 
+/* another file: the old result goes, nothing to apply, the new stack shown;
+ * its fit fails; a file that is no stack */
+static void
+check_other_files (AiryFitDialog *dialog, const char *dir, const AiryStack *beads)
+{
+  gsize n = (gsize) beads->depth * beads->height * beads->width, q;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryStack) flat = airy_stack_new (beads->depth, beads->height, beads->width);
+  g_autofree char *flat_path = g_build_filename (dir, "flat.tif", NULL);
+  g_autofree char *text_path = g_build_filename (dir, "notes.txt", NULL);
+
+  flat->dx = flat->dy = beads->dx;
+  flat->dz = beads->dz;
+  for (q = 0; q < n; q++)
+    flat->data[q] = 10.0f;
+  g_assert_true (airy_tiff_write (flat_path, flat, &error));
+  g_assert_no_error (error);
+  set_file (dialog, flat_path);
+  g_assert_null (airy_fit_dialog_get_result (dialog));
+  g_assert_cmpuint (airy_fit_dialog_get_n_losses (dialog), ==, 0);
+  g_assert_false (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON,
+                                                              "_Apply to System")));
+  g_assert_true (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON, "_Fit")));
+  g_assert_nonnull (strstr (airy_fit_dialog_get_status (dialog), "flat.tif: 48 × 48 pixels, 12 planes"));
+  /* the measured view shows the opened stack before a fit, the others nothing */
+  {
+    gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+    while (count_drawn_images (GTK_WIDGET (dialog)) < 1 && g_get_monotonic_time () < until)
+      g_main_context_iteration (NULL, FALSE);
+  }
+  g_assert_cmpuint (count_drawn_images (GTK_WIDGET (dialog)), ==, 1);
+  /* the slider counts planes from 1 */
+  g_assert_cmpfloat (gtk_range_get_value (GTK_RANGE (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_SCALE, NULL))),
+                     ==, 7);
+
+  /* its fit fails: the message, still no result */
+  airy_fit_dialog_start (dialog);
+  wait_for (dialog);
+  g_test_message ("%s", airy_fit_dialog_get_status (dialog));
+  g_assert_null (airy_fit_dialog_get_result (dialog));
+  g_assert_null (strstr (airy_fit_dialog_get_status (dialog), "phase mask is in the bench"));
+  g_assert_false (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON,
+                                                              "_Apply to System")));
+
+  /* a file that is no stack: said when it is opened, nothing to fit */
+  g_assert_true (g_file_set_contents (text_path, "not a TIFF\n", -1, NULL));
+  set_file (dialog, text_path);
+  g_test_message ("%s", airy_fit_dialog_get_status (dialog));
+  g_assert_nonnull (strstr (airy_fit_dialog_get_status (dialog), text_path));
+  g_assert_false (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON, "_Fit")));
+  g_unlink (text_path);
+  g_unlink (flat_path);
+}
+
+/* a stack larger than the system's plane: the engine names the CLI's
+ * --crop, the dialog its Crop field; resampled, from which pixel size */
+static void
+check_stack_too_big (AiryFitDialog *dialog, const char *dir, const AiryStack *beads)
+{
+  g_autoptr(GError) error = NULL;
+  gsize q;
+  guint i;
+
+  for (i = 0; i < 2; i++)
+    {
+      g_autoptr(AiryStack) big = airy_stack_new (beads->depth, 64, 64);
+      g_autofree char *big_path = g_build_filename (dir, "big.tif", NULL);
+      gsize m = (gsize) big->depth * 64 * 64;
+      const char *status;
+
+      big->dx = big->dy = i == 0 ? beads->dx : 0.09;
+      big->dz = beads->dz;
+      for (q = 0; q < m; q++)
+        big->data[q] = 10.0f + (q % 4096 == 32 * 64 + 32 ? 1e4f : 0.0f);
+      g_assert_true (airy_tiff_write (big_path, big, &error));
+      g_assert_no_error (error);
+      set_file (dialog, big_path);
+      airy_fit_dialog_start (dialog);
+      wait_for (dialog);
+      status = airy_fit_dialog_get_status (dialog);
+      g_test_message ("%s", status);
+      g_assert_null (airy_fit_dialog_get_result (dialog));
+      g_assert_nonnull (strstr (status, "larger than the system's PSF plane"));
+      g_assert_nonnull (strstr (status, "in this dialog: set Crop (pixels) to the bead's window"));
+      if (i == 1)
+        g_assert_nonnull (strstr (status, "(the stack, 64 × 64 pixels of 0.09 µm, was resampled to the system's "
+                                          "grid.spacing, 0.1 µm)"));
+      else
+        g_assert_null (strstr (status, "resampled"));
+      g_unlink (big_path);
+    }
+}
+
+/* six long warnings: scrolled in their area, the window within a
+ * 1280 × 800 screen */
+static void
+check_long_warnings (AiryFitDialog *dialog)
+{
+  guint i;
+
+  {
+    GtkWidget *scroll = test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_SCROLLED_WINDOW, NULL);
+    g_autoptr(GString) many = g_string_new (NULL);
+    int natural = 0;
+
+    g_assert_nonnull (scroll);
+    for (i = 0; i < 6; i++)
+      g_string_append_printf (many, "%sWarning: the bead stack's voxels (0.1002 × 0.1002 × 0.363636 µm) are not "
+                              "the system's (0.1 × 0.1 × 0.363636 µm): resampled to 48 × 48 × 12, warning %u",
+                              i ? "\n" : "", i);
+    {
+    GtkWidget *label = gtk_scrolled_window_get_child (GTK_SCROLLED_WINDOW (scroll));
+
+    if (GTK_IS_VIEWPORT (label))
+      label = gtk_viewport_get_child (GTK_VIEWPORT (label));
+    g_assert_true (GTK_IS_LABEL (label));
+    /* shown while it has warnings, whoever set them */
+    gtk_label_set_text (GTK_LABEL (label), "");
+    g_assert_false (gtk_widget_get_visible (scroll));
+    gtk_label_set_text (GTK_LABEL (label), many->str);
+    g_assert_true (gtk_widget_get_visible (scroll));
+    gtk_widget_measure (GTK_WIDGET (dialog), GTK_ORIENTATION_VERTICAL, 900, NULL, &natural, NULL, NULL);
+    g_test_message ("natural height with 6 warnings: %d px", natural);
+    g_assert_cmpint (natural, <=, 760);
+    }
+  }
+}
+
 static void
 test_dialog (void)
 {
@@ -176,53 +304,7 @@ test_dialog (void)
   g_assert_true (airy_fit_dialog_get_result (dialog) == res);
 
   /* another file: the old result goes, nothing to apply, the new stack shown */
-  {
-    g_autoptr(AiryStack) flat = airy_stack_new (beads->depth, beads->height, beads->width);
-    g_autofree char *flat_path = g_build_filename (dir, "flat.tif", NULL);
-    g_autofree char *text_path = g_build_filename (dir, "notes.txt", NULL);
-
-    flat->dx = flat->dy = beads->dx;
-    flat->dz = beads->dz;
-    for (q = 0; q < n; q++)
-      flat->data[q] = 10.0f;
-    g_assert_true (airy_tiff_write (flat_path, flat, &error));
-    g_assert_no_error (error);
-    set_file (dialog, flat_path);
-    g_assert_null (airy_fit_dialog_get_result (dialog));
-    g_assert_cmpuint (airy_fit_dialog_get_n_losses (dialog), ==, 0);
-    g_assert_false (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON,
-                                                                "_Apply to System")));
-    g_assert_true (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON, "_Fit")));
-    g_assert_nonnull (strstr (airy_fit_dialog_get_status (dialog), "flat.tif: 48 × 48 pixels, 12 planes"));
-    /* the measured view shows the opened stack before a fit, the others nothing */
-    {
-      gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
-      while (count_drawn_images (GTK_WIDGET (dialog)) < 1 && g_get_monotonic_time () < until)
-        g_main_context_iteration (NULL, FALSE);
-    }
-    g_assert_cmpuint (count_drawn_images (GTK_WIDGET (dialog)), ==, 1);
-    /* the slider counts planes from 1 */
-    g_assert_cmpfloat (gtk_range_get_value (GTK_RANGE (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_SCALE, NULL))),
-                       ==, 7);
-
-    /* its fit fails: the message, still no result */
-    airy_fit_dialog_start (dialog);
-    wait_for (dialog);
-    g_test_message ("%s", airy_fit_dialog_get_status (dialog));
-    g_assert_null (airy_fit_dialog_get_result (dialog));
-    g_assert_null (strstr (airy_fit_dialog_get_status (dialog), "phase mask is in the bench"));
-    g_assert_false (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON,
-                                                                "_Apply to System")));
-
-    /* a file that is no stack: said when it is opened, nothing to fit */
-    g_assert_true (g_file_set_contents (text_path, "not a TIFF\n", -1, NULL));
-    set_file (dialog, text_path);
-    g_test_message ("%s", airy_fit_dialog_get_status (dialog));
-    g_assert_nonnull (strstr (airy_fit_dialog_get_status (dialog), text_path));
-    g_assert_false (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON, "_Fit")));
-    g_unlink (text_path);
-    g_unlink (flat_path);
-  }
+  check_other_files (dialog, dir, beads);
 
   /* a folder: its message at once */
   set_file (dialog, dir);
@@ -230,62 +312,8 @@ test_dialog (void)
   g_assert_nonnull (strstr (airy_fit_dialog_get_status (dialog), dir));
   g_assert_false (gtk_widget_get_sensitive (test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_BUTTON, "_Fit")));
 
-  /* a stack larger than the system's plane: the engine names the CLI's
-   * --crop, the dialog its Crop field; resampled, from which pixel size */
-  for (i = 0; i < 2; i++)
-    {
-      g_autoptr(AiryStack) big = airy_stack_new (beads->depth, 64, 64);
-      g_autofree char *big_path = g_build_filename (dir, "big.tif", NULL);
-      gsize m = (gsize) big->depth * 64 * 64;
-      const char *status;
-
-      big->dx = big->dy = i == 0 ? beads->dx : 0.09;
-      big->dz = beads->dz;
-      for (q = 0; q < m; q++)
-        big->data[q] = 10.0f + (q % 4096 == 32 * 64 + 32 ? 1e4f : 0.0f);
-      g_assert_true (airy_tiff_write (big_path, big, &error));
-      g_assert_no_error (error);
-      set_file (dialog, big_path);
-      airy_fit_dialog_start (dialog);
-      wait_for (dialog);
-      status = airy_fit_dialog_get_status (dialog);
-      g_test_message ("%s", status);
-      g_assert_null (airy_fit_dialog_get_result (dialog));
-      g_assert_nonnull (strstr (status, "larger than the system's PSF plane"));
-      g_assert_nonnull (strstr (status, "in this dialog: set Crop (pixels) to the bead's window"));
-      if (i == 1)
-        g_assert_nonnull (strstr (status, "(the stack, 64 × 64 pixels of 0.09 µm, was resampled to the system's "
-                                          "grid.spacing, 0.1 µm)"));
-      else
-        g_assert_null (strstr (status, "resampled"));
-      g_unlink (big_path);
-    }
-
-  /* six long warnings: scrolled in their area, the window within a
-   * 1280 × 800 screen */
-  {
-    GtkWidget *scroll = test_find_widget (GTK_WIDGET (dialog), GTK_TYPE_SCROLLED_WINDOW, NULL);
-    g_autoptr(GString) many = g_string_new (NULL);
-    int natural = 0;
-
-    g_assert_nonnull (scroll);
-    for (i = 0; i < 6; i++)
-      g_string_append_printf (many, "%sWarning: the bead stack's voxels (0.1002 × 0.1002 × 0.363636 µm) are not "
-                              "the system's (0.1 × 0.1 × 0.363636 µm): resampled to 48 × 48 × 12, warning %u",
-                              i ? "\n" : "", i);
-    {
-    GtkWidget *label = gtk_scrolled_window_get_child (GTK_SCROLLED_WINDOW (scroll));
-
-    if (GTK_IS_VIEWPORT (label))
-      label = gtk_viewport_get_child (GTK_VIEWPORT (label));
-    g_assert_true (GTK_IS_LABEL (label));
-    gtk_label_set_text (GTK_LABEL (label), many->str);
-    gtk_widget_set_visible (scroll, TRUE);
-    gtk_widget_measure (GTK_WIDGET (dialog), GTK_ORIENTATION_VERTICAL, 900, NULL, &natural, NULL, NULL);
-    g_test_message ("natural height with 6 warnings: %d px", natural);
-    g_assert_cmpint (natural, <=, 760);
-    }
-  }
+  check_stack_too_big (dialog, dir, beads);
+  check_long_warnings (dialog);
 
   gtk_window_destroy (GTK_WINDOW (dialog));
   g_unlink (path);

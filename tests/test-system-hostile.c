@@ -353,7 +353,7 @@ test_long_user_text (void)
 {
   static const struct { const char *json; int code; const char *message; } cases[] = {
     { HEAD "\"@\": 1, \"elements\": [" SRC "]}", AIRY_ERROR_UNKNOWN_KEY,
-      "#: unknown key (known: $schema, airy, name, description, grid, spectrum, z, elements, microscope, sensor, sample)" },
+      "#: unknown key (known: $schema, airy, name, description, modality, grid, spectrum, z, elements, microscope, sensor, sample)" },
     { HEAD "\"elements\": [" SRC ", {\"type\": \"ff-lens\", \"@\": 1}]}", AIRY_ERROR_UNKNOWN_KEY,
       "elements[1].#: unknown key for \"ff-lens\" (known: type, enabled, f, n, na, inverse)" },
     { HEAD "\"elements\": [" SRC ", {\"type\": \"@\"}]}", AIRY_ERROR_UNKNOWN_TYPE,
@@ -387,6 +387,47 @@ test_long_user_text (void)
   expect_error (number, AIRY_ERROR_INVALID_VALUE, number_message);
 }
 
+/* ---- fuzzing found: an unpaired surrogate escape ---- */
+
+/* json-glib decodes "\udc00" alone into bytes that are not UTF-8: the
+ * system loaded, and its saved file did not load again */
+static void
+test_unpaired_surrogate (void)
+{
+  g_autofree char *name = psf_with ("{\"airy\": 1, ", "{\"airy\": 1, \"name\": \"a\\udE00b\", ");
+  g_autofree char *file = psf_with (LENS, "{\"type\": \"amplitude-mask\", \"file\": \"m\\ud800.png\"}, " LENS);
+  g_autofree char *key = psf_with ("\"spacing\": 0.5", "\"spacing\": 0.5, \"\\udc00x\": 1");
+  g_autofree char *pair = psf_with ("{\"airy\": 1, ", "{\"airy\": 1, \"name\": \"a\\ud83d\\ude00b\", ");
+  g_autoptr(AirySystem) paired = NULL;
+
+  expect_error (name, AIRY_ERROR_PARSE, "sys.json: name: not UTF-8 text (an unpaired \\u surrogate escape, such as \\udc00?)");
+  expect_error (file, AIRY_ERROR_PARSE,
+                "sys.json: elements[1].file: not UTF-8 text (an unpaired \\u surrogate escape, such as \\udc00?)");
+  expect_error (key, AIRY_ERROR_PARSE,
+                "sys.json: a key in grid: not UTF-8 text (an unpaired \\u surrogate escape, such as \\udc00?)");
+  /* a pair is one character (U+1F600) */
+  paired = test_system (pair);
+  g_assert_cmpstr (airy_system_get_name (paired), ==, "a\xf0\x9f\x98\x80" "b");
+}
+
+/* ---- fuzzing found: normalised weights that normalise again ---- */
+
+/* weights 2.3 and 0.7 become 0.7666666666666666 and 0.2333333333333333,
+ * which sum to 1 − 1.1e-16: divided by that sum again on reloading, the
+ * saved system was another system (another hash) */
+static void
+test_weights_reload (void)
+{
+  g_autofree char *json = psf_with ("[0.532]}", "[0.488, 0.561], \"weights\": [2.3, 0.7]}");
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autofree char *written = airy_system_to_json (system);
+  g_autoptr(AirySystem) again = test_system (written);
+  g_autofree char *rewritten = airy_system_to_json (again);
+
+  g_assert_cmpuint (airy_system_hash (again), ==, airy_system_hash (system));
+  g_assert_cmpstr (rewritten, ==, written);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -396,6 +437,8 @@ main (int argc, char **argv)
   airy_init ();
   tmpdir = g_dir_make_tmp ("airy-hostile-XXXXXX", NULL);
   g_test_add_func ("/hostile/bounds/physical", test_physical_bounds);
+  g_test_add_func ("/hostile/json/unpaired-surrogate", test_unpaired_surrogate);
+  g_test_add_func ("/hostile/json/weights-reload", test_weights_reload);
   g_test_add_func ("/hostile/bounds/finite-at-the-ends", test_bounds_finite);
   g_test_add_func ("/hostile/finite/sample-overflow", test_sample_overflow);
   g_test_add_func ("/hostile/finite/sample-nan", test_sample_nan);

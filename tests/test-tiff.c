@@ -847,7 +847,10 @@ test_bad_files (void)
   g_assert_cmpint (getrlimit (RLIMIT_AS, &old), ==, 0);
   low = old;
   low.rlim_cur = MIN (old.rlim_max, (rlim_t) 2 << 30);
+#ifndef __SANITIZE_ADDRESS__
+  /* (AddressSanitizer maps terabytes of shadow memory: no limit there) */
   g_assert_cmpint (setrlimit (RLIMIT_AS, &low), ==, 0);
+#endif
   /* a generous budget: the file's own content must stop it */
   ro.budget = G_GUINT64_CONSTANT (1) << 40;
 
@@ -927,7 +930,7 @@ test_bad_files (void)
   {
     g_autoptr(GError) error = NULL;
     g_assert_null (airy_tiff_read ("/dev/zero", &error));
-    g_assert_cmpstr (error->message, ==, "/dev/zero: not a regular file");
+    g_assert_cmpstr (error->message, ==, "/dev/zero: is a character device, not a regular file");
   }
   g_unlink (path);
 }

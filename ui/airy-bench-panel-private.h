@@ -82,6 +82,9 @@ void       _airy_bench_panel_add_editors   (AiryBenchPanel *self,
 void       _airy_bench_panel_build_system  (AiryBenchPanel *self);
 void       _airy_bench_panel_build_microscope (AiryBenchPanel *self);
 void       _airy_bench_panel_update_derived (AiryBenchPanel *self);
+/* the mode list from the registered modalities; the system's place in it */
+void       _airy_bench_panel_modality_list (AiryBenchPanel *self);
+guint      _airy_bench_panel_modality_index (AirySystem    *system);
 void       _airy_bench_panel_on_mode       (GtkDropDown    *drop,
                                             GParamSpec     *pspec,
                                             AiryBenchPanel *self);

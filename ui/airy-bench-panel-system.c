@@ -8,6 +8,7 @@
 #include "airy-backend.h"
 #include "airy-error.h"
 #include "airy-geometry.h"
+#include "airy-modality.h"
 #include "airy-param-editor.h"
 #include "airy-run.h"
 
@@ -252,6 +253,31 @@ _airy_bench_panel_build_microscope (AiryBenchPanel *self)
 
 /* ---- mode ---- */
 
+/* The mode list: the registered modalities' labels, in the registry's order. */
+void
+_airy_bench_panel_modality_list (AiryBenchPanel *self)
+{
+  g_autoptr(GtkStringList) labels = gtk_string_list_new (NULL);
+  guint n, i;
+  const AiryModality * const *list = _airy_modality_list (&n);
+
+  for (i = 0; i < n; i++)
+    gtk_string_list_append (labels, _(list[i]->label));
+  gtk_drop_down_set_model (GTK_DROP_DOWN (self->mode), G_LIST_MODEL (labels));
+}
+
+guint
+_airy_bench_panel_modality_index (AirySystem *system)
+{
+  guint n, i;
+  const AiryModality * const *list = _airy_modality_list (&n);
+
+  for (i = 0; i < n; i++)
+    if (g_str_equal (list[i]->name, airy_system_get_modality (system)))
+      return i;
+  return 0;
+}
+
 static GParamSpec *
 system_spec (AiryBenchPanel *self, const char *name)
 {
@@ -277,14 +303,19 @@ _airy_bench_panel_on_mode (GtkDropDown    *drop,
                            GParamSpec     *pspec,
                            AiryBenchPanel *self)
 {
-  gboolean microscope = gtk_drop_down_get_selected (drop) == 1;
+  guint n, i, selected = gtk_drop_down_get_selected (drop);
+  const AiryModality * const *list = _airy_modality_list (&n);
+  gboolean microscope;
   GPtrArray *elements;
-  guint i;
 
-  if (self->building || self->system == NULL || microscope == airy_system_is_microscope (self->system))
+  if (self->building || self->system == NULL || selected >= n
+      || g_str_equal (list[selected]->name, airy_system_get_modality (self->system)))
     return;
+  microscope = list[selected]->needs_microscope;
   elements = airy_system_get_elements (self->system);
-  if (microscope)
+  if (microscope == airy_system_is_microscope (self->system))
+    ;  /* the same elements in another modality */
+  else if (microscope)
     {
       /* the source becomes the objective, the final lens the tube lens;
        * masks stay in the pupil */
@@ -340,6 +371,7 @@ _airy_bench_panel_on_mode (GtkDropDown    *drop,
       airy_system_set_sample (self->system, &none);
       airy_system_set_spacing (self->system, dx);
     }
+  airy_system_set_modality (self->system, list[selected]->name);
   _airy_bench_panel_rebuild_later (self);
 }
 

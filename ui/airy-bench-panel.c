@@ -508,7 +508,7 @@ rebuild (AiryBenchPanel *self)
   microscope = airy_system_is_microscope (self->system);
   elements = airy_system_get_elements (self->system);
 
-  gtk_drop_down_set_selected (GTK_DROP_DOWN (self->mode), microscope ? 1 : 0);
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (self->mode), _airy_bench_panel_modality_index (self->system));
   _airy_bench_panel_register (self, "mode", self->mode);
   _airy_bench_panel_build_system (self);
   gtk_widget_set_visible (self->warnings_label, FALSE);
@@ -970,6 +970,7 @@ airy_bench_panel_init (AiryBenchPanel *self)
   messages_new (self);
   self->building = TRUE;
   gtk_widget_init_template (GTK_WIDGET (self));
+  _airy_bench_panel_modality_list (self);
   self->building = FALSE;
   g_signal_connect (self->mode, "notify::selected", G_CALLBACK (_airy_bench_panel_on_mode), self);
   g_action_map_add_action_entries (G_ACTION_MAP (group), entries, G_N_ELEMENTS (entries), self);

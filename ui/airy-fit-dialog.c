@@ -166,7 +166,6 @@ set_status_warnings (AiryFitDialog *self, const char *text, GPtrArray *warnings)
   self->status = shown->len ? g_strdup_printf ("%s\n%s", text, shown->str) : g_strdup (text);
   gtk_label_set_text (GTK_LABEL (self->status_label), text);
   gtk_label_set_text (GTK_LABEL (self->warnings_label), shown->str);
-  gtk_widget_set_visible (self->warnings_scroll, shown->len > 0);
 }
 
 static void
@@ -226,9 +225,11 @@ update_sensitivity (AiryFitDialog *self)
 {
   gboolean running = self->cancellable != NULL;
 
-  gtk_widget_set_sensitive (self->fit_button, !running && (self->path != NULL || self->resident != NULL));
-  gtk_widget_set_sensitive (self->cancel_button, running);
-  gtk_widget_set_sensitive (self->apply_button, !running && self->result != NULL && self->apply != NULL);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "fit.start",
+                                 !running && (self->path != NULL || self->resident != NULL));
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "fit.cancel", running);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "fit.apply",
+                                 !running && self->result != NULL && self->apply != NULL);
 }
 
 /* a value printed with %.3f that rounds to zero prints as 0.000, not −0.000 */
@@ -660,9 +661,11 @@ on_file_chosen (GtkNativeDialog *native, int response, gpointer data)
   g_object_unref (native);
 }
 
+/* fit.open: a bead stack from a file chooser */
 static void
-on_open_clicked (GtkButton *button, AiryFitDialog *self)
+open_activated (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
+  AiryFitDialog *self = AIRY_FIT_DIALOG (widget);
   GtkFileChooserNative *native = gtk_file_chooser_native_new (_("Open Bead Stack"), GTK_WINDOW (self),
                                                               GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
   g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
@@ -675,22 +678,24 @@ on_open_clicked (GtkButton *button, AiryFitDialog *self)
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
 }
 
+/* fit.start, fit.cancel, fit.apply: the buttons' actions (enabled by
+ * update_sensitivity) */
 static void
-on_fit_clicked (GtkButton *button, AiryFitDialog *self)
+start_activated (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  airy_fit_dialog_start (self);
+  airy_fit_dialog_start (AIRY_FIT_DIALOG (widget));
 }
 
 static void
-on_cancel_clicked (GtkButton *button, AiryFitDialog *self)
+cancel_activated (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  airy_fit_dialog_cancel (self);
+  airy_fit_dialog_cancel (AIRY_FIT_DIALOG (widget));
 }
 
 static void
-on_apply_clicked (GtkButton *button, AiryFitDialog *self)
+apply_activated (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  airy_fit_dialog_apply (self);
+  airy_fit_dialog_apply (AIRY_FIT_DIALOG (widget));
 }
 
 static void
@@ -718,148 +723,66 @@ on_close_request (GtkWindow *window, gpointer data)
 
 /* ---- the object ---- */
 
-/* A spin button over an option's declared range, at its default (the
- * range airy-sim fit checks: airy-options-private.h) */
-static GtkWidget *
-option_spin (const char *option, double step)
+/* the warnings' area is shown while it has warnings (a binding of its
+ * visibility to the label's text) */
+static gboolean
+text_to_visible (GBinding *binding, const GValue *from, GValue *to, gpointer data)
 {
-  GParamSpecInt *spec = G_PARAM_SPEC_INT (_airy_option_spec (option));
-  GtkWidget *spin = gtk_spin_button_new_with_range (spec->minimum, spec->maximum, step);
+  const char *text = g_value_get_string (from);
 
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), spec->default_value);
-  return spin;
+  g_value_set_boolean (to, text != NULL && *text != '\0');
+  return TRUE;
 }
 
-static GtkWidget *
-drawing_area (AiryFitDialog *self, GtkDrawingAreaDrawFunc draw, int width, int height)
+/* A spin button over an option's declared range, at its default (the
+ * range airy-sim fit checks: airy-options-private.h) */
+static void
+option_spin (GtkWidget *spin, const char *option, double step)
 {
-  GtkWidget *area = gtk_drawing_area_new ();
+  GParamSpecInt *spec = G_PARAM_SPEC_INT (_airy_option_spec (option));
 
-  gtk_drawing_area_set_content_width (GTK_DRAWING_AREA (area), width);
-  gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (area), height);
-  gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (area), draw, self, NULL);
-  gtk_widget_set_hexpand (area, TRUE);
-  return area;
+  gtk_spin_button_configure (GTK_SPIN_BUTTON (spin),
+                             gtk_adjustment_new (spec->minimum, spec->minimum, spec->maximum, step, 10 * step, 0),
+                             step, 0);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), spec->default_value);
 }
 
 static void
 airy_fit_dialog_init (AiryFitDialog *self)
 {
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
-  GtkWidget *controls = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-  GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-  GtkWidget *bottom = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-  GtkWidget *open = gtk_button_new_with_mnemonic (_("_Open Bead Stack…"));
+  static const struct { GtkDrawingAreaDrawFunc draw; gsize offset; } areas[] = {
+    { _airy_fit_dialog_draw_loss, G_STRUCT_OFFSET (AiryFitDialog, loss_area) },
+    { _airy_fit_dialog_draw_image, G_STRUCT_OFFSET (AiryFitDialog, images[0]) },
+    { _airy_fit_dialog_draw_image, G_STRUCT_OFFSET (AiryFitDialog, images[1]) },
+    { _airy_fit_dialog_draw_image, G_STRUCT_OFFSET (AiryFitDialog, images[2]) },
+    { _airy_fit_dialog_draw_wavefront, G_STRUCT_OFFSET (AiryFitDialog, wavefront) },
+    { _airy_fit_dialog_draw_bars, G_STRUCT_OFFSET (AiryFitDialog, bars) },
+  };
   guint i;
 
   g_mutex_init (&self->lock);
   self->pending = g_array_new (FALSE, FALSE, sizeof (LossPoint));
   self->losses = g_array_new (FALSE, FALSE, sizeof (LossPoint));
-  gtk_window_set_title (GTK_WINDOW (self), _("Fit Measured PSF"));
-  gtk_window_set_default_size (GTK_WINDOW (self), 900, 700);
-  gtk_widget_set_margin_start (box, 8);
-  gtk_widget_set_margin_end (box, 8);
-  gtk_widget_set_margin_top (box, 8);
-  gtk_widget_set_margin_bottom (box, 8);
+  gtk_widget_init_template (GTK_WIDGET (self));
 
-  self->file_label = gtk_label_new (_("No bead stack"));
-  /* on its own line: a long name or the viewer's stack and cursor do not
-   * widen the window */
-  gtk_label_set_ellipsize (GTK_LABEL (self->file_label), PANGO_ELLIPSIZE_MIDDLE);
-  gtk_label_set_xalign (GTK_LABEL (self->file_label), 0);
-  self->zernike_spin = option_spin ("fit-zernike", 1);
-  self->crop_spin = option_spin ("fit-crop", 2);
-  self->fit_button = gtk_button_new_with_mnemonic (_("_Fit"));
-  self->cancel_button = gtk_button_new_with_mnemonic (_("_Cancel"));
-  self->apply_button = gtk_button_new_with_mnemonic (_("_Apply to System"));
-  gtk_box_append (GTK_BOX (controls), open);
-  gtk_box_append (GTK_BOX (controls), gtk_label_new (_("Highest ANSI index")));
-  gtk_box_append (GTK_BOX (controls), self->zernike_spin);
-  gtk_box_append (GTK_BOX (controls), gtk_label_new (_("Crop (pixels, 0: all)")));
-  gtk_box_append (GTK_BOX (controls), self->crop_spin);
-  gtk_box_append (GTK_BOX (controls), self->fit_button);
-  gtk_box_append (GTK_BOX (controls), self->cancel_button);
-  gtk_box_append (GTK_BOX (controls), self->apply_button);
-  gtk_box_append (GTK_BOX (box), controls);
-  {
-    /* the stack and the system it is fitted with, one line (the whole
-     * model in the tooltip) */
-    GtkWidget *what = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-
-    self->system_label = gtk_label_new ("");
-    gtk_label_set_xalign (GTK_LABEL (self->system_label), 0);
-    gtk_label_set_ellipsize (GTK_LABEL (self->system_label), PANGO_ELLIPSIZE_END);
-    gtk_widget_set_hexpand (self->system_label, TRUE);
-    gtk_widget_set_hexpand (self->file_label, TRUE);
-    gtk_widget_add_css_class (self->system_label, "dim-label");
-    gtk_label_set_max_width_chars (GTK_LABEL (self->file_label), 48);
-    gtk_widget_set_hexpand (self->file_label, FALSE);
-    gtk_box_append (GTK_BOX (what), self->file_label);
-    gtk_box_append (GTK_BOX (what), self->system_label);
-    gtk_box_append (GTK_BOX (box), what);
-  }
-
-  self->status_label = gtk_label_new ("");
-  gtk_label_set_xalign (GTK_LABEL (self->status_label), 0);
-  gtk_label_set_wrap (GTK_LABEL (self->status_label), TRUE);
-  gtk_box_append (GTK_BOX (box), self->status_label);
-  /* the warnings: at most about four lines high, scrolled beyond */
-  self->warnings_label = gtk_label_new ("");
-  gtk_label_set_xalign (GTK_LABEL (self->warnings_label), 0);
-  gtk_label_set_yalign (GTK_LABEL (self->warnings_label), 0);
-  gtk_label_set_wrap (GTK_LABEL (self->warnings_label), TRUE);
-  gtk_label_set_selectable (GTK_LABEL (self->warnings_label), TRUE);
-  self->warnings_scroll = gtk_scrolled_window_new ();
-  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->warnings_scroll), GTK_POLICY_NEVER,
-                                  GTK_POLICY_AUTOMATIC);
+  option_spin (self->zernike_spin, "fit-zernike", 1);
+  option_spin (self->crop_spin, "fit-crop", 2);
   gtk_scrolled_window_set_max_content_height (GTK_SCROLLED_WINDOW (self->warnings_scroll),
                                               AIRY_FIT_DIALOG_WARNINGS_HEIGHT);
-  gtk_scrolled_window_set_propagate_natural_height (GTK_SCROLLED_WINDOW (self->warnings_scroll), TRUE);
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->warnings_scroll), self->warnings_label);
-  gtk_widget_set_visible (self->warnings_scroll, FALSE);
-  gtk_box_append (GTK_BOX (box), self->warnings_scroll);
-  /* the smallest sizes leave the whole window within 800 pixels of
-   * height (a 1280 × 800 screen); the images take what is more */
-  self->loss_area = drawing_area (self, _airy_fit_dialog_draw_loss, 600, 90);
-  gtk_box_append (GTK_BOX (box), self->loss_area);
-
+  g_object_bind_property_full (self->warnings_label, "label", self->warnings_scroll, "visible", G_BINDING_SYNC_CREATE,
+                               text_to_visible, NULL, NULL, NULL);
+  for (i = 0; i < G_N_ELEMENTS (areas); i++)
+    gtk_drawing_area_set_draw_func (G_STRUCT_MEMBER (GtkDrawingArea *, self, areas[i].offset), areas[i].draw, self,
+                                    NULL);
   for (i = 0; i < 3; i++)
     {
       GtkGesture *click = gtk_gesture_click_new ();
 
-      self->images[i] = drawing_area (self, _airy_fit_dialog_draw_image, 200, 200);
-      gtk_widget_set_vexpand (self->images[i], TRUE);
       g_object_set_data (G_OBJECT (self->images[i]), "airy-which", GINT_TO_POINTER (i));
       g_signal_connect (click, "pressed", G_CALLBACK (on_image_pressed), self);
       gtk_widget_add_controller (self->images[i], GTK_EVENT_CONTROLLER (click));
-      gtk_box_append (GTK_BOX (row), self->images[i]);
     }
-  gtk_box_append (GTK_BOX (box), row);
-  self->z_scale = gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 1, 2, 1);
-  gtk_scale_set_draw_value (GTK_SCALE (self->z_scale), TRUE);
   gtk_scale_set_format_value_func (GTK_SCALE (self->z_scale), format_plane, self, NULL);
-  gtk_widget_set_hexpand (self->z_scale, TRUE);
-  {
-    GtkWidget *zrow = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-
-    gtk_box_append (GTK_BOX (zrow), gtk_label_new (_("Plane")));
-    gtk_box_append (GTK_BOX (zrow), self->z_scale);
-    gtk_box_append (GTK_BOX (box), zrow);
-  }
-  self->readout = gtk_label_new ("");
-  gtk_label_set_xalign (GTK_LABEL (self->readout), 0);
-  gtk_box_append (GTK_BOX (box), self->readout);
-  self->wavefront = drawing_area (self, _airy_fit_dialog_draw_wavefront, 170, 170);
-  self->bars = drawing_area (self, _airy_fit_dialog_draw_bars, 500, 170);
-  gtk_box_append (GTK_BOX (bottom), self->wavefront);
-  gtk_box_append (GTK_BOX (bottom), self->bars);
-  gtk_box_append (GTK_BOX (box), bottom);
-  gtk_window_set_child (GTK_WINDOW (self), box);
-
-  g_signal_connect (open, "clicked", G_CALLBACK (on_open_clicked), self);
-  g_signal_connect (self->fit_button, "clicked", G_CALLBACK (on_fit_clicked), self);
-  g_signal_connect (self->cancel_button, "clicked", G_CALLBACK (on_cancel_clicked), self);
-  g_signal_connect (self->apply_button, "clicked", G_CALLBACK (on_apply_clicked), self);
   g_signal_connect (self->z_scale, "value-changed", G_CALLBACK (on_z_changed), self);
   g_signal_connect (self, "close-request", G_CALLBACK (on_close_request), NULL);
   update_sensitivity (self);
@@ -879,6 +802,7 @@ airy_fit_dialog_dispose (GObject *object)
   if (self->panel)
     g_object_remove_weak_pointer (G_OBJECT (self->panel), (gpointer *) &self->panel);
   self->panel = NULL;
+  gtk_widget_dispose_template (GTK_WIDGET (object), AIRY_TYPE_FIT_DIALOG);
   G_OBJECT_CLASS (airy_fit_dialog_parent_class)->dispose (object);
 }
 
@@ -904,11 +828,38 @@ static void
 airy_fit_dialog_class_init (AiryFitDialogClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = airy_fit_dialog_dispose;
   object_class->finalize = airy_fit_dialog_finalize;
+  gtk_widget_class_set_template_from_resource (widget_class, "/io/github/airyoptics/Airy/ui/airy-fit-dialog.ui");
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, file_label);
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, system_label);
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, zernike_spin);
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, crop_spin);
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, fit_button);
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, cancel_button);
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, apply_button);
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, status_label);
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, warnings_label);
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, warnings_scroll);
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, loss_area);
+  gtk_widget_class_bind_template_child_full (widget_class, "image_measured", FALSE,
+                                             G_STRUCT_OFFSET (AiryFitDialog, images[0]));
+  gtk_widget_class_bind_template_child_full (widget_class, "image_model", FALSE,
+                                             G_STRUCT_OFFSET (AiryFitDialog, images[1]));
+  gtk_widget_class_bind_template_child_full (widget_class, "image_residual", FALSE,
+                                             G_STRUCT_OFFSET (AiryFitDialog, images[2]));
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, z_scale);
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, readout);
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, wavefront);
+  gtk_widget_class_bind_template_child (widget_class, AiryFitDialog, bars);
+  gtk_widget_class_install_action (widget_class, "fit.open", NULL, open_activated);
+  gtk_widget_class_install_action (widget_class, "fit.start", NULL, start_activated);
+  gtk_widget_class_install_action (widget_class, "fit.cancel", NULL, cancel_activated);
+  gtk_widget_class_install_action (widget_class, "fit.apply", NULL, apply_activated);
   /* Escape closes, as a dialog does (close-request cancels a running fit) */
-  gtk_widget_class_add_binding_action (GTK_WIDGET_CLASS (klass), GDK_KEY_Escape, 0, "window.close", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "window.close", NULL);
   /* a fit ended (result, error or cancel) */
   signals[SIGNAL_FINISHED] = g_signal_new ("finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                            0, NULL, NULL, NULL, G_TYPE_NONE, 0);

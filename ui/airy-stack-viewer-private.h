@@ -101,6 +101,7 @@ void      _airy_stack_viewer_show_resident       (AiryStackViewer       *self,
                                                   AiryResident          *resident);
 
 /* airy-stack-viewer-toolbar.c */
+void      _airy_stack_viewer_class_init_toolbar  (GtkWidgetClass        *widget_class);
 GtkWidget *_airy_stack_viewer_build_toolbar      (AiryStackViewer       *self);
 void      _airy_stack_viewer_bind_controls       (AiryStackViewer       *self);
 

@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <glib/gi18n.h>
 
 #include "airy-stack-viewer-private.h"
 #include "airy-wrap-layout.h"
@@ -12,16 +11,6 @@
  * bound to the view's properties (each shows what the view has,
  * whoever set it). */
 
-static GtkWidget *
-labelled (const char *text, GtkWidget *child)
-{
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 4);
-
-  gtk_box_append (GTK_BOX (box), gtk_label_new (text));
-  gtk_box_append (GTK_BOX (box), child);
-  return box;
-}
-
 /* the band the profile averages, drawn on the view */
 static void
 on_line_width (GtkSpinButton *spin, AiryStackViewer *self)
@@ -29,9 +18,12 @@ on_line_width (GtkSpinButton *spin, AiryStackViewer *self)
   airy_stack_view_set_line_width (self->view, (guint) gtk_spin_button_get_value_as_int (spin));
 }
 
+/* toolbar.auto-contrast: the Auto contrast button, by the chosen mode */
 static void
-on_auto (GtkButton *button, AiryStackViewer *self)
+auto_contrast_activated (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
+  AiryStackViewer *self = AIRY_STACK_VIEWER (widget);
+
   airy_stack_viewer_auto_contrast (self, gtk_drop_down_get_selected (GTK_DROP_DOWN (self->auto_mode)));
 }
 
@@ -118,140 +110,51 @@ _airy_stack_viewer_bind_controls (AiryStackViewer *self)
   g_signal_connect (self->z_scale, "change-value", G_CALLBACK (on_z_change), self);
 }
 
-/* The display controls, the tools, zoom, comparison and the hyperstack's
- * choosers: rows that wrap. */
+/* The viewer's template: the toolbar (resources/ui/airy-stack-viewer.ui)
+ * and its action */
+void
+_airy_stack_viewer_class_init_toolbar (GtkWidgetClass *widget_class)
+{
+  gtk_widget_class_set_template_from_resource (widget_class, "/io/github/airyoptics/Airy/ui/airy-stack-viewer.ui");
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, colormap);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, invert);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, scale);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, gamma);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, lo_spin);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, hi_spin);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, auto_mode);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, auto_on);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, smooth);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, mip);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, sections);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, line_tool);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, line_width);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, rect_tool);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, compare_dd);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, hyper_box);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, channel_spin);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, frame_spin);
+  gtk_widget_class_bind_template_child (widget_class, AiryStackViewer, composite);
+  gtk_widget_class_install_action (widget_class, "toolbar.auto-contrast", NULL, auto_contrast_activated);
+}
+
+/* The toolbar of the template: rows that wrap when the window is narrower
+ * than they are, never cut; its controls' signals */
 GtkWidget *
 _airy_stack_viewer_build_toolbar (AiryStackViewer *self)
 {
-  static const char *colormaps[] = { N_("Gray"), N_("Inferno"), N_("Magma"), N_("Viridis"), N_("Fire"),
-                                     N_("Diverging"), NULL };
-  static const char *scales[] = { N_("Linear"), N_("Log"), N_("Sqrt"), NULL };
-  static const char *autos[] = { N_("Min–max, slice"), N_("Min–max, stack"), N_("0.1 %, slice"),
-                                 N_("0.1 %, stack"), NULL };
-  GtkWidget *toolbar, *button;
-  const char *translated[8];
-  guint i;
+  GtkWidget *toolbar = gtk_widget_get_first_child (GTK_WIDGET (self));
 
-  /* display controls: rows that wrap when the window is narrower than
-   * they are, never cut */
-  toolbar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   gtk_widget_set_layout_manager (toolbar, airy_wrap_layout_new (6));
-  gtk_widget_set_margin_start (toolbar, 6);
-  gtk_widget_set_margin_end (toolbar, 6);
-  gtk_widget_set_margin_top (toolbar, 4);
-  for (i = 0; colormaps[i]; i++)
-    translated[i] = _(colormaps[i]);
-  translated[i] = NULL;
-  self->colormap = gtk_drop_down_new_from_strings (translated);
-  gtk_box_append (GTK_BOX (toolbar), labelled (_("Colormap"), self->colormap));
-  self->invert = gtk_check_button_new_with_label (_("Invert"));
-  gtk_box_append (GTK_BOX (toolbar), self->invert);
-  for (i = 0; scales[i]; i++)
-    translated[i] = _(scales[i]);
-  translated[i] = NULL;
-  self->scale = gtk_drop_down_new_from_strings (translated);
-  gtk_box_append (GTK_BOX (toolbar), labelled (_("Scale"), self->scale));
-  self->gamma = gtk_spin_button_new_with_range (0.1, 5.0, 0.05);
-  gtk_box_append (GTK_BOX (toolbar), labelled (_("Gamma"), self->gamma));
-  self->lo_spin = gtk_spin_button_new_with_range (-1e12, 1e12, 0.01);
-  self->hi_spin = gtk_spin_button_new_with_range (-1e12, 1e12, 0.01);
-  gtk_spin_button_set_digits (GTK_SPIN_BUTTON (self->lo_spin), 4);
-  gtk_spin_button_set_digits (GTK_SPIN_BUTTON (self->hi_spin), 4);
-  gtk_editable_set_width_chars (GTK_EDITABLE (self->lo_spin), 7);
-  gtk_editable_set_width_chars (GTK_EDITABLE (self->hi_spin), 7);
-  gtk_editable_set_width_chars (GTK_EDITABLE (self->gamma), 4);
-  gtk_box_append (GTK_BOX (toolbar), labelled (_("Min"), self->lo_spin));
-  gtk_box_append (GTK_BOX (toolbar), labelled (_("Max"), self->hi_spin));
-
-  for (i = 0; autos[i]; i++)
-    translated[i] = _(autos[i]);
-  translated[i] = NULL;
-  self->auto_mode = gtk_drop_down_new_from_strings (translated);
-  button = gtk_button_new_with_label (_("Auto contrast"));
-  g_signal_connect (button, "clicked", G_CALLBACK (on_auto), self);
-  gtk_box_append (GTK_BOX (toolbar), button);
-  gtk_box_append (GTK_BOX (toolbar), self->auto_mode);
-  self->auto_on = gtk_check_button_new_with_label (_("on new data"));
-  gtk_check_button_set_active (GTK_CHECK_BUTTON (self->auto_on), TRUE);
-  gtk_box_append (GTK_BOX (toolbar), self->auto_on);
-  self->smooth = gtk_toggle_button_new_with_label (_("Smooth"));
-  self->mip = gtk_toggle_button_new_with_label (_("MIP"));
-  self->sections = gtk_toggle_button_new_with_label (_("Sections"));
-  self->line_tool = gtk_toggle_button_new_with_label (_("Line profile"));
-  gtk_box_append (GTK_BOX (toolbar), self->smooth);
-  gtk_box_append (GTK_BOX (toolbar), self->mip);
-  gtk_box_append (GTK_BOX (toolbar), self->sections);
-  {
-    GtkWidget *line_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 4);
-
-    gtk_box_append (GTK_BOX (line_box), self->line_tool);
-    self->line_width = gtk_spin_button_new_with_range (1, 64, 1);
-    gtk_widget_set_tooltip_text (self->line_width, _("Line width in pixels: the profile is averaged across it"));
-    g_signal_connect_swapped (self->line_width, "value-changed", G_CALLBACK (_airy_stack_viewer_update_plots), self);
-    g_signal_connect (self->line_width, "value-changed", G_CALLBACK (on_line_width), self);
-    gtk_box_append (GTK_BOX (line_box), labelled (_("Width"), self->line_width));
-    gtk_box_append (GTK_BOX (toolbar), line_box);
-  }
-  self->rect_tool = gtk_toggle_button_new_with_label (_("Rectangle"));
-  gtk_widget_set_tooltip_text (self->rect_tool, _("Drag a rectangle: its sum, mean, maximum and encircled energy"));
-  gtk_box_append (GTK_BOX (toolbar), self->rect_tool);
-  {
-    /* the zoom buttons stay together */
-    GtkWidget *zoom_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
-
-    gtk_widget_add_css_class (zoom_box, "linked");
-    button = gtk_button_new_with_label (_("Fit"));
-    gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.fit");
-    gtk_widget_set_tooltip_text (button, _("Show the whole image (0)"));
-    gtk_box_append (GTK_BOX (zoom_box), button);
-    button = gtk_button_new_with_label (_("Fit PSF"));
-    gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.fit-psf");
-    gtk_widget_set_tooltip_text (button, _("Show where the stack exceeds 1/1000 of its peak (P)"));
-    gtk_box_append (GTK_BOX (zoom_box), button);
-    button = gtk_button_new_with_label ("1:1");
-    gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.zoom-1");
-    gtk_box_append (GTK_BOX (zoom_box), button);
-    gtk_box_append (GTK_BOX (toolbar), zoom_box);
-  }
-  {
-    /* comparing with a pinned reference */
-    static const char *modes[] = { N_("Compare: off"), N_("Side by side"), N_("Difference"), NULL };
-    const char *names[4];
-    GtkWidget *compare_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
-
-    gtk_widget_add_css_class (compare_box, "linked");
-    button = gtk_button_new_with_label (_("Pin"));
-    gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "viewer.pin");
-    gtk_widget_set_tooltip_text (button, _("Keep the shown result as the reference to compare with (B swaps)"));
-    gtk_box_append (GTK_BOX (compare_box), button);
-    for (i = 0; modes[i]; i++)
-      names[i] = _(modes[i]);
-    names[i] = NULL;
-    self->compare_dd = gtk_drop_down_new_from_strings (names);
-    gtk_widget_set_sensitive (self->compare_dd, FALSE);
-    g_signal_connect (self->compare_dd, "notify::selected", G_CALLBACK (_airy_stack_viewer_on_compare_selected), self);
-    gtk_box_append (GTK_BOX (compare_box), self->compare_dd);
-    gtk_box_append (GTK_BOX (toolbar), compare_box);
-  }
-  /* shown for hyperstacks only: which channel and time point is on screen */
-  self->hyper_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-  self->channel_spin = gtk_spin_button_new_with_range (1, 1, 1);
-  self->frame_spin = gtk_spin_button_new_with_range (1, 1, 1);
-  gtk_box_append (GTK_BOX (self->hyper_box), labelled (_("Channel"), self->channel_spin));
-  gtk_box_append (GTK_BOX (self->hyper_box), labelled (_("Time point"), self->frame_spin));
-  self->composite = gtk_check_button_new_with_label (_("Composite"));
-  gtk_widget_set_tooltip_text (self->composite, _("All channels over each other: red, green, blue, gray"));
-  gtk_box_append (GTK_BOX (self->hyper_box), self->composite);
+  g_signal_connect_swapped (self->line_width, "value-changed", G_CALLBACK (_airy_stack_viewer_update_plots), self);
+  g_signal_connect (self->line_width, "value-changed", G_CALLBACK (on_line_width), self);
+  g_signal_connect (self->compare_dd, "notify::selected", G_CALLBACK (_airy_stack_viewer_on_compare_selected), self);
   g_signal_connect (self->composite, "toggled", G_CALLBACK (_airy_stack_viewer_on_composite), self);
   g_signal_connect (self->channel_spin, "value-changed", G_CALLBACK (_airy_stack_viewer_on_hyper_axis), self);
-  /* "1 · 532 nm": the channel's wavelength where it is known (a numeric
-   * spin button, as new_with_range makes it, would refuse that text) */
-  gtk_spin_button_set_numeric (GTK_SPIN_BUTTON (self->channel_spin), FALSE);
+  /* "1 · 532 nm": the channel's wavelength where it is known (the spin
+   * button is not numeric: that would refuse the text) */
   g_signal_connect (self->channel_spin, "input", G_CALLBACK (_airy_stack_viewer_on_channel_input), self);
   g_signal_connect (self->channel_spin, "output", G_CALLBACK (_airy_stack_viewer_on_channel_output), self);
   g_signal_connect (self->frame_spin, "value-changed", G_CALLBACK (_airy_stack_viewer_on_hyper_axis), self);
-  gtk_widget_set_visible (self->hyper_box, FALSE);
-  gtk_box_append (GTK_BOX (toolbar), self->hyper_box);
-
   return toolbar;
 }

@@ -22,6 +22,7 @@ airy_stack_viewer_dispose (GObject *object)
   AiryStackViewer *self = AIRY_STACK_VIEWER (object);
 
   g_clear_handle_id (&self->play_source, g_source_remove);
+  gtk_widget_dispose_template (GTK_WIDGET (object), AIRY_TYPE_STACK_VIEWER);
   G_OBJECT_CLASS (airy_stack_viewer_parent_class)->dispose (object);
 }
 
@@ -43,6 +44,7 @@ airy_stack_viewer_class_init (AiryStackViewerClass *klass)
 {
   G_OBJECT_CLASS (klass)->dispose = airy_stack_viewer_dispose;
   G_OBJECT_CLASS (klass)->finalize = airy_stack_viewer_finalize;
+  _airy_stack_viewer_class_init_toolbar (GTK_WIDGET_CLASS (klass));
   /* what the main view shows changed (airy_stack_viewer_get_shown_label) */
   g_signal_new ("shown-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
@@ -355,18 +357,17 @@ airy_stack_viewer_init (AiryStackViewer *self)
     { "compare-diff", _airy_stack_viewer_action_compare }, { "compare-off", _airy_stack_viewer_action_compare },
   };
   g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
-  GtkWidget *toolbar, *paned, *side, *bottom;
+  GtkWidget *paned, *side, *bottom;
   GtkDropTarget *drop;
   guint i;
 
-  gtk_orientable_set_orientation (GTK_ORIENTABLE (self), GTK_ORIENTATION_VERTICAL);
-  gtk_box_set_spacing (GTK_BOX (self), 4);
+  gtk_widget_init_template (GTK_WIDGET (self));
 
   g_action_map_add_action_entries (G_ACTION_MAP (group), entries, G_N_ELEMENTS (entries), self);
   gtk_widget_insert_action_group (GTK_WIDGET (self), "viewer", G_ACTION_GROUP (group));
   self->actions = G_ACTION_GROUP (group);   /* kept alive by the widget's muxer */
 
-  toolbar = _airy_stack_viewer_build_toolbar (self);
+  _airy_stack_viewer_build_toolbar (self);
 
 
   self->message = gtk_label_new ("");
@@ -457,7 +458,6 @@ airy_stack_viewer_init (AiryStackViewer *self)
   gtk_box_append (GTK_BOX (bottom), self->calibration);
   _airy_stack_viewer_add_focus (self, G_ACTION_MAP (group), bottom);
 
-  gtk_box_append (GTK_BOX (self), toolbar);
   gtk_box_append (GTK_BOX (self), self->message_revealer);
   gtk_box_append (GTK_BOX (self), paned);
   gtk_box_append (GTK_BOX (self), bottom);

@@ -87,7 +87,9 @@ JsonObject *_airy_element_schema            (GType              type,
 
 /* Loads an image file (TIFF or PNG) as float values in [0, 1] for integer
  * images (scaled by the type's maximum) or as stored for float TIFFs, and
- * resamples it bilinearly onto an h × w grid covering the same extent. */
+ * resamples it bilinearly onto an h × w grid covering the same extent.
+ * The image is read row by row and never held whole (a TIFF's first plane,
+ * a strip at a time); over 2^30 pixels it is refused. */
 float      *_airy_load_mask_image   (AiryElement *self,
                                      const char  *property,
                                      const char  *path,

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 
 #include "airy.h"
+#include "airy-image-file-private.h"
 
 int LLVMFuzzerInitialize (int *argc, char ***argv);
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
@@ -63,4 +64,51 @@ fuzz_input_path (const uint8_t *data, size_t size)
   if (ftruncate (fd, 0) != 0 || (size > 0 && pwrite (fd, data, size, 0) != (ssize_t) size))
     abort ();
   return path;
+}
+
+/* The row-by-row reading (mask images) against the whole plane: an image
+ * read whole is read row by row too, each row the same as the plane's. */
+typedef struct
+{
+  const AiryStack *whole;
+  guint            rows;
+  gboolean         same;
+} FuzzRows;
+
+static inline gboolean
+fuzz_rows_begin (const AiryStack *head, gpointer user_data, GError **error)
+{
+  FuzzRows *c = user_data;
+
+  c->same &= head->height == c->whole->height && head->width == c->whole->width && head->bits == c->whole->bits;
+  return TRUE;
+}
+
+static inline void
+fuzz_rows_row (guint y, const float *values, gpointer user_data)
+{
+  FuzzRows *c = user_data;
+  gsize w = c->whole->width;
+
+  c->same &= y == c->rows && y < c->whole->height
+             && memcmp (values, c->whole->data + (gsize) y * w, w * sizeof (float)) == 0;
+  c->rows++;
+}
+
+static inline void
+fuzz_check_rows (const char *path, const AiryStack *whole,
+                 gboolean (*read_rows) (const char *, const AiryRowSink *, GError **))
+{
+  FuzzRows c = { whole, 0, TRUE };
+  AiryRowSink sink = { fuzz_rows_begin, fuzz_rows_row, &c };
+  GError *error = NULL;
+
+  if (whole == NULL)
+    return;
+  if (!read_rows (path, &sink, &error) || !c.same || c.rows != whole->height)
+    {
+      g_printerr ("%s: the rows read one by one differ from the plane read whole (%s)\n", path,
+                  error ? error->message : "");
+      abort ();
+    }
 }

@@ -36,6 +36,8 @@ read_one (const uint8_t *data, size_t size)
     abort ();
   if (stack->bits != 32 && hi > (1u << stack->bits) - 1)
     abort ();
+  /* what a mask image reads */
+  fuzz_check_rows (path, stack, _airy_png_read_rows);
 }
 
 /* A copy with the CRC of every complete chunk recomputed; NULL if none changed. */

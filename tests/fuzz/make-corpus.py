@@ -343,6 +343,35 @@ put("tiff", "bad-offset", good[:4] + struct.pack("<I", 0xfffffff0) + good[8:])
 put("tiff", "bad-magic", b"II+\0" + good[4:])
 
 
+def strip_table(n_offsets, n_counts, zero_strip=None):
+    """16 × 16 float32, one row per strip, with a strip table of n entries
+    (a short one was once read from offset 0) and one offset set to 0."""
+    side, ifd, n = 16, 8, 10
+    arrays = ifd + 2 + n * 12 + 4
+    data = arrays + 2 * 4 * side
+    b = bytearray(data + side * side * 4)
+    b[0:8] = b"II" + struct.pack("<HI", 42, ifd)
+    entries = [(256, 3, 1, side), (257, 3, 1, side), (258, 3, 1, 32), (259, 3, 1, 1), (262, 3, 1, 1),
+               (273, 4, n_offsets, data if n_offsets == 1 else arrays), (277, 3, 1, 1), (278, 3, 1, 1),
+               (279, 4, n_counts, side * side * 4 if n_counts == 1 else arrays + 4 * side), (339, 3, 1, 3)]
+    struct.pack_into("<H", b, ifd, n)
+    for i, (tag, typ, count, value) in enumerate(entries):
+        at = ifd + 2 + 12 * i
+        struct.pack_into("<HHI", b, at, tag, typ, count)
+        struct.pack_into("<HH" if typ == 3 else "<I", b, at + 8, *((value, 0) if typ == 3 else (value,)))
+    for k in range(side):
+        struct.pack_into("<I", b, arrays + 4 * k, 0 if k == zero_strip else data + 4 * side * k)
+        struct.pack_into("<I", b, arrays + 4 * (side + k), 4 * side)
+    for k in range(side * side):
+        struct.pack_into("<f", b, data + 4 * k, k + 1)
+    return bytes(b)
+
+
+put("tiff", "f32-strip-per-row", strip_table(16, 16))
+put("tiff", "bad-strip-table-short", strip_table(1, 1))
+put("tiff", "bad-strip-at-zero", strip_table(16, 16, zero_strip=5))
+
+
 # ---- JSON dictionary (json.dict, beside this script) -------------------------
 
 words = {"airy", "name", "description", "grid", "shape", "spacing", "spectrum", "wavelengths", "weights",

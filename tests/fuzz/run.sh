@@ -12,6 +12,8 @@
 # (-rss_limit_mb=2048, or one malloc over -malloc_limit_mb=256: the
 # harnesses set a 64 MiB budget) or timeout (-timeout=10 s), NAME/log the
 # output.
+# fuzz-tiff compares every accepted stack with an independent decode of the
+# file (tests/fuzz/README.md); AIRY_FUZZ_DECODE=0 turns that off.
 # Fuzzing goes on after a crash (fork mode). Exit status 1 if anything
 # was found; a reproducer replays with `build-fuzz/tests/fuzz/fuzz-NAME FILE`.
 set -euo pipefail
@@ -35,7 +37,9 @@ for name in $harnesses; do
   [ -f "$here/$name.dict" ] && dict=(-dict="$here/$name.dict")
   before=$(ls "$dir/corpus" | wc -l)
   crashes_before=$(ls "$dir/crashes" | wc -l)
-  echo "== $name: ${secs} s, corpus $dir/corpus ($before files) + $here/corpus/$name"
+  mode=
+  [ "$name" = tiff ] && mode=", independent decode ${AIRY_FUZZ_DECODE:-1}"
+  echo "== $name: ${secs} s, corpus $dir/corpus ($before files) + $here/corpus/$name$mode"
   # fork mode: one worker at a time, a crash ends that worker, not the campaign
   "$bin" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 \
     -max_total_time="$secs" -rss_limit_mb=2048 -malloc_limit_mb=256 -timeout=10 -max_len="${max_len[$name]}" \

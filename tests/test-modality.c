@@ -1,0 +1,121 @@
+/* Modalities (engine/modalities/): the registry, the "modality" key of
+ * system files and a modality of several chains registered by the test
+ * alone (airy-test-modality-twin.h). */
+#include "airy-test-util.h"
+#include "airy-modality.h"
+#include "airy-test-modality-twin.h"
+
+#define GRID "\"grid\": {\"shape\": [32, 32], \"spacing\": 2.0}, \"spectrum\": {\"wavelengths\": [0.532]}, " \
+             "\"z\": {\"start\": -1, \"stop\": 1, \"count\": 3}, "
+#define CHAIN_A "{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.8}, " \
+                "{\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}"
+#define CHAIN_B "{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.33, \"na\": 0.5}, " \
+                "{\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [5], " \
+                "\"zernike-coefficients\": [0.1]}, {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}"
+
+static void
+test_registry (void)
+{
+  guint n;
+  const AiryModality * const *list = _airy_modality_list (&n);
+  g_autofree char *names = _airy_modality_names ();
+
+  g_assert_cmpuint (n, >=, 2);
+  g_assert_cmpstr (list[0]->name, ==, "psf");
+  g_assert_cmpstr (list[1]->name, ==, "imaging");
+  g_assert_true (_airy_modality_lookup ("imaging") == &_airy_modality_imaging);
+  g_assert_null (_airy_modality_lookup ("confocal"));
+  g_assert_true (g_str_has_prefix (names, "psf, imaging"));
+  g_assert_false (_airy_modality_register (&_airy_modality_psf));
+}
+
+/* absent: inferred as before; always written; read back the same */
+static void
+test_round_trip (void)
+{
+  g_autoptr(AirySystem) a = test_system ("{\"airy\": 1, " GRID "\"elements\": [" CHAIN_A "]}");
+  g_autoptr(AirySystem) m = test_system ("{\"airy\": 1, " GRID "\"microscope\": {\"f\": 100, \"n\": 1.33, "
+                                         "\"na\": 0.8, \"f-tube\": 100}, \"elements\": [], "
+                                         "\"sample\": {\"constant\": 1}}");
+  g_autofree char *ja = airy_system_to_json (a);
+  g_autofree char *jm = airy_system_to_json (m);
+  g_autoptr(AirySystem) a2 = test_system (ja);
+  g_autoptr(AirySystem) m2 = test_system (jm);
+  g_autofree char *ja2 = airy_system_to_json (a2);
+
+  g_assert_cmpstr (airy_system_get_modality (a), ==, "psf");
+  g_assert_cmpstr (airy_system_get_modality (m), ==, "imaging");
+  g_assert_nonnull (strstr (ja, "\"modality\" : \"psf\""));
+  g_assert_nonnull (strstr (jm, "\"modality\" : \"imaging\""));
+  g_assert_cmpstr (airy_system_get_modality (a2), ==, "psf");
+  g_assert_cmpstr (airy_system_get_modality (m2), ==, "imaging");
+  g_assert_cmpstr (ja, ==, ja2);
+  g_assert_cmpuint (airy_system_hash (a), ==, airy_system_hash (a2));
+}
+
+static void
+test_errors (void)
+{
+  test_expect_error ("{\"airy\": 1, \"modality\": \"confocal\", " GRID "\"elements\": [" CHAIN_A "]}",
+                     AIRY_ERROR_INVALID_VALUE, "modality: must be one of psf, imaging, twin, got confocal");
+  test_expect_error ("{\"airy\": 1, \"modality\": 3, " GRID "\"elements\": [" CHAIN_A "]}",
+                     AIRY_ERROR_WRONG_TYPE, "modality: expected a string, got a number");
+  test_expect_error ("{\"airy\": 1, \"modality\": \"imaging\", " GRID "\"elements\": [" CHAIN_A "]}",
+                     AIRY_ERROR_INVALID_VALUE,
+                     "modality: imaging needs a \"microscope\" object (the objective and the tube lens)");
+  test_expect_error ("{\"airy\": 1, \"modality\": \"psf\", " GRID "\"microscope\": {\"f\": 100, \"n\": 1.33, "
+                     "\"na\": 0.8, \"f-tube\": 100}, \"elements\": [], \"sample\": {\"constant\": 1}}",
+                     AIRY_ERROR_INVALID_VALUE,
+                     "modality: psf takes no \"microscope\" object; remove it or say \"modality\": \"imaging\"");
+  /* without the modality two sources stay refused as before */
+  test_expect_error ("{\"airy\": 1, " GRID "\"elements\": [" CHAIN_A ", " CHAIN_B "]}",
+                     AIRY_ERROR_INVALID_VALUE,
+                     "elements[2]: only the first element may be a source, got \"objective-point-source\"");
+}
+
+/* twin's result is the sum of its chains run apart, to 1e-6 */
+static void
+test_twin_sum (void)
+{
+  g_autoptr(AirySystem) twin = test_system ("{\"airy\": 1, \"modality\": \"twin\", " GRID
+                                            "\"elements\": [" CHAIN_A ", " CHAIN_B "]}");
+  g_autoptr(AirySystem) a = test_system ("{\"airy\": 1, " GRID "\"elements\": [" CHAIN_A "]}");
+  g_autoptr(AirySystem) b = test_system ("{\"airy\": 1, " GRID "\"elements\": [" CHAIN_B "]}");
+  g_autoptr(AiryResult) rt = test_run (twin, NULL);
+  g_autoptr(AiryResult) ra = test_run (a, NULL);
+  g_autoptr(AiryResult) rb = test_run (b, NULL);
+  g_autofree char *json = airy_system_to_json (twin);
+  g_autoptr(AirySystem) back = test_system (json);
+  gsize n = (gsize) 3 * 32 * 32, i;
+  double worst = 0, peak = 0, diff_ab = 0;
+
+  g_assert_true (airy_system_check (twin, NULL, NULL));
+  g_assert_cmpuint (twin_n_chains (twin), ==, 2);
+  g_assert_cmpstr (airy_system_get_modality (back), ==, "twin");
+  g_assert_cmpuint (rt->stack->depth * rt->stack->height * rt->stack->width, ==, n);
+  for (i = 0; i < n; i++)
+    {
+      double sum = (double) ra->stack->data[i] + rb->stack->data[i];
+
+      worst = MAX (worst, fabs (rt->stack->data[i] - sum));
+      peak = MAX (peak, sum);
+      diff_ab = MAX (diff_ab, fabs (ra->stack->data[i] - rb->stack->data[i]));
+    }
+  g_test_message ("twin: max |twin - (a + b)| = %g of peak %g; max |a - b| = %g", worst, peak, diff_ab);
+  g_assert_cmpfloat (peak, >, 0);
+  g_assert_cmpfloat (diff_ab, >, 1e-3 * peak);   /* the two chains differ */
+  g_assert_cmpfloat (worst, <=, 1e-6 * peak);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  airy_init ();
+  g_assert_true (_airy_modality_register (&test_modality_twin));
+  g_test_add_func ("/modality/registry", test_registry);
+  g_test_add_func ("/modality/round-trip", test_round_trip);
+  g_test_add_func ("/modality/errors", test_errors);
+  g_test_add_func ("/modality/twin-sum", test_twin_sum);
+  return g_test_run ();
+}
