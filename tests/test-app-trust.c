@@ -382,6 +382,20 @@ blob (guint depth)
   return s;
 }
 
+/* a window of width × height (0: GTK's default) holding a new viewer, shown */
+static GtkWidget *
+viewer_window_new (int width, int height, AiryStackViewer **viewer)
+{
+  GtkWidget *window = gtk_window_new ();
+
+  if (width > 0)
+    gtk_window_set_default_size (GTK_WINDOW (window), width, height);
+  *viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (*viewer));
+  gtk_window_present (GTK_WINDOW (window));
+  return window;
+}
+
 /* A one-plane image after a stack: no axial curve is left of the stack. */
 static void
 test_axial_one_plane (void)
@@ -394,10 +408,7 @@ test_axial_one_plane (void)
       g_test_skip ("no display");
       return;
     }
-  window = gtk_window_new ();
-  viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
-  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (viewer));
-  gtk_window_present (GTK_WINDOW (window));
+  window = viewer_window_new (0, 0, &viewer);
   airy_stack_viewer_set_stack (viewer, blob (9));
   g_assert_cmpuint (airy_plot_get_n_samples (airy_stack_viewer_get_axial_plot (viewer)), ==, 9);
   g_assert_true (airy_plot_has_peak (airy_stack_viewer_get_axial_plot (viewer)));
@@ -586,12 +597,8 @@ test_export_is_screen (void)
       g_test_skip ("no display");
       return;
     }
-  window = gtk_window_new ();
-  gtk_window_set_default_size (GTK_WINDOW (window), 1000, 700);
-  viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+  window = viewer_window_new (1000, 700, &viewer);
   view = airy_stack_viewer_get_view (viewer);
-  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (viewer));
-  gtk_window_present (GTK_WINDOW (window));
   airy_stack_viewer_set_stack (viewer, blob (9));
   airy_stack_view_set_sections (view, TRUE);
   airy_stack_view_set_zoom (view, 4.0);
@@ -691,12 +698,8 @@ test_composite_colours (void)
       g_test_skip ("no display");
       return;
     }
-  window = gtk_window_new ();
-  gtk_window_set_default_size (GTK_WINDOW (window), 900, 700);
-  viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+  window = viewer_window_new (900, 700, &viewer);
   view = airy_stack_viewer_get_view (viewer);
-  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (viewer));
-  gtk_window_present (GTK_WINDOW (window));
   airy_stack_viewer_set_stack (viewer, channel_stack (0.53 * 0.1, sigma, 3.0f, 0.53));
   channels = g_ptr_array_new_with_free_func ((GDestroyNotify) airy_stack_free);
   for (c = 0; c < 3; c++)
@@ -853,12 +856,8 @@ test_line_width_drawn (void)
       g_test_skip ("no display");
       return;
     }
-  window = gtk_window_new ();
-  gtk_window_set_default_size (GTK_WINDOW (window), 900, 700);
-  viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
+  window = viewer_window_new (900, 700, &viewer);
   view = airy_stack_viewer_get_view (viewer);
-  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (viewer));
-  gtk_window_present (GTK_WINDOW (window));
   airy_stack_viewer_set_stack (viewer, blob (9));
   airy_stack_view_set_sections (view, FALSE);
   airy_stack_view_set_line (view, 4, 30, 60, 30);
