@@ -2,6 +2,7 @@
 #pragma once
 
 #include <locale.h>
+#include <string.h>
 #include <glib/gi18n.h>
 #include <gtk/gtk.h>
 
@@ -34,6 +35,20 @@ test_find_widget (GtkWidget *root, GType type, const char *label)
     return next;
   for (child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
     if ((found = test_find_widget (child, type, label)) != NULL)
+      return found;
+  return NULL;
+}
+
+/* The visible label under root whose text contains `part`. */
+static inline GtkWidget *
+test_visible_label (GtkWidget *root, const char *part)
+{
+  GtkWidget *child, *found;
+
+  if (GTK_IS_LABEL (root) && gtk_widget_is_visible (root) && strstr (gtk_label_get_text (GTK_LABEL (root)), part))
+    return root;
+  for (child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
+    if ((found = test_visible_label (child, part)) != NULL)
       return found;
   return NULL;
 }

@@ -20,7 +20,7 @@
 static gboolean have_display;
 static GtkApplication *app;
 
-static GtkWidget *visible_label (GtkWidget *root, const char *part);
+static GtkWidget *test_visible_label (GtkWidget *root, const char *part);
 
 /* the cursor and z of the window's viewer, in µm */
 static void
@@ -284,7 +284,7 @@ test_reference_always_named (void)
     g_assert_cmpuint (y, <, by + 6);
   }
   /* the signed colormap's legend above the view */
-  g_assert_nonnull (visible_label (GTK_WIDGET (viewer), "Difference: result − reference  ·  red: the result above the reference, blue: below it"));
+  g_assert_nonnull (test_visible_label (GTK_WIDGET (viewer), "Difference: result − reference  ·  red: the result above the reference, blue: below it"));
   g_assert_true (g_str_has_prefix (airy_window_get_status (window), "Difference: result − reference · "));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (viewer), "viewer.toggle-ab", NULL));
   g_assert_cmpfloat_with_epsilon (shown_value (viewer), ref_peak - result_peak, 1e-6 * ref_peak);
@@ -459,20 +459,6 @@ test_view_title_follows_open (void)
   g_rmdir (dir);
 }
 
-/* the visible label under root whose text contains `part` */
-static GtkWidget *
-visible_label (GtkWidget *root, const char *part)
-{
-  GtkWidget *child, *found;
-
-  if (GTK_IS_LABEL (root) && gtk_widget_is_visible (root) && strstr (gtk_label_get_text (GTK_LABEL (root)), part))
-    return root;
-  for (child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
-    if ((found = visible_label (child, part)) != NULL)
-      return found;
-  return NULL;
-}
-
 /* A run cancelled, then an edit: the header says "computing", not
  * "cancelled"; a refused NA takes the last good NA's warning with it (the
  * panel's figures are the refused system's); a microscope → PSF round
@@ -500,13 +486,13 @@ test_header_warning_mode (void)
 
   spin_set (window, "elements[0].na", 0.95);
   wait_idle (window);
-  g_assert_nonnull (visible_label (GTK_WIDGET (window), "NA = 0.95)"));
+  g_assert_nonnull (test_visible_label (GTK_WIDGET (window), "NA = 0.95)"));
   na = airy_bench_panel_get_editor (airy_window_get_panel (window), "elements[0].na");
   gtk_editable_set_text (GTK_EDITABLE (na), "1.5");
   gtk_spin_button_update (GTK_SPIN_BUTTON (na));
   spin_loop (50);
-  g_assert_nonnull (visible_label (GTK_WIDGET (window), "NA (Objective point source) must be at most n = 1.33, got 1.5"));
-  g_assert_null (visible_label (GTK_WIDGET (window), "NA = 0.95)"));
+  g_assert_nonnull (test_visible_label (GTK_WIDGET (window), "NA (Objective point source) must be at most n = 1.33, got 1.5"));
+  g_assert_null (test_visible_label (GTK_WIDGET (window), "NA = 0.95)"));
   gtk_editable_set_text (GTK_EDITABLE (na), "0.8");
   gtk_spin_button_update (GTK_SPIN_BUTTON (na));
   wait_idle (window);
@@ -518,7 +504,7 @@ test_header_warning_mode (void)
     gtk_editable_set_text (GTK_EDITABLE (wl), "0.001");
     g_signal_emit_by_name (wl, "activate");
     spin_loop (50);
-    g_assert_nonnull (visible_label (GTK_WIDGET (window), "Wavelengths (µm) must be at least 0.01 µm, got 0.001"));
+    g_assert_nonnull (test_visible_label (GTK_WIDGET (window), "Wavelengths (µm) must be at least 0.01 µm, got 0.001"));
     gtk_editable_set_text (GTK_EDITABLE (wl), "0.532");
     g_signal_emit_by_name (wl, "activate");
     wait_idle (window);
@@ -947,7 +933,7 @@ test_german_refusal (void)
   gtk_editable_set_text (GTK_EDITABLE (na), "1,5");
   gtk_spin_button_update (GTK_SPIN_BUTTON (na));
   spin_loop (50);
-  said = visible_label (GTK_WIDGET (window), "NA (Objektiv-Punktquelle) darf höchstens n = 1,33 sein, angegeben: 1,5");
+  said = test_visible_label (GTK_WIDGET (window), "NA (Objektiv-Punktquelle) darf höchstens n = 1,33 sein, angegeben: 1,5");
   g_assert_nonnull (said);
   g_assert_cmpstr (gtk_widget_get_tooltip_text (said), ==, "elements[0].na: muss in [0,001, n=1,33] liegen, ist aber 1,5");
   g_assert_true (gtk_widget_has_css_class (na, "error"));

@@ -27,20 +27,6 @@ window_y (AiryWindow *window, GtkWidget *widget)
   return p.y;
 }
 
-/* the visible label under root whose text contains `part` */
-static GtkWidget *
-visible_label (GtkWidget *root, const char *part)
-{
-  GtkWidget *child, *found;
-
-  if (GTK_IS_LABEL (root) && gtk_widget_is_visible (root) && strstr (gtk_label_get_text (GTK_LABEL (root)), part))
-    return root;
-  for (child = gtk_widget_get_first_child (root); child; child = gtk_widget_get_next_sibling (child))
-    if ((found = visible_label (child, part)) != NULL)
-      return found;
-  return NULL;
-}
-
 /* NA 0.95 makes the PSF undersampled, NA 1.5 is refused (n = 1.33): the
  * warning and the error appear below the form, and the focal length's
  * field, the next one down from the NA, stays where the person aims. */
@@ -65,7 +51,7 @@ test_warning_keeps_layout (void)
   na = airy_bench_panel_get_editor (panel, "elements[0].na");
   power = airy_bench_panel_get_editor (panel, "elements[0].power");
   f = airy_bench_panel_get_editor (panel, "elements[2].f");
-  g_assert_null (visible_label (GTK_WIDGET (window), "undersampled: output spacing"));
+  g_assert_null (test_visible_label (GTK_WIDGET (window), "undersampled: output spacing"));
   y0 = window_y (window, power);
   f0 = window_y (window, f);
   g_assert_cmpfloat (window_y (window, na), <, y0);
@@ -73,7 +59,7 @@ test_warning_keeps_layout (void)
 
   spin_set (window, "elements[0].na", 0.95);
   wait_idle (window);
-  warning = visible_label (GTK_WIDGET (window), "elements[2]: the PSF is undersampled: output spacing 0.1562 µm > λ/(4·NA) = 0.14 µm");
+  warning = test_visible_label (GTK_WIDGET (window), "elements[2]: the PSF is undersampled: output spacing 0.1562 µm > λ/(4·NA) = 0.14 µm");
   g_assert_nonnull (warning);
   g_assert_cmpfloat (window_y (window, power), ==, y0);
   g_assert_cmpfloat (window_y (window, f), ==, f0);
@@ -83,7 +69,7 @@ test_warning_keeps_layout (void)
   gtk_editable_set_text (GTK_EDITABLE (na), "1.5");
   gtk_spin_button_update (GTK_SPIN_BUTTON (na));
   /* said for people; the engine's words, with the JSON path, in its tooltip */
-  error = visible_label (GTK_WIDGET (window), "NA (Objective point source) must be at most n = 1.33, got 1.5");
+  error = test_visible_label (GTK_WIDGET (window), "NA (Objective point source) must be at most n = 1.33, got 1.5");
   g_assert_nonnull (error);
   g_assert_true (g_str_has_prefix (gtk_widget_get_tooltip_text (error), "elements[0].na: must be in"));
   g_assert_false (gtk_widget_is_ancestor (error, GTK_WIDGET (panel)));
@@ -95,8 +81,8 @@ test_warning_keeps_layout (void)
   gtk_editable_set_text (GTK_EDITABLE (na), "0.8");
   gtk_spin_button_update (GTK_SPIN_BUTTON (na));
   wait_idle (window);
-  g_assert_null (visible_label (GTK_WIDGET (window), "NA (Objective point source) must be at most"));
-  g_assert_null (visible_label (GTK_WIDGET (window), "undersampled: output spacing"));
+  g_assert_null (test_visible_label (GTK_WIDGET (window), "NA (Objective point source) must be at most"));
+  g_assert_null (test_visible_label (GTK_WIDGET (window), "undersampled: output spacing"));
   g_assert_cmpfloat (window_y (window, power), ==, y0);
   g_assert_cmpfloat (window_y (window, f), ==, f0);
   close_window (window);
@@ -190,10 +176,10 @@ test_best_focus_viewer (void)
   airy_stack_view_set_z (view, 12);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (viewer), "viewer.best-focus", NULL));
   g_assert_cmpuint (airy_stack_view_get_z (view), ==, 5);
-  g_assert_nonnull (visible_label (GTK_WIDGET (viewer), "plane 6: peak "));
+  g_assert_nonnull (test_visible_label (GTK_WIDGET (viewer), "plane 6: peak "));
   g_assert_true (airy_stack_viewer_go_to_best_focus (viewer, AIRY_FOCUS_ENERGY, &error));
-  g_assert_nonnull (visible_label (GTK_WIDGET (viewer), "plane 6: "));
-  g_assert_nonnull (visible_label (GTK_WIDGET (viewer), " % of the energy in one FWHM"));
+  g_assert_nonnull (test_visible_label (GTK_WIDGET (viewer), "plane 6: "));
+  g_assert_nonnull (test_visible_label (GTK_WIDGET (viewer), " % of the energy in one FWHM"));
 
   *geometry = (AiryStack) { .depth = 9, .height = 8, .width = 8, .dx = 0.1, .dy = 0.1, .dz = 0.5, .bits = 32 };
   airy_stack_viewer_set_resident (viewer, airy_resident_new_partial (geometry, airy_stack_new (1, 8, 8), 6));
@@ -275,7 +261,7 @@ test_zernike_two_steps (void)
   mask = g_ptr_array_index (airy_system_get_elements (airy_window_get_system (window)), 1);
   gtk_expander_set_expanded (GTK_EXPANDER (airy_bench_panel_get_editor (panel, "elements[1]")), TRUE);
   table = airy_bench_panel_get_editor (panel, "elements[1].zernike-indices");
-  g_assert_nonnull (visible_label (table, "defocus"));
+  g_assert_nonnull (test_visible_label (table, "defocus"));
   named = test_find_widget (table, GTK_TYPE_MENU_BUTTON, NULL);
   g_assert_nonnull (named);
   /* Xvfb's pointer rests over the viewer, which takes the focus when the
@@ -305,7 +291,7 @@ test_zernike_two_steps (void)
   focus = gtk_root_get_focus (GTK_ROOT (window));
   g_assert_true (focus == airy_bench_panel_get_editor (panel, "elements[1].zernike-coefficients[1]")
                  || gtk_widget_is_ancestor (focus, airy_bench_panel_get_editor (panel, "elements[1].zernike-coefficients[1]")));
-  g_assert_nonnull (visible_label (table, "spherical"));
+  g_assert_nonnull (test_visible_label (table, "spherical"));
 
   /* step 2 */
   gtk_editable_set_text (GTK_EDITABLE (airy_bench_panel_get_editor (panel, "elements[1].zernike-coefficients[1]")), "0.1");
@@ -330,7 +316,7 @@ test_zernike_two_steps (void)
    * secondary astigmatism 0°) and a menu that says Noll */
   g_object_set (mask, "zernike-indexing", 1, NULL);
   spin_loop (50);
-  g_assert_nonnull (visible_label (table, "secondary astigmatism 0°"));
+  g_assert_nonnull (test_visible_label (table, "secondary astigmatism 0°"));
   g_assert_nonnull (test_find_widget (GTK_WIDGET (gtk_menu_button_get_popover (GTK_MENU_BUTTON (named))),
                                       GTK_TYPE_BUTTON, "spherical (Noll 11)"));
   close_window (window);
