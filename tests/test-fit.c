@@ -22,23 +22,16 @@ run_psf (AirySystem *system)
   return airy_stack_copy (result->psf);
 }
 
-/* The model at the true parameters is airy_run's PSF of the system with
- * those terms, the bead offset (objective offset, magnification 1) and
- * depth (the objective's extra defocus −z_b): to 1e-5 of the peak. The
- * truth's source is at (x, y, −z) µm; both are size² × planes. */
-static void
-check_model_matches_run (AirySystem *truth, AirySystem *base, guint size, guint planes, double x, double y, double z)
+/* p ← the true terms, the bead at (x, y, z), amplitude 1, background 0;
+ * the model there (into mu) is psf to 1e-5 of its peak, which it returns */
+static double
+assert_model_at_truth (AiryFitModel *m, const AiryStack *psf, double *p, double x, double y, double z,
+                       float *mu, gsize n)
 {
-  g_autoptr(AiryStack) psf = run_psf (truth);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(AiryFitModel) m = _airy_fit_model_new (base, true_idx, G_N_ELEMENTS (true_idx), size, size, 2, NULL, &error);
   guint K = G_N_ELEMENTS (true_idx), i;
-  double p[K + 5], peak = 0, diff = 0;
-  g_autofree float *mu = NULL;
-  gsize n = (gsize) planes * size * size, q;
+  double peak = 0, diff = 0;
+  gsize q;
 
-  g_assert_no_error (error);
-  g_assert_cmpuint (_airy_fit_model_n_params (m), ==, K + 5);
   for (i = 0; i < K; i++)
     p[i] = true_c[i];
   p[K] = x;
@@ -46,7 +39,6 @@ check_model_matches_run (AirySystem *truth, AirySystem *base, guint size, guint 
   p[K + 2] = z;
   p[K + 3] = 1.0;
   p[K + 4] = 0.0;
-  mu = g_new (float, n);
   _airy_fit_model_eval (m, p, mu);
   g_assert_cmpuint (psf->depth * psf->height * psf->width, ==, n);
   for (q = 0; q < n; q++)
@@ -57,6 +49,28 @@ check_model_matches_run (AirySystem *truth, AirySystem *base, guint size, guint 
   g_test_message ("peak %g, largest difference %g (%g of the peak)", peak, diff, diff / peak);
   g_assert_cmpfloat (peak, >, 0);
   g_assert_cmpfloat (diff, <=, 1e-5 * peak);
+  return peak;
+}
+
+/* The model at the true parameters is airy_run's PSF of the system with
+ * those terms, the bead offset (objective offset, magnification 1) and
+ * depth (the objective's extra defocus −z_b): to 1e-5 of the peak. The
+ * truth's source is at (x, y, −z) µm; both are size² × planes. */
+static void
+check_model_matches_run (AirySystem *truth, AirySystem *base, guint size, guint planes, double x, double y, double z)
+{
+  g_autoptr(AiryStack) psf = run_psf (truth);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryFitModel) m = _airy_fit_model_new (base, true_idx, G_N_ELEMENTS (true_idx), size, size, 2, NULL, &error);
+  guint K = G_N_ELEMENTS (true_idx);
+  double p[K + 5], peak;
+  g_autofree float *mu = NULL;
+  gsize n = (gsize) planes * size * size, q;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (_airy_fit_model_n_params (m), ==, K + 5);
+  mu = g_new (float, n);
+  peak = assert_model_at_truth (m, psf, p, x, y, z, mu, n);
 
   /* and the amplitude and background are what they say */
   p[K + 3] = 250.0;
@@ -94,10 +108,10 @@ test_model_pupil_radius (void)
   g_autoptr(AirySystem) truth = NULL;
   g_autoptr(AiryStack) psf = NULL;
   g_autoptr(AiryFitModel) m = NULL;
-  guint K = G_N_ELEMENTS (true_idx), i;
-  double p[K + 5], peak = 0, diff = 0;
+  guint K = G_N_ELEMENTS (true_idx);
+  double p[K + 5];
   g_autofree float *mu = NULL;
-  gsize n = (gsize) 6 * 64 * 64, q;
+  gsize n = (gsize) 6 * 64 * 64;
 
   g_assert_no_error (error);
   /* the objective's pupil: f·NA/n = 100 · 0.8 / 1.33 = 60.15 µm */
@@ -108,22 +122,8 @@ test_model_pupil_radius (void)
   m = _airy_fit_model_new_for_mask (base, zero, 64, 64, 2, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (_airy_fit_model_n_params (m), ==, K + 5);
-  for (i = 0; i < K; i++)
-    p[i] = true_c[i];
-  p[K] = p[K + 1] = p[K + 2] = 0.0;
-  p[K + 3] = 1.0;
-  p[K + 4] = 0.0;
   mu = g_new (float, n);
-  _airy_fit_model_eval (m, p, mu);
-  g_assert_cmpuint (psf->depth * psf->height * psf->width, ==, n);
-  for (q = 0; q < n; q++)
-    {
-      peak = MAX (peak, psf->data[q]);
-      diff = MAX (diff, fabs (mu[q] - psf->data[q]));
-    }
-  g_test_message ("peak %g, largest difference %g (%g of the peak)", peak, diff, diff / peak);
-  g_assert_cmpfloat (peak, >, 0);
-  g_assert_cmpfloat (diff, <=, 1e-5 * peak);
+  assert_model_at_truth (m, psf, p, 0.0, 0.0, 0.0, mu, n);
 }
 
 /* The same for the vectorial field at NA 1.4 in oil (unpolarized, aplanatic):
