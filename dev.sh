@@ -44,14 +44,18 @@ build() {
 }
 
 # Per-case counts from meson's test log: every GLib test binary speaks TAP.
+# the TAP results of the meson test logs named (default: this build's)
 summarize() {
-  python3 - "$BUILD/meson-logs/testlog.json" <<'PY'
-import json, re, sys
+  [ $# -gt 0 ] || set -- "$BUILD/meson-logs/testlog.json"
+  python3 - "$@" <<'PY'
+import json, os, re, sys
 passed = failed = skipped = 0
-try:
-    lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
-except OSError:
-    lines = []
+lines = []
+for path in sys.argv[1:]:
+    try:
+        lines += open(path, encoding="utf-8").read().splitlines()
+    except OSError:
+        pass
 for line in lines:
     if not line.strip():
         continue
@@ -77,6 +81,8 @@ for line in lines:
     # a binary that crashed or bailed out fails even if no case said "not ok"
     if t.get("result") not in ("OK", "SKIP", "EXPECTEDFAIL") and bad == 0:
         failed += 1
+# a step that failed before its tests ran (a build) counts as one failure
+failed += int(os.environ.get("AIRY_SUMMARY_FAILED", "0"))
 print(f"{passed} passed, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed or passed == 0 else 0)
 PY
@@ -84,6 +90,13 @@ PY
 
 cmd=${1:-run}
 case "$cmd" in
+  summary)
+    # ./dev.sh summary DIR…: one line over the tests run in those build folders
+    shift
+    logs=()
+    for d in "$@"; do logs+=("$d/meson-logs/testlog.json"); done
+    summarize "${logs[@]}"
+    ;;
   run)
     install_missing "${PACKAGES[@]}"
     build
