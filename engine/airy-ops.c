@@ -169,7 +169,8 @@ _airy_ops_bytes (AiryOpList *list)
       AiryOp *op = g_ptr_array_index (list->ops, i);
       gsize n = (gsize) op->n_lambda * op->height * op->width;
 
-      bytes += (op->factor ? n * sizeof (fftwf_complex) : 0) + (op->phase ? n * sizeof (double) : 0);
+      bytes += (op->factor ? (op->kind == AIRY_OP_JONES ? 2 : 1) * n * sizeof (fftwf_complex) : 0)
+               + (op->phase ? n * sizeof (double) : 0);
       if (op->psf)
         bytes += (gsize) op->n_lambda * op->psf->rows * op->width * (sizeof (fftwf_complex) + sizeof (double));
     }
