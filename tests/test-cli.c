@@ -412,6 +412,12 @@ test_bad_input (void)
   expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
               " \"elements\": [{\"type\": \"objective-point-source\", \"n\": 1.33, \"na\": 1.7}]}",
               "airy-sim: elements[0].na: must be in [0.001, n=1.33], got 1.7\n");
+  /* a polariser on a scalar field names itself */
+  expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [16, 16], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
+              " \"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"linear-polarizer\", \"angle\": 0.3}]}",
+              "airy-sim: elements[1] (linear-polarizer): needs a vectorial field, got a scalar one: a polarisation "
+              "element acts on Ex and Ey; give the source \"field\": \"vectorial\" (a plane wave, point source or "
+              "Gaussian beam with a Jones vector)\n");
   /* broken JSON: file, line and column */
   expect_bad ("{\"airy\": 1,\n \"grid\": {\"shape\": [64, 64] \"spacing\": 0.5}}", "@:2:27: Parse error: ");
   expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"

@@ -166,7 +166,7 @@ _airy_jones_sample_class_init (AiryJonesSampleClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
 
-  airy_element_class_set_metadata (element_class, "jones-sample", N_("Birefringent sample"), AIRY_CATEGORY_MASK);
+  airy_element_class_set_metadata (element_class, "jones-sample", N_("Birefringent sample"), AIRY_CATEGORY_POLARIZATION);
   element_class->check = sample_check;
   element_class->prepare = sample_prepare;
   element_class->free_state = sample_free;

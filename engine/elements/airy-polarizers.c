@@ -168,7 +168,7 @@ uniform_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray 
 static void
 uniform_class_setup (AiryElementClass *element_class, const char *type_name, const char *title, UniformMatrix matrix)
 {
-  airy_element_class_set_metadata (element_class, type_name, title, AIRY_CATEGORY_MASK);
+  airy_element_class_set_metadata (element_class, type_name, title, AIRY_CATEGORY_POLARIZATION);
   element_class->check = uniform_check;
   element_class->apply = uniform_apply;
   element_class->compile = uniform_compile;
