@@ -284,6 +284,34 @@ test_scalar_refused (void)
     "elements[1].dn: needs 4 values (xx, xy, yx, yy), got 2");
 }
 
+/* The preset: a spherulite of retardance π between crossed polarisers
+ * passes sin²(2φ) of the plane wave's |u|² = 1/(N²·dx·dy) at azimuth φ
+ * inside the disk (the Maltese cross), nothing on the axes, nothing
+ * outside the disk */
+static void
+test_preset (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = airy_system_new_from_preset ("polarization-microscope", &error);
+  g_autoptr(AiryResult) result = NULL;
+  static const int at[][2] = { { 20, 20 }, { -30, 30 }, { 40, 0 }, { 0, -50 }, { 10, 25 }, { 90, 30 } };
+  double unit = 1.0 / (256.0 * 256.0 * 0.25 * 0.25);
+  guint i;
+
+  g_assert_no_error (error);
+  result = test_run (system, NULL);
+  g_assert_cmpuint (result->stack->width, ==, 256);
+  for (i = 0; i < G_N_ELEMENTS (at); i++)
+    {
+      double x = at[i][0] * 0.25, y = at[i][1] * 0.25, phi = atan2 (y, x);
+      double expected = hypot (x, y) <= 24.0 ? unit * pow (sin (2 * phi), 2) : 0.0;
+      float got = result->stack->data[(gsize) (128 + at[i][1]) * 256 + 128 + at[i][0]];
+
+      g_test_message ("(%d, %d): %.9g, expected %.9g", at[i][0], at[i][1], got, expected);
+      g_assert_cmpfloat_with_epsilon (got, expected, 1e-6 * unit);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -301,5 +329,6 @@ main (int argc, char **argv)
   g_test_add_func ("/polarization/sample-components", test_sample_components);
   g_test_add_func ("/polarization/universal-compensator", test_universal_compensator);
   g_test_add_func ("/polarization/scalar-refused", test_scalar_refused);
+  g_test_add_func ("/polarization/preset", test_preset);
   return g_test_run ();
 }
