@@ -232,6 +232,36 @@ test_sample_components (void)
 }
 
 static void
+test_sample_map (void)
+{
+  /* a map of one orientation and retardance per pixel: each pixel passes
+   * its own sin²(2θ)·sin²(η/2) between crossed polarisers (η·λ_c/λ at
+   * 0.6 µm), a plane wave's |u|² = 1/(N·dx·dy) of the power each */
+  GString *th = g_string_new (NULL), *et = g_string_new (NULL);
+  g_autofree char *chain = NULL;
+  double expected = 0.0;
+  guint i;
+
+  for (i = 0; i < 24 * 20; i++)
+    {
+      double t = 0.01 * i, e = 0.5 + 0.003 * i;
+
+      g_string_append_printf (th, "%s%.17g", i ? ", " : "", t);
+      g_string_append_printf (et, "%s%.17g", i ? ", " : "", e);
+      expected += (0.5 * pow (sin (2 * t) * sin (e / 2), 2) + 0.5 * pow (sin (2 * t) * sin (e * 0.5 / 0.6 / 2), 2))
+                  / (24 * 20);
+    }
+  chain = g_strdup_printf ("{\"type\": \"linear-polarizer\", \"angle\": 0},"
+                           " {\"type\": \"jones-sample\", \"pattern\": \"map\", \"orientation-map\": [%s],"
+                           " \"retardance-map\": [%s]}, {\"type\": \"linear-polarizer\", \"angle\": 1.5707963267948966}",
+                           th->str, et->str);
+  g_string_free (th, TRUE);
+  g_string_free (et, TRUE);
+  g_test_message ("map: expected %.9f", expected);
+  g_assert_cmpfloat_with_epsilon (plane_power (0.0, 0.0, chain), expected, 1e-6);
+}
+
+static void
 test_universal_compensator (void)
 {
   /* LP(0), then retarders at −45° (π/2) and 0° (π): the LC-PolScope's
@@ -282,6 +312,11 @@ test_scalar_refused (void)
     " \"elements\": [{\"type\": \"plane-wave\", \"field\": \"vectorial\"},"
     " {\"type\": \"jones-sample\", \"pattern\": \"components\", \"dn\": [0, 1]}]}",
     "elements[1].dn: needs 4 values (xx, xy, yx, yy), got 2");
+  expect_refused (
+    "{\"airy\": 1, \"grid\": {\"shape\": [4, 4], \"spacing\": 1}, \"spectrum\": {\"wavelengths\": [0.5]},"
+    " \"elements\": [{\"type\": \"plane-wave\", \"field\": \"vectorial\"},"
+    " {\"type\": \"jones-sample\", \"pattern\": \"map\", \"orientation-map\": [0, 1], \"retardance-map\": [1]}]}",
+    "elements[1].orientation-map, retardance-map: need 4 × 4 = 16 values each (the grid, row by row), got 2 and 1");
 }
 
 /* The preset: a spherulite of retardance π between crossed polarisers
@@ -327,6 +362,7 @@ main (int argc, char **argv)
   g_test_add_func ("/polarization/lossless", test_lossless);
   g_test_add_func ("/polarization/sample-between-crossed", test_sample_between_crossed);
   g_test_add_func ("/polarization/sample-components", test_sample_components);
+  g_test_add_func ("/polarization/sample-map", test_sample_map);
   g_test_add_func ("/polarization/universal-compensator", test_universal_compensator);
   g_test_add_func ("/polarization/scalar-refused", test_scalar_refused);
   g_test_add_func ("/polarization/preset", test_preset);

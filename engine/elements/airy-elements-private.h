@@ -41,6 +41,7 @@ typedef enum
   AIRY_JONES_PATTERN_UNIFORM,
   AIRY_JONES_PATTERN_SPHERULITE,
   AIRY_JONES_PATTERN_COMPONENTS,
+  AIRY_JONES_PATTERN_MAP,
 } AiryJonesPattern;
 
 GType _airy_defocus_model_get_type     (void);

@@ -97,7 +97,8 @@ DEFINE_ENUM (_airy_handedness_get_type, "AiryHandedness",
 DEFINE_ENUM (_airy_jones_pattern_get_type, "AiryJonesPattern",
   { AIRY_JONES_PATTERN_UNIFORM, N_("uniform"), "uniform" },
   { AIRY_JONES_PATTERN_SPHERULITE, N_("spherulite"), "spherulite" },
-  { AIRY_JONES_PATTERN_COMPONENTS, N_("matrix components"), "components" })
+  { AIRY_JONES_PATTERN_COMPONENTS, N_("matrix components"), "components" },
+  { AIRY_JONES_PATTERN_MAP, N_("orientation and retardance maps"), "map" })
 
 /* The built-in element types, in the order "airy-sim info" lists them. */
 static GType (*const builtin_types[]) (void) = {

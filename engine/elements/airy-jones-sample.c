@@ -3,7 +3,8 @@
  * crossed polarisers), a retarder of orientation θ and retardance δ at the
  * first wavelength λ_c (δ·λ_c/λ at the others); or chromatix's
  * jones_sample from the matrix components' dn and absorption and the
- * thickness t, J_pq = e^{i 2π (dn_pq + i·absorption_pq)·t/λ}. */
+ * thickness t, J_pq = e^{i 2π (dn_pq + i·absorption_pq)·t/λ}; or a map:
+ * an orientation and a retardance (at λ_c) per pixel, row by row. */
 #define G_LOG_DOMAIN "airy-jones-sample"
 
 #include "config.h"
@@ -29,6 +30,7 @@ typedef struct
   double  lambda_c;
   guint   height, width;
   double *lambda, *dy, *dx;   /* per pair */
+  double *theta_map, *delta_map;  /* MAP: height × width */
 } SampleState;
 
 static void
@@ -39,6 +41,8 @@ sample_free (gpointer p)
   g_free (s->lambda);
   g_free (s->dy);
   g_free (s->dx);
+  g_free (s->theta_map);
+  g_free (s->delta_map);
   g_free (s);
 }
 
@@ -59,6 +63,26 @@ components (AiryElement *self, const char *name, double out[4], const char *path
   return TRUE;
 }
 
+/* MAP: both maps of the grid's height × width entries */
+static gboolean
+check_maps (AiryElement *self, const AiryContext *ctx, GError **error)
+{
+  gsize n_theta = 0, n_delta = 0, need = (gsize) ctx->height * ctx->width;
+
+  if (airy_element_get_enum (self, "pattern") != AIRY_JONES_PATTERN_MAP)
+    return TRUE;
+  airy_element_get_doubles (self, "orientation-map", &n_theta);
+  airy_element_get_doubles (self, "retardance-map", &n_delta);
+  if (n_theta == need && n_delta == need)
+    return TRUE;
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+               _("%s.orientation-map, retardance-map: need %u × %u = %lu values each (the grid, "
+                 "row by row), got %lu and %lu"),
+               ctx->path, ctx->height, ctx->width, (unsigned long) need, (unsigned long) n_theta,
+               (unsigned long) n_delta);
+  return FALSE;
+}
+
 static gboolean
 sample_check (AiryElement *self, AiryContext *context, GError **error)
 {
@@ -66,7 +90,8 @@ sample_check (AiryElement *self, AiryContext *context, GError **error)
 
   return _airy_context_require_jones (self, context, error)
          && components (self, "dn", v, context->path, error)
-         && components (self, "absorption", v, context->path, error);
+         && components (self, "absorption", v, context->path, error)
+         && check_maps (self, context, error);
 }
 
 static gpointer
@@ -84,6 +109,21 @@ sample_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
     {
       sample_free (s);
       return NULL;
+    }
+  if (s->pattern == AIRY_JONES_PATTERN_MAP)
+    {
+      gsize n = 0;
+      const double *v;
+
+      if (!check_maps (self, ctx, error))
+        {
+          sample_free (s);
+          return NULL;
+        }
+      v = airy_element_get_doubles (self, "orientation-map", &n);
+      s->theta_map = g_memdup2 (v, n * sizeof (double));
+      v = airy_element_get_doubles (self, "retardance-map", &n);
+      s->delta_map = g_memdup2 (v, n * sizeof (double));
     }
   s->lambda_c = ctx->spectrum->wavelengths[0];
   s->height = ctx->height;
@@ -113,6 +153,13 @@ sample_at (guint y, guint x, guint p, double j[8], gpointer user_data)
       for (m = 0; m < 4; m++)
         airy_jones_sample_component (s->dn[m], s->absorption[m], s->thickness, lambda, j + 2 * m);
       return;
+    case AIRY_JONES_PATTERN_MAP:
+      {
+        gsize i = (gsize) y * s->width + x;
+
+        airy_jones_retarder (s->theta_map[i], s->delta_map[i] * s->lambda_c / lambda, 0.0, j);
+        return;
+      }
     case AIRY_JONES_PATTERN_SPHERULITE:
       xx = airy_grid_coord (x, s->width, s->dx[p]);
       yy = airy_grid_coord (y, s->height, s->dy[p]);
@@ -156,7 +203,9 @@ sample_relevant (AiryElement *self, GParamSpec *pspec)
   if (g_str_equal (name, "orientation"))
     return pattern == AIRY_JONES_PATTERN_UNIFORM;
   if (g_str_equal (name, "retardance"))
-    return pattern != AIRY_JONES_PATTERN_COMPONENTS;
+    return pattern == AIRY_JONES_PATTERN_UNIFORM || pattern == AIRY_JONES_PATTERN_SPHERULITE;
+  if (g_str_has_suffix (name, "-map"))
+    return pattern == AIRY_JONES_PATTERN_MAP;
   return TRUE;
 }
 
@@ -191,6 +240,12 @@ _airy_jones_sample_class_init (AiryJonesSampleClass *klass)
     airy_param_spec_doubles ("absorption", N_("Absorption"), N_("Of the matrix components xx, xy, yx, yy"), NULL));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("thickness", N_("Thickness"), N_("Of the sample"), "µm", 0.0, 1e6, 1.0, 0));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_doubles ("orientation-map", N_("Orientation map"),
+                             N_("Fast axis per pixel from the x axis, row by row over the grid"), "rad"));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_doubles ("retardance-map", N_("Retardance map"),
+                             N_("Per pixel at the first wavelength (scaled by λ_c/λ), row by row over the grid"), "rad"));
 }
 
 static void
