@@ -214,6 +214,43 @@ test_amplitude_pixels (void)
   check_pixels ("amplitude-mask");
 }
 
+/* an imaging system: the fused PSF's planes through CONVOLVE (beads) and
+ * a block-summing sensor with gain and offset */
+static void
+test_imaging (void)
+{
+  g_autofree char *json = test_microscope_json ("{\"beads\": {\"count\": 12, \"seed\": 5, \"intensity\": 3}}",
+                                                "\"reduce\": \"sum\", \"resample\": \"block-sum\", \"factor\": 2,"
+                                                " \"gain\": 2, \"exposure\": 5, \"offset\": 9", 32, 3);
+  g_autoptr(JsonNode) root = parse (json);
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(AirySystem) at = NULL;
+  g_autoptr(AiryStack) t = NULL;
+  g_autoptr(GPtrArray) vars = g_ptr_array_new_with_free_func (_airy_grad_var_free);
+  g_autoptr(AiryLoss) loss = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = g_build_filename (tmpdir, "target-im.tif", NULL);
+  g_autofree char *spec = g_strconcat ("l2:", path, NULL);
+  AiryGradOptions options = { AIRY_GRAD_AUTO, 0, 1 };
+  AiryGradVar *var = _airy_grad_var_new (root, system, "elements[0].zernike-coefficients[0]", &error);
+  double L, h = 4e-3, d1, d2, fd;
+
+  g_assert_no_error (error);
+  g_ptr_array_add (vars, var);
+  at = _airy_grad_system_with (root, tmpdir, var, 0.3, NULL);
+  t = _airy_grad_forward (at, 1, NULL);
+  g_assert_true (airy_tiff_write (path, t, NULL));
+  loss = _airy_loss_new_from_spec (spec, NULL);
+  g_assert_true (_airy_grad_compute (system, root, tmpdir, loss, vars, &options, &L, NULL, &error));
+  g_assert_no_error (error);
+  d1 = (loss_at (root, var, 0.15 + h, loss) - loss_at (root, var, 0.15 - h, loss)) / (2 * h);
+  d2 = (loss_at (root, var, 0.15 + h / 2, loss) - loss_at (root, var, 0.15 - h / 2, loss)) / h;
+  fd = (4 * d2 - d1) / 3;
+  g_test_message ("imaging %s: adjoint %.9g, central difference %.9g", var->path, var->grad, fd);
+  g_assert_cmpfloat (fabs (fd), >, 0);
+  g_assert_cmpfloat (fabs (var->grad - fd), <=, 1e-4 * fabs (fd));
+}
+
 /* the stored pass and the checkpointed one: the same numbers */
 static void
 test_stored_checkpointed (void)
@@ -272,6 +309,7 @@ main (int argc, char **argv)
   g_test_add_func ("/grad/zernike-and-doubles", test_zernike_and_doubles);
   g_test_add_func ("/grad/phase-pixels", test_phase_pixels);
   g_test_add_func ("/grad/amplitude-pixels", test_amplitude_pixels);
+  g_test_add_func ("/grad/imaging", test_imaging);
   g_test_add_func ("/grad/stored-checkpointed", test_stored_checkpointed);
   g_test_add_func ("/grad/declared", test_declared);
   status = g_test_run ();
