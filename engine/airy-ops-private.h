@@ -184,6 +184,7 @@ struct _AiryOp
   AiryElement   *element;     /* POINT, GAUSS, APPLY: the element, for the CPU interpreter */
   gpointer       state;
   guint          index;       /* APPLY: its place in the chain, for messages */
+  guint          chain_index; /* the chain element that emitted it (_airy_ops_compile; the gradient) */
   AiryFusedPsf  *psf;         /* FUSED_PSF */
   AirySensorOp  *sensor;      /* SENSOR */
   AiryConvolveOp *convolve;   /* CONVOLVE */

@@ -124,6 +124,8 @@ _airy_ops_compile (AiryPlan  *plan,
         }
       if (!ok)
         goto fail;
+      for (k = before; k < list->ops->len; k++)
+        ((AiryOp *) g_ptr_array_index (list->ops, k))->chain_index = i;
       list->max_height = MAX (list->max_height, field->height);
       list->max_width = MAX (list->max_width, field->width);
     }
