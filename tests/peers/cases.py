@@ -163,11 +163,12 @@ def phase_constant_b():
 def zernike(N, dx, lam, f, n, na, z, indices, coefficients, normalise):
     # chromatix's initializers sample j − N/2 + ½; on N + 1 pixels that is
     # j − N/2, the field grid (Airy's), so crop the last row and column
-    phase = zernike_aberrations((N + 1, N + 1), dx, lam, n, f, na, indices, coefficients,
-                                normalize=normalise)[:N, :N]
     # chromatix sums R_nm's terms up to (n − m)/2 with m signed: for m < 0 the extra
-    # terms are 0·ρ^(negative), NaN on the axis pixel only, where Z_nm (m ≠ 0) is 0
-    phase = jnp.nan_to_num(phase, nan=0.0)
+    # terms are 0·ρ^(negative), NaN on the axis pixel, where Z_nm (m ≠ 0) is 0; so
+    # each mode on its own, its NaN set to 0, then the sum
+    phase = sum(jnp.nan_to_num(zernike_aberrations((N + 1, N + 1), dx, lam, n, f, na, [j], [c],
+                                                   normalize=normalise)[:N, :N], nan=0.0)
+                for j, c in zip(indices, coefficients))
     mask = {"type": "phase-mask", "source": "zernike", "zernike-indexing": "ansi",
             "zernike-indices": indices, "zernike-coefficients": coefficients,
             "zernike-unit": "um", "zernike-normalised": normalise}
