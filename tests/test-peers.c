@@ -1,6 +1,6 @@
 /* Airy against chromatix running beside it (tests/peers/): for each case
  * tests/peers/cases.py wrote chromatix's intensity (<case>.npy) and the same
- * system as an Airy system file (<case>.json) into $AIRY_PEERS_DIR; Airy
+ * system as an Airy system file (<case>.json) into $AIRY_PEERS_RESULTS; Airy
  * computes the system in-process and the two agree to 1e-4 of the peak. */
 #include "config.h"
 
@@ -98,7 +98,7 @@ test_skip (gconstpointer reason)
 int
 main (int argc, char **argv)
 {
-  const char *dir = g_getenv ("AIRY_PEERS_DIR");
+  const char *dir = g_getenv ("AIRY_PEERS_RESULTS");
   g_autofree char *list = NULL, *path = NULL;
   g_auto(GStrv) lines = NULL;
 
@@ -108,7 +108,7 @@ main (int argc, char **argv)
     path = g_build_filename (dir, "cases.txt", NULL);
   if (path == NULL || !g_file_get_contents (path, &list, NULL, NULL))
     {
-      g_test_add_data_func ("/peers/chromatix", "no chromatix results (AIRY_PEERS_DIR): "
+      g_test_add_data_func ("/peers/chromatix", "no chromatix results (AIRY_PEERS_RESULTS): "
                             "run through tests/peers/run-peers.sh", test_skip);
       return g_test_run ();
     }
