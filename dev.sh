@@ -13,7 +13,8 @@ PACKAGES=(meson ninja-build pkg-config gcc libc6-dev python3 gettext
           libgtk-4-dev libepoxy-dev libopenmpi-dev gobject-introspection libgirepository1.0-dev)
 TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri libgtk-4-bin desktop-file-utils appstream flatpak-builder
                python3-jsonschema shared-mime-info libglib2.0-bin libxml2-utils
-               imagej python3-tifffile python3-numpy openmpi-bin python3-gi xdotool locales)
+               imagej python3-tifffile python3-numpy openmpi-bin python3-gi xdotool locales
+               python3-venv)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
