@@ -314,8 +314,45 @@ def imaging_4f_b():
     return imaging(64, 0.2, 0.6, 200.0, 1.0, 0.5, [-1.0, 0.5], 0.25)
 
 
+# --- amplitude masks: an 8-bit PNG of the grid's shape (values / 255) ----------------
+def write_png(path, img):
+    import struct, zlib
+    h, w = img.shape
+    raw = b"".join(b"\0" + bytes(row) for row in img.astype(np.uint8))
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
+    with open(path, "wb") as fp:
+        fp.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0))
+                 + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def amplitude(N, dx, lam, seed, invert):
+    rng = np.random.default_rng(seed)
+    img = np.zeros((N, N), np.uint8)
+    img[N // 4:3 * N // 4, N // 4:3 * N // 4] = rng.integers(0, 256, (N // 2, N // 2))
+    name = f"amplitude-{seed}.png"
+    write_png(os.path.join(OUT, name), img)
+    a = img.astype(np.float64) / 255.0
+    a = 1.0 - a if invert else a
+    field = cf.ff_lens(cf.amplitude_change(cf.plane_wave((N, N), dx, lam), jnp.asarray(a, jnp.float32)), 1000.0, 1.0)
+    el = [{"type": "plane-wave", "n": 1.0}, {"type": "amplitude-mask", "file": name, "invert": invert},
+          {"type": "ff-lens", "f": 1000.0, "n": 1.0}]
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+def amplitude_mask_a():
+    return amplitude(64, 0.5, 0.532, 1, False)
+
+
+@case
+def amplitude_mask_b():
+    return amplitude(128, 1.0, 0.6, 2, True)
+
+
 def main():
-    out = sys.argv[1]
+    global OUT
+    out = OUT = sys.argv[1]
     names = sys.argv[2:] or list(CASES)
     os.makedirs(out, exist_ok=True)
     lines = []
