@@ -14,7 +14,8 @@ PACKAGES=(meson ninja-build pkg-config gcc libc6-dev python3 gettext
           desktop-file-utils shared-mime-info libgtk-4-bin)  # the install's post-install steps
 TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri appstream flatpak-builder
                python3-jsonschema libglib2.0-bin libxml2-utils
-               imagej python3-tifffile python3-numpy openmpi-bin python3-gi xdotool locales)
+               imagej python3-tifffile python3-numpy openmpi-bin python3-gi xdotool locales
+               python3-venv)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

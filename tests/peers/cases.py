@@ -1,0 +1,376 @@
+#!/usr/bin/env python3
+"""chromatix's side of the peer tests (tests/test-peers.c is Airy's side).
+
+usage: cases.py OUTDIR [CASE...]
+
+For every case it writes OUTDIR/<case>.npy (chromatix's intensity, float32,
+planes × height × width) and OUTDIR/<case>.json (the same system as an Airy
+system file), and lists the cases in OUTDIR/cases.txt, one a line:
+`name dy dx` where (dy, dx) maps Airy's pixel onto chromatix's: Airy's
+I[y][x] is compared with chromatix's I[y+dy][x+dx] (the 4f imaging's "same"
+crop, DESIGN.md §3). chromatix itself (../shared/peers/chromatix, MIT) is
+imported from PYTHONPATH, never copied into Airy. Even grids only: there both
+put the optical axis at pixel N/2 (for odd N chromatix's grid is j − N/2,
+Airy's j − ⌊N/2⌋)."""
+import json, os, sys
+
+import jax
+jax.config.update("jax_platform_name", "cpu")
+import jax.numpy as jnp
+import numpy as np
+import chromatix.functional as cf
+from chromatix.elements import BasicSensor
+from chromatix.ops.resample import init_plane_resample
+from chromatix.systems import Microscope, Optical4FSystemPSF
+from chromatix.utils.initializers import zernike_aberrations
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__.replace("_", "-")] = fn
+    return fn
+
+
+def system(shape, dx, lam, elements, z=None, **extra):
+    s = {"airy": 1, "grid": {"shape": list(shape), "spacing": dx},
+         "spectrum": {"wavelengths": [lam]}, "elements": elements}
+    if z is not None:
+        s["z"] = {"values": [float(v) for v in z]}
+    s.update(extra)
+    return s
+
+
+def src(f, n, na):
+    return {"type": "objective-point-source", "f": f, "n": n, "na": na}
+
+
+# --- sources -----------------------------------------------------------------
+def objective_source(N, dx, lam, f, n, na, z):
+    field = cf.objective_point_source((N, N), dx, lam, jnp.asarray(z), f, n, na)
+    return field.intensity, system((N, N), dx, lam, [src(f, n, na)], z)
+
+
+@case
+def objective_source_a():
+    return objective_source(128, 1.0, 0.532, 100.0, 1.33, 0.8, [-1.0, 0.0, 2.0])
+
+
+@case
+def objective_source_b():
+    return objective_source(64, 2.0, 0.6, 50.0, 1.0, 0.5, [0.5, 3.0])
+
+
+def plane_wave(N, dx, lam, n, ax, ay, pupil_d, f):
+    k = 2 * np.pi * n / lam
+    field = cf.plane_wave((N, N), dx, lam, kykx=(k * np.sin(ay), k * np.sin(ax)))
+    field = cf.circular_pupil(field, pupil_d)
+    field = cf.ff_lens(field, f, n)
+    el = [{"type": "plane-wave", "n": n, "angle-x": ax, "angle-y": ay},
+          {"type": "circular-pupil", "diameter": pupil_d},
+          {"type": "ff-lens", "f": f, "n": n}]
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+def plane_wave_a():
+    return plane_wave(128, 0.5, 0.532, 1.0, 0.01, -0.02, 40.0, 1000.0)
+
+
+@case
+def plane_wave_b():
+    return plane_wave(64, 1.0, 0.6, 1.33, 0.03, 0.0, 50.0, 2000.0)
+
+
+# --- pupils (a plane wave through the pupil, then an FF lens) ------------------
+def pupil(N, dx, lam, fn, airy, f=1000.0):
+    field = cf.plane_wave((N, N), dx, lam)
+    field = cf.ff_lens(fn(field), f, 1.0)
+    el = [{"type": "plane-wave", "n": 1.0}, airy, {"type": "ff-lens", "f": f, "n": 1.0}]
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+def circular_pupil_a():
+    return pupil(128, 0.5, 0.532, lambda u: cf.circular_pupil(u, 30.0), {"type": "circular-pupil", "diameter": 30.0})
+
+
+@case
+def circular_pupil_b():
+    return pupil(64, 1.0, 0.6, lambda u: cf.circular_pupil(u, 41.0), {"type": "circular-pupil", "diameter": 41.0})
+
+
+@case
+def square_pupil_a():
+    return pupil(128, 0.5, 0.532, lambda u: cf.square_pupil(u, 30.0), {"type": "square-pupil", "width": 30.0})
+
+
+@case
+def square_pupil_b():
+    return pupil(64, 1.0, 0.6, lambda u: cf.square_pupil(u, 21.0), {"type": "square-pupil", "width": 21.0})
+
+
+# (no rectangular-pupil case: chromatix's rectangular_pupil indexes its (h, w, 2) grid as
+# (2, h, w) at 51c10db and fails with a broadcasting error)
+
+
+@case
+def gaussian_pupil_a():
+    return pupil(128, 0.5, 0.532, lambda u: cf.gaussian_pupil(u, 10.0), {"type": "gaussian-pupil", "waist": 10.0})
+
+
+@case
+def gaussian_pupil_b():
+    return pupil(64, 1.0, 0.6, lambda u: cf.gaussian_pupil(u, 7.5), {"type": "gaussian-pupil", "waist": 7.5})
+
+
+# --- phase masks and the widefield PSF (source → mask → FF lens) ----------------
+def psf(N, dx, lam, f, n, na, z, phase=None, mask=None):
+    field = cf.objective_point_source((N, N), dx, lam, jnp.asarray(z), f, n, na)
+    el = [src(f, n, na)]
+    if phase is not None:
+        field = cf.phase_change(field, phase)
+        el.append(mask)
+    field = cf.ff_lens(field, f, n)
+    el.append({"type": "ff-lens", "f": f, "n": n})
+    return field.intensity, system((N, N), dx, lam, el, z)
+
+
+@case
+def widefield_psf_a():
+    # the seed's optics (λ 0.532, f 100, n 1.33, NA 0.8, its constant phase 1) on 256²
+    return psf(256, 1.0, 0.532, 100.0, 1.33, 0.8, np.linspace(-4, 4, 5), jnp.full((256, 256), 1.0),
+               {"type": "phase-mask", "source": "constant", "value": 1.0})
+
+
+@case
+def widefield_psf_b():
+    return psf(128, 1.0, 0.64, 200.0, 1.0, 0.25, [-10.0, 0.0, 7.0])
+
+
+@case
+def phase_constant_a():
+    return psf(128, 1.0, 0.532, 100.0, 1.33, 0.8, [0.0, 1.5], jnp.full((128, 128), 2.5),
+               {"type": "phase-mask", "source": "constant", "value": 2.5})
+
+
+@case
+def phase_constant_b():
+    return psf(64, 2.0, 0.6, 50.0, 1.0, 0.5, [-1.0], jnp.full((64, 64), -0.7),
+               {"type": "phase-mask", "source": "constant", "value": -0.7})
+
+
+def zernike(N, dx, lam, f, n, na, z, indices, coefficients, normalise):
+    # chromatix's initializers sample j − N/2 + ½; on N + 1 pixels that is
+    # j − N/2, the field grid (Airy's), so crop the last row and column
+    # chromatix sums R_nm's terms up to (n − m)/2 with m signed: for m < 0 the extra
+    # terms are 0·ρ^(negative), NaN on the axis pixel, where Z_nm (m ≠ 0) is 0; so
+    # each mode on its own, its NaN set to 0, then the sum
+    phase = sum(jnp.nan_to_num(zernike_aberrations((N + 1, N + 1), dx, lam, n, f, na, [j], [c],
+                                                   normalize=normalise)[:N, :N], nan=0.0)
+                for j, c in zip(indices, coefficients))
+    mask = {"type": "phase-mask", "source": "zernike", "zernike-indexing": "ansi",
+            "zernike-indices": indices, "zernike-coefficients": coefficients,
+            "zernike-unit": "um", "zernike-normalised": normalise}
+    return psf(N, dx, lam, f, n, na, z, phase, mask)
+
+
+@case
+def zernike_a():
+    return zernike(128, 1.0, 0.532, 100.0, 1.33, 0.8, [0.0, 1.0], [4, 7, 11], [0.1, -0.05, 0.03], True)
+
+
+@case
+def zernike_b():
+    return zernike(64, 2.0, 0.6, 50.0, 1.0, 0.5, [-0.5], [3, 5, 8], [0.2, 0.15, -0.1], False)
+
+
+# --- lenses and free-space propagation (a Gaussian-apodised plane wave) -----------
+def beam(N, dx, lam, w):
+    field = cf.gaussian_pupil(cf.plane_wave((N, N), dx, lam), w)
+    return field, [{"type": "plane-wave", "n": 1.0}, {"type": "gaussian-pupil", "waist": w}]
+
+
+@case
+def thin_lens_a():
+    field, el = beam(128, 0.5, 0.532, 12.0)
+    field = cf.transfer_propagate(cf.thin_lens(field, 400.0, 1.0), 300.0, 1.0, 64, mode="same")
+    el += [{"type": "thin-lens", "f": 400.0, "n": 1.0},
+           {"type": "propagate", "z": 300.0, "n": 1.0, "method": "transfer", "pad": 64}]
+    return field.intensity, system((128, 128), 0.5, 0.532, el)
+
+
+@case
+def thin_lens_b():
+    field, el = beam(64, 1.0, 0.6, 10.0)
+    field = cf.transfer_propagate(cf.thin_lens(field, 800.0, 1.0), 500.0, 1.0, 32, mode="same")
+    el += [{"type": "thin-lens", "f": 800.0, "n": 1.0},
+           {"type": "propagate", "z": 500.0, "n": 1.0, "method": "transfer", "pad": 32}]
+    return field.intensity, system((64, 64), 1.0, 0.6, el)
+
+
+@case
+def df_lens_a():
+    field, el = beam(128, 0.5, 0.532, 8.0)
+    field = cf.df_lens(field, 300.0, 1000.0, 1.0)
+    el.append({"type": "df-lens", "d": 300.0, "f": 1000.0, "n": 1.0})
+    return field.intensity, system((128, 128), 0.5, 0.532, el)
+
+
+@case
+def df_lens_b():
+    field, el = beam(64, 1.0, 0.6, 9.0)
+    field = cf.df_lens(field, 2500.0, 1500.0, 1.0)
+    el.append({"type": "df-lens", "d": 2500.0, "f": 1500.0, "n": 1.0})
+    return field.intensity, system((64, 64), 1.0, 0.6, el)
+
+
+def propagate(N, dx, lam, w, z, pad, method, **kw):
+    field, el = beam(N, dx, lam, w)
+    if method == "transfer":
+        field = cf.transfer_propagate(field, z, 1.0, pad, mode="same")
+    elif method == "angular-spectrum":
+        field = cf.asm_propagate(field, z, 1.0, pad, mode="same", bandlimit=kw.get("band-limit", False),
+                                 remove_evanescent=kw.get("remove-evanescent", False))
+    else:
+        field = cf.transform_propagate(field, z, 1.0, pad)
+    el.append({"type": "propagate", "z": z, "n": 1.0, "method": method, "pad": pad, **kw})
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+def transfer_a():
+    return propagate(128, 0.5, 0.532, 6.0, 200.0, 64, "transfer")
+
+
+@case
+def transfer_b():
+    return propagate(64, 1.0, 0.6, 8.0, 700.0, 32, "transfer")
+
+
+@case
+def asm_a():
+    return propagate(128, 0.5, 0.532, 6.0, 150.0, 64, "angular-spectrum")
+
+
+@case
+def asm_b():
+    return propagate(64, 0.4, 0.6, 3.0, 60.0, 32, "angular-spectrum", **{"band-limit": True})
+
+
+@case
+def single_fft_a():
+    return propagate(128, 0.5, 0.532, 6.0, 2000.0, 0, "single-fft")
+
+
+@case
+def single_fft_b():
+    return propagate(64, 1.0, 0.6, 5.0, 5000.0, 16, "single-fft")
+
+
+# --- sensor: the PSF summed over z, block sums --------------------------------------
+def sensor(N, dx, lam, f, n, na, z, factor):
+    field = cf.ff_lens(cf.objective_point_source((N, N), dx, lam, jnp.asarray(z), f, n, na), f, n)
+    du = float(field.dx[0, 0]) if np.ndim(field.dx) == 2 else float(np.ravel(field.dx)[0])
+    resampler = init_plane_resample((N // factor, N // factor), du * factor, "pool")
+    image = cf.basic_sensor(field, resampler=resampler, reduce_axis=0)
+    el = [src(f, n, na), {"type": "ff-lens", "f": f, "n": n},
+          {"type": "sensor", "reduce": "sum", "resample": "block-sum", "factor": factor}]
+    return image, system((N, N), dx, lam, el, z)
+
+
+@case
+def sensor_a():
+    return sensor(128, 1.0, 0.532, 100.0, 1.33, 0.8, [-1.0, 0.0, 1.0], 2)
+
+
+@case
+def sensor_b():
+    return sensor(128, 1.0, 0.64, 200.0, 1.0, 0.25, [0.0, 4.0], 4)
+
+
+# --- 4f imaging: Microscope(Optical4FSystemPSF, BasicSensor) -----------------------
+def imaging(N, pixel, lam, f, n, na, z, value):
+    micro = Microscope(system_psf=Optical4FSystemPSF(shape=(N, N), spacing=pixel, f_tube=f, phase=jnp.zeros((N, N))),
+                       sensor=BasicSensor(shape=(N, N), spacing=pixel, resampling_method=None, reduce_axis=0),
+                       f=f, n=n, NA=na, spectrum=lam)
+    z = jnp.asarray(z)
+    image = micro(jnp.full((z.size, N, N), value), z)
+    s = {"airy": 1, "grid": {"shape": [N, N], "spacing": pixel}, "spectrum": {"wavelengths": [lam]},
+         "z": {"values": [float(v) for v in z]},
+         "microscope": {"f": f, "n": n, "na": na, "f-tube": f},
+         "elements": [{"type": "phase-mask", "source": "constant", "value": 0.0}],
+         "sensor": {"reduce": "sum"}, "sample": {"constant": value}}
+    return image, s, (1, 1)
+
+
+@case
+def imaging_4f_a():
+    return imaging(128, 0.3, 0.532, 100.0, 1.33, 0.8, np.linspace(-2, 2, 5), 1.0)
+
+
+@case
+def imaging_4f_b():
+    return imaging(64, 0.2, 0.6, 200.0, 1.0, 0.5, [-1.0, 0.5], 0.25)
+
+
+# --- amplitude masks: an 8-bit PNG of the grid's shape (values / 255) ----------------
+def write_png(path, img):
+    import struct, zlib
+    h, w = img.shape
+    raw = b"".join(b"\0" + bytes(row) for row in img.astype(np.uint8))
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
+    with open(path, "wb") as fp:
+        fp.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0))
+                 + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def amplitude(N, dx, lam, seed, invert):
+    rng = np.random.default_rng(seed)
+    img = np.zeros((N, N), np.uint8)
+    img[N // 4:3 * N // 4, N // 4:3 * N // 4] = rng.integers(0, 256, (N // 2, N // 2))
+    name = f"amplitude-{seed}.png"
+    write_png(os.path.join(OUT, name), img)
+    a = img.astype(np.float64) / 255.0
+    a = 1.0 - a if invert else a
+    field = cf.ff_lens(cf.amplitude_change(cf.plane_wave((N, N), dx, lam), jnp.asarray(a, jnp.float32)), 1000.0, 1.0)
+    el = [{"type": "plane-wave", "n": 1.0}, {"type": "amplitude-mask", "file": name, "invert": invert},
+          {"type": "ff-lens", "f": 1000.0, "n": 1.0}]
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+def amplitude_mask_a():
+    return amplitude(64, 0.5, 0.532, 1, False)
+
+
+@case
+def amplitude_mask_b():
+    return amplitude(128, 1.0, 0.6, 2, True)
+
+
+def main():
+    global OUT
+    out = OUT = sys.argv[1]
+    names = sys.argv[2:] or list(CASES)
+    os.makedirs(out, exist_ok=True)
+    lines = []
+    for name in names:
+        result = CASES[name]()
+        image, airy_system = result[0], result[1]
+        dy, dx = result[2] if len(result) > 2 else (0, 0)
+        image = np.asarray(image, dtype=np.float32)
+        if image.ndim == 2:
+            image = image[None]
+        np.save(os.path.join(out, name + ".npy"), image)
+        with open(os.path.join(out, name + ".json"), "w") as fp:
+            json.dump(airy_system, fp, indent=1)
+        lines.append(f"{name} {dy} {dx}\n")
+        print(f"{name}: {image.shape}, peak {image.max():.6g}", flush=True)
+    with open(os.path.join(out, "cases.txt"), "w") as fp:
+        fp.writelines(lines)
+
+
+if __name__ == "__main__":
+    main()
