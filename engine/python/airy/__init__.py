@@ -50,6 +50,11 @@ class Result:
         return _np.asarray(self._stack.z, dtype=_np.float64)
 
     @property
+    def seconds(self):
+        """The engine's own time for the run (None for a stack read from a file)."""
+        return self._stack.seconds
+
+    @property
     def system_json(self):
         return self._stack.system_json
 

@@ -168,7 +168,16 @@ stack_get_system_json (StackObject *self, void *closure)
   return PyUnicode_FromString (self->stack->system_json);
 }
 
+static PyObject *
+stack_get_seconds (StackObject *self, void *closure)
+{
+  if (self->result == NULL)
+    Py_RETURN_NONE;
+  return PyFloat_FromDouble (self->result->seconds);
+}
+
 static PyGetSetDef stack_getset[] = {
+  { "seconds", (getter) stack_get_seconds, NULL, "the engine's run time", NULL },
   { "spacing", (getter) stack_get_spacing, NULL, "(dz, dy, dx) in µm", NULL },
   { "z", (getter) stack_get_z, NULL, "z of each plane, µm", NULL },
   { "address", (getter) stack_get_address, NULL, "address of the first pixel", NULL },
