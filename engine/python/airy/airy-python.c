@@ -338,8 +338,11 @@ run_progress (guint done, guint total, gpointer user_data)
   g_mutex_unlock (&s->lock);
 }
 
-static gpointer
-run_thread (gpointer data)
+/* Runs go to pooled threads (a thread per run costs more than a tiny run). */
+static GThreadPool *run_pool;
+
+static void
+run_thread (gpointer data, gpointer unused)
 {
   RunState *s = data;
   AiryResult *result;
@@ -352,7 +355,6 @@ run_thread (gpointer data)
   s->finished = TRUE;
   g_cond_signal (&s->cond);
   g_mutex_unlock (&s->lock);
-  return NULL;
 }
 
 /* Waits for the worker with the GIL released, waking every 50 ms to check
@@ -405,7 +407,6 @@ system_run (SystemObject *self, PyObject *args, PyObject *kwargs)
   PyObject *progress = Py_None;
   int channels = 0;
   RunState s = { 0 };
-  GThread *thread;
   PyObject *ret;
   int failed;
 
@@ -430,11 +431,9 @@ system_run (SystemObject *self, PyObject *args, PyObject *kwargs)
   g_mutex_init (&s.lock);
   g_cond_init (&s.cond);
   g_object_ref (self->system);
-  thread = g_thread_new ("airy-python-run", run_thread, &s);
+  g_thread_pool_push (run_pool, &s, NULL);
+  /* returns once the worker has set finished, its last touch of s */
   failed = run_wait (&s, progress);
-  Py_BEGIN_ALLOW_THREADS
-  g_thread_join (thread);
-  Py_END_ALLOW_THREADS
   g_object_unref (self->system);
   g_object_unref (s.cancellable);
   g_mutex_clear (&s.lock);
@@ -696,6 +695,7 @@ PyInit__airy (void)
   if (PyType_Ready (&StackType) < 0 || PyType_Ready (&SystemType) < 0)
     return NULL;
   airy_init ();
+  run_pool = g_thread_pool_new (run_thread, NULL, -1, FALSE, NULL);
   m = PyModule_Create (&airy_module);
   if (m == NULL)
     return NULL;
