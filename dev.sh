@@ -14,7 +14,7 @@ PACKAGES=(meson ninja-build pkg-config gcc libc6-dev python3 python3-dev python3
           desktop-file-utils shared-mime-info libgtk-4-bin)  # the install's post-install steps
 TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri appstream flatpak-builder
                python3-jsonschema libglib2.0-bin libxml2-utils
-               imagej python3-tifffile python3-numpy python3-pytest python3-mesonpy openmpi-bin python3-gi xdotool locales)
+               imagej python3-tifffile python3-numpy python3-pytest python3-mesonpy patchelf openmpi-bin python3-gi xdotool locales)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
