@@ -193,3 +193,15 @@ def test_own_elements_by_json_name():
     b = wide(0.0, threads=1).intensity[0]
     # the half-NA pupil passes a quarter of the light
     assert a.sum() == pytest.approx(b.sum() / 4, rel=0.05)
+
+
+def test_phase_mask_array_tilt_moves_the_focus():
+    # a linear phase of m cycles over the grid moves the FF lens's focus by m pixels (shift theorem)
+    N, m = 128, 5
+    src = airy.ObjectivePointSource((N, N), 1.0, 0.532, f=100.0, n=1.0, NA=0.3)
+    tilt = np.tile(2 * np.pi * m * np.arange(N) / N, (N, 1))
+    flat = airy.OpticalSystem([src, airy.FFLens(100.0, 1.0)])(0.0, threads=1).intensity[0]
+    moved = airy.OpticalSystem([src, airy.PhaseMask(tilt), airy.FFLens(100.0, 1.0)])(0.0, threads=1).intensity[0]
+    (y0, x0), (y1, x1) = (np.unravel_index(np.argmax(a), a.shape) for a in (flat, moved))
+    assert y1 == y0 and abs(x1 - x0) == m
+    assert moved.sum() == pytest.approx(flat.sum(), rel=1e-3)

@@ -622,13 +622,16 @@ static PyObject *
 mod_write (PyObject *mod, PyObject *args)
 {
   const char *path;
+  PyObject *obj;
   Py_buffer view;
   double dx, dz = 1.0;
   GError *error = NULL;
   AiryStack *stack;
   gboolean ok;
 
-  if (!PyArg_ParseTuple (args, "sy*d|d:write", &path, &view, &dx, &dz))
+  if (!PyArg_ParseTuple (args, "sOd|d:write", &path, &obj, &dx, &dz))
+    return NULL;
+  if (PyObject_GetBuffer (obj, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
     return NULL;
   if (view.ndim != 3 || view.itemsize != 4 || view.format == NULL || strcmp (view.format, "f") != 0)
     {
