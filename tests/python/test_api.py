@@ -85,11 +85,14 @@ def test_repr_png_is_the_middle_plane(small):
     assert len(png) > 100
 
 
-def test_progress_callback(small):
+def test_progress_callback():
+    # 8 planes of 1536²: the 50 ms poll sees the planes being done
+    s = airy.System.preset("seed-widefield")
     seen = []
-    small.run(threads=1, progress=lambda d, t: seen.append((d, t)))
-    # the worker reports planes; the poll every 50 ms may see none for a tiny run
-    assert all(t == 4 and 0 <= d <= 4 for d, t in seen)
+    s.run(z=np.linspace(-1, 1, 8), threads=1, progress=lambda d, t: seen.append((d, t)))
+    assert seen, "progress never called"
+    assert all(t == 8 and 0 <= d <= 8 for d, t in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
 def test_progress_exception_cancels_and_propagates():
