@@ -22,6 +22,7 @@
 #include "airy-sim-private.h"
 #if AIRY_HAVE_MPI
 #include "airy-mpi.h"
+#include "airy-modality.h"
 #endif
 
 /* ---- bench ---- */
@@ -696,7 +697,7 @@ cmd_bench (int argc, char **argv)
       g_autofree char *out_s = airy_format_bytes (out_bytes);
 
       g_print ("system      %s: %u planes of %u × %u%s\n", what, nz, h, w,
-               airy_system_is_microscope (system) ? " (microscope, one image)" : "");
+               _airy_modality_one_image (_airy_modality_of (system)) ? " (microscope, one image)" : "");
       g_print ("backend     %s, %u device%s, %u threads\n", cold_backend, cold_devices,
                cold_devices == 1 ? "" : "s", n_threads);
       g_print ("cold        %.1f ms (first run, planning included)\n", t_cold * 1e3);

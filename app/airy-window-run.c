@@ -6,6 +6,7 @@
 #include <glib/gi18n.h>
 
 #include "airy-window-private.h"
+#include "airy-modality.h"
 
 /* The window's side of the engine: results from the worker go to the
  * viewer, the header says what was run and how the slices reach the
@@ -204,7 +205,8 @@ _airy_window_preview_plane (AiryWindow *self)
   double at;
 
   z = airy_system_get_z (self->system, &n);
-  if (n <= 1 || airy_system_is_microscope (self->system) || airy_system_get_sensor (self->system) || self->previewing)
+  if (n <= 1 || _airy_modality_one_image (_airy_modality_of (self->system))
+      || airy_system_get_sensor (self->system) || self->previewing)
     return -1;
   if (s == NULL || s->depth <= 1)
     return (int) (n / 2);

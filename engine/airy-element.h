@@ -35,20 +35,24 @@ typedef struct
   double             *dy;             /* per wavelength, µm */
   double             *dx;
   double              n;              /* medium of the last source or lens */
-  double              f;              /* objective focal length (0: none yet) */
-  double              na;             /* objective NA (0: none yet) */
-  double              pupil_radius;   /* f·NA/n of the objective (0: none) */
+  /* the pupil of the chain's source so far, whichever modality built the
+   * chain (objective-point-source sets them; a modality's own source, an
+   * excitation beam, would too): */
+  double              f;              /* focal length (0: none yet) */
+  double              na;             /* NA (0: none yet) */
+  double              pupil_radius;   /* f·NA/n (0: none) */
   double              z_max;          /* largest |z| of the run */
   GPtrArray          *warnings;       /* char*, may be NULL */
   /* a check on the UI thread (airy_system_check): check() reads no file;
    * what it would load is loaded by prepare() in the run */
   gboolean            no_files;
-  /* the objective's defocus is non-paraxial (what gibson-lanni needs) */
+  /* the source's defocus is non-paraxial (what gibson-lanni needs) */
   gboolean            nonparaxial;
-  /* a microscope: the pupil spacing follows from grid.shape and the
-   * camera pixel (f_tube·λ/(n·N·s)), not from grid.spacing */
+  /* the modality's chain set the pupil spacing from grid.shape and the
+   * camera pixel (f_tube·λ/(n·N·s)), not from grid.spacing (imaging's
+   * chain does: geom->imaging) */
   gboolean            camera_grid;
-  /* the objective's defocus phase between the two outermost pupil pixels
+  /* the source's defocus phase between the two outermost pupil pixels
    * at the largest |z| of the run (rad), and that |z|; the plan warns when
    * the step is above π (an element that compensates the defocus, such as
    * gibson-lanni, sets it to 0) */

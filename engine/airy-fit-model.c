@@ -17,6 +17,7 @@
 #include "airy-fit-private.h"
 #include "airy-fit-kernels.h"
 #include "airy-elements-private.h"
+#include "airy-modality.h"
 
 /* The forward model is the compiled plan's FUSED_PSF op (airy-ops-fuse.c)
  * of the system with a zero Zernike phase mask inserted where the fitted
@@ -136,9 +137,10 @@ _airy_fit_system_insert_mask (AirySystem *system, AiryElement *mask, guint *chai
 {
   AirySystem *copy = airy_system_copy (system);
   GPtrArray *elements = airy_system_get_elements (copy);
+  gboolean objective = _airy_modality_has_objective (_airy_modality_of (copy));
   guint at, i, enabled = 0;
 
-  if (airy_system_is_microscope (copy))
+  if (objective)
     at = elements->len;
   else
     for (at = 1; at < elements->len; at++)
@@ -150,7 +152,7 @@ _airy_fit_system_insert_mask (AirySystem *system, AiryElement *mask, guint *chai
   g_ptr_array_insert (elements, (gint) MIN (at, elements->len), g_object_ref (mask));
   airy_system_changed (copy);
   if (chain_at)
-    *chain_at = airy_system_is_microscope (copy) ? 1 + enabled : enabled;
+    *chain_at = objective ? 1 + enabled : enabled;
   return copy;
 }
 
@@ -220,7 +222,7 @@ _airy_fit_model_new_for_mask (AirySystem  *system,
   g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
   zi = airy_element_get_doubles (mask, "zernike-indices", &n_terms);
   sys = _airy_fit_system_insert_mask (system, mask, &chain_at);
-  if (airy_system_is_microscope (sys))
+  if (_airy_modality_of (sys)->needs_sample)
     {
       /* the PSF is what is fitted: no sample file is read */
       AirySample sample = { .kind = AIRY_SAMPLE_CONSTANT, .value = 1.0 };

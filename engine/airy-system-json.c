@@ -388,7 +388,7 @@ parse_sample (AirySystem *self, JsonObject *root, GError **error)
   gboolean ok;
   guint p;
 
-  if (self->objective == NULL)
+  if (!_airy_modality_of (self)->needs_sample)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    _("sample: only a microscope (with a \"microscope\" object) images a sample"));
@@ -506,13 +506,13 @@ parse_root (AirySystem *self, JsonNode *root_node, GError **error)
       if (!parse_sample (self, root, error))
         return FALSE;
     }
-  else if (self->objective != NULL)
+  else if (_airy_modality_of (self)->needs_sample)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    _("sample: missing (a microscope needs {\"constant\": v}, {\"file\": …} or {\"beads\": {…}})"));
       return FALSE;
     }
-  if (self->objective == NULL && self->elements->len == 0)
+  if (!_airy_modality_has_objective (_airy_modality_of (self)) && self->elements->len == 0)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    _("elements: an optical system needs at least a source"));

@@ -383,31 +383,6 @@ _airy_system_section_keys (const char *section)
   return (char **) g_ptr_array_free (keys, FALSE);
 }
 
-/* Which of the system's own fields apply: the tube lens and the sample to a
- * microscope only, and of the sample those of its kind. */
-gboolean
-airy_system_param_relevant (AirySystem *self,
-                            GParamSpec *pspec)
-{
-  const char *path;
-
-  g_return_val_if_fail (AIRY_IS_SYSTEM (self), TRUE);
-  path = airy_param_spec_get_path (pspec);
-  if (path == NULL)
-    return TRUE;
-  if (g_str_has_prefix (path, "microscope."))
-    return self->objective != NULL;
-  if (!g_str_has_prefix (path, "sample."))
-    return TRUE;
-  if (self->objective == NULL)
-    return FALSE;
-  if (g_str_equal (path, "sample.constant"))
-    return self->sample.kind == AIRY_SAMPLE_CONSTANT;
-  if (g_str_has_prefix (path, "sample.beads."))
-    return self->sample.kind == AIRY_SAMPLE_BEADS;
-  return self->sample.kind == AIRY_SAMPLE_FILE;
-}
-
 /* ---- accessors: the setters notify the fields they change ---- */
 
 static void

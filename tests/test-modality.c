@@ -107,6 +107,46 @@ test_twin_sum (void)
   g_assert_cmpfloat (worst, <=, 1e-6 * peak);
 }
 
+/* What the program asks of a system comes from its modality, not from
+ * whether it holds a "microscope" object: a modality with the objective
+ * and the tube lens but no sample (as a scanning one would be) reads
+ * without a sample, refuses one, and its system's sample fields are not
+ * shown; imaging's are. */
+static void
+test_declared (void)
+{
+  static AiryModality bare;
+  const char *microscope = "\"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100}, "
+                           "\"elements\": []";
+  g_autofree char *with = g_strconcat ("{\"airy\": 1, \"modality\": \"bare\", " GRID, microscope,
+                                       ", \"sample\": {\"constant\": 1}}", NULL);
+  g_autofree char *without = g_strconcat ("{\"airy\": 1, \"modality\": \"bare\", " GRID, microscope, "}", NULL);
+  g_autofree char *imaging = g_strconcat ("{\"airy\": 1, " GRID, microscope, ", \"sample\": {\"constant\": 1}}", NULL);
+  g_autoptr(AirySystem) b = NULL;
+  g_autoptr(AirySystem) m = test_system (imaging);
+  GObjectClass *klass;
+
+  bare = _airy_modality_imaging;
+  bare.name = "bare";
+  bare.needs_sample = FALSE;
+  bare.combine = AIRY_MODALITY_COMBINE_ONE;
+  g_assert_true (_airy_modality_register (&bare));
+  b = test_system (without);
+  klass = G_OBJECT_GET_CLASS (b);
+  test_expect_error (with, AIRY_ERROR_INVALID_VALUE,
+                     "sample: only a microscope (with a \"microscope\" object) images a sample");
+  g_assert_true (airy_system_param_relevant (b, g_object_class_find_property (klass, "f-tube")));
+  g_assert_false (airy_system_param_relevant (b, g_object_class_find_property (klass, "sample-constant")));
+  g_assert_true (airy_system_param_relevant (m, g_object_class_find_property (klass, "sample-constant")));
+  g_assert_true (_airy_modality_has_objective (_airy_modality_of (b)));
+  g_assert_false (_airy_modality_one_image (_airy_modality_of (b)));
+  g_assert_true (_airy_modality_one_image (_airy_modality_of (m)));
+  g_assert_false (_airy_modality_one_image (&_airy_modality_psf));
+  g_assert_false (_airy_modality_has_objective (&_airy_modality_psf));
+  test_expect_error ("{\"airy\": 1, " GRID "\"elements\": []}", AIRY_ERROR_INVALID_VALUE,
+                     "elements: an optical system needs at least a source");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -117,5 +157,7 @@ main (int argc, char **argv)
   g_test_add_func ("/modality/round-trip", test_round_trip);
   g_test_add_func ("/modality/errors", test_errors);
   g_test_add_func ("/modality/twin-sum", test_twin_sum);
+  /* last: it registers one more modality */
+  g_test_add_func ("/modality/declared", test_declared);
   return g_test_run ();
 }

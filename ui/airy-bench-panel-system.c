@@ -179,7 +179,8 @@ _airy_bench_panel_build_system (AiryBenchPanel *self)
   static const char *const fields[] = { "height", "width", "spacing", "wavelengths", "weights",
                                         "z-start", "z-stop", "z-count", NULL };
   GtkGrid *grid = GTK_GRID (self->system_grid);
-  gboolean microscope = airy_system_is_microscope (self->system);
+  const AiryModality *modality = _airy_modality_of (self->system);
+  gboolean microscope = _airy_modality_has_objective (modality);
   guint i;
 
   for (i = 0; fields[i]; i++)
@@ -192,7 +193,7 @@ _airy_bench_panel_build_system (AiryBenchPanel *self)
         g_signal_connect (editor, "commit", G_CALLBACK (on_spectrum_commit), self);
     }
   /* one stack per wavelength, shown as channels: a PSF's (a microscope sums them) */
-  if (!microscope)
+  if (!_airy_modality_one_image (modality))
     _airy_bench_panel_add_param (self, grid, G_OBJECT (self->system), "channels", NULL, NULL);
   backend_rows (self, grid);
 }
@@ -240,7 +241,8 @@ sample_rows (AiryBenchPanel *self)
 void
 _airy_bench_panel_build_microscope (AiryBenchPanel *self)
 {
-  gboolean microscope = airy_system_is_microscope (self->system);
+  const AiryModality *modality = _airy_modality_of (self->system);
+  gboolean microscope = _airy_modality_has_objective (modality);
 
   gtk_widget_set_visible (self->microscope_frame, microscope);
   if (!microscope)
@@ -248,7 +250,8 @@ _airy_bench_panel_build_microscope (AiryBenchPanel *self)
   _airy_bench_panel_add_editors (self, GTK_GRID (self->microscope_grid), airy_system_get_objective (self->system),
                                  "microscope");
   _airy_bench_panel_add_param (self, GTK_GRID (self->microscope_grid), G_OBJECT (self->system), "f-tube", NULL, NULL);
-  sample_rows (self);
+  if (modality->needs_sample)
+    sample_rows (self);
 }
 
 /* ---- mode ---- */

@@ -10,6 +10,7 @@
 #include "airy-error.h"
 #include "airy-param-editor.h"
 #include "airy-zernike-editor.h"
+#include "airy-modality.h"
 
 /* The panel: the fixed frames of its template, the element rows with
  * editors generated from each element's parameter declarations, and the
@@ -374,7 +375,7 @@ action_add (GSimpleAction *action, GVariant *param, gpointer data)
   if (e == NULL)
     return;
   /* before a final lens in a PSF system, so the mask sits in the pupil */
-  if (!airy_system_is_microscope (self->system) && at > 1
+  if (!_airy_modality_has_objective (_airy_modality_of (self->system)) && at > 1
       && AIRY_ELEMENT_GET_CLASS (g_ptr_array_index (elements, at - 1))->category == AIRY_CATEGORY_LENS
       && AIRY_ELEMENT_GET_CLASS (e)->category == AIRY_CATEGORY_MASK)
     at--;
@@ -505,7 +506,7 @@ rebuild (AiryBenchPanel *self)
       self->building = FALSE;
       return;
     }
-  microscope = airy_system_is_microscope (self->system);
+  microscope = _airy_modality_has_objective (_airy_modality_of (self->system));
   elements = airy_system_get_elements (self->system);
 
   gtk_drop_down_set_selected (GTK_DROP_DOWN (self->mode), _airy_bench_panel_modality_index (self->system));

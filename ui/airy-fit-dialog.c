@@ -10,6 +10,7 @@
 #include "airy-stack-viewer.h"
 #include "airy-physics.h"
 #include "airy-options-private.h"
+#include "airy-modality.h"
 
 /* The fit runs in a GTask thread with a copy of the system; its progress
  * (one loss per iteration) is written under a mutex and announced by at
@@ -336,7 +337,7 @@ update_system_label (AiryFitDialog *self, AirySystem *system)
 
       g_string_append_printf (list, "%s%s", list->len ? ", " : "", _(AIRY_ELEMENT_GET_CLASS (e)->title));
     }
-  if (airy_system_is_microscope (system))
+  if (_airy_modality_has_objective (_airy_modality_of (system)))
     g_string_prepend (on, on->len ? _("Microscope objective, ") : _("Microscope objective"));
   /* TRANSLATORS: the system's name, its elements switched off, and those on */
   /* what is off first: the line may be cut at its end */

@@ -56,6 +56,7 @@ const AiryModality _airy_modality_imaging = {
   .description = ("Microscope imaging: a sample convolved with the PSF of an objective, its pupil-plane elements "
                     "and a tube lens"),
   .needs_microscope = TRUE,
+  .needs_sample = TRUE,
   .combine = AIRY_MODALITY_COMBINE_CONVOLVE,
   .chain = imaging_chain,
   .schema_note = "needs \"microscope\" and \"sample\"; Σ_z sample ⊛ PSF",

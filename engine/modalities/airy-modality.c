@@ -6,6 +6,7 @@
 
 #include "airy-modality.h"
 #include "airy-error.h"
+#include "airy-param.h"
 
 /* The registry: the built-in ones first, then those registered at run time
  * (a test's), in registration order. */
@@ -114,4 +115,51 @@ _airy_modality_check (AirySystem *system,
       return FALSE;
     }
   return TRUE;
+}
+
+gboolean
+_airy_modality_one_image (const AiryModality *modality)
+{
+  return modality != NULL && modality->combine == AIRY_MODALITY_COMBINE_CONVOLVE;
+}
+
+gboolean
+_airy_modality_has_objective (const AiryModality *modality)
+{
+  return modality != NULL && modality->needs_microscope;
+}
+
+/* Which of the system's own fields apply in its modality: the tube lens to
+ * one with a "microscope" object, the sample to one that images a sample,
+ * and of the sample those of its kind. (Here, not in airy-system.c: the
+ * system does not call the modalities.) */
+gboolean
+airy_system_param_relevant (AirySystem *self,
+                            GParamSpec *pspec)
+{
+  const AiryModality *m;
+  const char *path;
+
+  g_return_val_if_fail (AIRY_IS_SYSTEM (self), TRUE);
+  path = airy_param_spec_get_path (pspec);
+  if (path == NULL)
+    return TRUE;
+  m = _airy_modality_of (self);
+  if (g_str_has_prefix (path, "microscope."))
+    return m != NULL && m->needs_microscope;
+  if (!g_str_has_prefix (path, "sample."))
+    return TRUE;
+  if (m == NULL || !m->needs_sample)
+    return FALSE;
+  switch (airy_system_get_sample (self)->kind)
+    {
+    case AIRY_SAMPLE_CONSTANT:
+      return g_str_equal (path, "sample.constant");
+    case AIRY_SAMPLE_BEADS:
+      return g_str_has_prefix (path, "sample.beads.");
+    case AIRY_SAMPLE_FILE:
+      return !g_str_equal (path, "sample.constant") && !g_str_has_prefix (path, "sample.beads.");
+    default:
+      return FALSE;
+    }
 }

@@ -32,6 +32,9 @@ struct _AiryModality
   /* what the system must hold: a "microscope" object (the objective and
    * the tube lens) and a sample */
   gboolean             needs_microscope;
+  /* it images a sample (the file's "sample" is read, and required); FALSE
+   * (the default of a new modality): a "sample" is refused */
+  gboolean             needs_sample;
   AiryModalityCombine  combine;
   /* The chains of system (1 for one-chain modalities; NULL means 1). */
   guint              (*n_chains)   (AirySystem    *system);
@@ -68,6 +71,14 @@ const AiryModality         *_airy_modality_of       (AirySystem         *system)
 gboolean                    _airy_modality_check    (AirySystem         *system,
                                                      const char         *name,
                                                      GError            **error);
+
+/* The questions the rest of the program asks of a system's modality
+ * (instead of whether it holds a "microscope" object): */
+/* its result is one image, Σ_z over the planes, not a stack of planes */
+gboolean _airy_modality_one_image     (const AiryModality *modality);
+/* its chain starts at the "microscope" object's objective, which is not in
+ * "elements" (the first enabled element is chain[1]) */
+gboolean _airy_modality_has_objective (const AiryModality *modality);
 
 /* psf's chain rule (a source first, then the enabled elements), for
  * modalities built on it */
