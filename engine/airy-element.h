@@ -17,6 +17,7 @@ typedef enum
   AIRY_CATEGORY_MASK,
   AIRY_CATEGORY_LENS,
   AIRY_CATEGORY_PROPAGATION,
+  AIRY_CATEGORY_POLARIZATION,
   AIRY_CATEGORY_SENSOR,
 } AiryCategory;
 
@@ -58,6 +59,10 @@ typedef struct
    * gibson-lanni, sets it to 0) */
   double              defocus_step;
   double              defocus_z;
+  /* a Jones field (a vectorial plane wave or point source first): the
+   * spectrum's entries come in pairs, 2l the Ex and 2l + 1 the Ey of
+   * wavelength l (airy-jones.h); FALSE: one scalar entry per wavelength */
+  gboolean            jones;
 } AiryContext;
 
 /* One batch element being computed. */

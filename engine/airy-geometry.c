@@ -75,6 +75,7 @@ walk_chain (AiryGeometry *geom, gboolean read_files, GPtrArray *warnings, GError
   ctx.z_max = zmax;
   ctx.no_files = !read_files;
   ctx.camera_grid = geom->imaging;
+  ctx.jones = geom->jones;
   for (i = 0; i < geom->chain->len; i++)
     {
       AiryElement *e = g_ptr_array_index (geom->chain, i);
@@ -131,6 +132,48 @@ walk_chain (AiryGeometry *geom, gboolean read_files, GPtrArray *warnings, GError
           break;
         }
   airy_context_clear (&ctx);
+  return TRUE;
+}
+
+/* A Jones source first (a vectorial plane wave or point source): every
+ * wavelength becomes the entry pair (Ex, Ey) of the same wavelength, grid
+ * and weight, so that the elements, the ops and the intensity Σ_e w_e|u_e|²
+ * run over components as they run over wavelengths (airy-jones.h). */
+static gboolean
+expand_jones (AiryGeometry *geom, GError **error)
+{
+  AirySpectrum *s = geom->spectrum, *j;
+  guint L = s->n, l, p;
+  double *dy = geom->in_dy, *dx = geom->in_dx;
+
+  if (geom->chain->len == 0 || !_airy_element_is_jones_source (g_ptr_array_index (geom->chain, 0)))
+    return TRUE;
+  if (airy_system_get_channels (geom->system))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("spectrum.channels: a vectorial (Jones) field keeps no per-wavelength channels; "
+                     "turn spectrum.channels off"));
+      return FALSE;
+    }
+  j = g_new0 (AirySpectrum, 1);
+  j->n = 2 * L;
+  j->wavelengths = g_new (double, 2 * L);
+  j->weights = g_new (double, 2 * L);
+  geom->in_dy = g_new (double, 2 * L);
+  geom->in_dx = g_new (double, 2 * L);
+  for (l = 0; l < L; l++)
+    for (p = 0; p < 2; p++)
+      {
+        j->wavelengths[2 * l + p] = s->wavelengths[l];
+        j->weights[2 * l + p] = s->weights[l];
+        geom->in_dy[2 * l + p] = dy[l];
+        geom->in_dx[2 * l + p] = dx[l];
+      }
+  g_free (dy);
+  g_free (dx);
+  airy_spectrum_free (s);
+  geom->spectrum = j;
+  geom->jones = TRUE;
   return TRUE;
 }
 
@@ -276,7 +319,7 @@ _airy_geometry_new (AirySystem *system,
   if (!_airy_modality_check (system, airy_system_get_modality (system), error))
     return NULL;
   modality = _airy_modality_lookup (airy_system_get_modality (system));
-  if (!modality->chain (geom, error))
+  if (!modality->chain (geom, error) || !expand_jones (geom, error))
     return NULL;
   if (!walk_chain (geom, read_files, warnings, error) || !check_sensor (geom, error))
     return NULL;

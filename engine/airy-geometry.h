@@ -33,6 +33,7 @@ typedef struct
 
   AiryElement   *sensor;         /* may be NULL */
   gboolean       imaging;        /* microscope: Σ_z volume ⊛ PSF */
+  gboolean       jones;          /* a Jones field: spectrum holds each wavelength twice (Ex, Ey) */
   gboolean       reduce;         /* one image out */
   guint          out_depth, out_height, out_width;  /* after the sensor */
   double         out_dy, out_dx;

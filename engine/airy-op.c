@@ -19,6 +19,7 @@ static const char *const kind_names[AIRY_N_OP_KINDS] = {
   [AIRY_OP_POINT] = "point",
   [AIRY_OP_GAUSS] = "gauss",
   [AIRY_OP_MULTIPLY] = "multiply",
+  [AIRY_OP_JONES] = "jones",
   [AIRY_OP_FFT] = "fft",
   [AIRY_OP_RESIZE] = "resize",
   [AIRY_OP_APPLY] = "apply",

@@ -187,6 +187,9 @@ fuse_psf (GPtrArray *ops, guint64 hash)
 void
 _airy_ops_fuse (AiryOpList *list)
 {
-  fold_multiplies (list->ops);
+  /* a Jones matrix folded into a source or a factor lets the next fold */
+  do
+    fold_multiplies (list->ops);
+  while (_airy_ops_fold_jones (list->ops));
   fuse_psf (list->ops, list->hash);
 }

@@ -544,6 +544,7 @@ static const AiryOpKindInfo kinds[AIRY_N_OP_KINDS] = {
   [AIRY_OP_POINT] = { generated_forward, generated_adjoint, NULL, NULL },
   [AIRY_OP_GAUSS] = { generated_forward, generated_adjoint, NULL, NULL },
   [AIRY_OP_MULTIPLY] = { multiply_forward, multiply_adjoint, NULL, NULL },
+  [AIRY_OP_JONES] = { _airy_op_jones_forward, _airy_op_jones_adjoint, NULL, NULL },
   [AIRY_OP_FFT] = { fft_forward, fft_adjoint, NULL, NULL },
   [AIRY_OP_RESIZE] = { resize_forward, resize_adjoint, NULL, NULL },
   /* an element's own apply() on the host: no adjoint known */

@@ -35,6 +35,7 @@ typedef enum
   AIRY_OP_POINT,      /* paraxial spherical wave at z_plane + z, power */
   AIRY_OP_GAUSS,      /* Gaussian beam at z_plane + z, waist, power */
   AIRY_OP_MULTIPLY,   /* u *= factor */
+  AIRY_OP_JONES,      /* (Ex, Ey) = J·(Ex, Ey) per pixel: a Jones field's entry pairs (airy-jones.h) */
   AIRY_OP_FFT,        /* u = scale · DFT^{sign}(u), centred or plain */
   AIRY_OP_RESIZE,     /* pad with zeros or crop about pixel ⌊N/2⌋ */
   AIRY_OP_APPLY,      /* the element's apply() on the host: a type without a device form (CPU only) */
@@ -160,7 +161,9 @@ struct _AiryOp
   guint          n_lambda;
   guint          height;      /* the field's (or the intensity's) shape after the op */
   guint          width;
-  fftwf_complex *factor;      /* SET, OBJECTIVE, MULTIPLY: n_lambda × height × width */
+  fftwf_complex *factor;      /* SET, OBJECTIVE, MULTIPLY: n_lambda × height × width;
+                               * JONES: J of each entry pair p, [p][xx, xy, yx, yy][y][x]
+                               * (2 × n_lambda planes) */
   double        *phase;       /* OBJECTIVE: phase per µm of z, n_lambda × height × width */
   double        *phase_x;     /* OBJECTIVE, optional: phase = phase_y[l][y] + phase_x[l][x] */
   double        *phase_y;     /*   (separable, paraxial): n_lambda × width, n_lambda × height */
@@ -181,6 +184,7 @@ struct _AiryOp
   AiryElement   *element;     /* POINT, GAUSS, APPLY: the element, for the CPU interpreter */
   gpointer       state;
   guint          index;       /* APPLY: its place in the chain, for messages */
+  guint          chain_index; /* the chain element that emitted it (_airy_ops_compile; the gradient) */
   AiryFusedPsf  *psf;         /* FUSED_PSF */
   AirySensorOp  *sensor;      /* SENSOR */
   AiryConvolveOp *convolve;   /* CONVOLVE */
@@ -359,6 +363,18 @@ gboolean  _airy_run_state_check_channels (AiryRunState     *state,
                                           const AiryStages *stages,
                                           const char       *backend,
                                           GError          **error);
+
+/* JONES (airy-ops-jones.c): its forward and adjoint (the kinds' table),
+ * a new op of field's geometry with a matrix per pixel from fn(y, x, pair,
+ * J, user_data), and the engine pass's folds: neighbouring JONES ops
+ * multiply into one, a MULTIPLY beside a JONES and a JONES after a SET
+ * are taken into it. */
+typedef void (*AiryJonesFunc) (guint y, guint x, guint pair, double j[8], gpointer user_data);
+gboolean    _airy_op_jones_forward (const AiryOp *op, AiryField *field, const AiryPlane *plane, GError **error);
+gboolean    _airy_op_jones_adjoint (const AiryOp *op, const AiryField *in, AiryField *bar,
+                                    const AiryPlane *plane, AiryOpGrad *grad, GError **error);
+AiryOp     *_airy_op_jones_new     (const AiryField *field, AiryJonesFunc fn, gpointer user_data);
+gboolean    _airy_ops_fold_jones   (GPtrArray *ops);
 
 /* for the elements' compile(): field holds the geometry entering the op */
 AiryOp     *_airy_op_new      (AiryOpKind         kind,

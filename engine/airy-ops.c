@@ -124,6 +124,8 @@ _airy_ops_compile (AiryPlan  *plan,
         }
       if (!ok)
         goto fail;
+      for (k = before; k < list->ops->len; k++)
+        ((AiryOp *) g_ptr_array_index (list->ops, k))->chain_index = i;
       list->max_height = MAX (list->max_height, field->height);
       list->max_width = MAX (list->max_width, field->width);
     }
@@ -169,7 +171,8 @@ _airy_ops_bytes (AiryOpList *list)
       AiryOp *op = g_ptr_array_index (list->ops, i);
       gsize n = (gsize) op->n_lambda * op->height * op->width;
 
-      bytes += (op->factor ? n * sizeof (fftwf_complex) : 0) + (op->phase ? n * sizeof (double) : 0);
+      bytes += (op->factor ? (op->kind == AIRY_OP_JONES ? 2 : 1) * n * sizeof (fftwf_complex) : 0)
+               + (op->phase ? n * sizeof (double) : 0);
       if (op->psf)
         bytes += (gsize) op->n_lambda * op->psf->rows * op->width * (sizeof (fftwf_complex) + sizeof (double));
     }

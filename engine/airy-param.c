@@ -196,6 +196,32 @@ airy_param_spec_get_flags (GParamSpec *pspec)
 }
 
 gboolean
+airy_param_spec_is_differentiable (GParamSpec *pspec, const char **why)
+{
+  AiryParamFlags flags = airy_param_spec_get_flags (pspec);
+  const char *reason = NULL;
+
+  if (G_IS_PARAM_SPEC_DOUBLE (pspec) || G_IS_PARAM_SPEC_VARIANT (pspec))
+    {
+      if (flags & AIRY_PARAM_INTEGER)
+        reason = _("its entries are whole numbers (indices)");
+      else if (flags & AIRY_PARAM_NOT_DIFFERENTIABLE)
+        reason = _("it changes the grid or a count, a step the gradient cannot follow");
+    }
+  else if (G_IS_PARAM_SPEC_ENUM (pspec))
+    reason = _("it is a choice among names");
+  else if (G_IS_PARAM_SPEC_BOOLEAN (pspec))
+    reason = _("it is on or off");
+  else if (G_IS_PARAM_SPEC_INT (pspec) || G_IS_PARAM_SPEC_UINT (pspec))
+    reason = _("it is a whole number");
+  else
+    reason = _("it is not a number");
+  if (why)
+    *why = reason;
+  return reason == NULL;
+}
+
+gboolean
 airy_param_spec_get_item_range (GParamSpec *pspec,
                                 double     *minimum,
                                 double     *maximum)

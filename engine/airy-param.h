@@ -20,6 +20,8 @@ typedef enum
   AIRY_PARAM_SELECTS       = 1 << 4,  /* its value changes which parameters apply
                                        * (AiryElementClass.param_relevant) */
   AIRY_PARAM_INTEGER       = 1 << 5,  /* an array of whole numbers (indices) */
+  AIRY_PARAM_NOT_DIFFERENTIABLE = 1 << 6,  /* a double (or array) the gradient does not follow
+                                       * (a step in the grid, a count given as a number) */
 } AiryParamFlags;
 
 /* The constructors: name, nick and blurb (marked N_() for translation,
@@ -69,6 +71,13 @@ guint          airy_param_spec_get_max_items (GParamSpec   *pspec);
 gboolean       airy_param_spec_get_item_range (GParamSpec  *pspec,
                                                double      *minimum,
                                                double      *maximum);
+/* Whether the gradient (engine/airy-grad.c) follows the parameter: doubles
+ * and arrays of doubles are differentiable unless declared
+ * AIRY_PARAM_NOT_DIFFERENTIABLE; integers, enums, booleans, strings and
+ * AIRY_PARAM_INTEGER arrays are not. why (may be NULL) gets the reason, a
+ * static translated string, for a FALSE answer. */
+gboolean       airy_param_spec_is_differentiable (GParamSpec *pspec,
+                                                  const char **why);
 /* "(0, 1e+06] µm", "[1, 65536]", "one of a, b": what the messages say. */
 char          *airy_param_spec_range_string (GParamSpec    *pspec);
 

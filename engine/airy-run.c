@@ -597,6 +597,12 @@ run_local (AirySystem           *system,
                        _("per-wavelength channels: cannot be combined with a kept PSF"));
           return FALSE;
         }
+      if (plan->geometry->jones)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("per-wavelength channels: a vectorial (Jones) field sums its components"));
+          return FALSE;
+        }
     }
   state->progress = progress;
   state->progress_data = user_data;

@@ -158,6 +158,46 @@ test_multiply (void)
   _airy_op_unref (dir);
 }
 
+/* JONES: a random matrix per pixel and pair (2 × 2 complex, the entries
+ * uniform in the unit square) */
+static void
+random_jones (guint y, guint x, guint pair, double j[8], gpointer user_data)
+{
+  guint m;
+
+  for (m = 0; m < 8; m++)
+    j[m] = g_rand_double_range (rng, -1, 1);
+}
+
+static void
+test_jones (void)
+{
+  /* two wavelengths: one Jones pair (Ex, Ey) */
+  g_autoptr(AiryField) geometry = random_field (12, 10);
+  AiryOp *op = _airy_op_jones_new (geometry, random_jones, NULL);
+  AiryOp *dir = _airy_op_jones_new (geometry, random_jones, NULL);
+  g_autoptr(AiryField) u = random_field (12, 10);
+  g_autoptr(AiryField) jv = _airy_field_copy (u);
+  g_autoptr(AiryField) bar = random_field (12, 10);
+  g_autoptr(AiryField) w0 = _airy_field_copy (bar);
+  gsize n = field_size (u), nj = 2 * n;
+  g_autofree fftwf_complex *gf = g_new0 (fftwf_complex, nj);
+  AiryOpGrad grad = { .factor = gf };
+  AiryPlane plane = { 0, 0.0, 1 };
+  const AiryOpKindInfo *kind = _airy_op_kind_info (AIRY_OP_JONES);
+
+  g_assert_cmpuint (geometry->n_lambda, ==, 2);
+  /* in the field: ū = Jᴴ·ū' */
+  check_linear_field_op ("jones (u)", op, 12, 10);
+  /* in its matrix: J δJ = δJ·u, the pairs' four planes of dir->factor */
+  g_assert_true (kind->forward (dir, jv, &plane, NULL));
+  g_assert_true (kind->adjoint (op, u, bar, &plane, &grad, NULL));
+  check_dot ("jones (matrix)", cdot (jv->data, w0->data, n), cdot (dir->factor, gf, nj),
+             sqrt (cdot (jv->data, jv->data, n) * cdot (w0->data, w0->data, n)));
+  _airy_op_unref (op);
+  _airy_op_unref (dir);
+}
+
 static void
 test_fft (void)
 {
@@ -715,6 +755,7 @@ main (int argc, char **argv)
   airy_init ();
   rng = g_rand_new_with_seed (27);
   g_test_add_func ("/adjoint/multiply", test_multiply);
+  g_test_add_func ("/adjoint/jones", test_jones);
   g_test_add_func ("/adjoint/fft", test_fft);
   g_test_add_func ("/adjoint/resize", test_resize);
   g_test_add_func ("/adjoint/set", test_set);

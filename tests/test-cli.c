@@ -106,7 +106,7 @@ test_info (void)
   g_assert_nonnull (strstr (r.out, "device 0: CPU"));
   g_assert_nonnull (strstr (r.out, "objective-point-source"));
   g_assert_nonnull (strstr (r.out, "ring-mask"));
-  g_assert_nonnull (strstr (r.out, "Presets: astigmatic depth-aberration imaging oil-vectorial seed-imaging seed-widefield widefield"));
+  g_assert_nonnull (strstr (r.out, "Presets: astigmatic depth-aberration imaging oil-vectorial polarization-microscope seed-imaging seed-widefield widefield"));
   /* with or without the module, no GPU here means "no CUDA device" */
   g_assert_nonnull (strstr (r.out, "no CUDA device"));
 }
@@ -120,11 +120,11 @@ test_preset (void)
   g_assert_cmpint (r.status, ==, 0);
   g_assert_nonnull (strstr (r.out, "\"shape\": [1536, 1536]"));
   sim (&list, "preset", "--list", NULL);
-  g_assert_cmpstr (list.out, ==, "astigmatic\ndepth-aberration\nimaging\noil-vectorial\nseed-imaging\nseed-widefield\nwidefield\n");
+  g_assert_cmpstr (list.out, ==, "astigmatic\ndepth-aberration\nimaging\noil-vectorial\npolarization-microscope\nseed-imaging\nseed-widefield\nwidefield\n");
   sim (&bad, "preset", "nope", NULL);
   g_assert_cmpint (bad.status, ==, 2);
   g_assert_cmpstr (bad.err, ==, "airy-sim: preset: unknown preset \"nope\" "
-                   "(known: astigmatic, depth-aberration, imaging, oil-vectorial, seed-imaging, seed-widefield, widefield)\n");
+                   "(known: astigmatic, depth-aberration, imaging, oil-vectorial, polarization-microscope, seed-imaging, seed-widefield, widefield)\n");
 }
 
 /* --channels wavelength: one channel per wavelength in an ImageJ
@@ -412,6 +412,12 @@ test_bad_input (void)
   expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
               " \"elements\": [{\"type\": \"objective-point-source\", \"n\": 1.33, \"na\": 1.7}]}",
               "airy-sim: elements[0].na: must be in [0.001, n=1.33], got 1.7\n");
+  /* a polariser on a scalar field names itself */
+  expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [16, 16], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
+              " \"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"linear-polarizer\", \"angle\": 0.3}]}",
+              "airy-sim: elements[1] (linear-polarizer): needs a vectorial field, got a scalar one: a polarisation "
+              "element acts on Ex and Ey; give the source \"field\": \"vectorial\" (a plane wave, point source or "
+              "Gaussian beam with a Jones vector)\n");
   /* broken JSON: file, line and column */
   expect_bad ("{\"airy\": 1,\n \"grid\": {\"shape\": [64, 64] \"spacing\": 0.5}}", "@:2:27: Parse error: ");
   expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
@@ -834,7 +840,7 @@ test_german (void)
   g_clear_pointer (&err, g_free);
   g_assert_true (g_spawn_sync (tmpdir, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error));
   g_assert_cmpstr (err, ==, "airy-sim: preset: unbekannte Vorlage „nope“ "
-                   "(bekannt: astigmatic, depth-aberration, imaging, oil-vectorial, seed-imaging, seed-widefield, widefield)\n");
+                   "(bekannt: astigmatic, depth-aberration, imaging, oil-vectorial, polarization-microscope, seed-imaging, seed-widefield, widefield)\n");
 }
 
 int

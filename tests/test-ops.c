@@ -58,7 +58,7 @@ compare (guint h, guint w, double spacing, const char *elements, const char *kin
   g_assert_no_error (error);
   for (i = 0; i < list->ops->len; i++)
     {
-      static const char letters[] = "SOPGMFR";
+      static const char letters[] = "SOPGMJFR";
       g_string_append_c (got, letters[((AiryOp *) g_ptr_array_index (list->ops, i))->kind]);
     }
   g_assert_cmpstr (got->str, ==, kinds);

@@ -386,13 +386,14 @@ action_add (GSimpleAction *action, GVariant *param, gpointer data)
 static GMenuModel *
 add_menu (gboolean microscope)
 {
-  static const char *titles[] = { N_("Sources"), N_("Masks"), N_("Lenses"), N_("Propagation"), N_("Sensor") };
+  static const char *titles[] = { N_("Sources"), N_("Masks"), N_("Lenses"), N_("Propagation"), N_("Polarisation"),
+                                  N_("Sensor") };
   GMenu *menu = g_menu_new ();
   g_autofree GType *types = NULL;
   guint n, c, i;
 
   types = airy_element_list_types (&n);
-  for (c = AIRY_CATEGORY_SOURCE; c <= AIRY_CATEGORY_PROPAGATION; c++)
+  for (c = AIRY_CATEGORY_SOURCE; c < AIRY_CATEGORY_SENSOR; c++)
     {
       g_autoptr(GMenu) section = g_menu_new ();
 

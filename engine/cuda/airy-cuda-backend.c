@@ -353,11 +353,11 @@ cuda_release (AiryBackend *backend, AiryRunState *state)
 
 /* Every op but APPLY (an element type with neither compile() nor a
  * pixelwise apply() has no device form: the engine gives such a system to
- * the CPU backend). */
+ * the CPU backend) and JONES (no kernel yet: the CPU runs a Jones field). */
 static gboolean
 cuda_supports_op (AiryBackend *backend, const AiryOp *op)
 {
-  return op->kind != AIRY_OP_APPLY;
+  return op->kind != AIRY_OP_APPLY && op->kind != AIRY_OP_JONES;
 }
 
 static const AiryBackendOps cuda_ops = {

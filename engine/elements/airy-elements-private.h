@@ -35,6 +35,14 @@ typedef enum { AIRY_OUTPUT_SAME, AIRY_OUTPUT_FULL } AiryOutputMode;
 typedef enum { AIRY_REDUCE_NONE, AIRY_REDUCE_SUM } AiryReduce;
 typedef enum { AIRY_RESAMPLE_NONE, AIRY_RESAMPLE_BLOCK_SUM, AIRY_RESAMPLE_LINEAR } AiryResample;
 typedef enum { AIRY_NOISE_NONE, AIRY_NOISE_POISSON, AIRY_NOISE_GAUSSIAN } AiryNoise;
+typedef enum { AIRY_HANDEDNESS_LEFT, AIRY_HANDEDNESS_RIGHT } AiryHandedness;
+typedef enum
+{
+  AIRY_JONES_PATTERN_UNIFORM,
+  AIRY_JONES_PATTERN_SPHERULITE,
+  AIRY_JONES_PATTERN_COMPONENTS,
+  AIRY_JONES_PATTERN_MAP,
+} AiryJonesPattern;
 
 GType _airy_defocus_model_get_type     (void);
 GType _airy_apodisation_get_type       (void);
@@ -49,6 +57,8 @@ GType _airy_output_mode_get_type       (void);
 GType _airy_reduce_get_type            (void);
 GType _airy_resample_get_type          (void);
 GType _airy_noise_get_type             (void);
+GType _airy_handedness_get_type        (void);
+GType _airy_jones_pattern_get_type     (void);
 
 /* The built-in element types. */
 GType _airy_objective_point_source_get_type (void);
@@ -67,6 +77,40 @@ GType _airy_df_lens_get_type                (void);
 GType _airy_thin_lens_get_type              (void);
 GType _airy_propagate_get_type              (void);
 GType _airy_sensor_get_type                 (void);
+GType _airy_linear_polarizer_get_type       (void);
+GType _airy_circular_polarizer_get_type     (void);
+GType _airy_phase_retarder_get_type         (void);
+GType _airy_half_wave_plate_get_type        (void);
+GType _airy_quarter_wave_plate_get_type     (void);
+GType _airy_universal_compensator_get_type  (void);
+GType _airy_jones_sample_get_type           (void);
+
+/* Jones fields (airy-polarizers.c; airy-jones.h): a source with "field":
+ * "vectorial" and a Jones vector (cos θ, sin θ·e^{iβ}) from "jones-angle"
+ * θ and "jones-phase" β makes the field one of entry pairs (Ex, Ey). */
+gboolean _airy_element_is_jones_source (AiryElement       *self);
+void     _airy_jones_source_install    (GObjectClass      *object_class);
+gboolean _airy_jones_source_relevant   (AiryElement       *self,
+                                        GParamSpec        *pspec);
+/* scales entry 2l by the vector's x and 2l + 1 by its y (a Jones source's
+ * apply(); every entry arrives with the source's power) */
+void     _airy_jones_source_scale      (AiryElement       *self,
+                                        AiryField         *field);
+/* the same as an op after a generated source (POINT, GAUSS) */
+void     _airy_jones_source_compile    (AiryElement       *self,
+                                        AiryField         *field,
+                                        GPtrArray         *ops);
+/* FALSE with a message naming the element when the field entering it is
+ * scalar (what a polariser needs is Ex and Ey) */
+gboolean _airy_context_require_jones   (AiryElement       *self,
+                                        const AiryContext *context,
+                                        GError           **error);
+/* applies J(y, x, pair) of fn to a Jones field's pairs (the apply() of the
+ * Jones elements) */
+void     _airy_field_apply_jones       (AiryField         *field,
+                                        void             (*fn) (guint y, guint x, guint pair,
+                                                                double j[8], gpointer user_data),
+                                        gpointer           user_data);
 
 void        _airy_elements_register_builtin (void);
 gboolean    _airy_elements_is_builtin       (GType        type);

@@ -90,6 +90,16 @@ DEFINE_ENUM (_airy_noise_get_type, "AiryNoise",
   { AIRY_NOISE_POISSON, N_("Poisson"), "poisson" },
   { AIRY_NOISE_GAUSSIAN, N_("Gaussian"), "gaussian" })
 
+DEFINE_ENUM (_airy_handedness_get_type, "AiryHandedness",
+  { AIRY_HANDEDNESS_LEFT, N_("left"), "left" },
+  { AIRY_HANDEDNESS_RIGHT, N_("right"), "right" })
+
+DEFINE_ENUM (_airy_jones_pattern_get_type, "AiryJonesPattern",
+  { AIRY_JONES_PATTERN_UNIFORM, N_("uniform"), "uniform" },
+  { AIRY_JONES_PATTERN_SPHERULITE, N_("spherulite"), "spherulite" },
+  { AIRY_JONES_PATTERN_COMPONENTS, N_("matrix components"), "components" },
+  { AIRY_JONES_PATTERN_MAP, N_("orientation and retardance maps"), "map" })
+
 /* The built-in element types, in the order "airy-sim info" lists them. */
 static GType (*const builtin_types[]) (void) = {
   _airy_objective_point_source_get_type,
@@ -107,6 +117,13 @@ static GType (*const builtin_types[]) (void) = {
   _airy_df_lens_get_type,
   _airy_thin_lens_get_type,
   _airy_propagate_get_type,
+  _airy_linear_polarizer_get_type,
+  _airy_circular_polarizer_get_type,
+  _airy_phase_retarder_get_type,
+  _airy_half_wave_plate_get_type,
+  _airy_quarter_wave_plate_get_type,
+  _airy_universal_compensator_get_type,
+  _airy_jones_sample_get_type,
   _airy_sensor_get_type,
 };
 

@@ -529,6 +529,7 @@ plane_wave_apply (AiryElement *self, gpointer state, AiryField *field,
             u[(gsize) y * field->width + x] = (float) a * _airy_cis (k * (sin (ax) * xx + sin (ay) * yy));
           }
     }
+  _airy_jones_source_scale (self, field);
   return TRUE;
 }
 
@@ -553,7 +554,9 @@ _airy_plane_wave_class_init (AiryPlaneWaveClass *klass)
   element_class->check = check_medium;
   element_class->apply = plane_wave_apply;
   element_class->compile = plane_wave_compile;
+  element_class->param_relevant = _airy_jones_source_relevant;
   install_medium_and_power (object_class);
+  _airy_jones_source_install (object_class);
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("angle-x", N_("Angle x"), N_("Propagation angle to the axis in x"), "rad",
                             -1.5, 1.5, 0.0, 0));
@@ -598,6 +601,7 @@ generated_source_compile (AiryElement *self, gpointer state, AiryField *field, G
   op->power = airy_element_get_double (self, "power");
   op->waist = gauss ? airy_element_get_double (self, "waist") : 0.0;
   g_ptr_array_add (ops, op);
+  _airy_jones_source_compile (self, field, ops);
   return TRUE;
 }
 
@@ -633,9 +637,12 @@ static gboolean
 point_source_apply (AiryElement *self, gpointer state, AiryField *field,
                     const AiryPlane *plane, GError **error)
 {
-  return _airy_point_source_fill (field, airy_element_get_double (self, "n"),
-                                  plane->z + airy_element_get_double (self, "z"),
-                                  airy_element_get_double (self, "power"), plane->index, error);
+  if (!_airy_point_source_fill (field, airy_element_get_double (self, "n"),
+                                plane->z + airy_element_get_double (self, "z"),
+                                airy_element_get_double (self, "power"), plane->index, error))
+    return FALSE;
+  _airy_jones_source_scale (self, field);
+  return TRUE;
 }
 
 static void
@@ -648,7 +655,9 @@ _airy_point_source_class_init (AiryPointSourceClass *klass)
   element_class->check = check_medium;
   element_class->apply = point_source_apply;
   element_class->compile = generated_source_compile;
+  element_class->param_relevant = _airy_jones_source_relevant;
   install_medium_and_power (object_class);
+  _airy_jones_source_install (object_class);
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("z", N_("Distance"), N_("Added to each plane's z"), "µm", -1e6, 1e6, 0.0, 0));
 }
@@ -699,6 +708,7 @@ gaussian_beam_apply (AiryElement *self, gpointer state, AiryField *field,
 {
   _airy_gaussian_beam_fill (field, airy_element_get_double (self, "n"), airy_element_get_double (self, "waist"),
                             plane->z + airy_element_get_double (self, "z"), airy_element_get_double (self, "power"));
+  _airy_jones_source_scale (self, field);
   return TRUE;
 }
 
@@ -712,7 +722,9 @@ _airy_gaussian_beam_class_init (AiryGaussianBeamClass *klass)
   element_class->check = check_medium;
   element_class->apply = gaussian_beam_apply;
   element_class->compile = generated_source_compile;
+  element_class->param_relevant = _airy_jones_source_relevant;
   install_medium_and_power (object_class);
+  _airy_jones_source_install (object_class);
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("waist", N_("Waist"), N_("1/e² intensity radius w0 at the waist"), "µm",
                             AIRY_FEATURE_MIN, 1e6, 10.0, 0));

@@ -1,0 +1,41 @@
+#define G_LOG_DOMAIN "airy-grad"
+
+#include "config.h"
+
+#include <string.h>
+
+#include "airy-grad-ops-private.h"
+
+/* The unfused program of a system, which both the reverse pass
+ * (airy-grad.c) and the variables' tangents (airy-grad-vars.c) run. */
+
+void
+_airy_grad_program_clear (Program *p)
+{
+  g_clear_pointer (&p->ops, g_ptr_array_unref);
+  g_clear_pointer (&p->list, _airy_ops_unref);
+  g_clear_pointer (&p->plan, _airy_plan_unref);
+}
+
+gboolean
+_airy_grad_program_init (Program *p, AirySystem *system, GError **error)
+{
+  AiryRunOptions options = { 0 };
+  AiryStages st;
+  guint k;
+
+  memset (p, 0, sizeof *p);
+  if ((p->plan = _airy_plan_new (system, &options, NULL, error)) == NULL || !_airy_plan_compile (p->plan, error)
+      || (p->list = _airy_ops_compile (p->plan, error)) == NULL)
+    return FALSE;
+  _airy_ops_end_field (p->list, p->plan->spectrum);
+  p->ops = g_ptr_array_new_with_free_func ((GDestroyNotify) _airy_op_unref);
+  for (k = 0; k < p->list->ops->len; k++)
+    g_ptr_array_add (p->ops, _airy_op_ref (g_ptr_array_index (p->list->ops, k)));
+  p->n_field = p->ops->len;
+  _airy_ops_stages (p->plan->ops, &st);
+  for (k = st.n_field; k < p->plan->ops->len; k++)
+    g_ptr_array_add (p->ops, _airy_op_ref (g_ptr_array_index (p->plan->ops, k)));
+  return TRUE;
+}
+
