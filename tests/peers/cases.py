@@ -350,6 +350,140 @@ def amplitude_mask_b():
     return amplitude(128, 1.0, 0.6, 2, True)
 
 
+# --- polarisation: a vectorial plane wave (Jones vector (cos θ, sin θ·e^{iβ}); chromatix's
+# amplitude is [Ez, Ey, Ex]) → circular pupil → element → linear analyser → FF lens. The
+# analyser turns the element's phases into intensity. chromatix divides each Jones matrix by
+# its Frobenius norm (over the whole array: for jones_sample over every pixel too), Airy does
+# not: chromatix's intensity is multiplied by each norm² (the product over the elements).
+def frobenius(j):
+    return float(jnp.sum(jnp.abs(jnp.asarray(j)) ** 2))
+
+
+def polarised(N, dx, lam, theta, beta, fn, airy, analyser, scale=1.0, f=1000.0, d=None):
+    d = d if d is not None else N * dx / 2
+    amp = jnp.array([0, np.sin(theta) * np.exp(1j * beta), np.cos(theta)], dtype=jnp.complex64)
+    field = cf.plane_wave((N, N), dx, lam, amplitude=amp, scalar=False)
+    field = cf.circular_pupil(field, d)
+    field = cf.linear_polarizer(fn(field), analyser)
+    field = cf.ff_lens(field, f, 1.0)
+    el = [{"type": "plane-wave", "n": 1.0, "field": "vectorial", "jones-angle": theta, "jones-phase": beta},
+          {"type": "circular-pupil", "diameter": d}, *airy,
+          {"type": "linear-polarizer", "angle": analyser}, {"type": "ff-lens", "f": f, "n": 1.0}]
+    return field.intensity * scale, system((N, N), dx, lam, el)
+
+
+def retarder_norm2(theta, eta, phi):
+    s, c, e = np.sin(theta), np.cos(theta), np.exp(1j * eta)
+    return frobenius([c * c + e * s * s, s * s + e * c * c, (1 - e) * s * c, (1 - e) * s * c])
+
+
+@case
+def linear_polarizer_a():
+    return polarised(64, 1.0, 0.532, 0.3, 0.7, lambda u: cf.linear_polarizer(u, 1.1),
+                     [{"type": "linear-polarizer", "angle": 1.1}], 0.2)
+
+
+@case
+def linear_polarizer_b():
+    return polarised(128, 0.5, 0.6, 1.2, -0.4, lambda u: cf.linear_polarizer(u, -0.5),
+                     [{"type": "linear-polarizer", "angle": -0.5}], 2.0)
+
+
+@case
+def circular_polarizer_left():
+    return polarised(64, 1.0, 0.532, 0.4, 1.0, cf.left_circular_polarizer,
+                     [{"type": "circular-polarizer", "handedness": "left"}], 0.3)
+
+
+@case
+def circular_polarizer_right():
+    return polarised(128, 0.5, 0.6, 0.9, -0.6, cf.right_circular_polarizer,
+                     [{"type": "circular-polarizer", "handedness": "right"}], 1.3)
+
+
+def retarder(N, dx, lam, theta, beta, fn, airy, analyser, angle, eta, phi):
+    return polarised(N, dx, lam, theta, beta, fn, airy, analyser, scale=retarder_norm2(angle, eta, phi))
+
+
+@case
+def quarter_wave_a():
+    return retarder(64, 1.0, 0.532, 0.0, 0.0, lambda u: cf.quarterwave_plate(u, 0.4),
+                    [{"type": "quarter-wave-plate", "angle": 0.4}], 1.0, 0.4, np.pi / 2, 0.0)
+
+
+@case
+def quarter_wave_b():
+    return retarder(128, 0.5, 0.6, 0.7, 0.5, lambda u: cf.quarterwave_plate(u, -1.0),
+                    [{"type": "quarter-wave-plate", "angle": -1.0}], -0.3, -1.0, np.pi / 2, 0.0)
+
+
+@case
+def half_wave_a():
+    return retarder(64, 1.0, 0.532, 0.2, 0.0, lambda u: cf.halfwave_plate(u, 0.5),
+                    [{"type": "half-wave-plate", "angle": 0.5}], 0.9, 0.5, np.pi, 0.0)
+
+
+@case
+def half_wave_b():
+    return retarder(128, 0.5, 0.6, 1.0, 0.8, lambda u: cf.halfwave_plate(u, 2.0),
+                    [{"type": "half-wave-plate", "angle": 2.0}], 0.1, 2.0, np.pi, 0.0)
+
+
+@case
+def phase_retarder_a():
+    return retarder(64, 1.0, 0.532, 0.3, 0.2, lambda u: cf.phase_retarder(u, 0.6, 1.3, 0.4),
+                    [{"type": "phase-retarder", "angle": 0.6, "retardance": 1.3, "circularity": 0.4}],
+                    1.2, 0.6, 1.3, 0.4)
+
+
+@case
+def phase_retarder_b():
+    return retarder(128, 0.5, 0.6, 1.1, -0.7, lambda u: cf.phase_retarder(u, -0.8, 2.5, -1.1),
+                    [{"type": "phase-retarder", "angle": -0.8, "retardance": 2.5, "circularity": -1.1}],
+                    0.4, -0.8, 2.5, -1.1)
+
+
+def compensator(N, dx, lam, theta, beta, r45, r0, analyser):
+    scale = retarder_norm2(-np.pi / 4, r45, 0.0) * retarder_norm2(0.0, r0, 0.0)
+    return polarised(N, dx, lam, theta, beta, lambda u: cf.universal_compensator(u, r45, r0),
+                     [{"type": "universal-compensator", "retardance-45": r45, "retardance-0": r0}],
+                     analyser, scale=scale)
+
+
+@case
+def universal_compensator_a():
+    return compensator(64, 1.0, 0.532, 0.3, 0.0, 1.2, 0.7, 0.8)
+
+
+@case
+def universal_compensator_b():
+    return compensator(128, 0.5, 0.6, 1.0, 0.5, -0.6, 2.2, -0.4)
+
+
+def jones_sample(N, dx, lam, theta, beta, dn, ab, t, analyser):
+    # chromatix's jones_sample fails at 51c10db: its rearrange pattern "m m h w -> …" names m
+    # twice (einops: duplicate dimension). What it does after that is its documented
+    # exp(i·2π(dn + i·absorption)·t/λ) per component, then polarizer(): done here with the
+    # components as scalars (polarizer() cannot take per-pixel arrays either: its matrix mixes
+    # the scalar 0s with them and jnp.array fails), so the norm is the 2 × 2 one
+    sample = np.exp(1j * 2 * np.pi * (np.asarray(dn) + 1j * np.asarray(ab)) * t / lam).reshape(2, 2)
+    j = [complex(sample[a, b]) for a in (0, 1) for b in (0, 1)]
+    scale = frobenius(sample)
+    return polarised(N, dx, lam, theta, beta, lambda u: cf.polarizer(u, *j),
+                     [{"type": "jones-sample", "pattern": "components", "dn": list(dn), "absorption": list(ab),
+                       "thickness": t}], analyser, scale=scale)
+
+
+@case
+def jones_sample_a():
+    return jones_sample(64, 1.0, 0.532, 0.3, 0.2, [0.01, 0.002, -0.003, 0.02], [0.001, 0.0, 0.002, 0.0], 5.0, 0.7)
+
+
+@case
+def jones_sample_b():
+    return jones_sample(128, 0.5, 0.6, 1.0, -0.5, [-0.02, 0.005, 0.004, 0.03], [0.0, 0.003, 0.001, 0.004], 8.0, -0.3)
+
+
 def main():
     global OUT
     out = OUT = sys.argv[1]
