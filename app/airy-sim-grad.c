@@ -69,14 +69,13 @@ int
 cmd_grad (int argc, char **argv)
 {
   int status, threads = 0;
-  g_autofree char *output = NULL, *loss_spec = NULL, *backend = NULL, *text = NULL, *dir = NULL, *json = NULL;
+  g_autofree char *output = NULL, *loss_spec = NULL, *text = NULL, *dir = NULL, *json = NULL;
   g_auto(GStrv) vary = NULL;
   const SimOption options_table[] = {
     { "output", 'o', SIM_OPTION_STRING, &output },
     { "loss", 0, SIM_OPTION_STRING, &loss_spec },
     { "vary", 0, SIM_OPTION_STRINGS, &vary },
     { "threads", 0, SIM_OPTION_INT, &threads },
-    { "backend", 0, SIM_OPTION_STRING, &backend },
     { NULL }
   };
   static const char *const json_suffix[] = { ".json", NULL };
@@ -106,7 +105,7 @@ cmd_grad (int argc, char **argv)
     return usage_error (_("grad: give the loss with --loss l2:TARGET.tif, poisson:COUNTS.tif or region:MASK.tif"));
   if (output == NULL)
     return usage_error (_("grad: give the gradient's file with -o GRAD.json"));
-  if ((status = check_threads_backend (threads, backend)) != EXIT_OK)
+  if ((status = check_threads_backend (threads, NULL)) != EXIT_OK)
     return status;
   if (!check_output_path ("-o", output, json_suffix, &error) || !check_environment (&error))
     return fail (error);

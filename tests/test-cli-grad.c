@@ -9,6 +9,7 @@
 
 #include "airy-test-util.h"
 #include "airy-image-file.h"
+#include "airy-grad-private.h"
 
 static char *tmpdir;
 
@@ -35,7 +36,7 @@ sim (Run *r, const char *first, ...)
 
 /* a PSF through a Zernike phase mask, written as name */
 static void
-write_system (const char *name, double c0, guint n)
+write_system_with (const char *name, double c0, guint n, const char *mask)
 {
   char a[G_ASCII_DTOSTR_BUF_SIZE];
   g_autofree char *path = g_build_filename (tmpdir, name, NULL);
@@ -46,11 +47,17 @@ write_system (const char *name, double c0, guint n)
     " \"elements\": ["
     "  {\"type\": \"objective-point-source\", \"f\": 100.0, \"n\": 1.33, \"na\": 0.8, \"power\": 1.5},"
     "  {\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [4, 5],"
-    "   \"zernike-coefficients\": [%s, -0.05]},"
+    "   \"zernike-coefficients\": [%s, -0.05]},%s"
     "  {\"type\": \"ff-lens\", \"f\": 100.0, \"n\": 1.33}]}",
-    n, n, g_ascii_dtostr (a, sizeof a, c0));
+    n, n, g_ascii_dtostr (a, sizeof a, c0), mask ? mask : "");
 
   g_assert_true (g_file_set_contents (path, json, -1, NULL));
+}
+
+static void
+write_system (const char *name, double c0, guint n)
+{
+  write_system_with (name, c0, n, NULL);
 }
 
 static void
@@ -121,6 +128,86 @@ test_zernike (void)
   g_assert_cmpfloat (fabs (grad - fd), <=, 1e-3 * fabs (fd));
 }
 
+/* an amplitude mask's pixels and a coefficient (one --vary, comma
+ * separated): the TIFF and the number the CLI writes are the engine's */
+static void
+test_pixels (void)
+{
+  g_auto(Run) r = { 0 };
+  g_autofree char *sys_path = g_build_filename (tmpdir, "mask-sys.json", NULL);
+  g_autofree char *grad_path = g_build_filename (tmpdir, "mask-grad.json", NULL);
+  g_autofree char *mask_path = g_build_filename (tmpdir, "mask.tif", NULL);
+  g_autofree char *target_path = g_build_filename (tmpdir, "target.tif", NULL);
+  g_autofree char *text = NULL, *spec = g_strconcat ("l2:", target_path, NULL), *px_path = NULL;
+  g_autoptr(AiryStack) mask = airy_stack_new (1, 32, 32);
+  g_autoptr(AiryStack) px = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryLoss) loss = NULL;
+  g_autoptr(GPtrArray) vars = g_ptr_array_new_with_free_func (_airy_grad_var_free);
+  AiryGradOptions options = { AIRY_GRAD_AUTO, 0, 1 };
+  AiryGradVar *vp, *vc;
+  JsonObject *g;
+  double L, gmax = 0, dmax = 0;
+  guint k;
+
+  for (k = 0; k < 32 * 32; k++)
+    mask->data[k] = 0.5f + 0.3f * sinf (0.37f * k);
+  g_assert_true (airy_tiff_write (mask_path, mask, NULL));
+  write_system ("target.json", 0.25, 32);
+  run_to ("target.json", "target.tif");
+  write_system_with ("mask-sys.json", 0.1, 32, "  {\"type\": \"amplitude-mask\", \"file\": \"mask.tif\"},");
+  sim (&r, "grad", "mask-sys.json", "--loss", "l2:target.tif", "--vary",
+       "elements[2].pixels,elements[1].zernike-coefficients[1]", "-o", "mask-grad.json", NULL);
+  if (r.status != 0)
+    g_test_message ("%s", r.err);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_true (json_parser_load_from_file (parser, grad_path, NULL));
+  g = json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)), "gradient");
+  px_path = g_build_filename (tmpdir, json_object_get_string_member (json_object_get_object_member (
+                                g, "elements[2].pixels"), "file"), NULL);
+  px = airy_image_read (px_path, NULL);
+  g_assert_nonnull (px);
+
+  g_assert_true (g_file_get_contents (sys_path, &text, NULL, NULL));
+  root = json_from_string (text, NULL);
+  system = airy_system_new_from_file (sys_path, NULL);
+  g_assert_nonnull (system);
+  loss = _airy_loss_new_from_spec (spec, NULL);
+  vp = _airy_grad_var_new (root, system, "elements[2].pixels", NULL);
+  vc = _airy_grad_var_new (root, system, "elements[1].zernike-coefficients[1]", NULL);
+  g_assert_nonnull (vp);
+  g_assert_nonnull (vc);
+  g_ptr_array_add (vars, vp);
+  g_ptr_array_add (vars, vc);
+  g_assert_true (_airy_grad_compute (system, root, tmpdir, loss, vars, &options, &L, NULL, NULL));
+  g_assert_cmpuint (px->depth, ==, 1);
+  g_assert_cmpuint (px->height, ==, vp->grad_pixels->height);
+  g_assert_cmpuint (px->width, ==, vp->grad_pixels->width);
+  for (k = 0; k < px->height * px->width; k++)
+    {
+      gmax = MAX (gmax, fabs (vp->grad_pixels->data[k]));
+      dmax = MAX (dmax, fabs (px->data[k] - vp->grad_pixels->data[k]));
+    }
+  g_test_message ("pixels: largest |gradient| %.6g, largest difference CLI − engine %.3g; Z5: %.9g, %.9g", gmax,
+                  dmax, json_object_get_double_member (g, "elements[1].zernike-coefficients[1]"), vc->grad);
+  g_assert_cmpfloat (gmax, >, 0);
+  g_assert_cmpfloat (dmax, <=, 1e-5 * gmax);
+  g_assert_cmpfloat (fabs (json_object_get_double_member (g, "elements[1].zernike-coefficients[1]") - vc->grad), <=,
+                     1e-6 * fabs (vc->grad));
+}
+
+static void
+test_help (void)
+{
+  g_auto(Run) r = { 0 };
+
+  sim (&r, "--help", NULL);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "airy-sim grad SYSTEM.json --loss"));
+}
+
 /* exit 2, the message naming the value, no GRAD.json */
 static void
 check_bad (const char *loss, const char *vary, const char *needle)
@@ -158,8 +245,11 @@ main (int argc, char **argv)
       g_print ("1..0 # SKIP AIRY_SIM is not set (run through meson test)\n");
       return 0;
     }
+  airy_init ();
   tmpdir = g_dir_make_tmp ("airy-cli-grad-XXXXXX", NULL);
   g_test_add_func ("/cli-grad/zernike", test_zernike);
+  g_test_add_func ("/cli-grad/pixels", test_pixels);
+  g_test_add_func ("/cli-grad/help", test_help);
   g_test_add_func ("/cli-grad/bad-input", test_bad_input);
   status = g_test_run ();
   {
