@@ -27,6 +27,31 @@ pixels_file (const char *output, const AiryGradVar *var)
   return g_strdup_printf ("%s-%s.tif", stem, name);
 }
 
+/* Without --vary: the variable that the pass found not differentiable in
+ * this system (its error names it first) is left out, with a warning;
+ * FALSE for any other error. */
+static gboolean
+drop_refused (GPtrArray *vars, char **files, const GError *error)
+{
+  guint i;
+
+  for (i = 0; i < vars->len; i++)
+    {
+      const AiryGradVar *var = g_ptr_array_index (vars, i);
+      gsize n = strlen (var->path);
+
+      if (strncmp (error->message, var->path, n) == 0 && error->message[n] == ':')
+        {
+          g_printerr (_("airy-sim: warning: left out %s\n"), error->message);
+          g_ptr_array_remove_index (vars, i);
+          g_free (files[i]);
+          memmove (files + i, files + i + 1, (vars->len - i + 1) * sizeof *files);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
 static char *
 grad_json (double loss_value, GPtrArray *vars, char **files)
 {
@@ -159,9 +184,12 @@ cmd_grad (int argc, char **argv)
       return fail (error);
   }
   options.threads = (guint) threads;
-  if (!_airy_grad_compute (system, json_parser_get_root (parser), dir, loss, vars, &options, &loss_value, NULL,
-                           &error))
-    return fail (error);
+  while (!_airy_grad_compute (system, json_parser_get_root (parser), dir, loss, vars, &options, &loss_value, NULL,
+                              &error))
+    if (vary != NULL || !drop_refused (vars, files, error))
+      return fail (error);
+    else
+      g_clear_error (&error);
   json = grad_json (loss_value, vars, files);
   /* GRAD.json and its pixel files appear together, or none of them */
   {
