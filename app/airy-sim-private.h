@@ -1,6 +1,6 @@
 /* airy-sim's own helpers, shared by its commands: airy-sim.c (the
  * common options, outputs and inputs, signals, the ranks, main),
- * airy-sim-run.c, -fit.c, -sweep.c and -bench.c (one command each). */
+ * airy-sim-run.c, -fit.c, -sweep.c, -bench.c and -grad.c (one command each). */
 #pragma once
 
 #include <glib.h>
@@ -99,5 +99,6 @@ int cmd_run (int argc, char **argv);
 int cmd_fit (int argc, char **argv);
 int cmd_sweep (int argc, char **argv);
 int cmd_bench (int argc, char **argv);
+int cmd_grad (int argc, char **argv);
 
 G_END_DECLS

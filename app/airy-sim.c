@@ -1,7 +1,7 @@
 /* airy-sim: runs Airy system files headless (DESIGN §6). This file holds
  * the help, info, preset, schema and validate, the options and outputs
  * the commands share, the ranks and main; run, fit, sweep and bench live
- * in airy-sim-run.c, -fit.c, -sweep.c and -bench.c.
+ * in airy-sim-run.c, -fit.c, -sweep.c, -bench.c and -grad.c.
  * Exit status: 0 success, 1 run failure, 2 bad input or usage. */
 #define G_LOG_DOMAIN "airy-sim"
 
@@ -108,6 +108,12 @@ print_help (void)
                    "               [--objective auto|poisson|least-squares] [--gain G] [--offset O]\n"
                    "               [--restarts N] [--max-iterations N] [--seed N] [--threads N]\n"
                    "               [--backend cpu|cuda|auto] [--device N] [-q]\n"));
+  g_print ("%s", _("\n"
+                   "The gradient of a loss of the system's result (in GRAD.json; a mask's pixels as a\n"
+                   "float32 TIFF next to it); without --vary, every differentiable number:\n"
+                   "  airy-sim grad SYSTEM.json --loss l2:TARGET.tif|poisson:COUNTS.tif|region:MASK.tif\n"
+                   "                [--vary PATH[,PATH...]] -o GRAD.json [--threads N]\n"
+                   "  (PATH as in sweeps: elements[1].zernike-coefficients[0], elements[1].pixels)\n"));
   print_help_ranks ();
 }
 
@@ -684,6 +690,8 @@ run_command (const char *cmd, int argc, char **argv)
     return cmd_run (argc - 1, argv + 1);
   if (g_str_equal (cmd, "bench"))
     return cmd_bench (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "grad"))
+    return cmd_grad (argc - 1, argv + 1);
   if (g_str_equal (cmd, "fit"))
     return cmd_fit (argc - 1, argv + 1);
   if (g_str_equal (cmd, "sweep"))
