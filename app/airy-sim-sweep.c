@@ -109,34 +109,9 @@ parse_set (const char *arg, SweepParam *p, GError **error)
 static JsonNode *
 json_find_number (JsonNode *root, const char *path, const char *file, GError **error)
 {
-  g_auto(GStrv) keys = g_strsplit (path, ".", -1);
-  JsonNode *node = root;
-  guint i;
+  JsonNode *node = _airy_json_find_number (root, path);
 
-  for (i = 0; keys[i] && node; i++)
-    {
-      char *key = keys[i], *bracket = strchr (key, '[');
-      g_autofree char *name = g_strndup (key, bracket ? (gsize) (bracket - key) : strlen (key));
-
-      if (*name)
-        node = JSON_NODE_HOLDS_OBJECT (node) ? json_object_get_member (json_node_get_object (node), name) : NULL;
-      while (node && bracket)
-        {
-          char *end;
-          guint64 k = g_ascii_strtoull (bracket + 1, &end, 10);
-
-          if (end == bracket + 1 || *end != ']' || !JSON_NODE_HOLDS_ARRAY (node)
-              || k >= json_array_get_length (json_node_get_array (node)))
-            node = NULL;
-          else
-            node = json_array_get_element (json_node_get_array (node), (guint) k);
-          bracket = node && end[1] == '[' ? end + 1 : NULL;
-          if (node && end[1] != '\0' && end[1] != '[')
-            node = NULL;
-        }
-    }
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node)
-      || (json_node_get_value_type (node) != G_TYPE_DOUBLE && json_node_get_value_type (node) != G_TYPE_INT64))
+  if (node == NULL)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    _("--set %s: %s has no number there (a sweep sets numbers the file gives)"), path, file);

@@ -87,8 +87,6 @@ GPtrArray  *_airy_grad_vars_all   (JsonNode    *root,
                                    AirySystem  *system);
 /* The node at a path like elements[1].zernike-coefficients[0]: a number
  * that is there, or NULL (the sweep's parser). */
-JsonNode   *_airy_json_find_number (JsonNode   *root,
-                                    const char *path);
 /* The system of root with var set to value (base_dir for its files). */
 AirySystem *_airy_grad_system_with (JsonNode    *root,
                                     const char  *base_dir,

@@ -11,44 +11,10 @@
 #include "airy-error.h"
 #include "airy-grad-ops-private.h"
 #include "airy-image-file.h"
+#include "airy-json-private.h"
 #include "airy-param.h"
 
 /* The variables of a gradient (paths of the system file) and the losses. */
-
-JsonNode *
-_airy_json_find_number (JsonNode *root, const char *path)
-{
-  g_auto(GStrv) keys = g_strsplit (path, ".", -1);
-  JsonNode *node = root;
-  guint i;
-
-  for (i = 0; keys[i] && node; i++)
-    {
-      char *key = keys[i], *bracket = strchr (key, '[');
-      g_autofree char *name = g_strndup (key, bracket ? (gsize) (bracket - key) : strlen (key));
-
-      if (*name)
-        node = JSON_NODE_HOLDS_OBJECT (node) ? json_object_get_member (json_node_get_object (node), name) : NULL;
-      while (node && bracket)
-        {
-          char *end;
-          guint64 k = g_ascii_strtoull (bracket + 1, &end, 10);
-
-          if (end == bracket + 1 || *end != ']' || !JSON_NODE_HOLDS_ARRAY (node)
-              || k >= json_array_get_length (json_node_get_array (node)))
-            node = NULL;
-          else
-            node = json_array_get_element (json_node_get_array (node), (guint) k);
-          bracket = node && end[1] == '[' ? end + 1 : NULL;
-          if (node && end[1] != '\0' && end[1] != '[')
-            node = NULL;
-        }
-    }
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node)
-      || (json_node_get_value_type (node) != G_TYPE_DOUBLE && json_node_get_value_type (node) != G_TYPE_INT64))
-    return NULL;
-  return node;
-}
 
 void
 _airy_grad_var_free (gpointer data)

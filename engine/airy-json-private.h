@@ -63,4 +63,9 @@ void      _airy_json_append_double    (GString      *out,
 char     *_airy_json_to_string        (JsonNode     *root,
                                        GError      **error);
 
+/* The number at a sweep-style path (elements[1].zernike-coefficients[0]),
+ * or NULL when the JSON has none there. */
+JsonNode *_airy_json_find_number (JsonNode   *root,
+                                  const char *path);
+
 G_END_DECLS

@@ -801,3 +801,41 @@ _airy_json_to_string (JsonNode *root,
   write_node (out, root, 0, path, error);
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
+
+/* The number at a path like elements[1].zernike-coefficients[0] in a system
+ * file's JSON (the sweep's and the gradient's paths), or NULL when there is
+ * none there. */
+JsonNode *
+_airy_json_find_number (JsonNode *root, const char *path)
+{
+  g_auto(GStrv) keys = g_strsplit (path, ".", -1);
+  JsonNode *node = root;
+  guint i;
+
+  for (i = 0; keys[i] && node; i++)
+    {
+      char *key = keys[i], *bracket = strchr (key, '[');
+      g_autofree char *name = g_strndup (key, bracket ? (gsize) (bracket - key) : strlen (key));
+
+      if (*name)
+        node = JSON_NODE_HOLDS_OBJECT (node) ? json_object_get_member (json_node_get_object (node), name) : NULL;
+      while (node && bracket)
+        {
+          char *end;
+          guint64 k = g_ascii_strtoull (bracket + 1, &end, 10);
+
+          if (end == bracket + 1 || *end != ']' || !JSON_NODE_HOLDS_ARRAY (node)
+              || k >= json_array_get_length (json_node_get_array (node)))
+            node = NULL;
+          else
+            node = json_array_get_element (json_node_get_array (node), (guint) k);
+          bracket = node && end[1] == '[' ? end + 1 : NULL;
+          if (node && end[1] != '\0' && end[1] != '[')
+            node = NULL;
+        }
+    }
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node)
+      || (json_node_get_value_type (node) != G_TYPE_DOUBLE && json_node_get_value_type (node) != G_TYPE_INT64))
+    return NULL;
+  return node;
+}
