@@ -60,7 +60,7 @@ typedef enum
 /* One variable: a number of the system file (the sweep's paths,
  * "elements[1].zernike-coefficients[3]") or a mask's pixels
  * ("elements[1].pixels": its phase in rad, or amplitude, on the grid). */
-typedef struct
+typedef struct _AiryGradVar
 {
   char    *path;
   guint    element;      /* its index in "elements" */
@@ -69,6 +69,9 @@ typedef struct
   gboolean pixels;
   double   value;        /* a number's value in the file */
   double   step;         /* the symmetric step of its tangent */
+  double   lo, hi;       /* its parameter's range (±∞ for pixels) */
+  gboolean lo_open;      /* the range is (lo, hi] */
+  char    *range;        /* the range as the messages say it ("(0, 4]") */
   /* the result */
   double   grad;         /* a number's */
   AiryStack *grad_pixels; /* the pixels': n_lambda planes summed: one plane */

@@ -23,6 +23,7 @@ _airy_grad_var_free (gpointer data)
 
   g_free (var->path);
   g_free (var->name);
+  g_free (var->range);
   g_clear_pointer (&var->grad_pixels, airy_stack_free);
   g_free (var);
 }
@@ -70,6 +71,8 @@ _airy_grad_var_new (JsonNode *root, AirySystem *system, const char *path, GError
   JsonNode *node;
 
   var->path = g_strdup (path);
+  var->lo = -INFINITY;
+  var->hi = INFINITY;
   if (!parse_path (path, &var->element, &var->name, &var->item) || var->element >= elements->len)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
@@ -110,6 +113,15 @@ _airy_grad_var_new (JsonNode *root, AirySystem *system, const char *path, GError
       goto fail;
     }
   var->value = json_node_get_double (node);
+  if (G_IS_PARAM_SPEC_DOUBLE (pspec))
+    {
+      var->lo = G_PARAM_SPEC_DOUBLE (pspec)->minimum;
+      var->hi = G_PARAM_SPEC_DOUBLE (pspec)->maximum;
+    }
+  else
+    airy_param_spec_get_item_range (pspec, &var->lo, &var->hi);
+  var->lo_open = (airy_param_spec_get_flags (pspec) & AIRY_PARAM_EXCLUSIVE_MIN) != 0;
+  var->range = airy_param_spec_range_string (pspec);
   var->step = 1e-3 * MAX (fabs (var->value), 1.0);
   return var;
 fail:
