@@ -13,26 +13,7 @@
 
 static char *tmpdir;
 
-static void
-sim (Run *r, const char *first, ...)
-{
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GError) error = NULL;
-  const char *arg;
-  int wait_status;
-  va_list args;
-
-  va_start (args, first);
-  g_ptr_array_add (argv, (char *) g_getenv ("AIRY_SIM"));
-  for (arg = first; arg; arg = va_arg (args, const char *))
-    g_ptr_array_add (argv, (char *) arg);
-  g_ptr_array_add (argv, NULL);
-  va_end (args);
-  g_assert_true (g_spawn_sync (tmpdir, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &r->out, &r->err,
-                               &wait_status, &error));
-  g_assert_no_error (error);
-  r->status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : 128;
-}
+#define sim(r, ...) test_sim (tmpdir, r, __VA_ARGS__)
 
 /* a PSF through a Zernike phase mask, written as name */
 static void
