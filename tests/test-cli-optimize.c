@@ -255,7 +255,7 @@ check_signal (int sig, const char *output)
   g_assert_cmpint (json_object_get_int_member (report, "steps"), >=, 3);
   g_assert_cmpfloat (json_object_get_double_member (report, "loss-after"), <,
                      json_object_get_double_member (report, "loss-before"));
-  g_assert_false (dir_has_prefix (tmpdir, ".goutputstream"));
+  g_assert_false (dir_has_prefix (tmpdir, ".airy-"));
 }
 
 static void
