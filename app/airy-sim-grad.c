@@ -30,7 +30,7 @@ pixels_file (const char *output, const AiryGradVar *var)
 /* Without --vary: the variable that the pass found not differentiable in
  * this system (its error names it first) is left out, with a warning;
  * FALSE for any other error. */
-static gboolean
+gboolean
 drop_refused (GPtrArray *vars, char **files, const GError *error)
 {
   guint i;
@@ -44,8 +44,11 @@ drop_refused (GPtrArray *vars, char **files, const GError *error)
         {
           g_printerr (_("airy-sim: warning: left out %s\n"), error->message);
           g_ptr_array_remove_index (vars, i);
-          g_free (files[i]);
-          memmove (files + i, files + i + 1, (vars->len - i + 1) * sizeof *files);
+          if (files)
+            {
+              g_free (files[i]);
+              memmove (files + i, files + i + 1, (vars->len - i + 1) * sizeof *files);
+            }
           return TRUE;
         }
     }

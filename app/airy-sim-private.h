@@ -102,6 +102,13 @@ AirySystem *load_system_json (const char *file, JsonParser *parser, GError **err
 GPtrArray  *parse_vary       (JsonNode *root, AirySystem *system, char **vary, GError **error);
 struct _AiryGradVar;
 char       *pixels_file      (const char *output, const struct _AiryGradVar *var);
+/* the variable a gradient's error names first (not followed in this
+ * system) left out with a warning, and its files entry (files may be
+ * NULL); FALSE when the error names none */
+gboolean    drop_refused     (GPtrArray *vars, char **files, const GError *error);
+/* airy-sim bench --grad (app/airy-sim-bench-grad.c) */
+int         bench_grad       (AirySystem *system, const char *what, const char *base_dir, int repeat,
+                              guint threads, gboolean json);
 
 /* the commands */
 int cmd_run (int argc, char **argv);

@@ -119,7 +119,9 @@ print_help (void)
                    "range and --bounds); Ctrl-C or SIGTERM writes the best system so far (exit 130, 143):\n"
                    "  airy-sim optimize SYSTEM.json --vary PATH[,PATH...] --loss SPEC -o OPTIMIZED.json\n"
                    "                    [--steps N] [--optimizer adam|lbfgs] [--lr X] [--bounds PATH=A:B]\n"
-                   "                    [--report REPORT.json] [--log LOG.jsonl] [--threads N] [-q]\n"));
+                   "                    [--report REPORT.json] [--log LOG.jsonl] [--threads N] [-q]\n"
+                   "  airy-sim bench PRESET|SYSTEM.json --grad [--size N] [--planes N] [--json]\n"
+                   "                    the forward against forward + gradient, and their memory\n"));
   print_help_ranks ();
 }
 
