@@ -88,8 +88,9 @@ mib (guint64 bytes)
 }
 
 int
-bench_grad (AirySystem *system, const char *what, const char *base_dir, int repeat, guint threads, gboolean json)
+bench_grad (AirySystem *system, const char *what, int repeat, guint threads, gboolean json)
 {
+  g_autofree char *base_dir = g_str_has_suffix (what, ".json") ? g_path_get_dirname (what) : NULL;
   g_autoptr(GError) error = NULL;
   /* every parameter written: the variables are the numbers of this file */
   g_autofree char *text = airy_system_to_json_full (system);
@@ -104,6 +105,8 @@ bench_grad (AirySystem *system, const char *what, const char *base_dir, int repe
   guint h, w, nz;
   int i;
 
+  if (ranks->size > 1)
+    return usage_error ("--grad: times one process, got %u ranks", ranks->size);
   if (root == NULL)
     return fail (error);
   options.threads = threads;

@@ -536,10 +536,9 @@ int
 cmd_bench (int argc, char **argv)
 {
   int status;
-  g_autofree char *backend = NULL, *devices_arg = NULL;
+  g_autofree char *backend = NULL, *devices_arg = NULL, *write_dir = NULL;
   int repeat = 5, warmup = 1, threads = 0, planes = 0, size = 0;
   gboolean json = FALSE, no_write = FALSE, resident = FALSE, grad = FALSE;
-  g_autofree char *write_dir = NULL;
   const SimOption options_table[] = {
     { "repeat", 0, SIM_OPTION_INT, &repeat },
     { "warmup", 0, SIM_OPTION_INT, &warmup },
@@ -606,13 +605,7 @@ cmd_bench (int argc, char **argv)
   airy_system_get_z (system, &nz);
   n_threads = threads > 0 ? (guint) threads : g_get_num_processors ();
   if (grad)
-    {
-      g_autofree char *dir = g_str_has_suffix (what, ".json") ? g_path_get_dirname (what) : NULL;
-
-      if (ranks->size > 1)
-        return usage_error ("--grad: times one process, got %u ranks", ranks->size);
-      return bench_grad (system, what, dir, repeat, n_threads, json);
-    }
+    return bench_grad (system, what, repeat, n_threads, json);
 
   options.backend = backend;
   options.devices = devices->len ? (guint *) devices->data : NULL;

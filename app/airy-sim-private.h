@@ -107,8 +107,7 @@ char       *pixels_file      (const char *output, const struct _AiryGradVar *var
  * NULL); FALSE when the error names none */
 gboolean    drop_refused     (GPtrArray *vars, char **files, const GError *error);
 /* airy-sim bench --grad (app/airy-sim-bench-grad.c) */
-int         bench_grad       (AirySystem *system, const char *what, const char *base_dir, int repeat,
-                              guint threads, gboolean json);
+int         bench_grad       (AirySystem *system, const char *what, int repeat, guint threads, gboolean json);
 
 /* the commands */
 int cmd_run (int argc, char **argv);
