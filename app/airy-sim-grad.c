@@ -165,7 +165,8 @@ cmd_grad (int argc, char **argv)
   if (argc != 2)
     return usage_error (_("grad: give one system file"));
   if (loss_spec == NULL)
-    return usage_error (_("grad: give the loss with --loss l2:TARGET.tif, poisson:COUNTS.tif or region:MASK.tif"));
+    return usage_error (_("grad: give the loss with --loss l2:TARGET.tif, poisson:COUNTS.tif, region:MASK.tif or "
+                            "crlb:ZMIN:ZMAX:PHOTONS:BACKGROUND"));
   if (output == NULL)
     return usage_error (_("grad: give the gradient's file with -o GRAD.json"));
   if ((status = check_threads_backend (threads, NULL)) != EXIT_OK)

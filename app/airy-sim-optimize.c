@@ -358,7 +358,8 @@ check_args (const Args *a, int argc, AiryOptimizerKind *kind, double *lr)
   if (argc != 2)
     return usage_error (_("optimize: give one system file"));
   if (a->loss == NULL)
-    return usage_error (_("optimize: give the loss with --loss l2:TARGET.tif, poisson:COUNTS.tif or region:MASK.tif"));
+    return usage_error (_("optimize: give the loss with --loss l2:TARGET.tif, poisson:COUNTS.tif, region:MASK.tif or "
+                            "crlb:ZMIN:ZMAX:PHOTONS:BACKGROUND"));
   if (a->vary == NULL)
     return usage_error (_("optimize: give the variables with --vary PATH[,PATH…]"));
   if (a->output == NULL)

@@ -26,17 +26,20 @@ typedef enum
   AIRY_LOSS_L2,        /* mean (I − T)² */
   AIRY_LOSS_POISSON,   /* mean (I − C log I): the negative log-likelihood of counts C */
   AIRY_LOSS_REGION,    /* −Σ_M I / Σ I: minus the energy fraction inside the mask */
+  AIRY_LOSS_CRLB,      /* the mean √CRLB of x, y, z over planes in [zmin, zmax] (airy-grad-crlb.c) */
 } AiryLossKind;
 
 typedef struct
 {
   AiryLossKind kind;
   char        *file;
-  AiryStack   *target;  /* T, C or M */
+  AiryStack   *target;  /* T, C or M (NULL for crlb) */
+  double       zmin, zmax, photons, background;  /* crlb */
+  guint        axes;    /* crlb: bits 1, 2, 4 for x, y, z */
 } AiryLoss;
 
 /* "l2:TARGET.tif", "poisson:COUNTS.tif", "region:MASK.tif" (relative to
- * the working directory). */
+ * the working directory), "crlb:ZMIN:ZMAX:PHOTONS:BACKGROUND[:AXES]". */
 AiryLoss  *_airy_loss_new_from_spec (const char      *spec,
                                      GError         **error);
 void       _airy_loss_free          (AiryLoss        *loss);
@@ -49,6 +52,17 @@ double     _airy_loss_eval          (const AiryLoss  *loss,
                                      const AiryStack *result,
                                      float           *bar);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryLoss, _airy_loss_free)
+/* the crlb loss's parts (airy-grad-crlb.c): its arguments after "crlb:",
+ * whether the result has planes for it, and its value and ∂L/∂I */
+gboolean   _airy_loss_crlb_parse    (AiryLoss        *loss,
+                                     const char      *args,
+                                     GError         **error);
+gboolean   _airy_loss_crlb_check    (const AiryLoss  *loss,
+                                     const AiryStack *result,
+                                     GError         **error);
+double     _airy_loss_crlb_eval     (const AiryLoss  *loss,
+                                     const AiryStack *result,
+                                     float           *bar);
 
 typedef enum
 {
