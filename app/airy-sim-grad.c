@@ -10,6 +10,7 @@
 
 #include "airy.h"
 #include "airy-grad-private.h"
+#include "airy-json-private.h"
 #include "airy-sim-private.h"
 
 /* GRAD.json's name with its suffix swapped for "-VAR.tif" (the path's
@@ -81,11 +82,19 @@ parse_vary (JsonNode *root, AirySystem *system, char **vary, GError **error)
 
       for (j = 0; paths[j]; j++)
         {
-          AiryGradVar *var = _airy_grad_var_new (root, system, paths[j], error);
+          JsonNode *array = _airy_json_find_array (root, paths[j]);
+          guint k, n = array ? json_array_get_length (json_node_get_array (array)) : 1;
 
-          if (var == NULL)
-            return NULL;
-          g_ptr_array_add (vars, var);
+          /* a path naming an array of numbers: each of its entries */
+          for (k = 0; k < n; k++)
+            {
+              g_autofree char *path = array ? g_strdup_printf ("%s[%u]", paths[j], k) : g_strdup (paths[j]);
+              AiryGradVar *var = _airy_grad_var_new (root, system, path, error);
+
+              if (var == NULL)
+                return NULL;
+              g_ptr_array_add (vars, var);
+            }
         }
     }
   return g_steal_pointer (&vars);

@@ -562,6 +562,7 @@ run_lbfgs (Run *r, guint steps, double lr, double *x, double f, double *g, GErro
   Memory mem = { 0 };
   AiryOptimizeEnd end = AIRY_OPTIMIZE_STEPS;
   g_autoptr(GError) local = NULL;
+  guint small = 0;
   double fn;
 
   for (r->step = 1; r->step <= steps; r->step++)
@@ -603,10 +604,18 @@ run_lbfgs (Run *r, guint steps, double lr, double *x, double f, double *g, GErro
       memory_add (&mem, x, xn, g, gn, o->n);
       memcpy (x, xn, o->n * sizeof (double));
       memcpy (g, gn, o->n * sizeof (double));
+      /* a step that lowers the loss by less than float forwards resolve:
+       * further line searches only spend evaluations */
+      small = f - fn <= 1e-9 * fabs (f) ? small + 1 : 0;
       f = fn;
       if (!end_step (r, x, f, g))
         {
           end = r->step == steps ? AIRY_OPTIMIZE_STEPS : AIRY_OPTIMIZE_STOPPED;
+          break;
+        }
+      if (small == 2)
+        {
+          end = AIRY_OPTIMIZE_CONVERGED;
           break;
         }
     }
@@ -621,6 +630,7 @@ _airy_optimizer_run (AiryOptimizer *o, AiryOptimizerKind kind, guint steps, doub
   Run r = { o, on_step, user_data, g_get_monotonic_time (), 0 };
   g_autofree double *x = g_memdup2 (o->x, o->n * sizeof (double));
   g_autofree double *g = g_new0 (double, o->n);
+  AiryOptimizeEnd end;
   double f;
 
   if (!evaluate (o, x, &f, g, error))
@@ -629,9 +639,10 @@ _airy_optimizer_run (AiryOptimizer *o, AiryOptimizerKind kind, guint steps, doub
   note_point (&r, x, f);
   if (!end_step (&r, x, f, g))
     return AIRY_OPTIMIZE_STOPPED;
-  if (kind == AIRY_OPTIMIZER_ADAM)
-    return run_adam (&r, steps, lr, x, f, g, error);
-  return run_lbfgs (&r, steps, lr, x, f, g, error);
+  end = kind == AIRY_OPTIMIZER_ADAM ? run_adam (&r, steps, lr, x, f, g, error)
+                                     : run_lbfgs (&r, steps, lr, x, f, g, error);
+  o->elapsed_s = (g_get_monotonic_time () - r.t0) / 1e6;
+  return end;
 }
 
 double

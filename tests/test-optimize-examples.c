@@ -1,6 +1,7 @@
 /* The worked examples of airy-sim optimize (issue #28) at a small grid:
  * computer-generated holography against Gerchberg–Saxton, written here as
- * the baseline. */
+ * the baseline, and PSF engineering for 3-D localization against the best
+ * astigmatism of a scan. */
 #include "config.h"
 
 #include <complex.h>
@@ -10,6 +11,7 @@
 
 #include "airy-test-util.h"
 #include "airy-fft-private.h"
+#include "airy-grad-private.h"
 #include "airy-image-file.h"
 
 static char *tmpdir;
@@ -194,6 +196,94 @@ test_hologram (void)
   g_assert_cmpfloat (err, <=, 0.8 * err_gs);
 }
 
+/* NA 1.4 oil, 0.67 µm, 0.1 µm pixels on 64², 13 planes over ±1.2 µm, ANSI
+ * 3 … 14 with ANSI 5 = astig */
+static char *
+localization_json (double astig)
+{
+  char a[G_ASCII_DTOSTR_BUF_SIZE];
+
+  return g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 6.897},"
+    " \"spectrum\": {\"wavelengths\": [0.67], \"weights\": [1.0]}, \"z\": {\"start\": -1.2, \"stop\": 1.2, \"count\": 13},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100.0, \"n\": 1.518, \"na\": 1.4,"
+    "   \"defocus-model\": \"nonparaxial\"},"
+    "  {\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14],"
+    "   \"zernike-coefficients\": [0, 0, %s, 0, 0, 0, 0, 0, 0, 0, 0, 0]},"
+    "  {\"type\": \"ff-lens\", \"f\": 100.0, \"n\": 1.518}]}",
+    g_ascii_dtostr (a, sizeof a, astig));
+}
+
+static double
+crlb_of (AirySystem *system, const char *spec)
+{
+  g_autoptr(AiryLoss) loss = _airy_loss_new_from_spec (spec, NULL);
+  g_autoptr(AiryStack) out = _airy_grad_forward (system, 1, NULL);
+
+  g_assert_nonnull (loss);
+  g_assert_nonnull (out);
+  return _airy_loss_eval (loss, out, NULL);
+}
+
+/* The bound over z ∈ [−1, 1] µm (5000 photons, background 10): the
+ * unaberrated PSF cannot tell z at its focus (its √CRLB_z there is the
+ * ridge's, huge); the best astigmatism of a scan is the start, and 5 L-BFGS
+ * steps over the 12 terms lower the mean √CRLB of x, y, z 1.4× and keep
+ * √CRLB_z at or below the astigmatism's. */
+static void
+test_localization (void)
+{
+  static const double scan[] = { 0.05, 0.1, 0.2, 0.4 };
+  g_auto(Run) r = { 0 };
+  g_autofree char *flat_json = localization_json (0.0);
+  g_autoptr(AirySystem) flat = test_system (flat_json);
+  g_autofree char *report_path = g_build_filename (tmpdir, "loc-report.json", NULL);
+  g_autofree char *start_path = g_build_filename (tmpdir, "loc.json", NULL);
+  g_autofree char *opt_path = g_build_filename (tmpdir, "loc-opt.json", NULL);
+  g_autofree char *best_json = NULL;
+  g_autoptr(AirySystem) optimized = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  double best = INFINITY, best_a = 0, z_flat, z_opt, before, after;
+  JsonObject *report;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (scan); i++)
+    {
+      g_autofree char *json = localization_json (scan[i]);
+      g_autoptr(AirySystem) s = test_system (json);
+      double z = crlb_of (s, "crlb:-1:1:5000:10:z");
+
+      g_test_message ("astigmatism %.2f waves: √CRLB_z %.4f µm", scan[i], z);
+      if (z < best)
+        {
+          best = z;
+          best_a = scan[i];
+        }
+    }
+  z_flat = crlb_of (flat, "crlb:-1:1:5000:10:z");
+  best_json = localization_json (best_a);
+  g_assert_true (g_file_set_contents (start_path, best_json, -1, NULL));
+  sim (&r, "optimize", "loc.json", "--vary", "elements[1].zernike-coefficients", "--loss", "crlb:-1:1:5000:10",
+       "--optimizer", "lbfgs", "--steps", "5", "--lr", "0.05", "-o", "loc-opt.json", "--report", "loc-report.json",
+       "-q", NULL);
+  if (r.status != 0)
+    g_test_message ("%s", r.err);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_true (json_parser_load_from_file (parser, report_path, NULL));
+  report = json_node_get_object (json_parser_get_root (parser));
+  g_assert_cmpuint (json_object_get_size (json_object_get_object_member (report, "parameters")), ==, 12);
+  before = json_object_get_double_member (report, "loss-before");
+  after = json_object_get_double_member (report, "loss-after");
+  optimized = airy_system_new_from_file (opt_path, NULL);
+  g_assert_nonnull (optimized);
+  z_opt = crlb_of (optimized, "crlb:-1:1:5000:10:z");
+  g_test_message ("unaberrated √CRLB_z %.4g µm; best astigmatism (%.2f waves) %.4f; optimized %.4f; mean √CRLB "
+                  "%.4f → %.4f µm", z_flat, best_a, best, z_opt, before, after);
+  g_assert_cmpfloat (z_flat, >, 10 * best);
+  g_assert_cmpfloat (after, <=, before / 1.4);
+  g_assert_cmpfloat (z_opt, <=, best);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -208,6 +298,7 @@ main (int argc, char **argv)
   airy_init ();
   tmpdir = g_dir_make_tmp ("airy-optimize-examples-XXXXXX", NULL);
   g_test_add_func ("/optimize-examples/hologram-spots", test_hologram);
+  g_test_add_func ("/optimize-examples/psf-engineering-3d", test_localization);
   status = g_test_run ();
   {
     g_autoptr(GDir) dir = g_dir_open (tmpdir, 0, NULL);
