@@ -16,7 +16,6 @@
 #include <json-glib/json-glib.h>
 
 #include "airy.h"
-#include "airy-json-private.h"
 #include "airy-optimize-private.h"
 #include "airy-options-private.h"
 #include "airy-sim-private.h"
@@ -174,96 +173,6 @@ on_step (AiryOptimizer *o, const AiryOptimizeStep *s, gpointer user_data)
   return stop_signal == 0;
 }
 
-static const char *
-end_name (AiryOptimizeEnd end)
-{
-  static const char *const names[] = { "steps", "converged", "stopped", "failed" };
-
-  return names[end];
-}
-
-static char *
-report_json (AiryOptimizer *o, GPtrArray *vars, char **files, const char *optimizer, AiryOptimizeEnd end,
-             const GError *failure)
-{
-  g_autoptr(JsonBuilder) b = json_builder_new ();
-  g_autoptr(JsonGenerator) gen = json_generator_new ();
-  g_autoptr(JsonNode) root = NULL;
-  guint v, i;
-
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "optimizer");
-  json_builder_add_string_value (b, optimizer);
-  json_builder_set_member_name (b, "end");
-  json_builder_add_string_value (b, stop_signal ? "interrupted" : end_name (end));
-  if (failure)
-    {
-      json_builder_set_member_name (b, "error");
-      json_builder_add_string_value (b, failure->message);
-    }
-  json_builder_set_member_name (b, "steps");
-  json_builder_add_int_value (b, o->steps_done);
-  json_builder_set_member_name (b, "evaluations");
-  json_builder_add_int_value (b, o->evaluations);
-  json_builder_set_member_name (b, "loss-before");
-  json_builder_add_double_value (b, o->first_loss);
-  json_builder_set_member_name (b, "loss-after");
-  json_builder_add_double_value (b, o->best_loss);
-  json_builder_set_member_name (b, "best-step");
-  json_builder_add_int_value (b, o->best_step);
-  json_builder_set_member_name (b, "gradient-norm");
-  json_builder_add_double_value (b, o->last_grad_norm);
-  json_builder_set_member_name (b, "time-s");
-  json_builder_add_double_value (b, o->elapsed_s);
-  json_builder_set_member_name (b, "parameters");
-  json_builder_begin_object (b);
-  for (v = 0; v < vars->len; v++)
-    {
-      const AiryGradVar *var = g_ptr_array_index (vars, v);
-
-      json_builder_set_member_name (b, var->path);
-      json_builder_begin_object (b);
-      if (var->pixels)
-        {
-          g_autofree char *base = g_path_get_basename (files[v]);
-
-          json_builder_set_member_name (b, "file");
-          json_builder_add_string_value (b, base);
-        }
-      else
-        {
-          JsonNode *start = _airy_json_find_number (o->root, var->path);
-
-          json_builder_set_member_name (b, "before");
-          json_builder_add_double_value (b, start ? json_node_get_double (start) : NAN);
-          json_builder_set_member_name (b, "after");
-          json_builder_add_double_value (b, _airy_optimizer_best_value (o, v));
-        }
-      if (isfinite (var->lo))
-        {
-          json_builder_set_member_name (b, "lower");
-          json_builder_add_double_value (b, var->lo);
-        }
-      if (isfinite (var->hi))
-        {
-          json_builder_set_member_name (b, "upper");
-          json_builder_add_double_value (b, var->hi);
-        }
-      json_builder_end_object (b);
-    }
-  json_builder_end_object (b);
-  json_builder_set_member_name (b, "loss-curve");
-  json_builder_begin_array (b);
-  for (i = 0; i < o->curve->len; i++)
-    json_builder_add_double_value (b, g_array_index (o->curve, double, i));
-  json_builder_end_array (b);
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  return json_generator_to_data (gen, NULL);
-}
-
 /* OPTIMIZED.json, its pixel files and the report, together or none */
 static gboolean
 write_best (AiryOptimizer *o, GPtrArray *vars, char **files, const char *output, const char *report,
@@ -298,7 +207,8 @@ write_best (AiryOptimizer *o, GPtrArray *vars, char **files, const char *output,
     return FALSE;
   if (report)
     {
-      text = report_json (o, vars, files, optimizer, end, failure);
+      text = _airy_optimizer_report (o, (const char *const *) files, optimizer,
+                                     stop_signal ? "interrupted" : _airy_optimize_end_name (end), failure);
       if (!airy_atomic_set_contents (report, text, strlen (text), error))
         return FALSE;
     }
@@ -311,7 +221,7 @@ print_summary (AiryOptimizer *o, GPtrArray *vars, char **files, AiryOptimizeEnd 
   guint v;
 
   g_print (_("loss %.9g → %.9g in %u steps (%u evaluations, %.1f s), %s\n"), o->first_loss, o->best_loss,
-           o->steps_done, o->evaluations, o->elapsed_s, stop_signal ? "interrupted" : end_name (end));
+           o->steps_done, o->evaluations, o->elapsed_s, stop_signal ? "interrupted" : _airy_optimize_end_name (end));
   for (v = 0; v < vars->len; v++)
     {
       const AiryGradVar *var = g_ptr_array_index (vars, v);

@@ -94,6 +94,18 @@ AiryStack      *_airy_optimizer_best_pixels (AiryOptimizer *optimizer,
  * pixel_files[var] (a NULL entry for a number). */
 JsonNode       *_airy_optimizer_best_json (AiryOptimizer   *optimizer,
                                            const char *const *pixel_files);
+/* "steps", "converged", "stopped", "failed" */
+const char     *_airy_optimize_end_name   (AiryOptimizeEnd  end);
+/* The report as pretty JSON: the optimizer's name, how it ended (end, a
+ * name as above or "interrupted"), failure's message, the steps and
+ * evaluations, the loss before and after, the best step, the gradient's
+ * norm, the time, each variable (a number before and after, a pixel
+ * variable's file from files, the bounds) and the loss curve. */
+char           *_airy_optimizer_report    (AiryOptimizer   *optimizer,
+                                           const char *const *files,
+                                           const char      *optimizer_name,
+                                           const char      *end,
+                                           const GError    *failure);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryOptimizer, _airy_optimizer_free)
 
 G_END_DECLS
