@@ -10,7 +10,6 @@
 
 #include "airy.h"
 #include "airy-grad-private.h"
-#include "airy-json-private.h"
 #include "airy-sim-private.h"
 
 /* GRAD.json's name with its suffix swapped for "-VAR.tif" (the path's
@@ -34,26 +33,18 @@ pixels_file (const char *output, const AiryGradVar *var)
 gboolean
 drop_refused (GPtrArray *vars, char **files, const GError *error)
 {
-  guint i;
+  gint i = _airy_grad_vars_refused (vars, error);
 
-  for (i = 0; i < vars->len; i++)
+  if (i < 0)
+    return FALSE;
+  g_printerr (_("airy-sim: warning: left out %s\n"), error->message);
+  g_ptr_array_remove_index (vars, i);
+  if (files)
     {
-      const AiryGradVar *var = g_ptr_array_index (vars, i);
-      gsize n = strlen (var->path);
-
-      if (strncmp (error->message, var->path, n) == 0 && error->message[n] == ':')
-        {
-          g_printerr (_("airy-sim: warning: left out %s\n"), error->message);
-          g_ptr_array_remove_index (vars, i);
-          if (files)
-            {
-              g_free (files[i]);
-              memmove (files + i, files + i + 1, (vars->len - i + 1) * sizeof *files);
-            }
-          return TRUE;
-        }
+      g_free (files[i]);
+      memmove (files + i, files + i + 1, (vars->len - i + 1) * sizeof *files);
     }
-  return FALSE;
+  return TRUE;
 }
 
 AirySystem *
@@ -73,31 +64,18 @@ load_system_json (const char *file, JsonParser *parser, GError **error)
 GPtrArray *
 parse_vary (JsonNode *root, AirySystem *system, char **vary, GError **error)
 {
-  g_autoptr(GPtrArray) vars = g_ptr_array_new_with_free_func (_airy_grad_var_free);
-  guint i, j;
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  g_auto(GStrv) paths = NULL;
+  guint i;
 
   for (i = 0; vary[i]; i++)
     {
-      g_auto(GStrv) paths = g_strsplit (vary[i], ",", -1);
+      g_auto(GStrv) parts = g_strsplit (vary[i], ",", -1);
 
-      for (j = 0; paths[j]; j++)
-        {
-          JsonNode *array = _airy_json_find_array (root, paths[j]);
-          guint k, n = array ? json_array_get_length (json_node_get_array (array)) : 1;
-
-          /* a path naming an array of numbers: each of its entries */
-          for (k = 0; k < n; k++)
-            {
-              g_autofree char *path = array ? g_strdup_printf ("%s[%u]", paths[j], k) : g_strdup (paths[j]);
-              AiryGradVar *var = _airy_grad_var_new (root, system, path, error);
-
-              if (var == NULL)
-                return NULL;
-              g_ptr_array_add (vars, var);
-            }
-        }
+      g_strv_builder_addv (builder, (const char **) parts);
     }
-  return g_steal_pointer (&vars);
+  paths = g_strv_builder_end (builder);
+  return _airy_grad_vars_from_paths (root, system, (const char *const *) paths, error);
 }
 
 static char *

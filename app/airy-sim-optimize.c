@@ -88,22 +88,7 @@ apply_bounds (GPtrArray *vars, const char *arg, GError **error)
                    arg, path);
       return FALSE;
     }
-  if (a > b)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("--bounds %s: the lower bound %g is above the upper bound %g"), arg, a, b);
-      return FALSE;
-    }
-  if (a < var->lo || (var->lo_open && a <= var->lo) || b > var->hi)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("--bounds %s: %g:%g must lie in %s's range %s"),
-                   arg, a, b, path, var->range ? var->range : "");
-      return FALSE;
-    }
-  var->lo = a;
-  var->hi = b;
-  var->lo_open = FALSE;
-  return TRUE;
+  return _airy_grad_var_set_bounds (var, a, b, error);
 }
 
 typedef struct

@@ -98,6 +98,23 @@ AiryGradVar *_airy_grad_var_new   (JsonNode    *root,
                                    AirySystem  *system,
                                    const char  *path,
                                    GError     **error);
+/* The variables of paths (each entry of a path naming an array of
+ * numbers: "elements[1].zernike-coefficients" is all of them); NULL with
+ * the first path's error. */
+GPtrArray  *_airy_grad_vars_from_paths (JsonNode          *root,
+                                        AirySystem        *system,
+                                        const char *const *paths,
+                                        GError           **error);
+/* The index of the variable a gradient's error names first (one the pass
+ * cannot follow in this system: "PATH: …"), or −1. */
+gint        _airy_grad_vars_refused   (GPtrArray    *vars,
+                                       const GError *error);
+/* Bounds [a, b] inside the parameter's range (the message names the path,
+ * both values and the range). */
+gboolean    _airy_grad_var_set_bounds (AiryGradVar *var,
+                                       double       a,
+                                       double       b,
+                                       GError     **error);
 /* Every differentiable number the file's elements give (for `grad`
  * without --vary). */
 GPtrArray  *_airy_grad_vars_all   (JsonNode    *root,
