@@ -284,6 +284,26 @@ test_localization (void)
   g_assert_cmpfloat (z_opt, <=, best);
 }
 
+/* the shipped examples load, and each optimized result reads its files */
+static void
+test_shipped (void)
+{
+  static const char *const names[] = { "hologram-spots.airy.json", "hologram-spots.optimized.airy.json",
+                                       "psf-engineering-3d.airy.json", "psf-engineering-3d.optimized.airy.json" };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *path = g_test_build_filename (G_TEST_DIST, "..", "resources", "examples", names[i], NULL);
+      g_auto(Run) r = { 0 };
+
+      sim (&r, "validate", path, NULL);
+      if (r.status != 0)
+        g_test_message ("%s: %s", names[i], r.err);
+      g_assert_cmpint (r.status, ==, 0);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -299,6 +319,7 @@ main (int argc, char **argv)
   tmpdir = g_dir_make_tmp ("airy-optimize-examples-XXXXXX", NULL);
   g_test_add_func ("/optimize-examples/hologram-spots", test_hologram);
   g_test_add_func ("/optimize-examples/psf-engineering-3d", test_localization);
+  g_test_add_func ("/optimize-examples/shipped", test_shipped);
   status = g_test_run ();
   {
     g_autoptr(GDir) dir = g_dir_open (tmpdir, 0, NULL);
