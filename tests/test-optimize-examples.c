@@ -289,7 +289,9 @@ static void
 test_shipped (void)
 {
   static const char *const names[] = { "hologram-spots.airy.json", "hologram-spots.optimized.airy.json",
-                                       "psf-engineering-3d.airy.json", "psf-engineering-3d.optimized.airy.json" };
+                                       "psf-engineering-3d.airy.json", "psf-engineering-3d.optimized.airy.json",
+                                       "psf-engineering-3d-pixels.airy.json",
+                                       "psf-engineering-3d-pixels.optimized.airy.json" };
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (names); i++)
