@@ -300,6 +300,21 @@ test_bad_input (void)
   check_bad ("elements[0].z", "elements[0].z=0:1", "sgd", "--optimizer: must be one of adam, lbfgs, got \"sgd\"");
   check_bad ("elements[1].zernike-indices[0]", "elements[0].z=0:1", "adam",
              "elements[1].zernike-indices[0]: not differentiable");
+  {
+    /* a target of another shape: nothing is written */
+    g_auto(Run) r = { 0 };
+    g_autoptr(AiryStack) small = airy_stack_new (3, 16, 16);
+    g_autofree char *small_path = g_build_filename (tmpdir, "small.tif", NULL);
+    g_autofree char *out = g_build_filename (tmpdir, "bad.json", NULL);
+
+    g_assert_true (airy_tiff_write (small_path, small, NULL));
+    sim (&r, "optimize", "start.json", "--vary", "elements[0].z", "--loss", "l2:small.tif", "-o", "bad.json",
+         "--report", "bad-report.json", NULL);
+    g_test_message ("%s", r.err);
+    g_assert_cmpint (r.status, ==, 2);
+    g_assert_nonnull (strstr (r.err, "small.tif is 3 × 16 × 16 (planes × rows × columns), the system gives 3 × 32 × 32"));
+    g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  }
 }
 
 int
