@@ -375,6 +375,7 @@ check_output_path (const char *option, const char *path, const char *const *suff
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *lower = g_ascii_strdown (path, -1);
   g_autofree char *target = NULL;
+  const AiryImageFormat *format;
   gboolean suffix_ok = FALSE;
   guint i;
 
@@ -392,6 +393,27 @@ check_output_path (const char *option, const char *path, const char *const *suff
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    "%s: the folder %s does not exist", option, dir);
       return FALSE;
+    }
+  format = airy_image_format_for_suffix (path);
+  if (format && format->folder)
+    {
+      /* a store (a folder): nothing there yet, an empty folder or a store */
+      g_autoptr(GDir) d = g_file_test (path, G_FILE_TEST_IS_DIR) ? g_dir_open (path, 0, NULL) : NULL;
+
+      if (g_file_test (path, G_FILE_TEST_EXISTS) && !g_file_test (path, G_FILE_TEST_IS_DIR))
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("%s: %s exists and is not a folder; an %s store is a folder"), option, path, format->name);
+          return FALSE;
+        }
+      if (d && g_dir_read_name (d) != NULL && !format->sniff_location (path))
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("%s: %s is a folder that is not an %s store; Airy replaces only a store"), option, path,
+                       format->name);
+          return FALSE;
+        }
+      return TRUE;
     }
   if (g_file_test (path, G_FILE_TEST_IS_DIR))
     {
@@ -419,6 +441,39 @@ check_threads_backend (int threads, const char *backend)
       || (backend && !_airy_option_check_backend (backend, "--backend", &error)))
     return usage_error ("%s", error->message);
   return EXIT_OK;
+}
+
+/* The suffixes of a stack output (-o, --psf-out): those of the formats
+ * that write stacks, from the format table (TIFF, OME-Zarr; not PNG). */
+const char *const *
+stack_suffixes (void)
+{
+  static gsize done;
+  static const char **list;
+
+  if (g_once_init_enter (&done))
+    {
+      g_autoptr(GPtrArray) all = g_ptr_array_new ();
+      const char *names[] = { "TIFF", "OME-Zarr" };
+      guint i, j;
+
+      for (i = 0; i < G_N_ELEMENTS (names); i++)
+        for (j = 0; airy_image_format_lookup (names[i])->suffixes[j]; j++)
+          g_ptr_array_add (all, (gpointer) airy_image_format_lookup (names[i])->suffixes[j]);
+      g_ptr_array_add (all, NULL);
+      list = (const char **) g_ptr_array_free (g_steal_pointer (&all), FALSE);
+      g_once_init_leave (&done, 1);
+    }
+  return list;
+}
+
+/* Whether path names a store (a folder format: OME-Zarr). */
+gboolean
+is_store_output (const char *path)
+{
+  const AiryImageFormat *format = airy_image_format_for_suffix (path);
+
+  return format != NULL && format->folder;
 }
 
 gboolean

@@ -8,6 +8,15 @@ G_BEGIN_DECLS
 extern const AiryImageFormat _airy_tiff_format;
 extern const AiryImageFormat _airy_png_format;
 
+/* A stack written in format's pieces on up to n_threads threads (0: one
+ * per core; airy_image_write_pieces): begin, every piece, commit, or abort
+ * when one fails. format has the piece slots. */
+gboolean _airy_image_write_pieces_with (const AiryImageFormat *format,
+                                        const char            *location,
+                                        const AiryStack       *stack,
+                                        guint                  n_threads,
+                                        GError               **error);
+
 /* An image read row by row, top to bottom, without holding its plane
  * (masks far larger than the grid): `begin` gets the first plane's size
  * and bits (a stack without data) before any pixel is decoded and may
