@@ -247,7 +247,8 @@ decode_chunk (const Store *s, const char *path, const guint8 *src, gsize len, gu
           return TRUE;
         }
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
-                   _("%s: %" G_GSIZE_FORMAT " bytes, the chunk shape and dtype of .zarray need %" G_GSIZE_FORMAT),
+                   _("%s: %" G_GSIZE_FORMAT " bytes without a compressor, the chunk shape and dtype of .zarray need %"
+                     G_GSIZE_FORMAT),
                    path, len, want);
       return FALSE;
     case AIRY_ZARR_CODEC_BLOSC:
@@ -393,7 +394,8 @@ typedef struct
 {
   const Store *s;
   GMutex       lock;
-  GError      *error;
+  GError      *error;      /* the failure of the lowest z chunk (the same */
+  guint64      error_cz;   /*   message whatever the threads' order) */
 } Job;
 
 /* every chunk of one z chunk index (a worker of the pool) */
@@ -412,20 +414,24 @@ read_z_chunk (gpointer data, gpointer user_data)
   for (cy = 0; local == NULL && cy * ch_y < s->height; cy++)
     for (cx = 0; local == NULL && cx * ch_x < s->width; cx++)
       {
+        gboolean later;
+
         g_mutex_lock (&job->lock);
-        if (job->error != NULL)
-          {
-            g_mutex_unlock (&job->lock);
-            return;
-          }
+        later = job->error != NULL && job->error_cz < cz;
         g_mutex_unlock (&job->lock);
+        if (later)
+          return;
         read_chunk (s, cz, cy, cx, buf, &local);
       }
   if (local == NULL)
     return;
   g_mutex_lock (&job->lock);
-  if (job->error == NULL)
-    job->error = local;
+  if (job->error == NULL || cz < job->error_cz)
+    {
+      g_clear_error (&job->error);
+      job->error = local;
+      job->error_cz = cz;
+    }
   else
     g_error_free (local);
   g_mutex_unlock (&job->lock);
