@@ -191,7 +191,7 @@ _airy_zarr_parse_array (const char    *data,
   if (parser == NULL)
     return FALSE;
   root = json_parser_get_root (parser);
-  if (!JSON_NODE_HOLDS_OBJECT (root))
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return bad (error, name, "the array's metadata", _("must be a JSON object"), root);
   o = json_node_get_object (root);
   n = member (o, "zarr_format");
@@ -510,7 +510,7 @@ _airy_zarr_parse_group (const char    *data,
   if (parser == NULL)
     return FALSE;
   root = json_parser_get_root (parser);
-  if (!JSON_NODE_HOLDS_OBJECT (root))
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return bad (error, name, "the group's attributes", _("must be a JSON object"), root);
   o = json_node_get_object (root);
   n = member (o, "multiscales");

@@ -27,6 +27,8 @@
 
 /* metadata files are small; a bigger one is not metadata */
 #define META_LIMIT (16u << 20)
+/* the most chunks one read opens (a 16 GiB stack in tiles of 1024²: 4096) */
+#define MAX_CHUNKS (1u << 20)
 
 /* the contents of a file in the store: NULL with *missing set when there is
  * none, NULL with error set when it cannot be read or exceeds limit */
@@ -445,6 +447,17 @@ read_pixels (Store *s, GError **error)
   Job job = { s };
   GThreadPool *pool;
 
+  guint64 ch_y = s->a.chunks[s->ax[3]], ch_x = s->a.chunks[s->ax[4]];
+  guint64 n_chunks = (cz_end - s->first / ch_z) * ((s->height + ch_y - 1) / ch_y) * ((s->width + ch_x - 1) / ch_x);
+
+  /* a file per chunk: tiny chunks over a large array are millions of files */
+  if (n_chunks > MAX_CHUNKS)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
+                   _("%s/.zarray: chunks: %llu chunks to read, more than the %u Airy reads at once"),
+                   s->array_dir, (unsigned long long) n_chunks, MAX_CHUNKS);
+      return FALSE;
+    }
   s->chunk_bytes = s->a.itemsize;
   for (guint i = 0; i < s->a.ndim; i++)
     s->chunk_bytes *= s->a.chunks[i];
