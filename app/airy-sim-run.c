@@ -306,10 +306,10 @@ print_run_summary (AiryResult *result, const char *output, guint n_devices_all, 
 
   g_print ("{\"output\": \"%s\", \"planes\": %u, \"height\": %u, \"width\": %u, \"backend\": \"%s\", "
            "\"ranks\": %u, \"devices\": %u, \"devices_per_rank\": %u, \"threads\": %u, \"seconds\": %.6f, "
-           "\"reduce_s\": %.6f, \"write_s\": %.6f}\n",
+           "\"reduce_s\": %.6f, \"write_s\": %.6f, \"peak_rss_bytes\": %" G_GUINT64_FORMAT "}\n",
            out_json, result->n_planes, result->stack->height, result->stack->width, result->backend,
            result->ranks, n_devices_all, result->n_devices, result->threads, result->seconds,
-           result->reduce_s, write_s);
+           result->reduce_s, write_s, peak_rss_bytes ());
 }
 
 static gboolean

@@ -467,6 +467,16 @@ stack_suffixes (void)
   return list;
 }
 
+/* The process's peak resident memory (getrusage), bytes. */
+guint64
+peak_rss_bytes (void)
+{
+  struct rusage ru;
+
+  getrusage (RUSAGE_SELF, &ru);
+  return (guint64) ru.ru_maxrss * 1024;
+}
+
 /* Whether path names a store (a folder format: OME-Zarr). */
 gboolean
 is_store_output (const char *path)
