@@ -114,6 +114,14 @@ print_help (void)
                    "  airy-sim grad SYSTEM.json --loss l2:TARGET.tif|poisson:COUNTS.tif|region:MASK.tif\n"
                    "                [--vary PATH[,PATH...]] -o GRAD.json [--threads N]\n"
                    "  (PATH as in sweeps: elements[1].zernike-coefficients[0], elements[1].pixels)\n"));
+  g_print ("%s", _("\n"
+                   "OME-Zarr stores (OME-NGFF 0.4, Zarr v2) and large samples:\n"
+                   "  -o, --psf-out DIR.ome.zarr  a store: float32 chunks (a plane, or tiles of 1024²),\n"
+                   "                            Blosc/zstd, 2× levels in y and x, µm and every plane's z;\n"
+                   "                            over MPI each rank writes its planes' chunks\n"
+                   "  sweep … --format ome-zarr  DIR/NNNN.ome.zarr\n"
+                   "  a sample file (TIFF or OME-Zarr) larger than a quarter of the memory budget\n"
+                   "  (AIRY_MEMORY_BUDGET) is read in batches of planes while it is imaged\n"));
   print_help_ranks ();
 }
 

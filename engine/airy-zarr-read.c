@@ -249,9 +249,8 @@ decode_chunk (const Store *s, const char *path, const guint8 *src, gsize len, gu
           return TRUE;
         }
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
-                   _("%s: %" G_GSIZE_FORMAT " bytes without a compressor, the chunk shape and dtype of .zarray need %"
-                     G_GSIZE_FORMAT),
-                   path, len, want);
+                   _("%s: %llu bytes without a compressor, the chunk shape and dtype of .zarray need %llu"),
+                   path, (unsigned long long) len, (unsigned long long) want);
       return FALSE;
     case AIRY_ZARR_CODEC_BLOSC:
       {
@@ -262,8 +261,8 @@ decode_chunk (const Store *s, const char *path, const guint8 *src, gsize len, gu
         if (nbytes != want)
           {
             g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
-                         _("%s: holds %" G_GSIZE_FORMAT " bytes, the chunk shape and dtype of .zarray need %"
-                           G_GSIZE_FORMAT), path, (gsize) nbytes, want);
+                         _("%s: holds %llu bytes, the chunk shape and dtype of .zarray need %llu"), path,
+                         (unsigned long long) nbytes, (unsigned long long) want);
             return FALSE;
           }
         if (blosc_decompress_ctx (src, dst, want, 1) != (int) want)
@@ -278,8 +277,8 @@ decode_chunk (const Store *s, const char *path, const guint8 *src, gsize len, gu
         if (n != ZSTD_CONTENTSIZE_UNKNOWN && n != ZSTD_CONTENTSIZE_ERROR && n != want)
           {
             g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE,
-                         _("%s: holds %llu bytes, the chunk shape and dtype of .zarray need %" G_GSIZE_FORMAT),
-                         path, n, want);
+                         _("%s: holds %llu bytes, the chunk shape and dtype of .zarray need %llu"), path, n,
+                         (unsigned long long) want);
             return FALSE;
           }
         got = ZSTD_decompress (dst, want, src, len);
