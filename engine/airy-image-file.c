@@ -106,6 +106,48 @@ airy_image_read_full (const char            *path,
 }
 
 AiryStack *
+airy_image_read_level (const char            *path,
+                       const AiryReadOptions *options,
+                       guint                 *level,
+                       GError               **error)
+{
+  static const AiryReadOptions defaults = AIRY_READ_OPTIONS_INIT;
+  const AiryImageFormat *format = airy_image_format_sniff (path, error);
+  AiryReadOptions ro = options ? *options : defaults;
+  GError *local = NULL;
+  AiryStack *stack;
+
+  *level = ro.level;
+  if (format == NULL)
+    return NULL;
+  /* coarser levels until one fits, or the store has no more */
+  while ((stack = format->read (path, &ro, &local)) == NULL && format->folder
+         && g_error_matches (local, AIRY_ERROR, AIRY_ERROR_BUDGET) && ro.level < 64)
+    {
+      g_autoptr(GError) budget = local;
+      AiryReadOptions next = ro;
+      g_autoptr(AiryStack) head = NULL;
+
+      local = NULL;
+      next.level++;
+      head = format->probe ? format->probe (path, &next, NULL) : NULL;
+      if (head == NULL)
+        {
+          local = g_steal_pointer (&budget);
+          break;
+        }
+      ro = next;
+    }
+  if (stack == NULL)
+    {
+      g_propagate_error (error, local);
+      return NULL;
+    }
+  *level = ro.level;
+  return stack;
+}
+
+AiryStack *
 airy_image_probe (const char            *path,
                   const AiryReadOptions *options,
                   GError               **error)

@@ -236,6 +236,23 @@ AiryStack *airy_image_read       (const char      *path,
 AiryStack *airy_image_read_full  (const char            *path,
                                   const AiryReadOptions *options,
                                   GError               **error);
+/**
+ * airy_image_read_level:
+ * @path: a file or a store
+ * @options: (nullable): read options (its level is the finest one tried)
+ * @level: (out): the level read
+ * @error: the error
+ *
+ * The stack of a file of any format; of a multiscale store (OME-Zarr)
+ * whose stack does not fit the memory budget, the finest level that does
+ * (the viewer of a store larger than memory).
+ *
+ * Returns: (transfer full): the stack, or %NULL
+ */
+AiryStack *airy_image_read_level (const char            *path,
+                                  const AiryReadOptions *options,
+                                  guint                 *level,
+                                  GError               **error);
 /* Its header alone (shape, voxel size, z; data NULL), for any format. */
 AiryStack *airy_image_probe      (const char            *path,
                                   const AiryReadOptions *options,

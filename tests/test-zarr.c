@@ -276,6 +276,39 @@ test_atomic (void)
   }
 }
 
+/* A store larger than the budget opens at the finest level that fits
+ * (what the viewer shows of a stack larger than memory). */
+static void
+test_level_fitting (void)
+{
+  g_autoptr(AiryStack) s = make_stack (4, 300, 300);
+  g_autofree char *path = tmp_path ("big.ome.zarr");
+  AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+  g_autoptr(AiryStack) r = NULL, l1 = NULL;
+  g_autoptr(GError) error = NULL;
+  guint level = 99;
+
+  write_ok (path, s);
+  /* 4 × 300² float32 is 1.4 MB, level 1 (150²) 360 kB, level 2 (75²) 90 kB */
+  ro.budget = 500000;
+  r = airy_image_read_level (path, &ro, &level, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (level, ==, 1);
+  g_assert_cmpuint (r->height, ==, 150);
+  g_assert_cmpfloat (r->dx, ==, 0.25);
+  l1 = read_level (path, 1);
+  g_assert_cmpmem (r->data, 4 * 150 * 150 * 4, l1->data, 4 * 150 * 150 * 4);
+  g_clear_pointer (&r, airy_stack_free);
+  ro.budget = 100000;
+  r = airy_image_read_level (path, &ro, &level, &error);
+  g_assert_cmpuint (level, ==, 2);
+  g_clear_pointer (&r, airy_stack_free);
+  /* below the coarsest level: the budget error of the last one tried */
+  ro.budget = 1000;
+  g_assert_null (airy_image_read_level (path, &ro, &level, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET);
+}
+
 /* ---- lying metadata ---- */
 
 static void
@@ -506,6 +539,7 @@ main (int argc, char **argv)
   g_test_add_func ("/zarr/tiles", test_tiles);
   g_test_add_func ("/zarr/atomic", test_atomic);
   g_test_add_func ("/zarr/lying-metadata", test_lying_metadata);
+  g_test_add_func ("/zarr/level-fitting", test_level_fitting);
   g_test_add_func ("/zarr/python-zarr-reads", test_python_zarr);
   g_test_add_func ("/zarr/python-zarr-written", test_python_written);
   status = g_test_run ();
