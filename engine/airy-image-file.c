@@ -59,8 +59,6 @@ airy_image_format_sniff (const char *path,
         close (fd);
       if (local != NULL)
         g_propagate_error (error, g_steal_pointer (&local));
-      else if (e == ENOENT)   /* as the TIFF reader says it */
-        g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: no such file"), path);
       else
         g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: %s"), path, g_strerror (e));
       return NULL;

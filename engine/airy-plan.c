@@ -132,7 +132,10 @@ load_volume (AiryPlan *plan, const AiryRunOptions *options, const char *base_dir
     AiryReadOptions probe = ro;
 
     probe.budget = G_MAXUINT64;
-    head = airy_image_probe (path, &probe, &local);
+    if (!g_file_test (path, G_FILE_TEST_EXISTS))
+      g_set_error (&local, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: no such file"), path);
+    else
+      head = airy_image_probe (path, &probe, &local);
   }
   if (head == NULL)
     {
