@@ -196,6 +196,49 @@ test_failed_rank (void)
   remove_tree (store);
 }
 
+/* A sweep into stores: NNNN.ome.zarr per system, each the store of its
+ * single run, and index.csv naming them. */
+static void
+test_sweep_stores (void)
+{
+  g_autofree char *json = psf_json (48, 3);
+  g_autofree char *sys = write_json ("sweep.json", json);
+  g_autofree char *dir = in_tmp ("sweep"), *index = NULL, *csv = NULL;
+  g_autofree char *one = in_tmp ("single.ome.zarr");
+  g_autofree char *single_json = NULL, *single = NULL;
+  g_auto(Spawned) r = { 0 };
+  g_auto(Spawned) s = { 0 };
+
+  sim (0, &r, "sweep", sys, "--set", "elements[0].na=0.6,0.7", "--format", "ome-zarr", "-o", dir, "-q", NULL);
+  g_test_message ("%s", r.err);
+  g_assert_cmpint (r.status, ==, 0);
+  index = g_build_filename (dir, "index.csv", NULL);
+  g_assert_true (g_file_get_contents (index, &csv, NULL, NULL));
+  g_assert_nonnull (strstr (csv, "0,0000.ome.zarr,0.6"));
+  g_assert_nonnull (strstr (csv, "1,0001.ome.zarr,0.7"));
+  /* system 1 is the system with na 0.7, run alone */
+  {
+    GString *t = g_string_new (json);
+
+    g_string_replace (t, "\"na\": 0.8", "\"na\": 0.7", 1);
+    single_json = g_string_free (t, FALSE);
+  }
+  single = write_json ("single.json", single_json);
+  sim (0, &s, "run", single, "-q", "-o", one, NULL);
+  g_assert_cmpint (s.status, ==, 0);
+  {
+    g_autofree char *swept = g_build_filename (dir, "0001.ome.zarr", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AiryStack) a = airy_image_read (swept, &error);
+    g_autoptr(AiryStack) b = airy_image_read (one, &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpmem (a->data, (gsize) 3 * 48 * 48 * 4, b->data, (gsize) 3 * 48 * 48 * 4);
+  }
+  remove_tree (dir);
+  remove_tree (one);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -207,6 +250,7 @@ main (int argc, char **argv)
   g_test_add_func ("/mpi-zarr/run", test_run_store);
   g_test_add_func ("/mpi-zarr/ranks", test_ranks_store);
   g_test_add_func ("/mpi-zarr/failed-rank", test_failed_rank);
+  g_test_add_func ("/mpi-zarr/sweep", test_sweep_stores);
   status = g_test_run ();
   remove_tree (tmpdir);
   g_free (tmpdir);
