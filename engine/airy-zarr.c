@@ -3,6 +3,7 @@
  * plane) compressed with Blosc/zstd, written plane by plane into a hidden
  * partial folder (from threads or MPI ranks); the metadata last, then the
  * folder renamed into place. */
+#define _GNU_SOURCE   /* renameat2 */
 #define G_LOG_DOMAIN "airy-zarr"
 
 #include "config.h"
@@ -503,7 +504,8 @@ write_text (const char *dir, const char *file, const char *text, GError **error)
   return write_whole (path, text, strlen (text), error);
 }
 
-/* the old store at location, exchanged with the new one, or renamed away */
+/* the old store at location exchanged with the new one in one step
+ * (renameat2), or renamed away first where the file system cannot */
 static gboolean
 rename_into_place (const char *partial, const char *location, GError **error)
 {
@@ -514,6 +516,11 @@ rename_into_place (const char *partial, const char *location, GError **error)
     {
       if (g_rename (partial, location) == 0)
         return TRUE;
+    }
+  else if (renameat2 (AT_FDCWD, partial, AT_FDCWD, location, RENAME_EXCHANGE) == 0)
+    {
+      remove_tree (partial);   /* now the old store */
+      return TRUE;
     }
   else
     {
