@@ -265,7 +265,10 @@ primary_menu (AiryWindow *self,
   guint i;
 
   if (view_only)
-    g_menu_append (files, _("_Open Stack…"), "win.open");
+    {
+      g_menu_append (files, _("_Open Stack…"), "win.open");
+      g_menu_append (files, _("Open OME-Zarr S_tore…"), "win.open-store");
+    }
   else
     {
       g_autoptr(GMenu) presets = g_menu_new ();
