@@ -80,8 +80,8 @@ same_z_steps (const AiryStack *v, const double *z, guint n)
  * resampling: resampling in z needs the planes around them). */
 /* A sample whose planes here take more than a quarter of the memory budget
  * is read in batches while it is imaged (airy-volume-stream-private.h):
- * each thread holds one batch, and the batches together take at most an
- * eighth of the budget. */
+ * each thread holds one batch, and the batches together take at most a
+ * sixteenth of the budget. */
 static gboolean
 stream_volume (AiryPlan *plan, const AiryRunOptions *options, const char *path, const AiryReadOptions *ro,
                const AiryStack *head)
@@ -94,7 +94,7 @@ stream_volume (AiryPlan *plan, const AiryRunOptions *options, const char *path, 
 
   if ((guint64) count * plane <= budget / 4 && g_getenv ("AIRY_STREAM_SAMPLE") == NULL)
     return FALSE;
-  batch = CLAMP (budget / 8 / (threads * plane), 1, 64);
+  batch = CLAMP (budget / 16 / (threads * plane), 1, 64);
   plan->volume_stream = _airy_volume_stream_new (path, ro, first, count, head->height, head->width, (guint) batch);
   plan->volume_first = first;
   _airy_geometry_set_volume (plan->geometry, head->height, head->width);
