@@ -327,9 +327,20 @@ element (const Store *s, const guint8 *p)
     }
 }
 
-/* One chunk (z index cz, tile cy, cx) into the output planes it covers. */
+/* Whether a chunk is exactly one output plane of native float32: it is
+ * decoded in place, without a chunk buffer */
 static gboolean
-read_chunk (const Store *s, guint64 cz, guint64 cy, guint64 cx, guint8 *buf, GError **error)
+chunk_is_plane (const Store *s)
+{
+  return s->a.kind == 'f' && s->a.itemsize == 4 && s->a.big_endian == (G_BYTE_ORDER == G_BIG_ENDIAN)
+         && s->a.chunks[s->ax[3]] == s->height && s->a.chunks[s->ax[4]] == s->width
+         && s->chunk_bytes == (gsize) s->height * s->width * 4;
+}
+
+/* One chunk (z index cz, tile cy, cx) into the output planes it covers;
+ * *buf is the worker's chunk buffer, made when first needed. */
+static gboolean
+read_chunk (const Store *s, guint64 cz, guint64 cy, guint64 cx, guint8 **pbuf, GError **error)
 {
   const AiryZarrArray *a = &s->a;
   guint64 index[AIRY_ZARR_MAX_DIMS] = { 0 }, stride[AIRY_ZARR_MAX_DIMS], base = 0;
@@ -370,7 +381,15 @@ read_chunk (const Store *s, guint64 cz, guint64 cy, guint64 cx, guint8 *buf, GEr
                                 : _("chunk missing from a store Airy wrote (it writes every chunk)"));
       return FALSE;
     }
-  if (data != NULL && !decode_chunk (s, path, (const guint8 *) data, len, buf, error))
+  if (data != NULL && chunk_is_plane (s))
+    return decode_chunk (s, path, (const guint8 *) data, len,
+                         (guint8 *) (s->out + (cz - s->first) * s->height * s->width), error);
+  if (data != NULL && *pbuf == NULL && (*pbuf = g_try_malloc (s->chunk_bytes)) == NULL)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET, _("%s: not enough memory for a chunk"), s->name);
+      return FALSE;
+    }
+  if (data != NULL && !decode_chunk (s, path, (const guint8 *) data, len, *pbuf, error))
     return FALSE;
   /* the planes and pixels of the output this chunk holds */
   z = MAX (cz * ch_z, s->first);
@@ -385,7 +404,7 @@ read_chunk (const Store *s, guint64 cz, guint64 cy, guint64 cx, guint8 *buf, GEr
                       + (y - cy * ch_y) * stride[s->ax[3]];
 
         for (x = cx * ch_x; x < x_end; x++)
-          row[x] = data ? element (s, buf + (off + (x - cx * ch_x) * stride[s->ax[4]]) * a->itemsize)
+          row[x] = data ? element (s, *pbuf + (off + (x - cx * ch_x) * stride[s->ax[4]]) * a->itemsize)
                         : (float) a->fill;
       }
   return TRUE;
@@ -407,11 +426,9 @@ read_z_chunk (gpointer data, gpointer user_data)
   const Store *s = job->s;
   guint64 cz = GPOINTER_TO_SIZE (data) - 1, cy, cx;
   guint64 ch_y = s->a.chunks[s->ax[3]], ch_x = s->a.chunks[s->ax[4]];
-  g_autofree guint8 *buf = g_try_malloc (s->chunk_bytes);
+  g_autofree guint8 *buf = NULL;
   GError *local = NULL;
 
-  if (buf == NULL)
-    g_set_error (&local, AIRY_ERROR, AIRY_ERROR_BUDGET, _("%s: not enough memory for a chunk"), s->name);
   for (cy = 0; local == NULL && cy * ch_y < s->height; cy++)
     for (cx = 0; local == NULL && cx * ch_x < s->width; cx++)
       {
@@ -422,7 +439,7 @@ read_z_chunk (gpointer data, gpointer user_data)
         g_mutex_unlock (&job->lock);
         if (later)
           return;
-        read_chunk (s, cz, cy, cx, buf, &local);
+        read_chunk (s, cz, cy, cx, &buf, &local);
       }
   if (local == NULL)
     return;
