@@ -19,6 +19,7 @@
 
 #include "airy.h"
 #include "airy-atomic-private.h"
+#include "airy-image-file-private.h"
 #include "airy-sim-private.h"
 #if AIRY_HAVE_MPI
 #include "airy-mpi.h"
@@ -160,7 +161,6 @@ write_store_ranks (const char      *path,
   g_autofree char *partial = NULL;
   char name[4096] = "";
   GError *local = NULL;
-  guint k;
 
   if (is_root ())
     {
@@ -178,8 +178,8 @@ write_store_ranks (const char      *path,
   /* each rank its own planes: its pieces (tests make one rank fail here) */
   if (g_strcmp0 (g_getenv ("AIRY_TEST_FAIL_PIECES"), "1") == 0 && part_count > 0)
     g_set_error (&local, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: cannot write: a failure for the test", path);
-  for (k = 0; k < part_count && local == NULL; k++)
-    format->write_piece (name, header, part_first + k, airy_stack_plane (part, k), &local);
+  else if (part_count > 0)
+    _airy_image_write_piece_range (format, name, header, part, part_first, part_count, 0, &local);
   if (!agree (local, error))
     {
       if (is_root ())
