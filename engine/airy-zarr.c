@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -287,6 +288,49 @@ check_location (const char *location, GError **error)
   return TRUE;
 }
 
+/* A partial folder's name: .NAME.airy-HOST-PID-XXXXXX (the host's name
+ * hashed), beside the store. */
+static char *
+partial_template (const char *dir, const char *base)
+{
+  return g_strdup_printf ("%s/.%.64s.airy-%08x-%d-XXXXXX", dir, base, g_str_hash (g_get_host_name ()),
+                          (int) getpid ());
+}
+
+/* The partial folders of this store left by processes of this host that
+ * are gone (killed while writing): removed. One of a live process is never
+ * touched: its pid answers, and a folder written in the last 10 minutes
+ * (a process of the same host name in another pid namespace) is kept. */
+static void
+remove_stale_partials (const char *dir, const char *base)
+{
+  g_autofree char *prefix = g_strdup_printf (".%.64s.airy-%08x-", base, g_str_hash (g_get_host_name ()));
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  gint64 now = g_get_real_time () / G_USEC_PER_SEC;
+  const char *name;
+
+  while (d && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *path = NULL, *level = NULL;
+      GStatBuf st, lst;
+      char *end;
+      gint64 pid;
+
+      if (!g_str_has_prefix (name, prefix))
+        continue;
+      pid = g_ascii_strtoll (name + strlen (prefix), &end, 10);
+      if (pid <= 0 || pid > G_MAXINT || *end != '-' || pid == getpid ()
+          || kill ((pid_t) pid, 0) == 0 || errno != ESRCH)
+        continue;
+      path = g_build_filename (dir, name, NULL);
+      level = g_build_filename (path, "0", NULL);
+      if (g_lstat (path, &st) != 0 || !S_ISDIR (st.st_mode) || st.st_uid != geteuid ()
+          || (g_lstat (level, &lst) == 0 && now - (gint64) lst.st_mtime < 600) || now - (gint64) st.st_mtime < 600)
+        continue;
+      remove_tree (path);
+    }
+}
+
 static char *
 zarr_begin_pieces (const char      *location,
                    const AiryStack *shape,
@@ -301,7 +345,8 @@ zarr_begin_pieces (const char      *location,
   if (!check_location (location, error))
     return NULL;
   _airy_file_io_note_write (location);
-  tmpl = g_strdup_printf ("%s/.%.64s.airy-%d-XXXXXX", dir, base, (int) getpid ());
+  remove_stale_partials (dir, base);
+  tmpl = partial_template (dir, base);
   if (g_mkdtemp_full (tmpl, 0755) == NULL)
     {
       int e = errno;

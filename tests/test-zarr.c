@@ -4,7 +4,11 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <utime.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "airy-test-util.h"
 #include "airy-zarr-private.h"
@@ -259,6 +263,31 @@ test_atomic (void)
   g_assert_cmpuint (r->depth, ==, 4);
   g_assert_cmpmem (r->data, 4 * 30 * 30 * 4, s->data, 4 * 30 * 30 * 4);
   g_assert_cmpuint (count_entries (tmpdir, ".atomic.ome.zarr"), ==, 0);
+
+  /* a partial folder of a process of this host that is gone, written to
+   * long ago, goes at the next write; one of a live process stays */
+  {
+    pid_t child = fork ();
+    g_autofree char *stale = NULL, *live = NULL, *stale_level = NULL;
+    struct utimbuf old_times = { time (NULL) - 3600, time (NULL) - 3600 };
+
+    if (child == 0)
+      _exit (0);
+    g_assert_cmpint (waitpid (child, NULL, 0), ==, child);
+    stale = g_strdup_printf ("%s/.atomic.ome.zarr.airy-%08x-%d-abcdef", tmpdir, g_str_hash (g_get_host_name ()),
+                             (int) child);
+    live = g_strdup_printf ("%s/.atomic.ome.zarr.airy-%08x-%d-ghijkl", tmpdir, g_str_hash (g_get_host_name ()),
+                            (int) getppid ());
+    stale_level = g_build_filename (stale, "0", NULL);
+    g_assert_cmpint (g_mkdir_with_parents (stale_level, 0755), ==, 0);
+    g_assert_cmpint (g_mkdir (live, 0755), ==, 0);
+    g_assert_cmpint (utime (stale_level, &old_times), ==, 0);
+    g_assert_cmpint (utime (stale, &old_times), ==, 0);
+    write_ok (path, s);
+    g_assert_false (g_file_test (stale, G_FILE_TEST_EXISTS));
+    g_assert_true (g_file_test (live, G_FILE_TEST_IS_DIR));
+    g_rmdir (live);
+  }
 
   /* never a folder that is not a store, nor a file */
   {
