@@ -239,6 +239,57 @@ test_sweep_stores (void)
   remove_tree (one);
 }
 
+/* A sample streamed by each rank (its own planes, in batches, under a
+ * budget that cannot hold them): the image of the same ranks in memory,
+ * byte for byte. */
+static void
+test_ranks_stream (void)
+{
+  g_autoptr(AiryStack) v = airy_stack_new (64, 256, 256);
+  g_autofree char *vol = in_tmp ("vol.ome.zarr"), *sys = NULL, *json = NULL;
+  g_autofree char *mem = in_tmp ("ranks-mem.tif"), *str = in_tmp ("ranks-str.tif");
+  const char *sim_path = g_getenv ("AIRY_SIM");
+  g_autoptr(GError) error = NULL;
+  g_auto(Spawned) a = { 0 };
+  g_auto(Spawned) b = { 0 };
+  gsize i;
+
+  if (skip_without_mpi ())
+    return;
+  for (i = 0; i < (gsize) 64 * 256 * 256; i++)
+    v->data[i] = (float) ((i * 2654435761u) % 1000) / 1000.0f;
+  v->dx = v->dy = 0.3;
+  v->z0 = -4.0;
+  v->dz = 8.0 / 63;
+  g_assert_true (airy_image_write (vol, v, NULL, &error));
+  g_assert_no_error (error);
+  json = g_strdup_printf ("{\"airy\": 1, \"grid\": {\"shape\": [256, 256], \"spacing\": 0.3},"
+                          " \"spectrum\": {\"wavelengths\": [0.532]}, \"z\": {\"start\": -4.0, \"stop\": 4.0, \"count\": 64},"
+                          " \"microscope\": {\"f\": 100.0, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100.0},"
+                          " \"elements\": [{\"type\": \"phase-mask\", \"source\": \"constant\", \"value\": 0.0}],"
+                          " \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"file\": \"%s\"}}", vol);
+  sys = write_json ("ranks-stream.json", json);
+  {
+    const char *argv[] = { mpirun_path (), "--oversubscribe", "-np", "2", "-x", "AIRY_NO_VOLUME_CACHE=1", sim_path,
+                           "run", sys, "-q", "--threads", "1", "-o", mem, NULL };
+    spawn (argv, &a);
+  }
+  g_assert_cmpint (a.status, ==, 0);
+  {
+    /* 16 MiB of sample, 8 MiB of budget: each rank streams its 32 planes */
+    const char *argv[] = { mpirun_path (), "--oversubscribe", "-np", "2", "-x", "AIRY_NO_VOLUME_CACHE=1",
+                           "-x", "AIRY_MEMORY_BUDGET=8M", sim_path, "run", sys, "-q", "--threads", "1", "-o", str,
+                           NULL };
+    spawn (argv, &b);
+  }
+  g_test_message ("%s", b.err);
+  g_assert_cmpint (b.status, ==, 0);
+  assert_same_bytes (mem, str);
+  remove_tree (vol);
+  g_unlink (mem);
+  g_unlink (str);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -251,6 +302,7 @@ main (int argc, char **argv)
   g_test_add_func ("/mpi-zarr/ranks", test_ranks_store);
   g_test_add_func ("/mpi-zarr/failed-rank", test_failed_rank);
   g_test_add_func ("/mpi-zarr/sweep", test_sweep_stores);
+  g_test_add_func ("/mpi-zarr/ranks-stream", test_ranks_stream);
   status = g_test_run ();
   remove_tree (tmpdir);
   g_free (tmpdir);
