@@ -34,15 +34,6 @@ compare_doubles (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
-static guint64
-peak_rss_bytes (void)
-{
-  struct rusage ru;
-
-  getrusage (RUSAGE_SELF, &ru);
-  return (guint64) ru.ru_maxrss * 1024;
-}
-
 typedef struct
 {
   double write_s;     /* median TIFF write of one result */

@@ -63,6 +63,9 @@ gboolean parse_devices (const char *arg, GArray *devices, GError **error);
 gboolean check_output_path (const char *option, const char *path, const char *const *suffixes,
                             GError **error);
 gboolean parse_tiff_format (const char *arg, AiryTiffFormat *format);
+const char *const *stack_suffixes (void);
+gboolean is_store_output (const char *path);
+guint64  peak_rss_bytes (void);
 /* --threads and --backend as every computing command takes them: EXIT_OK,
  * or the status of the usage error it printed */
 int      check_threads_backend (int threads, const char *backend);
