@@ -49,7 +49,15 @@ open_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
   if (kind == KIND_SYSTEM)
     j->system = airy_system_new_from_file (j->path, &error);
   else if (kind == KIND_IMAGE)
-    j->stack = airy_image_read (j->path, &error);
+    {
+      /* of a hyperstack, its first channel and time point, as the viewer's
+       * own open: the viewer's chooser and composite give the others */
+      AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+
+      ro.channel = 0;
+      ro.frame = 0;
+      j->stack = airy_image_read_full (j->path, &ro, &error);
+    }
   if (j->system || j->stack)
     g_task_return_boolean (task, TRUE);
   else
