@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <glib/gstdio.h>
 
 #include "airy-window-private.h"
 #include "airy-system-private.h"
@@ -24,6 +25,7 @@ typedef struct
   char       *status;     /* the window's status before: back on a failure */
   AirySystem *system;     /* what the worker read */
   AiryStack  *stack;
+  char       *copy;       /* a URI's stack: its temporary copy */
 } OpenJob;
 
 static void
@@ -36,6 +38,9 @@ open_job_free (OpenJob *j)
   g_free (j->status);
   g_clear_object (&j->system);
   airy_stack_free (j->stack);
+  if (j->copy)
+    g_unlink (j->copy);
+  g_free (j->copy);
   g_free (j);
 }
 
@@ -46,22 +51,36 @@ open_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
   GError *error = NULL;
   FileKind kind = _airy_window_file_kind (j->file, j->name, &error);
 
-  if (kind == KIND_SYSTEM)
-    j->system = airy_system_new_from_file (j->path, &error);
-  else if (kind == KIND_IMAGE)
-    {
-      /* of a hyperstack, its first channel and time point, as the viewer's
-       * own open: the viewer's chooser and composite give the others */
-      AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
-
-      ro.channel = 0;
-      ro.frame = 0;
-      j->stack = airy_image_read_full (j->path, &ro, &error);
-    }
-  if (j->system || j->stack)
+  if (kind != KIND_UNKNOWN
+      && _airy_window_read_location (j->file, kind, j->name, &j->system, &j->stack, &j->copy, &error))
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_error (task, error);
+}
+
+void
+_airy_window_opened (AiryWindow *self,
+                     const char *path,
+                     const char *name,
+                     AirySystem *system,
+                     AiryStack  *stack,
+                     char       *copy)
+{
+  _airy_window_show_notice (self, NULL, FALSE);
+  if (system)
+    {
+      _airy_window_set_system (self, system, path);
+      if (path)
+        _airy_window_remember (self, path);
+    }
+  else
+    {
+      airy_stack_viewer_show_file (self->viewer, stack, path ? path : copy);
+      _airy_window_viewing_file (self, path ? path : copy);
+      _airy_window_set_remote_copy (self, copy);
+      if (path == NULL)
+        _airy_window_set_status (self, name);
+    }
 }
 
 static void
@@ -87,17 +106,7 @@ open_done (GObject *source, GAsyncResult *res, gpointer data)
         _airy_window_set_status (self, j->status);
       return;
     }
-  _airy_window_show_notice (self, NULL, FALSE);
-  if (j->system)
-    {
-      _airy_window_set_system (self, j->system, j->path);
-      _airy_window_remember (self, j->path);
-    }
-  else
-    {
-      airy_stack_viewer_show_file (self->viewer, g_steal_pointer (&j->stack), j->path);
-      _airy_window_viewing_file (self, j->path);
-    }
+  _airy_window_opened (self, j->path, j->name, j->system, g_steal_pointer (&j->stack), g_steal_pointer (&j->copy));
 }
 
 void
@@ -111,19 +120,8 @@ airy_window_open_location_async (AiryWindow *self,
 
   g_return_if_fail (AIRY_IS_WINDOW (self) && G_IS_FILE (file));
 
-  if (!g_file_is_native (file))
-    {
-      /* a URI without a local path (a portal, GVfs): copied or parsed
-       * from memory as it comes */
-      g_autoptr(GError) error = NULL;
-
-      if (!airy_window_open_location (self, file, &error) && fallback_preset)
-        {
-          g_printerr ("airy: %s\n", error->message);
-          airy_window_load_preset (self, fallback_preset, NULL);
-        }
-      return;
-    }
+  /* a URI without a local path (a portal, GVfs) is read there too:
+   * through GIO, parsed from memory or copied */
   j = g_new0 (OpenJob, 1);
   j->file = g_object_ref (file);
   j->path = g_file_get_path (file);

@@ -48,6 +48,7 @@ struct _AiryWindow
   guint64          memory_total;   /* what the process may hold, as of the last result */
   char            *run_status;     /* what was run; the slice path follows it */
   char            *status;         /* the header's text, after what the viewer shows */
+  char            *remote_copy;    /* a temporary copy of a stack from a URI, while it is shown */
   gboolean         closing;
   /* undo: the system as JSON before each edit, newest last */
   GPtrArray       *undo;
@@ -124,6 +125,29 @@ typedef enum { KIND_UNKNOWN, KIND_IMAGE, KIND_SYSTEM } FileKind;
 FileKind _airy_window_file_kind  (GFile        *file,
                                   const char   *name,
                                   GError      **error);
+/* What a location holds, read on any thread: *system (parsed) or *stack
+ * (of a hyperstack its first channel and time point). A URI without a
+ * local path is read through GIO, a stack from it through a temporary
+ * copy (*copy, for the viewer's other channels; the caller unlinks it). */
+gboolean _airy_window_read_location (GFile       *file,
+                                     FileKind     kind,
+                                     const char  *name,
+                                     AirySystem **system,
+                                     AiryStack  **stack,
+                                     char       **copy,
+                                     GError     **error);
+/* airy-window-io.c: what a location held, applied (path NULL for a URI:
+ * the system is no file's, the stack is shown from copy under name);
+ * takes stack and copy */
+void _airy_window_opened          (AiryWindow  *self,
+                                   const char  *path,
+                                   const char  *name,
+                                   AirySystem  *system,
+                                   AiryStack   *stack,
+                                   char        *copy);
+/* a new stack from a URI shown: the last one's copy goes */
+void _airy_window_set_remote_copy (AiryWindow   *self,
+                                   char         *copy);
 void _airy_window_rebuild_recent (AiryWindow   *self);
 void _airy_window_remember       (AiryWindow   *self,
                                   const char   *path);

@@ -756,6 +756,7 @@ airy_window_finalize (GObject *object)
   g_free (self->path);
   g_free (self->run_status);
   g_free (self->status);
+  _airy_window_set_remote_copy (self, NULL);
   g_free (self->shown_settings);
   g_ptr_array_unref (self->undo);
   g_ptr_array_unref (self->redo);
