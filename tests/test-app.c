@@ -1234,7 +1234,8 @@ static void
 test_wavelength_channel_names (void)
 {
   /* 0.532 and 0.64 µm kept as channels: the chooser names each channel's
-   * wavelength, and the composite's tooltip which colour shows which; a
+   * wavelength, and the composite's tooltip which colour shows which (by
+   * wavelength: the shorter green, the longer red); a
    * typed number still picks the channel. The same stacks as a hyperstack
    * file carry their wavelengths: the same names for the file opened. */
   g_autofree char *dir = g_dir_make_tmp ("airy-channel-names-XXXXXX", NULL);
@@ -1276,7 +1277,7 @@ test_wavelength_channel_names (void)
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "1 \xc2\xb7 532 nm");
   composite = find_check_labelled (GTK_WIDGET (viewer), "Composite");
   tip = gtk_widget_get_tooltip_text (composite);
-  g_assert_cmpstr (tip, ==, "All channels over each other: red: 1 \xc2\xb7 532 nm, green: 2 \xc2\xb7 640 nm");
+  g_assert_cmpstr (tip, ==, "All channels over each other: green: 1 \xc2\xb7 532 nm, red: 2 \xc2\xb7 640 nm");
   airy_stack_viewer_set_hyperstack_plane (viewer, 1, 0);
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "2 \xc2\xb7 640 nm");
   g_assert_cmpfloat (airy_stack_view_get_stack (view)->wavelengths[0], ==, 0.64);
@@ -1306,7 +1307,7 @@ test_wavelength_channel_names (void)
   g_assert_cmpfloat (airy_stack_view_get_stack (view)->wavelengths[1], ==, 0.64);
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "1 \xc2\xb7 532 nm");
   tip = gtk_widget_get_tooltip_text (composite);
-  g_assert_cmpstr (tip, ==, "All channels over each other: red: 1 \xc2\xb7 532 nm, green: 2 \xc2\xb7 640 nm");
+  g_assert_cmpstr (tip, ==, "All channels over each other: green: 1 \xc2\xb7 532 nm, red: 2 \xc2\xb7 640 nm");
   airy_stack_viewer_set_hyperstack_plane (viewer, 1, 0);
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "2 \xc2\xb7 640 nm");
   close_window (window);

@@ -185,9 +185,10 @@ _airy_stack_viewer_update_shown (AiryStackViewer *self)
  * channels where the check is on; a difference or the pinned reference has
  * no channels to put over each other, and the check says so. */
 static void
-keep_composite (AiryStackViewer *self, AiryResident *a)
+keep_composite (AiryStackViewer *self)
 {
-  gboolean possible = a == self->current && !self->shows_difference;
+  /* by the A/B choice: just pinned, the reference is the result's stack */
+  gboolean possible = !(self->show_b && self->reference) && !self->shows_difference;
 
   gtk_widget_set_sensitive (self->composite, possible);
   if (possible && !self->updating && gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
@@ -233,7 +234,7 @@ _airy_stack_viewer_show_compare (AiryStackViewer *self)
           airy_stack_view_set_display (self->view, &d);
           if (note)
             airy_stack_viewer_show_message (self, note);
-          keep_composite (self, a);
+          keep_composite (self);
           _airy_stack_viewer_update_shown (self);
           return;
         }
@@ -255,7 +256,7 @@ _airy_stack_viewer_show_compare (AiryStackViewer *self)
     }
   else
     airy_stack_view_set_resident (self->ref_view, NULL);
-  keep_composite (self, a);
+  keep_composite (self);
   _airy_stack_viewer_update_plots (self);
   _airy_stack_viewer_update_shown (self);
 }
