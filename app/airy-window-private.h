@@ -89,7 +89,7 @@ char *_airy_window_sim_command   (const char   *program_dir,
                                   char        **note);
 
 /* airy-window-actions.c */
-void _airy_window_add_actions    (AiryWindow   *self);
+void _airy_window_class_add_actions (GtkWidgetClass *widget_class);
 /* the bench with a system, or the viewer alone */
 void _airy_window_set_view_only  (AiryWindow   *self,
                                   gboolean      view_only);
@@ -104,12 +104,12 @@ void _airy_window_record_edit    (AiryWindow   *self);
 void _airy_window_apply_system   (AiryWindow   *self,
                                   AirySystem   *system,
                                   const char   *path);
-void _airy_window_action_undo    (GSimpleAction *a,
-                                  GVariant      *p,
-                                  gpointer       data);
-void _airy_window_action_redo    (GSimpleAction *a,
-                                  GVariant      *p,
-                                  gpointer       data);
+void _airy_window_action_undo    (GtkWidget    *widget,
+                                  const char   *name,
+                                  GVariant     *p);
+void _airy_window_action_redo    (GtkWidget    *widget,
+                                  const char   *name,
+                                  GVariant     *p);
 
 /* after an open on a worker: the viewer shows path's stack (the window is
  * the viewer's); after a save: the system is path's (as saved_json, NULL:

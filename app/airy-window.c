@@ -790,6 +790,7 @@ airy_window_class_init (AiryWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, AiryWindow, notice_folder);
   gtk_widget_class_bind_template_child (widget_class, AiryWindow, paned);
   gtk_widget_class_install_action (widget_class, "notice.dismiss", NULL, dismiss_activated);
+  _airy_window_class_add_actions (widget_class);
 }
 
 static void
@@ -813,7 +814,6 @@ airy_window_init (AiryWindow *self)
   self->recent_menu = g_menu_new ();
   self->undo = g_ptr_array_new_with_free_func (g_free);
   self->redo = g_ptr_array_new_with_free_func (g_free);
-  _airy_window_add_actions (self);
   gtk_widget_init_template (GTK_WIDGET (self));
 
   gtk_header_bar_pack_start (GTK_HEADER_BAR (gtk_window_get_titlebar (GTK_WINDOW (self))),
