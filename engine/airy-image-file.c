@@ -101,6 +101,28 @@ airy_image_read_full (const char            *path,
   return format ? format->read (path, options, error) : NULL;
 }
 
+/**
+ * airy_image_probe:
+ * @path: a file or a chunked format's folder
+ * @options: (nullable): the channel, frame and planes to read
+ * @error: the reason
+ *
+ * Returns: (transfer full) (nullable): the stack's header, data NULL (or
+ *   its pixels, for a format without a probe)
+ */
+AiryStack *
+airy_image_probe (const char            *path,
+                  const AiryReadOptions *options,
+                  GError               **error)
+{
+  const AiryImageFormat *format = airy_image_format_sniff (path, error);
+
+  if (format == NULL)
+    return NULL;
+  /* a format without a probe is read whole: its pixels come along */
+  return format->probe ? format->probe (path, options, error) : format->read (path, options, error);
+}
+
 gboolean
 _airy_image_read_rows (const char        *path,
                        const AiryRowSink *sink,

@@ -178,6 +178,8 @@ AiryStack *airy_png_read         (const char      *path,
  * piece k of them, from any thread, after piece 0 has made the location
  * (airy_image_write_pieces). The file formats write one piece, the whole
  * stack: their @n_pieces is NULL and piece 0 is @write.
+ * @probe reads what @read would return without its pixels (shape, voxel
+ * size, z; data NULL) and checks as much; NULL: @read is the probe.
  */
 typedef struct
 {
@@ -205,6 +207,9 @@ typedef struct
                                       guint            piece,
                                       GPtrArray       *warnings,
                                       GError         **error);
+  AiryStack       *(*probe)          (const char            *location,
+                                      const AiryReadOptions *options,
+                                      GError               **error);
 } AiryImageFormat;
 
 /* The formats (NULL-terminated), by content and by name. */
@@ -217,6 +222,12 @@ const AiryImageFormat *airy_image_format_for_suffix   (const char      *path);
 AiryStack *airy_image_read       (const char      *path,
                                   GError         **error);
 AiryStack *airy_image_read_full  (const char            *path,
+                                  const AiryReadOptions *options,
+                                  GError               **error);
+/* What airy_image_read_full would return, without its pixels (data NULL;
+ * a format without a probe reads them too): the shape, the voxel size and
+ * z, for a check before the read. */
+AiryStack *airy_image_probe      (const char            *path,
                                   const AiryReadOptions *options,
                                   GError               **error);
 /* A stack to a file, in the format its name says. */

@@ -103,7 +103,7 @@ load_volume (AiryPlan *plan, const AiryRunOptions *options, const char *base_dir
       plan->volume_key = g_strdup_printf ("file %s %lld %lld c%d t%d r%d", path, (long long) st.st_mtime,
                                           (long long) st.st_size, ro.channel, ro.frame, s->resample);
   }
-  head = airy_tiff_probe (path, &ro, &local);
+  head = airy_image_probe (path, &ro, &local);
   if (head == NULL)
     {
       g_set_error (error, AIRY_ERROR, local->domain == AIRY_ERROR ? local->code : AIRY_ERROR_FILE,
@@ -167,7 +167,7 @@ load_volume (AiryPlan *plan, const AiryRunOptions *options, const char *base_dir
           plan->volume_key = key;
         }
     }
-  plan->volume = airy_tiff_read_full (path, &ro, &local);
+  plan->volume = airy_image_read_full (path, &ro, &local);
   if (plan->volume == NULL)
     {
       g_set_error (error, AIRY_ERROR, local->domain == AIRY_ERROR ? local->code : AIRY_ERROR_FILE,

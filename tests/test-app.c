@@ -481,8 +481,8 @@ test_open_by_content (void)
   g_assert_cmpfloat (shown->data[3 * 16 * 24 - 1], ==, 3 * 16 * 24 - 1);
   g_assert_cmpstr (airy_window_get_status (viewer), ==, stack_path);
   /* nothing to save or run there */
-  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (viewer), "save"));
-  g_assert_false (g_action_group_get_action_enabled (G_ACTION_GROUP (viewer), "copy-command"));
+  g_assert_false (window_action_enabled (viewer, "win.save"));
+  g_assert_false (window_action_enabled (viewer, "win.copy-command"));
 
   /* the JSON named .txt: the bench, computing (its mask lies next to it) */
   wait_idle (bench);
@@ -490,7 +490,7 @@ test_open_by_content (void)
   g_assert_null (airy_bench_panel_get_error (airy_window_get_panel (bench)));
   g_assert_cmpuint (airy_window_get_shown (bench), ==, 1);
   g_assert_cmpuint (airy_window_get_shown_hash (bench), ==, airy_system_hash (airy_window_get_system (bench)));
-  g_assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (bench), "save"));
+  g_assert_true (window_action_enabled (bench, "win.save"));
 
   /* neither: the message stays in the window after the default bench has
    * computed, and the bench is usable */
@@ -533,7 +533,7 @@ test_open_by_content (void)
   g_assert_true (airy_window_open_file (viewer, system_path, &error));
   g_assert_no_error (error);
   g_assert_true (bench_shown (viewer));
-  g_assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (viewer), "save"));
+  g_assert_true (window_action_enabled (viewer, "win.save"));
 
   close_window (viewer);
   close_window (bench);

@@ -427,7 +427,7 @@ test_bad_input (void)
   expect_bad ("{\"airy\": 1, \"grid\": {\"shape\": [32, 32], \"spacing\": 0.1}, \"spectrum\": {\"wavelengths\": [0.5]},"
               " \"microscope\": {\"f\": 100, \"n\": 1.33, \"na\": 0.8, \"f-tube\": 100},"
               " \"sensor\": {\"reduce\": \"sum\"}, \"sample\": {\"file\": \"/nonexistent/volume.tif\"}}",
-              "airy-sim: sample.file: /nonexistent/volume.tif: no such file\n");
+              "airy-sim: sample.file: /nonexistent/volume.tif: No such file or directory\n");
 
   sim (&r, "run", missing, "-o", new_out, NULL);
   g_assert_cmpint (r.status, ==, 2);
