@@ -420,6 +420,34 @@ test_plot_same_data (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* A profile cut off at its peak (a line profile of a zoomed view whose
+ * visible row ends at the PSF) has no width: its title says "no peak"
+ * beside the reference's width, never "FWHM 0" */
+static void
+test_plot_title_no_peak (void)
+{
+  const float edge[5] = { 0, 1, 2, 3, 4 }, peak[5] = { 0, 2, 4, 2, 0 };
+  AiryPlot *plot = AIRY_PLOT (g_object_ref_sink (airy_plot_new ("Line profile")));
+  g_autofree char *both = NULL, *mine = NULL, *theirs = NULL, *neither = NULL;
+
+  airy_plot_set_data (plot, peak, 5, -1.0, 0.5, 2, TRUE);
+  airy_plot_set_reference (plot, peak, 5, -1.0, 0.5, 2);
+  both = airy_plot_dup_title (plot);
+  g_assert_cmpstr (both, ==, "Line profile \xe2\x80\x94 FWHM 1, ref. 1 \xc2\xb5m");
+  airy_plot_set_data (plot, edge, 5, -1.0, 0.5, 4, TRUE);
+  g_assert_cmpfloat (airy_plot_get_fwhm (plot), ==, 0.0);
+  mine = airy_plot_dup_title (plot);
+  g_assert_cmpstr (mine, ==, "Line profile \xe2\x80\x94 no peak, ref. 1 \xc2\xb5m");
+  airy_plot_set_data (plot, peak, 5, -1.0, 0.5, 2, TRUE);
+  airy_plot_set_reference (plot, edge, 5, -1.0, 0.5, 4);
+  theirs = airy_plot_dup_title (plot);
+  g_assert_cmpstr (theirs, ==, "Line profile \xe2\x80\x94 FWHM 1 \xc2\xb5m, ref.: no peak");
+  airy_plot_set_data (plot, edge, 5, -1.0, 0.5, 4, TRUE);
+  neither = airy_plot_dup_title (plot);
+  g_assert_cmpstr (neither, ==, "Line profile \xe2\x80\x94 no peak");
+  g_object_unref (plot);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -431,5 +459,6 @@ main (int argc, char **argv)
   g_test_add_func ("/view-cairo/matches-gl", test_cairo_matches_gl);
   g_test_add_func ("/view-cairo/composite", test_cairo_composite);
   g_test_add_func ("/view-cairo/plot-same-data", test_plot_same_data);
+  g_test_add_func ("/view-cairo/plot-title-no-peak", test_plot_title_no_peak);
   return g_test_run ();
 }
