@@ -279,6 +279,11 @@ test_menu_actions (void)
     g_assert_false (enabled);
     g_assert_true (window_action_enabled (view, "win.open"));
     g_assert_true (window_action_enabled (window, "win.save"));
+    /* the bench panel and the viewer are the window template's children */
+    g_assert_true (gtk_widget_get_template_child (GTK_WIDGET (view), AIRY_TYPE_WINDOW, "viewer")
+                   == (GObject *) airy_window_get_viewer (view));
+    g_assert_true (gtk_widget_get_template_child (GTK_WIDGET (view), AIRY_TYPE_WINDOW, "panel")
+                   == (GObject *) airy_window_get_panel (view));
   }
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (view), "win.open", NULL));
   answer_chooser ("Open Stack", png);

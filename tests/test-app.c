@@ -305,7 +305,7 @@ test_imaging_and_bad_sample (void)
   gtk_editable_set_text (GTK_EDITABLE (file), "/nonexistent/volume.tif");
   wait_idle (window);
   g_assert_cmpstr (airy_bench_panel_get_error (airy_window_get_panel (window)), ==,
-                   "sample.file: /nonexistent/volume.tif: no such file");
+                   "sample.file: /nonexistent/volume.tif: No such file or directory");
   g_assert_true (airy_stack_view_get_stack (airy_stack_viewer_get_view (airy_window_get_viewer (window))) == shown);
 
   /* a sample whose image overflows float32: the run's message, the last
