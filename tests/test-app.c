@@ -897,7 +897,7 @@ test_edits_touch_no_file (void)
   wait_idle (window);
   _airy_file_io_forbid_thread (NULL);
   g_assert_nonnull (strstr (airy_bench_panel_get_error (airy_window_get_panel (window)), "sample.file: "));
-  g_assert_nonnull (strstr (airy_bench_panel_get_error (airy_window_get_panel (window)), "no such file"));
+  g_assert_nonnull (strstr (airy_bench_panel_get_error (airy_window_get_panel (window)), "No such file or directory"));
   close_window (window);
   g_unlink (system_path);
 }
