@@ -114,6 +114,14 @@ print_help (void)
                    "  airy-sim grad SYSTEM.json --loss l2:TARGET.tif|poisson:COUNTS.tif|region:MASK.tif\n"
                    "                [--vary PATH[,PATH...]] -o GRAD.json [--threads N]\n"
                    "  (PATH as in sweeps: elements[1].zernike-coefficients[0], elements[1].pixels)\n"));
+  g_print ("%s", _("\n"
+                   "Move the variables to minimise the loss (Adam or L-BFGS, each inside its parameter's\n"
+                   "range and --bounds); Ctrl-C or SIGTERM writes the best system so far (exit 130, 143):\n"
+                   "  airy-sim optimize SYSTEM.json --vary PATH[,PATH...] --loss SPEC -o OPTIMIZED.json\n"
+                   "                    [--steps N] [--optimizer adam|lbfgs] [--lr X] [--bounds PATH=A:B]\n"
+                   "                    [--report REPORT.json] [--log LOG.jsonl] [--threads N] [-q]\n"
+                   "  airy-sim bench PRESET|SYSTEM.json --grad [--size N] [--planes N] [--json]\n"
+                   "                    the forward against forward + gradient, and their memory\n"));
   print_help_ranks ();
 }
 
@@ -692,6 +700,8 @@ run_command (const char *cmd, int argc, char **argv)
     return cmd_bench (argc - 1, argv + 1);
   if (g_str_equal (cmd, "grad"))
     return cmd_grad (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "optimize"))
+    return cmd_optimize (argc - 1, argv + 1);
   if (g_str_equal (cmd, "fit"))
     return cmd_fit (argc - 1, argv + 1);
   if (g_str_equal (cmd, "sweep"))
