@@ -13,9 +13,9 @@
  * the command line). */
 
 static void
-action_open (GSimpleAction *a, GVariant *p, gpointer data)
+action_open (GtkWidget *widget, const char *name, GVariant *p)
 {
-  AiryWindow *self = data;
+  AiryWindow *self = AIRY_WINDOW (widget);
 
   /* the viewer alone opens stacks */
   if (self->view_only)
@@ -25,15 +25,15 @@ action_open (GSimpleAction *a, GVariant *p, gpointer data)
 }
 
 static void
-action_open_recent (GSimpleAction *a, GVariant *p, gpointer data)
+action_open_recent (GtkWidget *widget, const char *name, GVariant *p)
 {
-  airy_window_open_path_async (data, g_variant_get_string (p, NULL), NULL);
+  airy_window_open_path_async (AIRY_WINDOW (widget), g_variant_get_string (p, NULL), NULL);
 }
 
 static void
-action_save (GSimpleAction *a, GVariant *p, gpointer data)
+action_save (GtkWidget *widget, const char *name, GVariant *p)
 {
-  AiryWindow *self = data;
+  AiryWindow *self = AIRY_WINDOW (widget);
 
   if (self->path == NULL)
     _airy_window_choose (self, CHOOSE_SAVE);
@@ -42,29 +42,29 @@ action_save (GSimpleAction *a, GVariant *p, gpointer data)
 }
 
 static void
-action_save_as (GSimpleAction *a, GVariant *p, gpointer data)
+action_save_as (GtkWidget *widget, const char *name, GVariant *p)
 {
-  _airy_window_choose (data, CHOOSE_SAVE);
+  _airy_window_choose (AIRY_WINDOW (widget), CHOOSE_SAVE);
 }
 
 static void
-action_new (GSimpleAction *a, GVariant *p, gpointer data)
+action_new (GtkWidget *widget, const char *name, GVariant *p)
 {
-  airy_window_load_preset (data, g_variant_get_string (p, NULL), NULL);
+  airy_window_load_preset (AIRY_WINDOW (widget), g_variant_get_string (p, NULL), NULL);
 }
 
 static void
-action_export (GSimpleAction *a, GVariant *p, gpointer data)
+action_export (GtkWidget *widget, const char *name, GVariant *p)
 {
-  AiryWindow *self = data;
+  AiryWindow *self = AIRY_WINDOW (widget);
 
   gtk_widget_activate_action (GTK_WIDGET (self->viewer), "viewer.export-png", NULL);
 }
 
 static void
-action_export_tiff (GSimpleAction *a, GVariant *p, gpointer data)
+action_export_tiff (GtkWidget *widget, const char *name, GVariant *p)
 {
-  AiryWindow *self = data;
+  AiryWindow *self = AIRY_WINDOW (widget);
 
   gtk_widget_activate_action (GTK_WIDGET (self->viewer), "viewer.export-tiff", NULL);
 }
@@ -165,9 +165,9 @@ select_folder (AiryWindow *self, const char *title, const char *accept, FolderCh
 }
 
 static void
-action_choose_folder (GSimpleAction *a, GVariant *p, gpointer data)
+action_choose_folder (GtkWidget *widget, const char *name, GVariant *p)
 {
-  select_folder (data, _("Choose the Folder of the System's Files"), _("_Choose"), folder_chosen);
+  select_folder (AIRY_WINDOW (widget), _("Choose the Folder of the System's Files"), _("_Choose"), folder_chosen);
 }
 
 /* a store is a folder: the file chooser of Open does not take one */
@@ -178,21 +178,21 @@ store_chosen (AiryWindow *self, GFile *folder)
 }
 
 static void
-action_open_store (GSimpleAction *a, GVariant *p, gpointer data)
+action_open_store (GtkWidget *widget, const char *name, GVariant *p)
 {
-  select_folder (data, _("Open an OME-Zarr Store"), _("_Open"), store_chosen);
+  select_folder (AIRY_WINDOW (widget), _("Open an OME-Zarr Store"), _("_Open"), store_chosen);
 }
 
 static void
-action_cancel (GSimpleAction *a, GVariant *p, gpointer data)
+action_cancel (GtkWidget *widget, const char *name, GVariant *p)
 {
-  _airy_window_cancel_run (data);
+  _airy_window_cancel_run (AIRY_WINDOW (widget));
 }
 
 static void
-action_copy_command (GSimpleAction *a, GVariant *p, gpointer data)
+action_copy_command (GtkWidget *widget, const char *name, GVariant *p)
 {
-  AiryWindow *self = data;
+  AiryWindow *self = AIRY_WINDOW (widget);
   g_autofree char *cmd = airy_window_command_line (self);
 
   gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (self)), cmd);
@@ -204,12 +204,11 @@ static void
 enable_system_actions (AiryWindow *self,
                        gboolean    enabled)
 {
-  static const char *const names[] = { "save", "save-as", "new", "copy-command", "choose-folder" };
+  static const char *const names[] = { "win.save", "win.save-as", "win.new", "win.copy-command", "win.choose-folder" };
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (names); i++)
-    g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), names[i])),
-                                 enabled);
+    gtk_widget_action_set_enabled (GTK_WIDGET (self), names[i], enabled);
 }
 
 /* The viewer's items (its "viewer." actions, which the window inserts too):
@@ -338,17 +337,22 @@ _airy_window_set_view_only (AiryWindow *self,
   gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (self->menu_button), menu);
 }
 
-/* the window's actions ("win."), as the menu and the keys name them */
+/* the window's actions ("win."), installed on its class, as the menu and
+ * the keys name them */
 void
-_airy_window_add_actions (AiryWindow *self)
+_airy_window_class_add_actions (GtkWidgetClass *widget_class)
 {
-  static const GActionEntry entries[] = {
-    { "open", action_open }, { "open-recent", action_open_recent, "s" }, { "save", action_save },
-    { "save-as", action_save_as }, { "new", action_new, "s" }, { "export", action_export },
-    { "export-tiff", action_export_tiff }, { "copy-command", action_copy_command },
-    { "choose-folder", action_choose_folder }, { "open-store", action_open_store }, { "cancel", action_cancel },
-    { "undo", _airy_window_action_undo }, { "redo", _airy_window_action_redo },
+  static const struct { const char *name; const char *type; GtkWidgetActionActivateFunc activate; } actions[] = {
+    { "win.open", NULL, action_open }, { "win.open-recent", "s", action_open_recent },
+    { "win.save", NULL, action_save }, { "win.save-as", NULL, action_save_as },
+    { "win.new", "s", action_new }, { "win.export", NULL, action_export },
+    { "win.export-tiff", NULL, action_export_tiff }, { "win.copy-command", NULL, action_copy_command },
+    { "win.choose-folder", NULL, action_choose_folder }, { "win.open-store", NULL, action_open_store },
+    { "win.cancel", NULL, action_cancel },
+    { "win.undo", NULL, _airy_window_action_undo }, { "win.redo", NULL, _airy_window_action_redo },
   };
+  guint i;
 
-  g_action_map_add_action_entries (G_ACTION_MAP (self), entries, G_N_ELEMENTS (entries), self);
+  for (i = 0; i < G_N_ELEMENTS (actions); i++)
+    gtk_widget_class_install_action (widget_class, actions[i].name, actions[i].type, actions[i].activate);
 }

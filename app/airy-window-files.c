@@ -78,37 +78,53 @@ sniff (const guint8 *head,
   return i < n && head[i] == '{' ? KIND_SYSTEM : KIND_UNKNOWN;
 }
 
-/* A file that is not on a local path (a URI from a portal or GVfs without a
- * FUSE path): systems are parsed from memory, images from a temporary copy. */
-static gboolean
-open_remote (AiryWindow *self,
-             GFile      *file,
-             FileKind    kind,
-             const char *name,
-             GError    **error)
+/* A stack of a hyperstack: its first channel and time point, as the
+ * viewer's own open (its chooser and composite read the others); of a
+ * store too large for the memory budget, a coarser level (*level). */
+static AiryStack *
+read_stack (const char *path, guint *level, GError **error)
 {
+  AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+
+  ro.channel = 0;
+  ro.frame = 0;
+  return airy_image_read_level (path, &ro, level, error);
+}
+
+gboolean
+_airy_window_read_location (GFile       *file,
+                            FileKind     kind,
+                            const char  *name,
+                            AirySystem **system,
+                            AiryStack  **stack,
+                            char       **copy,
+                            guint       *level,
+                            GError     **error)
+{
+  g_autofree char *path = g_file_get_path (file);
   g_autofree char *data = NULL;
   g_autofree char *tmp = NULL;
   g_autoptr(GError) local = NULL;
   gsize length;
-  gboolean ok;
   int fd;
 
+  *copy = NULL;
+  if (path != NULL)
+    {
+      if (kind == KIND_SYSTEM)
+        *system = airy_system_new_from_file (path, error);
+      else
+        *stack = read_stack (path, level, error);
+      return *system != NULL || *stack != NULL;
+    }
+  /* a URI from a portal or GVfs without a FUSE path */
   if (!g_file_load_contents (file, NULL, &data, &length, NULL, &local))
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", name, local->message);
       return FALSE;
     }
   if (kind == KIND_SYSTEM)
-    {
-      g_autoptr(AirySystem) system = airy_system_new_from_data (data, length, NULL, name, error);
-
-      if (system == NULL)
-        return FALSE;
-      _airy_window_show_notice (self, NULL, FALSE);
-      _airy_window_set_system (self, system, NULL);
-      return TRUE;
-    }
+    return (*system = airy_system_new_from_data (data, length, NULL, name, error)) != NULL;
   fd = g_file_open_tmp ("airy-XXXXXX", &tmp, &local);
   if (fd < 0 || !g_close (fd, &local) || !g_file_set_contents (tmp, data, length, &local))
     {
@@ -117,11 +133,23 @@ open_remote (AiryWindow *self,
         g_unlink (tmp);
       return FALSE;
     }
-  ok = airy_window_view_file (self, tmp, error);
-  g_unlink (tmp);
-  if (ok)
-    _airy_window_set_status (self, name);
-  return ok;
+  if ((*stack = read_stack (tmp, level, error)) == NULL)
+    {
+      g_unlink (tmp);
+      return FALSE;
+    }
+  *copy = g_steal_pointer (&tmp);
+  return TRUE;
+}
+
+void
+_airy_window_set_remote_copy (AiryWindow *self,
+                              char       *copy)
+{
+  if (self->remote_copy)
+    g_unlink (self->remote_copy);
+  g_free (self->remote_copy);
+  self->remote_copy = copy;
 }
 
 /* What a file holds, from its first bytes (read here: call it on a
@@ -188,7 +216,11 @@ airy_window_open_location (AiryWindow *self,
 {
   g_autofree char *path = g_file_get_path (file);
   g_autofree char *name = g_file_get_parse_name (file);
+  g_autoptr(AirySystem) system = NULL;
   g_autoptr(GError) local = NULL;
+  AiryStack *stack = NULL;
+  char *copy = NULL;
+  guint level = 0;
   FileKind kind;
   gboolean ok;
 
@@ -197,12 +229,10 @@ airy_window_open_location (AiryWindow *self,
   kind = _airy_window_file_kind (file, name, &local);
   if (kind == KIND_UNKNOWN)
     goto failed;
-  if (path == NULL)
-    ok = open_remote (self, file, kind, name, &local);
-  else if (kind == KIND_SYSTEM)
-    ok = airy_window_open_file (self, path, &local);
-  else
-    ok = airy_window_view_file (self, path, &local);
+  if (path != NULL)
+    ok = kind == KIND_SYSTEM ? airy_window_open_file (self, path, &local) : airy_window_view_file (self, path, &local);
+  else if ((ok = _airy_window_read_location (file, kind, name, &system, &stack, &copy, &level, &local)))
+    _airy_window_opened (self, NULL, name, system, stack, copy, level);
   if (ok)
     return TRUE;
 

@@ -16,10 +16,8 @@
 void
 _airy_window_update_undo_actions (AiryWindow *self)
 {
-  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), "undo")),
-                               !self->view_only && self->undo->len > 0);
-  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), "redo")),
-                               !self->view_only && self->redo->len > 0);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.undo", !self->view_only && self->undo->len > 0);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.redo", !self->view_only && self->redo->len > 0);
 }
 
 /* a new system (opened, a preset, saved): no history, not dirty */
@@ -106,17 +104,17 @@ step_history (AiryWindow *self,
 }
 
 void
-_airy_window_action_undo (GSimpleAction *a, GVariant *p, gpointer data)
+_airy_window_action_undo (GtkWidget *widget, const char *name, GVariant *p)
 {
-  AiryWindow *self = data;
+  AiryWindow *self = AIRY_WINDOW (widget);
 
   step_history (self, self->undo, self->redo);
 }
 
 void
-_airy_window_action_redo (GSimpleAction *a, GVariant *p, gpointer data)
+_airy_window_action_redo (GtkWidget *widget, const char *name, GVariant *p)
 {
-  AiryWindow *self = data;
+  AiryWindow *self = AIRY_WINDOW (widget);
 
   step_history (self, self->redo, self->undo);
 }

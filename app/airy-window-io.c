@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <glib/gstdio.h>
 
 #include "airy-window-private.h"
 #include "airy-system-private.h"
@@ -25,6 +26,7 @@ typedef struct
   AirySystem *system;     /* what the worker read */
   AiryStack  *stack;
   guint       level;      /* a store: the level read (a coarser one when the stack exceeds the budget) */
+  char       *copy;       /* a URI's stack: its temporary copy */
 } OpenJob;
 
 static void
@@ -37,6 +39,9 @@ open_job_free (OpenJob *j)
   g_free (j->status);
   g_clear_object (&j->system);
   airy_stack_free (j->stack);
+  if (j->copy)
+    g_unlink (j->copy);
+  g_free (j->copy);
   g_free (j);
 }
 
@@ -47,14 +52,46 @@ open_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
   GError *error = NULL;
   FileKind kind = _airy_window_file_kind (j->file, j->name, &error);
 
-  if (kind == KIND_SYSTEM)
-    j->system = airy_system_new_from_file (j->path, &error);
-  else if (kind == KIND_IMAGE)
-    j->stack = airy_image_read_level (j->path, NULL, &j->level, &error);   /* a store too large: a coarser level */
-  if (j->system || j->stack)
+  if (kind != KIND_UNKNOWN
+      && _airy_window_read_location (j->file, kind, j->name, &j->system, &j->stack, &j->copy, &j->level, &error))
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_error (task, error);
+}
+
+void
+_airy_window_opened (AiryWindow *self,
+                     const char *path,
+                     const char *name,
+                     AirySystem *system,
+                     AiryStack  *stack,
+                     char       *copy,
+                     guint       level)
+{
+  _airy_window_show_notice (self, NULL, FALSE);
+  if (system)
+    {
+      _airy_window_set_system (self, system, path);
+      if (path)
+        _airy_window_remember (self, path);
+    }
+  else
+    {
+      guint h = stack->height, w = stack->width;
+
+      airy_stack_viewer_show_file (self->viewer, stack, path ? path : copy);
+      _airy_window_viewing_file (self, path ? path : copy);
+      _airy_window_set_remote_copy (self, copy);
+      if (path == NULL)
+        _airy_window_set_status (self, name);
+      if (level > 0)
+        {
+          g_autofree char *text = g_strdup_printf (_("%s: its full-size stack does not fit the memory budget; "
+                                                     "showing level %u of the store, %u × %u pixels a plane"),
+                                                   name, level, h, w);
+          _airy_window_show_notice (self, text, FALSE);
+        }
+    }
 }
 
 static void
@@ -80,26 +117,8 @@ open_done (GObject *source, GAsyncResult *res, gpointer data)
         _airy_window_set_status (self, j->status);
       return;
     }
-  _airy_window_show_notice (self, NULL, FALSE);
-  if (j->system)
-    {
-      _airy_window_set_system (self, j->system, j->path);
-      _airy_window_remember (self, j->path);
-    }
-  else
-    {
-      guint h = j->stack->height, w = j->stack->width;
-
-      airy_stack_viewer_show_file (self->viewer, g_steal_pointer (&j->stack), j->path);
-      _airy_window_viewing_file (self, j->path);
-      if (j->level > 0)
-        {
-          g_autofree char *text = g_strdup_printf (_("%s: its full-size stack does not fit the memory budget; "
-                                                     "showing level %u of the store, %u × %u pixels a plane"),
-                                                   j->name, j->level, h, w);
-          _airy_window_show_notice (self, text, FALSE);
-        }
-    }
+  _airy_window_opened (self, j->path, j->name, j->system, g_steal_pointer (&j->stack), g_steal_pointer (&j->copy),
+                       j->level);
 }
 
 void
@@ -113,19 +132,8 @@ airy_window_open_location_async (AiryWindow *self,
 
   g_return_if_fail (AIRY_IS_WINDOW (self) && G_IS_FILE (file));
 
-  if (!g_file_is_native (file))
-    {
-      /* a URI without a local path (a portal, GVfs): copied or parsed
-       * from memory as it comes */
-      g_autoptr(GError) error = NULL;
-
-      if (!airy_window_open_location (self, file, &error) && fallback_preset)
-        {
-          g_printerr ("airy: %s\n", error->message);
-          airy_window_load_preset (self, fallback_preset, NULL);
-        }
-      return;
-    }
+  /* a URI without a local path (a portal, GVfs) is read there too:
+   * through GIO, parsed from memory or copied */
   j = g_new0 (OpenJob, 1);
   j->file = g_object_ref (file);
   j->path = g_file_get_path (file);

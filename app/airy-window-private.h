@@ -48,6 +48,7 @@ struct _AiryWindow
   guint64          memory_total;   /* what the process may hold, as of the last result */
   char            *run_status;     /* what was run; the slice path follows it */
   char            *status;         /* the header's text, after what the viewer shows */
+  char            *remote_copy;    /* a temporary copy of a stack from a URI, while it is shown */
   gboolean         closing;
   /* undo: the system as JSON before each edit, newest last */
   GPtrArray       *undo;
@@ -88,7 +89,7 @@ char *_airy_window_sim_command   (const char   *program_dir,
                                   char        **note);
 
 /* airy-window-actions.c */
-void _airy_window_add_actions    (AiryWindow   *self);
+void _airy_window_class_add_actions (GtkWidgetClass *widget_class);
 /* the bench with a system, or the viewer alone */
 void _airy_window_set_view_only  (AiryWindow   *self,
                                   gboolean      view_only);
@@ -103,12 +104,12 @@ void _airy_window_record_edit    (AiryWindow   *self);
 void _airy_window_apply_system   (AiryWindow   *self,
                                   AirySystem   *system,
                                   const char   *path);
-void _airy_window_action_undo    (GSimpleAction *a,
-                                  GVariant      *p,
-                                  gpointer       data);
-void _airy_window_action_redo    (GSimpleAction *a,
-                                  GVariant      *p,
-                                  gpointer       data);
+void _airy_window_action_undo    (GtkWidget    *widget,
+                                  const char   *name,
+                                  GVariant     *p);
+void _airy_window_action_redo    (GtkWidget    *widget,
+                                  const char   *name,
+                                  GVariant     *p);
 
 /* after an open on a worker: the viewer shows path's stack (the window is
  * the viewer's); after a save: the system is path's (as saved_json, NULL:
@@ -124,6 +125,32 @@ typedef enum { KIND_UNKNOWN, KIND_IMAGE, KIND_SYSTEM } FileKind;
 FileKind _airy_window_file_kind  (GFile        *file,
                                   const char   *name,
                                   GError      **error);
+/* What a location holds, read on any thread: *system (parsed) or *stack
+ * (of a hyperstack its first channel and time point). A URI without a
+ * local path is read through GIO, a stack from it through a temporary
+ * copy (*copy, for the viewer's other channels; the caller unlinks it). */
+gboolean _airy_window_read_location (GFile       *file,
+                                     FileKind     kind,
+                                     const char  *name,
+                                     AirySystem **system,
+                                     AiryStack  **stack,
+                                     char       **copy,
+                                     guint       *level,
+                                     GError     **error);
+/* airy-window-io.c: what a location held, applied (path NULL for a URI:
+ * the system is no file's, the stack is shown from copy under name; level:
+ * the store's level read, a coarser one than 0 when the stack exceeds the
+ * memory budget); takes stack and copy */
+void _airy_window_opened          (AiryWindow  *self,
+                                   const char  *path,
+                                   const char  *name,
+                                   AirySystem  *system,
+                                   AiryStack   *stack,
+                                   char        *copy,
+                                   guint        level);
+/* a new stack from a URI shown: the last one's copy goes */
+void _airy_window_set_remote_copy (AiryWindow   *self,
+                                   char         *copy);
 void _airy_window_rebuild_recent (AiryWindow   *self);
 void _airy_window_remember       (AiryWindow   *self,
                                   const char   *path);

@@ -315,7 +315,7 @@ on_busy (AiryWorker *worker,
   gboolean busy = airy_worker_is_busy (worker);
 
   gtk_widget_set_visible (self->progress_box, busy);
-  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), "cancel")), busy);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel", busy);
   /* the time goes on between the planes */
   if (busy && self->progress_tick == 0)
     self->progress_tick = g_timeout_add_seconds (1, progress_tick, self);

@@ -756,6 +756,7 @@ airy_window_finalize (GObject *object)
   g_free (self->path);
   g_free (self->run_status);
   g_free (self->status);
+  _airy_window_set_remote_copy (self, NULL);
   g_free (self->shown_settings);
   g_ptr_array_unref (self->undo);
   g_ptr_array_unref (self->redo);
@@ -780,6 +781,8 @@ airy_window_class_init (AiryWindowClass *klass)
   G_OBJECT_CLASS (klass)->dispose = airy_window_dispose;
   G_OBJECT_CLASS (klass)->finalize = airy_window_finalize;
   GTK_WINDOW_CLASS (klass)->close_request = airy_window_close_request;
+  g_type_ensure (AIRY_TYPE_BENCH_PANEL);
+  g_type_ensure (AIRY_TYPE_STACK_VIEWER);
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/airyoptics/Airy/ui/airy-window.ui");
   gtk_widget_class_bind_template_child (widget_class, AiryWindow, title);
   gtk_widget_class_bind_template_child (widget_class, AiryWindow, subtitle);
@@ -788,7 +791,12 @@ airy_window_class_init (AiryWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, AiryWindow, notice_label);
   gtk_widget_class_bind_template_child (widget_class, AiryWindow, notice_folder);
   gtk_widget_class_bind_template_child (widget_class, AiryWindow, paned);
+  /* named, not bound to the fields: GTK clears bound fields at dispose, and
+   * the viewer is held until finalize */
+  gtk_widget_class_bind_template_child_full (widget_class, "panel", FALSE, 0);
+  gtk_widget_class_bind_template_child_full (widget_class, "viewer", FALSE, 0);
   gtk_widget_class_install_action (widget_class, "notice.dismiss", NULL, dismiss_activated);
+  _airy_window_class_add_actions (widget_class);
 }
 
 static void
@@ -812,19 +820,17 @@ airy_window_init (AiryWindow *self)
   self->recent_menu = g_menu_new ();
   self->undo = g_ptr_array_new_with_free_func (g_free);
   self->redo = g_ptr_array_new_with_free_func (g_free);
-  _airy_window_add_actions (self);
   gtk_widget_init_template (GTK_WIDGET (self));
 
   gtk_header_bar_pack_start (GTK_HEADER_BAR (gtk_window_get_titlebar (GTK_WINDOW (self))),
                              _airy_window_progress_new (self));
-  self->panel = AIRY_BENCH_PANEL (airy_bench_panel_new ());
-  /* kept until finalize: the header asks it what it shows, also while
-   * the window's children go */
-  self->viewer = g_object_ref_sink (AIRY_STACK_VIEWER (airy_stack_viewer_new ()));
+  self->panel = AIRY_BENCH_PANEL (gtk_widget_get_template_child (GTK_WIDGET (self), AIRY_TYPE_WINDOW, "panel"));
+  /* the template's viewer, kept until finalize: the header asks it what it
+   * shows, also while the window's children go */
+  self->viewer = g_object_ref (AIRY_STACK_VIEWER (gtk_widget_get_template_child (GTK_WIDGET (self), AIRY_TYPE_WINDOW,
+                                                                                 "viewer")));
   bench = gtk_paned_get_start_child (GTK_PANED (self->paned));
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (gtk_widget_get_first_child (bench)), GTK_WIDGET (self->panel));
   gtk_box_append (GTK_BOX (bench), airy_bench_panel_get_messages (self->panel));
-  gtk_paned_set_end_child (GTK_PANED (self->paned), GTK_WIDGET (self->viewer));
   /* the menu (in the header, outside the viewer) reaches the viewer's
    * actions, also those it adds later */
   gtk_widget_insert_action_group (GTK_WIDGET (self), "viewer", airy_stack_viewer_get_actions (self->viewer));

@@ -145,6 +145,15 @@ airy_image_read_level (const char            *path,
   return stack;
 }
 
+/**
+ * airy_image_probe:
+ * @path: a file or a chunked format's folder
+ * @options: (nullable): the channel, frame and planes to read
+ * @error: the reason
+ *
+ * Returns: (transfer full) (nullable): the stack's header, data NULL
+ *   its pixels, for a format without a probe)
+ */
 AiryStack *
 airy_image_probe (const char            *path,
                   const AiryReadOptions *options,

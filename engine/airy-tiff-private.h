@@ -118,6 +118,7 @@ typedef struct
   gboolean  contiguous;
 } Layout;
 
+/* airy-tiff-page.c: below the reader and the layout finder */
 const char *_airy_tiff_reader_message  (Reader     *r);
 gboolean    _airy_tiff_reader_pread    (Reader     *r,
                                         guint64     offset,
@@ -127,6 +128,15 @@ gboolean    _airy_tiff_read_rational   (Reader     *r,
                                         guint64     ifd,
                                         guint16     tag,
                                         double     *out);
+/* an unsigned integer of size 2, 4 or 8 bytes in the file's byte order */
+guint64     _airy_tiff_file_uint       (const Reader *r,
+                                        const guint8 *p,
+                                        guint         size);
+/* the current page has one StripOffsets and StripByteCounts entry per strip */
+gboolean    _airy_tiff_strip_entries_check (Reader  *r,
+                                            guint    z,
+                                            guint32  n_strips,
+                                            GError **error);
 void        _airy_tiff_page_read       (TIFF       *tif,
                                         Page       *p);
 gboolean    _airy_tiff_page_check      (Reader     *r,
@@ -145,12 +155,14 @@ gboolean    _airy_tiff_walk_pages      (Reader     *r,
                                         GArray     *pages,
                                         gboolean   *more,
                                         GError    **error);
+/* airy-tiff-page.c: the stack's bytes against the memory budget */
 gboolean    _airy_tiff_budget_check    (Reader                *r,
                                         const AiryReadOptions *o,
                                         guint64                planes,
                                         guint                  h,
                                         guint                  w,
                                         GError               **error);
+/* airy-tiff-layout.c */
 gboolean    _airy_tiff_layout_find     (Reader                *r,
                                         const AiryReadOptions *o,
                                         Layout                *l,

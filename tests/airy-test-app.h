@@ -96,6 +96,22 @@ close_window (AiryWindow *window)
     ;
 }
 
+/* Whether the window's action (installed on its class: "win.undo") is
+ * enabled, as a button of the window bound to it sees it. */
+static inline gboolean
+window_action_enabled (AiryWindow *window, const char *name)
+{
+  GtkWidget *probe = gtk_button_new ();
+  GtkWidget *header = gtk_window_get_titlebar (GTK_WINDOW (window));
+  gboolean enabled;
+
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (probe), name);
+  gtk_header_bar_pack_end (GTK_HEADER_BAR (header), probe);
+  enabled = gtk_widget_get_sensitive (probe);
+  gtk_header_bar_remove (GTK_HEADER_BAR (header), probe);
+  return enabled;
+}
+
 /* the action the window's shortcut for a key names */
 static inline const char *
 shortcut_action (AiryWindow *window, guint keyval, GdkModifierType mods)

@@ -163,6 +163,66 @@ test_save_open_system (void)
   g_unlink (path);
 }
 
+/* A hyperstack (Open, --view): its first channel shown, with the chooser
+ * for the others (the window's open read it whole and failed: "Airy reads
+ * one z stack"); and a URI without a local path (a portal's, GVfs) read
+ * and parsed on a worker too, not on the UI thread. */
+static void
+test_hyperstack_and_uri (void)
+{
+  g_autofree char *tif = g_build_filename (tmpdir, "three.tif", NULL);
+  g_autoptr(GFile) uri = g_file_new_for_uri ("resource:///io/github/airyoptics/Airy/presets/widefield.json");
+  g_autoptr(GError) error = NULL;
+  AiryStack *channels[3];
+  AiryStackViewer *viewer;
+  AiryWindow *window;
+  const AiryStack *shown;
+  guint c, n_c, n_t, ch, t;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  for (c = 0; c < 3; c++)
+    {
+      channels[c] = airy_stack_new (4, 16, 16);
+      for (gsize i = 0; i < 4 * 16 * 16; i++)
+        channels[c]->data[i] = (float) (100 * c + i % 97);
+      channels[c]->dx = channels[c]->dy = 0.1;
+      channels[c]->dz = 0.2;
+    }
+  g_assert_true (airy_tiff_write_channels (tif, channels, 3, NULL, &error));
+  g_assert_no_error (error);
+  window = test_new_window (app, NULL);
+  viewer = airy_window_get_viewer (window);
+  _airy_file_io_forbid_thread (g_thread_self ());
+  airy_window_open_path_async (window, tif, NULL);
+  wait_files (window);
+  _airy_file_io_forbid_thread (NULL);
+  g_assert_null (airy_window_get_notice (window, NULL));
+  shown = airy_stack_view_get_stack (airy_stack_viewer_get_view (viewer));
+  g_assert_nonnull (shown);
+  g_assert_cmpuint (shown->n_channels, ==, 3);
+  g_assert_cmpuint (shown->channel, ==, 0);
+  g_assert_true (memcmp (shown->data, channels[0]->data, 4 * 16 * 16 * sizeof (float)) == 0);
+  airy_stack_viewer_get_hyperstack (viewer, &n_c, &n_t, &ch, &t);
+  g_assert_cmpuint (n_c, ==, 3);
+
+  /* the URI: the open is a task, the system arrives with it */
+  airy_window_open_location_async (window, uri, NULL);
+  g_assert_cmpuint (airy_window_get_pending_files (window), ==, 1);
+  g_assert_null (airy_window_get_system (window));
+  wait_files (window);
+  wait_idle (window);
+  g_assert_nonnull (airy_window_get_system (window));
+  g_assert_cmpstr (airy_system_get_name (airy_window_get_system (window)), ==, "widefield");
+  close_window (window);
+  for (c = 0; c < 3; c++)
+    airy_stack_free (channels[c]);
+  g_unlink (tif);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -173,6 +233,7 @@ main (int argc, char **argv)
   tmpdir = g_dir_make_tmp ("airy-app-files-XXXXXX", NULL);
   g_test_add_func ("/app-files/big-stack", test_big_stack);
   g_test_add_func ("/app-files/save-open-system", test_save_open_system);
+  g_test_add_func ("/app-files/hyperstack-and-uri", test_hyperstack_and_uri);
   status = g_test_run ();
   g_rmdir (tmpdir);
   g_object_unref (app);

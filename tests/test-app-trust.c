@@ -665,8 +665,10 @@ channel_stack (double dx, double sigma, float peak, double wavelength)
 /* Three wavelengths (FF-lens pixels and widths ∝ λ), their composite: on
  * the axis in focus each channel at its own maximum, so the XY pixel there
  * is red, green and blue at full scale each (white); off the axis each
- * channel its own share of its peak (the wider the brighter); another
- * channel shown keeps the µm on screen. */
+ * channel its own share of its peak (the wider the brighter), in the
+ * colour of its wavelength; another channel shown keeps the µm on screen;
+ * Pin labels A the result (it was "A: reference" beside "B: reference")
+ * and keeps the composite. */
 static void
 test_composite_colours (void)
 {
@@ -736,18 +738,33 @@ test_composite_colours (void)
     g_assert_cmpuint (p[1], >=, 250);
     g_assert_cmpuint (p[2], >=, 250);
     /* 0.4 µm to the right: the wider, redder channels brighter there,
-     * each in its own colour (none black) */
+     * each in its wavelength's colour (450 nm blue, 610 nm red; none black) */
     p = px + ((gsize) wy * w + (gsize) (wx + 0.4 / (0.045 / zoom))) * 4;
     g_test_message ("0.4 µm off the axis: %u %u %u", p[0], p[1], p[2]);
-    g_assert_cmpuint (p[0], >, 20);
-    g_assert_cmpuint (p[0], <, p[1]);
-    g_assert_cmpuint (p[1], <, p[2]);
+    g_assert_cmpuint (p[2], >, 20);
+    g_assert_cmpuint (p[2], <, p[1]);
+    g_assert_cmpuint (p[1], <, p[0]);
   }
   /* channel 3 (pixels of 0.061 µm, channel 1 0.045 µm): the same µm on screen */
   airy_stack_viewer_set_hyperstack_plane (viewer, 2, 0);
   gl_frame (view, &w, &h);
   g_assert_cmpuint (airy_stack_view_get_composite (view), ==, 3);
   g_assert_cmpfloat_with_epsilon (0.061 / airy_stack_view_get_zoom (view), 0.045 / zoom, 0.02 * 0.045 / zoom);
+  /* pinned: A is the result, still the composite; B the reference */
+  airy_stack_viewer_pin_reference (viewer);
+  g_assert_cmpstr (airy_stack_viewer_get_shown_label (viewer), ==, "A: result");
+  g_assert_cmpuint (airy_stack_view_get_composite (view), ==, 3);
+  g_assert_true (gtk_widget_get_sensitive (composite));
+  /* B swaps: the reference has no channels to put over each other */
+  airy_stack_viewer_toggle_ab (viewer);
+  g_assert_cmpstr (airy_stack_viewer_get_shown_label (viewer), ==, "A: reference");
+  g_assert_cmpuint (airy_stack_view_get_composite (view), ==, 0);
+  g_assert_false (gtk_widget_get_sensitive (composite));
+  airy_stack_viewer_toggle_ab (viewer);
+  g_assert_cmpuint (airy_stack_view_get_composite (view), ==, 3);
+  airy_stack_viewer_set_compare (viewer, AIRY_COMPARE_OFF);
+  g_assert_cmpstr (airy_stack_viewer_get_shown_label (viewer), ==, "Result");
+  g_assert_cmpuint (airy_stack_view_get_composite (view), ==, 3);
   gtk_window_destroy (GTK_WINDOW (window));
 }
 

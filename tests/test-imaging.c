@@ -55,6 +55,38 @@ test_delta_volume (void)
   check_delta_volume (256);
 }
 
+/* A sample in any format of the table (the planner reads it through it,
+ * not through the TIFF reader): a one-plane PNG with one bright pixel at
+ * (20, 45) images as the PSF centred there. */
+static void
+test_png_sample (void)
+{
+  guint n = 64, py = 20, px = 45;
+  g_autofree float *plane = g_new0 (float, n * n);
+  g_autofree char *path = g_build_filename (tmpdir, "delta.png", NULL);
+  g_autofree char *sample = NULL, *json = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryResult) result = NULL;
+  gsize where = 0, psf_at = 0;
+
+  plane[py * n + px] = 1.0f;
+  g_assert_true (airy_png_write_gray16 (path, plane, n, n, 0.1, &error));
+  g_assert_no_error (error);
+  sample = g_strdup_printf ("{\"file\": \"%s\"}", path);
+  json = test_microscope_json (sample, "\"reduce\": \"sum\"", n, 1);
+  system = test_system (json);
+  result = test_run (system, &(AiryRunOptions) { .keep_psf = TRUE });
+  g_assert_cmpuint (result->stack->depth, ==, 1);
+  g_assert_nonnull (result->psf);
+  /* the PSF's peak (z = −1 µm with coma: off its centre), moved to the pixel */
+  g_assert_cmpfloat (plane_max (result->psf->data, n * n, &psf_at), >, 0.0);
+  g_assert_cmpfloat (plane_max (result->stack->data, n * n, &where), >, 0.0);
+  g_assert_cmpuint (where / n, ==, py + psf_at / n - n / 2);
+  g_assert_cmpuint (where % n, ==, px + psf_at % n - n / 2);
+  g_unlink (path);
+}
+
 static void
 test_uniform_volume (void)
 {
@@ -446,6 +478,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/engine/imaging/delta-volume", test_delta_volume);
   g_test_add_func ("/engine/imaging/uniform-volume", test_uniform_volume);
+  g_test_add_func ("/engine/imaging/png-sample", test_png_sample);
   g_test_add_func ("/engine/imaging/sharding", test_sharding_image);
   g_test_add_func ("/engine/imaging/volume-cache", test_volume_cache);
   g_test_add_func ("/engine/imaging/constant-sums-first", test_constant_sums_first);

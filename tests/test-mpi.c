@@ -595,7 +595,7 @@ test_mpi_missing_sample (void)
   g_assert_cmpint (s.status, ==, 1);
   /* said once (by rank 0), with rank 1's number and message; status 1:
    * bad input on one rank only is a fault of the launch */
-  expected = g_strdup_printf ("airy-sim: rank 1 of 2: sample.file: %s: no such file\n", missing);
+  expected = g_strdup_printf ("airy-sim: rank 1 of 2: sample.file: %s: No such file or directory\n", missing);
   for (p = s.err; (p = strstr (p, expected)) != NULL; p++)
     seen++;
   if (seen != 1)

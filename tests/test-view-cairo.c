@@ -96,20 +96,89 @@ find_cairo_node (GskRenderNode *node, guint *gl_textures)
     }
 }
 
+/* The view's frame as GTK's cairo renderer draws it (B, G, R, A): its
+ * slices in a cairo node, with no GL texture in it. */
+static guint8 *
+cairo_frame (GtkWidget *window, AiryStackView *view, int W, int H)
+{
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  GskRenderNode *image;
+  guint gl_textures = 0;
+  guint8 *px;
+
+  GTK_WIDGET_GET_CLASS (view)->snapshot (GTK_WIDGET (view), snapshot);
+  node = gtk_snapshot_free_to_node (snapshot);
+  g_assert_nonnull (node);
+  image = find_cairo_node (node, &gl_textures);
+  g_assert_cmpuint (gl_textures, ==, 0);
+  g_assert_nonnull (image);
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (window)), image,
+                                         &GRAPHENE_RECT_INIT (0, 0, W, H));
+  g_assert_cmpint (gdk_texture_get_width (texture), ==, W);
+  px = g_malloc ((gsize) W * H * 4);
+  gdk_texture_download (texture, px, (gsize) W * 4);
+  return px;
+}
+
+/* the GL path's framebuffer of the same view (R, G, B, A; a readback is
+ * drawn by GL) */
+static const guint8 *
+gl_frame (AiryStackView *view, int W, int H)
+{
+  const guint8 *px;
+  int w, h;
+
+  airy_stack_view_request_readback (view);
+  iterate_until (readback_ready, view);
+  px = airy_stack_view_get_readback (view, &w, &h);
+  g_assert_null (airy_stack_view_get_gl_error (view));
+  g_assert_cmpint (w, ==, W);
+  g_assert_cmpint (h, ==, H);
+  return px;
+}
+
+/* Pixels of the cairo frame that GL draws otherwise. The shader's float
+ * arithmetic may round a value to the next LUT step, and a pixel centre on
+ * (or within float rounding of) a texel edge may take the texel on either
+ * side: a pixel may show what GL shows beside it (or diagonally, at a
+ * corner of texels; *moved counts those). */
+static int
+unmatched (const guint8 *cairo_px, const guint8 *gl_px, int W, int H, int *moved)
+{
+  int x, y, differ = 0;
+
+  *moved = 0;
+  for (y = 0; y < H; y++)
+    for (x = 0; x < W; x++)
+      {
+        const guint8 *c = cairo_px + ((gsize) y * W + x) * 4;
+        static const int dx[9] = { 0, -1, 1, 0, 0, -1, -1, 1, 1 }, dy[9] = { 0, 0, 0, -1, 1, -1, 1, -1, 1 };
+        gboolean match = FALSE;
+
+        for (int k = 0; k < 9 && !match; k++)
+          {
+            int gx = CLAMP (x + dx[k], 0, W - 1), gy = CLAMP (y + dy[k], 0, H - 1);
+            const guint8 *g = gl_px + ((gsize) gy * W + gx) * 4;
+
+            match = abs (c[2] - g[0]) <= 1 && abs (c[1] - g[1]) <= 1 && abs (c[0] - g[2]) <= 1;
+            *moved += match && k > 0;
+          }
+        differ += !match;
+      }
+  return differ;
+}
+
 static void
 test_cairo_matches_gl (void)
 {
   GtkWidget *window;
   AiryStackView *view;
   AiryDisplay d;
-  GtkSnapshot *snapshot;
-  g_autoptr(GskRenderNode) node = NULL;
-  g_autoptr(GdkTexture) texture = NULL;
   g_autofree guint8 *cairo_px = NULL;
-  GskRenderNode *image;
   const guint8 *gl_px;
-  guint gl_textures = 0;
-  int w, h, W, H, x, y, differ = 0, moved = 0, nan_seen = 0;
+  int W, H, x, y, moved = 0, nan_seen = 0;
   double ox, oy;
   guint ix, iy;
 
@@ -139,50 +208,10 @@ test_cairo_matches_gl (void)
   /* the frame GTK draws: the slices in a cairo node, no GL texture */
   W = gtk_widget_get_width (GTK_WIDGET (view));
   H = gtk_widget_get_height (GTK_WIDGET (view));
-  snapshot = gtk_snapshot_new ();
-  GTK_WIDGET_GET_CLASS (view)->snapshot (GTK_WIDGET (view), snapshot);
-  node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  image = find_cairo_node (node, &gl_textures);
-  g_assert_cmpuint (gl_textures, ==, 0);
-  g_assert_nonnull (image);
-  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (window)), image,
-                                         &GRAPHENE_RECT_INIT (0, 0, W, H));
-  g_assert_cmpint (gdk_texture_get_width (texture), ==, W);
-  cairo_px = g_malloc ((gsize) W * H * 4);
-  gdk_texture_download (texture, cairo_px, (gsize) W * 4);
-
-  /* the GL path's framebuffer of the same view (a readback is drawn by GL) */
-  airy_stack_view_request_readback (view);
-  iterate_until (readback_ready, view);
-  gl_px = airy_stack_view_get_readback (view, &w, &h);
-  g_assert_null (airy_stack_view_get_gl_error (view));
-  g_assert_cmpint (w, ==, W);
-  g_assert_cmpint (h, ==, H);
-  /* cairo's bytes are B, G, R, A; GL's R, G, B, A. The shader's float
-   * arithmetic may round a value to the next LUT step, and a pixel centre
-   * on (or within float rounding of) a texel edge may take the texel on
-   * either side: a pixel may show what GL shows beside it (or diagonally,
-   * at a corner of texels) */
-  for (y = 0; y < H; y++)
-    for (x = 0; x < W; x++)
-      {
-        const guint8 *c = cairo_px + ((gsize) y * W + x) * 4;
-        static const int dx[9] = { 0, -1, 1, 0, 0, -1, -1, 1, 1 }, dy[9] = { 0, 0, 0, -1, 1, -1, 1, -1, 1 };
-        gboolean match = FALSE;
-
-        for (int k = 0; k < 9 && !match; k++)
-          {
-            int gx = CLAMP (x + dx[k], 0, W - 1), gy = CLAMP (y + dy[k], 0, H - 1);
-            const guint8 *g = gl_px + ((gsize) gy * W + gx) * 4;
-
-            match = abs (c[2] - g[0]) <= 1 && abs (c[1] - g[1]) <= 1 && abs (c[0] - g[2]) <= 1;
-            moved += match && k > 0;
-          }
-        differ += !match;
-      }
+  cairo_px = cairo_frame (window, view, W, H);
+  gl_px = gl_frame (view, W, H);
+  g_assert_cmpint (unmatched (cairo_px, gl_px, W, H, &moved), ==, 0);
   g_assert_cmpint (moved, <, W * H / 10);
-  g_assert_cmpint (differ, ==, 0);
 
   /* and the values where they should be: XY's pixel (20, 30) of plane z
    * through the display's LUT index, the NaN as the canvas */
@@ -208,6 +237,97 @@ test_cairo_matches_gl (void)
             g_assert_cmpint (c[2], ==, airy_display_index (&d, value_at (20, 30, airy_stack_view_get_z (view))));
         }
   g_assert_cmpint (nan_seen, >, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* The composite of three channels (red, green, blue ramps from black, each
+ * between its own limits, added) on the cairo renderer: drawn by cairo like
+ * the rest (it needed the GL path, and so a working GL context), with the
+ * pixels GL draws; and GL's own composite again after the view is
+ * realized anew (its textures went with the old context: black). */
+static void
+test_cairo_composite (void)
+{
+  static const GdkRGBA colors[3] = { { 1, 0, 0, 1 }, { 0, 1, 0, 1 }, { 0, 0, 1, 1 } };
+  const float lo[3] = { 0, 0, 0 }, hi[3] = { 1020, 510, 2040 };
+  AiryResident *channels[3];
+  GtkWidget *window;
+  AiryStackView *view;
+  g_autofree guint8 *cairo_px = NULL;
+  g_autofree guint8 *before = NULL;
+  const guint8 *gl_px;
+  int W, H, x, y, moved, checked = 0;
+  guint c, z;
+  double ox, oy;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  window = gtk_window_new ();
+  view = AIRY_STACK_VIEW (airy_stack_view_new ());
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (view));
+  gtk_window_set_default_size (GTK_WINDOW (window), 300, 260);
+  gtk_window_present (GTK_WINDOW (window));
+  airy_stack_view_set_stack (view, gradient_stack (8, 48, 40));
+  airy_stack_view_set_sections (view, TRUE);
+  airy_stack_view_set_zoom (view, 2.5);
+  airy_stack_view_set_cursor (view, 10, 20);
+  for (c = 0; c < 3; c++)
+    {
+      AiryStack *s = gradient_stack (8, 48, 40);
+
+      /* channel c: the gradient + 100 c (the NaN stays) */
+      for (gsize i = 0; i < (gsize) 8 * 48 * 40; i++)
+        s->data[i] += 100.0f * c;
+      channels[c] = airy_resident_new_host (s);
+    }
+  airy_stack_view_set_composite (view, 3, channels, lo, hi, colors);
+  iterate_until (airy_stack_view_drew_resident, view);
+  W = gtk_widget_get_width (GTK_WIDGET (view));
+  H = gtk_widget_get_height (GTK_WIDGET (view));
+  cairo_px = cairo_frame (window, view, W, H);
+
+  /* XY's pixel (ix, iy): each channel's value through its own limits,
+   * floor (255·t + 0.5), in its colour; the NaN adds the canvas per channel */
+  z = airy_stack_view_get_z (view);
+  for (y = 0; y < H; y++)
+    for (x = 0; x < W; x++)
+      if (airy_stack_view_widget_to_image (view, x + 0.5, y + 0.5, &ox, &oy))
+        {
+          const guint8 *p = cairo_px + ((gsize) y * W + x) * 4;
+          guint ix = (guint) floor (ox + 0.5), iy = (guint) floor (oy + 0.5);
+          int want[3];
+
+          if (fabs (ox - ix) > 0.45 || fabs (oy - iy) > 0.45 || (ix == 7 && iy == 9))
+            continue;
+          for (c = 0; c < 3; c++)
+            {
+              float v = value_at (ix, iy, z) + 100.0f * c, t = CLAMP (v / hi[c], 0.0f, 1.0f);
+
+              want[c] = (int) floor (255.0 * t + 0.5);
+            }
+          g_assert_cmpint (p[2], ==, want[0]);
+          g_assert_cmpint (p[1], ==, want[1]);
+          g_assert_cmpint (p[0], ==, want[2]);
+          checked++;
+        }
+  g_assert_cmpint (checked, >, 100);
+  gl_px = gl_frame (view, W, H);
+  g_assert_cmpint (unmatched (cairo_px, gl_px, W, H, &moved), ==, 0);
+  before = g_memdup2 (gl_px, (gsize) W * H * 4);
+
+  /* realized anew (taken out of the window and put back): GL's composite
+   * is the same, not black */
+  g_object_ref (view);
+  gtk_window_set_child (GTK_WINDOW (window), NULL);
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (view));
+  g_object_unref (view);
+  iterate_until (airy_stack_view_drew_resident, view);
+  gl_px = gl_frame (view, W, H);
+  g_assert_cmpint (unmatched (cairo_px, gl_px, W, H, &moved), ==, 0);
+  g_assert_true (memcmp (before, gl_px, (gsize) W * H * 4) == 0);
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -300,6 +420,34 @@ test_plot_same_data (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* A profile cut off at its peak (a line profile of a zoomed view whose
+ * visible row ends at the PSF) has no width: its title says "no peak"
+ * beside the reference's width, never "FWHM 0" */
+static void
+test_plot_title_no_peak (void)
+{
+  const float edge[5] = { 0, 1, 2, 3, 4 }, peak[5] = { 0, 2, 4, 2, 0 };
+  AiryPlot *plot = AIRY_PLOT (g_object_ref_sink (airy_plot_new ("Line profile")));
+  g_autofree char *both = NULL, *mine = NULL, *theirs = NULL, *neither = NULL;
+
+  airy_plot_set_data (plot, peak, 5, -1.0, 0.5, 2, TRUE);
+  airy_plot_set_reference (plot, peak, 5, -1.0, 0.5, 2);
+  both = airy_plot_dup_title (plot);
+  g_assert_cmpstr (both, ==, "Line profile \xe2\x80\x94 FWHM 1, ref. 1 \xc2\xb5m");
+  airy_plot_set_data (plot, edge, 5, -1.0, 0.5, 4, TRUE);
+  g_assert_cmpfloat (airy_plot_get_fwhm (plot), ==, 0.0);
+  mine = airy_plot_dup_title (plot);
+  g_assert_cmpstr (mine, ==, "Line profile \xe2\x80\x94 no peak, ref. 1 \xc2\xb5m");
+  airy_plot_set_data (plot, peak, 5, -1.0, 0.5, 2, TRUE);
+  airy_plot_set_reference (plot, edge, 5, -1.0, 0.5, 4);
+  theirs = airy_plot_dup_title (plot);
+  g_assert_cmpstr (theirs, ==, "Line profile \xe2\x80\x94 FWHM 1 \xc2\xb5m, ref.: no peak");
+  airy_plot_set_data (plot, edge, 5, -1.0, 0.5, 4, TRUE);
+  neither = airy_plot_dup_title (plot);
+  g_assert_cmpstr (neither, ==, "Line profile \xe2\x80\x94 no peak");
+  g_object_unref (plot);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -309,6 +457,8 @@ main (int argc, char **argv)
   airy_init ();
   have_display = gtk_init_check ();
   g_test_add_func ("/view-cairo/matches-gl", test_cairo_matches_gl);
+  g_test_add_func ("/view-cairo/composite", test_cairo_composite);
   g_test_add_func ("/view-cairo/plot-same-data", test_plot_same_data);
+  g_test_add_func ("/view-cairo/plot-title-no-peak", test_plot_title_no_peak);
   return g_test_run ();
 }

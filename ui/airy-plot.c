@@ -96,6 +96,33 @@ axis_labels (cairo_t *cr, double a, double b, double length, gboolean vertical, 
   return widest;
 }
 
+/* The title with the widths: never a width of 0 for a profile without a
+ * peak (it read "FWHM 0, ref. 0.4194 µm" for a line cut off at the peak) */
+char *
+airy_plot_dup_title (AiryPlot *self)
+{
+  const char *unit = self->unit ? self->unit : "µm";
+
+  if (self->ref != NULL && (self->fwhm > 0 || self->ref_fwhm > 0))
+    {
+      /* a comparison: both widths, the reference's in its colour below */
+      if (self->fwhm > 0 && self->ref_fwhm > 0)
+        return g_strdup_printf (_("%s — FWHM %.4g, ref. %.4g %s"), self->title, self->fwhm, self->ref_fwhm, unit);
+      if (self->fwhm > 0)
+        /* TRANSLATORS: a comparison whose reference profile has no single peak */
+        return g_strdup_printf (_("%s — FWHM %.4g %s, ref.: no peak"), self->title, self->fwhm, unit);
+      /* TRANSLATORS: a comparison whose profile has no single peak, its reference's width */
+      return g_strdup_printf (_("%s — no peak, ref. %.4g %s"), self->title, self->ref_fwhm, unit);
+    }
+  if (self->fwhm > 0)
+    return self->unit ? g_strdup_printf (_("%s — FWHM %.4g %s"), self->title, self->fwhm, self->unit)
+                      : g_strdup_printf (_("%s — FWHM %.4g µm"), self->title, self->fwhm);
+  if (self->fwhm_asked || self->ref != NULL)
+    /* TRANSLATORS: a profile without a single peak: no width is given */
+    return g_strdup_printf (_("%s — no peak"), self->title);
+  return g_strdup (self->title);
+}
+
 static void
 draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
 {
@@ -111,18 +138,7 @@ draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
   cairo_set_source_rgb (cr, 0.85, 0.85, 0.85);
   cairo_select_font_face (cr, "Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
   /* the title in one line: smaller type where it is long (German) */
-  if (self->ref != NULL)
-    /* a comparison: both widths, the reference's in its colour below */
-    title = g_strdup_printf (_("%s — FWHM %.4g, ref. %.4g %s"), self->title, self->fwhm, self->ref_fwhm,
-                             self->unit ? self->unit : "µm");
-  else if (self->fwhm > 0)
-    title = self->unit ? g_strdup_printf (_("%s — FWHM %.4g %s"), self->title, self->fwhm, self->unit)
-                       : g_strdup_printf (_("%s — FWHM %.4g µm"), self->title, self->fwhm);
-  else if (self->fwhm_asked)
-    /* TRANSLATORS: a profile without a single peak: no width is given */
-    title = g_strdup_printf (_("%s — no peak"), self->title);
-  else
-    title = g_strdup (self->title);
+  title = airy_plot_dup_title (self);
   cairo_set_font_size (cr, 10);
   size = 10.0 * MIN (1.0, (width - 8.0) / MAX (text_width (cr, title), 1.0));
   cairo_set_font_size (cr, MAX (size, 6.0));

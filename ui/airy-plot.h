@@ -38,6 +38,9 @@ char      *airy_plot_to_csv (AiryPlot *self);
 /* the x axis' unit: NULL for µm, "px" for an uncalibrated image */
 void       airy_plot_set_unit (AiryPlot    *self,
                                const char  *unit);
+/* The title as drawn: the name and the widths ("Line profile — FWHM
+ * 0.3484 µm"), "no peak" for a profile without one. */
+char      *airy_plot_dup_title (AiryPlot *self);
 /* For tests: the room left beside the title in the last frame (negative
  * when cut), the smallest gap between tick labels; returns the frames
  * drawn so far. */

@@ -30,8 +30,9 @@ _airy_stack_view_uses_cairo (AiryStackView *self)
   GtkNative *native = gtk_widget_get_native (GTK_WIDGET (self));
   GskRenderer *renderer = native ? gtk_native_get_renderer (native) : NULL;
 
-  /* a composite and a readback (Export View) stay with GL */
-  return renderer != NULL && GSK_IS_CAIRO_RENDERER (renderer) && self->n_composite == 0 && !self->want_readback
+  /* a readback (Export View) stays with GL; a composite is drawn here too,
+   * so that it does not depend on a GL context on a software renderer */
+  return renderer != NULL && GSK_IS_CAIRO_RENDERER (renderer) && !self->want_readback
          && g_strcmp0 (g_getenv ("AIRY_VIEW_CAIRO"), "0") != 0;
 }
 
@@ -49,7 +50,58 @@ same_display (const AiryDisplay *a, const AiryDisplay *b)
          && a->colormap == b->colormap && a->inverted == b->inverted;
 }
 
-/* Surface i (xy, xz, yz) holds the slice through the display's colours. */
+/* The composite's pixels: each channel between its own limits through its
+ * ramp from black, added and clamped, as the GL path's additive blend of
+ * one pass per channel (a NaN adds the canvas, as its pass draws it). */
+static gboolean
+fill_composite (AiryStackView *self, const AirySlice *slice, guint w, guint h, guchar *data, int stride,
+                GError **error)
+{
+  g_autofree float *values = g_new (float, (gsize) w * h);
+  g_autofree guint16 *sum = g_new0 (guint16, (gsize) w * h * 3);
+  guint c, x, y;
+
+  for (c = 0; c < self->n_composite; c++)
+    {
+      AiryDisplay d;
+      guint8 ramp[256 * 3];
+      gsize i;
+
+      if (!airy_resident_read_slice (self->composite[c], slice, values, error))
+        return FALSE;
+      airy_display_init (&d);
+      d.lo = self->comp_lo[c];
+      d.hi = self->comp_hi[c];
+      for (i = 0; i < 256; i++)
+        {
+          ramp[3 * i] = (guint8) (self->comp_color[c].red * i + 0.5);
+          ramp[3 * i + 1] = (guint8) (self->comp_color[c].green * i + 0.5);
+          ramp[3 * i + 2] = (guint8) (self->comp_color[c].blue * i + 0.5);
+        }
+      for (i = 0; i < (gsize) w * h; i++)
+        {
+          static const guint8 canvas[3] = { CANVAS_R, CANVAS_G, CANVAS_B };
+          const guint8 *rgb = isnan (values[i]) ? canvas : ramp + 3 * airy_display_index (&d, values[i]);
+
+          sum[3 * i] += rgb[0];
+          sum[3 * i + 1] += rgb[1];
+          sum[3 * i + 2] += rgb[2];
+        }
+    }
+  for (y = 0; y < h; y++)
+    {
+      guint32 *row = (guint32 *) (data + (gsize) y * stride);
+      const guint16 *v = sum + (gsize) y * w * 3;
+
+      for (x = 0; x < w; x++)
+        row[x] = 0xff000000u | (guint32) MIN (v[3 * x], 255) << 16 | (guint32) MIN (v[3 * x + 1], 255) << 8
+                 | MIN (v[3 * x + 2], 255);
+    }
+  return TRUE;
+}
+
+/* Surface i (xy, xz, yz) holds the slice through the display's colours, or
+ * the composite's. */
 static void
 fill_surface (AiryStackView *self, guint i, const AirySlice *slice)
 {
@@ -60,6 +112,7 @@ fill_surface (AiryStackView *self, guint i, const AirySlice *slice)
   guint w, h, x, y;
   guchar *data;
   int stride;
+  gboolean ok;
 
   if (!self->sw_dirty[i] && self->sw_surface[i] && same_display (&self->sw_display[i], &self->display))
     return;
@@ -70,18 +123,24 @@ fill_surface (AiryStackView *self, guint i, const AirySlice *slice)
       g_clear_pointer (&self->sw_surface[i], cairo_surface_destroy);
       self->sw_surface[i] = cairo_image_surface_create (CAIRO_FORMAT_RGB24, (int) w, (int) h);
     }
-  values = g_new (float, (gsize) w * h);
-  if (!airy_resident_read_slice (self->resident, slice, values, &error))
+  cairo_surface_flush (self->sw_surface[i]);
+  data = cairo_image_surface_get_data (self->sw_surface[i]);
+  stride = cairo_image_surface_get_stride (self->sw_surface[i]);
+  if (self->n_composite > 0)
+    ok = fill_composite (self, slice, w, h, data, stride, &error);
+  else
+    {
+      values = g_new (float, (gsize) w * h);
+      ok = airy_resident_read_slice (self->resident, slice, values, &error);
+    }
+  if (!ok)
     {
       g_free (self->gl_error);
       self->gl_error = g_strdup (error->message);
       return;
     }
   airy_colormap_lut (self->display.colormap, self->display.inverted, lut);
-  cairo_surface_flush (self->sw_surface[i]);
-  data = cairo_image_surface_get_data (self->sw_surface[i]);
-  stride = cairo_image_surface_get_stride (self->sw_surface[i]);
-  for (y = 0; y < h; y++)
+  for (y = 0; values != NULL && y < h; y++)
     {
       guint32 *row = (guint32 *) (data + (gsize) y * stride);
       const float *v = values + (gsize) y * w;

@@ -110,6 +110,8 @@ _airy_stack_view_gl_realize (AiryStackView *self)
   memset (self->tex_h, 0, sizeof self->tex_h);
   self->dirty[0] = self->dirty[1] = self->dirty[2] = TRUE;
   self->lut_dirty = TRUE;
+  /* a composite's textures went with the last context */
+  self->comp_dirty = self->n_composite > 0;
 }
 
 void

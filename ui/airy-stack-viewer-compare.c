@@ -153,14 +153,17 @@ _airy_stack_viewer_update_shown (AiryStackViewer *self)
   AiryCompare mode = self->reference ? self->compare : AIRY_COMPARE_OFF;
   g_autofree char *name = self->path ? g_path_get_basename (self->path) : NULL;
   gboolean diff = mode == AIRY_COMPARE_DIFF && self->shows_difference;
+  /* by the A/B choice, not by the stacks: just pinned, the reference is
+   * the result itself, and the view shows the result */
+  gboolean a_is_ref = self->show_b && self->reference != NULL;
 
   if (a == NULL)
     set_shown (self, NULL);
   else if (diff)
-    set_shown (self, a == self->reference ? _("Difference: reference − result") : _("Difference: result − reference"));
+    set_shown (self, a_is_ref ? _("Difference: reference − result") : _("Difference: result − reference"));
   else if (mode == AIRY_COMPARE_SIDE && gtk_widget_get_visible (self->ref_box))
-    set_shown (self, a == self->reference ? _("A: reference") : _("A: result"));
-  else if (a == self->reference)
+    set_shown (self, a_is_ref ? _("A: reference") : _("A: result"));
+  else if (a_is_ref)
     set_shown (self, _("Reference (pinned): not the current result"));
   else if (name)
     set_shown (self, name);
@@ -170,12 +173,26 @@ _airy_stack_viewer_update_shown (AiryStackViewer *self)
     {
       /* the signed colormap's legend */
       g_autofree char *text = g_strdup_printf ("%s  ·  %s", self->shown_label,
-                                               a == self->reference ? _("red: the reference above the result, blue: below it")
+                                               a_is_ref ? _("red: the reference above the result, blue: below it")
                                                                     : _("red: the result above the reference, blue: below it"));
       gtk_label_set_text (GTK_LABEL (self->a_label), text);
     }
   else
     gtk_label_set_text (GTK_LABEL (self->a_label), self->shown_label ? self->shown_label : "");
+}
+
+/* A new stack in the view drops its composite: back on the result's
+ * channels where the check is on; a difference or the pinned reference has
+ * no channels to put over each other, and the check says so. */
+static void
+keep_composite (AiryStackViewer *self)
+{
+  /* by the A/B choice: just pinned, the reference is the result's stack */
+  gboolean possible = !(self->show_b && self->reference) && !self->shows_difference;
+
+  gtk_widget_set_sensitive (self->composite, possible);
+  if (possible && !self->updating && gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
+    _airy_stack_viewer_on_composite (GTK_CHECK_BUTTON (self->composite), self);
 }
 
 /* What the comparison shows now: A (the result, or the reference after
@@ -217,6 +234,7 @@ _airy_stack_viewer_show_compare (AiryStackViewer *self)
           airy_stack_view_set_display (self->view, &d);
           if (note)
             airy_stack_viewer_show_message (self, note);
+          keep_composite (self);
           _airy_stack_viewer_update_shown (self);
           return;
         }
@@ -234,10 +252,11 @@ _airy_stack_viewer_show_compare (AiryStackViewer *self)
       airy_stack_view_set_resident (self->ref_view, airy_resident_ref (b));
       airy_stack_view_link_cursor (self->ref_view, self->view);
       airy_stack_view_copy_view (self->ref_view, self->view);
-      gtk_label_set_text (GTK_LABEL (self->ref_label), b == self->reference ? _("B: reference") : _("B: result"));
+      gtk_label_set_text (GTK_LABEL (self->ref_label), self->show_b ? _("B: result") : _("B: reference"));
     }
   else
     airy_stack_view_set_resident (self->ref_view, NULL);
+  keep_composite (self);
   _airy_stack_viewer_update_plots (self);
   _airy_stack_viewer_update_shown (self);
 }

@@ -186,13 +186,48 @@ _airy_stack_viewer_on_channel_output (GtkSpinButton *spin, AiryStackViewer *self
   return TRUE;
 }
 
+/* Fiji's composite colours: red, green, blue, gray */
+static const GdkRGBA composite_colors[AIRY_STACK_VIEW_MAX_CHANNELS] = {
+  { 1, 0, 0, 1 }, { 0, 1, 0, 1 }, { 0, 0, 1, 1 }, { 1, 1, 1, 1 },
+};
+
+/* The colour (an index into composite_colors) of channel c of n: where two
+ * or three channels have their wavelengths, by wavelength — the shortest
+ * blue, the longest red (450, 532, 610 nm: blue, green, red; two: green
+ * and red), never 450 nm in red; otherwise Fiji's order by channel. */
+static guint
+composite_color (AiryStackViewer *self, guint c, guint n)
+{
+  static const guint by_rank[2][3] = { { 1, 0, 0 }, { 2, 1, 0 } };
+  const double *wl;
+  guint k, rank = 0;
+
+  if (self->channel_wavelengths == NULL || self->channel_wavelengths->len != n || n < 2 || n > 3)
+    return c;
+  wl = &g_array_index (self->channel_wavelengths, double, 0);
+  for (k = 0; k < n; k++)
+    {
+      if (!(wl[k] > 0) || (k != c && wl[k] == wl[c]))
+        return c;
+      rank += wl[k] < wl[c];
+    }
+  return by_rank[n - 2][rank];
+}
+
+static void
+composite_colors_of (AiryStackViewer *self, guint n, GdkRGBA *colors)
+{
+  for (guint c = 0; c < n; c++)
+    colors[c] = composite_colors[composite_color (self, c, n)];
+}
+
 /* Names the n channels by their wavelengths (µm; NULL, or 0 for one not
  * known): the chooser, as wide as its longest name, and the composite's
  * colours in its tooltip. */
 static void
 set_channel_wavelengths (AiryStackViewer *self, guint n, const double *wavelengths)
 {
-  /* Fiji's composite colours, as update_composite gives them */
+  /* the composite's colours, as composite_color gives them */
   static const char *colors[AIRY_STACK_VIEW_MAX_CHANNELS] = { N_("red"), N_("green"), N_("blue"), N_("gray") };
   g_autoptr(GString) legend = g_string_new (NULL);
   g_autofree char *tip = NULL;
@@ -214,7 +249,7 @@ set_channel_wavelengths (AiryStackViewer *self, guint n, const double *wavelengt
       width = MAX (width, (guint) g_utf8_strlen (name, -1));
       if (c < G_N_ELEMENTS (colors))
         /* TRANSLATORS: a composite's colour and the channel shown in it, "red: 1 · 532 nm" */
-        g_string_append_printf (legend, _("%s%s: %s"), c ? ", " : "", _(colors[c]), name);
+        g_string_append_printf (legend, _("%s%s: %s"), c ? ", " : "", _(colors[composite_color (self, c, n)]), name);
     }
   gtk_editable_set_width_chars (GTK_EDITABLE (self->channel_spin), known ? (int) width : -1);
   /* TRANSLATORS: the composite's tooltip, then "red: 1 · 532 nm, green: 2 · 640 nm" */
@@ -359,9 +394,7 @@ show_mem_channel (AiryStackViewer *self, guint c)
    * another channel's pixels must not change the scale of what is shown */
   if (zoom > 0 && drawn && bdx > 0 && ndx > 0 && fabs (bdx - ndx) > 1e-9 * bdx && bw == copy->width && bh == copy->height)
     airy_stack_view_set_zoom (self->view, zoom * ndx / bdx);
-  /* a composite stays on, on this channel's pixels */
-  if (gtk_check_button_get_active (GTK_CHECK_BUTTON (self->composite)))
-    update_composite (self);
+  /* a composite stays on, on this channel's pixels: show_compare put it back */
 }
 
 void
@@ -377,8 +410,9 @@ airy_stack_viewer_set_channels (AiryStackViewer *self,
       return;
     }
   self->mem_channels = channels;
-  show_mem_channel (self, 0);
+  /* the composite once, below, with the channels' wavelengths known */
   self->updating = TRUE;
+  show_mem_channel (self, 0);
   gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->channel_spin), 1, channels->len);
   gtk_spin_button_set_range (GTK_SPIN_BUTTON (self->frame_spin), 1, 1);
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (self->channel_spin), 1);
@@ -449,11 +483,6 @@ composite_thread (GTask *task, gpointer source, gpointer data, GCancellable *can
   g_task_return_boolean (task, TRUE);
 }
 
-/* Fiji's composite colours: red, green, blue, gray */
-static const GdkRGBA composite_colors[AIRY_STACK_VIEW_MAX_CHANNELS] = {
-  { 1, 0, 0, 1 }, { 0, 1, 0, 1 }, { 0, 0, 1, 1 }, { 1, 1, 1, 1 },
-};
-
 static void
 composite_done (GObject *source, GAsyncResult *res, gpointer data)
 {
@@ -463,6 +492,7 @@ composite_done (GObject *source, GAsyncResult *res, gpointer data)
   g_autoptr(GError) error = NULL;
   AiryResident *residents[AIRY_STACK_VIEW_MAX_CHANNELS];
   float lo[AIRY_STACK_VIEW_MAX_CHANNELS], hi[AIRY_STACK_VIEW_MAX_CHANNELS];
+  GdkRGBA colors[AIRY_STACK_VIEW_MAX_CHANNELS];
   guint c;
 
   self->file_tasks--;
@@ -490,7 +520,8 @@ composite_done (GObject *source, GAsyncResult *res, gpointer data)
       s->dz = shown->dz;
       residents[c] = airy_resident_new_host (g_steal_pointer (&t->stacks[c]));
     }
-  airy_stack_view_set_composite (self->view, t->n, residents, lo, hi, composite_colors);
+  composite_colors_of (self, t->n, colors);
+  airy_stack_view_set_composite (self->view, t->n, residents, lo, hi, colors);
   t->n = 0;
 }
 
@@ -506,6 +537,7 @@ update_composite (AiryStackViewer *self)
     {
       AiryResident *residents[AIRY_STACK_VIEW_MAX_CHANNELS];
       float lo[AIRY_STACK_VIEW_MAX_CHANNELS], hi[AIRY_STACK_VIEW_MAX_CHANNELS];
+      GdkRGBA colors[AIRY_STACK_VIEW_MAX_CHANNELS];
       guint c, n = MIN (self->mem_channels->len, AIRY_STACK_VIEW_MAX_CHANNELS);
 
       /* in memory already: no thread; each channel on the shown channel's
@@ -527,7 +559,8 @@ update_composite (AiryStackViewer *self)
             hi[c] = lo[c] + 1.0f;
           residents[c] = airy_resident_new_host (copy);
         }
-      airy_stack_view_set_composite (self->view, n, residents, lo, hi, composite_colors);
+      composite_colors_of (self, n, colors);
+      airy_stack_view_set_composite (self->view, n, residents, lo, hi, colors);
       return;
     }
   if (s == NULL || self->path == NULL || s->n_channels < 2
