@@ -133,7 +133,7 @@ load_volume (AiryPlan *plan, const AiryRunOptions *options, const char *base_dir
 
     probe.budget = G_MAXUINT64;
     if (!g_file_test (path, G_FILE_TEST_EXISTS))
-      g_set_error (&local, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: no such file"), path);
+      g_set_error (&local, AIRY_ERROR, AIRY_ERROR_FILE, "%s: %s", path, g_strerror (ENOENT));
     else
       head = airy_image_probe (path, &probe, &local);
   }
