@@ -77,6 +77,10 @@ GType _airy_df_lens_get_type                (void);
 GType _airy_thin_lens_get_type              (void);
 GType _airy_propagate_get_type              (void);
 GType _airy_sensor_get_type                 (void);
+/* the scanning modalities' parts (airy-scan.c) */
+GType _airy_excitation_get_type             (void);
+GType _airy_pinhole_get_type                (void);
+GType _airy_detector_array_get_type         (void);
 GType _airy_linear_polarizer_get_type       (void);
 GType _airy_circular_polarizer_get_type     (void);
 GType _airy_phase_retarder_get_type         (void);

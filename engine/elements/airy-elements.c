@@ -125,6 +125,9 @@ static GType (*const builtin_types[]) (void) = {
   _airy_universal_compensator_get_type,
   _airy_jones_sample_get_type,
   _airy_sensor_get_type,
+  _airy_excitation_get_type,
+  _airy_pinhole_get_type,
+  _airy_detector_array_get_type,
 };
 
 void

@@ -22,6 +22,9 @@ get_registry (void)
       registry = g_ptr_array_new ();
       g_ptr_array_add (registry, (gpointer) &_airy_modality_psf);
       g_ptr_array_add (registry, (gpointer) &_airy_modality_imaging);
+      g_ptr_array_add (registry, (gpointer) &_airy_modality_confocal);
+      g_ptr_array_add (registry, (gpointer) &_airy_modality_two_photon);
+      g_ptr_array_add (registry, (gpointer) &_airy_modality_ism);
     }
   G_UNLOCK (registry);
   return registry;

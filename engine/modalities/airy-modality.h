@@ -10,6 +10,7 @@
 #include <json-glib/json-glib.h>
 
 #include "airy-geometry.h"
+#include "airy-stack.h"
 #include "airy-system.h"
 
 G_BEGIN_DECLS
@@ -52,6 +53,19 @@ struct _AiryModality
   /* What the schema says of the modality's systems (the "modality"
    * enum's description entry); NULL: the description. */
   const char          *schema_note;
+  /* Chains combined by the modality's own rule instead of `combine` (a
+   * pinhole's convolution, a pixel reassignment), for one chain or several:
+   * stacks[0..n) are the chains' intensities (one shape, each chain's
+   * metadata), and stacks[0] becomes the result, in place. channels (NULL
+   * unless the run asks for channels, AiryRunOptions.per_wavelength) gets
+   * the stacks the result is made of (AiryStack*, transfer full); warnings
+   * (char*) the run's. NULL: `combine`. */
+  gboolean           (*combine_stacks) (AirySystem  *system,
+                                        AiryStack  **stacks,
+                                        guint        n,
+                                        GPtrArray   *channels,
+                                        GPtrArray   *warnings,
+                                        GError     **error);
 };
 
 /* The registered modalities, in the order the panel lists them: psf,
@@ -88,5 +102,9 @@ gboolean _airy_modality_psf_chain (AiryGeometry *geom,
 /* the two built in */
 extern const AiryModality _airy_modality_psf;
 extern const AiryModality _airy_modality_imaging;
+/* the scanning microscopes (airy-modality-scan.c) */
+extern const AiryModality _airy_modality_confocal;
+extern const AiryModality _airy_modality_two_photon;
+extern const AiryModality _airy_modality_ism;
 
 G_END_DECLS

@@ -1,0 +1,404 @@
+/* The scanning microscopes: confocal, two-photon and image scanning (ISM,
+ * Airyscan). Each runs two psf chains (airy-modality-scan-setup.c), the
+ * excitation E at λ_ex and the detection D at λ_em, both in the image
+ * plane at one pixel du, each plane of power 1 (Σ·du² = 1, DESIGN §3), and
+ * combines them plane by plane:
+ *
+ *   confocal    E · (D ⊛ P)      P the pinhole disk (its pixels' covered
+ *                                fractions), so D ⊛ P·du² is the fraction
+ *                                of the emitted light the pinhole passes
+ *                                (→ 1 for a large pinhole, → D·area for a
+ *                                small one)
+ *   two-photon  E² (· (D ⊛ P) with a pinhole)
+ *   ism         Σ_k E(r − s·c_k) · (D ⊛ A_k)(r), A_k the square element at
+ *               −(1 − s)·c_k: each element's PSF E·(D ⊛ A at −c_k) moved
+ *               back by s·c_k (pixel reassignment; s the reassignment
+ *               factor, c_k the element's centre in the image plane)
+ *
+ * The convolutions are linear (zero padding), by FFT, one per plane. */
+#define G_LOG_DOMAIN "airy-modality-scan"
+
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "airy-modality.h"
+#include "airy-modality-scan-private.h"
+#include "airy-error.h"
+#include "airy-fft-private.h"
+
+/* ---- apertures in the image plane ---- */
+
+typedef double (*CoverageFunc) (double y, double x, double du, gconstpointer data);
+
+typedef struct { double radius; } Disk;
+typedef struct { double cy, cx, side; } Square;
+
+/* the fraction of the pixel at (y, x) inside the disk centred at 0 */
+static double
+disk_coverage (double y, double x, double du, gconstpointer data)
+{
+  const Disk *d = data;
+  double r = hypot (y, x), half = du * G_SQRT2 / 2.0, sum = 0.0;
+  const int n = 16;
+  int i, j;
+
+  if (r + half <= d->radius)
+    return 1.0;
+  if (r - half >= d->radius)
+    return 0.0;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      {
+        double yy = y + ((i + 0.5) / n - 0.5) * du, xx = x + ((j + 0.5) / n - 0.5) * du;
+
+        sum += yy * yy + xx * xx <= d->radius * d->radius;
+      }
+  return sum / (n * n);
+}
+
+/* the overlap of [c − a/2, c + a/2] with the pixel [x − du/2, x + du/2] */
+static double
+overlap (double x, double du, double c, double a)
+{
+  double lo = MAX (x - du / 2.0, c - a / 2.0), hi = MIN (x + du / 2.0, c + a / 2.0);
+
+  return hi > lo ? (hi - lo) / du : 0.0;
+}
+
+static double
+square_coverage (double y, double x, double du, gconstpointer data)
+{
+  const Square *s = data;
+
+  return overlap (y, du, s->cy, s->side) * overlap (x, du, s->cx, s->side);
+}
+
+/* ---- linear convolution with an aperture, by FFT ---- */
+
+typedef struct
+{
+  guint          h, w, ph, pw, threads;
+  fftwf_plan     r2c, c2r;
+  float         *buf;     /* ph × pw */
+  fftwf_complex *spec;    /* ph × (pw/2 + 1): the plane's transform */
+  fftwf_complex *work;
+} Convolver;
+
+static void
+convolver_free (Convolver *c)
+{
+  fftwf_free (c->buf);
+  fftwf_free (c->spec);
+  fftwf_free (c->work);
+  g_free (c);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Convolver, convolver_free)
+
+/* reach: the largest |offset| (µm) an aperture covers; the padding holds it
+ * (at most the plane: farther offsets see no pixel of it) */
+static Convolver *
+convolver_new (guint h, guint w, double du, double reach)
+{
+  Convolver *c = g_new0 (Convolver, 1);
+  guint ky = (guint) MIN (ceil (reach / du) + 1.0, (double) h - 1);
+  guint kx = (guint) MIN (ceil (reach / du) + 1.0, (double) w - 1);
+
+  c->h = h;
+  c->w = w;
+  c->ph = _airy_fft_good_size (h + 2 * ky);
+  c->pw = _airy_fft_good_size (w + 2 * kx);
+  c->threads = MAX (1, g_get_num_processors ());
+  c->r2c = _airy_fft_plan_r2c (c->ph, c->pw, c->threads);
+  c->c2r = _airy_fft_plan_c2r (c->ph, c->pw, c->threads);
+  c->buf = fftwf_alloc_real ((gsize) c->ph * c->pw);
+  c->spec = fftwf_alloc_complex ((gsize) c->ph * (c->pw / 2 + 1));
+  c->work = fftwf_alloc_complex ((gsize) c->ph * (c->pw / 2 + 1));
+  return c;
+}
+
+/* The transform of an aperture (pixel weights, offset (0, 0) at index 0),
+ * scaled by du²/(ph·pw) so that a product with a plane's transform gives
+ * Σ_q I[q]·A[r − q]·du². area: the aperture's exact area (µm²), to which
+ * the weights are brought when no offset beyond the padding is cut. */
+static fftwf_complex *
+convolver_aperture (Convolver *c, double du, CoverageFunc coverage, gconstpointer data, double reach, double area)
+{
+  gsize nspec = (gsize) c->ph * (c->pw / 2 + 1), i;
+  fftwf_complex *hat = fftwf_alloc_complex (nspec);
+  int ky = (int) (c->ph - c->h) / 2, kx = (int) (c->pw - c->w) / 2, y, x;
+  gboolean cut = reach / du + 1.0 > MIN (ky, kx);
+  double sum = 0.0, scale;
+
+  memset (c->buf, 0, sizeof (float) * c->ph * c->pw);
+  for (y = -ky; y <= ky; y++)
+    for (x = -kx; x <= kx; x++)
+      {
+        double v = coverage (y * du, x * du, du, data);
+
+        c->buf[(gsize) ((y + (int) c->ph) % (int) c->ph) * c->pw + (gsize) ((x + (int) c->pw) % (int) c->pw)] =
+          (float) v;
+        sum += v;
+      }
+  if (sum <= 0.0)
+    {
+      /* narrower than the supersampling: its area at the centre */
+      c->buf[0] = 1.0f;
+      sum = 1.0;
+    }
+  scale = du * du / ((double) c->ph * c->pw);
+  if (!cut && sum > 0.0 && area > 0.0)
+    scale *= area / (du * du) / sum;
+  fftwf_execute_dft_r2c (c->r2c, c->buf, hat);
+  for (i = 0; i < nspec; i++)
+    hat[i] *= (float) scale;
+  return hat;
+}
+
+/* a plane's transform, for the apertures to multiply */
+static void
+convolver_load (Convolver *c, const float *plane)
+{
+  guint y;
+
+  memset (c->buf, 0, sizeof (float) * c->ph * c->pw);
+  for (y = 0; y < c->h; y++)
+    memcpy (c->buf + (gsize) y * c->pw, plane + (gsize) y * c->w, c->w * sizeof (float));
+  fftwf_execute_dft_r2c (c->r2c, c->buf, c->spec);
+}
+
+/* out = the loaded plane ⊛ the aperture */
+static void
+convolver_apply (Convolver *c, const fftwf_complex *hat, float *out)
+{
+  gsize nspec = (gsize) c->ph * (c->pw / 2 + 1), i;
+  guint y;
+
+  for (i = 0; i < nspec; i++)
+    c->work[i] = c->spec[i] * hat[i];
+  fftwf_execute_dft_c2r (c->c2r, c->work, c->buf);
+  for (y = 0; y < c->h; y++)
+    memcpy (out + (gsize) y * c->w, c->buf + (gsize) y * c->pw, c->w * sizeof (float));
+}
+
+/* ---- the combinations ---- */
+
+static gboolean
+same_pixel (AiryStack *e, AiryStack *d, GError **error)
+{
+  if (fabs (e->dx - d->dx) <= 1e-6 * d->dx && fabs (e->dy - d->dy) <= 1e-6 * d->dy)
+    return TRUE;
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+               _("modality: the excitation's pixel (%.6g µm) is not the detection's (%.6g µm)"), e->dx, d->dx);
+  return FALSE;
+}
+
+static void
+add_channel (GPtrArray *channels, AiryStack *stack, AiryStack *metadata)
+{
+  AiryStack *copy = airy_stack_copy (stack);
+
+  if (metadata)
+    airy_stack_set_provenance (copy, metadata->n_wavelengths, metadata->wavelengths, metadata->weights, NULL);
+  g_ptr_array_add (channels, copy);
+}
+
+/* confocal and two-photon: E^photons · (D ⊛ pinhole) */
+static gboolean
+combine_pinhole (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray *channels)
+{
+  gsize plane = airy_stack_plane_size (ex), i, n = plane * ex->depth;
+  guint z;
+
+  if (s->photons == 2)
+    for (i = 0; i < n; i++)
+      ex->data[i] *= ex->data[i];
+  if (det == NULL || s->pinhole <= 0.0)
+    {
+      if (channels)
+        add_channel (channels, ex, NULL);
+      return TRUE;
+    }
+  {
+    double radius = s->pinhole * s->au / 2.0;
+    Disk disk = { radius };
+    g_autoptr(Convolver) c = convolver_new (ex->height, ex->width, ex->dx, radius);
+    fftwf_complex *hat = convolver_aperture (c, ex->dx, disk_coverage, &disk, radius, G_PI * radius * radius);
+
+    for (z = 0; z < det->depth; z++)
+      {
+        convolver_load (c, airy_stack_plane (det, z));
+        convolver_apply (c, hat, airy_stack_plane (det, z));
+      }
+    fftwf_free (hat);
+  }
+  if (channels)
+    {
+      add_channel (channels, ex, NULL);
+      add_channel (channels, det, NULL);
+    }
+  for (i = 0; i < n; i++)
+    ex->data[i] *= det->data[i];
+  if (channels)
+    add_channel (channels, ex, det);
+  return TRUE;
+}
+
+/* out = plane moved by (sy, sx) µm: out(r) = plane(r − s), by the phase of
+ * its transform (the PSF's own periodic grid) */
+static void
+shift_plane (const fftwf_complex *spec, guint h, guint w, double du, double sy, double sx, fftwf_complex *work,
+             fftwf_plan c2r, float *out)
+{
+  guint wh = w / 2 + 1, y, x;
+
+  for (y = 0; y < h; y++)
+    {
+      double fy = (y < (h + 1) / 2 ? (double) y : (double) y - h) / (h * du);
+
+      for (x = 0; x < wh; x++)
+        {
+          double fx = (double) x / (w * du), phase = -2.0 * G_PI * (fy * sy + fx * sx);
+          gsize i = (gsize) y * wh + x;
+
+          work[i] = spec[i] * ((float) cos (phase) + I * (float) sin (phase)) / (float) ((double) h * w);
+        }
+    }
+  fftwf_execute_dft_c2r (c2r, work, out);
+}
+
+/* ism: the reassigned sum into ex; the elements' PSFs as channels */
+static gboolean
+combine_array (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray *channels)
+{
+  guint h = ex->height, w = ex->width, n_el = s->array * s->array, k, z;
+  gsize plane = airy_stack_plane_size (ex), i;
+  double du = ex->dx, side = s->element * s->au, reach = 0.0;
+  g_autoptr(Convolver) c = NULL;
+  g_autoptr(GPtrArray) hats = g_ptr_array_new_with_free_func (fftwf_free);
+  fftwf_plan r2c = _airy_fft_plan_r2c (h, w, 1), c2r = _airy_fft_plan_c2r (h, w, 1);
+  fftwf_complex *spec = fftwf_alloc_complex ((gsize) h * (w / 2 + 1));
+  fftwf_complex *work = fftwf_alloc_complex ((gsize) h * (w / 2 + 1));
+  float *product = fftwf_alloc_real (plane), *moved = fftwf_alloc_real (plane), *total = fftwf_alloc_real (plane);
+  AiryStack **elements = g_new0 (AiryStack *, n_el);
+
+  for (k = 0; k < n_el; k++)
+    {
+      double cy, cx;
+
+      _airy_scan_element_centre (s, k, &cy, &cx);
+      reach = MAX (reach, (MAX (fabs (cy), fabs (cx)) + side) * G_SQRT2);
+    }
+  c = convolver_new (h, w, du, reach);
+  for (k = 0; k < n_el; k++)
+    {
+      Square el = { 0.0, 0.0, side };
+
+      _airy_scan_element_centre (s, k, &el.cy, &el.cx);
+      el.cy = -el.cy;
+      el.cx = -el.cx;
+      g_ptr_array_add (hats, convolver_aperture (c, du, square_coverage, &el, reach, side * side));
+      if (channels)
+        elements[k] = airy_stack_copy (det);
+    }
+  for (z = 0; z < ex->depth; z++)
+    {
+      float *e = airy_stack_plane (ex, z);
+
+      convolver_load (c, airy_stack_plane (det, z));
+      memset (total, 0, plane * sizeof (float));
+      for (k = 0; k < n_el; k++)
+        {
+          double cy, cx;
+
+          /* element k's PSF E·(D ⊛ A at −c_k), then moved back by s·c_k
+           * through its transform (its sum, the element's light, stays) */
+          convolver_apply (c, g_ptr_array_index (hats, k), product);
+          for (i = 0; i < plane; i++)
+            product[i] *= e[i];
+          if (channels)
+            memcpy (airy_stack_plane (elements[k], z), product, plane * sizeof (float));
+          _airy_scan_element_centre (s, k, &cy, &cx);
+          fftwf_execute_dft_r2c (r2c, product, spec);
+          shift_plane (spec, h, w, du, s->reassignment * cy, s->reassignment * cx, work, c2r, moved);
+          for (i = 0; i < plane; i++)
+            total[i] += moved[i];
+        }
+      memcpy (e, total, plane * sizeof (float));
+    }
+  for (k = 0; channels && k < n_el; k++)
+    g_ptr_array_add (channels, elements[k]);
+  if (channels)
+    add_channel (channels, ex, det);
+  g_free (elements);
+  fftwf_free (spec);
+  fftwf_free (work);
+  fftwf_free (product);
+  fftwf_free (moved);
+  fftwf_free (total);
+  return TRUE;
+}
+
+static gboolean
+scan_combine (AirySystem *system,
+              AiryStack **stacks,
+              guint       n,
+              GPtrArray  *channels,
+              GPtrArray  *warnings,
+              GError    **error)
+{
+  AiryScanSetup s;
+  AiryStack *det = n > 1 ? stacks[1] : NULL;
+
+  if (!_airy_scan_setup (system, &s, warnings, error) || (det && !same_pixel (stacks[0], det, error)))
+    return FALSE;
+  if (s.array > 0)
+    return combine_array (&s, stacks[0], det, channels);
+  return combine_pinhole (&s, stacks[0], det, channels);
+}
+
+const AiryModality _airy_modality_confocal = {
+  .name = "confocal",
+  .label = N_("Confocal"),
+  .description = ("Confocal: the excitation PSF at the excitation wavelength times the detection PSF convolved "
+                  "with the pinhole"),
+  .combine = AIRY_MODALITY_COMBINE_PRODUCT,
+  .n_chains = _airy_scan_n_chains,
+  .chain_system = _airy_scan_chain_system,
+  .chain = _airy_scan_chain,
+  .schema_note = "a psf chain ending in an ff-lens, with an \"excitation\" and a \"pinhole\" in elements; "
+                 "E · (D ⊛ pinhole)",
+  .combine_stacks = scan_combine,
+};
+
+const AiryModality _airy_modality_two_photon = {
+  .name = "two-photon",
+  .label = N_("Two-photon"),
+  .description = ("Two-photon: the squared excitation PSF (times the detection PSF convolved with a pinhole, "
+                  "when one is given)"),
+  .combine = AIRY_MODALITY_COMBINE_PRODUCT,
+  .n_chains = _airy_scan_n_chains,
+  .chain_system = _airy_scan_chain_system,
+  .chain = _airy_scan_chain,
+  .schema_note = "a psf chain ending in an ff-lens, with an \"excitation\" in elements; E², open detector "
+                 "unless a \"pinhole\" is given",
+  .combine_stacks = scan_combine,
+};
+
+const AiryModality _airy_modality_ism = {
+  .name = "ism",
+  .label = N_("Image scanning (Airyscan)"),
+  .description = ("Image scanning: a detector array in the pinhole plane, each element's PSF moved back by the "
+                  "reassignment factor and summed"),
+  .combine = AIRY_MODALITY_COMBINE_PRODUCT,
+  .n_chains = _airy_scan_n_chains,
+  .chain_system = _airy_scan_chain_system,
+  .chain = _airy_scan_chain,
+  .schema_note = "a psf chain ending in an ff-lens, with an \"excitation\" and a \"detector-array\" in "
+                 "elements; Σ_k E(r − s·c_k)·(D ⊛ element k)",
+  .combine_stacks = scan_combine,
+};
