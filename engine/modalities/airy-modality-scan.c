@@ -373,6 +373,8 @@ const AiryModality _airy_modality_confocal = {
   .schema_note = "a psf chain ending in an ff-lens, with an \"excitation\" and a \"pinhole\" in elements; "
                  "E · (D ⊛ pinhole)",
   .combine_stacks = scan_combine,
+  .parts = (const char *const[]) { "{\"type\": \"excitation\", \"wavelength\": 0.488}",
+                                   "{\"type\": \"pinhole\", \"diameter\": 1.0}", NULL },
 };
 
 const AiryModality _airy_modality_two_photon = {
@@ -387,6 +389,7 @@ const AiryModality _airy_modality_two_photon = {
   .schema_note = "a psf chain ending in an ff-lens, with an \"excitation\" in elements; E², open detector "
                  "unless a \"pinhole\" is given",
   .combine_stacks = scan_combine,
+  .parts = (const char *const[]) { "{\"type\": \"excitation\", \"wavelength\": 0.92}", NULL },
 };
 
 const AiryModality _airy_modality_ism = {
@@ -401,4 +404,6 @@ const AiryModality _airy_modality_ism = {
   .schema_note = "a psf chain ending in an ff-lens, with an \"excitation\" and a \"detector-array\" in "
                  "elements; Σ_k E(r − s·c_k)·(D ⊛ element k)",
   .combine_stacks = scan_combine,
+  .parts = (const char *const[]) { "{\"type\": \"excitation\", \"wavelength\": 0.488}",
+                                   "{\"type\": \"detector-array\", \"size\": 5, \"element-size\": 0.25}", NULL },
 };

@@ -66,6 +66,12 @@ struct _AiryModality
                                         GPtrArray   *channels,
                                         GPtrArray   *warnings,
                                         GError     **error);
+  /* The elements the modality reads beside its chain (a scanning
+   * microscope's excitation, pinhole, detector array), each as the JSON
+   * object the panel adds when the mode is chosen and the system has none
+   * of its type (and removes when another mode is chosen that does not
+   * read it); NULL-terminated, or NULL. */
+  const char * const  *parts;
 };
 
 /* The registered modalities, in the order the panel lists them: psf,
