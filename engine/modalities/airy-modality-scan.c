@@ -112,7 +112,8 @@ convolver_new (guint h, guint w, double du, double reach)
   c->w = w;
   c->ph = _airy_fft_good_size (h + 2 * ky);
   c->pw = _airy_fft_good_size (w + 2 * kx);
-  c->threads = MAX (1, g_get_num_processors ());
+  /* one thread each: the planes run in parallel (each_plane) */
+  c->threads = 1;
   c->r2c = _airy_fft_plan_r2c (c->ph, c->pw, c->threads);
   c->c2r = _airy_fft_plan_c2r (c->ph, c->pw, c->threads);
   c->buf = fftwf_alloc_real ((gsize) c->ph * c->pw);
@@ -185,6 +186,43 @@ convolver_apply (Convolver *c, const fftwf_complex *hat, float *out)
     memcpy (out + (gsize) y * c->w, c->buf + (gsize) y * c->pw, c->w * sizeof (float));
 }
 
+/* ---- planes in parallel, each thread with its own convolver ---- */
+
+typedef struct
+{
+  guint    depth;
+  gint     next;              /* the next plane, atomic */
+  guint    h, w;
+  double   du, reach;         /* the convolvers' shape */
+  void   (*plane) (gpointer job, Convolver *c, guint z);
+  gpointer job;
+} Planes;
+
+static gpointer
+planes_worker (gpointer data)
+{
+  Planes *p = data;
+  g_autoptr(Convolver) c = convolver_new (p->h, p->w, p->du, p->reach);
+  gint z;
+
+  while ((z = g_atomic_int_add (&p->next, 1)) < (gint) p->depth)
+    p->plane (p->job, c, (guint) z);
+  return NULL;
+}
+
+static void
+each_plane (Planes *p)
+{
+  guint n = MIN (MAX (1, g_get_num_processors ()), p->depth), t;
+  g_autofree GThread **threads = g_new0 (GThread *, n);
+
+  for (t = 1; t < n; t++)
+    threads[t] = g_thread_new ("airy-scan", planes_worker, p);
+  planes_worker (p);
+  for (t = 1; t < n; t++)
+    g_thread_join (threads[t]);
+}
+
 /* ---- the combinations ---- */
 
 static gboolean
@@ -207,12 +245,26 @@ add_channel (GPtrArray *channels, AiryStack *stack, AiryStack *metadata)
   g_ptr_array_add (channels, copy);
 }
 
+typedef struct
+{
+  fftwf_complex *hat;
+  AiryStack     *det;
+} PinholeJob;
+
+static void
+pinhole_plane (gpointer data, Convolver *c, guint z)
+{
+  PinholeJob *job = data;
+
+  convolver_load (c, airy_stack_plane (job->det, z));
+  convolver_apply (c, job->hat, airy_stack_plane (job->det, z));
+}
+
 /* confocal and two-photon: E^photons · (D ⊛ pinhole) */
 static gboolean
 combine_pinhole (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray *channels)
 {
   gsize plane = airy_stack_plane_size (ex), i, n = plane * ex->depth;
-  guint z;
 
   if (s->photons == 2)
     for (i = 0; i < n; i++)
@@ -227,14 +279,11 @@ combine_pinhole (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArra
     double radius = s->pinhole * s->au / 2.0;
     Disk disk = { radius };
     g_autoptr(Convolver) c = convolver_new (ex->height, ex->width, ex->dx, radius);
-    fftwf_complex *hat = convolver_aperture (c, ex->dx, disk_coverage, &disk, radius, G_PI * radius * radius);
+    PinholeJob job = { convolver_aperture (c, ex->dx, disk_coverage, &disk, radius, G_PI * radius * radius), det };
+    Planes planes = { det->depth, 0, det->height, det->width, det->dx, radius, pinhole_plane, &job };
 
-    for (z = 0; z < det->depth; z++)
-      {
-        convolver_load (c, airy_stack_plane (det, z));
-        convolver_apply (c, hat, airy_stack_plane (det, z));
-      }
-    fftwf_free (hat);
+    each_plane (&planes);
+    fftwf_free (job.hat);
   }
   if (channels)
     {
@@ -271,20 +320,63 @@ shift_plane (const fftwf_complex *spec, guint h, guint w, double du, double sy, 
   fftwf_execute_dft_c2r (c2r, work, out);
 }
 
+typedef struct
+{
+  const AiryScanSetup *s;
+  GPtrArray           *hats;      /* element k's aperture, at −c_k */
+  AiryStack           *ex, *det;
+  AiryStack          **elements;  /* with channels: each element's PSF */
+  fftwf_plan           r2c, c2r;  /* of a plane */
+} ArrayJob;
+
+/* plane z: each element's PSF E·(D ⊛ A at −c_k), moved back by s·c_k
+ * through its transform (its sum, the element's light, stays), summed */
+static void
+array_plane (gpointer data, Convolver *c, guint z)
+{
+  ArrayJob *job = data;
+  const AiryScanSetup *s = job->s;
+  guint h = job->ex->height, w = job->ex->width, k;
+  gsize plane = (gsize) h * w, i, nspec = (gsize) h * (w / 2 + 1);
+  fftwf_complex *spec = fftwf_alloc_complex (nspec), *work = fftwf_alloc_complex (nspec);
+  float *product = fftwf_alloc_real (plane), *moved = fftwf_alloc_real (plane);
+  g_autofree float *total = g_new0 (float, plane);
+  float *e = airy_stack_plane (job->ex, z);
+
+  convolver_load (c, airy_stack_plane (job->det, z));
+  for (k = 0; k < job->hats->len; k++)
+    {
+      double cy, cx;
+
+      convolver_apply (c, g_ptr_array_index (job->hats, k), product);
+      for (i = 0; i < plane; i++)
+        product[i] *= e[i];
+      if (job->elements)
+        memcpy (airy_stack_plane (job->elements[k], z), product, plane * sizeof (float));
+      _airy_scan_element_centre (s, k, &cy, &cx);
+      fftwf_execute_dft_r2c (job->r2c, product, spec);
+      shift_plane (spec, h, w, job->ex->dx, s->reassignment * cy, s->reassignment * cx, work, job->c2r, moved);
+      for (i = 0; i < plane; i++)
+        total[i] += moved[i];
+    }
+  memcpy (e, total, plane * sizeof (float));
+  fftwf_free (spec);
+  fftwf_free (work);
+  fftwf_free (product);
+  fftwf_free (moved);
+}
+
 /* ism: the reassigned sum into ex; the elements' PSFs as channels */
 static gboolean
 combine_array (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray *channels)
 {
-  guint h = ex->height, w = ex->width, n_el = s->array * s->array, k, z;
-  gsize plane = airy_stack_plane_size (ex), i;
+  guint h = ex->height, w = ex->width, n_el = s->array * s->array, k;
   double du = ex->dx, side = s->element * s->au, reach = 0.0;
   g_autoptr(Convolver) c = NULL;
   g_autoptr(GPtrArray) hats = g_ptr_array_new_with_free_func (fftwf_free);
-  fftwf_plan r2c = _airy_fft_plan_r2c (h, w, 1), c2r = _airy_fft_plan_c2r (h, w, 1);
-  fftwf_complex *spec = fftwf_alloc_complex ((gsize) h * (w / 2 + 1));
-  fftwf_complex *work = fftwf_alloc_complex ((gsize) h * (w / 2 + 1));
-  float *product = fftwf_alloc_real (plane), *moved = fftwf_alloc_real (plane), *total = fftwf_alloc_real (plane);
-  AiryStack **elements = g_new0 (AiryStack *, n_el);
+  g_autofree AiryStack **elements = channels ? g_new0 (AiryStack *, n_el) : NULL;
+  ArrayJob job = { s, hats, ex, det, elements, _airy_fft_plan_r2c (h, w, 1), _airy_fft_plan_c2r (h, w, 1) };
+  Planes planes = { ex->depth, 0, h, w, du, 0.0, array_plane, &job };
 
   for (k = 0; k < n_el; k++)
     {
@@ -302,44 +394,15 @@ combine_array (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray 
       el.cy = -el.cy;
       el.cx = -el.cx;
       g_ptr_array_add (hats, convolver_aperture (c, du, square_coverage, &el, reach, side * side));
-      if (channels)
+      if (elements)
         elements[k] = airy_stack_copy (det);
     }
-  for (z = 0; z < ex->depth; z++)
-    {
-      float *e = airy_stack_plane (ex, z);
-
-      convolver_load (c, airy_stack_plane (det, z));
-      memset (total, 0, plane * sizeof (float));
-      for (k = 0; k < n_el; k++)
-        {
-          double cy, cx;
-
-          /* element k's PSF E·(D ⊛ A at −c_k), then moved back by s·c_k
-           * through its transform (its sum, the element's light, stays) */
-          convolver_apply (c, g_ptr_array_index (hats, k), product);
-          for (i = 0; i < plane; i++)
-            product[i] *= e[i];
-          if (channels)
-            memcpy (airy_stack_plane (elements[k], z), product, plane * sizeof (float));
-          _airy_scan_element_centre (s, k, &cy, &cx);
-          fftwf_execute_dft_r2c (r2c, product, spec);
-          shift_plane (spec, h, w, du, s->reassignment * cy, s->reassignment * cx, work, c2r, moved);
-          for (i = 0; i < plane; i++)
-            total[i] += moved[i];
-        }
-      memcpy (e, total, plane * sizeof (float));
-    }
-  for (k = 0; channels && k < n_el; k++)
+  planes.reach = reach;
+  each_plane (&planes);
+  for (k = 0; elements && k < n_el; k++)
     g_ptr_array_add (channels, elements[k]);
   if (channels)
     add_channel (channels, ex, det);
-  g_free (elements);
-  fftwf_free (spec);
-  fftwf_free (work);
-  fftwf_free (product);
-  fftwf_free (moved);
-  fftwf_free (total);
   return TRUE;
 }
 
