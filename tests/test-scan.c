@@ -213,6 +213,34 @@ test_ism (void)
   g_assert_cmpfloat (max_abs_diff (ism->channels[25]->data, ism->stack->data, stack_size (ism->stack)), ==, 0.0);
 }
 
+/* Airyscan's layout: 32 hexagons of 0.2 AU on a honeycomb, the same
+ * resolution and power rules */
+static void
+test_ism_hexagonal (void)
+{
+  const guint n = 256;
+  g_autoptr(AiryResult) ism = scan_run ("ism", n, 3.8, 0.52, "{\"type\": \"excitation\", \"wavelength\": 0.52},"
+                                        " {\"type\": \"detector-array\", \"layout\": \"hexagonal\", "
+                                        "\"element-size\": 0.2}", TRUE);
+  g_autoptr(AiryResult) wf = widefield (n, 3.8, 0.52, 0.52);
+  double w_ism = profile_fwhm (ism->stack->data + (gsize) (n / 2) * n, n, n / 2);
+  double w_wf = profile_fwhm (wf->stack->data + (gsize) (n / 2) * n, n, n / 2);
+  gsize plane = airy_stack_plane_size (ism->stack);
+  double elements = 0.0, sum = plane_sum (ism->stack->data, plane);
+  guint k;
+
+  g_assert_cmpuint (ism->n_channels, ==, 33);
+  for (k = 0; k < 32; k++)
+    elements += plane_sum (ism->channels[k]->data, plane);
+  g_test_message ("hexagonal 32: FWHM ratio %.4f (1/√2 = 0.7071); Σ reassigned %.6g, Σ elements %.6g",
+                  w_ism / w_wf, sum, elements);
+  g_assert_cmpfloat (fabs (w_ism / w_wf - G_SQRT2 / 2.0), <=, 0.05 * G_SQRT2 / 2.0);
+  g_assert_cmpfloat (fabs (sum - elements), <=, 1e-3 * elements);
+  /* the centre element is the brightest */
+  g_assert_cmpfloat (plane_max (ism->channels[0]->data, plane, NULL), >,
+                     plane_max (ism->channels[31]->data, plane, NULL));
+}
+
 static void
 test_bad_input (void)
 {
@@ -222,6 +250,9 @@ test_bad_input (void)
                                           " {\"type\": \"detector-array\", \"size\": 15, \"element-size\": 0.5}");
   g_autofree char *off_grid = scan_json ("ism", 64, 7.6, 0.52,
                                          "{\"type\": \"detector-array\", \"size\": 15, \"element-size\": 2}");
+  g_autofree char *hex_pinhole = scan_json ("ism", 64, 7.6, 0.52, "{\"type\": \"pinhole\", \"diameter\": 1},"
+                                            " {\"type\": \"detector-array\", \"layout\": \"hexagonal\","
+                                            " \"element-size\": 0.2}");
   g_autofree char *array_confocal = scan_json ("confocal", 64, 7.6, 0.52, "{\"type\": \"detector-array\"}");
   g_autofree char *in_psf = scan_json ("psf", 64, 7.6, 0.52, "{\"type\": \"pinhole\"}");
   g_autofree char *two = scan_json ("confocal", 64, 7.6, 0.52, "{\"type\": \"pinhole\"}, {\"type\": \"pinhole\"}");
@@ -233,12 +264,18 @@ test_bad_input (void)
   test_expect_error (zero, AIRY_ERROR_INVALID_VALUE, "elements[2].diameter: must be in (0, 1000] AU, got 0");
   test_expect_error (negative, AIRY_ERROR_INVALID_VALUE, "elements[2].diameter: must be in (0, 1000] AU, got -1");
   test_expect_error (big_array, AIRY_ERROR_INVALID_VALUE,
-                     "elements[3].size: the 15 × 15 array of 0.5 AU elements (10.61 AU across its diagonal) does "
-                     "not fit the pinhole of 1 AU (elements[2].diameter); use fewer or smaller elements or a larger "
-                     "pinhole");
+                     "elements[3].size: the array's 225 elements of 0.5 AU (10.61 AU across its farthest corners) "
+                     "do not fit the pinhole of 1 AU (elements[2].diameter); use fewer or smaller elements or a "
+                     "larger pinhole");
+  /* a hexagonal 32: 1 + 6 + 6 + 6 + 12 cells and one more, its farthest
+   * corner 3 pitches + 1/√3 out: 2 × 3.577 × 0.2 AU = 1.431 AU */
+  test_expect_error (hex_pinhole, AIRY_ERROR_INVALID_VALUE,
+                     "elements[3].elements: the array's 32 elements of 0.2 AU (1.431 AU across its farthest "
+                     "corners) do not fit the pinhole of 1 AU (elements[2].diameter); use fewer or smaller elements "
+                     "or a larger pinhole");
   test_expect_error (off_grid, AIRY_ERROR_INVALID_VALUE,
-                     "elements[2].size: the 15 × 15 array (15.86 µm across in the image plane) does not fit the "
-                     "grid's image plane (5.144 µm across); use fewer or smaller elements or a larger grid");
+                     "elements[2].size: the array (15.86 µm across in the image plane) does not fit the grid's image "
+                     "plane (5.144 µm across); use fewer or smaller elements or a larger grid");
   test_expect_error (array_confocal, AIRY_ERROR_INVALID_VALUE,
                      "elements[2]: a detector array is read by the ism modality; set \"modality\": \"ism\" or "
                      "remove it");
@@ -347,6 +384,7 @@ main (int argc, char **argv)
   g_test_add_func ("/scan/confocal/fill", test_confocal_fill);
   g_test_add_func ("/scan/two-photon", test_two_photon);
   g_test_add_func ("/scan/ism", test_ism);
+  g_test_add_func ("/scan/ism-hexagonal", test_ism_hexagonal);
   g_test_add_func ("/scan/bad-input", test_bad_input);
   g_test_add_func ("/scan/stokes", test_stokes);
   g_test_add_func ("/scan/cli", test_cli);

@@ -43,6 +43,7 @@ typedef enum
   AIRY_JONES_PATTERN_COMPONENTS,
   AIRY_JONES_PATTERN_MAP,
 } AiryJonesPattern;
+typedef enum { AIRY_ARRAY_SQUARE, AIRY_ARRAY_HEXAGONAL } AiryArrayLayout;
 
 GType _airy_defocus_model_get_type     (void);
 GType _airy_apodisation_get_type       (void);
@@ -59,6 +60,7 @@ GType _airy_resample_get_type          (void);
 GType _airy_noise_get_type             (void);
 GType _airy_handedness_get_type        (void);
 GType _airy_jones_pattern_get_type     (void);
+GType _airy_array_layout_get_type      (void);
 
 /* The built-in element types. */
 GType _airy_objective_point_source_get_type (void);

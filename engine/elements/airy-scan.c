@@ -97,17 +97,38 @@ typedef struct { AiryElement parent; } AiryDetectorArray;
 typedef struct { AiryElementClass parent_class; } AiryDetectorArrayClass;
 G_DEFINE_FINAL_TYPE (AiryDetectorArray, _airy_detector_array, AIRY_TYPE_ELEMENT)
 
+static gboolean
+detector_array_param_relevant (AiryElement *self, GParamSpec *pspec)
+{
+  gboolean hexagonal = airy_element_get_enum (self, "layout") == AIRY_ARRAY_HEXAGONAL;
+
+  if (g_str_equal (pspec->name, "size"))
+    return !hexagonal;
+  if (g_str_equal (pspec->name, "elements"))
+    return hexagonal;
+  return TRUE;
+}
+
 static void
 _airy_detector_array_class_init (AiryDetectorArrayClass *klass)
 {
   scan_part_class_init (AIRY_ELEMENT_CLASS (klass), "detector-array", N_("Detector array"));
+  AIRY_ELEMENT_CLASS (klass)->param_relevant = detector_array_param_relevant;
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
+    airy_param_spec_enum ("layout", N_("Layout"),
+                          N_("Square N × N elements, or hexagonal ones (Airyscan's 32) on a honeycomb"),
+                          _airy_array_layout_get_type (), AIRY_ARRAY_SQUARE, AIRY_PARAM_SELECTS));
   airy_element_class_install_property (G_OBJECT_CLASS (klass),
     airy_param_spec_set_unit (airy_param_spec_int ("size", N_("Array size"),
                                                    N_("Elements per side of the square array (N × N)"),
                                                    1, 15, 5, 0), "px"));
   airy_element_class_install_property (G_OBJECT_CLASS (klass),
+    airy_param_spec_int ("elements", N_("Elements"),
+                         N_("Hexagonal elements, the honeycomb's cells nearest the axis"), 1, 61, 32, 0));
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
     airy_param_spec_double ("element-size", N_("Element size"),
-                            N_("Side of one square element in Airy units (1.22·λ_em/NA)"), "AU",
+                            N_("Width of one element in Airy units (1.22·λ_em/NA): a square's side, a hexagon's "
+                               "width across its flats (the pitch)"), "AU",
                             0.0, 10.0, 0.25, AIRY_PARAM_EXCLUSIVE_MIN));
   airy_element_class_install_property (G_OBJECT_CLASS (klass),
     airy_param_spec_double ("reassignment", N_("Reassignment factor"),

@@ -11,6 +11,11 @@
 
 G_BEGIN_DECLS
 
+#define AIRY_SCAN_SQRT3 1.7320508075688772935
+
+/* 15 × 15 squares, or 61 hexagons */
+#define AIRY_SCAN_MAX_ELEMENTS 225
+
 typedef struct
 {
   guint  photons;        /* 1, or 2 (two-photon: the excitation squared) */
@@ -21,9 +26,11 @@ typedef struct
   double au;             /* one Airy unit in the image plane, µm: 1.22·λ_em/NA·M */
   double pixel;          /* the image plane's pixel, µm (f_lens·λ_em/(n·N·dx)) */
   double pinhole;        /* diameter in AU; 0: an open detector */
-  guint  array;          /* N of an N × N detector array; 0: none */
-  double element;        /* an array element's side, AU */
+  guint  n_elements;     /* of a detector array; 0: none */
+  gboolean hexagonal;    /* hexagonal elements on a honeycomb, else squares */
+  double element;        /* an element's width (square side, hexagon across flats), AU */
   double reassignment;   /* the fraction of its offset each element's image moves back */
+  double cy[AIRY_SCAN_MAX_ELEMENTS], cx[AIRY_SCAN_MAX_ELEMENTS];  /* their centres, µm */
 } AiryScanSetup;
 
 /* What system (in a scanning modality) asks for, checked, with its
@@ -32,12 +39,6 @@ gboolean _airy_scan_setup          (AirySystem          *system,
                                     AiryScanSetup       *setup,
                                     GPtrArray           *warnings,
                                     GError             **error);
-/* The centre of element k (row-major, k < array²) of the detector array in
- * the image plane, µm. */
-void     _airy_scan_element_centre (const AiryScanSetup *setup,
-                                    guint                k,
-                                    double              *cy,
-                                    double              *cx);
 /* the modalities' chains: their number, each as a psf system, and the
  * geometry's (the detection chain's) */
 guint       _airy_scan_n_chains     (AirySystem          *system);

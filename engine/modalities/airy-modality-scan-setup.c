@@ -16,6 +16,7 @@
 #include "airy-modality.h"
 #include "airy-modality-scan-private.h"
 #include "airy-error.h"
+#include "airy-elements-private.h"
 
 static const char *const scan_parts[] = { "excitation", "pinhole", "detector-array" };
 
@@ -108,31 +109,93 @@ setup_optics (AirySystem *system, AiryScanSetup *s, GError **error)
   return TRUE;
 }
 
-/* the array fits the pinhole (its half diagonal within the pinhole's
+static gint
+compare_cells (gconstpointer a, gconstpointer b)
+{
+  const double *p = a, *q = b;
+
+  if (p[2] != q[2])
+    return p[2] < q[2] ? -1 : 1;
+  return p[3] < q[3] ? -1 : p[3] > q[3];
+}
+
+/* the element centres in the image plane (µm): a square N × N, or the
+ * honeycomb's n cells nearest the axis (by distance, then by angle from +x
+ * counter-clockwise), the honeycomb's rows along x */
+static void
+array_centres (AiryScanSetup *s, guint size)
+{
+  double pitch = s->element * s->au;
+  guint k;
+
+  if (!s->hexagonal)
+    {
+      double mid = (size - 1) / 2.0;
+
+      for (k = 0; k < s->n_elements; k++)
+        {
+          s->cy[k] = (k / size - mid) * pitch;
+          s->cx[k] = (k % size - mid) * pitch;
+        }
+      return;
+    }
+  {
+    const int m = 8;
+    g_autoptr(GArray) cells = g_array_new (FALSE, FALSE, sizeof (double) * 4);
+    int i, j;
+
+    for (i = -m; i <= m; i++)
+      for (j = -m; j <= m; j++)
+        {
+          double c[4];
+
+          c[0] = (j * AIRY_SCAN_SQRT3 / 2.0) * pitch;                 /* y */
+          c[1] = (i + j / 2.0) * pitch;                        /* x */
+          c[2] = round (hypot (c[0], c[1]) / pitch * 1e9);     /* distance, to ties */
+          c[3] = fmod (atan2 (c[0], c[1]) + 2.0 * G_PI + 1e-12, 2.0 * G_PI);
+          g_array_append_val (cells, c);
+        }
+    g_array_sort (cells, compare_cells);
+    for (k = 0; k < s->n_elements; k++)
+      {
+        const double *c = (const double *) cells->data + 4 * k;
+
+        s->cy[k] = c[0];
+        s->cx[k] = c[1];
+      }
+  }
+}
+
+/* the array fits the pinhole (its farthest corner within the pinhole's
  * radius), or without one the image plane */
 static gboolean
-check_array (AirySystem *system, AiryScanSetup *s, guint at, guint pinhole_at, GError **error)
+check_array (AirySystem *system, AiryScanSetup *s, const char *path, guint pinhole_at, GError **error)
 {
-  double half_diagonal = s->array * s->element * G_SQRT2 / 2.0;
-  double across = s->array * s->element * s->au;
-  guint h, w;
+  /* a square's corner is side/√2 from its centre, a hexagon's width/√3 */
+  double corner = s->element * s->au / (s->hexagonal ? AIRY_SCAN_SQRT3 : G_SQRT2);
+  double half = s->hexagonal ? corner : s->element * s->au / 2.0, reach = 0.0, box = 0.0;
+  guint h, w, k;
 
+  for (k = 0; k < s->n_elements; k++)
+    {
+      reach = MAX (reach, hypot (s->cy[k], s->cx[k]) + corner);
+      box = MAX (box, MAX (fabs (s->cy[k]), fabs (s->cx[k])) + half);
+    }
   airy_system_get_shape (system, &h, &w);
-  if (s->pinhole > 0 && half_diagonal > s->pinhole / 2.0 * (1.0 + 1e-9))
+  if (s->pinhole > 0 && reach / s->au > s->pinhole / 2.0 * (1.0 + 1e-9))
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("elements[%u].size: the %u × %u array of %g AU elements (%.4g AU across its diagonal) does "
-                     "not fit the pinhole of %g AU (elements[%u].diameter); use fewer or smaller elements or a "
-                     "larger pinhole"), at, s->array, s->array, s->element, 2.0 * half_diagonal, s->pinhole,
-                   pinhole_at);
+                   _("%s: the array's %u elements of %g AU (%.4g AU across its farthest corners) do not fit the "
+                     "pinhole of %g AU (elements[%u].diameter); use fewer or smaller elements or a larger pinhole"),
+                   path, s->n_elements, s->element, 2.0 * reach / s->au, s->pinhole, pinhole_at);
       return FALSE;
     }
-  if (across > MIN (h, w) * s->pixel * (1.0 + 1e-9))
+  if (2.0 * box > MIN (h, w) * s->pixel * (1.0 + 1e-9))
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("elements[%u].size: the %u × %u array (%.4g µm across in the image plane) does not fit the "
-                     "grid's image plane (%.4g µm across); use fewer or smaller elements or a larger grid"),
-                   at, s->array, s->array, across, MIN (h, w) * s->pixel);
+                   _("%s: the array (%.4g µm across in the image plane) does not fit the grid's image plane "
+                     "(%.4g µm across); use fewer or smaller elements or a larger grid"),
+                   path, 2.0 * box, MIN (h, w) * s->pixel);
       return FALSE;
     }
   return TRUE;
@@ -176,13 +239,18 @@ setup_parts (AirySystem *system, const char *modality, AiryScanSetup *s, GPtrArr
       g_autoptr(AiryElement) defaults = array ? NULL : airy_element_new ("detector-array", NULL);
       AiryElement *a = array ? array : defaults;
       double r = airy_element_get_double (a, "reassignment");
+      guint size = (guint) airy_element_get_int (a, "size");
+      g_autofree char *path = NULL;
 
-      s->array = (guint) airy_element_get_int (a, "size");
+      s->hexagonal = airy_element_get_enum (a, "layout") == AIRY_ARRAY_HEXAGONAL;
+      s->n_elements = s->hexagonal ? (guint) airy_element_get_int (a, "elements") : size * size;
       s->element = airy_element_get_double (a, "element-size");
       /* the peak of exc(r)·det(r + d) for Gaussians of widths ∝ λ */
       s->reassignment = r > 0.0 ? r : s->lambda_ex * s->lambda_ex
                                       / (s->lambda_ex * s->lambda_ex + s->lambda_em * s->lambda_em);
-      if (!check_array (system, s, array ? array_at : elements->len, pin_at, error))
+      array_centres (s, size);
+      path = g_strdup_printf ("elements[%u].%s", array ? array_at : elements->len, s->hexagonal ? "elements" : "size");
+      if (!check_array (system, s, path, pin_at, error))
         return FALSE;
     }
   if (s->photons == 1 && s->lambda_ex > s->lambda_em && warnings)
@@ -211,19 +279,6 @@ _airy_scan_setup (AirySystem    *system,
     return FALSE;
   *setup = s;
   return TRUE;
-}
-
-void
-_airy_scan_element_centre (const AiryScanSetup *setup,
-                           guint                k,
-                           double              *cy,
-                           double              *cx)
-{
-  double pitch = setup->element * setup->au;
-  double mid = (setup->array - 1) / 2.0;
-
-  *cy = (k / setup->array - mid) * pitch;
-  *cx = (k % setup->array - mid) * pitch;
 }
 
 /* ---- chains ---- */

@@ -35,7 +35,7 @@
 typedef double (*CoverageFunc) (double y, double x, double du, gconstpointer data);
 
 typedef struct { double radius; } Disk;
-typedef struct { double cy, cx, side; } Square;
+typedef struct { double cy, cx, side; } Cell;   /* a square's side, a hexagon's width across flats */
 
 /* the fraction of the pixel at (y, x) inside the disk centred at 0 */
 static double
@@ -72,9 +72,34 @@ overlap (double x, double du, double c, double a)
 static double
 square_coverage (double y, double x, double du, gconstpointer data)
 {
-  const Square *s = data;
+  const Cell *s = data;
 
   return overlap (y, du, s->cy, s->side) * overlap (x, du, s->cx, s->side);
+}
+
+/* inside the hexagon of inradius r (flats facing ±x, corners at ±y) */
+static gboolean
+in_hexagon (double y, double x, double r)
+{
+  return fabs (x) <= r && fabs (x / 2.0 + y * AIRY_SCAN_SQRT3 / 2.0) <= r && fabs (-x / 2.0 + y * AIRY_SCAN_SQRT3 / 2.0) <= r;
+}
+
+static double
+hexagon_coverage (double y, double x, double du, gconstpointer data)
+{
+  const Cell *h = data;
+  double r = h->side / 2.0, dy = y - h->cy, dx = x - h->cx, d = hypot (dy, dx), half = du * G_SQRT2 / 2.0;
+  const int n = 16;
+  int i, j, sum = 0;
+
+  if (d + half <= r)
+    return 1.0;
+  if (d - half >= 2.0 * r / AIRY_SCAN_SQRT3)
+    return 0.0;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      sum += in_hexagon (dy + ((i + 0.5) / n - 0.5) * du, dx + ((j + 0.5) / n - 0.5) * du, r);
+  return (double) sum / (n * n);
 }
 
 /* ---- linear convolution with an aperture, by FFT ---- */
@@ -346,16 +371,14 @@ array_plane (gpointer data, Convolver *c, guint z)
   convolver_load (c, airy_stack_plane (job->det, z));
   for (k = 0; k < job->hats->len; k++)
     {
-      double cy, cx;
-
       convolver_apply (c, g_ptr_array_index (job->hats, k), product);
       for (i = 0; i < plane; i++)
         product[i] *= e[i];
       if (job->elements)
         memcpy (airy_stack_plane (job->elements[k], z), product, plane * sizeof (float));
-      _airy_scan_element_centre (s, k, &cy, &cx);
       fftwf_execute_dft_r2c (job->r2c, product, spec);
-      shift_plane (spec, h, w, job->ex->dx, s->reassignment * cy, s->reassignment * cx, work, job->c2r, moved);
+      shift_plane (spec, h, w, job->ex->dx, s->reassignment * s->cy[k], s->reassignment * s->cx[k], work, job->c2r,
+                   moved);
       for (i = 0; i < plane; i++)
         total[i] += moved[i];
     }
@@ -370,7 +393,7 @@ array_plane (gpointer data, Convolver *c, guint z)
 static gboolean
 combine_array (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray *channels)
 {
-  guint h = ex->height, w = ex->width, n_el = s->array * s->array, k;
+  guint h = ex->height, w = ex->width, n_el = s->n_elements, k;
   double du = ex->dx, side = s->element * s->au, reach = 0.0;
   g_autoptr(Convolver) c = NULL;
   g_autoptr(GPtrArray) hats = g_ptr_array_new_with_free_func (fftwf_free);
@@ -379,21 +402,18 @@ combine_array (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray 
   Planes planes = { ex->depth, 0, h, w, du, 0.0, array_plane, &job };
 
   for (k = 0; k < n_el; k++)
-    {
-      double cy, cx;
-
-      _airy_scan_element_centre (s, k, &cy, &cx);
-      reach = MAX (reach, (MAX (fabs (cy), fabs (cx)) + side) * G_SQRT2);
-    }
+    reach = MAX (reach, (MAX (fabs (s->cy[k]), fabs (s->cx[k])) + side) * G_SQRT2);
   c = convolver_new (h, w, du, reach);
   for (k = 0; k < n_el; k++)
     {
-      Square el = { 0.0, 0.0, side };
+      /* element k at −c_k (module docs) */
+      Cell el = { -s->cy[k], -s->cx[k], side };
 
-      _airy_scan_element_centre (s, k, &el.cy, &el.cx);
-      el.cy = -el.cy;
-      el.cx = -el.cx;
-      g_ptr_array_add (hats, convolver_aperture (c, du, square_coverage, &el, reach, side * side));
+      if (s->hexagonal)
+        g_ptr_array_add (hats, convolver_aperture (c, du, hexagon_coverage, &el, reach,
+                                                   AIRY_SCAN_SQRT3 / 2.0 * side * side));
+      else
+        g_ptr_array_add (hats, convolver_aperture (c, du, square_coverage, &el, reach, side * side));
       if (elements)
         elements[k] = airy_stack_copy (det);
     }
@@ -419,7 +439,7 @@ scan_combine (AirySystem *system,
 
   if (!_airy_scan_setup (system, &s, warnings, error) || (det && !same_pixel (stacks[0], det, error)))
     return FALSE;
-  if (s.array > 0)
+  if (s.n_elements > 0)
     return combine_array (&s, stacks[0], det, channels);
   return combine_pinhole (&s, stacks[0], det, channels);
 }
