@@ -167,6 +167,15 @@ test_two_photon (void)
   peak = plane_max (square, count, NULL);
   g_assert_cmpfloat (max_abs_diff (open->stack->data, square, count), <=, 1e-6 * peak);
   g_assert_cmpfloat (max_abs_diff (pinhole->stack->data, square, count), <=, 1e-5 * peak);
+  /* its channels: the excitation's intensity, then the effective E² */
+  {
+    g_autoptr(AiryResult) parts = scan_run ("two-photon", n, 7.6, 0.52,
+                                            "{\"type\": \"excitation\", \"wavelength\": 0.92}", TRUE);
+
+    g_assert_cmpuint (parts->n_channels, ==, 2);
+    g_assert_cmpfloat (max_abs_diff (parts->channels[0]->data, ex->stack->data, count), ==, 0.0);
+    g_assert_cmpfloat (max_abs_diff (parts->channels[1]->data, open->stack->data, count), ==, 0.0);
+  }
 }
 
 /* A Gaussian-filled back aperture widens the excitation focus */

@@ -291,6 +291,10 @@ combine_pinhole (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArra
 {
   gsize plane = airy_stack_plane_size (ex), i, n = plane * ex->depth;
 
+  /* the channels: the excitation's intensity, the detection term, the
+   * effective PSF */
+  if (channels)
+    add_channel (channels, ex, NULL);
   if (s->photons == 2)
     for (i = 0; i < n; i++)
       ex->data[i] *= ex->data[i];
@@ -311,10 +315,7 @@ combine_pinhole (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArra
     fftwf_free (job.hat);
   }
   if (channels)
-    {
-      add_channel (channels, ex, NULL);
-      add_channel (channels, det, NULL);
-    }
+    add_channel (channels, det, NULL);
   for (i = 0; i < n; i++)
     ex->data[i] *= det->data[i];
   if (channels)
