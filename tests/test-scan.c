@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include "airy-test-util.h"
+#include "airy-grad-private.h"
 
 /* NA 1.2 in water, f = 100 µm, emission 0.52 µm: the image plane's pixel
  * f·λ/(n·N·dx) is 0.0402 µm on 128² at dx = 7.6 µm */
@@ -382,6 +383,33 @@ test_presets (void)
     }
 }
 
+/* the fit and the gradient follow one chain's ops: a scanning system is
+ * refused, not modelled by its detection chain alone */
+static void
+test_fit_grad_refused (void)
+{
+  g_autofree char *json = scan_json ("confocal", 64, 7.6, 0.52, "{\"type\": \"pinhole\"}");
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(AiryResult) result = test_run (system, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GError) fit_error = NULL;
+  AiryStack *forward = _airy_grad_forward (system, 1, &error);
+  AiryFitOptions options;
+  AiryFitResult *fit;
+
+  g_assert_null (forward);
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+  g_assert_cmpstr (error->message, ==, "modality: the gradient follows one optical chain; confocal combines "
+                   "several (take its chain in the psf modality)");
+  airy_fit_options_init (&options);
+  options.threads = 1;
+  fit = airy_fit_stack (system, result->stack, &options, NULL, &fit_error);
+  g_assert_null (fit);
+  g_assert_error (fit_error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+  g_assert_cmpstr (fit_error->message, ==, "modality: the fit models the PSF of one optical chain; confocal "
+                   "combines several (fit its chain in the psf modality)");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -398,5 +426,6 @@ main (int argc, char **argv)
   g_test_add_func ("/scan/stokes", test_stokes);
   g_test_add_func ("/scan/cli", test_cli);
   g_test_add_func ("/scan/presets", test_presets);
+  g_test_add_func ("/scan/fit-grad-refused", test_fit_grad_refused);
   return g_test_run ();
 }

@@ -127,6 +127,14 @@ _airy_modality_one_image (const AiryModality *modality)
 }
 
 gboolean
+_airy_modality_combines (const AiryModality *modality,
+                         AirySystem         *system)
+{
+  return modality != NULL
+         && (modality->combine_stacks != NULL || (modality->n_chains && modality->n_chains (system) > 1));
+}
+
+gboolean
 _airy_modality_has_objective (const AiryModality *modality)
 {
   return modality != NULL && modality->needs_microscope;

@@ -100,6 +100,11 @@ gboolean _airy_modality_one_image     (const AiryModality *modality);
  * "elements" (the first enabled element is chain[1]) */
 gboolean _airy_modality_has_objective (const AiryModality *modality);
 
+/* its result combines several chains, or one by its own rule (what the
+ * fit and the gradient, which follow one chain's ops, refuse) */
+gboolean _airy_modality_combines     (const AiryModality *modality,
+                                      AirySystem         *system);
+
 /* psf's chain rule (a source first, then the enabled elements), for
  * modalities built on it */
 gboolean _airy_modality_psf_chain (AiryGeometry *geom,
