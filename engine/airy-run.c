@@ -850,7 +850,7 @@ run_chains (const AiryModality *m, AirySystem *system, guint n, const AiryRunOpt
                  ? g_ptr_array_new_with_free_func ((GDestroyNotify) airy_stack_free) : NULL;
       g_ptr_array_insert (stacks, 0, first->stack);
       if (!m->combine_stacks (system, (AiryStack **) stacks->pdata, stacks->len, channels, first->warnings,
-                              error))
+                              cancellable, error))
         {
           g_ptr_array_steal_index (stacks, 0);
           airy_result_free (first);

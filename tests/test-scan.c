@@ -383,6 +383,30 @@ test_presets (void)
     }
 }
 
+static void
+cancel_at_end (guint done, guint total, gpointer data)
+{
+  /* the last plane of a chain: the detection's is the last before the
+   * combination */
+  if (done == total)
+    g_cancellable_cancel (data);
+}
+
+/* a cancelled run (here at the end of the chains, before or in the
+ * combination) ends with G_IO_ERROR_CANCELLED, not a result */
+static void
+test_cancel (void)
+{
+  g_autofree char *json = scan_json ("ism", 128, 7.6, 0.52, "{\"type\": \"detector-array\"}");
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GError) error = NULL;
+  AiryResult *result = airy_run (system, NULL, cancel_at_end, cancellable, cancellable, &error);
+
+  g_assert_null (result);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
 /* the fit and the gradient follow one chain's ops: a scanning system is
  * refused, not modelled by its detection chain alone */
 static void
@@ -427,5 +451,6 @@ main (int argc, char **argv)
   g_test_add_func ("/scan/cli", test_cli);
   g_test_add_func ("/scan/presets", test_presets);
   g_test_add_func ("/scan/fit-grad-refused", test_fit_grad_refused);
+  g_test_add_func ("/scan/cancel", test_cancel);
   return g_test_run ();
 }

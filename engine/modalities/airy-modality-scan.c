@@ -221,6 +221,7 @@ typedef struct
   double   du, reach;         /* the convolvers' shape */
   void   (*plane) (gpointer job, Convolver *c, guint z);
   gpointer job;
+  GCancellable *cancellable;  /* checked before each plane */
 } Planes;
 
 static gpointer
@@ -230,13 +231,13 @@ planes_worker (gpointer data)
   g_autoptr(Convolver) c = convolver_new (p->h, p->w, p->du, p->reach);
   gint z;
 
-  while ((z = g_atomic_int_add (&p->next, 1)) < (gint) p->depth)
+  while ((z = g_atomic_int_add (&p->next, 1)) < (gint) p->depth && !g_cancellable_is_cancelled (p->cancellable))
     p->plane (p->job, c, (guint) z);
   return NULL;
 }
 
-static void
-each_plane (Planes *p)
+static gboolean
+each_plane (Planes *p, GError **error)
 {
   guint n = MIN (MAX (1, g_get_num_processors ()), p->depth), t;
   g_autofree GThread **threads = g_new0 (GThread *, n);
@@ -246,6 +247,7 @@ each_plane (Planes *p)
   planes_worker (p);
   for (t = 1; t < n; t++)
     g_thread_join (threads[t]);
+  return !g_cancellable_set_error_if_cancelled (p->cancellable, error);
 }
 
 /* ---- the combinations ---- */
@@ -287,7 +289,8 @@ pinhole_plane (gpointer data, Convolver *c, guint z)
 
 /* confocal and two-photon: E^photons · (D ⊛ pinhole) */
 static gboolean
-combine_pinhole (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray *channels)
+combine_pinhole (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray *channels, GCancellable *cancellable,
+                 GError **error)
 {
   gsize plane = airy_stack_plane_size (ex), i, n = plane * ex->depth;
 
@@ -309,10 +312,12 @@ combine_pinhole (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArra
     Disk disk = { radius };
     g_autoptr(Convolver) c = convolver_new (ex->height, ex->width, ex->dx, radius);
     PinholeJob job = { convolver_aperture (c, ex->dx, disk_coverage, &disk, radius, G_PI * radius * radius), det };
-    Planes planes = { det->depth, 0, det->height, det->width, det->dx, radius, pinhole_plane, &job };
+    Planes planes = { det->depth, 0, det->height, det->width, det->dx, radius, pinhole_plane, &job, cancellable };
+    gboolean done = each_plane (&planes, error);
 
-    each_plane (&planes);
     fftwf_free (job.hat);
+    if (!done)
+      return FALSE;
   }
   if (channels)
     add_channel (channels, det, NULL);
@@ -392,7 +397,8 @@ array_plane (gpointer data, Convolver *c, guint z)
 
 /* ism: the reassigned sum into ex; the elements' PSFs as channels */
 static gboolean
-combine_array (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray *channels)
+combine_array (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray *channels, GCancellable *cancellable,
+               GError **error)
 {
   guint h = ex->height, w = ex->width, n_el = s->n_elements, k;
   double du = ex->dx, side = s->element * s->au, reach = 0.0;
@@ -400,7 +406,7 @@ combine_array (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray 
   g_autoptr(GPtrArray) hats = g_ptr_array_new_with_free_func (fftwf_free);
   g_autofree AiryStack **elements = channels ? g_new0 (AiryStack *, n_el) : NULL;
   ArrayJob job = { s, hats, ex, det, elements, _airy_fft_plan_r2c (h, w, 1), _airy_fft_plan_c2r (h, w, 1) };
-  Planes planes = { ex->depth, 0, h, w, du, 0.0, array_plane, &job };
+  Planes planes = { ex->depth, 0, h, w, du, 0.0, array_plane, &job, cancellable };
 
   for (k = 0; k < n_el; k++)
     reach = MAX (reach, (MAX (fabs (s->cy[k]), fabs (s->cx[k])) + side) * G_SQRT2);
@@ -419,7 +425,12 @@ combine_array (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray 
         elements[k] = airy_stack_copy (det);
     }
   planes.reach = reach;
-  each_plane (&planes);
+  if (!each_plane (&planes, error))
+    {
+      for (k = 0; elements && k < n_el; k++)
+        airy_stack_free (elements[k]);
+      return FALSE;
+    }
   for (k = 0; elements && k < n_el; k++)
     g_ptr_array_add (channels, elements[k]);
   if (channels)
@@ -428,12 +439,13 @@ combine_array (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray 
 }
 
 static gboolean
-scan_combine (AirySystem *system,
-              AiryStack **stacks,
-              guint       n,
-              GPtrArray  *channels,
-              GPtrArray  *warnings,
-              GError    **error)
+scan_combine (AirySystem   *system,
+              AiryStack   **stacks,
+              guint         n,
+              GPtrArray    *channels,
+              GPtrArray    *warnings,
+              GCancellable *cancellable,
+              GError      **error)
 {
   AiryScanSetup s;
   AiryStack *det = n > 1 ? stacks[1] : NULL;
@@ -441,8 +453,8 @@ scan_combine (AirySystem *system,
   if (!_airy_scan_setup (system, &s, warnings, error) || (det && !same_pixel (stacks[0], det, error)))
     return FALSE;
   if (s.n_elements > 0)
-    return combine_array (&s, stacks[0], det, channels);
-  return combine_pinhole (&s, stacks[0], det, channels);
+    return combine_array (&s, stacks[0], det, channels, cancellable, error);
+  return combine_pinhole (&s, stacks[0], det, channels, cancellable, error);
 }
 
 const AiryModality _airy_modality_confocal = {

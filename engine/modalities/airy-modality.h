@@ -59,13 +59,15 @@ struct _AiryModality
    * metadata), and stacks[0] becomes the result, in place. channels (NULL
    * unless the run asks for channels, AiryRunOptions.per_wavelength) gets
    * the stacks the result is made of (AiryStack*, transfer full); warnings
-   * (char*) the run's. NULL: `combine`. */
-  gboolean           (*combine_stacks) (AirySystem  *system,
-                                        AiryStack  **stacks,
-                                        guint        n,
-                                        GPtrArray   *channels,
-                                        GPtrArray   *warnings,
-                                        GError     **error);
+   * (char*) the run's; cancellable the run's (a cancelled combination
+   * stops between planes, with G_IO_ERROR_CANCELLED). NULL: `combine`. */
+  gboolean           (*combine_stacks) (AirySystem   *system,
+                                        AiryStack   **stacks,
+                                        guint         n,
+                                        GPtrArray    *channels,
+                                        GPtrArray    *warnings,
+                                        GCancellable *cancellable,
+                                        GError      **error);
   /* The elements the modality reads beside its chain (a scanning
    * microscope's excitation, pinhole, detector array), each as the JSON
    * object the panel adds when the mode is chosen and the system has none
