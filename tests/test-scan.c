@@ -266,6 +266,7 @@ test_bad_input (void)
   g_autofree char *array_confocal = scan_json ("confocal", 64, 7.6, 0.52, "{\"type\": \"detector-array\"}");
   g_autofree char *in_psf = scan_json ("psf", 64, 7.6, 0.52, "{\"type\": \"pinhole\"}");
   g_autofree char *two = scan_json ("confocal", 64, 7.6, 0.52, "{\"type\": \"pinhole\"}, {\"type\": \"pinhole\"}");
+  g_autofree char *sensor = scan_json ("confocal", 64, 7.6, 0.52, "{\"type\": \"sensor\", \"reduce\": \"sum\"}");
   g_autofree char *no_lens = g_strdup_printf ("{\"airy\": 1, \"modality\": \"confocal\", \"grid\": {\"shape\": [64, 64],"
                                               " \"spacing\": 7.6}, \"spectrum\": {\"wavelengths\": [0.52]},"
                                               " \"elements\": [{\"type\": \"objective-point-source\"},"
@@ -294,6 +295,9 @@ test_bad_input (void)
                      "two-photon or ism, or remove it");
   test_expect_error (two, AIRY_ERROR_INVALID_VALUE,
                      "elements[3]: a second \"pinhole\" (the first is elements[2]); give one");
+  test_expect_error (sensor, AIRY_ERROR_INVALID_VALUE,
+                     "sensor: a scanning microscope's result is its PSF stack, combined plane by plane; remove the "
+                     "sensor");
   test_expect_error (no_lens, AIRY_ERROR_INVALID_VALUE,
                      "elements: a scanning microscope's chain ends in an ff-lens (the image plane of the pinhole)");
 }

@@ -273,6 +273,15 @@ _airy_scan_setup (AirySystem    *system,
 {
   AiryScanSetup s = { 0 };
 
+  /* the combination is plane by plane: a sensor's sum over z (or its
+   * resampling and noise) would come before it */
+  if (airy_system_get_sensor (system) != NULL)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("sensor: a scanning microscope's result is its PSF stack, combined plane by plane; remove the "
+                     "sensor"));
+      return FALSE;
+    }
   s.lambda_em = airy_system_get_spectrum (system)->wavelengths[0];
   if (!setup_optics (system, &s, error)
       || !setup_parts (system, airy_system_get_modality (system), &s, warnings, error))
