@@ -10,12 +10,14 @@
  *                                (→ 1 for a large pinhole, → D·area for a
  *                                small one)
  *   two-photon  E² (· (D ⊛ P) with a pinhole)
- *   ism         Σ_k E(r − s·c_k) · (D ⊛ A_k)(r), A_k the square element at
- *               −(1 − s)·c_k: each element's PSF E·(D ⊛ A at −c_k) moved
- *               back by s·c_k (pixel reassignment; s the reassignment
- *               factor, c_k the element's centre in the image plane)
+ *   ism         Σ_k PSF_k(r − s·c_k), PSF_k = E · (D ⊛ A_k), A_k the
+ *               element (a square or a hexagon) at −c_k: each element's
+ *               PSF moved back by s·c_k through its transform, which keeps
+ *               its sum (pixel reassignment; s the reassignment factor,
+ *               c_k the element's centre in the image plane)
  *
- * The convolutions are linear (zero padding), by FFT, one per plane. */
+ * The convolutions are linear (zero padding), by FFT, one per plane; the
+ * planes run in parallel. */
 #define G_LOG_DOMAIN "airy-modality-scan"
 
 #include "config.h"
@@ -498,7 +500,7 @@ const AiryModality _airy_modality_ism = {
   .chain_system = _airy_scan_chain_system,
   .chain = _airy_scan_chain,
   .schema_note = "a psf chain ending in an ff-lens, with an \"excitation\" and a \"detector-array\" in "
-                 "elements; Σ_k E(r − s·c_k)·(D ⊛ element k)",
+                 "elements; Σ_k (E·(D ⊛ element k))(r − s·c_k)",
   .combine_stacks = scan_combine,
   .parts = (const char *const[]) { "{\"type\": \"excitation\", \"wavelength\": 0.488}",
                                    "{\"type\": \"detector-array\", \"size\": 5, \"element-size\": 0.25}", NULL },
