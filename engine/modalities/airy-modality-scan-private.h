@@ -21,6 +21,7 @@ typedef struct
   guint  photons;        /* 1, or 2 (two-photon: the excitation squared) */
   double lambda_ex;      /* µm */
   double lambda_em;      /* the spectrum's first wavelength, µm */
+  double lambda_min;     /* its shortest (the detection's highest frequency) */
   double fill;           /* 1/e² radius of the laser over the pupil radius; 0: uniform */
   double pupil_radius;   /* f·NA/n of the source, µm */
   double au;             /* one Airy unit in the image plane, µm: 1.22·λ_em/NA·M */

@@ -272,6 +272,8 @@ _airy_scan_setup (AirySystem    *system,
                   GError       **error)
 {
   AiryScanSetup s = { 0 };
+  const AirySpectrum *spectrum = airy_system_get_spectrum (system);
+  guint l;
 
   /* the combination is plane by plane: a sensor's sum over z (or its
    * resampling and noise) would come before it */
@@ -282,7 +284,10 @@ _airy_scan_setup (AirySystem    *system,
                      "sensor"));
       return FALSE;
     }
-  s.lambda_em = airy_system_get_spectrum (system)->wavelengths[0];
+  s.lambda_em = spectrum->wavelengths[0];
+  s.lambda_min = s.lambda_em;
+  for (l = 1; l < spectrum->n; l++)
+    s.lambda_min = MIN (s.lambda_min, spectrum->wavelengths[l]);
   if (!setup_optics (system, &s, error)
       || !setup_parts (system, airy_system_get_modality (system), &s, warnings, error))
     return FALSE;

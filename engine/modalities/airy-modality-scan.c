@@ -104,21 +104,28 @@ hexagon_coverage (double y, double x, double du, gconstpointer data)
   return (double) sum / (n * n);
 }
 
-/* ---- linear convolution with an aperture, by FFT ---- */
+/* ---- convolution with an aperture, by FFT ---- */
 
+/* Circular, on the PSF's own grid (its FFT made it periodic there), with
+ * the aperture at its nearest offsets (a pinhole larger than the grid
+ * passes every pixel once), and pruned: the detection's spectrum reaches
+ * only |f| ≤ 2·NA/(λ·M) (the pupil's autocorrelation), so the columns
+ * kx beyond it are neither transformed nor multiplied. */
 typedef struct
 {
-  guint          h, w, ph, pw, threads;
-  fftwf_plan     r2c, c2r;
-  float         *buf;     /* ph × pw */
-  fftwf_complex *spec;    /* ph × (pw/2 + 1): the plane's transform */
+  guint          h, w, wh, band;            /* band: the last column kx kept */
+  fftwf_plan     row_r2c, row_c2r, cols_forward, cols_backward;
+  float         *row;                       /* w */
+  fftwf_complex *row_spec;                  /* w/2 + 1 */
+  fftwf_complex *spec;                      /* h × (w/2 + 1): the loaded plane's transform */
   fftwf_complex *work;
 } Convolver;
 
 static void
 convolver_free (Convolver *c)
 {
-  fftwf_free (c->buf);
+  fftwf_free (c->row);
+  fftwf_free (c->row_spec);
   fftwf_free (c->spec);
   fftwf_free (c->work);
   g_free (c);
@@ -126,91 +133,103 @@ convolver_free (Convolver *c)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (Convolver, convolver_free)
 
-/* reach: the largest |offset| (µm) an aperture covers; the padding holds it
- * (at most the plane: farther offsets see no pixel of it) */
+/* cutoff: the highest spatial frequency (cycles/µm) of what is convolved */
 static Convolver *
-convolver_new (guint h, guint w, double du, double reach)
+convolver_new (guint h, guint w, double du, double cutoff)
 {
   Convolver *c = g_new0 (Convolver, 1);
-  guint ky = (guint) MIN (ceil (reach / du) + 1.0, (double) h - 1);
-  guint kx = (guint) MIN (ceil (reach / du) + 1.0, (double) w - 1);
+  gsize nspec;
 
   c->h = h;
   c->w = w;
-  c->ph = _airy_fft_good_size (h + 2 * ky);
-  c->pw = _airy_fft_good_size (w + 2 * kx);
-  /* one thread each: the planes run in parallel (each_plane) */
-  c->threads = 1;
-  c->r2c = _airy_fft_plan_r2c (c->ph, c->pw, c->threads);
-  c->c2r = _airy_fft_plan_c2r (c->ph, c->pw, c->threads);
-  c->buf = fftwf_alloc_real ((gsize) c->ph * c->pw);
-  c->spec = fftwf_alloc_complex ((gsize) c->ph * (c->pw / 2 + 1));
-  c->work = fftwf_alloc_complex ((gsize) c->ph * (c->pw / 2 + 1));
+  c->wh = w / 2 + 1;
+  /* one FFTW thread each: the planes run in parallel (each_plane) */
+  c->band = (guint) MIN ((double) c->wh - 1, ceil (cutoff * w * du) + 2.0);
+  nspec = (gsize) h * c->wh;
+  c->row_r2c = _airy_fft_plan_r2c_1d (w, 1);
+  c->row_c2r = _airy_fft_plan_c2r_1d (w, 1);
+  c->cols_forward = _airy_fft_plan_many (h, c->band + 1, c->wh, 1, TRUE, AIRY_FFT_FORWARD, 1);
+  c->cols_backward = _airy_fft_plan_many (h, c->band + 1, c->wh, 1, TRUE, AIRY_FFT_BACKWARD, 1);
+  c->row = fftwf_alloc_real (w);
+  c->row_spec = fftwf_alloc_complex (c->wh);
+  c->spec = fftwf_alloc_complex (nspec);
+  c->work = fftwf_alloc_complex (nspec);
+  memset (c->spec, 0, nspec * sizeof (fftwf_complex));
+  memset (c->work, 0, nspec * sizeof (fftwf_complex));
   return c;
 }
 
-/* The transform of an aperture (pixel weights, offset (0, 0) at index 0),
- * scaled by du²/(ph·pw) so that a product with a plane's transform gives
- * Σ_q I[q]·A[r − q]·du². area: the aperture's exact area (µm²), to which
- * the weights are brought when no offset beyond the padding is cut. */
-static fftwf_complex *
-convolver_aperture (Convolver *c, double du, CoverageFunc coverage, gconstpointer data, double reach, double area)
-{
-  gsize nspec = (gsize) c->ph * (c->pw / 2 + 1), i;
-  fftwf_complex *hat = fftwf_alloc_complex (nspec);
-  int ky = (int) (c->ph - c->h) / 2, kx = (int) (c->pw - c->w) / 2, y, x;
-  gboolean cut = reach / du + 1.0 > MIN (ky, kx);
-  double sum = 0.0, scale;
-
-  memset (c->buf, 0, sizeof (float) * c->ph * c->pw);
-  for (y = -ky; y <= ky; y++)
-    for (x = -kx; x <= kx; x++)
-      {
-        double v = coverage (y * du, x * du, du, data);
-
-        c->buf[(gsize) ((y + (int) c->ph) % (int) c->ph) * c->pw + (gsize) ((x + (int) c->pw) % (int) c->pw)] =
-          (float) v;
-        sum += v;
-      }
-  if (sum <= 0.0)
-    {
-      /* narrower than the supersampling: its area at the centre */
-      c->buf[0] = 1.0f;
-      sum = 1.0;
-    }
-  scale = du * du / ((double) c->ph * c->pw);
-  if (!cut && sum > 0.0 && area > 0.0)
-    scale *= area / (du * du) / sum;
-  fftwf_execute_dft_r2c (c->r2c, c->buf, hat);
-  for (i = 0; i < nspec; i++)
-    hat[i] *= (float) scale;
-  return hat;
-}
-
-/* a plane's transform, for the apertures to multiply */
+/* the band columns of plane's transform into c->spec */
 static void
 convolver_load (Convolver *c, const float *plane)
 {
   guint y;
 
-  memset (c->buf, 0, sizeof (float) * c->ph * c->pw);
   for (y = 0; y < c->h; y++)
-    memcpy (c->buf + (gsize) y * c->pw, plane + (gsize) y * c->w, c->w * sizeof (float));
-  fftwf_execute_dft_r2c (c->r2c, c->buf, c->spec);
+    {
+      memcpy (c->row, plane + (gsize) y * c->w, c->w * sizeof (float));
+      fftwf_execute_dft_r2c (c->row_r2c, c->row, c->row_spec);
+      memcpy (c->spec + (gsize) y * c->wh, c->row_spec, (c->band + 1) * sizeof (fftwf_complex));
+    }
+  fftwf_execute_dft (c->cols_forward, c->spec, c->spec);
+}
+
+/* The transform of an aperture (pixel weights at the nearest offsets),
+ * scaled by du²/(h·w) so that a product with a plane's transform gives
+ * Σ_q I[q]·A[r − q]·du². area: the aperture's exact area (µm²), to which
+ * the weights are brought when the grid cuts none of it (reach: its
+ * farthest point, µm). */
+static fftwf_complex *
+convolver_aperture (Convolver *c, double du, CoverageFunc coverage, gconstpointer data, double reach, double area)
+{
+  gsize nspec = (gsize) c->h * c->wh, i;
+  g_autofree float *kernel = g_new0 (float, (gsize) c->h * c->w);
+  fftwf_complex *hat = fftwf_alloc_complex (nspec);
+  gboolean cut = reach > MIN (c->h / 2, c->w / 2) * du;
+  double sum = 0.0, scale;
+  guint y, x;
+
+  for (y = 0; y < c->h; y++)
+    for (x = 0; x < c->w; x++)
+      {
+        double oy = y <= c->h / 2 ? (double) y : (double) y - c->h, ox = x <= c->w / 2 ? (double) x : (double) x - c->w;
+        double v = coverage (oy * du, ox * du, du, data);
+
+        kernel[(gsize) y * c->w + x] = (float) v;
+        sum += v;
+      }
+  if (sum <= 0.0)
+    {
+      /* narrower than the supersampling: its area at the centre */
+      kernel[0] = 1.0f;
+      sum = 1.0;
+    }
+  scale = du * du / ((double) c->h * c->w);
+  if (!cut && area > 0.0)
+    scale *= area / (du * du) / sum;
+  convolver_load (c, kernel);
+  for (i = 0; i < nspec; i++)
+    hat[i] = c->spec[i] * (float) scale;
+  return hat;
 }
 
 /* out = the loaded plane ⊛ the aperture */
 static void
 convolver_apply (Convolver *c, const fftwf_complex *hat, float *out)
 {
-  gsize nspec = (gsize) c->ph * (c->pw / 2 + 1), i;
-  guint y;
+  guint y, k;
 
-  for (i = 0; i < nspec; i++)
-    c->work[i] = c->spec[i] * hat[i];
-  fftwf_execute_dft_c2r (c->c2r, c->work, c->buf);
   for (y = 0; y < c->h; y++)
-    memcpy (out + (gsize) y * c->w, c->buf + (gsize) y * c->pw, c->w * sizeof (float));
+    for (k = 0; k <= c->band; k++)
+      c->work[(gsize) y * c->wh + k] = c->spec[(gsize) y * c->wh + k] * hat[(gsize) y * c->wh + k];
+  fftwf_execute_dft (c->cols_backward, c->work, c->work);
+  for (y = 0; y < c->h; y++)
+    {
+      memcpy (c->row_spec, c->work + (gsize) y * c->wh, (c->band + 1) * sizeof (fftwf_complex));
+      memset (c->row_spec + c->band + 1, 0, (c->wh - c->band - 1) * sizeof (fftwf_complex));
+      fftwf_execute_dft_c2r (c->row_c2r, c->row_spec, c->row);
+      memcpy (out + (gsize) y * c->w, c->row, c->w * sizeof (float));
+    }
 }
 
 /* ---- planes in parallel, each thread with its own convolver ---- */
@@ -220,7 +239,7 @@ typedef struct
   guint    depth;
   gint     next;              /* the next plane, atomic */
   guint    h, w;
-  double   du, reach;         /* the convolvers' shape */
+  double   du, cutoff;        /* the convolvers' grid and band */
   void   (*plane) (gpointer job, Convolver *c, guint z);
   gpointer job;
   GCancellable *cancellable;  /* checked before each plane */
@@ -230,7 +249,7 @@ static gpointer
 planes_worker (gpointer data)
 {
   Planes *p = data;
-  g_autoptr(Convolver) c = convolver_new (p->h, p->w, p->du, p->reach);
+  g_autoptr(Convolver) c = convolver_new (p->h, p->w, p->du, p->cutoff);
   gint z;
 
   while ((z = g_atomic_int_add (&p->next, 1)) < (gint) p->depth && !g_cancellable_is_cancelled (p->cancellable))
@@ -253,6 +272,14 @@ each_plane (Planes *p, GError **error)
 }
 
 /* ---- the combinations ---- */
+
+/* the detection's highest frequency in the image plane, 2·NA/(λ·M) at
+ * its shortest wavelength: 1 AU is 1.22·λ_em·M/NA */
+static double
+detection_cutoff (const AiryScanSetup *s)
+{
+  return 2.0 * 1.22 / s->au * s->lambda_em / s->lambda_min;
+}
 
 static gboolean
 same_pixel (AiryStack *e, AiryStack *d, GError **error)
@@ -312,9 +339,10 @@ combine_pinhole (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArra
   {
     double radius = s->pinhole * s->au / 2.0;
     Disk disk = { radius };
-    g_autoptr(Convolver) c = convolver_new (ex->height, ex->width, ex->dx, radius);
+    g_autoptr(Convolver) c = convolver_new (ex->height, ex->width, ex->dx, detection_cutoff (s));
     PinholeJob job = { convolver_aperture (c, ex->dx, disk_coverage, &disk, radius, G_PI * radius * radius), det };
-    Planes planes = { det->depth, 0, det->height, det->width, det->dx, radius, pinhole_plane, &job, cancellable };
+    Planes planes = { det->depth, 0, det->height, det->width, det->dx, detection_cutoff (s), pinhole_plane, &job,
+                      cancellable };
     gboolean done = each_plane (&planes, error);
 
     fftwf_free (job.hat);
@@ -408,11 +436,11 @@ combine_array (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray 
   g_autoptr(GPtrArray) hats = g_ptr_array_new_with_free_func (fftwf_free);
   g_autofree AiryStack **elements = channels ? g_new0 (AiryStack *, n_el) : NULL;
   ArrayJob job = { s, hats, ex, det, elements, _airy_fft_plan_r2c (h, w, 1), _airy_fft_plan_c2r (h, w, 1) };
-  Planes planes = { ex->depth, 0, h, w, du, 0.0, array_plane, &job, cancellable };
+  Planes planes = { ex->depth, 0, h, w, du, detection_cutoff (s), array_plane, &job, cancellable };
 
   for (k = 0; k < n_el; k++)
     reach = MAX (reach, (MAX (fabs (s->cy[k]), fabs (s->cx[k])) + side) * G_SQRT2);
-  c = convolver_new (h, w, du, reach);
+  c = convolver_new (h, w, du, detection_cutoff (s));
   for (k = 0; k < n_el; k++)
     {
       /* element k at −c_k (module docs) */
@@ -426,7 +454,6 @@ combine_array (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray 
       if (elements)
         elements[k] = airy_stack_copy (det);
     }
-  planes.reach = reach;
   if (!each_plane (&planes, error))
     {
       for (k = 0; elements && k < n_el; k++)
