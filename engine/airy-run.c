@@ -819,6 +819,8 @@ run_chains (const AiryModality *m, AirySystem *system, guint n, const AiryRunOpt
   AiryRunOptions sub = options ? *options : defaults;
   g_autoptr(GPtrArray) stacks = g_ptr_array_new_with_free_func ((GDestroyNotify) airy_stack_free);
   g_autoptr(GPtrArray) channels = NULL;
+  g_autofree char *json = NULL;
+  const AirySpectrum *spectrum = airy_system_get_spectrum (system);
   AiryResult *first = NULL;
   gint64 t0 = g_get_monotonic_time ();
   guint k;
@@ -837,14 +839,12 @@ run_chains (const AiryModality *m, AirySystem *system, guint n, const AiryRunOpt
           g_clear_pointer (&first, airy_result_free);
           return NULL;
         }
+      if (first != NULL && m->combine_stacks)
+        g_ptr_array_add (stacks, g_steal_pointer (&r->stack));
       if (first == NULL)
         first = r;
       else
-        {
-          if (m->combine_stacks)
-            g_ptr_array_add (stacks, g_steal_pointer (&r->stack));
-          airy_result_free (r);
-        }
+        airy_result_free (r);
     }
   if (m->combine_stacks)
     {
@@ -869,16 +869,12 @@ run_chains (const AiryModality *m, AirySystem *system, guint n, const AiryRunOpt
     }
   first->hash = airy_system_hash (system);
   first->seconds = (g_get_monotonic_time () - t0) / 1e6;
-  {
-    /* the provenance is the whole system (a channel keeps its wavelength) */
-    g_autofree char *json = airy_system_to_json_full (system);
-    const AirySpectrum *spectrum = airy_system_get_spectrum (system);
-
-    airy_stack_set_provenance (first->stack, spectrum->n, spectrum->wavelengths, spectrum->weights, json);
-    for (k = 0; k < first->n_channels; k++)
-      airy_stack_set_provenance (first->channels[k], first->channels[k]->n_wavelengths,
-                                 first->channels[k]->wavelengths, first->channels[k]->weights, json);
-  }
+  /* the provenance is the whole system (a channel keeps its wavelength) */
+  json = airy_system_to_json_full (system);
+  airy_stack_set_provenance (first->stack, spectrum->n, spectrum->wavelengths, spectrum->weights, json);
+  for (k = 0; k < first->n_channels; k++)
+    airy_stack_set_provenance (first->channels[k], first->channels[k]->n_wavelengths,
+                               first->channels[k]->wavelengths, first->channels[k]->weights, json);
   if (options && options->resident)
     first->resident = airy_resident_new_host (g_steal_pointer (&first->stack));
   return first;
