@@ -508,6 +508,14 @@ cmd_run (int argc, char **argv)
     }
   if (json)
     print_run_summary (result, output, result->n_devices, write_s);
+  else if (!quiet && result->n_channels > 0 && !g_str_equal (airy_system_get_modality (system), "psf"))
+    /* a modality's parts: a confocal's excitation, detection and effective
+     * PSF, an image scanning array's elements and their sum */
+    g_print (_("wrote %s: %u channels (the %s modality's parts) of %u × %u × %u float32, voxel %.4g × %.4g × %.4g µm "
+               "— %.2f s on %s (%u device%s, %u threads)\n"),
+             output, result->n_channels, airy_system_get_modality (system), result->stack->depth,
+             result->stack->height, result->stack->width, result->stack->dx, result->stack->dy, result->stack->dz,
+             result->seconds, result->backend, result->n_devices, result->n_devices == 1 ? "" : "s", result->threads);
   else if (!quiet && result->n_channels > 0)
     g_print (_("wrote %s: %u channels (one per wavelength) of %u × %u × %u float32, voxel %.4g × %.4g × %.4g µm "
                "— %.2f s on %s (%u device%s, %u threads)\n"),

@@ -45,6 +45,10 @@ fftwf_plan _airy_fft_plan_many (guint       length,
 /* One real row of `length` to length/2 + 1 complex values, out of place. */
 fftwf_plan _airy_fft_plan_r2c_1d (guint length,
                                   guint threads);
+/* length/2 + 1 complex values to one real row of `length`, out of place
+ * (the input is overwritten). */
+fftwf_plan _airy_fft_plan_c2r_1d (guint length,
+                                  guint threads);
 
 /* Centred 2-D transform of every wavelength plane of field, in place:
  * u ← fftshift(DFT(ifftshift(u))) (unnormalised); uses field->scratch. */

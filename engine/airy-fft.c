@@ -9,7 +9,7 @@
 
 typedef struct
 {
-  int    kind;      /* 0 c2c 2-D, 1 r2c 2-D, 2 c2r 2-D, 3 c2c 1-D many, 4 r2c 1-D */
+  int    kind;      /* 0 c2c 2-D, 1 r2c 2-D, 2 c2r 2-D, 3 c2c 1-D many, 4 r2c 1-D, 5 c2r 1-D */
   int    sign;
   guint  height;    /* 2-D: rows; 1-D many: howmany */
   guint  width;     /* 2-D: columns; 1-D: length */
@@ -171,9 +171,9 @@ plan_get_full (PlanKey key)
       /* Plan on scratch arrays: MEASURE overwrites them. Execution uses the
        * new-array interface on fftwf_malloc'd buffers of the same alignment. */
       fftwf_complex *c = fftwf_alloc_complex (kind == 0 ? n : kind == 3 ? span
-                                              : kind == 4 ? width / 2 + 1 : (gsize) height * (width / 2 + 1));
+                                              : kind >= 4 ? width / 2 + 1 : (gsize) height * (width / 2 + 1));
       fftwf_complex *c2 = kind == 3 && !key.in_place ? fftwf_alloc_complex (span) : c;
-      float *r = kind == 0 || kind == 3 ? NULL : fftwf_alloc_real (kind == 4 ? width : n);
+      float *r = kind == 0 || kind == 3 ? NULL : fftwf_alloc_real (kind >= 4 ? width : n);
       int len = (int) width;
       unsigned flags = planner_flags () | (key.unaligned ? FFTW_UNALIGNED : 0);
 
@@ -187,8 +187,10 @@ plan_get_full (PlanKey key)
       else if (kind == 3)
         plan = fftwf_plan_many_dft (1, &len, (int) key.height, c, NULL, (int) key.stride, (int) key.dist,
                                     c2, NULL, (int) key.stride, (int) key.dist, key.sign, flags);
-      else
+      else if (kind == 4)
         plan = fftwf_plan_dft_r2c_1d (len, r, c, planner_flags ());
+      else
+        plan = fftwf_plan_dft_c2r_1d (len, c, r, planner_flags ());
       if (c2 != c)
         fftwf_free (c2);
       fftwf_free (c);
@@ -244,6 +246,13 @@ _airy_fft_plan_r2c_1d (guint length,
                        guint threads)
 {
   return plan_get (4, 0, 1, length, threads);
+}
+
+fftwf_plan
+_airy_fft_plan_c2r_1d (guint length,
+                       guint threads)
+{
+  return plan_get (5, 0, 1, length, threads);
 }
 
 fftwf_plan

@@ -221,6 +221,13 @@ _airy_fit_model_new_for_mask (AirySystem  *system,
 
   g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
   zi = airy_element_get_doubles (mask, "zernike-indices", &n_terms);
+  if (_airy_modality_combines (_airy_modality_of (system), system))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("modality: the fit models the PSF of one optical chain; %s combines several (fit its chain "
+                     "in the psf modality)"), airy_system_get_modality (system));
+      return NULL;
+    }
   sys = _airy_fit_system_insert_mask (system, mask, &chain_at);
   if (_airy_modality_of (sys)->needs_sample)
     {

@@ -319,8 +319,10 @@ _airy_geometry_new (AirySystem *system,
   if (!_airy_modality_check (system, airy_system_get_modality (system), error))
     return NULL;
   modality = _airy_modality_lookup (airy_system_get_modality (system));
+  geom->warnings = warnings;
   if (!modality->chain (geom, error) || !expand_jones (geom, error))
     return NULL;
+  geom->warnings = NULL;
   if (!walk_chain (geom, read_files, warnings, error) || !check_sensor (geom, error))
     return NULL;
   if (geom->imaging && !check_sample (geom, read_files, error))

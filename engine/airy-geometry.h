@@ -54,6 +54,8 @@ typedef struct
                                   * tube lens included), µm; 0 where the chain ends elsewhere */
   double         nyquist;        /* λ/(4·NA), µm; 0 without an objective */
   guint          n_stacks;       /* the result's stacks: 1, or the sum and one per wavelength */
+  GPtrArray     *warnings;       /* char*, may be NULL: where the modality's chain step warns
+                                  * (not owned; set while _airy_geometry_new runs) */
 } AiryGeometry;
 
 /* The geometry of system: its own fields against their declarations, the

@@ -4,7 +4,11 @@
 
 #include <string.h>
 
+#include <glib/gi18n-lib.h>
+
 #include "airy-grad-ops-private.h"
+#include "airy-error.h"
+#include "airy-modality.h"
 
 /* The unfused program of a system, which both the reverse pass
  * (airy-grad.c) and the variables' tangents (airy-grad-vars.c) run. */
@@ -25,6 +29,13 @@ _airy_grad_program_init (Program *p, AirySystem *system, GError **error)
   guint k;
 
   memset (p, 0, sizeof *p);
+  if (_airy_modality_combines (_airy_modality_of (system), system))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("modality: the gradient follows one optical chain; %s combines several (take its chain in "
+                     "the psf modality)"), airy_system_get_modality (system));
+      return FALSE;
+    }
   if ((p->plan = _airy_plan_new (system, &options, NULL, error)) == NULL || !_airy_plan_compile (p->plan, error)
       || (p->list = _airy_ops_compile (p->plan, error)) == NULL)
     return FALSE;

@@ -11,6 +11,7 @@
 #include "airy-bench-panel.h"
 #include "airy-param-editor.h"
 #include "airy-options-private.h"
+#include "airy-modality.h"
 
 static gboolean have_display;
 
@@ -443,6 +444,71 @@ test_declared_defaults (void)
                     G_PARAM_SPEC_INT (g_object_class_find_property (klass, "beads-count"))->default_value);
 }
 
+static guint
+mode_index (const char *name)
+{
+  guint n, i;
+  const AiryModality * const *list = _airy_modality_list (&n);
+
+  for (i = 0; i < n; i++)
+    if (g_str_equal (list[i]->name, name))
+      return i;
+  g_assert_not_reached ();
+}
+
+static guint
+count_type (AirySystem *system, const char *type)
+{
+  GPtrArray *elements = airy_system_get_elements (system);
+  guint i, count = 0;
+
+  for (i = 0; i < elements->len; i++)
+    count += g_str_equal (airy_element_get_type_name (g_ptr_array_index (elements, i)), type);
+  return count;
+}
+
+/* A scanning mode brings the parts it reads (its declared JSON), another
+ * mode takes away those it does not read */
+static void
+test_scan_parts (void)
+{
+  g_autoptr(AiryBenchPanel) panel = NULL;
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(GError) error = NULL;
+  GtkDropDown *mode;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      return;
+    }
+  panel = AIRY_BENCH_PANEL (g_object_ref_sink (airy_bench_panel_new ()));
+  system = test_system ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 7.6}, \"spectrum\": "
+                        "{\"wavelengths\": [0.52]}, \"elements\": [{\"type\": \"objective-point-source\", "
+                        "\"f\": 100, \"n\": 1.33, \"na\": 1.2}, {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.33}]}");
+  airy_bench_panel_set_system (panel, system);
+  mode = GTK_DROP_DOWN (airy_bench_panel_get_editor (panel, "mode"));
+  gtk_drop_down_set_selected (mode, mode_index ("confocal"));
+  drain ();
+  g_assert_cmpstr (airy_system_get_modality (system), ==, "confocal");
+  g_assert_cmpuint (count_type (system, "excitation"), ==, 1);
+  g_assert_cmpuint (count_type (system, "pinhole"), ==, 1);
+  g_assert_true (airy_system_check (system, NULL, &error));
+  gtk_drop_down_set_selected (mode, mode_index ("two-photon"));
+  drain ();
+  g_assert_cmpuint (count_type (system, "pinhole"), ==, 0);
+  g_assert_cmpuint (count_type (system, "excitation"), ==, 1);
+  gtk_drop_down_set_selected (mode, mode_index ("ism"));
+  drain ();
+  g_assert_cmpuint (count_type (system, "detector-array"), ==, 1);
+  g_assert_true (airy_system_check (system, NULL, &error));
+  gtk_drop_down_set_selected (mode, mode_index ("psf"));
+  drain ();
+  g_assert_cmpuint (airy_system_get_elements (system)->len, ==, 2);
+  g_assert_true (airy_system_check (system, NULL, &error));
+  g_assert_no_error (error);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -459,5 +525,6 @@ main (int argc, char **argv)
   g_test_add_func ("/panel/zernike", test_zernike);
   g_test_add_func ("/panel/enum-labels", test_enum_labels);
   g_test_add_func ("/panel/declared-defaults", test_declared_defaults);
+  g_test_add_func ("/panel/scan-parts", test_scan_parts);
   return g_test_run ();
 }

@@ -301,19 +301,75 @@ pupil_to_camera (AirySystem *system, double f, double n)
   return f * airy_system_get_spectrum (system)->wavelengths[0] / (n * w * airy_system_get_spacing (system));
 }
 
+/* a modality's part (AiryModality.parts) as an element */
+static AiryElement *
+part_new (const char *json)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+
+  if (!json_parser_load_from_data (parser, json, -1, NULL) || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    return NULL;
+  return airy_element_new_from_json (json_node_get_object (json_parser_get_root (parser)), "parts", G_TYPE_INVALID,
+                                     NULL, NULL);
+}
+
+static gboolean
+reads_part (const AiryModality *m, const char *type)
+{
+  guint i;
+
+  for (i = 0; m && m->parts && m->parts[i]; i++)
+    {
+      g_autoptr(AiryElement) e = part_new (m->parts[i]);
+
+      if (e && g_str_equal (airy_element_get_type_name (e), type))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* the parts the old mode reads and the new one does not go; those the new
+ * one reads and the system lacks come, after the chain */
+static void
+swap_parts (AirySystem *system, const AiryModality *from, const AiryModality *to)
+{
+  GPtrArray *elements = airy_system_get_elements (system);
+  guint i, k;
+
+  for (i = elements->len; i-- > 0;)
+    {
+      const char *type = airy_element_get_type_name (g_ptr_array_index (elements, i));
+
+      if (reads_part (from, type) && !reads_part (to, type))
+        g_ptr_array_remove_index (elements, i);
+    }
+  for (k = 0; to->parts && to->parts[k]; k++)
+    {
+      g_autoptr(AiryElement) e = part_new (to->parts[k]);
+      gboolean have = FALSE;
+
+      for (i = 0; e && i < elements->len; i++)
+        have |= g_str_equal (airy_element_get_type_name (g_ptr_array_index (elements, i)),
+                             airy_element_get_type_name (e));
+      if (e && !have)
+        g_ptr_array_add (elements, g_steal_pointer (&e));
+    }
+}
+
 void
 _airy_bench_panel_on_mode (GtkDropDown    *drop,
                            GParamSpec     *pspec,
                            AiryBenchPanel *self)
 {
   guint n, i, selected = gtk_drop_down_get_selected (drop);
-  const AiryModality * const *list = _airy_modality_list (&n);
+  const AiryModality * const *list = _airy_modality_list (&n), *from;
   gboolean microscope;
   GPtrArray *elements;
 
   if (self->building || self->system == NULL || selected >= n
       || g_str_equal (list[selected]->name, airy_system_get_modality (self->system)))
     return;
+  from = _airy_modality_of (self->system);
   microscope = list[selected]->needs_microscope;
   elements = airy_system_get_elements (self->system);
   if (microscope == airy_system_is_microscope (self->system))
@@ -374,6 +430,7 @@ _airy_bench_panel_on_mode (GtkDropDown    *drop,
       airy_system_set_sample (self->system, &none);
       airy_system_set_spacing (self->system, dx);
     }
+  swap_parts (self->system, from, list[selected]);
   airy_system_set_modality (self->system, list[selected]->name);
   _airy_bench_panel_rebuild_later (self);
 }

@@ -43,6 +43,7 @@ typedef enum
   AIRY_JONES_PATTERN_COMPONENTS,
   AIRY_JONES_PATTERN_MAP,
 } AiryJonesPattern;
+typedef enum { AIRY_ARRAY_SQUARE, AIRY_ARRAY_HEXAGONAL } AiryArrayLayout;
 
 GType _airy_defocus_model_get_type     (void);
 GType _airy_apodisation_get_type       (void);
@@ -59,6 +60,7 @@ GType _airy_resample_get_type          (void);
 GType _airy_noise_get_type             (void);
 GType _airy_handedness_get_type        (void);
 GType _airy_jones_pattern_get_type     (void);
+GType _airy_array_layout_get_type      (void);
 
 /* The built-in element types. */
 GType _airy_objective_point_source_get_type (void);
@@ -77,6 +79,10 @@ GType _airy_df_lens_get_type                (void);
 GType _airy_thin_lens_get_type              (void);
 GType _airy_propagate_get_type              (void);
 GType _airy_sensor_get_type                 (void);
+/* the scanning modalities' parts (airy-scan.c) */
+GType _airy_excitation_get_type             (void);
+GType _airy_pinhole_get_type                (void);
+GType _airy_detector_array_get_type         (void);
 GType _airy_linear_polarizer_get_type       (void);
 GType _airy_circular_polarizer_get_type     (void);
 GType _airy_phase_retarder_get_type         (void);

@@ -100,6 +100,10 @@ DEFINE_ENUM (_airy_jones_pattern_get_type, "AiryJonesPattern",
   { AIRY_JONES_PATTERN_COMPONENTS, N_("matrix components"), "components" },
   { AIRY_JONES_PATTERN_MAP, N_("orientation and retardance maps"), "map" })
 
+DEFINE_ENUM (_airy_array_layout_get_type, "AiryArrayLayout",
+  { AIRY_ARRAY_SQUARE, N_("square"), "square" },
+  { AIRY_ARRAY_HEXAGONAL, N_("hexagonal"), "hexagonal" })
+
 /* The built-in element types, in the order "airy-sim info" lists them. */
 static GType (*const builtin_types[]) (void) = {
   _airy_objective_point_source_get_type,
@@ -125,6 +129,9 @@ static GType (*const builtin_types[]) (void) = {
   _airy_universal_compensator_get_type,
   _airy_jones_sample_get_type,
   _airy_sensor_get_type,
+  _airy_excitation_get_type,
+  _airy_pinhole_get_type,
+  _airy_detector_array_get_type,
 };
 
 void

@@ -22,6 +22,9 @@ get_registry (void)
       registry = g_ptr_array_new ();
       g_ptr_array_add (registry, (gpointer) &_airy_modality_psf);
       g_ptr_array_add (registry, (gpointer) &_airy_modality_imaging);
+      g_ptr_array_add (registry, (gpointer) &_airy_modality_confocal);
+      g_ptr_array_add (registry, (gpointer) &_airy_modality_two_photon);
+      g_ptr_array_add (registry, (gpointer) &_airy_modality_ism);
     }
   G_UNLOCK (registry);
   return registry;
@@ -121,6 +124,14 @@ gboolean
 _airy_modality_one_image (const AiryModality *modality)
 {
   return modality != NULL && modality->combine == AIRY_MODALITY_COMBINE_CONVOLVE;
+}
+
+gboolean
+_airy_modality_combines (const AiryModality *modality,
+                         AirySystem         *system)
+{
+  return modality != NULL
+         && (modality->combine_stacks != NULL || (modality->n_chains && modality->n_chains (system) > 1));
 }
 
 gboolean

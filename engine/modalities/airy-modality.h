@@ -10,6 +10,7 @@
 #include <json-glib/json-glib.h>
 
 #include "airy-geometry.h"
+#include "airy-stack.h"
 #include "airy-system.h"
 
 G_BEGIN_DECLS
@@ -52,6 +53,27 @@ struct _AiryModality
   /* What the schema says of the modality's systems (the "modality"
    * enum's description entry); NULL: the description. */
   const char          *schema_note;
+  /* Chains combined by the modality's own rule instead of `combine` (a
+   * pinhole's convolution, a pixel reassignment), for one chain or several:
+   * stacks[0..n) are the chains' intensities (one shape, each chain's
+   * metadata), and stacks[0] becomes the result, in place. channels (NULL
+   * unless the run asks for channels, AiryRunOptions.per_wavelength) gets
+   * the stacks the result is made of (AiryStack*, transfer full); warnings
+   * (char*) the run's; cancellable the run's (a cancelled combination
+   * stops between planes, with G_IO_ERROR_CANCELLED). NULL: `combine`. */
+  gboolean           (*combine_stacks) (AirySystem   *system,
+                                        AiryStack   **stacks,
+                                        guint         n,
+                                        GPtrArray    *channels,
+                                        GPtrArray    *warnings,
+                                        GCancellable *cancellable,
+                                        GError      **error);
+  /* The elements the modality reads beside its chain (a scanning
+   * microscope's excitation, pinhole, detector array), each as the JSON
+   * object the panel adds when the mode is chosen and the system has none
+   * of its type (and removes when another mode is chosen that does not
+   * read it); NULL-terminated, or NULL. */
+  const char * const  *parts;
 };
 
 /* The registered modalities, in the order the panel lists them: psf,
@@ -80,6 +102,11 @@ gboolean _airy_modality_one_image     (const AiryModality *modality);
  * "elements" (the first enabled element is chain[1]) */
 gboolean _airy_modality_has_objective (const AiryModality *modality);
 
+/* its result combines several chains, or one by its own rule (what the
+ * fit and the gradient, which follow one chain's ops, refuse) */
+gboolean _airy_modality_combines     (const AiryModality *modality,
+                                      AirySystem         *system);
+
 /* psf's chain rule (a source first, then the enabled elements), for
  * modalities built on it */
 gboolean _airy_modality_psf_chain (AiryGeometry *geom,
@@ -88,5 +115,9 @@ gboolean _airy_modality_psf_chain (AiryGeometry *geom,
 /* the two built in */
 extern const AiryModality _airy_modality_psf;
 extern const AiryModality _airy_modality_imaging;
+/* the scanning microscopes (airy-modality-scan.c) */
+extern const AiryModality _airy_modality_confocal;
+extern const AiryModality _airy_modality_two_photon;
+extern const AiryModality _airy_modality_ism;
 
 G_END_DECLS
