@@ -857,6 +857,13 @@ airy_run (AirySystem           *system,
   g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
 
   modality = _airy_modality_lookup (airy_system_get_modality (system));
+  if (modality && modality->run)
+    {
+      result = modality->run (system, airy_run, options, progress, user_data, cancellable, error);
+      if (result)
+        result->hash = airy_system_hash (system);
+      return result;
+    }
   if (modality && modality->n_chains && modality->n_chains (system) > 1)
     return run_chains (modality, system, modality->n_chains (system), options, progress, user_data, cancellable,
                        error);

@@ -124,6 +124,7 @@ static GType (*const builtin_types[]) (void) = {
   _airy_quarter_wave_plate_get_type,
   _airy_universal_compensator_get_type,
   _airy_jones_sample_get_type,
+  _airy_depletion_mask_get_type,
   _airy_sensor_get_type,
 };
 

@@ -10,6 +10,7 @@
 #include <json-glib/json-glib.h>
 
 #include "airy-geometry.h"
+#include "airy-run.h"
 #include "airy-system.h"
 
 G_BEGIN_DECLS
@@ -23,6 +24,15 @@ typedef enum
 } AiryModalityCombine;
 
 typedef struct _AiryModality AiryModality;
+
+/* airy_run, handed to a modality's run hook for its one-chain systems (so
+ * that a modality's unit calls no function of the run's, which calls it) */
+typedef AiryResult *(*AiryModalityRunFunc) (AirySystem           *system,
+                                            const AiryRunOptions *options,
+                                            AiryProgressFunc      progress,
+                                            gpointer              user_data,
+                                            GCancellable         *cancellable,
+                                            GError              **error);
 
 struct _AiryModality
 {
@@ -52,6 +62,18 @@ struct _AiryModality
   /* What the schema says of the modality's systems (the "modality"
    * enum's description entry); NULL: the description. */
   const char          *schema_note;
+  /* A modality that makes its result itself (NULL: the chains run and
+   * combine as `combine` says): airy_run hands it the system, and it
+   * runs one-chain systems with run_chain (airy_run) and combines them as
+   * no plain sum or product does (STED's exp(−ln 2·ζ·I_dep), a light
+   * sheet, SIM's raw stack); the run sets the result's hash. */
+  AiryResult        *(*run)        (AirySystem           *system,
+                                    AiryModalityRunFunc   run_chain,
+                                    const AiryRunOptions *options,
+                                    AiryProgressFunc      progress,
+                                    gpointer              user_data,
+                                    GCancellable         *cancellable,
+                                    GError              **error);
 };
 
 /* The registered modalities, in the order the panel lists them: psf,
@@ -88,5 +110,6 @@ gboolean _airy_modality_psf_chain (AiryGeometry *geom,
 /* the two built in */
 extern const AiryModality _airy_modality_psf;
 extern const AiryModality _airy_modality_imaging;
+extern const AiryModality _airy_modality_sted;
 
 G_END_DECLS

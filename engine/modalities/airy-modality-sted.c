@@ -1,0 +1,195 @@
+/* STED: the effective PSF of a point-scanning STED microscope,
+ *
+ *   h_eff = h_exc · exp (−ln 2 · ζ · I_dep / max I_dep),
+ *
+ * ζ = I_dep/I_sat the saturation factor (the depletion crest over the
+ * saturation intensity), h_exc the excitation PSF (the system's source and
+ * elements at its wavelength, the depletion-mask left out) and I_dep the
+ * depletion PSF (the same chain at the depletion-mask's wavelength and
+ * polarisation, shaped by its vortex or top-hat), normalised to its
+ * maximum over the stack. The depletion chain's pupil spacing is scaled by
+ * λ_dep/λ_exc, so both PSFs land on the same output grid. The result is
+ * h_eff, with three channels: the effective, the excitation and the
+ * depletion PSF. */
+#define G_LOG_DOMAIN "airy-modality-sted"
+
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include <math.h>
+
+#include "airy-modality.h"
+#include "airy-error.h"
+#include "airy-resident.h"
+
+static int
+find_depletion (AirySystem *system)
+{
+  GPtrArray *elements = airy_system_get_elements (system);
+  guint i;
+
+  for (i = 0; i < elements->len; i++)
+    {
+      AiryElement *e = g_ptr_array_index (elements, i);
+
+      if (airy_element_get_enabled (e) && g_str_equal (airy_element_get_type_name (e), "depletion-mask"))
+        return (int) i;
+    }
+  return -1;
+}
+
+static gboolean
+sted_require (AirySystem *system, int *at, GError **error)
+{
+  const AirySpectrum *spectrum = airy_system_get_spectrum (system);
+
+  *at = find_depletion (system);
+  if (*at < 0)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("elements: sted needs a \"depletion-mask\" element (the depletion beam's mask, wavelength "
+                     "and saturation)"));
+      return FALSE;
+    }
+  if (spectrum->n != 1)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("spectrum.wavelengths: sted takes one excitation wavelength, got %u"), spectrum->n);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The geometry: the excitation chain (the result's shape). */
+static gboolean
+sted_chain (AiryGeometry *geom, GError **error)
+{
+  int at;
+
+  if (!sted_require (geom->system, &at, error))
+    return FALSE;
+  g_ptr_array_remove_index (airy_system_get_elements (geom->system), at);
+  return _airy_modality_psf_chain (geom, error);
+}
+
+/* The excitation (depletion FALSE) or the depletion chain as a psf system. */
+static AirySystem *
+sted_chain_system (AirySystem *system, gboolean depletion, GError **error)
+{
+  AirySystem *sub = airy_system_copy (system);
+  GPtrArray *elements = airy_system_get_elements (sub);
+  int at;
+
+  airy_system_set_modality (sub, "psf");
+  if (!sted_require (sub, &at, error))
+    {
+      g_object_unref (sub);
+      return NULL;
+    }
+  if (!depletion)
+    g_ptr_array_remove_index (elements, at);
+  else
+    {
+      AiryElement *mask = g_ptr_array_index (elements, at);
+      AiryElement *source = g_ptr_array_index (elements, 0);
+      double lambda_exc = airy_system_get_spectrum (sub)->wavelengths[0];
+      double lambda_dep = airy_element_get_double (mask, "wavelength");
+      g_autoptr(AirySpectrum) spectrum = airy_spectrum_new (&lambda_dep, NULL, 1, error);
+
+      if (spectrum == NULL)
+        {
+          g_object_unref (sub);
+          return NULL;
+        }
+      airy_system_set_spectrum (sub, spectrum);
+      airy_system_set_spacing (sub, airy_system_get_spacing (sub) * lambda_dep / lambda_exc);
+      if (g_object_class_find_property (G_OBJECT_GET_CLASS (source), "polarization") != NULL)
+        g_object_set (source, "polarization", airy_element_get_enum (mask, "polarization"), NULL);
+    }
+  return sub;
+}
+
+/* h_exc · exp (−ln 2 · ζ · I_dep / max I_dep), into a new stack */
+static AiryStack *
+sted_effective (const AiryStack *excitation, const AiryStack *depletion, double saturation)
+{
+  AiryStack *out = airy_stack_copy (excitation);
+  gsize n = (gsize) out->depth * out->height * out->width, i;
+  float lo, hi;
+
+  airy_stack_min_max (depletion, &lo, &hi);
+  for (i = 0; i < n; i++)
+    out->data[i] = (float) (excitation->data[i]
+                            * exp (-G_LN2 * saturation * (hi > 0.0f ? depletion->data[i] / hi : 0.0)));
+  return out;
+}
+
+static AiryResult *
+sted_run (AirySystem *system, AiryModalityRunFunc run_chain, const AiryRunOptions *options,
+          AiryProgressFunc progress, gpointer user_data, GCancellable *cancellable, GError **error)
+{
+  AiryRunOptions opts = options ? *options : (AiryRunOptions) { 0 };
+  g_autoptr(AirySystem) exc_sys = sted_chain_system (system, FALSE, error);
+  g_autoptr(AirySystem) dep_sys = exc_sys ? sted_chain_system (system, TRUE, error) : NULL;
+  g_autoptr(AiryResult) exc = NULL;
+  g_autoptr(AiryResult) dep = NULL;
+  AiryResult *result;
+  AiryElement *mask;
+  guint i;
+
+  if (dep_sys == NULL)
+    return NULL;
+  mask = g_ptr_array_index (airy_system_get_elements (system), find_depletion (system));
+  /* both chains combine on the host, plane by plane */
+  opts.resident = FALSE;
+  opts.keep_psf = FALSE;
+  opts.per_wavelength = FALSE;
+  opts.preview = NULL;
+  exc = run_chain (exc_sys, &opts, progress, user_data, cancellable, error);
+  if (exc == NULL)
+    return NULL;
+  dep = run_chain (dep_sys, &opts, progress, user_data, cancellable, error);
+  if (dep == NULL)
+    return NULL;
+  if (exc->stack_is_part && exc->ranks > 1)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("modality: sted normalises the depletion over the whole stack; run it in one process"));
+      return NULL;
+    }
+  result = g_new0 (AiryResult, 1);
+  *result = *exc;
+  result->extra_refs = 0;
+  result->backend = g_strdup (exc->backend);
+  result->stack = sted_effective (exc->stack, dep->stack, airy_element_get_double (mask, "saturation"));
+  result->psf = NULL;
+  result->n_channels = 3;
+  result->channels = g_new0 (AiryStack *, 3);
+  result->channels[0] = airy_stack_copy (result->stack);
+  result->channels[1] = g_steal_pointer (&exc->stack);
+  result->channels[2] = g_steal_pointer (&dep->stack);
+  result->warnings = g_ptr_array_new_with_free_func (g_free);
+  for (i = 0; exc->warnings && i < exc->warnings->len; i++)
+    g_ptr_array_add (result->warnings, g_strdup (g_ptr_array_index (exc->warnings, i)));
+  for (i = 0; dep->warnings && i < dep->warnings->len; i++)
+    g_ptr_array_add (result->warnings,
+                     g_strdup_printf (_("depletion beam: %s"), (char *) g_ptr_array_index (dep->warnings, i)));
+  result->seconds = exc->seconds + dep->seconds;
+  result->own_s = exc->own_s + dep->own_s;
+  if (options && options->resident)
+    result->resident = airy_resident_new_host (g_steal_pointer (&result->stack));
+  return result;
+}
+
+const AiryModality _airy_modality_sted = {
+  .name = "sted",
+  .label = N_("STED"),
+  .description = ("STED: the excitation PSF times exp(−ln 2 · I_dep/I_sat) of a depletion beam shaped by a vortex "
+                  "or top-hat mask"),
+  .needs_microscope = FALSE,
+  .combine = AIRY_MODALITY_COMBINE_ONE,
+  .chain = sted_chain,
+  .schema_note = "a source first, then the elements with one depletion-mask; h_exc · exp(−ln 2 · ζ · I_dep/max I_dep)",
+  .run = sted_run,
+};
