@@ -21,30 +21,13 @@
 
 #include "airy-modality.h"
 #include "airy-error.h"
-#include "airy-resident.h"
-
-static int
-find_depletion (AirySystem *system)
-{
-  GPtrArray *elements = airy_system_get_elements (system);
-  guint i;
-
-  for (i = 0; i < elements->len; i++)
-    {
-      AiryElement *e = g_ptr_array_index (elements, i);
-
-      if (airy_element_get_enabled (e) && g_str_equal (airy_element_get_type_name (e), "depletion-mask"))
-        return (int) i;
-    }
-  return -1;
-}
 
 static gboolean
 sted_require (AirySystem *system, int *at, GError **error)
 {
   const AirySpectrum *spectrum = airy_system_get_spectrum (system);
 
-  *at = find_depletion (system);
+  *at = _airy_modality_find_element (system, "depletion-mask");
   if (*at < 0)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
@@ -129,27 +112,19 @@ static AiryResult *
 sted_run (AirySystem *system, AiryModalityRunFunc run_chain, const AiryRunOptions *options,
           AiryProgressFunc progress, gpointer user_data, GCancellable *cancellable, GError **error)
 {
-  AiryRunOptions opts = options ? *options : (AiryRunOptions) { 0 };
+  AiryRunOptions opts = _airy_modality_chain_options (options);
   g_autoptr(AirySystem) exc_sys = sted_chain_system (system, FALSE, error);
   g_autoptr(AirySystem) dep_sys = exc_sys ? sted_chain_system (system, TRUE, error) : NULL;
   g_autoptr(AiryResult) exc = NULL;
   g_autoptr(AiryResult) dep = NULL;
-  AiryResult *result;
   AiryElement *mask;
-  guint i;
+  AiryStack **channels;
 
   if (dep_sys == NULL)
     return NULL;
-  mask = g_ptr_array_index (airy_system_get_elements (system), find_depletion (system));
-  /* both chains combine on the host, plane by plane */
-  opts.resident = FALSE;
-  opts.keep_psf = FALSE;
-  opts.per_wavelength = FALSE;
-  opts.preview = NULL;
+  mask = g_ptr_array_index (airy_system_get_elements (system), _airy_modality_find_element (system, "depletion-mask"));
   exc = run_chain (exc_sys, &opts, progress, user_data, cancellable, error);
-  if (exc == NULL)
-    return NULL;
-  dep = run_chain (dep_sys, &opts, progress, user_data, cancellable, error);
+  dep = exc ? run_chain (dep_sys, &opts, progress, user_data, cancellable, error) : NULL;
   if (dep == NULL)
     return NULL;
   if (exc->stack_is_part && exc->ranks > 1)
@@ -158,28 +133,13 @@ sted_run (AirySystem *system, AiryModalityRunFunc run_chain, const AiryRunOption
                    _("modality: sted normalises the depletion over the whole stack; run it in one process"));
       return NULL;
     }
-  result = g_new0 (AiryResult, 1);
-  *result = *exc;
-  result->extra_refs = 0;
-  result->backend = g_strdup (exc->backend);
-  result->stack = sted_effective (exc->stack, dep->stack, airy_element_get_double (mask, "saturation"));
-  result->psf = NULL;
-  result->n_channels = 3;
-  result->channels = g_new0 (AiryStack *, 3);
-  result->channels[0] = airy_stack_copy (result->stack);
-  result->channels[1] = g_steal_pointer (&exc->stack);
-  result->channels[2] = g_steal_pointer (&dep->stack);
-  result->warnings = g_ptr_array_new_with_free_func (g_free);
-  for (i = 0; exc->warnings && i < exc->warnings->len; i++)
-    g_ptr_array_add (result->warnings, g_strdup (g_ptr_array_index (exc->warnings, i)));
-  for (i = 0; dep->warnings && i < dep->warnings->len; i++)
-    g_ptr_array_add (result->warnings,
-                     g_strdup_printf (_("depletion beam: %s"), (char *) g_ptr_array_index (dep->warnings, i)));
-  result->seconds = exc->seconds + dep->seconds;
-  result->own_s = exc->own_s + dep->own_s;
-  if (options && options->resident)
-    result->resident = airy_resident_new_host (g_steal_pointer (&result->stack));
-  return result;
+  /* effective, excitation, depletion */
+  channels = g_new0 (AiryStack *, 3);
+  channels[0] = sted_effective (exc->stack, dep->stack, airy_element_get_double (mask, "saturation"));
+  channels[1] = g_steal_pointer (&exc->stack);
+  channels[2] = g_steal_pointer (&dep->stack);
+  return _airy_modality_result_new (exc, dep, _("depletion beam"), airy_stack_copy (channels[0]), channels, 3,
+                                    options);
 }
 
 const AiryModality _airy_modality_sted = {

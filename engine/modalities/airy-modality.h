@@ -107,6 +107,22 @@ gboolean _airy_modality_has_objective (const AiryModality *modality);
 gboolean _airy_modality_psf_chain (AiryGeometry *geom,
                                    GError      **error);
 
+/* For modalities with a run hook (airy-modality-runs.c): the first
+ * enabled element of a type (-1: none); a result of stack and channels
+ * (taken) with first's run facts and both runs' warnings (second's
+ * prefixed "second_name: "), kept as a resident where options ask; a
+ * chain's run options (on the host, no PSF, channels or preview). */
+int            _airy_modality_find_element   (AirySystem           *system,
+                                              const char           *type_name);
+AiryResult    *_airy_modality_result_new     (AiryResult           *first,
+                                              AiryResult           *second,
+                                              const char           *second_name,
+                                              AiryStack            *stack,
+                                              AiryStack           **channels,
+                                              guint                 n_channels,
+                                              const AiryRunOptions *options);
+AiryRunOptions _airy_modality_chain_options  (const AiryRunOptions *options);
+
 /* the two built in */
 extern const AiryModality _airy_modality_psf;
 extern const AiryModality _airy_modality_imaging;
