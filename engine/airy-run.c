@@ -861,7 +861,10 @@ airy_run (AirySystem           *system,
     {
       result = modality->run (system, airy_run, options, progress, user_data, cancellable, error);
       if (result)
-        result->hash = airy_system_hash (system);
+        {
+          result->hash = airy_system_hash (system);
+          result->seconds = (g_get_monotonic_time () - t0) / 1e6;
+        }
       return result;
     }
   if (modality && modality->n_chains && modality->n_chains (system) > 1)

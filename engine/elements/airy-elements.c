@@ -125,6 +125,7 @@ static GType (*const builtin_types[]) (void) = {
   _airy_universal_compensator_get_type,
   _airy_jones_sample_get_type,
   _airy_depletion_mask_get_type,
+  _airy_light_sheet_get_type,
   _airy_sensor_get_type,
 };
 

@@ -23,6 +23,7 @@ get_registry (void)
       g_ptr_array_add (registry, (gpointer) &_airy_modality_psf);
       g_ptr_array_add (registry, (gpointer) &_airy_modality_imaging);
       g_ptr_array_add (registry, (gpointer) &_airy_modality_sted);
+      g_ptr_array_add (registry, (gpointer) &_airy_modality_light_sheet);
     }
   G_UNLOCK (registry);
   return registry;

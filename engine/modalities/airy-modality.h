@@ -127,5 +127,6 @@ AiryRunOptions _airy_modality_chain_options  (const AiryRunOptions *options);
 extern const AiryModality _airy_modality_psf;
 extern const AiryModality _airy_modality_imaging;
 extern const AiryModality _airy_modality_sted;
+extern const AiryModality _airy_modality_light_sheet;
 
 G_END_DECLS
