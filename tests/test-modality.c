@@ -57,7 +57,7 @@ static void
 test_errors (void)
 {
   test_expect_error ("{\"airy\": 1, \"modality\": \"confocal\", " GRID "\"elements\": [" CHAIN_A "]}",
-                     AIRY_ERROR_INVALID_VALUE, "modality: must be one of psf, imaging, sted, light-sheet, twin, got confocal");
+                     AIRY_ERROR_INVALID_VALUE, "modality: must be one of psf, imaging, sted, light-sheet, sim, twin, got confocal");
   test_expect_error ("{\"airy\": 1, \"modality\": 3, " GRID "\"elements\": [" CHAIN_A "]}",
                      AIRY_ERROR_WRONG_TYPE, "modality: expected a string, got a number");
   test_expect_error ("{\"airy\": 1, \"modality\": \"imaging\", " GRID "\"elements\": [" CHAIN_A "]}",

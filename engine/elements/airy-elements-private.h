@@ -90,6 +90,7 @@ GType _airy_universal_compensator_get_type  (void);
 GType _airy_jones_sample_get_type           (void);
 GType _airy_depletion_mask_get_type         (void);
 GType _airy_light_sheet_get_type            (void);
+GType _airy_sim_illumination_get_type       (void);
 
 /* Jones fields (airy-polarizers.c; airy-jones.h): a source with "field":
  * "vectorial" and a Jones vector (cos θ, sin θ·e^{iβ}) from "jones-angle"

@@ -126,6 +126,7 @@ static GType (*const builtin_types[]) (void) = {
   _airy_jones_sample_get_type,
   _airy_depletion_mask_get_type,
   _airy_light_sheet_get_type,
+  _airy_sim_illumination_get_type,
   _airy_sensor_get_type,
 };
 

@@ -24,6 +24,7 @@ get_registry (void)
       g_ptr_array_add (registry, (gpointer) &_airy_modality_imaging);
       g_ptr_array_add (registry, (gpointer) &_airy_modality_sted);
       g_ptr_array_add (registry, (gpointer) &_airy_modality_light_sheet);
+      g_ptr_array_add (registry, (gpointer) &_airy_modality_sim);
     }
   G_UNLOCK (registry);
   return registry;

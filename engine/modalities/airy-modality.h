@@ -128,5 +128,6 @@ extern const AiryModality _airy_modality_psf;
 extern const AiryModality _airy_modality_imaging;
 extern const AiryModality _airy_modality_sted;
 extern const AiryModality _airy_modality_light_sheet;
+extern const AiryModality _airy_modality_sim;
 
 G_END_DECLS
