@@ -7,6 +7,9 @@
 
 #include "airy-test-util.h"
 
+/* the modality's channels too (spectrum.channels, --channels) */
+static const AiryRunOptions with_channels = { .per_wavelength = TRUE };
+
 /* A water objective (NA 0.2 at 0.52 µm, n 1.33) detecting on an n × n grid
  * with output pixel du (µm), the planes z (µm), and the light-sheet
  * element's fields (JSON, without braces). */
@@ -28,7 +31,7 @@ sheet_run (guint n, double du, const char *z, const char *sheet)
 {
   g_autofree char *json = sheet_json (n, du, z, sheet);
   g_autoptr(AirySystem) system = test_system (json);
-  AiryResult *result = test_run (system, NULL);
+  AiryResult *result = test_run (system, &with_channels);
 
   g_assert_cmpuint (result->n_channels, ==, 3);
   return result;

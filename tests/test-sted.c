@@ -7,6 +7,9 @@
 
 #include "airy-test-util.h"
 
+/* the modality's channels too (spectrum.channels, --channels) */
+static const AiryRunOptions with_channels = { .per_wavelength = TRUE };
+
 /* An oil objective (NA 1.4, n 1.518), vectorial and aplanatic, at the
  * usual STED pair λ_exc 0.64 / λ_dep 0.775 µm; the output pixel du (µm)
  * set through the pupil spacing f·λ_exc/(n·N·du); one plane at focus or
@@ -66,7 +69,7 @@ test_resolution (void)
   for (k = 0; k < G_N_ELEMENTS (zetas); k++)
     {
       g_autoptr(AirySystem) system = sted_system (n, du, zetas[k], NULL, 1, 0.0);
-      g_autoptr(AiryResult) result = test_run (system, NULL);
+      g_autoptr(AiryResult) result = test_run (system, &with_channels);
       const float *p = result->stack->data;
       double expect = 0.775 / (2.0 * 1.4 * sqrt (1.0 + zetas[k]));
       double dx = linear_fwhm (p + (gsize) (n / 2) * n, n, n / 2, 1) * result->stack->dx;
@@ -89,7 +92,7 @@ donut_zero (const char *mask_extra)
 {
   guint n = 512;
   g_autoptr(AirySystem) system = sted_system (n, 0.01, 10.0, mask_extra, 1, 0.0);
-  g_autoptr(AiryResult) result = test_run (system, NULL);
+  g_autoptr(AiryResult) result = test_run (system, &with_channels);
   AiryStack *dep = result->channels[2];
   float lo, hi;
 
@@ -125,7 +128,7 @@ test_top_hat (void)
 {
   guint n = 256, count = 21, k, centre = 10;
   g_autoptr(AirySystem) system = sted_system (n, 0.02, 10.0, ", \"mask\": \"top-hat\"", count, 0.8);
-  g_autoptr(AiryResult) result = test_run (system, NULL);
+  g_autoptr(AiryResult) result = test_run (system, &with_channels);
   AiryStack *dep = result->channels[2];
   gsize axis = (gsize) (n / 2) * n + n / 2;
   float lo, hi, on_axis = 0.0f;
@@ -147,7 +150,7 @@ test_no_depletion (void)
   guint n = 128;
   g_autoptr(AirySystem) system = sted_system (n, 0.02, 0.0, NULL, 1, 0.0);
   g_autoptr(AirySystem) plain = airy_system_copy (system);
-  g_autoptr(AiryResult) result = test_run (system, NULL);
+  g_autoptr(AiryResult) result = test_run (system, &with_channels);
   g_autoptr(AiryResult) psf = NULL;
   gsize i, np = (gsize) n * n;
 
@@ -159,6 +162,22 @@ test_no_depletion (void)
       g_assert_cmpfloat (result->stack->data[i], ==, psf->stack->data[i]);
       g_assert_cmpfloat (result->channels[1]->data[i], ==, psf->stack->data[i]);
     }
+}
+
+/* Without channels the result is the effective PSF alone, the same. */
+static void
+test_without_channels (void)
+{
+  g_autoptr(AirySystem) system = sted_system (128, 0.02, 20.0, NULL, 3, 0.3);
+  g_autoptr(AiryResult) plain = test_run (system, NULL);
+  g_autoptr(AiryResult) full = test_run (system, &with_channels);
+
+  g_assert_cmpuint (plain->n_channels, ==, 0);
+  g_assert_null (plain->channels);
+  g_assert_cmpmem (plain->stack->data, (gsize) 3 * 128 * 128 * sizeof (float), full->stack->data,
+                   (gsize) 3 * 128 * 128 * sizeof (float));
+  g_assert_cmpmem (full->channels[0]->data, (gsize) 3 * 128 * 128 * sizeof (float), full->stack->data,
+                   (gsize) 3 * 128 * 128 * sizeof (float));
 }
 
 static void
@@ -191,6 +210,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sted/donut-zero", test_donut_zero);
   g_test_add_func ("/sted/top-hat", test_top_hat);
   g_test_add_func ("/sted/no-depletion", test_no_depletion);
+  g_test_add_func ("/sted/without-channels", test_without_channels);
   g_test_add_func ("/sted/bad-input", test_bad_input);
   return g_test_run ();
 }

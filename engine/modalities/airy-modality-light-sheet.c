@@ -17,7 +17,8 @@
  *     ρ = √(y² + t²); its central lobe's first zero is 2.405/(k sin α).
  *     Scanned along y: the sheet ∫ I(√(y² + t²), s) dy.
  * The detection PSF is the system's source and elements (the light-sheet
- * element left out) as a psf system. The result has three channels: the
+ * element left out) as a psf system. The result is the effective PSF;
+ * asked for channels (spectrum.channels, --channels) it has three: the
  * effective PSF, the detection PSF and the illumination (peak 1 at the
  * waist's centre). */
 #define G_LOG_DOMAIN "airy-modality-light-sheet"
@@ -309,7 +310,7 @@ light_sheet_run (AirySystem *system, AiryModalityRunFunc run_chain, const AiryRu
   AiryLightSheet p;
   g_autoptr(AirySystem) det_sys = detection_system (system, &p, error);
   g_autoptr(AiryResult) det = NULL;
-  AiryStack **channels;
+  AiryStack **channels, *illumination;
   gsize i, n;
 
   if (det_sys == NULL || (det = run_chain (det_sys, &opts, progress, user_data, cancellable, error)) == NULL)
@@ -320,9 +321,19 @@ light_sheet_run (AirySystem *system, AiryModalityRunFunc run_chain, const AiryRu
                    _("modality: light-sheet combines the whole stack; run it in one process"));
       return NULL;
     }
-  /* effective, detection, illumination */
+  illumination = light_sheet_illumination (&p, det->stack);
+  if (!(options && options->per_wavelength))
+    {
+      n = (gsize) det->stack->depth * det->stack->height * det->stack->width;
+      for (i = 0; i < n; i++)
+        det->stack->data[i] *= illumination->data[i];
+      airy_stack_free (illumination);
+      return _airy_modality_result_new (det, NULL, NULL, g_steal_pointer (&det->stack), NULL, 0, options);
+    }
+  /* with channels (spectrum.channels, --channels): effective, detection,
+   * illumination */
   channels = g_new0 (AiryStack *, 3);
-  channels[2] = light_sheet_illumination (&p, det->stack);
+  channels[2] = illumination;
   channels[0] = airy_stack_copy (det->stack);
   n = (gsize) det->stack->depth * det->stack->height * det->stack->width;
   for (i = 0; i < n; i++)

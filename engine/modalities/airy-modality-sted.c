@@ -9,8 +9,8 @@
  * polarisation, shaped by its vortex or top-hat), normalised to its
  * maximum over the stack. The depletion chain's pupil spacing is scaled by
  * λ_dep/λ_exc, so both PSFs land on the same output grid. The result is
- * h_eff, with three channels: the effective, the excitation and the
- * depletion PSF. */
+ * h_eff; asked for channels (spectrum.channels, --channels), it has three:
+ * the effective, the excitation and the depletion PSF. */
 #define G_LOG_DOMAIN "airy-modality-sted"
 
 #include "config.h"
@@ -93,19 +93,35 @@ sted_chain_system (AirySystem *system, gboolean depletion, GError **error)
   return sub;
 }
 
-/* h_exc · exp (−ln 2 · ζ · I_dep / max I_dep), into a new stack */
-static AiryStack *
-sted_effective (const AiryStack *excitation, const AiryStack *depletion, double saturation)
+/* e^x for x ≤ 0 in float, in a form the compiler vectorises (the loop
+ * below was four fifths of a STED run with libm's expf): x·log2 e = n + f,
+ * |f| ≤ ½, 2^f by its Taylor series to f⁶ (relative error below 2e-7),
+ * 2^n by the exponent bits; below −87 (2^−126) it is 2^−126, which the
+ * product with h_exc makes 0 in all but name. x = 0 gives 1 exactly. */
+static inline float
+sted_exp (float x)
 {
-  AiryStack *out = airy_stack_copy (excitation);
-  gsize n = (gsize) out->depth * out->height * out->width, i;
-  float lo, hi;
+  float t = MAX (x, -87.0f) * 1.44269504f, f, p;
+  int n = (int) (t - 0.5f);
+  union { guint32 u; float f; } scale;
+
+  f = (t - (float) n) * 0.693147181f;
+  p = 1.0f + f * (1.0f + f * (0.5f + f * (1.0f / 6 + f * (1.0f / 24 + f * (1.0f / 120 + f * (1.0f / 720))))));
+  scale.u = (guint32) (n + 127) << 23;
+  return p * scale.f;
+}
+
+/* h_exc ← h_exc · exp (−ln 2 · ζ · I_dep / max I_dep), in place */
+static void
+sted_deplete (AiryStack *excitation, const AiryStack *depletion, double saturation)
+{
+  gsize n = (gsize) excitation->depth * excitation->height * excitation->width, i;
+  float lo, hi, k;
 
   airy_stack_min_max (depletion, &lo, &hi);
+  k = hi > 0.0f ? (float) (-G_LN2 * saturation / hi) : 0.0f;
   for (i = 0; i < n; i++)
-    out->data[i] = (float) (excitation->data[i]
-                            * exp (-G_LN2 * saturation * (hi > 0.0f ? depletion->data[i] / hi : 0.0)));
-  return out;
+    excitation->data[i] *= sted_exp (k * depletion->data[i]);
 }
 
 static AiryResult *
@@ -118,7 +134,6 @@ sted_run (AirySystem *system, AiryModalityRunFunc run_chain, const AiryRunOption
   g_autoptr(AiryResult) exc = NULL;
   g_autoptr(AiryResult) dep = NULL;
   AiryElement *mask;
-  AiryStack **channels;
 
   if (dep_sys == NULL)
     return NULL;
@@ -133,13 +148,21 @@ sted_run (AirySystem *system, AiryModalityRunFunc run_chain, const AiryRunOption
                    _("modality: sted normalises the depletion over the whole stack; run it in one process"));
       return NULL;
     }
-  /* effective, excitation, depletion */
-  channels = g_new0 (AiryStack *, 3);
-  channels[0] = sted_effective (exc->stack, dep->stack, airy_element_get_double (mask, "saturation"));
-  channels[1] = g_steal_pointer (&exc->stack);
-  channels[2] = g_steal_pointer (&dep->stack);
-  return _airy_modality_result_new (exc, dep, _("depletion beam"), airy_stack_copy (channels[0]), channels, 3,
-                                    options);
+  /* with channels (AiryRunOptions.per_wavelength, spectrum.channels):
+   * effective, excitation, depletion */
+  if (options && options->per_wavelength)
+    {
+      AiryStack **channels = g_new0 (AiryStack *, 3);
+
+      channels[1] = airy_stack_copy (exc->stack);
+      sted_deplete (exc->stack, dep->stack, airy_element_get_double (mask, "saturation"));
+      channels[0] = airy_stack_copy (exc->stack);
+      channels[2] = g_steal_pointer (&dep->stack);
+      return _airy_modality_result_new (exc, dep, _("depletion beam"), g_steal_pointer (&exc->stack), channels, 3,
+                                        options);
+    }
+  sted_deplete (exc->stack, dep->stack, airy_element_get_double (mask, "saturation"));
+  return _airy_modality_result_new (exc, dep, _("depletion beam"), g_steal_pointer (&exc->stack), NULL, 0, options);
 }
 
 const AiryModality _airy_modality_sted = {
