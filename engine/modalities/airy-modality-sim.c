@@ -223,5 +223,6 @@ const AiryModality _airy_modality_sim = {
   .combine = AIRY_MODALITY_COMBINE_CONVOLVE,
   .chain = sim_chain,
   .schema_note = "needs \"microscope\", \"sample\" and a sim-illumination element; angles × phases raw images",
+  .needs_element = "sim-illumination",
   .run = sim_run,
 };

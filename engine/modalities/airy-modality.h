@@ -74,6 +74,10 @@ struct _AiryModality
                                     gpointer              user_data,
                                     GCancellable         *cancellable,
                                     GError              **error);
+  /* The element type its systems hold once, its parameters (sted's
+   * "depletion-mask"); the panel adds one when it switches to the
+   * modality. NULL: none. */
+  const char          *needs_element;
 };
 
 /* The registered modalities, in the order the panel lists them: psf,
