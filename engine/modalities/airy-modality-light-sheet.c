@@ -259,17 +259,7 @@ sheet_read (AirySystem *system, AiryLightSheet *p, int *at, GError **error)
   p->annulus = airy_element_get_double (e, "annulus");
   p->offset = airy_element_get_double (e, "offset");
   p->tilt = airy_element_get_double (e, "tilt");
-  if (p->na > p->n)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("elements[%d].na: must be in (0, n=%g], got %g (an illumination NA above the medium's index)"),
-                   *at, p->n, p->na);
-      if (error)
-        airy_error_set_range (*error, &(AiryErrorRange) { .minimum = 0.0, .maximum = p->n, .value = p->na,
-                                                          .maximum_name = "n" });
-      return FALSE;
-    }
-  return TRUE;
+  return _airy_modality_check_na (*at, p->na, p->n, error);
 }
 
 /* the detection chain as a psf system; at: the light-sheet element */

@@ -8,6 +8,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "airy-modality.h"
+#include "airy-error.h"
 #include "airy-resident.h"
 
 int
@@ -74,4 +75,21 @@ _airy_modality_chain_options (const AiryRunOptions *options)
   opts.per_wavelength = FALSE;
   opts.preview = NULL;
   return opts;
+}
+
+/* An illumination's NA at elements[at] against its medium's n. */
+gboolean
+_airy_modality_check_na (int      at,
+                         double   na,
+                         double   n,
+                         GError **error)
+{
+  if (na <= n)
+    return TRUE;
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+               _("elements[%d].na: must be in (0, n=%g], got %g (an illumination NA above the medium's index)"), at,
+               n, na);
+  if (error)
+    airy_error_set_range (*error, &(AiryErrorRange) { .minimum = 0.0, .maximum = n, .value = na, .maximum_name = "n" });
+  return FALSE;
 }

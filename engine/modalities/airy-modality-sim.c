@@ -57,13 +57,8 @@ sim_read (AirySystem *system, SimParams *p, int *at, GError **error)
   p->angles = airy_element_get_int (e, "angles");
   p->phases = airy_element_get_int (e, "phases");
   n = objective ? airy_element_get_double (objective, "n") : 1.0;
-  if (p->na > n)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("elements[%d].na: must be in (0, n=%g], got %g (an illumination NA above the medium's index)"),
-                   *at, n, p->na);
-      return FALSE;
-    }
+  if (!_airy_modality_check_na (*at, p->na, n, error))
+    return FALSE;
   if (sensor && (airy_element_get_enum (sensor, "resample") != AIRY_RESAMPLE_NONE
                  || airy_element_get_enum (sensor, "noise") != AIRY_NOISE_NONE))
     {

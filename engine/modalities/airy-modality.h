@@ -126,6 +126,11 @@ AiryResult    *_airy_modality_result_new     (AiryResult           *first,
                                               guint                 n_channels,
                                               const AiryRunOptions *options);
 AiryRunOptions _airy_modality_chain_options  (const AiryRunOptions *options);
+/* an illumination's NA at elements[at] against its medium's n (≤ n) */
+gboolean       _airy_modality_check_na       (int                   at,
+                                              double                na,
+                                              double                n,
+                                              GError              **error);
 
 /* the two built in */
 extern const AiryModality _airy_modality_psf;
