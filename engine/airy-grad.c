@@ -13,6 +13,7 @@
 #include "airy-ops-private.h"
 #include "airy-plan-private.h"
 #include "airy-grad-ops-private.h"
+#include "airy-modality.h"
 
 /* The reverse pass (airy-grad-private.h). */
 
@@ -181,12 +182,29 @@ program_forward (const Program *p, guint threads, GPtrArray *tapes, GPtrArray *i
   return g_steal_pointer (&planes);
 }
 
+/* The pass follows one chain's ops: a modality that combines chains
+ * itself (STED, light sheet, SIM) or several of them has no gradient yet. */
+static gboolean
+one_chain (AirySystem *system, GError **error)
+{
+  const AiryModality *m = _airy_modality_of (system);
+
+  if (m == NULL || (m->run == NULL && (m->n_chains == NULL || m->n_chains (system) <= 1)))
+    return TRUE;
+  g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+               _("modality: %s combines several chains; the gradient follows one chain's ops (psf or imaging)"),
+               m->name);
+  return FALSE;
+}
+
 AiryStack *
 _airy_grad_forward (AirySystem *system, guint threads, GError **error)
 {
   Program p;
   AiryStack *out = NULL;
 
+  if (!one_chain (system, error))
+    return NULL;
   if (_airy_grad_program_init (&p, system, error))
     out = program_forward (&p, MAX (threads, 1), NULL, NULL, error);
   _airy_grad_program_clear (&p);
@@ -297,7 +315,7 @@ _airy_grad_compute (AirySystem *system, JsonNode *root, const char *base_dir, co
   gboolean ok = FALSE;
   gsize np;
 
-  if (!_airy_grad_program_init (&p, system, error))
+  if (!one_chain (system, error) || !_airy_grad_program_init (&p, system, error))
     return FALSE;
   options->stored = options->mode == AIRY_GRAD_STORE
                     || (options->mode == AIRY_GRAD_AUTO && tape_bytes (&p) <= budget / 2);

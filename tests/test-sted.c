@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "airy-test-util.h"
+#include "airy-grad-private.h"
 
 /* the modality's channels too (spectrum.channels, --channels) */
 static const AiryRunOptions with_channels = { .per_wavelength = TRUE };
@@ -199,6 +200,16 @@ test_bad_input (void)
                      " \"elements\": [{\"type\": \"objective-point-source\"},"
                      " {\"type\": \"depletion-mask\", \"saturation\": -1}, {\"type\": \"ff-lens\"}]}",
                      AIRY_ERROR_INVALID_VALUE, "elements[1].saturation: must be in [0, 10000], got -1");
+  /* the gradient follows one chain's ops: not STED's two */
+  {
+    g_autoptr(AirySystem) system = sted_system (64, 0.02, 10.0, NULL, 1, 0.0);
+    g_autoptr(GError) error = NULL;
+
+    g_assert_null (_airy_grad_forward (system, 1, &error));
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+    g_assert_cmpstr (error->message, ==,
+                     "modality: sted combines several chains; the gradient follows one chain's ops (psf or imaging)");
+  }
 }
 
 int
