@@ -160,6 +160,48 @@ test_sum_widefield (void)
     }
 }
 
+/* A sample file (one plane of ones, the image's pixel) gives what the
+ * constant sample gives; one of another pixel is refused. */
+static void
+test_file_sample (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("airy-sim-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "ones.tif", NULL);
+  g_autofree char *other = g_build_filename (dir, "coarse.tif", NULL);
+  g_autofree char *sample = g_strdup_printf ("{\"file\": \"%s\"}", path);
+  g_autofree char *coarse = g_strdup_printf ("{\"file\": \"%s\"}", other);
+  g_autoptr(AiryStack) ones = airy_stack_new (1, 48, 48);
+  g_autoptr(AiryResult) constant = sim_run (48, 0.05, "{\"constant\": 1}", "\"angles\": 2");
+  g_autoptr(AiryResult) file = NULL;
+  g_autofree char *bad = NULL;
+  gsize i;
+
+  for (i = 0; i < (gsize) 48 * 48; i++)
+    ones->data[i] = 1.0f;
+  ones->dx = ones->dy = 0.05;
+  g_assert_true (airy_tiff_write (path, ones, NULL));
+  ones->dx = ones->dy = 0.1;
+  g_assert_true (airy_tiff_write (other, ones, NULL));
+  file = sim_run (48, 0.05, sample, "\"angles\": 2");
+  for (i = 0; i < (gsize) 6 * 48 * 48; i++)
+    g_assert_cmpfloat_with_epsilon (file->stack->data[i], constant->stack->data[i], 1e-6);
+  bad = sim_json ("sim", 48, 0.05, coarse, "\"angles\": 2");
+  {
+    g_autoptr(AirySystem) system = test_system (bad);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AiryResult) r = airy_run (system, NULL, NULL, NULL, NULL, &error);
+
+    g_assert_null (r);
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+    /* the widefield run's own check of the sample */
+    g_assert_true (g_str_has_prefix (error->message, "sample.file: "));
+    g_assert_nonnull (strstr (error->message, "has voxels of 0.1 × 0.1"));
+  }
+  g_unlink (path);
+  g_unlink (other);
+  g_rmdir (dir);
+}
+
 static gboolean
 has_warning (AiryResult *r, const char *text)
 {
@@ -239,6 +281,7 @@ main (int argc, char **argv)
   airy_init ();
   g_test_add_func ("/sim/peaks", test_peaks);
   g_test_add_func ("/sim/sum-widefield", test_sum_widefield);
+  g_test_add_func ("/sim/file-sample", test_file_sample);
   g_test_add_func ("/sim/not-resolvable", test_not_resolvable);
   g_test_add_func ("/sim/hyperstack", test_hyperstack);
   g_test_add_func ("/sim/bad-input", test_bad_input);

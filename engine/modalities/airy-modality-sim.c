@@ -110,14 +110,21 @@ sim_sample (AirySystem *system, const AiryStack *psf, AiryConvolveOp *conv, GErr
                                 ? g_strdup (sample->file)
                                 : g_build_filename (airy_system_get_base_dir (system), sample->file, NULL);
 
-      volume = airy_image_read (path, error);
+      AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+
+      ro.channel = sample->channel_set ? (int) sample->channel : -1;
+      ro.frame = sample->frame_set ? (int) sample->frame : -1;
+      volume = airy_image_read_full (path, &ro, error);
       if (volume == NULL)
         return NULL;
-      if (volume->depth != psf->depth)
+      if (volume->depth != psf->depth || volume->height != psf->height || volume->width != psf->width
+          || (volume->dx > 0.0 && fabs (volume->dx / psf->dx - 1.0) > 1e-6))
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("sample.file: sim takes a sample of one plane per z plane (%u), got %u"), psf->depth,
-                       volume->depth);
+                       _("sample.file: sim takes a sample of the image's shape and pixel, %u × %u × %u of "
+                         "%g µm (no resampling), got %u × %u × %u of %g µm"),
+                       psf->depth, psf->height, psf->width, psf->dx, volume->depth, volume->height, volume->width,
+                       volume->dx);
           airy_stack_free (volume);
           return NULL;
         }
