@@ -442,6 +442,13 @@ cmd_run (int argc, char **argv)
     }
   if (json)
     print_run_summary (result, output, result->n_devices, write_s);
+  else if (!quiet && result->n_channels > 0 && result->n_channels != airy_system_get_spectrum (system)->n)
+    /* a modality's own channels (sted: effective, excitation, depletion) */
+    g_print (_("wrote %s: %u channels of %u × %u × %u float32, voxel %.4g × %.4g × %.4g µm "
+               "— %.2f s on %s (%u device%s, %u threads)\n"),
+             output, result->n_channels, result->stack->depth, result->stack->height, result->stack->width,
+             result->stack->dx, result->stack->dy, result->stack->dz, result->seconds,
+             result->backend, result->n_devices, result->n_devices == 1 ? "" : "s", result->threads);
   else if (!quiet && result->n_channels > 0)
     g_print (_("wrote %s: %u channels (one per wavelength) of %u × %u × %u float32, voxel %.4g × %.4g × %.4g µm "
                "— %.2f s on %s (%u device%s, %u threads)\n"),
