@@ -19,23 +19,6 @@
 #include "airy-elements-private.h"
 #include "airy-error.h"
 
-GType
-_airy_depletion_shape_get_type (void)
-{
-  static gsize type_id;
-
-  if (g_once_init_enter (&type_id))
-    {
-      static const GEnumValue values[] = {
-        { AIRY_DEPLETION_VORTEX, N_("vortex (lateral)"), "vortex" },
-        { AIRY_DEPLETION_TOP_HAT, N_("top-hat (axial)"), "top-hat" },
-        { 0, NULL, NULL }
-      };
-      g_once_init_leave (&type_id, g_enum_register_static ("AiryDepletionShape", values));
-    }
-  return type_id;
-}
-
 typedef struct { AiryElement parent; } AiryDepletionMask;
 typedef struct { AiryElementClass parent_class; } AiryDepletionMaskClass;
 G_DEFINE_FINAL_TYPE (AiryDepletionMask, _airy_depletion_mask, AIRY_TYPE_ELEMENT)

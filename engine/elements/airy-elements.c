@@ -100,6 +100,14 @@ DEFINE_ENUM (_airy_jones_pattern_get_type, "AiryJonesPattern",
   { AIRY_JONES_PATTERN_COMPONENTS, N_("matrix components"), "components" },
   { AIRY_JONES_PATTERN_MAP, N_("orientation and retardance maps"), "map" })
 
+DEFINE_ENUM (_airy_depletion_shape_get_type, "AiryDepletionShape",
+  { AIRY_DEPLETION_VORTEX, N_("vortex (lateral)"), "vortex" },
+  { AIRY_DEPLETION_TOP_HAT, N_("top-hat (axial)"), "top-hat" })
+
+DEFINE_ENUM (_airy_light_sheet_profile_get_type, "AiryLightSheetProfile",
+  { AIRY_LIGHT_SHEET_GAUSSIAN, N_("Gaussian"), "gaussian" },
+  { AIRY_LIGHT_SHEET_BESSEL, N_("Bessel (annulus)"), "bessel" })
+
 /* The built-in element types, in the order "airy-sim info" lists them. */
 static GType (*const builtin_types[]) (void) = {
   _airy_objective_point_source_get_type,

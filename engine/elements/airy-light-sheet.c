@@ -11,23 +11,6 @@
 #include "airy-elements-private.h"
 #include "airy-error.h"
 
-GType
-_airy_light_sheet_profile_get_type (void)
-{
-  static gsize type_id;
-
-  if (g_once_init_enter (&type_id))
-    {
-      static const GEnumValue values[] = {
-        { AIRY_LIGHT_SHEET_GAUSSIAN, N_("Gaussian"), "gaussian" },
-        { AIRY_LIGHT_SHEET_BESSEL, N_("Bessel (annulus)"), "bessel" },
-        { 0, NULL, NULL }
-      };
-      g_once_init_leave (&type_id, g_enum_register_static ("AiryLightSheetProfile", values));
-    }
-  return type_id;
-}
-
 typedef struct { AiryElement parent; } AiryLightSheetElement;
 typedef struct { AiryElementClass parent_class; } AiryLightSheetElementClass;
 G_DEFINE_FINAL_TYPE (AiryLightSheetElement, _airy_light_sheet, AIRY_TYPE_ELEMENT)
