@@ -508,9 +508,10 @@ cmd_run (int argc, char **argv)
     }
   if (json)
     print_run_summary (result, output, result->n_devices, write_s);
-  else if (!quiet && result->n_channels > 0 && !g_str_equal (airy_system_get_modality (system), "psf"))
+  else if (!quiet && result->n_channels > 0 && result->n_channels != airy_system_get_spectrum (system)->n)
     /* a modality's parts: a confocal's excitation, detection and effective
-     * PSF, an image scanning array's elements and their sum */
+     * PSF, an image scanning array's elements and their sum, STED's
+     * effective, excitation and depletion PSFs */
     g_print (_("wrote %s: %u channels (the %s modality's parts) of %u × %u × %u float32, voxel %.4g × %.4g × %.4g µm "
                "— %.2f s on %s (%u device%s, %u threads)\n"),
              output, result->n_channels, airy_system_get_modality (system), result->stack->depth,

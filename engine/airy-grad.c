@@ -13,6 +13,7 @@
 #include "airy-ops-private.h"
 #include "airy-plan-private.h"
 #include "airy-grad-ops-private.h"
+#include "airy-modality.h"
 
 /* The reverse pass (airy-grad-private.h). */
 

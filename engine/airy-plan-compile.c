@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include <glib/gi18n-lib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -14,13 +16,16 @@
 
 /* A plan's program (DESIGN §4): its field stage (the element chain lowered
  * to ops and passed through the fusion pass: F, G, masks) depends on the
- * optics only, never on z, the sample or the sensor; the last one compiled
- * is kept and shared, so that an edit of z, the sample, the sensor or the
- * devices reuses it and only a change of the optics computes it again. */
+ * optics only, never on z, the sample or the sensor; the last ones compiled
+ * are kept and shared, so that an edit of z, the sample, the sensor or the
+ * devices reuses them and only a change of the optics computes one again.
+ * Two are kept (within the memory cap together): a modality of two chains
+ * (STED's excitation and depletion) runs them in turn. */
 
+#define N_KEPT 2
 static GMutex      compiled_lock;
-static AiryOpList *compiled_last;      /* the last field stage, or NULL */
-static gboolean    compiled_last_fused;
+static AiryOpList *compiled_kept[N_KEPT];      /* the last field stages, the latest first */
+static gboolean    compiled_kept_fused[N_KEPT];
 static guint       compiled_count;
 
 static void
@@ -138,10 +143,12 @@ field_stage (AiryPlan *plan, GError **error)
   gboolean fuse = g_getenv ("AIRY_NO_FAST_PATH") == NULL;
   guint64 cap = MIN (G_GUINT64_CONSTANT (1) << 30, airy_memory_budget () / 4);
   AiryOpList *list = NULL, *old = NULL;
+  guint i;
 
   g_mutex_lock (&compiled_lock);
-  if (compiled_last && compiled_last->hash == plan->optics_hash && compiled_last_fused == fuse)
-    list = _airy_ops_ref (compiled_last);
+  for (i = 0; i < N_KEPT && list == NULL; i++)
+    if (compiled_kept[i] && compiled_kept[i]->hash == plan->optics_hash && compiled_kept_fused[i] == fuse)
+      list = _airy_ops_ref (compiled_kept[i]);
   g_mutex_unlock (&compiled_lock);
   if (list)
     return list;
@@ -161,10 +168,22 @@ field_stage (AiryPlan *plan, GError **error)
   g_atomic_int_inc (&compiled_count);
   if (_airy_ops_bytes (list) <= cap)
     {
+      guint64 kept;
+
       g_mutex_lock (&compiled_lock);
-      old = compiled_last;
-      compiled_last = _airy_ops_ref (list);
-      compiled_last_fused = fuse;
+      old = compiled_kept[N_KEPT - 1];
+      memmove (compiled_kept + 1, compiled_kept, (N_KEPT - 1) * sizeof compiled_kept[0]);
+      memmove (compiled_kept_fused + 1, compiled_kept_fused, (N_KEPT - 1) * sizeof compiled_kept_fused[0]);
+      compiled_kept[0] = _airy_ops_ref (list);
+      compiled_kept_fused[0] = fuse;
+      /* the older ones go where the two together pass the cap */
+      kept = _airy_ops_bytes (list);
+      for (i = 1; i < N_KEPT; i++)
+        if (compiled_kept[i] && (kept += _airy_ops_bytes (compiled_kept[i])) > cap)
+          {
+            _airy_ops_unref (compiled_kept[i]);
+            compiled_kept[i] = NULL;
+          }
       g_mutex_unlock (&compiled_lock);
       _airy_ops_unref (old);
     }

@@ -905,6 +905,16 @@ airy_run (AirySystem           *system,
   g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
 
   modality = _airy_modality_lookup (airy_system_get_modality (system));
+  if (modality && modality->run)
+    {
+      result = modality->run (system, airy_run, options, progress, user_data, cancellable, error);
+      if (result)
+        {
+          result->hash = airy_system_hash (system);
+          result->seconds = (g_get_monotonic_time () - t0) / 1e6;
+        }
+      return result;
+    }
   if (modality && ((modality->n_chains && modality->n_chains (system) > 1) || modality->combine_stacks))
     return run_chains (modality, system, modality->n_chains ? modality->n_chains (system) : 1, options, progress,
                        user_data, cancellable, error);

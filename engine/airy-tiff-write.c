@@ -290,15 +290,26 @@ imagej_description (const char *path, const AiryStack *stack, float lo, float hi
 
   /* ImageJ's hyperstack description: Fiji and napari read the voxel size,
    * the origin (pixel ⌊N/2⌋ is the optical axis) and the z of slice 1 */
-  guint C = MAX (stack->n_channels, 1), Z = stack->depth / C;
+  guint C = MAX (stack->n_channels, 1), T = MAX (stack->n_frames, 1), Z = stack->depth / (C * T);
 
+  /* frames: a stack that says how many (SIM's angles, its slices the
+   * phases), when they divide it */
+  if (T > 1 && stack->depth % (C * T) != 0)
+    {
+      T = 1;
+      Z = stack->depth / C;
+    }
   g_string_append_printf (d, "ImageJ=1.11a\nimages=%u\n", stack->depth);
   if (C > 1)
     g_string_append_printf (d, "channels=%u\n", C);
   if (Z > 1)
     g_string_append_printf (d, "slices=%u\n", Z);
+  if (T > 1)
+    g_string_append_printf (d, "frames=%u\n", T);
   if (C > 1)
     g_string_append (d, "hyperstack=true\nmode=composite\n");
+  else if (T > 1)
+    g_string_append (d, "hyperstack=true\n");
   if (stack->dx > 0)
     {
       g_string_append (d, "unit=micron\n");

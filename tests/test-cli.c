@@ -106,7 +106,7 @@ test_info (void)
   g_assert_nonnull (strstr (r.out, "device 0: CPU"));
   g_assert_nonnull (strstr (r.out, "objective-point-source"));
   g_assert_nonnull (strstr (r.out, "ring-mask"));
-  g_assert_nonnull (strstr (r.out, "Presets: astigmatic confocal depth-aberration imaging ism oil-vectorial polarization-microscope seed-imaging seed-widefield two-photon widefield"));
+  g_assert_nonnull (strstr (r.out, "Presets: astigmatic confocal depth-aberration imaging ism light-sheet oil-vectorial polarization-microscope seed-imaging seed-widefield sim sted two-photon widefield"));
   /* with or without the module, no GPU here means "no CUDA device" */
   g_assert_nonnull (strstr (r.out, "no CUDA device"));
 }
@@ -120,12 +120,12 @@ test_preset (void)
   g_assert_cmpint (r.status, ==, 0);
   g_assert_nonnull (strstr (r.out, "\"shape\": [1536, 1536]"));
   sim (&list, "preset", "--list", NULL);
-  g_assert_cmpstr (list.out, ==, "astigmatic\nconfocal\ndepth-aberration\nimaging\nism\noil-vectorial\npolarization-microscope\nseed-imaging\nseed-widefield\ntwo-photon\nwidefield\n");
+  g_assert_cmpstr (list.out, ==, "astigmatic\nconfocal\ndepth-aberration\nimaging\nism\nlight-sheet\noil-vectorial\npolarization-microscope\nseed-imaging\nseed-widefield\nsim\nsted\ntwo-photon\nwidefield\n");
   sim (&bad, "preset", "nope", NULL);
   g_assert_cmpint (bad.status, ==, 2);
   g_assert_cmpstr (bad.err, ==, "airy-sim: preset: unknown preset \"nope\" "
-                   "(known: astigmatic, confocal, depth-aberration, imaging, ism, oil-vectorial, polarization-microscope, "
-                   "seed-imaging, seed-widefield, two-photon, widefield)\n");
+                   "(known: astigmatic, confocal, depth-aberration, imaging, ism, light-sheet, oil-vectorial, "
+                   "polarization-microscope, seed-imaging, seed-widefield, sim, sted, two-photon, widefield)\n");
 }
 
 /* --channels wavelength: one channel per wavelength in an ImageJ
@@ -858,7 +858,7 @@ test_german (void)
   g_clear_pointer (&err, g_free);
   g_assert_true (g_spawn_sync (tmpdir, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error));
   g_assert_cmpstr (err, ==, "airy-sim: preset: unbekannte Vorlage „nope“ "
-                   "(bekannt: astigmatic, confocal, depth-aberration, imaging, ism, oil-vectorial, polarization-microscope, seed-imaging, seed-widefield, two-photon, widefield)\n");
+                   "(bekannt: astigmatic, confocal, depth-aberration, imaging, ism, light-sheet, oil-vectorial, polarization-microscope, seed-imaging, seed-widefield, sim, sted, two-photon, widefield)\n");
 }
 
 int

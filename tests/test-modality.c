@@ -58,7 +58,7 @@ static void
 test_errors (void)
 {
   test_expect_error ("{\"airy\": 1, \"modality\": \"no-such\", " GRID "\"elements\": [" CHAIN_A "]}",
-                     AIRY_ERROR_INVALID_VALUE, "modality: must be one of psf, imaging, confocal, two-photon, ism, twin, got no-such");
+                     AIRY_ERROR_INVALID_VALUE, "modality: must be one of psf, imaging, confocal, two-photon, ism, sted, light-sheet, sim, twin, got no-such");
   test_expect_error ("{\"airy\": 1, \"modality\": 3, " GRID "\"elements\": [" CHAIN_A "]}",
                      AIRY_ERROR_WRONG_TYPE, "modality: expected a string, got a number");
   test_expect_error ("{\"airy\": 1, \"modality\": \"imaging\", " GRID "\"elements\": [" CHAIN_A "]}",

@@ -517,13 +517,15 @@ test_optics_hash (void)
   g_autofree char *ja = g_strdup_printf (json, -2.0, 2.0, 5, 0.5);
   g_autofree char *jb = g_strdup_printf (json, -1.0, 3.0, 9, 0.5);   /* other planes */
   g_autofree char *jc = g_strdup_printf (json, -2.0, 2.0, 5, 0.45);  /* other optics */
+  g_autofree char *jd = g_strdup_printf (json, -2.0, 2.0, 5, 0.4);   /* and others */
   g_autoptr (AirySystem) a = test_system (ja);
   g_autoptr (AirySystem) b = test_system (jb);
   g_autoptr (AirySystem) c = test_system (jc);
+  g_autoptr (AirySystem) d = test_system (jd);
   g_autoptr (AiryPlan) pa = plan_of (a);
   g_autoptr (AiryPlan) pb = plan_of (b);
   g_autoptr (AiryPlan) pc = plan_of (c);
-  g_autoptr (AiryResult) ra = NULL, rb = NULL, rc = NULL, fresh = NULL;
+  g_autoptr (AiryResult) ra = NULL, rb = NULL, rc = NULL, rd = NULL, again = NULL, fresh = NULL;
   AiryRunOptions options = { .backend = "cpu" };
   guint compiles;
 
@@ -540,9 +542,16 @@ test_optics_hash (void)
   /* … other optics compile theirs */
   rc = test_run (c, &options);
   g_assert_cmpuint (_airy_plan_compiles (), ==, compiles + 1);
+  /* the last two are kept (a modality's two chains in turn) … */
+  again = test_run (b, &options);
+  g_assert_cmpuint (_airy_plan_compiles (), ==, compiles + 1);
+  /* … a third pushes the oldest out */
+  rd = test_run (d, &options);
+  rc = (airy_result_free (rc), test_run (c, &options));
+  g_assert_cmpuint (_airy_plan_compiles (), ==, compiles + 2);
   /* and what was reused gives what a fresh compile gives, exactly */
   fresh = test_run (b, &options);
-  g_assert_cmpuint (_airy_plan_compiles (), ==, compiles + 2);
+  g_assert_cmpuint (_airy_plan_compiles (), ==, compiles + 3);
   g_assert_cmpmem (rb->stack->data, 9 * 64 * 64 * sizeof (float), fresh->stack->data, 9 * 64 * 64 * sizeof (float));
 }
 

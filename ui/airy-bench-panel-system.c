@@ -432,6 +432,11 @@ _airy_bench_panel_on_mode (GtkDropDown    *drop,
     }
   swap_parts (self->system, from, list[selected]);
   airy_system_set_modality (self->system, list[selected]->name);
+  /* the modality's own element (STED's depletion mask, a light sheet, a
+   * SIM pattern): after the source, or at the end of a microscope's */
+  if (list[selected]->needs_element && _airy_modality_find_element (self->system, list[selected]->needs_element) < 0)
+    g_ptr_array_insert (elements, microscope ? (int) elements->len : (int) MIN (elements->len, 1),
+                        airy_element_new (list[selected]->needs_element, NULL));
   _airy_bench_panel_rebuild_later (self);
 }
 

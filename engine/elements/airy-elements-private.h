@@ -44,6 +44,8 @@ typedef enum
   AIRY_JONES_PATTERN_MAP,
 } AiryJonesPattern;
 typedef enum { AIRY_ARRAY_SQUARE, AIRY_ARRAY_HEXAGONAL } AiryArrayLayout;
+typedef enum { AIRY_DEPLETION_VORTEX, AIRY_DEPLETION_TOP_HAT } AiryDepletionShape;
+typedef enum { AIRY_LIGHT_SHEET_GAUSSIAN, AIRY_LIGHT_SHEET_BESSEL } AiryLightSheetProfile;
 
 GType _airy_defocus_model_get_type     (void);
 GType _airy_apodisation_get_type       (void);
@@ -61,6 +63,8 @@ GType _airy_noise_get_type             (void);
 GType _airy_handedness_get_type        (void);
 GType _airy_jones_pattern_get_type     (void);
 GType _airy_array_layout_get_type      (void);
+GType _airy_depletion_shape_get_type   (void);
+GType _airy_light_sheet_profile_get_type (void);
 
 /* The built-in element types. */
 GType _airy_objective_point_source_get_type (void);
@@ -90,6 +94,9 @@ GType _airy_half_wave_plate_get_type        (void);
 GType _airy_quarter_wave_plate_get_type     (void);
 GType _airy_universal_compensator_get_type  (void);
 GType _airy_jones_sample_get_type           (void);
+GType _airy_depletion_mask_get_type         (void);
+GType _airy_light_sheet_get_type            (void);
+GType _airy_sim_illumination_get_type       (void);
 
 /* Jones fields (airy-polarizers.c; airy-jones.h): a source with "field":
  * "vectorial" and a Jones vector (cos θ, sin θ·e^{iβ}) from "jones-angle"

@@ -103,6 +103,13 @@ DEFINE_ENUM (_airy_jones_pattern_get_type, "AiryJonesPattern",
 DEFINE_ENUM (_airy_array_layout_get_type, "AiryArrayLayout",
   { AIRY_ARRAY_SQUARE, N_("square"), "square" },
   { AIRY_ARRAY_HEXAGONAL, N_("hexagonal"), "hexagonal" })
+DEFINE_ENUM (_airy_depletion_shape_get_type, "AiryDepletionShape",
+  { AIRY_DEPLETION_VORTEX, N_("vortex (lateral)"), "vortex" },
+  { AIRY_DEPLETION_TOP_HAT, N_("top-hat (axial)"), "top-hat" })
+
+DEFINE_ENUM (_airy_light_sheet_profile_get_type, "AiryLightSheetProfile",
+  { AIRY_LIGHT_SHEET_GAUSSIAN, N_("Gaussian"), "gaussian" },
+  { AIRY_LIGHT_SHEET_BESSEL, N_("Bessel (annulus)"), "bessel" })
 
 /* The built-in element types, in the order "airy-sim info" lists them. */
 static GType (*const builtin_types[]) (void) = {
@@ -128,6 +135,9 @@ static GType (*const builtin_types[]) (void) = {
   _airy_quarter_wave_plate_get_type,
   _airy_universal_compensator_get_type,
   _airy_jones_sample_get_type,
+  _airy_depletion_mask_get_type,
+  _airy_light_sheet_get_type,
+  _airy_sim_illumination_get_type,
   _airy_sensor_get_type,
   _airy_excitation_get_type,
   _airy_pinhole_get_type,

@@ -25,6 +25,9 @@ get_registry (void)
       g_ptr_array_add (registry, (gpointer) &_airy_modality_confocal);
       g_ptr_array_add (registry, (gpointer) &_airy_modality_two_photon);
       g_ptr_array_add (registry, (gpointer) &_airy_modality_ism);
+      g_ptr_array_add (registry, (gpointer) &_airy_modality_sted);
+      g_ptr_array_add (registry, (gpointer) &_airy_modality_light_sheet);
+      g_ptr_array_add (registry, (gpointer) &_airy_modality_sim);
     }
   G_UNLOCK (registry);
   return registry;
@@ -131,7 +134,8 @@ _airy_modality_combines (const AiryModality *modality,
                          AirySystem         *system)
 {
   return modality != NULL
-         && (modality->combine_stacks != NULL || (modality->n_chains && modality->n_chains (system) > 1));
+         && (modality->run != NULL || modality->combine_stacks != NULL
+             || (modality->n_chains && modality->n_chains (system) > 1));
 }
 
 gboolean

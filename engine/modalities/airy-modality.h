@@ -11,6 +11,7 @@
 
 #include "airy-geometry.h"
 #include "airy-stack.h"
+#include "airy-run.h"
 #include "airy-system.h"
 
 G_BEGIN_DECLS
@@ -24,6 +25,15 @@ typedef enum
 } AiryModalityCombine;
 
 typedef struct _AiryModality AiryModality;
+
+/* airy_run, handed to a modality's run hook for its one-chain systems (so
+ * that a modality's unit calls no function of the run's, which calls it) */
+typedef AiryResult *(*AiryModalityRunFunc) (AirySystem           *system,
+                                            const AiryRunOptions *options,
+                                            AiryProgressFunc      progress,
+                                            gpointer              user_data,
+                                            GCancellable         *cancellable,
+                                            GError              **error);
 
 struct _AiryModality
 {
@@ -74,6 +84,22 @@ struct _AiryModality
    * of its type (and removes when another mode is chosen that does not
    * read it); NULL-terminated, or NULL. */
   const char * const  *parts;
+  /* A modality that makes its result itself (NULL: the chains run and
+   * combine as `combine` says): airy_run hands it the system, and it
+   * runs one-chain systems with run_chain (airy_run) and combines them as
+   * no plain sum or product does (STED's exp(−ln 2·ζ·I_dep), a light
+   * sheet, SIM's raw stack); the run sets the result's hash. */
+  AiryResult        *(*run)        (AirySystem           *system,
+                                    AiryModalityRunFunc   run_chain,
+                                    const AiryRunOptions *options,
+                                    AiryProgressFunc      progress,
+                                    gpointer              user_data,
+                                    GCancellable         *cancellable,
+                                    GError              **error);
+  /* The element type its systems hold once, its parameters (sted's
+   * "depletion-mask"); the panel adds one when it switches to the
+   * modality. NULL: none. */
+  const char          *needs_element;
 };
 
 /* The registered modalities, in the order the panel lists them: psf,
@@ -112,6 +138,27 @@ gboolean _airy_modality_combines     (const AiryModality *modality,
 gboolean _airy_modality_psf_chain (AiryGeometry *geom,
                                    GError      **error);
 
+/* For modalities with a run hook (airy-modality-runs.c): the first
+ * enabled element of a type (-1: none); a result of stack and channels
+ * (taken) with first's run facts and both runs' warnings (second's
+ * prefixed "second_name: "), kept as a resident where options ask; a
+ * chain's run options (on the host, no PSF, channels or preview). */
+int            _airy_modality_find_element   (AirySystem           *system,
+                                              const char           *type_name);
+AiryResult    *_airy_modality_result_new     (AiryResult           *first,
+                                              AiryResult           *second,
+                                              const char           *second_name,
+                                              AiryStack            *stack,
+                                              AiryStack           **channels,
+                                              guint                 n_channels,
+                                              const AiryRunOptions *options);
+AiryRunOptions _airy_modality_chain_options  (const AiryRunOptions *options);
+/* an illumination's NA at elements[at] against its medium's n (≤ n) */
+gboolean       _airy_modality_check_na       (int                   at,
+                                              double                na,
+                                              double                n,
+                                              GError              **error);
+
 /* the two built in */
 extern const AiryModality _airy_modality_psf;
 extern const AiryModality _airy_modality_imaging;
@@ -119,5 +166,8 @@ extern const AiryModality _airy_modality_imaging;
 extern const AiryModality _airy_modality_confocal;
 extern const AiryModality _airy_modality_two_photon;
 extern const AiryModality _airy_modality_ism;
+extern const AiryModality _airy_modality_sted;
+extern const AiryModality _airy_modality_light_sheet;
+extern const AiryModality _airy_modality_sim;
 
 G_END_DECLS
