@@ -15,34 +15,6 @@
 #include "airy-ops-private.h"
 #include "airy-modality.h"
 
-G_DEFINE_BOXED_TYPE (AiryResult, airy_result, airy_result_ref, airy_result_free)
-
-AiryResult *
-airy_result_ref (AiryResult *result)
-{
-  g_return_val_if_fail (result != NULL, NULL);
-
-  g_atomic_int_inc (&result->extra_refs);
-  return result;
-}
-
-void
-airy_result_free (AiryResult *result)
-{
-  /* the counter is 0 while one reference is held */
-  if (result == NULL || g_atomic_int_add (&result->extra_refs, -1) > 0)
-    return;
-  airy_stack_free (result->stack);
-  airy_stack_free (result->psf);
-  for (guint l = 0; l < result->n_channels; l++)
-    airy_stack_free (result->channels[l]);
-  g_free (result->channels);
-  airy_resident_unref (result->resident);
-  g_clear_pointer (&result->warnings, g_ptr_array_unref);
-  g_free (result->backend);
-  g_free (result);
-}
-
 /* ---- one run's state ---- */
 
 static AiryRunState *
@@ -780,106 +752,6 @@ run_tail (AiryRunState **statep, const AiryRunOptions *opts, guint threads, GErr
   return TRUE;
 }
 
-/* A modality of several chains: each chain runs as a system of its own and
- * their intensities combine, plane by plane, or by the modality's own rule
- * (combine_stacks). The result's metadata are the first chain's, its hash
- * the whole system's; the chains run on the host, whole, and a resident
- * result holds the combination. */
-static gboolean
-chain_joins (const AiryModality *m, guint k, AiryResult *first, AiryResult *r, GError **error)
-{
-  gsize count = (gsize) first->stack->depth * first->stack->height * first->stack->width, i;
-
-  if (r->stack->depth * r->stack->height * r->stack->width != count)
-    {
-      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("modality: %s: chain %u gives %u×%u×%u, chain 0 %u×%u×%u"), m->name, k, r->stack->depth,
-                   r->stack->height, r->stack->width, first->stack->depth, first->stack->height,
-                   first->stack->width);
-      return FALSE;
-    }
-  if (m->combine_stacks == NULL)
-    {
-      for (i = 0; i < count; i++)
-        if (m->combine == AIRY_MODALITY_COMBINE_PRODUCT)
-          first->stack->data[i] *= r->stack->data[i];
-        else
-          first->stack->data[i] += r->stack->data[i];
-    }
-  for (i = 0; r->warnings && i < r->warnings->len; i++)
-    g_ptr_array_add (first->warnings, g_strdup (g_ptr_array_index (r->warnings, i)));
-  return TRUE;
-}
-
-static AiryResult *
-run_chains (const AiryModality *m, AirySystem *system, guint n, const AiryRunOptions *options,
-            AiryProgressFunc progress, gpointer user_data, GCancellable *cancellable, GError **error)
-{
-  static const AiryRunOptions defaults = { 0 };
-  AiryRunOptions sub = options ? *options : defaults;
-  g_autoptr(GPtrArray) stacks = g_ptr_array_new_with_free_func ((GDestroyNotify) airy_stack_free);
-  g_autoptr(GPtrArray) channels = NULL;
-  g_autofree char *json = NULL;
-  const AirySpectrum *spectrum = airy_system_get_spectrum (system);
-  AiryResult *first = NULL;
-  gint64 t0 = g_get_monotonic_time ();
-  guint k;
-
-  sub.resident = FALSE;
-  sub.per_wavelength = FALSE;
-  sub.preview = NULL;
-  for (k = 0; k < n; k++)
-    {
-      g_autoptr(AirySystem) chain = m->chain_system (system, k, error);
-      AiryResult *r = chain ? airy_run (chain, &sub, progress, user_data, cancellable, error) : NULL;
-
-      if (r == NULL || (first != NULL && !chain_joins (m, k, first, r, error)))
-        {
-          g_clear_pointer (&r, airy_result_free);
-          g_clear_pointer (&first, airy_result_free);
-          return NULL;
-        }
-      if (first != NULL && m->combine_stacks)
-        g_ptr_array_add (stacks, g_steal_pointer (&r->stack));
-      if (first == NULL)
-        first = r;
-      else
-        airy_result_free (r);
-    }
-  if (m->combine_stacks)
-    {
-      channels = options && options->per_wavelength
-                 ? g_ptr_array_new_with_free_func ((GDestroyNotify) airy_stack_free) : NULL;
-      g_ptr_array_insert (stacks, 0, first->stack);
-      if (!m->combine_stacks (system, (AiryStack **) stacks->pdata, stacks->len, channels, first->warnings,
-                              cancellable, error))
-        {
-          g_ptr_array_steal_index (stacks, 0);
-          airy_result_free (first);
-          return NULL;
-        }
-      /* stacks[0] is the result's own */
-      stacks->pdata[0] = NULL;
-      if (channels && channels->len)
-        {
-          first->n_channels = channels->len;
-          g_ptr_array_set_free_func (channels, NULL);
-          first->channels = (AiryStack **) g_ptr_array_free (g_steal_pointer (&channels), FALSE);
-        }
-    }
-  first->hash = airy_system_hash (system);
-  first->seconds = (g_get_monotonic_time () - t0) / 1e6;
-  /* the provenance is the whole system (a channel keeps its wavelength) */
-  json = airy_system_to_json_full (system);
-  airy_stack_set_provenance (first->stack, spectrum->n, spectrum->wavelengths, spectrum->weights, json);
-  for (k = 0; k < first->n_channels; k++)
-    airy_stack_set_provenance (first->channels[k], first->channels[k]->n_wavelengths,
-                               first->channels[k]->wavelengths, first->channels[k]->weights, json);
-  if (options && options->resident)
-    first->resident = airy_resident_new_host (g_steal_pointer (&first->stack));
-  return first;
-}
-
 AiryResult *
 airy_run (AirySystem           *system,
           const AiryRunOptions *options,
@@ -905,19 +777,8 @@ airy_run (AirySystem           *system,
   g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
 
   modality = _airy_modality_lookup (airy_system_get_modality (system));
-  if (modality && modality->run)
-    {
-      result = modality->run (system, airy_run, options, progress, user_data, cancellable, error);
-      if (result)
-        {
-          result->hash = airy_system_hash (system);
-          result->seconds = (g_get_monotonic_time () - t0) / 1e6;
-        }
-      return result;
-    }
-  if (modality && ((modality->n_chains && modality->n_chains (system) > 1) || modality->combine_stacks))
-    return run_chains (modality, system, modality->n_chains ? modality->n_chains (system) : 1, options, progress,
-                       user_data, cancellable, error);
+  if (_airy_modality_combines (modality, system))
+    return _airy_modality_run (modality, system, airy_run, options, progress, user_data, cancellable, error);
   opts = options ? *options : defaults;
   comm = opts.comm ? opts.comm : airy_comm_self ();
 

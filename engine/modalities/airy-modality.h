@@ -133,6 +133,18 @@ gboolean _airy_modality_has_objective (const AiryModality *modality);
 gboolean _airy_modality_combines     (const AiryModality *modality,
                                       AirySystem         *system);
 
+/* The run of a modality that combines (airy-modality-chains.c): its own
+ * run, or each chain run with run_chain (airy_run) and the intensities
+ * combined; the result's hash and time are the whole system's. */
+AiryResult *_airy_modality_run (const AiryModality   *m,
+                                AirySystem           *system,
+                                AiryModalityRunFunc   run_chain,
+                                const AiryRunOptions *options,
+                                AiryProgressFunc      progress,
+                                gpointer              user_data,
+                                GCancellable         *cancellable,
+                                GError              **error);
+
 /* psf's chain rule (a source first, then the enabled elements), for
  * modalities built on it */
 gboolean _airy_modality_psf_chain (AiryGeometry *geom,
