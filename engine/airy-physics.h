@@ -246,6 +246,18 @@ airy_angular_spectrum_phase (double f2, double z, double n, double lambda,
   return 0.0;
 }
 
+/* chromatix's thin_sample: a slice of thickness t with index change dn
+ * from the medium and absorption α transmits e^{i 2π (dn + iα)·t/λ}
+ * (λ the vacuum wavelength), re and im in out. */
+AIRY_HD void
+airy_thin_sample (double dn, double absorption, double t, double lambda, double out[2])
+{
+  double a = exp (-2.0 * AIRY_PI * absorption * t / lambda), p = 2.0 * AIRY_PI * dn * t / lambda;
+
+  out[0] = a * cos (p);
+  out[1] = a * sin (p);
+}
+
 /* Matsushima–Shimobaba band limit of the angular spectrum method:
  * |f_x| ≤ 1 / (λ_m √((2 Δf z)² + 1)), λ_m = λ/n, Δf = 1/(N d). */
 AIRY_HD double

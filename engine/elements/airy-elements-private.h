@@ -44,6 +44,9 @@ typedef enum
   AIRY_JONES_PATTERN_MAP,
 } AiryJonesPattern;
 
+typedef enum { AIRY_SAMPLE_SOURCE_CONSTANT, AIRY_SAMPLE_SOURCE_IMAGE, AIRY_SAMPLE_SOURCE_MAP } AirySampleSource;
+typedef enum { AIRY_VOLUME_SLAB, AIRY_VOLUME_BEAD, AIRY_VOLUME_MAP, AIRY_VOLUME_FILE } AiryVolumeKind;
+
 GType _airy_defocus_model_get_type     (void);
 GType _airy_apodisation_get_type       (void);
 GType _airy_field_model_get_type       (void);
@@ -59,6 +62,8 @@ GType _airy_resample_get_type          (void);
 GType _airy_noise_get_type             (void);
 GType _airy_handedness_get_type        (void);
 GType _airy_jones_pattern_get_type     (void);
+GType _airy_sample_source_get_type     (void);
+GType _airy_volume_kind_get_type       (void);
 
 /* The built-in element types. */
 GType _airy_objective_point_source_get_type (void);
@@ -84,6 +89,21 @@ GType _airy_half_wave_plate_get_type        (void);
 GType _airy_quarter_wave_plate_get_type     (void);
 GType _airy_universal_compensator_get_type  (void);
 GType _airy_jones_sample_get_type           (void);
+GType _airy_thin_sample_get_type            (void);
+GType _airy_multislice_get_type             (void);
+
+/* Maps of a sample (thin-sample, multislice: airy-thin-sample.c): a
+ * parameter holding need values (shape says which, for the message) or
+ * none; the map's values times scale as floats, NULL when it is empty. */
+gboolean _airy_sample_map_check  (AiryElement *self,
+                                  const char  *name,
+                                  gsize        need,
+                                  const char  *shape,
+                                  const char  *path,
+                                  GError     **error);
+float   *_airy_sample_map_floats (AiryElement *self,
+                                  const char  *name,
+                                  double       scale);
 
 /* Jones fields (airy-polarizers.c; airy-jones.h): a source with "field":
  * "vectorial" and a Jones vector (cos θ, sin θ·e^{iβ}) from "jones-angle"

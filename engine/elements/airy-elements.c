@@ -100,6 +100,17 @@ DEFINE_ENUM (_airy_jones_pattern_get_type, "AiryJonesPattern",
   { AIRY_JONES_PATTERN_COMPONENTS, N_("matrix components"), "components" },
   { AIRY_JONES_PATTERN_MAP, N_("orientation and retardance maps"), "map" })
 
+DEFINE_ENUM (_airy_sample_source_get_type, "AirySampleSource",
+  { AIRY_SAMPLE_SOURCE_CONSTANT, N_("constant"), "constant" },
+  { AIRY_SAMPLE_SOURCE_IMAGE, N_("image files"), "image" },
+  { AIRY_SAMPLE_SOURCE_MAP, N_("maps"), "map" })
+
+DEFINE_ENUM (_airy_volume_kind_get_type, "AiryVolumeKind",
+  { AIRY_VOLUME_SLAB, N_("slab"), "slab" },
+  { AIRY_VOLUME_BEAD, N_("bead"), "bead" },
+  { AIRY_VOLUME_MAP, N_("maps"), "map" },
+  { AIRY_VOLUME_FILE, N_("TIFF stacks"), "file" })
+
 /* The built-in element types, in the order "airy-sim info" lists them. */
 static GType (*const builtin_types[]) (void) = {
   _airy_objective_point_source_get_type,
@@ -112,11 +123,13 @@ static GType (*const builtin_types[]) (void) = {
   _airy_gaussian_pupil_get_type,
   _airy_amplitude_mask_get_type,
   _airy_phase_mask_get_type,
+  _airy_thin_sample_get_type,
   _airy_gibson_lanni_get_type,
   _airy_ff_lens_get_type,
   _airy_df_lens_get_type,
   _airy_thin_lens_get_type,
   _airy_propagate_get_type,
+  _airy_multislice_get_type,
   _airy_linear_polarizer_get_type,
   _airy_circular_polarizer_get_type,
   _airy_phase_retarder_get_type,
