@@ -128,6 +128,20 @@ test_propagation_chain (void)
 }
 
 static void
+test_thick_chain (void)
+{
+  /* a thin sample (pixelwise), then a multislice bead of 3 slices with
+   * padding, an NA and a dark-field stop: per slice FFT, H, FFT⁻¹, slice */
+  double d = compare (32, 28, 0.5,
+    "{\"type\": \"plane-wave\", \"angle-x\": 0.02},"
+    "{\"type\": \"thin-sample\", \"dn\": 0.03, \"absorption\": 0.002, \"thickness\": 2},"
+    "{\"type\": \"multislice\", \"radius\": 3.1, \"slices\": 3, \"spacing\": 1, \"pad\": 4,"
+    " \"absorption\": 0.001, \"na\": 0.9, \"stop-na\": 0.2, \"focus\": 0.5}",
+    "SMRFMFMFMFMFMFMFMFR");
+  g_assert_cmpfloat (d, <, 1e-6);
+}
+
+static void
 test_generated_sources (void)
 {
   /* a point source through a Gaussian pupil, single-FFT Fresnel, a DF lens */
@@ -666,6 +680,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ops/objective-chain", test_objective_chain);
   g_test_add_func ("/ops/propagation-chain", test_propagation_chain);
   g_test_add_func ("/ops/generated-sources", test_generated_sources);
+  g_test_add_func ("/ops/thick-chain", test_thick_chain);
   g_test_add_func ("/ops/point-source-at-zero", test_point_source_at_zero);
   g_test_add_func ("/ops/fused-chain", test_fused_chain);
   g_test_add_func ("/ops/fused-op", test_fused_op);
