@@ -296,6 +296,52 @@ test_volume_file (void)
   g_rmdir (dir);
 }
 
+/* the mean of I/I0 over the annulus r0 ≤ r < r1 pixels about the centre */
+static double
+annulus_mean (const AiryStack *s, double r0, double r1, double i0)
+{
+  double sum = 0;
+  guint y, x, n = 0;
+
+  for (y = 0; y < s->height; y++)
+    for (x = 0; x < s->width; x++)
+      {
+        double r = hypot ((int) x - (int) s->width / 2, (int) y - (int) s->height / 2);
+
+        if (r >= r0 && r < r1)
+          {
+            sum += s->data[(gsize) y * s->width + x] / i0;
+            n++;
+          }
+      }
+  return sum / n;
+}
+
+static void
+test_brightfield_preset (void)
+{
+  /* the 20 µm bead (40 pixels of radius): around it the plane wave's
+   * intensity I0 = 1/(N²·dx²), and with a dark-field stop nearly nothing
+   * there while the bead shines */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = airy_system_new_from_preset ("brightfield-bead", &error);
+  g_autoptr(AiryResult) bright = NULL, dark = NULL;
+  double i0 = 1.0 / (256.0 * 256.0 * 0.25 * 0.25), bg, in, dbg, din;
+
+  g_assert_no_error (error);
+  bright = test_run (system, NULL);
+  g_object_set (g_ptr_array_index (airy_system_get_elements (system), 1), "stop-na", 0.1, NULL);
+  dark = test_run (system, NULL);
+  bg = annulus_mean (bright->stack, 50, 70, i0);
+  in = annulus_mean (bright->stack, 0, 36, i0);
+  dbg = annulus_mean (dark->stack, 50, 70, i0);
+  din = annulus_mean (dark->stack, 0, 36, i0);
+  g_test_message ("brightfield: background %.4f, bead %.4f of I0; dark field %.5f, %.4f", bg, in, dbg, din);
+  g_assert_cmpfloat (fabs (bg - 1.0), <, 0.01);
+  g_assert_cmpfloat (dbg, <, 0.01);
+  g_assert_cmpfloat (din, >, 0.1);
+}
+
 static void
 test_bad_input (void)
 {
@@ -340,6 +386,7 @@ main (int argc, char **argv)
   g_test_add_func ("/thick/multislice/clear-power", test_clear_power);
   g_test_add_func ("/thick/multislice/dark-field", test_dark_field);
   g_test_add_func ("/thick/multislice/file", test_volume_file);
+  g_test_add_func ("/thick/brightfield-preset", test_brightfield_preset);
   g_test_add_func ("/thick/bad-input", test_bad_input);
   return g_test_run ();
 }
