@@ -130,14 +130,16 @@ test_propagation_chain (void)
 static void
 test_thick_chain (void)
 {
-  /* a thin sample (pixelwise), then a multislice bead of 3 slices with
+  /* a thin sample and a microlens array (pixelwise), then a multislice bead of 3 slices with
    * padding, an NA and a dark-field stop: per slice FFT, H, FFT⁻¹, slice */
   double d = compare (32, 28, 0.5,
     "{\"type\": \"plane-wave\", \"angle-x\": 0.02},"
     "{\"type\": \"thin-sample\", \"dn\": 0.03, \"absorption\": 0.002, \"thickness\": 2},"
+    "{\"type\": \"microlens-array\", \"layout\": \"hexagonal\", \"lenses\": 2, \"pitch\": 5, \"radius\": 3,"
+    " \"f\": 300, \"block-between\": true},"
     "{\"type\": \"multislice\", \"radius\": 3.1, \"slices\": 3, \"spacing\": 1, \"pad\": 4,"
     " \"absorption\": 0.001, \"na\": 0.9, \"stop-na\": 0.2, \"focus\": 0.5}",
-    "SMRFMFMFMFMFMFMFMFR");
+    "SMMRFMFMFMFMFMFMFMFR");
   g_assert_cmpfloat (d, <, 1e-6);
 }
 

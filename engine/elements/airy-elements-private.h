@@ -45,6 +45,13 @@ typedef enum
 } AiryJonesPattern;
 
 typedef enum { AIRY_SAMPLE_SOURCE_CONSTANT, AIRY_SAMPLE_SOURCE_IMAGE, AIRY_SAMPLE_SOURCE_MAP } AirySampleSource;
+typedef enum
+{
+  AIRY_MICROLENS_SQUARE,
+  AIRY_MICROLENS_RECTANGULAR,
+  AIRY_MICROLENS_HEXAGONAL,
+  AIRY_MICROLENS_CUSTOM,
+} AiryMicrolensLayout;
 typedef enum { AIRY_VOLUME_SLAB, AIRY_VOLUME_BEAD, AIRY_VOLUME_MAP, AIRY_VOLUME_FILE } AiryVolumeKind;
 
 GType _airy_defocus_model_get_type     (void);
@@ -64,6 +71,7 @@ GType _airy_handedness_get_type        (void);
 GType _airy_jones_pattern_get_type     (void);
 GType _airy_sample_source_get_type     (void);
 GType _airy_volume_kind_get_type       (void);
+GType _airy_microlens_layout_get_type  (void);
 
 /* The built-in element types. */
 GType _airy_objective_point_source_get_type (void);
@@ -91,6 +99,7 @@ GType _airy_universal_compensator_get_type  (void);
 GType _airy_jones_sample_get_type           (void);
 GType _airy_thin_sample_get_type            (void);
 GType _airy_multislice_get_type             (void);
+GType _airy_microlens_array_get_type        (void);
 
 /* Maps of a sample (thin-sample, multislice: airy-thin-sample.c): a
  * parameter holding need values (shape says which, for the message) or

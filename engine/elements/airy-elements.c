@@ -111,6 +111,12 @@ DEFINE_ENUM (_airy_volume_kind_get_type, "AiryVolumeKind",
   { AIRY_VOLUME_MAP, N_("maps"), "map" },
   { AIRY_VOLUME_FILE, N_("TIFF stacks"), "file" })
 
+DEFINE_ENUM (_airy_microlens_layout_get_type, "AiryMicrolensLayout",
+  { AIRY_MICROLENS_SQUARE, N_("square"), "square" },
+  { AIRY_MICROLENS_RECTANGULAR, N_("rectangular"), "rectangular" },
+  { AIRY_MICROLENS_HEXAGONAL, N_("hexagonal"), "hexagonal" },
+  { AIRY_MICROLENS_CUSTOM, N_("centres given"), "custom" })
+
 /* The built-in element types, in the order "airy-sim info" lists them. */
 static GType (*const builtin_types[]) (void) = {
   _airy_objective_point_source_get_type,
@@ -128,6 +134,7 @@ static GType (*const builtin_types[]) (void) = {
   _airy_ff_lens_get_type,
   _airy_df_lens_get_type,
   _airy_thin_lens_get_type,
+  _airy_microlens_array_get_type,
   _airy_propagate_get_type,
   _airy_multislice_get_type,
   _airy_linear_polarizer_get_type,

@@ -25,6 +25,9 @@ from chromatix.elements import BasicSensor
 from chromatix.ops.resample import init_plane_resample
 from chromatix.systems import Microscope, Optical4FSystemPSF
 from chromatix.utils.initializers import zernike_aberrations
+from chromatix.utils.initializers import hexagonal_microlens_array_amplitude_and_phase as mla_hex
+from chromatix.utils.initializers import microlens_array_amplitude_and_phase as mla_any
+from chromatix.utils.initializers import rectangular_microlens_array_amplitude_and_phase as mla_rect
 
 CASES = {}
 TOLERANCE = {}
@@ -569,6 +572,66 @@ def multislice_map():
     return multislice(N, dx, 0.6, 1.0, dn, ab, dz, 8, 0.0, 1.5,
                       {"volume": "map", "slices": D, "dn-map": [float(v) for v in dn.ravel()],
                        "absorption-map": [float(v) for v in ab.ravel()]})
+
+
+# --- microlens arrays: a plane wave through the array, then to the lenses' focus -----
+# chromatix's initializers sample j − N/2 + ½; on N + 1 pixels that is the field grid
+# (as for the Zernike cases), so the masks are made on N + 1 and cropped
+def microlens(N, dx, lam, f, radius, pitch, layout, block, z, pad):
+    shape = (N + 1, N + 1)
+    if layout["layout"] == "hexagonal":
+        amp, phase = mla_hex(shape, dx, lam, 1.0, f, layout["lenses"], radius, pitch)
+    elif layout["layout"] == "custom":
+        c = np.asarray(layout["centers"], np.float64).reshape(-1, 2).T
+        amp, phase = mla_any(shape, dx, lam, 1.0, jnp.full(c.shape[1], f), jnp.asarray(c),
+                             jnp.full(c.shape[1], radius))
+    else:
+        my = layout.get("lenses-y", layout.get("lenses"))
+        mx = layout.get("lenses-x", layout.get("lenses"))
+        amp, phase = mla_rect(shape, dx, lam, 1.0, f, my, mx, radius, pitch)
+    field = cf.phase_change(cf.plane_wave((N, N), dx, lam), phase[:N, :N])
+    if block:
+        field = cf.amplitude_change(field, amp[:N, :N])
+    field = cf.transfer_propagate(field, z, 1.0, pad, mode="same")
+    el = [{"type": "plane-wave", "n": 1.0},
+          {"type": "microlens-array", "f": f, "n": 1.0, "radius": radius, "pitch": pitch,
+           "block-between": block, **layout},
+          {"type": "propagate", "z": z, "n": 1.0, "method": "transfer", "pad": pad}]
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+@strict
+def microlens_square():
+    return microlens(128, 1.0, 0.532, 800.0, 20.3, 40.0, {"layout": "square", "lenses": 3}, False, 800.0, 64)
+
+
+@case
+@strict
+def microlens_rectangular():
+    # an even count: lens ⌊m/2⌋ on the axis
+    return microlens(128, 1.0, 0.6, 600.0, 15.2, 32.0,
+                     {"layout": "rectangular", "lenses-y": 2, "lenses-x": 3}, True, 600.0, 64)
+
+
+@case
+@strict
+def microlens_hexagonal_a():
+    return microlens(128, 1.0, 0.532, 700.0, 17.1, 36.0, {"layout": "hexagonal", "lenses": 2}, True, 700.0, 64)
+
+
+@case
+@strict
+def microlens_hexagonal_b():
+    # 19 lenses that overlap (radius above half the pitch: their phases add)
+    return microlens(128, 1.0, 0.6, 500.0, 14.7, 24.0, {"layout": "hexagonal", "lenses": 3}, False, 500.0, 32)
+
+
+@case
+@strict
+def microlens_custom():
+    return microlens(96, 1.0, 0.532, 400.0, 12.3, 30.0,
+                     {"layout": "custom", "centers": [0.0, 0.0, 17.5, -20.25, -22.0, 9.0]}, True, 400.0, 48)
 
 
 def main():
