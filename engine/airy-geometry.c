@@ -74,7 +74,7 @@ walk_chain (AiryGeometry *geom, gboolean read_files, GPtrArray *warnings, GError
   ctx.warnings = warnings;
   ctx.z_max = zmax;
   ctx.no_files = !read_files;
-  ctx.camera_grid = geom->imaging;
+  ctx.camera_grid = geom->tube_lens;
   ctx.jones = geom->jones;
   for (i = 0; i < geom->chain->len; i++)
     {
@@ -85,7 +85,7 @@ walk_chain (AiryGeometry *geom, gboolean read_files, GPtrArray *warnings, GError
       /* name elements as the user wrote them */
       if (microscope)
         path = i == 0 ? g_strdup ("microscope")
-               : i + 1 == geom->chain->len ? g_strdup ("microscope.f-tube")
+               : i + 1 == geom->chain->len && geom->tube_lens ? g_strdup ("microscope.f-tube")
                : g_strdup_printf ("elements[%u]", i - 1);
       else
         path = g_strdup_printf ("elements[%u]", i);

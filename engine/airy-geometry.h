@@ -33,6 +33,8 @@ typedef struct
 
   AiryElement   *sensor;         /* may be NULL */
   gboolean       imaging;        /* microscope: Σ_z volume ⊛ PSF */
+  gboolean       tube_lens;      /* the chain ends in the microscope's tube lens (imaging's; light-field's
+                                  * ends in its own elements) */
   gboolean       jones;          /* a Jones field: spectrum holds each wavelength twice (Ex, Ey) */
   gboolean       reduce;         /* one image out */
   guint          out_depth, out_height, out_width;  /* after the sensor */

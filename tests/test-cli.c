@@ -106,7 +106,7 @@ test_info (void)
   g_assert_nonnull (strstr (r.out, "device 0: CPU"));
   g_assert_nonnull (strstr (r.out, "objective-point-source"));
   g_assert_nonnull (strstr (r.out, "ring-mask"));
-  g_assert_nonnull (strstr (r.out, "Presets: astigmatic brightfield-bead depth-aberration imaging oil-vectorial polarization-microscope seed-imaging seed-widefield widefield"));
+  g_assert_nonnull (strstr (r.out, "Presets: astigmatic brightfield-bead depth-aberration imaging light-field oil-vectorial polarization-microscope seed-imaging seed-widefield widefield"));
   /* with or without the module, no GPU here means "no CUDA device" */
   g_assert_nonnull (strstr (r.out, "no CUDA device"));
 }
@@ -120,11 +120,11 @@ test_preset (void)
   g_assert_cmpint (r.status, ==, 0);
   g_assert_nonnull (strstr (r.out, "\"shape\": [1536, 1536]"));
   sim (&list, "preset", "--list", NULL);
-  g_assert_cmpstr (list.out, ==, "astigmatic\nbrightfield-bead\ndepth-aberration\nimaging\noil-vectorial\npolarization-microscope\nseed-imaging\nseed-widefield\nwidefield\n");
+  g_assert_cmpstr (list.out, ==, "astigmatic\nbrightfield-bead\ndepth-aberration\nimaging\nlight-field\noil-vectorial\npolarization-microscope\nseed-imaging\nseed-widefield\nwidefield\n");
   sim (&bad, "preset", "nope", NULL);
   g_assert_cmpint (bad.status, ==, 2);
   g_assert_cmpstr (bad.err, ==, "airy-sim: preset: unknown preset \"nope\" "
-                   "(known: astigmatic, brightfield-bead, depth-aberration, imaging, oil-vectorial, polarization-microscope, seed-imaging, seed-widefield, widefield)\n");
+                   "(known: astigmatic, brightfield-bead, depth-aberration, imaging, light-field, oil-vectorial, polarization-microscope, seed-imaging, seed-widefield, widefield)\n");
 }
 
 /* --channels wavelength: one channel per wavelength in an ImageJ
@@ -840,7 +840,7 @@ test_german (void)
   g_clear_pointer (&err, g_free);
   g_assert_true (g_spawn_sync (tmpdir, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error));
   g_assert_cmpstr (err, ==, "airy-sim: preset: unbekannte Vorlage „nope“ "
-                   "(bekannt: astigmatic, brightfield-bead, depth-aberration, imaging, oil-vectorial, polarization-microscope, seed-imaging, seed-widefield, widefield)\n");
+                   "(bekannt: astigmatic, brightfield-bead, depth-aberration, imaging, light-field, oil-vectorial, polarization-microscope, seed-imaging, seed-widefield, widefield)\n");
 }
 
 int

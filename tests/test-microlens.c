@@ -6,6 +6,8 @@
  * the chromatix peer cases are in tests/peers/cases.py. */
 #include "config.h"
 
+#include <json-glib/json-glib.h>
+
 #include "airy-test-util.h"
 
 #define N 128
@@ -27,24 +29,41 @@ focus (double angle_x, const char *array, double z)
   return test_run (system, NULL);
 }
 
-/* the brightest pixel within 8 pixels of (cy, cx) µm from the axis, as
- * offsets from it in pixels */
+/* the brightest pixel of an n × n image within 8 pixels of (cy, cx)
+ * pixels from the axis, as offsets from it */
 static void
-spot_near (const AiryStack *s, double cy, double cx, int *oy, int *ox)
+spot_near (const AiryStack *s, int n, double cy, double cx, int *oy, int *ox)
 {
-  int y0 = (int) lround (cy) + N / 2, x0 = (int) lround (cx) + N / 2, y, x;
+  int y0 = (int) lround (cy) + n / 2, x0 = (int) lround (cx) + n / 2, y, x;
   float best = -1;
 
   for (y = y0 - 8; y <= y0 + 8; y++)
     for (x = x0 - 8; x <= x0 + 8; x++)
-      if (y >= 0 && y < N && x >= 0 && x < N && s->data[y * N + x] > best)
+      if (y >= 0 && y < n && x >= 0 && x < n && s->data[y * n + x] > best)
         {
-          best = s->data[y * N + x];
+          best = s->data[y * n + x];
           *oy = y - y0;
           *ox = x - x0;
         }
 }
 
+static void
+check_spots_on (const AiryStack *s, int size, const double *centres, guint n, int tolerance)
+{
+  guint i;
+
+  for (i = 0; i < n; i++)
+    {
+      int oy = 99, ox = 99;
+
+      spot_near (s, size, centres[2 * i], centres[2 * i + 1], &oy, &ox);
+      g_test_message ("spot expected at (%g, %g) pixels: %d, %d off", centres[2 * i], centres[2 * i + 1], oy, ox);
+      g_assert_cmpint (abs (oy), <=, tolerance);
+      g_assert_cmpint (abs (ox), <=, tolerance);
+    }
+}
+
+/* the spots of lenses at centres (µm) on the 1 µm grid, shifted by shift_x µm */
 static void
 check_spots (const AiryStack *s, const double *centres, guint n, double shift_x, int tolerance)
 {
@@ -54,7 +73,7 @@ check_spots (const AiryStack *s, const double *centres, guint n, double shift_x,
     {
       int oy = 99, ox = 99;
 
-      spot_near (s, centres[2 * i], centres[2 * i + 1] + shift_x, &oy, &ox);
+      spot_near (s, N, centres[2 * i], centres[2 * i + 1] + shift_x, &oy, &ox);
       g_test_message ("lens at (%g, %g) µm: its spot %d, %d pixels off", centres[2 * i], centres[2 * i + 1] + shift_x,
                       oy, ox);
       g_assert_cmpint (abs (oy), <=, tolerance);
@@ -126,6 +145,70 @@ test_power (void)
   g_assert_cmpfloat_with_epsilon (plane_sum (blocked->stack->data, N * N), (double) inside / (N * N), 1e-6);
 }
 
+/* the light-field modality's image of one point at depth z (a sample of
+ * one voxel at the axis, camera pixels of 2 µm): the preset's optics */
+static AiryResult *
+light_field (const char *dir, double z)
+{
+  g_autofree char *path = g_build_filename (dir, "point.tif", NULL);
+  g_autoptr(AiryStack) point = airy_stack_new (1, 256, 256);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = airy_system_new_from_preset ("light-field", &error);
+  g_autofree char *json = NULL, *text = NULL;
+  g_autoptr(AirySystem) one = NULL;
+  JsonNode *root;
+  JsonObject *o;
+
+  g_assert_no_error (error);
+  point->dx = point->dy = 2.0;
+  point->data[128 * 256 + 128] = 1.0f;
+  g_assert_true (airy_tiff_write (path, point, &error));
+  g_assert_no_error (error);
+  text = airy_system_to_json (system);
+  root = json_from_string (text, NULL);
+  o = json_node_get_object (root);
+  json_object_set_object_member (o, "z", json_object_new ());
+  json_object_set_array_member (json_object_get_object_member (o, "z"), "values", json_array_new ());
+  json_array_add_double_element (json_object_get_array_member (json_object_get_object_member (o, "z"), "values"), z);
+  json_object_set_object_member (o, "sample", json_object_new ());
+  json_object_set_string_member (json_object_get_object_member (o, "sample"), "file", path);
+  json = json_to_string (root, FALSE);
+  json_node_unref (root);
+  one = test_system (json);
+  return test_run (one, NULL);
+}
+
+static void
+test_light_field (void)
+{
+  /* a point in focus images to one spot per lenslet, on the lenslets'
+   * centres (pitch 130 µm = 65 pixels, hexagonal); at depth z the spot of
+   * the lenslet at c moves by −f_MLA·z·n·c/f² (the defocus phase's tilt
+   * over the lenslet): 1.04·z µm for the outer ones, 10.4 pixels at 20 µm */
+  g_autofree char *dir = g_dir_make_tmp ("airy-light-field-XXXXXX", NULL);
+  g_autoptr(AiryResult) focused = light_field (dir, 0.0);
+  g_autoptr(AiryResult) deep = light_field (dir, 20.0);
+  double p = 130, h = p * sqrt (3.0) / 2, shift = 2000.0 * 20.0 * 1.0 / (500.0 * 500.0);
+  double c[] = { 0, 0, 0, -p, 0, p, -h, -p / 2, -h, p / 2, h, -p / 2, h, p / 2 };
+  double moved[14];
+  guint i;
+
+  g_assert_cmpuint (focused->stack->height, ==, 256);
+  for (i = 0; i < 14; i++)
+    {
+      c[i] /= 2.0;  /* µm → camera pixels */
+      moved[i] = c[i] * (1.0 - shift);
+    }
+  check_spots_on (focused->stack, 256, c, 7, 1);
+  check_spots_on (deep->stack, 256, moved, 7, 1);
+  {
+    g_autofree char *path = g_build_filename (dir, "point.tif", NULL);
+
+    g_unlink (path);
+  }
+  g_rmdir (dir);
+}
+
 static void
 test_bad_input (void)
 {
@@ -164,6 +247,7 @@ main (int argc, char **argv)
   g_test_add_func ("/microlens/rectangular-spots", test_rectangular_spots);
   g_test_add_func ("/microlens/hexagonal-spots", test_hexagonal_spots);
   g_test_add_func ("/microlens/power", test_power);
+  g_test_add_func ("/microlens/light-field", test_light_field);
   g_test_add_func ("/microlens/bad-input", test_bad_input);
   return g_test_run ();
 }

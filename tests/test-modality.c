@@ -24,6 +24,7 @@ test_registry (void)
   g_assert_cmpstr (list[0]->name, ==, "psf");
   g_assert_cmpstr (list[1]->name, ==, "imaging");
   g_assert_true (_airy_modality_lookup ("imaging") == &_airy_modality_imaging);
+  g_assert_cmpstr (list[2]->name, ==, "light-field");
   g_assert_null (_airy_modality_lookup ("confocal"));
   g_assert_true (g_str_has_prefix (names, "psf, imaging"));
   g_assert_false (_airy_modality_register (&_airy_modality_psf));
@@ -57,7 +58,7 @@ static void
 test_errors (void)
 {
   test_expect_error ("{\"airy\": 1, \"modality\": \"confocal\", " GRID "\"elements\": [" CHAIN_A "]}",
-                     AIRY_ERROR_INVALID_VALUE, "modality: must be one of psf, imaging, twin, got confocal");
+                     AIRY_ERROR_INVALID_VALUE, "modality: must be one of psf, imaging, light-field, twin, got confocal");
   test_expect_error ("{\"airy\": 1, \"modality\": 3, " GRID "\"elements\": [" CHAIN_A "]}",
                      AIRY_ERROR_WRONG_TYPE, "modality: expected a string, got a number");
   test_expect_error ("{\"airy\": 1, \"modality\": \"imaging\", " GRID "\"elements\": [" CHAIN_A "]}",

@@ -22,6 +22,7 @@ get_registry (void)
       registry = g_ptr_array_new ();
       g_ptr_array_add (registry, (gpointer) &_airy_modality_psf);
       g_ptr_array_add (registry, (gpointer) &_airy_modality_imaging);
+      g_ptr_array_add (registry, (gpointer) &_airy_modality_light_field);
     }
   G_UNLOCK (registry);
   return registry;

@@ -85,8 +85,15 @@ gboolean _airy_modality_has_objective (const AiryModality *modality);
 gboolean _airy_modality_psf_chain (AiryGeometry *geom,
                                    GError      **error);
 
-/* the two built in */
+/* imaging's chain rule (the microscope's objective, the elements, with
+ * tube the tube lens), for modalities built on it */
+gboolean _airy_modality_microscope_chain (AiryGeometry *geom,
+                                          gboolean      tube,
+                                          GError      **error);
+
+/* the built-in ones */
 extern const AiryModality _airy_modality_psf;
 extern const AiryModality _airy_modality_imaging;
+extern const AiryModality _airy_modality_light_field;
 
 G_END_DECLS
