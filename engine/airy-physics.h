@@ -258,6 +258,25 @@ airy_thin_sample (double dn, double absorption, double t, double lambda, double 
   out[1] = a * sin (p);
 }
 
+/* chromatix's super_gaussian_pupil: e^{−(r/w)^n} */
+AIRY_HD double
+airy_super_gaussian (double r, double w, double n)
+{
+  return exp (-pow (r / w, n));
+}
+
+/* chromatix's tukey_pupil at ρ = |(y/extent_y, x/extent_x)| clipped to ½,
+ * α = w/max(extent): 1 within α/2, then ½(1 + cos(2π(ρ − α/2)/(1 − α))),
+ * 0 at ρ = ½ */
+AIRY_HD double
+airy_tukey (double rho, double alpha)
+{
+  rho = rho < 0.5 ? rho : 0.5;
+  if (rho <= alpha / 2)
+    return 1.0;
+  return 0.5 * (1.0 + cos (2.0 * AIRY_PI / (1.0 - alpha) * (rho - alpha / 2)));
+}
+
 /* Matsushima–Shimobaba band limit of the angular spectrum method:
  * |f_x| ≤ 1 / (λ_m √((2 Δf z)² + 1)), λ_m = λ/n, Δf = 1/(N d). */
 AIRY_HD double

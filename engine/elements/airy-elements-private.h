@@ -100,6 +100,8 @@ GType _airy_jones_sample_get_type           (void);
 GType _airy_thin_sample_get_type            (void);
 GType _airy_multislice_get_type             (void);
 GType _airy_microlens_array_get_type        (void);
+GType _airy_super_gaussian_pupil_get_type   (void);
+GType _airy_tukey_pupil_get_type            (void);
 
 /* Maps of a sample (thin-sample, multislice: airy-thin-sample.c): a
  * parameter holding need values (shape says which, for the message) or

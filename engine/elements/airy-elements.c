@@ -127,6 +127,8 @@ static GType (*const builtin_types[]) (void) = {
   _airy_square_pupil_get_type,
   _airy_rectangular_pupil_get_type,
   _airy_gaussian_pupil_get_type,
+  _airy_super_gaussian_pupil_get_type,
+  _airy_tukey_pupil_get_type,
   _airy_amplitude_mask_get_type,
   _airy_phase_mask_get_type,
   _airy_thin_sample_get_type,
