@@ -277,6 +277,24 @@ airy_tukey (double rho, double alpha)
   return 0.5 * (1.0 + cos (2.0 * AIRY_PI / (1.0 - alpha) * (rho - alpha / 2)));
 }
 
+/* chromatix's seidel_aberrations (Voelz, Computational Fourier Optics):
+ * the wavefront in waves at (u, v) over the unit pupil for the object
+ * field point (hu, hv) (normalised, |h| ≤ 1), with the pupil turned so that
+ * X points at the field point: W040 ρ⁴ + W131 h ρ² X + W222 h² X² + W220
+ * h² ρ² + W311 h³ X (spherical, coma, astigmatism, field curvature,
+ * distortion); 0 outside ρ ≤ 1 */
+AIRY_HD double
+airy_seidel_waves (double u, double v, const double w[5], double hu, double hv)
+{
+  double a = atan2 (hv, hu), h = sqrt (hu * hu + hv * hv);
+  double X = u * cos (a) + v * sin (a), Y = -u * sin (a) + v * cos (a);
+  double r2 = X * X + Y * Y;
+
+  if (u * u + v * v > 1.0)
+    return 0.0;
+  return w[0] * r2 * r2 + w[1] * h * r2 * X + w[2] * h * h * X * X + w[3] * h * h * r2 + w[4] * h * h * h * X;
+}
+
 /* Matsushima–Shimobaba band limit of the angular spectrum method:
  * |f_x| ≤ 1 / (λ_m √((2 Δf z)² + 1)), λ_m = λ/n, Δf = 1/(N d). */
 AIRY_HD double

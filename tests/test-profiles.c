@@ -1,6 +1,7 @@
 /* chromatix's tapered pupils (super-gaussian-pupil, tukey-pupil) on a plane
- * wave against their closed forms, pixel by pixel: the plane wave of power
- * 1 on N² pixels of d µm has I0 = 1/(N·d)², so I = I0·mask². */
+ * wave against their closed forms, pixel by pixel (the plane wave of power
+ * 1 on N² pixels of d µm has I0 = 1/(N·d)², so I = I0·mask²), and the
+ * Seidel phase mask's distortion term as the spot's shift. */
 #include "config.h"
 
 #include "airy-test-util.h"
@@ -60,6 +61,60 @@ test_tukey (void)
   g_assert_cmpfloat (r->stack->data[0] / i0, <, 1e-12);
 }
 
+/* the PSF's brightest pixel with a Seidel mask, as offsets from the axis */
+static void
+seidel_peak (const char *coefficients, double u, double v, int *dy, int *dx)
+{
+  g_autofree char *json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 2.0}, \"spectrum\": {\"wavelengths\": [0.5]},"
+    " \"elements\": [{\"type\": \"objective-point-source\", \"f\": 100, \"n\": 1.0, \"na\": 0.5},"
+    " {\"type\": \"phase-mask\", \"source\": \"seidel\", \"seidel-coefficients\": [%s], \"field-u\": %g,"
+    " \"field-v\": %g}, {\"type\": \"ff-lens\", \"f\": 100, \"n\": 1.0}]}", coefficients, u, v);
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(AiryResult) r = test_run (system, NULL);
+  gsize at = 0;
+
+  plane_max (r->stack->data, 64 * 64, &at);
+  *dy = (int) (at / 64) - 32;
+  *dx = (int) (at % 64) - 32;
+}
+
+static void
+test_seidel (void)
+{
+  /* distortion W311·h³·X is a tilt 2π W311 h³ x/R: the spot moves by
+   * λ f W311 h³/(n R), W311·N·dx/R pixels of f λ/(n N dx); W311 = 5·R/(N·dx)
+   * = 1.953125 waves: 5 pixels, along the field point's direction (X turns
+   * towards it); at h = ½ by h³ of it; on axis distortion does nothing */
+  int dy, dx;
+
+  seidel_peak ("0, 0, 0, 0, 1.953125", 1.0, 0.0, &dy, &dx);
+  g_assert_cmpint (dy, ==, 0);
+  g_assert_cmpint (dx, ==, 5);
+  seidel_peak ("0, 0, 0, 0, 1.953125", 0.0, -1.0, &dy, &dx);
+  g_assert_cmpint (dy, ==, -5);
+  g_assert_cmpint (dx, ==, 0);
+  seidel_peak ("0, 0, 0, 0, 15.625", 0.0, 0.5, &dy, &dx);
+  g_assert_cmpint (dy, ==, 5);
+  g_assert_cmpint (dx, ==, 0);
+  seidel_peak ("0, 0, 0, 0, 15.625", 0.0, 0.0, &dy, &dx);
+  g_assert_cmpint (dy, ==, 0);
+  g_assert_cmpint (dx, ==, 0);
+}
+
+static void
+test_seidel_bad_input (void)
+{
+  test_expect_error ("{\"airy\": 1, \"grid\": {\"shape\": [8, 8], \"spacing\": 1}, \"spectrum\": {\"wavelengths\": [0.5]},"
+                     " \"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"phase-mask\", \"source\": \"seidel\","
+                     " \"seidel-coefficients\": [0.1, 0.2]}]}", AIRY_ERROR_INVALID_VALUE,
+                     "elements[1].seidel-coefficients: needs 5 values (W040, W131, W222, W220, W311 in waves), got 2");
+  test_expect_error ("{\"airy\": 1, \"grid\": {\"shape\": [8, 8], \"spacing\": 1}, \"spectrum\": {\"wavelengths\": [0.5]},"
+                     " \"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"phase-mask\", \"source\": \"seidel\","
+                     " \"seidel-coefficients\": [0, 0, 0, 0, 0], \"field-u\": 1.5}]}", AIRY_ERROR_INVALID_VALUE,
+                     "elements[1].field-u: must be in [-1, 1], got 1.5");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -67,5 +122,7 @@ main (int argc, char **argv)
   airy_init ();
   g_test_add_func ("/profiles/super-gaussian-pupil", test_super_gaussian);
   g_test_add_func ("/profiles/tukey-pupil", test_tukey);
+  g_test_add_func ("/profiles/seidel", test_seidel);
+  g_test_add_func ("/profiles/seidel-bad-input", test_seidel_bad_input);
   return g_test_run ();
 }

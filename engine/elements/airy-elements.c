@@ -49,7 +49,8 @@ DEFINE_ENUM (_airy_phase_source_get_type, "AiryPhaseSource",
   { AIRY_PHASE_CONSTANT, N_("constant"), "constant" },
   { AIRY_PHASE_IMAGE, N_("image file"), "image" },
   { AIRY_PHASE_ZERNIKE, N_("Zernike terms"), "zernike" },
-  { AIRY_PHASE_NAMED, N_("named mask"), "named" })
+  { AIRY_PHASE_NAMED, N_("named mask"), "named" },
+  { AIRY_PHASE_SEIDEL, N_("Seidel aberrations"), "seidel" })
 
 DEFINE_ENUM (_airy_zernike_indexing_get_type, "AiryZernikeIndexing",
   { AIRY_ZERNIKE_ANSI, N_("ANSI"), "ansi" },

@@ -19,7 +19,8 @@
 #define ZERNIKE_LAST 230
 
 /* ------------------------------------------------------------------------ */
-/* phase-mask: constant, image, Zernike sum or named mask; optional SLM      */
+/* phase-mask: constant, image, Zernike sum, named mask or Seidel          */
+/* aberrations; optional SLM                                                */
 
 typedef struct { AiryElement parent; } AiryPhaseMask;
 typedef struct { AiryElementClass parent_class; } AiryPhaseMaskClass;
@@ -105,6 +106,19 @@ phase_check (AiryElement *self, AiryContext *ctx, GError **error)
               }
         }
     }
+  else if (source == AIRY_PHASE_SEIDEL)
+    {
+      gsize n = 0;
+
+      airy_element_get_doubles (self, "seidel-coefficients", &n);
+      if (n != 5)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("%s.seidel-coefficients: needs 5 values (W040, W131, W222, W220, W311 in waves), got %lu"),
+                       ctx->path, (unsigned long) n);
+          return FALSE;
+        }
+    }
   else if (source == AIRY_PHASE_IMAGE && ctx->no_files)
     {
       if (!_airy_mask_file_named (self, ctx, error))
@@ -140,6 +154,8 @@ typedef struct
   int          *zn;      /* Zernike (n, m) per term */
   int          *zm;
   const double *zc;
+  double        seidel[5];   /* W040, W131, W222, W220, W311 (waves) */
+  double        field_u, field_v;
 } PhaseParams;
 
 static void
@@ -158,6 +174,15 @@ phase_params_init (PhaseParams *p, AiryElement *self)
   p->defocus = airy_element_get_double (self, "defocus");
   p->period = airy_element_get_double (self, "period");
   p->count = airy_element_get_int (self, "count");
+  {
+    gsize n = 0, k;
+    const double *w = airy_element_get_doubles (self, "seidel-coefficients", &n);
+
+    for (k = 0; k < 5; k++)
+      p->seidel[k] = k < n ? w[k] : 0.0;
+  }
+  p->field_u = airy_element_get_double (self, "field-u");
+  p->field_v = airy_element_get_double (self, "field-v");
   zi = airy_element_get_doubles (self, "zernike-indices", &p->nz);
   p->zc = airy_element_get_doubles (self, "zernike-coefficients", &i);
   p->nz = MIN (p->nz, i);
@@ -201,6 +226,8 @@ phase_value (const PhaseParams *p, double x, double y, double radius, double lam
         /* waves: φ = 2π·W; µm of wavefront: φ = 2π·W/λ_c */
         return p->microns ? 2.0 * AIRY_PI * sum / lambda_c : 2.0 * AIRY_PI * sum;
       }
+    case AIRY_PHASE_SEIDEL:
+      return 2.0 * AIRY_PI * airy_seidel_waves (u, v, p->seidel, p->field_u, p->field_v);
     case AIRY_PHASE_NAMED:
       switch (p->named)
         {
@@ -283,7 +310,7 @@ check_phase_sampling (AiryElement *self, AiryContext *ctx)
   PhaseParams params;
   guint l;
 
-  if (source != AIRY_PHASE_ZERNIKE
+  if (source != AIRY_PHASE_ZERNIKE && source != AIRY_PHASE_SEIDEL
       && !(source == AIRY_PHASE_NAMED && (named == AIRY_NAMED_CUBIC || named == AIRY_NAMED_AXICON
                                           || named == AIRY_NAMED_PRISM)))
     return;
@@ -461,6 +488,8 @@ phase_param_relevant (AiryElement *self, GParamSpec *pspec)
     return source == AIRY_PHASE_IMAGE;
   if (g_str_has_prefix (name, "zernike-"))
     return source == AIRY_PHASE_ZERNIKE;
+  if (g_str_has_prefix (name, "seidel-") || g_str_has_prefix (name, "field-"))
+    return source == AIRY_PHASE_SEIDEL;
   if (g_strv_contains (named, name))
     return source == AIRY_PHASE_NAMED;
   return TRUE;
@@ -513,6 +542,16 @@ _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
                           _airy_zernike_unit_get_type (), AIRY_ZERNIKE_WAVES, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_boolean ("zernike-normalised", N_("Normalised"), N_("Unit-RMS Zernike polynomials"), TRUE));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_set_max_items (airy_param_spec_double_array ("seidel-coefficients", N_("Seidel coefficients"),
+                                   N_("W040 spherical, W131 coma, W222 astigmatism, W220 field curvature, W311 "
+                                      "distortion (waves)"), NULL, -1000.0, 1000.0, 0), 5));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_double ("field-u", N_("Field point x"), N_("Object field point, normalised (1: the edge)"), NULL,
+                            -1.0, 1.0, 0.0, 0));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_double ("field-v", N_("Field point y"), N_("Object field point, normalised (1: the edge)"), NULL,
+                            -1.0, 1.0, 0.0, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_enum ("named", N_("Named mask"), N_("Which named mask"),
                           _airy_named_mask_get_type (), AIRY_NAMED_CUBIC, 0));

@@ -50,7 +50,7 @@ _airy_super_gaussian_pupil_class_init (AirySuperGaussianPupilClass *klass)
     airy_param_spec_double ("width", N_("Width"), N_("Amplitude falls to 1/e at this radius"), "µm",
                             AIRY_FEATURE_MIN, 1e6, 50.0, 0));
   airy_element_class_install_property (G_OBJECT_CLASS (klass),
-    airy_param_spec_double ("order", N_("Order"), N_("Exponent n of e^{−(r/w)^n} (2: Gaussian in intensity²)"), NULL,
+    airy_param_spec_double ("order", N_("Order"), N_("Exponent n of e^{−(r/w)^n} (2: the Gaussian pupil)"), NULL,
                             0.5, 1000.0, 16.0, 0));
 }
 

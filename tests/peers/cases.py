@@ -24,7 +24,7 @@ import chromatix.functional as cf
 from chromatix.elements import BasicSensor
 from chromatix.ops.resample import init_plane_resample
 from chromatix.systems import Microscope, Optical4FSystemPSF
-from chromatix.utils.initializers import zernike_aberrations
+from chromatix.utils.initializers import seidel_aberrations, zernike_aberrations
 from chromatix.utils.initializers import hexagonal_microlens_array_amplitude_and_phase as mla_hex
 from chromatix.utils.initializers import microlens_array_amplitude_and_phase as mla_any
 from chromatix.utils.initializers import rectangular_microlens_array_amplitude_and_phase as mla_rect
@@ -221,6 +221,27 @@ def zernike_a():
 @case
 def zernike_b():
     return zernike(64, 2.0, 0.6, 50.0, 1.0, 0.5, [-0.5], [3, 5, 8], [0.2, 0.15, -0.1], False)
+
+
+def seidel(N, dx, lam, f, n, na, z, w, u, v):
+    # on N + 1 pixels and cropped, as the Zernike cases (chromatix's j − N/2 + ½)
+    phase = seidel_aberrations((N + 1, N + 1), dx, lam, n, f, na, w, u, v)[:N, :N]
+    mask = {"type": "phase-mask", "source": "seidel", "seidel-coefficients": w, "field-u": u, "field-v": v}
+    return psf(N, dx, lam, f, n, na, z, phase, mask)
+
+
+@case
+@strict
+def seidel_a():
+    # spherical and defocus-like field curvature on axis (h = 0: only W040 acts)
+    return seidel(128, 1.0, 0.532, 100.0, 1.33, 0.8, [0.0, 1.0], [0.3, 0.2, 0.1, 0.15, 0.05], 0.0, 0.0)
+
+
+@case
+@strict
+def seidel_b():
+    # every term off axis: the field point at (0.6, −0.4)
+    return seidel(64, 2.0, 0.6, 50.0, 1.0, 0.5, [-0.5], [0.1, -0.25, 0.2, 0.1, 0.3], 0.6, -0.4)
 
 
 # --- lenses and free-space propagation (a Gaussian-apodised plane wave) -----------
