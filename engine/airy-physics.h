@@ -304,6 +304,35 @@ airy_angular_spectrum_band_limit (double z, double n, double lambda, double df)
   return n / (lambda * sqrt (t * t + 1.0));
 }
 
+/* The frequency of FFT index k of n samples at spacing d (numpy's fftfreq). */
+AIRY_HD double
+airy_fft_freq (int k, int n, double d)
+{
+  int kk = k < (n + 1) / 2 ? k : k - n;
+
+  return kk / (n * d);
+}
+
+/* The angular spectrum kernel at (fx, fy) for z in a medium n, re and im
+ * in out: e^{i2πz√((n/λ)² − f²)}; an evanescent wave decays (or is removed);
+ * 0 beyond the band limit (limit_x, limit_y; below 0: none). */
+AIRY_HD void
+airy_angular_spectrum_kernel (double fx, double fy, double z, double n, double lambda, int remove_evanescent,
+                              double limit_x, double limit_y, double out[2])
+{
+  int propagating;
+  double decay, phi = airy_angular_spectrum_phase (fx * fx + fy * fy, z, n, lambda, &propagating, &decay);
+
+  out[0] = out[1] = 0.0;
+  if (!propagating)
+    out[0] = remove_evanescent ? 0.0 : decay;
+  else if (!(limit_x >= 0.0 && (fabs (fx) > limit_x || fabs (fy) > limit_y)))
+    {
+      out[0] = cos (phi);
+      out[1] = sin (phi);
+    }
+}
+
 /* Wrap a phase into [0, 2π). */
 AIRY_HD double
 airy_wrap_phase (double phi)

@@ -843,6 +843,33 @@ test_german (void)
                    "(bekannt: astigmatic, brightfield-bead, depth-aberration, imaging, light-field, oil-vectorial, polarization-microscope, seed-imaging, seed-widefield, widefield)\n");
 }
 
+/* the thick samples' and the microlens array's bad input: the message
+ * with the value and the range, exit status 2 */
+static void
+test_thick_bad_input (void)
+{
+  static const struct { const char *element, *message; } cases[] = {
+    { "{\"type\": \"microlens-array\", \"pitch\": 0.9}",
+      "elements[1].pitch: must be at least two pixels (2 × 0.5 µm), got 0.9 µm" },
+    { "{\"type\": \"multislice\", \"na\": 0.5, \"stop-na\": 0.7}", "elements[1].stop-na: must be below na=0.5, got 0.7" },
+    { "{\"type\": \"thin-sample\", \"dn\": 5}", "elements[1].dn: must be in [-4, 4], got 5" },
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *json = g_strdup_printf (
+        "{\"airy\": 1, \"grid\": {\"shape\": [16, 16], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
+        " \"elements\": [{\"type\": \"plane-wave\"}, %s]}", cases[i].element);
+      g_autofree char *sys = write_file ("thick-bad.json", json);
+      g_auto(Run) r = { 0 };
+
+      sim (&r, "run", sys, "-o", "thick-bad.tif", NULL);
+      g_assert_cmpint (r.status, ==, 2);
+      g_assert_nonnull (strstr (r.err, cases[i].message));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -871,6 +898,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/non-finite-result", test_non_finite_result);
   g_test_add_func ("/cli/output-is-input", test_output_is_input);
   g_test_add_func ("/cli/environment", test_environment);
+  g_test_add_func ("/cli/thick-bad-input", test_thick_bad_input);
   status = g_test_run ();
   {
     g_autofree char *bad = g_build_filename (tmpdir, "bad.json", NULL);

@@ -212,13 +212,14 @@ test_light_field (void)
 static void
 test_bad_input (void)
 {
-  static const struct { const char *element, *message; } cases[] = {
+  static const struct { const char *element, *message; int code; } cases[] = {
     { "{\"type\": \"microlens-array\", \"pitch\": 0.9}",
-      "elements[1].pitch: must be at least two pixels (2 × 0.5 µm), got 0.9 µm" },
+      "elements[1].pitch: must be at least two pixels (2 × 0.5 µm), got 0.9 µm", AIRY_ERROR_INVALID_VALUE },
     { "{\"type\": \"microlens-array\", \"layout\": \"custom\", \"centers\": [1, 2, 3]}",
-      "elements[1].centers: needs (y, x) pairs of lens centres (µm), got 3 values" },
-    { "{\"type\": \"microlens-array\", \"lenses\": 0}", "elements[1].lenses: must be in [1, 1024], got 0" },
-    { "{\"type\": \"microlens-array\", \"f\": 0.5}", "elements[1].f: must be in [1, 1e+07] µm, got 0.5" },
+      "elements[1].centers: needs (y, x) pairs of lens centres (µm), got 3 values", AIRY_ERROR_INVALID_VALUE },
+    { "{\"type\": \"microlens-array\", \"lenses\": 0}", "elements[1].lenses: must be in [1, 1024], got 0",
+      AIRY_ERROR_INVALID_VALUE },
+    { "{\"type\": \"microlens-array\", \"f\": 0.5}", "elements[1].f: must be in [1, 1e+07] µm, got 0.5", AIRY_ERROR_INVALID_VALUE },
   };
   guint i;
 
@@ -227,14 +228,8 @@ test_bad_input (void)
       g_autofree char *json = g_strdup_printf (
         "{\"airy\": 1, \"grid\": {\"shape\": [16, 16], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
         " \"elements\": [{\"type\": \"plane-wave\"}, %s]}", cases[i].element);
-      g_autoptr(GError) error = NULL;
-      g_autoptr(AirySystem) system = airy_system_new_from_data (json, -1, NULL, "sys.json", &error);
 
-      if (system != NULL)
-        g_assert_false (airy_system_validate (system, NULL, &error));
-      g_assert_nonnull (error);
-      g_test_message ("%s → %s", cases[i].element, error->message);
-      g_assert_cmpstr (error->message, ==, cases[i].message);
+      test_expect_error (json, cases[i].code, cases[i].message);
     }
 }
 

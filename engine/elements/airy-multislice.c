@@ -326,13 +326,6 @@ multislice_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
   return s;
 }
 
-static double
-fft_freq (guint k, guint n, double d)
-{
-  int kk = k < (n + 1) / 2 ? (int) k : (int) k - (int) n;
-  return kk / (n * d);
-}
-
 /* plane l of field (its uncentred spectrum) times the angular spectrum
  * kernel of z over N (the backward transform's normalisation); with pupil,
  * times the imaging pupil f² ≤ (NA/λ)² less the stop f² < (NA_stop/λ)² */
@@ -350,24 +343,19 @@ multiply_propagator (const SliceState *s, AiryField *field, guint l, double z, g
 
   for (y = 0; y < h; y++)
     {
-      double fy = fft_freq (y, h, field->dy[l]);
+      double fy = airy_fft_freq (y, h, field->dy[l]);
 
       for (x = 0; x < w; x++)
         {
-          double fx = fft_freq (x, w, field->dx[l]);
-          double f2 = fx * fx + fy * fy, decay;
-          int propagating;
-          double phi = airy_angular_spectrum_phase (f2, z, s->n, lambda, &propagating, &decay);
+          double fx = airy_fft_freq (x, w, field->dx[l]);
+          double f2 = fx * fx + fy * fy, hk[2];
           fftwf_complex hval;
 
+          airy_angular_spectrum_kernel (fx, fy, z, s->n, lambda, s->remove_evanescent,
+                                        s->band_limit ? limit_x : -1.0, s->band_limit ? limit_y : -1.0, hk);
+          hval = (float) hk[0] + I * (float) hk[1];
           if (pupil && ((s->na > 0 && f2 > na2) || (s->stop_na > 0 && f2 < stop2)))
             hval = 0.0f;
-          else if (!propagating)
-            hval = s->remove_evanescent ? 0.0f : (float) decay;
-          else if (s->band_limit && (fabs (fx) > limit_x || fabs (fy) > limit_y))
-            hval = 0.0f;
-          else
-            hval = _airy_cis (phi);
           u[(gsize) y * w + x] *= hval * scale;
         }
     }

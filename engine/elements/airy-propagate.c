@@ -61,13 +61,6 @@ propagate_check (AiryElement *self, AiryContext *ctx, GError **error)
   return TRUE;
 }
 
-static double
-fft_freq (guint k, guint n, double d)
-{
-  int kk = k < (n + 1) / 2 ? (int) k : (int) k - (int) n;
-  return kk / (n * d);
-}
-
 /* single-fft, before the transform: the input chirp exp(iπ n x²/(λ z)) */
 static void
 single_fft_chirp_in (AiryField *field, double n, double z)
@@ -148,27 +141,20 @@ multiply_transfer (AiryElement *self, AiryField *field, guint l)
 
   for (y = 0; y < h; y++)
     {
-      double fy = fft_freq (y, h, field->dy[l]);
+      double fy = airy_fft_freq (y, h, field->dy[l]);
       for (x = 0; x < w; x++)
         {
-          double fx = fft_freq (x, w, field->dx[l]);
-          double f2 = fx * fx + fy * fy;
+          double fx = airy_fft_freq (x, w, field->dx[l]);
+          double f2 = fx * fx + fy * fy, hk[2];
           fftwf_complex hval;
 
           if (method == AIRY_PROPAGATE_TRANSFER)
             hval = _airy_cis (k * z + airy_fresnel_tf_phase (f2, z, n, lambda));
           else
             {
-              int propagating;
-              double decay;
-              double phi = airy_angular_spectrum_phase (f2, z, n, lambda, &propagating, &decay);
-
-              if (!propagating)
-                hval = remove_evanescent ? 0.0f : (float) decay;
-              else if (band_limit && (fabs (fx) > limit_x || fabs (fy) > limit_y))
-                hval = 0.0f;
-              else
-                hval = _airy_cis (phi);
+              airy_angular_spectrum_kernel (fx, fy, z, n, lambda, remove_evanescent,
+                                            band_limit ? limit_x : -1.0, band_limit ? limit_y : -1.0, hk);
+              hval = (float) hk[0] + I * (float) hk[1];
             }
           u[(gsize) y * w + x] *= hval * scale;
         }
