@@ -366,6 +366,7 @@ typedef enum
   AIRY_NAMED_AXICON,
   AIRY_NAMED_GRATING,
   AIRY_NAMED_PRISM,
+  AIRY_NAMED_SINUSOID,
 } AiryNamedMask;
 
 /* Defocused ramps (chromatix's PSF-engineering mask): the pupil is split into
@@ -408,6 +409,14 @@ AIRY_HD double
 airy_named_grating (double x, double y, double period, double angle)
 {
   return airy_wrap_phase (2.0 * AIRY_PI * (x * cos (angle) + y * sin (angle)) / period);
+}
+
+/* Sinusoid grating (chromatix's sinusoid_grating about the axis): an
+ * amplitude of `strength` rad, φ = strength·sin(2π (x cos θ + y sin θ)/period). */
+AIRY_HD double
+airy_named_sinusoid (double x, double y, double strength, double period, double angle)
+{
+  return strength * sin (2.0 * AIRY_PI * (x * cos (angle) + y * sin (angle)) / period);
 }
 
 /* Prism: an unwrapped linear ramp, φ = 2π (x sin α_x + y sin α_y) n / λ, with the

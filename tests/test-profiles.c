@@ -1,7 +1,8 @@
 /* chromatix's tapered pupils (super-gaussian-pupil, tukey-pupil) on a plane
  * wave against their closed forms, pixel by pixel (the plane wave of power
- * 1 on N² pixels of d µm has I0 = 1/(N·d)², so I = I0·mask²), and the
- * Seidel phase mask's distortion term as the spot's shift. */
+ * 1 on N² pixels of d µm has I0 = 1/(N·d)², so I = I0·mask²), the Seidel
+ * phase mask's distortion term as the spot's shift, and the sinusoid
+ * grating's orders (J_q(m)²). */
 #include "config.h"
 
 #include "airy-test-util.h"
@@ -115,6 +116,36 @@ test_seidel_bad_input (void)
                      "elements[1].field-u: must be in [-1, 1], got 1.5");
 }
 
+static void
+test_sinusoid (void)
+{
+  /* a phase grating m·sin(2πx/p) sends J_q(m)² of the power into order q:
+   * 4 whole periods on the grid, so each order is one pixel of the FF
+   * lens's output, 4q pixels off the axis (also along y for θ = π/2) */
+  static const double theta[] = { 0.0, G_PI / 2 };
+  double m = 1.3;
+  guint t;
+  int q;
+
+  for (t = 0; t < G_N_ELEMENTS (theta); t++)
+    {
+      g_autofree char *el = g_strdup_printf ("{\"type\": \"phase-mask\", \"source\": \"named\", \"named\": \"sinusoid\","
+                                             " \"strength\": %g, \"period\": 16, \"angle\": %.17g},"
+                                             " {\"type\": \"ff-lens\", \"f\": 1000}", m, theta[t]);
+      g_autoptr(AiryResult) r = after (64, 64, 1.0, el);
+      double total = plane_sum (r->stack->data, 64 * 64);
+
+      for (q = -3; q <= 3; q++)
+        {
+          guint y = t == 0 ? 32 : 32 + 4 * q, x = t == 0 ? 32 + 4 * q : 32;
+          double got = r->stack->data[y * 64 + x] / total, want = jn (q, m) * jn (q, m);
+
+          g_test_message ("order %d: %.7f of the power, J_%d(%g)² = %.7f", q, got, q, m, want);
+          g_assert_cmpfloat (fabs (got - want), <, 1e-5);
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -123,6 +154,7 @@ main (int argc, char **argv)
   g_test_add_func ("/profiles/super-gaussian-pupil", test_super_gaussian);
   g_test_add_func ("/profiles/tukey-pupil", test_tukey);
   g_test_add_func ("/profiles/seidel", test_seidel);
+  g_test_add_func ("/profiles/sinusoid-grating", test_sinusoid);
   g_test_add_func ("/profiles/seidel-bad-input", test_seidel_bad_input);
   return g_test_run ();
 }

@@ -241,6 +241,8 @@ phase_value (const PhaseParams *p, double x, double y, double radius, double lam
           return airy_named_axicon (u, v, p->strength);
         case AIRY_NAMED_GRATING:
           return airy_named_grating (x, y, p->period, p->angle);
+        case AIRY_NAMED_SINUSOID:
+          return airy_named_sinusoid (x, y, p->strength, p->period, p->angle);
         case AIRY_NAMED_PRISM:
           return airy_named_prism (u, v, p->strength * cos (p->angle), p->strength * sin (p->angle));
         default:
@@ -557,7 +559,7 @@ _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
                           _airy_named_mask_get_type (), AIRY_NAMED_CUBIC, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("strength", N_("Strength"),
-                            N_("Cubic α, vortex charge, axicon or ramp slope, prism tilt (rad at the rim)"),
+                            N_("Cubic α, vortex charge, axicon or ramp slope, prism tilt (rad at the rim), sinusoid amplitude (rad)"),
                             "rad", -1e5, 1e5, 0.0, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_int ("count", N_("Ramps"), N_("Number of defocused ramps"), 1, 64, 6, 0));

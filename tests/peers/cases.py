@@ -24,7 +24,7 @@ import chromatix.functional as cf
 from chromatix.elements import BasicSensor
 from chromatix.ops.resample import init_plane_resample
 from chromatix.systems import Microscope, Optical4FSystemPSF
-from chromatix.utils.initializers import seidel_aberrations, zernike_aberrations
+from chromatix.utils.initializers import seidel_aberrations, sinusoid_phase, zernike_aberrations
 from chromatix.utils.initializers import hexagonal_microlens_array_amplitude_and_phase as mla_hex
 from chromatix.utils.initializers import microlens_array_amplitude_and_phase as mla_any
 from chromatix.utils.initializers import rectangular_microlens_array_amplitude_and_phase as mla_rect
@@ -242,6 +242,32 @@ def seidel_a():
 def seidel_b():
     # every term off axis: the field point at (0.6, −0.4)
     return seidel(64, 2.0, 0.6, 50.0, 1.0, 0.5, [-0.5], [0.1, -0.25, 0.2, 0.1, 0.3], 0.6, -0.4)
+
+
+def sinusoid(N, dx, lam, n_grating, period, thickness, f=1000.0):
+    # chromatix's sinusoid_grating: sin(2π (x − x_min)/period) over the sampled maximum, on its
+    # j − N/2 + ½ grid; made on N + 1 pixels and cropped, x_min = −N/2·dx is a whole number of
+    # periods and a sample falls on a crest (period a multiple of 4·dx), which makes it Airy's
+    # sine about the axis with the amplitude 2π Δn·t/λ
+    phase = sinusoid_phase((N + 1, N + 1), dx, lam, n_grating, period, thickness)[:N, :N]
+    field = cf.ff_lens(cf.phase_change(cf.plane_wave((N, N), dx, lam), phase), f, 1.0)
+    el = [{"type": "plane-wave", "n": 1.0},
+          {"type": "phase-mask", "source": "named", "named": "sinusoid", "period": period,
+           "strength": 2 * np.pi * (n_grating - 1.0) * thickness / lam},
+          {"type": "ff-lens", "f": f, "n": 1.0}]
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+@strict
+def sinusoid_grating_a():
+    return sinusoid(128, 0.5, 0.532, 1.5, 8.0, 0.6)
+
+
+@case
+@strict
+def sinusoid_grating_b():
+    return sinusoid(64, 1.0, 0.6, 1.46, 16.0, 2.1)
 
 
 # --- lenses and free-space propagation (a Gaussian-apodised plane wave) -----------
