@@ -238,6 +238,64 @@ test_dark_field (void)
   g_assert_cmpfloat (field_power (bead, 0), >, 1e-3);
 }
 
+static void
+test_phase_contrast (void)
+{
+  /* one slice of a phase grating φ = φ0·sin(2πx/p) imaged where it is
+   * (focus dz/2: no way back) through a π/2 phase dot on the unscattered
+   * wave (ring-na 0 … below the first order's NA λ/p): the field
+   * e^{iφ} + (i − 1)·J0(φ0) of intensity (cos φ − J0)² + (sin φ + J0)²
+   * (φ0 at λ 0.5, scaled by 0.5/λ at 0.6), where brightfield (no ring)
+   * shows nothing */
+  double phi0 = 0.4, dz = 0.5, dn = phi0 * 0.5 / (2 * G_PI * dz);
+  g_autofree char *map = NULL;
+  g_autofree char *el = NULL, *bright = NULL;
+  g_autoptr(AiryResult) r = NULL, b = NULL;
+  GString *m = g_string_new (NULL);
+  double i0 = 1.0 / (32 * 0.5 * 32 * 0.5), worst = 0, flat = 0;
+  guint y, x;
+
+  for (y = 0; y < 32; y++)
+    for (x = 0; x < 32; x++)
+      g_string_append_printf (m, "%s%.17g", y + x ? ", " : "", dn * sin (2 * G_PI * ((int) x - 16) / 8.0));
+  map = g_string_free (m, FALSE);
+  el = g_strdup_printf ("{\"type\": \"plane-wave\"}, {\"type\": \"multislice\", \"volume\": \"map\", \"slices\": 1,"
+                        " \"spacing\": %g, \"n\": 1.0, \"focus\": %g, \"dn-map\": [%s], \"ring-na\": [0, 0.02]}",
+                        dz, dz / 2, map);
+  bright = g_strdup_printf ("{\"type\": \"plane-wave\"}, {\"type\": \"multislice\", \"volume\": \"map\", \"slices\": 1,"
+                            " \"spacing\": %g, \"n\": 1.0, \"focus\": %g, \"dn-map\": [%s]}", dz, dz / 2, map);
+  {
+    g_autofree char *json = g_strdup_printf (HEAD, 32, 32, 0.5, el);
+    g_autofree char *json_b = g_strdup_printf (HEAD, 32, 32, 0.5, bright);
+    g_autoptr(AirySystem) s = test_system (json);
+    g_autoptr(AirySystem) sb = test_system (json_b);
+
+    r = test_run (s, NULL);
+    b = test_run (sb, NULL);
+  }
+  for (y = 0; y < 32; y++)
+    for (x = 0; x < 32; x++)
+      {
+        double want = 0;
+        guint l;
+
+        /* the two wavelengths of HEAD, weights ½: φ0 scales with 0.5/λ */
+        for (l = 0; l < 2; l++)
+          {
+            double a = phi0 * 0.5 / (l == 0 ? 0.5 : 0.6), phi = a * sin (2 * G_PI * ((int) x - 16) / 8.0);
+            double c = cos (phi) - j0 (a), d = sin (phi) + j0 (a);
+
+            want += 0.5 * (c * c + d * d);
+          }
+
+        worst = MAX (worst, fabs (r->stack->data[y * 32 + x] / i0 - want));
+        flat = MAX (flat, fabs (b->stack->data[y * 32 + x] / i0 - 1.0));
+      }
+  g_test_message ("phase contrast: largest |I/I0 − closed form| %.3g; brightfield within %.3g of I0", worst, flat);
+  g_assert_cmpfloat (worst, <, 1e-5);
+  g_assert_cmpfloat (flat, <, 1e-5);
+}
+
 /* the bead's volume as a TIFF stack of Δn with voxels dx × dx × dz */
 static char *
 write_volume (const char *dir, guint n, guint depth, double dx, double dz, double r, double dn)
@@ -351,6 +409,8 @@ test_bad_input (void)
     { "{\"type\": \"multislice\", \"spacing\": 0}", "elements[1].spacing: must be in [0.001, 10000] µm, got 0", AIRY_ERROR_INVALID_VALUE },
     { "{\"type\": \"multislice\", \"volume\": \"map\", \"slices\": 2, \"dn-map\": [1, 2]}",
       "elements[1].dn-map: needs slices × height × width = 2 × 8 × 8 = 128 values (row by row), got 2", AIRY_ERROR_INVALID_VALUE },
+    { "{\"type\": \"multislice\", \"ring-na\": [0.3, 0.2]}",
+      "elements[1].ring-na: the inner NA must be below the outer, got 0.3 and 0.2", AIRY_ERROR_INVALID_VALUE },
     { "{\"type\": \"multislice\", \"volume\": \"file\"}", "elements[1].dn-file: no file given", AIRY_ERROR_FILE },
     { "{\"type\": \"thin-sample\", \"source\": \"map\", \"absorption-map\": [0.1]}",
       "elements[1].absorption-map: needs 8 × 8 = 64 values (row by row), got 1", AIRY_ERROR_INVALID_VALUE },
@@ -380,6 +440,7 @@ main (int argc, char **argv)
   g_test_add_func ("/thick/multislice/clear-power", test_clear_power);
   g_test_add_func ("/thick/multislice/dark-field", test_dark_field);
   g_test_add_func ("/thick/multislice/file", test_volume_file);
+  g_test_add_func ("/thick/multislice/phase-contrast", test_phase_contrast);
   g_test_add_func ("/thick/brightfield-preset", test_brightfield_preset);
   g_test_add_func ("/thick/bad-input", test_bad_input);
   return g_test_run ();

@@ -6,7 +6,8 @@
  * slice k as a thin sample (e^{i 2π (Δn_k + iα_k)·dz/λ}), for k = 0 … D − 1;
  * at the end it is propagated back by D·dz/2 − focus (to the middle of the
  * volume, or `focus` µm past it), through the pupil of an imaging system
- * of the given NA (0: none) with an optional dark-field stop, and cropped.
+ * of the given NA (0: none) with an optional dark-field stop or phase-contrast
+ * ring, and cropped.
  * The volume: a uniform slab, a bead (a sphere of radius r in the middle
  * of the volume), maps (a value per voxel, slice by slice and row by row),
  * or TIFF stacks of Δn and α per voxel (as stored), whose voxels must be
@@ -37,6 +38,8 @@ typedef struct
   guint    depth, height, width;  /* the volume (the grid entering) */
   guint    pad;
   double   n, dz, back, na, stop_na;
+  double   ring[2];               /* the phase ring's NAs (inner, outer; 0, 0: none) */
+  fftwf_complex ring_factor;      /* t·e^{iφ} inside it */
   gboolean band_limit, remove_evanescent;
   float   *dn, *ab;               /* depth × height × width; ab NULL: no absorption */
 } SliceState;
@@ -184,6 +187,24 @@ multislice_check (AiryElement *self, AiryContext *ctx, GError **error)
                    ctx->path, ctx->height + 2 * pad, ctx->width + 2 * pad);
       return FALSE;
     }
+  {
+    gsize nr = 0;
+    const double *r = airy_element_get_doubles (self, "ring-na", &nr);
+
+    if (nr != 0 && nr != 2)
+      {
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                     _("%s.ring-na: needs 2 values (the ring's inner and outer NA), got %lu"),
+                     ctx->path, (unsigned long) nr);
+        return FALSE;
+      }
+    if (nr == 2 && r[0] >= r[1])
+      {
+        g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                     _("%s.ring-na: the inner NA must be below the outer, got %g and %g"), ctx->path, r[0], r[1]);
+        return FALSE;
+      }
+  }
   for (l = 1; l < ctx->spectrum->n; l++)
     if (!same_spacing (ctx->dx[l], ctx->dx[0]) || !same_spacing (ctx->dy[l], ctx->dy[0]))
       {
@@ -285,6 +306,15 @@ multislice_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
   s->dz = airy_element_get_double (self, "spacing");
   s->na = airy_element_get_double (self, "na");
   s->stop_na = airy_element_get_double (self, "stop-na");
+  {
+    gsize nr = 0;
+    const double *r = airy_element_get_doubles (self, "ring-na", &nr);
+
+    s->ring[0] = nr == 2 ? r[0] : 0.0;
+    s->ring[1] = nr == 2 ? r[1] : 0.0;
+    s->ring_factor = (float) airy_element_get_double (self, "ring-transmission")
+                     * _airy_cis (airy_element_get_double (self, "ring-phase"));
+  }
   s->band_limit = airy_element_get_boolean (self, "band-limit");
   s->remove_evanescent = airy_element_get_boolean (self, "remove-evanescent");
   s->depth = volume_depth (self, ctx, error);
@@ -328,7 +358,9 @@ multislice_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
 
 /* plane l of field (its uncentred spectrum) times the angular spectrum
  * kernel of z over N (the backward transform's normalisation); with pupil,
- * times the imaging pupil f² ≤ (NA/λ)² less the stop f² < (NA_stop/λ)² */
+ * times the imaging pupil f² ≤ (NA/λ)² less the stop f² < (NA_stop/λ)²,
+ * and the phase ring t·e^{iφ} over (NA_in/λ)² ≤ f² ≤ (NA_out/λ)² (Zernike's
+ * phase contrast; an inner NA of 0 is a phase dot on the unscattered wave) */
 static void
 multiply_propagator (const SliceState *s, AiryField *field, guint l, double z, gboolean pupil)
 {
@@ -338,6 +370,7 @@ multiply_propagator (const SliceState *s, AiryField *field, guint l, double z, g
   double limit_x = airy_angular_spectrum_band_limit (z, s->n, lambda, 1.0 / (w * field->dx[l]));
   double limit_y = airy_angular_spectrum_band_limit (z, s->n, lambda, 1.0 / (h * field->dy[l]));
   double na2 = (s->na / lambda) * (s->na / lambda), stop2 = (s->stop_na / lambda) * (s->stop_na / lambda);
+  double ring0 = (s->ring[0] / lambda) * (s->ring[0] / lambda), ring1 = (s->ring[1] / lambda) * (s->ring[1] / lambda);
   float scale = 1.0f / (float) np;
   fftwf_complex *u = field->data + l * np;
 
@@ -356,6 +389,8 @@ multiply_propagator (const SliceState *s, AiryField *field, guint l, double z, g
           hval = (float) hk[0] + I * (float) hk[1];
           if (pupil && ((s->na > 0 && f2 > na2) || (s->stop_na > 0 && f2 < stop2)))
             hval = 0.0f;
+          else if (pupil && s->ring[1] > 0 && f2 >= ring0 && f2 <= ring1)
+            hval *= s->ring_factor;
           u[(gsize) y * w + x] *= hval * scale;
         }
     }
@@ -484,6 +519,13 @@ multislice_relevant (AiryElement *self, GParamSpec *pspec)
     return kind != AIRY_VOLUME_FILE;
   if (g_str_equal (name, "stop-na"))
     return airy_element_get_double (self, "na") > 0;
+  if (g_str_equal (name, "ring-phase") || g_str_equal (name, "ring-transmission"))
+    {
+      gsize nr = 0;
+
+      airy_element_get_doubles (self, "ring-na", &nr);
+      return nr == 2;
+    }
   return TRUE;
 }
 
@@ -550,6 +592,16 @@ _airy_multislice_class_init (AiryMultisliceClass *klass)
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("stop-na", N_("Dark-field stop"), N_("NA below which the pupil is blocked (0: none)"), NULL,
                             0.0, 4.0, 0.0, AIRY_PARAM_NOT_DIFFERENTIABLE));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_set_max_items (airy_param_spec_double_array ("ring-na", N_("Phase ring"),
+                                   N_("Inner and outer NA of a phase-contrast ring (none: no ring)"), NULL,
+                                   0.0, 4.0, AIRY_PARAM_NOT_DIFFERENTIABLE), 2));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_double ("ring-phase", N_("Ring phase"), N_("Phase the ring adds"), "rad",
+                            -2.0 * G_PI, 2.0 * G_PI, G_PI / 2, AIRY_PARAM_PHASE));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_double ("ring-transmission", N_("Ring transmission"), N_("Amplitude the ring passes"), NULL,
+                            0.0, 1.0, 1.0, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("focus", N_("Focus"), N_("The plane imaged, from the middle of the volume towards its exit"),
                             "µm", -1e6, 1e6, 0.0, 0));
