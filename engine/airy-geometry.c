@@ -112,6 +112,7 @@ walk_chain (AiryGeometry *geom, gboolean read_files, GPtrArray *warnings, GError
       at.warnings = warnings;
       _airy_context_check_phase_step (&at, ctx.defocus_step, what);
     }
+  geom->held_bytes = ctx.held_bytes;
   geom->psf_height = ctx.height;
   geom->psf_width = ctx.width;
   geom->psf_dy = ctx.dy[0];
@@ -338,7 +339,8 @@ _airy_geometry_result_bytes (const AiryGeometry *geom)
 }
 
 /* Working memory of one device slot (CPU): the field and its scratch, the
- * prepared masks (≤ one complex plane per wavelength and element), the
+ * prepared masks (≤ one complex plane per wavelength and element, and what
+ * an element says it holds beyond that: a multislice's slices), the
  * intensity plane and, for imaging, the padded transforms. */
 guint64
 _airy_geometry_bytes_per_slot (const AiryGeometry *geom)
@@ -354,6 +356,7 @@ _airy_geometry_bytes_per_slot (const AiryGeometry *geom)
       masks += L * n * 8;
     }
   field = MAX (field, 2 * L * (guint64) geom->psf_height * geom->psf_width * 8);
+  masks += geom->held_bytes;
   if (geom->imaging)
     {
       guint64 ph = geom->pad_height, pw = geom->pad_width;

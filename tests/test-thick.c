@@ -401,6 +401,25 @@ test_brightfield_preset (void)
 }
 
 static void
+test_budget (void)
+{
+  /* 200 slices of 256²: their factors (two wavelengths) and the volume
+   * count in the budget (306 MiB; a plane per element was 2 MiB), so
+   * 64 MiB refuses the run before anything is allocated */
+  g_autofree char *json = g_strdup_printf (HEAD, 256, 256, 0.5,
+    "{\"type\": \"plane-wave\"}, {\"type\": \"multislice\", \"volume\": \"slab\", \"slices\": 200, \"dn\": 0.01}");
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(GError) error = NULL;
+
+  g_setenv ("AIRY_MEMORY_BUDGET", "64M", TRUE);
+  g_assert_false (airy_system_validate (system, NULL, &error));
+  g_unsetenv ("AIRY_MEMORY_BUDGET");
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "needs 305.8 MiB"));
+}
+
+static void
 test_bad_input (void)
 {
   static const struct { const char *element, *message; int code; } cases[] = {
@@ -443,5 +462,6 @@ main (int argc, char **argv)
   g_test_add_func ("/thick/multislice/phase-contrast", test_phase_contrast);
   g_test_add_func ("/thick/brightfield-preset", test_brightfield_preset);
   g_test_add_func ("/thick/bad-input", test_bad_input);
+  g_test_add_func ("/thick/multislice/budget", test_budget);
   return g_test_run ();
 }

@@ -166,7 +166,7 @@ multislice_check (AiryElement *self, AiryContext *ctx, GError **error)
   double n = airy_element_get_double (self, "n");
   double na = airy_element_get_double (self, "na"), stop = airy_element_get_double (self, "stop-na");
   int pad = airy_element_get_int (self, "pad");
-  guint l;
+  guint l, depth;
 
   if (na > n)
     {
@@ -215,8 +215,17 @@ multislice_check (AiryElement *self, AiryContext *ctx, GError **error)
                      ctx->spectrum->wavelengths[l]);
         return FALSE;
       }
-  if (volume_depth (self, ctx, error) == 0)
+  depth = volume_depth (self, ctx, error);
+  if (depth == 0)
     return FALSE;
+  /* the plan holds a complex factor per slice and wavelength, the kernels
+   * (one for every slice, one for the way back) and the volume's floats */
+  {
+    guint64 padded = (guint64) (ctx->height + 2 * pad) * (ctx->width + 2 * pad);
+
+    ctx->held_bytes += (depth + 1) * padded * ctx->spectrum->n * 8
+                       + (guint64) depth * ctx->height * ctx->width * 4 * 2;
+  }
   ctx->n = n;
   return TRUE;
 }
@@ -459,25 +468,39 @@ add_fft (GPtrArray *ops, const AiryField *field, AiryFftSign sign)
   g_ptr_array_add (ops, op);
 }
 
+/* FFT, MULTIPLY (the kernel of z), FFT⁻¹; the kernel op is made once and
+ * shared by every slice (*kernel: NULL the first time) */
 static void
-add_propagator (GPtrArray *ops, const SliceState *s, AiryField *field, double z, gboolean pupil)
+add_propagator (GPtrArray *ops, const SliceState *s, AiryField *field, double z, gboolean pupil, AiryOp **kernel)
 {
   guint l;
 
   add_fft (ops, field, AIRY_FFT_FORWARD);
-  _airy_field_fill_ones (field);
-  for (l = 0; l < field->n_lambda; l++)
-    multiply_propagator (s, field, l, z, pupil);
-  g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
+  if (kernel == NULL || *kernel == NULL)
+    {
+      AiryOp *op;
+
+      _airy_field_fill_ones (field);
+      for (l = 0; l < field->n_lambda; l++)
+        multiply_propagator (s, field, l, z, pupil);
+      op = _airy_op_take_factor (AIRY_OP_MULTIPLY, field);
+      if (kernel != NULL)
+        *kernel = op;
+      g_ptr_array_add (ops, op);
+    }
+  else
+    g_ptr_array_add (ops, _airy_op_ref (*kernel));
   add_fft (ops, field, AIRY_FFT_BACKWARD);
 }
 
-/* The same steps as ops: RESIZE, then per slice FFT, MULTIPLY (H_dz),
- * FFT⁻¹, MULTIPLY (the slice), then the way back and the crop. */
+/* The same steps as ops: RESIZE, then per slice FFT, MULTIPLY (H_dz, one
+ * op shared by the slices), FFT⁻¹, MULTIPLY (the slice), then the way back
+ * and the crop. */
 static gboolean
 multislice_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *ops, GError **error)
 {
   const SliceState *s = state;
+  AiryOp *kernel = NULL;
   guint k;
 
   if (s->pad > 0)
@@ -487,12 +510,12 @@ multislice_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArr
     }
   for (k = 0; k < s->depth; k++)
     {
-      add_propagator (ops, s, field, s->dz, FALSE);
+      add_propagator (ops, s, field, s->dz, FALSE, &kernel);
       _airy_field_fill_ones (field);
       multiply_slice (s, field, k);
       g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
     }
-  add_propagator (ops, s, field, -s->back, TRUE);
+  add_propagator (ops, s, field, -s->back, TRUE, NULL);
   if (s->pad > 0)
     {
       airy_field_resize (field, s->height, s->width);
