@@ -146,6 +146,43 @@ test_sinusoid (void)
     }
 }
 
+static void
+test_spectral_modulation (void)
+{
+  /* the same grating at λ 0.5 and 0.6 (weights ½): modulated, its
+   * amplitude at 0.6 is m·0.5/0.6; unmodulated m at both. Each
+   * wavelength's orders fall on the same pixels (4q off the axis), each
+   * plane sums to 1/du_l² (du_l = f·λ_l/(N·dx)) */
+  static const gboolean modulate[] = { TRUE, FALSE };
+  double m = 1.3;
+  guint t;
+  int q;
+
+  for (t = 0; t < 2; t++)
+    {
+      g_autofree char *json = g_strdup_printf (
+        "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1.0},"
+        " \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"weights\": [0.5, 0.5]},"
+        " \"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"phase-mask\", \"source\": \"named\","
+        " \"named\": \"sinusoid\", \"strength\": %g, \"period\": 16, \"spectral-modulation\": %s},"
+        " {\"type\": \"ff-lens\", \"f\": 1000}]}", m, modulate[t] ? "true" : "false");
+      g_autoptr(AirySystem) system = test_system (json);
+      g_autoptr(AiryResult) r = test_run (system, NULL);
+      double total = plane_sum (r->stack->data, 64 * 64);
+      double w0 = 1.0 / (0.5 * 0.5), w1 = 1.0 / (0.6 * 0.6);  /* 1/du² up to a common factor */
+      double m1 = modulate[t] ? m * 0.5 / 0.6 : m;
+
+      for (q = -3; q <= 3; q++)
+        {
+          double want = (w0 * jn (q, m) * jn (q, m) + w1 * jn (q, m1) * jn (q, m1)) / (w0 + w1);
+          double got = r->stack->data[32 * 64 + 32 + 4 * q] / total;
+
+          g_test_message ("%s, order %d: %.7f, expected %.7f", modulate[t] ? "modulated" : "unmodulated", q, got, want);
+          g_assert_cmpfloat (fabs (got - want), <, 1e-5);
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -155,6 +192,7 @@ main (int argc, char **argv)
   g_test_add_func ("/profiles/tukey-pupil", test_tukey);
   g_test_add_func ("/profiles/seidel", test_seidel);
   g_test_add_func ("/profiles/sinusoid-grating", test_sinusoid);
+  g_test_add_func ("/profiles/spectral-modulation", test_spectral_modulation);
   g_test_add_func ("/profiles/seidel-bad-input", test_seidel_bad_input);
   return g_test_run ();
 }

@@ -30,6 +30,7 @@ typedef struct
 {
   guint          h, w, n_lambda;
   gboolean       constant;
+  gboolean       modulate;   /* φ·λ_c/λ at each wavelength (else φ at every one) */
   double         value;
   fftwf_complex *factor;     /* exp(iφ λ_c/λ) per wavelength, or NULL */
   double        *radius;     /* the unit pupil's radius per wavelength */
@@ -343,6 +344,7 @@ phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
   s->h = ctx->height;
   s->w = ctx->width;
   s->n_lambda = ctx->spectrum->n;
+  s->modulate = airy_element_get_boolean (self, "spectral-modulation");
   s->radius = g_new (double, s->n_lambda);
   for (l = 0; l < s->n_lambda; l++)
     s->radius[l] = phase_pupil_radius (self, ctx, l);
@@ -382,7 +384,7 @@ phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
   for (l = 0; l < s->n_lambda; l++)
     {
       double radius = s->radius[l];
-      double scale = lambda_c / ctx->spectrum->wavelengths[l];
+      double scale = s->modulate ? lambda_c / ctx->spectrum->wavelengths[l] : 1.0;
       double pmin = airy_element_get_double (self, "phase-min");
       double pmax = airy_element_get_double (self, "phase-max");
 
@@ -420,8 +422,8 @@ phase_apply (AiryElement *self, gpointer state, AiryField *field,
 
       if (s->constant)
         {
-          /* u·exp(iφ λ_c/λ) */
-          fftwf_complex c = _airy_cis (s->value * field->lambda[0] / field->lambda[l]);
+          /* u·exp(iφ λ_c/λ), or u·exp(iφ) unmodulated */
+          fftwf_complex c = _airy_cis (s->modulate ? s->value * field->lambda[0] / field->lambda[l] : s->value);
           for (i = 0; i < np; i++)
             u[i] *= c;
         }
@@ -450,8 +452,9 @@ phase_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *o
   if (!phase_apply (self, state, field, &any, error))
     return FALSE;
   op = _airy_op_take_factor (AIRY_OP_MULTIPLY, field);
+  /* (the fit's Zernike model scales the phase by λ_c/λ: no basis without it) */
   if (airy_element_get_enum (self, "source") == AIRY_PHASE_ZERNIKE && !airy_element_get_boolean (self, "wrap")
-      && airy_element_get_int (self, "bits") == 0)
+      && airy_element_get_int (self, "bits") == 0 && s->modulate)
     {
       AiryZernikeBasis *b = g_new0 (AiryZernikeBasis, 1);
       PhaseParams params;
@@ -574,6 +577,10 @@ _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
     airy_param_spec_double ("pupil-radius", N_("Pupil radius"),
                             N_("Radius of the unit pupil (0: the objective's f·NA/n)"), "µm",
                             0.0, 1e6, 0.0, 0));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_boolean ("spectral-modulation", N_("Spectral modulation"),
+                             N_("Scale the phase by λ_c/λ at each wavelength (off: the same phase at every one)"),
+                             TRUE));
   airy_element_class_install_property (object_class,
     airy_param_spec_boolean ("wrap", N_("Wrap"), N_("Wrap the phase into [0, 2π) like an SLM"), FALSE));
   airy_element_class_install_property (object_class,

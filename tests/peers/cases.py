@@ -708,6 +708,41 @@ def microlens_custom():
                      {"layout": "custom", "centers": [0.0, 0.0, 17.5, -20.25, -22.0, 9.0]}, True, 400.0, 48)
 
 
+def dispersive(N, dx, modulate, seed, f=1000.0):
+    # two wavelengths (weights 0.3, 0.7): a plane wave, a phase from an 8-bit PNG mapped to
+    # [0, 3] rad at the first wavelength, an FF lens; chromatix's phase_change scales the phase
+    # by λ_c/λ (spectrally_modulate) or not. A plane wave and no pupil: chromatix's chromatic
+    # objective source has an amplitude ∝ 1/λ under one power for all wavelengths (Airy: each
+    # wavelength its power) and its pupils scale their size by λ_c/λ.
+    lam, weights = [0.5, 0.6], [0.3, 0.7]
+    rng = np.random.default_rng(seed)
+    img = np.clip(smooth_map(rng, (N, N), 0, 255), 0, 255).astype(np.uint8)
+    name = f"dispersive-{seed}.png"
+    write_png(os.path.join(OUT, name), img)
+    phase = jnp.asarray(img.astype(np.float64) / 255.0 * 3.0, jnp.float32)
+    field = cf.plane_wave((N, N), dx, (jnp.asarray(lam), jnp.asarray(weights)))
+    field = cf.ff_lens(cf.phase_change(field, phase, spectrally_modulate=modulate), f, 1.0)
+    el = [{"type": "plane-wave", "n": 1.0},
+          {"type": "phase-mask", "source": "image", "file": name, "phase-min": 0.0, "phase-max": 3.0,
+           "spectral-modulation": modulate},
+          {"type": "ff-lens", "f": f, "n": 1.0}]
+    s = system((N, N), dx, lam[0], el)
+    s["spectrum"] = {"wavelengths": lam, "weights": weights}
+    return field.intensity, s
+
+
+@case
+@strict
+def spectral_modulation_on():
+    return dispersive(64, 1.0, True, 6)
+
+
+@case
+@strict
+def spectral_modulation_off():
+    return dispersive(64, 1.0, False, 6)
+
+
 def main():
     global OUT
     out = OUT = sys.argv[1]
