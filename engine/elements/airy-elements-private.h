@@ -206,6 +206,32 @@ _airy_cis (double phi)
   return (float) cos (phi) + I * (float) sin (phi);
 }
 
+/* Multiplies plane l of a field's uncentred spectrum by fn(fx, fy) / N at
+ * each frequency (cycles/µm, FFT order), N for the unnormalised backward
+ * transform (airy-propagate.c; propagate and multislice). */
+typedef fftwf_complex (*AirySpectrumFunc) (double fx, double fy, gpointer user_data);
+void _airy_field_multiply_spectrum (AiryField        *field,
+                                    guint             l,
+                                    AirySpectrumFunc  fn,
+                                    gpointer          user_data);
+/* The angular spectrum kernel of z in a medium n at wavelength l of field:
+ * its band limit (when asked) and evanescent rule, then its value. */
+typedef struct
+{
+  double   z, n, lambda, limit_x, limit_y;
+  gboolean remove_evanescent;
+} AiryAngularSpectrum;
+void          _airy_angular_spectrum_init (AiryAngularSpectrum       *kernel,
+                                           const AiryField           *field,
+                                           guint                      l,
+                                           double                     z,
+                                           double                     n,
+                                           gboolean                   band_limit,
+                                           gboolean                   remove_evanescent);
+fftwf_complex _airy_angular_spectrum_at   (const AiryAngularSpectrum *kernel,
+                                           double                     fx,
+                                           double                     fy);
+
 /* Multiplies every plane of the field by a real mask evaluated per pixel:
  * fn(x, y, l, user_data) with x, y in µm on the field's grid. */
 typedef double (*AiryMaskFunc) (double x, double y, guint l, gpointer user_data);

@@ -365,6 +365,28 @@ multislice_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
   return s;
 }
 
+typedef struct
+{
+  const SliceState   *s;
+  gboolean            pupil;
+  double              na2, stop2, ring0, ring1;  /* (NA/λ)² of the pupil, the stop, the ring */
+  AiryAngularSpectrum as;
+} KernelState;
+
+static fftwf_complex
+kernel_at (double fx, double fy, gpointer user_data)
+{
+  const KernelState *k = user_data;
+  const SliceState *s = k->s;
+  double f2 = fx * fx + fy * fy;
+
+  if (k->pupil && ((s->na > 0 && f2 > k->na2) || (s->stop_na > 0 && f2 < k->stop2)))
+    return 0.0f;
+  if (k->pupil && s->ring[1] > 0 && f2 >= k->ring0 && f2 <= k->ring1)
+    return _airy_angular_spectrum_at (&k->as, fx, fy) * s->ring_factor;
+  return _airy_angular_spectrum_at (&k->as, fx, fy);
+}
+
 /* plane l of field (its uncentred spectrum) times the angular spectrum
  * kernel of z over N (the backward transform's normalisation); with pupil,
  * times the imaging pupil f² ≤ (NA/λ)² less the stop f² < (NA_stop/λ)²,
@@ -373,36 +395,15 @@ multislice_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
 static void
 multiply_propagator (const SliceState *s, AiryField *field, guint l, double z, gboolean pupil)
 {
-  guint h = field->height, w = field->width, y, x;
-  gsize np = (gsize) h * w;
   double lambda = field->lambda[l];
-  double limit_x = airy_angular_spectrum_band_limit (z, s->n, lambda, 1.0 / (w * field->dx[l]));
-  double limit_y = airy_angular_spectrum_band_limit (z, s->n, lambda, 1.0 / (h * field->dy[l]));
-  double na2 = (s->na / lambda) * (s->na / lambda), stop2 = (s->stop_na / lambda) * (s->stop_na / lambda);
-  double ring0 = (s->ring[0] / lambda) * (s->ring[0] / lambda), ring1 = (s->ring[1] / lambda) * (s->ring[1] / lambda);
-  float scale = 1.0f / (float) np;
-  fftwf_complex *u = field->data + l * np;
+  KernelState k = { s, pupil };
 
-  for (y = 0; y < h; y++)
-    {
-      double fy = airy_fft_freq (y, h, field->dy[l]);
-
-      for (x = 0; x < w; x++)
-        {
-          double fx = airy_fft_freq (x, w, field->dx[l]);
-          double f2 = fx * fx + fy * fy, hk[2];
-          fftwf_complex hval;
-
-          airy_angular_spectrum_kernel (fx, fy, z, s->n, lambda, s->remove_evanescent,
-                                        s->band_limit ? limit_x : -1.0, s->band_limit ? limit_y : -1.0, hk);
-          hval = (float) hk[0] + I * (float) hk[1];
-          if (pupil && ((s->na > 0 && f2 > na2) || (s->stop_na > 0 && f2 < stop2)))
-            hval = 0.0f;
-          else if (pupil && s->ring[1] > 0 && f2 >= ring0 && f2 <= ring1)
-            hval *= s->ring_factor;
-          u[(gsize) y * w + x] *= hval * scale;
-        }
-    }
+  k.na2 = (s->na / lambda) * (s->na / lambda);
+  k.stop2 = (s->stop_na / lambda) * (s->stop_na / lambda);
+  k.ring0 = (s->ring[0] / lambda) * (s->ring[0] / lambda);
+  k.ring1 = (s->ring[1] / lambda) * (s->ring[1] / lambda);
+  _airy_angular_spectrum_init (&k.as, field, l, z, s->n, s->band_limit, s->remove_evanescent);
+  _airy_field_multiply_spectrum (field, l, kernel_at, &k);
 }
 
 /* every plane of the padded field times slice k (1 in the padding) */
