@@ -1,8 +1,7 @@
 #include "config.h"
 
-#include "airy-test-util.h"
+#include "airy-test-ops.h"
 #include "airy-elements-private.h"
-#include "airy-ops-private.h"
 
 /* The device operation lists (what the CUDA backend runs for chains
  * without a fused path) against the element-by-element CPU path, on small
@@ -16,28 +15,8 @@ static AiryPlan *
 plan_for (guint h, guint w, double spacing, const char *elements)
 {
   g_autofree char *json = g_strdup_printf (HEAD, h, w, spacing, elements);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (AirySystem) system = test_system (json);
-  AiryRunOptions options = { .backend = "cpu" };
-  AiryPlan *plan;
 
-  plan = _airy_plan_new (system, &options, NULL, &error);
-  g_assert_no_error (error);
-  return plan;
-}
-
-static AiryField *
-field_for (AiryPlan *plan)
-{
-  AiryField *field = airy_field_new (plan->spectrum, plan->in_height, plan->in_width, 1.0);
-  guint l;
-
-  for (l = 0; l < field->n_lambda; l++)
-    {
-      field->dy[l] = plan->in_dy[l];
-      field->dx[l] = plan->in_dx[l];
-    }
-  return field;
+  return test_plan_new (json);
 }
 
 /* Compiles the chain, checks the op kinds, then every plane's intensity
@@ -66,8 +45,8 @@ compare (guint h, guint w, double spacing, const char *elements, const char *kin
   for (p = 0; p < plan->n_planes; p++)
     {
       AiryPlane plane = { p, plan->z[p], 1 };
-      g_autoptr (AiryField) fa = field_for (plan);
-      g_autoptr (AiryField) fb = field_for (plan);
+      g_autoptr (AiryField) fa = test_plan_field (plan);
+      g_autoptr (AiryField) fb = test_plan_field (plan);
       double peak = 0.0, diff = 0.0;
 
       for (i = 0; i < plan->chain->len; i++)
@@ -171,7 +150,7 @@ test_point_source_at_zero (void)
   g_autoptr (AiryPlan) plan = plan_for (16, 16, 1.0, "{\"type\": \"point-source\", \"z\": 2}");
   g_autoptr (GError) error = NULL;
   AiryOpList *list = _airy_ops_compile (plan, &error);
-  g_autoptr (AiryField) field = field_for (plan);
+  g_autoptr (AiryField) field = test_plan_field (plan);
   AiryPlane plane = { 0, plan->z[0], 1 };
 
   g_assert_no_error (error);
@@ -208,8 +187,8 @@ compare_program (AiryPlan *plan, const char *kinds)
   for (p = 0; p < plan->n_planes; p++)
     {
       AiryPlane plane = { p, plan->z[p], 1 };
-      g_autoptr (AiryField) fa = field_for (plan);
-      g_autoptr (AiryField) fb = field_for (plan);
+      g_autoptr (AiryField) fa = test_plan_field (plan);
+      g_autoptr (AiryField) fb = test_plan_field (plan);
       double peak = 0.0, diff = 0.0;
 
       for (i = 0; i < plan->chain->len; i++)

@@ -9,9 +9,8 @@
 
 #include <complex.h>
 
-#include "airy-test-util.h"
+#include "airy-test-ops.h"
 #include "airy-elements-private.h"
-#include "airy-ops-private.h"
 
 #define HEAD "{\"airy\": 1, \"grid\": {\"shape\": [%u, %u], \"spacing\": %g}," \
              " \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"weights\": [0.5, 0.5]}, \"elements\": [%s]}"
@@ -21,24 +20,14 @@ static AiryField *
 run_field (guint h, guint w, double spacing, const char *elements)
 {
   g_autofree char *json = g_strdup_printf (HEAD, h, w, spacing, elements);
+  g_autoptr(AiryPlan) plan = test_plan_new (json);
   g_autoptr(GError) error = NULL;
-  g_autoptr(AirySystem) system = test_system (json);
-  AiryRunOptions options = { .backend = "cpu" };
-  g_autoptr(AiryPlan) plan = _airy_plan_new (system, &options, NULL, &error);
-  g_autoptr(AiryOpList) list = NULL;
+  g_autoptr(AiryOpList) list = _airy_ops_compile (plan, &error);
   AiryPlane plane = { 0, 0.0, 1 };
   AiryField *field;
-  guint l;
 
   g_assert_no_error (error);
-  list = _airy_ops_compile (plan, &error);
-  g_assert_no_error (error);
-  field = airy_field_new (plan->spectrum, plan->in_height, plan->in_width, 1.0);
-  for (l = 0; l < field->n_lambda; l++)
-    {
-      field->dy[l] = plan->in_dy[l];
-      field->dx[l] = plan->in_dx[l];
-    }
+  field = test_plan_field (plan);
   g_assert_true (_airy_ops_run (list, field, &plane, &error));
   g_assert_no_error (error);
   return field;
