@@ -9,13 +9,13 @@ cd "$(dirname "$0")"
 
 BUILD=${AIRY_BUILD_DIR:-build}
 PACKAGES=(meson ninja-build pkg-config gcc libc6-dev python3 python3-dev python3-numpy gettext
-          libglib2.0-dev libjson-glib-dev libfftw3-dev libpng-dev libtiff-dev libgsl-dev
+          libglib2.0-dev libjson-glib-dev libfftw3-dev libpng-dev libtiff-dev libgsl-dev libblosc-dev libzstd-dev
           libgtk-4-dev libepoxy-dev libopenmpi-dev gobject-introspection libgirepository1.0-dev
           desktop-file-utils shared-mime-info libgtk-4-bin)  # the install's post-install steps
 TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri appstream flatpak-builder
                python3-jsonschema libglib2.0-bin libxml2-utils
                imagej python3-tifffile python3-numpy python3-pytest python3-mesonpy patchelf openmpi-bin python3-gi xdotool locales
-               python3-venv)
+               python3-venv python3-zarr python3-numcodecs)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

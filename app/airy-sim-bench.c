@@ -34,15 +34,6 @@ compare_doubles (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
-static guint64
-peak_rss_bytes (void)
-{
-  struct rusage ru;
-
-  getrusage (RUSAGE_SELF, &ru);
-  return (guint64) ru.ru_maxrss * 1024;
-}
-
 typedef struct
 {
   double write_s;     /* median TIFF write of one result */
@@ -536,10 +527,9 @@ int
 cmd_bench (int argc, char **argv)
 {
   int status;
-  g_autofree char *backend = NULL, *devices_arg = NULL;
+  g_autofree char *backend = NULL, *devices_arg = NULL, *write_dir = NULL;
   int repeat = 5, warmup = 1, threads = 0, planes = 0, size = 0;
-  gboolean json = FALSE, no_write = FALSE, resident = FALSE;
-  g_autofree char *write_dir = NULL;
+  gboolean json = FALSE, no_write = FALSE, resident = FALSE, grad = FALSE;
   const SimOption options_table[] = {
     { "repeat", 0, SIM_OPTION_INT, &repeat },
     { "warmup", 0, SIM_OPTION_INT, &warmup },
@@ -552,6 +542,7 @@ cmd_bench (int argc, char **argv)
     { "write-dir", 0, SIM_OPTION_STRING, &write_dir },
     { "no-write", 0, SIM_OPTION_FLAG, &no_write },
     { "resident", 0, SIM_OPTION_FLAG, &resident },
+    { "grad", 0, SIM_OPTION_FLAG, &grad },
     { NULL }
   };
   g_autoptr(GError) error = NULL;
@@ -604,6 +595,8 @@ cmd_bench (int argc, char **argv)
   airy_system_get_shape (system, &h, &w);
   airy_system_get_z (system, &nz);
   n_threads = threads > 0 ? (guint) threads : g_get_num_processors ();
+  if (grad)
+    return bench_grad (system, what, repeat, n_threads, json);
 
   options.backend = backend;
   options.devices = devices->len ? (guint *) devices->data : NULL;

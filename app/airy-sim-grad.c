@@ -14,7 +14,7 @@
 
 /* GRAD.json's name with its suffix swapped for "-VAR.tif" (the path's
  * brackets and dots made plain) */
-static char *
+char *
 pixels_file (const char *output, const AiryGradVar *var)
 {
   g_autofree char *stem = g_strndup (output, strlen (output) - strlen (".json"));
@@ -30,26 +30,52 @@ pixels_file (const char *output, const AiryGradVar *var)
 /* Without --vary: the variable that the pass found not differentiable in
  * this system (its error names it first) is left out, with a warning;
  * FALSE for any other error. */
-static gboolean
+gboolean
 drop_refused (GPtrArray *vars, char **files, const GError *error)
 {
+  gint i = _airy_grad_vars_refused (vars, error);
+
+  if (i < 0)
+    return FALSE;
+  g_printerr (_("airy-sim: warning: left out %s\n"), error->message);
+  g_ptr_array_remove_index (vars, i);
+  if (files)
+    {
+      g_free (files[i]);
+      memmove (files + i, files + i + 1, (vars->len - i + 1) * sizeof *files);
+    }
+  return TRUE;
+}
+
+AirySystem *
+load_system_json (const char *file, JsonParser *parser, GError **error)
+{
+  g_autoptr(AirySystem) system = load_system (file, NULL, error);
+  g_autofree char *text = NULL;
+  gsize len;
+
+  /* the file again, as JSON: the variables are paths into it */
+  if (system == NULL || !g_file_get_contents (file, &text, &len, error)
+      || !json_parser_load_from_data (parser, text, len, error))
+    return NULL;
+  return g_steal_pointer (&system);
+}
+
+GPtrArray *
+parse_vary (JsonNode *root, AirySystem *system, char **vary, GError **error)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  g_auto(GStrv) paths = NULL;
   guint i;
 
-  for (i = 0; i < vars->len; i++)
+  for (i = 0; vary[i]; i++)
     {
-      const AiryGradVar *var = g_ptr_array_index (vars, i);
-      gsize n = strlen (var->path);
+      g_auto(GStrv) parts = g_strsplit (vary[i], ",", -1);
 
-      if (strncmp (error->message, var->path, n) == 0 && error->message[n] == ':')
-        {
-          g_printerr (_("airy-sim: warning: left out %s\n"), error->message);
-          g_ptr_array_remove_index (vars, i);
-          g_free (files[i]);
-          memmove (files + i, files + i + 1, (vars->len - i + 1) * sizeof *files);
-          return TRUE;
-        }
+      g_strv_builder_addv (builder, (const char **) parts);
     }
-  return FALSE;
+  paths = g_strv_builder_end (builder);
+  return _airy_grad_vars_from_paths (root, system, (const char *const *) paths, error);
 }
 
 static char *
@@ -94,7 +120,7 @@ int
 cmd_grad (int argc, char **argv)
 {
   int status, threads = 0;
-  g_autofree char *output = NULL, *loss_spec = NULL, *text = NULL, *dir = NULL, *json = NULL;
+  g_autofree char *output = NULL, *loss_spec = NULL, *dir = NULL, *json = NULL;
   g_auto(GStrv) vary = NULL;
   const SimOption options_table[] = {
     { "output", 'o', SIM_OPTION_STRING, &output },
@@ -112,7 +138,6 @@ cmd_grad (int argc, char **argv)
   g_auto(GStrv) files = NULL;
   AiryGradOptions options = { AIRY_GRAD_AUTO, 0, 0 };
   double loss_value = 0;
-  gsize len;
   guint i;
 
   if ((status = parse_command_line ("grad", options_table, &argc, &argv)) != EXIT_OK)
@@ -127,18 +152,15 @@ cmd_grad (int argc, char **argv)
   if (argc != 2)
     return usage_error (_("grad: give one system file"));
   if (loss_spec == NULL)
-    return usage_error (_("grad: give the loss with --loss l2:TARGET.tif, poisson:COUNTS.tif or region:MASK.tif"));
+    return usage_error (_("grad: give the loss with --loss l2:TARGET.tif, poisson:COUNTS.tif, region:MASK.tif or "
+                            "crlb:ZMIN:ZMAX:PHOTONS:BACKGROUND"));
   if (output == NULL)
     return usage_error (_("grad: give the gradient's file with -o GRAD.json"));
   if ((status = check_threads_backend (threads, NULL)) != EXIT_OK)
     return status;
   if (!check_output_path ("-o", output, json_suffix, &error) || !check_environment (&error))
     return fail (error);
-  system = load_system (argv[1], NULL, &error);
-  if (system == NULL)
-    return fail (error);
-  /* the file again, as JSON: the variables are paths into it */
-  if (!g_file_get_contents (argv[1], &text, &len, &error) || !json_parser_load_from_data (parser, text, len, &error))
+  if ((system = load_system_json (argv[1], parser, &error)) == NULL)
     return fail (error);
   dir = g_path_get_dirname (argv[1]);
   loss = _airy_loss_new_from_spec (loss_spec, &error);
@@ -146,24 +168,8 @@ cmd_grad (int argc, char **argv)
     return fail (error);
   if (vary == NULL)
     vars = _airy_grad_vars_all (json_parser_get_root (parser), system);
-  else
-    {
-      vars = g_ptr_array_new_with_free_func (_airy_grad_var_free);
-      for (i = 0; vary[i]; i++)
-        {
-          g_auto(GStrv) paths = g_strsplit (vary[i], ",", -1);
-          guint j;
-
-          for (j = 0; paths[j]; j++)
-            {
-              AiryGradVar *var = _airy_grad_var_new (json_parser_get_root (parser), system, paths[j], &error);
-
-              if (var == NULL)
-                return fail (error);
-              g_ptr_array_add (vars, var);
-            }
-        }
-    }
+  else if ((vars = parse_vary (json_parser_get_root (parser), system, vary, &error)) == NULL)
+    return fail (error);
   files = g_new0 (char *, vars->len + 1);
   for (i = 0; i < vars->len; i++)
     {

@@ -63,6 +63,9 @@ gboolean parse_devices (const char *arg, GArray *devices, GError **error);
 gboolean check_output_path (const char *option, const char *path, const char *const *suffixes,
                             GError **error);
 gboolean parse_tiff_format (const char *arg, AiryTiffFormat *format);
+const char *const *stack_suffixes (void);
+gboolean is_store_output (const char *path);
+guint64  peak_rss_bytes (void);
 /* --threads and --backend as every computing command takes them: EXIT_OK,
  * or the status of the usage error it printed */
 int      check_threads_backend (int threads, const char *backend);
@@ -94,11 +97,27 @@ gboolean parse_chunks (const char *arg, GArray *chunks, GError **error);
 gboolean write_outputs (AiryResult *result, AirySystem *system, const char *output, const char *psf_out,
                         const char *png_out, const AiryTiffWriteOptions *wo, double *write_s, GError **error);
 
+/* the variables of grad and optimize (app/airy-sim-grad.c): the system
+ * and its file's JSON in parser; the --vary paths (each a list split at
+ * commas); GRAD.json's or OPTIMIZED.json's name with "-VAR.tif" for a
+ * pixel variable's file */
+AirySystem *load_system_json (const char *file, JsonParser *parser, GError **error);
+GPtrArray  *parse_vary       (JsonNode *root, AirySystem *system, char **vary, GError **error);
+struct _AiryGradVar;
+char       *pixels_file      (const char *output, const struct _AiryGradVar *var);
+/* the variable a gradient's error names first (not followed in this
+ * system) left out with a warning, and its files entry (files may be
+ * NULL); FALSE when the error names none */
+gboolean    drop_refused     (GPtrArray *vars, char **files, const GError *error);
+/* airy-sim bench --grad (app/airy-sim-bench-grad.c) */
+int         bench_grad       (AirySystem *system, const char *what, int repeat, guint threads, gboolean json);
+
 /* the commands */
 int cmd_run (int argc, char **argv);
 int cmd_fit (int argc, char **argv);
 int cmd_sweep (int argc, char **argv);
 int cmd_bench (int argc, char **argv);
 int cmd_grad (int argc, char **argv);
+int cmd_optimize (int argc, char **argv);
 
 G_END_DECLS

@@ -19,6 +19,7 @@
 
 #include "airy.h"
 #include "airy-atomic-private.h"
+#include "airy-image-file-private.h"
 #include "airy-sim-private.h"
 #if AIRY_HAVE_MPI
 #include "airy-mpi.h"
@@ -140,6 +141,56 @@ write_stack_ranks (const char                 *path,
   return TRUE;
 }
 
+/* The same for a store (a folder format, OME-Zarr): rank 0 makes the
+ * partial folder, every rank writes its planes' chunks into it (on all its
+ * cores), and once all are in rank 0 writes the metadata and renames the
+ * folder into place. A rank that fails leaves the partial folder, which
+ * has no metadata and so never reads as a store; rank 0 removes it.
+ * Collective. */
+static gboolean
+write_store_ranks (const char      *path,
+                   const AiryStack *part,
+                   guint            part_first,
+                   guint            part_count,
+                   guint            n_planes,
+                   AirySystem      *system,
+                   GError         **error)
+{
+  const AiryImageFormat *format = airy_image_format_for_suffix (path);
+  g_autoptr(AiryStack) header = whole_stack_header (part, system, n_planes);
+  g_autofree char *partial = NULL;
+  char name[4096] = "";
+  GError *local = NULL;
+
+  if (is_root ())
+    {
+      partial = format->begin_pieces (path, header, &local);
+      if (partial && g_strlcpy (name, partial, sizeof name) >= sizeof name)
+        g_set_error (&local, AIRY_ERROR, AIRY_ERROR_WRITE, _("%s: cannot write: %s"), path,
+                     g_strerror (ENAMETOOLONG));
+    }
+  if (!agree (local, error) || !airy_comm_broadcast (ranks, name, sizeof name, 0, error))
+    {
+      if (partial)
+        format->abort_pieces (partial);
+      return FALSE;
+    }
+  /* each rank its own planes: its pieces (tests make one rank fail here) */
+  if (g_strcmp0 (g_getenv ("AIRY_TEST_FAIL_PIECES"), "1") == 0 && part_count > 0)
+    g_set_error (&local, AIRY_ERROR, AIRY_ERROR_WRITE, "%s: cannot write: a failure for the test", path);
+  else if (part_count > 0)
+    _airy_image_write_piece_range (format, name, header, part, part_first, part_count, 0, &local);
+  if (!agree (local, error))
+    {
+      if (is_root ())
+        format->abort_pieces (name);
+      return FALSE;
+    }
+  if (is_root () && !format->commit_pieces (name, path, header, &local))
+    format->abort_pieces (name);
+  return agree (local, error);
+}
+
 /* The PNG of the whole stack's middle plane, written by rank 0: the rank
  * that holds the plane sends it. Collective. */
 static gboolean
@@ -198,7 +249,13 @@ write_outputs (AiryResult                 *result,
   gint64 t0 = g_get_monotonic_time ();
   GError *local = NULL;
 
-  if (parts)
+  if (parts && is_store_output (output))
+    {
+      if (!write_store_ranks (output, result->stack, result->part_first, result->part_count, result->n_planes,
+                              system, error))
+        return FALSE;
+    }
+  else if (parts)
     {
       if (!write_stack_ranks (output, result->stack, result->part_first, result->part_count, result->n_planes,
                               system, wo, error))
@@ -218,8 +275,11 @@ write_outputs (AiryResult                 *result,
     }
   /* the PSF stack: always the ranks' planes (an image is summed) */
   if (psf_out && ranks->size > 1
-      && !write_stack_ranks (psf_out, result->psf, result->part_first, result->part_count, result->n_planes,
-                             system, wo, error))
+      && !(is_store_output (psf_out)
+           ? write_store_ranks (psf_out, result->psf, result->part_first, result->part_count, result->n_planes,
+                                system, error)
+           : write_stack_ranks (psf_out, result->psf, result->part_first, result->part_count, result->n_planes,
+                                system, wo, error)))
     return FALSE;
   if (psf_out && ranks->size == 1 && result->psf)
     {
@@ -246,10 +306,10 @@ print_run_summary (AiryResult *result, const char *output, guint n_devices_all, 
 
   g_print ("{\"output\": \"%s\", \"planes\": %u, \"height\": %u, \"width\": %u, \"backend\": \"%s\", "
            "\"ranks\": %u, \"devices\": %u, \"devices_per_rank\": %u, \"threads\": %u, \"seconds\": %.6f, "
-           "\"reduce_s\": %.6f, \"write_s\": %.6f}\n",
+           "\"reduce_s\": %.6f, \"write_s\": %.6f, \"peak_rss_bytes\": %" G_GUINT64_FORMAT "}\n",
            out_json, result->n_planes, result->stack->height, result->stack->width, result->backend,
            result->ranks, n_devices_all, result->n_devices, result->threads, result->seconds,
-           result->reduce_s, write_s);
+           result->reduce_s, write_s, peak_rss_bytes ());
 }
 
 static gboolean
@@ -311,7 +371,7 @@ cmd_run (int argc, char **argv)
     { NULL }
   };
   /* the outputs' suffixes: the format table's */
-  const char *const *tif = airy_image_format_lookup ("TIFF")->suffixes;
+  const char *const *stacks = stack_suffixes ();
   const char *const *png = airy_image_format_lookup ("PNG")->suffixes;
   g_autoptr(GError) error = NULL;
   g_autoptr(AirySystem) system = NULL;
@@ -327,7 +387,7 @@ cmd_run (int argc, char **argv)
   if ((argc != 2 && preset == NULL) || (argc != 1 && preset != NULL))
     return usage_error (_("run: give one system file (or --preset NAME)"));
   if (output == NULL)
-    return usage_error (_("run: give the output file with -o OUT.tif"));
+    return usage_error (_("run: give the output file with -o OUT.tif (or OUT.ome.zarr)"));
   if ((status = check_threads_backend (threads, backend)) != EXIT_OK)
     return status;
   if (format_arg && !parse_tiff_format (format_arg, &tiff_format))
@@ -341,8 +401,14 @@ cmd_run (int argc, char **argv)
                           "not as OME-TIFF"));
   if (per_wavelength && ranks->size > 1)
     return usage_error (_("--channels wavelength: needs a run in one process, got %u ranks"), ranks->size);
-  if (!check_output_path ("-o", output, tif, &error)
-      || (psf_out && !check_output_path ("--psf-out", psf_out, tif, &error))
+  if (format_arg && (is_store_output (output) || (psf_out && is_store_output (psf_out))))
+    return usage_error (_("--format: chooses the kind of TIFF, and %s is an OME-Zarr store"),
+                        is_store_output (output) ? output : psf_out);
+  if (per_wavelength && is_store_output (output))
+    return usage_error (_("--channels wavelength: the channels are written as an ImageJ hyperstack (.tif), "
+                          "not as OME-Zarr"));
+  if (!check_output_path ("-o", output, stacks, &error)
+      || (psf_out && !check_output_path ("--psf-out", psf_out, stacks, &error))
       || (png_out && !check_output_path ("--png", png_out, png, &error))
       || (devices_arg && !parse_devices (devices_arg, devices, &error))
       || (chunks_arg && !parse_chunks (chunks_arg, chunks, &error))
@@ -368,7 +434,7 @@ cmd_run (int argc, char **argv)
   /* spectrum.channels asks for them too, unless --channels none */
   if (channels_arg == NULL && airy_system_get_channels (system))
     {
-      if (ranks->size > 1 || tiff_format == AIRY_TIFF_OME
+      if (ranks->size > 1 || tiff_format == AIRY_TIFF_OME || is_store_output (output)
           || (tiff_format == AIRY_TIFF_AUTO && airy_tiff_format_for_path (output) == AIRY_TIFF_OME))
         {
           g_set_error (&error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,

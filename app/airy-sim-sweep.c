@@ -177,12 +177,15 @@ csv_field (const char *s)
   return g_strdup_printf ("\"%s\"", q);
 }
 
-/* The suffix of the sweep's stacks: the TIFF format's usual one, from the
- * format table (".tif") */
+/* The sweep's stacks: TIFF, or OME-Zarr stores with --format ome-zarr */
+static const AiryImageFormat *sweep_format;
+
+/* The suffix of the sweep's stacks: their format's usual one, from the
+ * format table (".tif", ".ome.zarr") */
 static const char *
 stack_suffix (void)
 {
-  return airy_image_format_lookup ("TIFF")->suffixes[0];
+  return (sweep_format ? sweep_format : airy_image_format_lookup ("TIFF"))->suffixes[0];
 }
 
 /* index.csv: one row per system, its file and each parameter's value */
@@ -448,8 +451,11 @@ cmd_sweep (int argc, char **argv)
     return usage_error (_("sweep: -o is empty: give the folder of the files with -o DIR/"));
   if ((status = check_threads_backend (threads, backend)) != EXIT_OK)
     return status;
-  if (format_arg && !parse_tiff_format (format_arg, &tiff_format))
-    return usage_error ("--format: must be one of imagej, ome, bigtiff, got \"%s\"", format_arg);
+  sweep_format = NULL;
+  if (g_strcmp0 (format_arg, "ome-zarr") == 0)
+    sweep_format = airy_image_format_lookup ("OME-Zarr");
+  else if (format_arg && !parse_tiff_format (format_arg, &tiff_format))
+    return usage_error ("--format: must be one of imagej, ome, bigtiff, ome-zarr, got \"%s\"", format_arg);
   for (i = 0; sets[i]; i++)
     {
       SweepParam p;

@@ -114,6 +114,22 @@ print_help (void)
                    "  airy-sim grad SYSTEM.json --loss l2:TARGET.tif|poisson:COUNTS.tif|region:MASK.tif\n"
                    "                [--vary PATH[,PATH...]] -o GRAD.json [--threads N]\n"
                    "  (PATH as in sweeps: elements[1].zernike-coefficients[0], elements[1].pixels)\n"));
+  g_print ("%s", _("\n"
+                   "Move the variables to minimise the loss (Adam or L-BFGS, each inside its parameter's\n"
+                   "range and --bounds); Ctrl-C or SIGTERM writes the best system so far (exit 130, 143):\n"
+                   "  airy-sim optimize SYSTEM.json --vary PATH[,PATH...] --loss SPEC -o OPTIMIZED.json\n"
+                   "                    [--steps N] [--optimizer adam|lbfgs] [--lr X] [--bounds PATH=A:B]\n"
+                   "                    [--report REPORT.json] [--log LOG.jsonl] [--threads N] [-q]\n"
+                   "  airy-sim bench PRESET|SYSTEM.json --grad [--size N] [--planes N] [--json]\n"
+                   "                    the forward against forward + gradient, and their memory\n"));
+  g_print ("%s", _("\n"
+                   "OME-Zarr stores (OME-NGFF 0.4, Zarr v2) and large samples:\n"
+                   "  -o, --psf-out DIR.ome.zarr  a store: float32 chunks (a plane, or tiles of 1024²),\n"
+                   "                            Blosc/zstd, 2× levels in y and x, µm and every plane's z;\n"
+                   "                            over MPI each rank writes its planes' chunks\n"
+                   "  sweep … --format ome-zarr  DIR/NNNN.ome.zarr\n"
+                   "  a sample file (TIFF or OME-Zarr) larger than a quarter of the memory budget\n"
+                   "  (AIRY_MEMORY_BUDGET) is read in batches of planes while it is imaged\n"));
   print_help_ranks ();
 }
 
@@ -375,6 +391,7 @@ check_output_path (const char *option, const char *path, const char *const *suff
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *lower = g_ascii_strdown (path, -1);
   g_autofree char *target = NULL;
+  const AiryImageFormat *format;
   gboolean suffix_ok = FALSE;
   guint i;
 
@@ -392,6 +409,27 @@ check_output_path (const char *option, const char *path, const char *const *suff
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
                    "%s: the folder %s does not exist", option, dir);
       return FALSE;
+    }
+  format = airy_image_format_for_suffix (path);
+  if (format && format->folder)
+    {
+      /* a store (a folder): nothing there yet, an empty folder or a store */
+      g_autoptr(GDir) d = g_file_test (path, G_FILE_TEST_IS_DIR) ? g_dir_open (path, 0, NULL) : NULL;
+
+      if (g_file_test (path, G_FILE_TEST_EXISTS) && !g_file_test (path, G_FILE_TEST_IS_DIR))
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("%s: %s exists and is not a folder; an %s store is a folder"), option, path, format->name);
+          return FALSE;
+        }
+      if (d && g_dir_read_name (d) != NULL && !format->sniff_location (path))
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("%s: %s is a folder that is not an %s store; Airy replaces only a store"), option, path,
+                       format->name);
+          return FALSE;
+        }
+      return TRUE;
     }
   if (g_file_test (path, G_FILE_TEST_IS_DIR))
     {
@@ -419,6 +457,55 @@ check_threads_backend (int threads, const char *backend)
       || (backend && !_airy_option_check_backend (backend, "--backend", &error)))
     return usage_error ("%s", error->message);
   return EXIT_OK;
+}
+
+/* The suffixes of a stack output (-o, --psf-out): those of the formats
+ * that write stacks, from the format table (TIFF, OME-Zarr; not PNG). */
+const char *const *
+stack_suffixes (void)
+{
+  static gsize done;
+  static const char **list;
+
+  if (g_once_init_enter (&done))
+    {
+      g_autoptr(GPtrArray) all = g_ptr_array_new ();
+      const char *names[] = { "TIFF", "OME-Zarr" };
+      guint i, j;
+
+      for (i = 0; i < G_N_ELEMENTS (names); i++)
+        for (j = 0; airy_image_format_lookup (names[i])->suffixes[j]; j++)
+          g_ptr_array_add (all, (gpointer) airy_image_format_lookup (names[i])->suffixes[j]);
+      g_ptr_array_add (all, NULL);
+      list = (const char **) g_ptr_array_free (g_steal_pointer (&all), FALSE);
+      g_once_init_leave (&done, 1);
+    }
+  return list;
+}
+
+/* The process's peak resident memory, bytes: Linux's VmHWM of this
+ * program's memory, else getrusage's ru_maxrss (which on Linux also
+ * counts the process before its exec: a test that spawned it). */
+guint64
+peak_rss_bytes (void)
+{
+  g_autofree char *status = NULL;
+  struct rusage ru;
+  const char *p;
+
+  if (g_file_get_contents ("/proc/self/status", &status, NULL, NULL) && (p = strstr (status, "VmHWM:")) != NULL)
+    return g_ascii_strtoull (p + strlen ("VmHWM:"), NULL, 10) * 1024;
+  getrusage (RUSAGE_SELF, &ru);
+  return (guint64) ru.ru_maxrss * 1024;
+}
+
+/* Whether path names a store (a folder format: OME-Zarr). */
+gboolean
+is_store_output (const char *path)
+{
+  const AiryImageFormat *format = airy_image_format_for_suffix (path);
+
+  return format != NULL && format->folder;
 }
 
 gboolean
@@ -692,6 +779,8 @@ run_command (const char *cmd, int argc, char **argv)
     return cmd_bench (argc - 1, argv + 1);
   if (g_str_equal (cmd, "grad"))
     return cmd_grad (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "optimize"))
+    return cmd_optimize (argc - 1, argv + 1);
   if (g_str_equal (cmd, "fit"))
     return cmd_fit (argc - 1, argv + 1);
   if (g_str_equal (cmd, "sweep"))

@@ -89,52 +89,98 @@ folder_chosen (AiryWindow *self,
     _airy_window_show_notice (self, error->message, TRUE);
 }
 
+/* A folder chosen in a dialog (the system's files, a store), then given
+ * to `chosen`. */
+typedef void (*FolderChosen) (AiryWindow *self, GFile *folder);
+
+typedef struct
+{
+  AiryWindow  *self;
+  FolderChosen chosen;
+} FolderJob;
+
+static void
+folder_job_free (gpointer data)
+{
+  FolderJob *j = data;
+
+  g_object_unref (j->self);
+  g_free (j);
+}
+
 #if GTK_CHECK_VERSION (4, 10, 0)
 static void
 on_folder_dialog (GObject *source, GAsyncResult *result, gpointer data)
 {
-  g_autoptr(AiryWindow) self = data;
+  FolderJob *j = data;
   g_autoptr(GError) error = NULL;
   g_autoptr(GFile) folder = gtk_file_dialog_select_folder_finish (GTK_FILE_DIALOG (source), result, &error);
 
   if (folder)
-    folder_chosen (self, folder);
+    j->chosen (j->self, folder);
   else if (!g_error_matches (error, GTK_DIALOG_ERROR, GTK_DIALOG_ERROR_DISMISSED)
            && !g_error_matches (error, GTK_DIALOG_ERROR, GTK_DIALOG_ERROR_CANCELLED))
-    _airy_window_show_notice (self, error->message, TRUE);
+    _airy_window_show_notice (j->self, error->message, TRUE);
+  folder_job_free (j);
 }
 #else
 static void
 on_folder_response (GtkNativeDialog *dialog, int response, gpointer data)
 {
-  AiryWindow *self = data;
+  FolderJob *j = data;
   g_autoptr(GFile) folder = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog)) : NULL;
 
   if (folder)
-    folder_chosen (self, folder);
+    j->chosen (j->self, folder);
   g_object_unref (dialog);
 }
 #endif
 
 static void
+select_folder (AiryWindow *self, const char *title, const char *accept, FolderChosen chosen)
+{
+  FolderJob *j = g_new0 (FolderJob, 1);
+
+  j->self = g_object_ref (self);
+  j->chosen = chosen;
+#if GTK_CHECK_VERSION (4, 10, 0)
+  {
+    g_autoptr(GtkFileDialog) dialog = gtk_file_dialog_new ();
+
+    gtk_file_dialog_set_title (dialog, title);
+    gtk_file_dialog_set_accept_label (dialog, accept);
+    gtk_file_dialog_select_folder (dialog, GTK_WINDOW (self), NULL, on_folder_dialog, j);
+  }
+#else
+  {
+    GtkFileChooserNative *dialog = gtk_file_chooser_native_new (title, GTK_WINDOW (self),
+                                                                GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER,
+                                                                accept, _("_Cancel"));
+
+    g_signal_connect_data (dialog, "response", G_CALLBACK (on_folder_response), j,
+                           (GClosureNotify) (void (*) (void)) folder_job_free, 0);
+    gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+  }
+#endif
+}
+
+static void
 action_choose_folder (GSimpleAction *a, GVariant *p, gpointer data)
 {
-  AiryWindow *self = data;
-  const char *title = _("Choose the Folder of the System's Files");
-#if GTK_CHECK_VERSION (4, 10, 0)
-  g_autoptr(GtkFileDialog) dialog = gtk_file_dialog_new ();
+  select_folder (data, _("Choose the Folder of the System's Files"), _("_Choose"), folder_chosen);
+}
 
-  gtk_file_dialog_set_title (dialog, title);
-  gtk_file_dialog_select_folder (dialog, GTK_WINDOW (self), NULL, on_folder_dialog, g_object_ref (self));
-#else
-  GtkFileChooserNative *dialog = gtk_file_chooser_native_new (title, GTK_WINDOW (self),
-                                                              GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER,
-                                                              _("_Choose"), _("_Cancel"));
+/* a store is a folder: the file chooser of Open does not take one */
+static void
+store_chosen (AiryWindow *self, GFile *folder)
+{
+  airy_window_open_location_async (self, folder, NULL);
+}
 
-  g_signal_connect_data (dialog, "response", G_CALLBACK (on_folder_response), g_object_ref (self),
-                         (GClosureNotify) (void (*) (void)) g_object_unref, 0);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
-#endif
+static void
+action_open_store (GSimpleAction *a, GVariant *p, gpointer data)
+{
+  select_folder (data, _("Open an OME-Zarr Store"), _("_Open"), store_chosen);
 }
 
 static void
@@ -219,7 +265,10 @@ primary_menu (AiryWindow *self,
   guint i;
 
   if (view_only)
-    g_menu_append (files, _("_Open Stack…"), "win.open");
+    {
+      g_menu_append (files, _("_Open Stack…"), "win.open");
+      g_menu_append (files, _("Open OME-Zarr S_tore…"), "win.open-store");
+    }
   else
     {
       g_autoptr(GMenu) presets = g_menu_new ();
@@ -238,6 +287,7 @@ primary_menu (AiryWindow *self,
         }
       g_menu_append_submenu (files, _("_New from Preset"), G_MENU_MODEL (presets));
       g_menu_append (files, _("_Open…"), "win.open");
+      g_menu_append (files, _("Open OME-Zarr S_tore…"), "win.open-store");
       g_menu_append_submenu (files, _("Open _Recent"), G_MENU_MODEL (self->recent_menu));
       g_menu_append (files, _("_Save"), "win.save");
       g_menu_append (files, _("Save _As…"), "win.save-as");
@@ -296,7 +346,7 @@ _airy_window_add_actions (AiryWindow *self)
     { "open", action_open }, { "open-recent", action_open_recent, "s" }, { "save", action_save },
     { "save-as", action_save_as }, { "new", action_new, "s" }, { "export", action_export },
     { "export-tiff", action_export_tiff }, { "copy-command", action_copy_command },
-    { "choose-folder", action_choose_folder }, { "cancel", action_cancel },
+    { "choose-folder", action_choose_folder }, { "open-store", action_open_store }, { "cancel", action_cancel },
     { "undo", _airy_window_action_undo }, { "redo", _airy_window_action_redo },
   };
 

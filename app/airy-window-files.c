@@ -139,6 +139,16 @@ _airy_window_file_kind (GFile      *file,
   gssize n = -1;
   FileKind kind;
 
+  /* a folder: a store of a chunked format (OME-Zarr), or nothing Airy reads */
+  if (path != NULL && g_file_test (path, G_FILE_TEST_IS_DIR))
+    {
+      const AiryImageFormat *format = airy_image_format_sniff (path, &local);
+
+      if (format != NULL)
+        return KIND_IMAGE;
+      g_propagate_error (error, g_steal_pointer (&local));
+      return KIND_UNKNOWN;
+    }
   /* a FIFO or a device would block the read below (and its thread) */
   if (path != NULL)
     {

@@ -24,6 +24,7 @@ typedef struct
   char       *status;     /* the window's status before: back on a failure */
   AirySystem *system;     /* what the worker read */
   AiryStack  *stack;
+  guint       level;      /* a store: the level read (a coarser one when the stack exceeds the budget) */
 } OpenJob;
 
 static void
@@ -49,7 +50,7 @@ open_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
   if (kind == KIND_SYSTEM)
     j->system = airy_system_new_from_file (j->path, &error);
   else if (kind == KIND_IMAGE)
-    j->stack = airy_image_read (j->path, &error);
+    j->stack = airy_image_read_level (j->path, NULL, &j->level, &error);   /* a store too large: a coarser level */
   if (j->system || j->stack)
     g_task_return_boolean (task, TRUE);
   else
@@ -87,8 +88,17 @@ open_done (GObject *source, GAsyncResult *res, gpointer data)
     }
   else
     {
+      guint h = j->stack->height, w = j->stack->width;
+
       airy_stack_viewer_show_file (self->viewer, g_steal_pointer (&j->stack), j->path);
       _airy_window_viewing_file (self, j->path);
+      if (j->level > 0)
+        {
+          g_autofree char *text = g_strdup_printf (_("%s: its full-size stack does not fit the memory budget; "
+                                                     "showing level %u of the store, %u × %u pixels a plane"),
+                                                   j->name, j->level, h, w);
+          _airy_window_show_notice (self, text, FALSE);
+        }
     }
 }
 

@@ -16,7 +16,7 @@
 AiryLoss *
 _airy_loss_new_from_spec (const char *spec, GError **error)
 {
-  static const char *const names[] = { "l2", "poisson", "region" };
+  static const char *const names[] = { "l2", "poisson", "region", "crlb" };
   const char *colon = spec ? strchr (spec, ':') : NULL;
   g_autoptr(AiryLoss) loss = g_new0 (AiryLoss, 1);
   guint i;
@@ -27,11 +27,14 @@ _airy_loss_new_from_spec (const char *spec, GError **error)
   if (colon == NULL || i == G_N_ELEMENTS (names) || colon[1] == '\0')
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("--loss: must be one of l2:TARGET.tif, poisson:COUNTS.tif, region:MASK.tif, got \"%s\""),
+                   _("--loss: must be one of l2:TARGET.tif, poisson:COUNTS.tif, region:MASK.tif, "
+                     "crlb:ZMIN:ZMAX:PHOTONS:BACKGROUND[:AXES], got \"%s\""),
                    spec ? spec : "");
       return NULL;
     }
   loss->kind = (AiryLossKind) i;
+  if (loss->kind == AIRY_LOSS_CRLB)
+    return _airy_loss_crlb_parse (loss, colon + 1, error) ? g_steal_pointer (&loss) : NULL;
   loss->file = g_strdup (colon + 1);
   if ((loss->target = airy_tiff_read (loss->file, error)) == NULL)
     return NULL;
@@ -53,6 +56,8 @@ _airy_loss_check_shape (const AiryLoss *loss, const AiryStack *result, GError **
 {
   const AiryStack *t = loss->target;
 
+  if (loss->kind == AIRY_LOSS_CRLB)
+    return _airy_loss_crlb_check (loss, result, error);
   if (t->depth == result->depth && t->height == result->height && t->width == result->width)
     return TRUE;
   g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
@@ -65,7 +70,7 @@ double
 _airy_loss_eval (const AiryLoss *loss, const AiryStack *result, float *bar)
 {
   gsize n = (gsize) result->depth * airy_stack_plane_size (result), k;
-  const float *R = result->data, *T = loss->target->data;
+  const float *R = result->data, *T = loss->target ? loss->target->data : NULL;
   double sum = 0.0, total = 0.0, inside = 0.0;
 
   switch (loss->kind)
@@ -99,6 +104,8 @@ _airy_loss_eval (const AiryLoss *loss, const AiryStack *result, float *bar)
       for (k = 0; bar && k < n; k++)
         bar[k] = (float) (-((T[k] > 0.5f ? 1.0 : 0.0) * total - inside) / (total * total));
       return -inside / total;
+    case AIRY_LOSS_CRLB:
+      return _airy_loss_crlb_eval (loss, result, bar);
     }
   return NAN;
 }

@@ -26,17 +26,20 @@ typedef enum
   AIRY_LOSS_L2,        /* mean (I − T)² */
   AIRY_LOSS_POISSON,   /* mean (I − C log I): the negative log-likelihood of counts C */
   AIRY_LOSS_REGION,    /* −Σ_M I / Σ I: minus the energy fraction inside the mask */
+  AIRY_LOSS_CRLB,      /* the mean √CRLB of x, y, z over planes in [zmin, zmax] (airy-grad-crlb.c) */
 } AiryLossKind;
 
 typedef struct
 {
   AiryLossKind kind;
   char        *file;
-  AiryStack   *target;  /* T, C or M */
+  AiryStack   *target;  /* T, C or M (NULL for crlb) */
+  double       zmin, zmax, photons, background;  /* crlb */
+  guint        axes;    /* crlb: bits 1, 2, 4 for x, y, z */
 } AiryLoss;
 
 /* "l2:TARGET.tif", "poisson:COUNTS.tif", "region:MASK.tif" (relative to
- * the working directory). */
+ * the working directory), "crlb:ZMIN:ZMAX:PHOTONS:BACKGROUND[:AXES]". */
 AiryLoss  *_airy_loss_new_from_spec (const char      *spec,
                                      GError         **error);
 void       _airy_loss_free          (AiryLoss        *loss);
@@ -49,6 +52,17 @@ double     _airy_loss_eval          (const AiryLoss  *loss,
                                      const AiryStack *result,
                                      float           *bar);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AiryLoss, _airy_loss_free)
+/* the crlb loss's parts (airy-grad-crlb.c): its arguments after "crlb:",
+ * whether the result has planes for it, and its value and ∂L/∂I */
+gboolean   _airy_loss_crlb_parse    (AiryLoss        *loss,
+                                     const char      *args,
+                                     GError         **error);
+gboolean   _airy_loss_crlb_check    (const AiryLoss  *loss,
+                                     const AiryStack *result,
+                                     GError         **error);
+double     _airy_loss_crlb_eval     (const AiryLoss  *loss,
+                                     const AiryStack *result,
+                                     float           *bar);
 
 typedef enum
 {
@@ -60,7 +74,7 @@ typedef enum
 /* One variable: a number of the system file (the sweep's paths,
  * "elements[1].zernike-coefficients[3]") or a mask's pixels
  * ("elements[1].pixels": its phase in rad, or amplitude, on the grid). */
-typedef struct
+typedef struct _AiryGradVar
 {
   char    *path;
   guint    element;      /* its index in "elements" */
@@ -69,6 +83,9 @@ typedef struct
   gboolean pixels;
   double   value;        /* a number's value in the file */
   double   step;         /* the symmetric step of its tangent */
+  double   lo, hi;       /* its parameter's range (±∞ for pixels) */
+  gboolean lo_open;      /* the range is (lo, hi] */
+  char    *range;        /* the range as the messages say it ("(0, 4]") */
   /* the result */
   double   grad;         /* a number's */
   AiryStack *grad_pixels; /* the pixels': n_lambda planes summed: one plane */
@@ -81,6 +98,23 @@ AiryGradVar *_airy_grad_var_new   (JsonNode    *root,
                                    AirySystem  *system,
                                    const char  *path,
                                    GError     **error);
+/* The variables of paths (each entry of a path naming an array of
+ * numbers: "elements[1].zernike-coefficients" is all of them); NULL with
+ * the first path's error. */
+GPtrArray  *_airy_grad_vars_from_paths (JsonNode          *root,
+                                        AirySystem        *system,
+                                        const char *const *paths,
+                                        GError           **error);
+/* The index of the variable a gradient's error names first (one the pass
+ * cannot follow in this system: "PATH: …"), or −1. */
+gint        _airy_grad_vars_refused   (GPtrArray    *vars,
+                                       const GError *error);
+/* Bounds [a, b] inside the parameter's range (the message names the path,
+ * both values and the range). */
+gboolean    _airy_grad_var_set_bounds (AiryGradVar *var,
+                                       double       a,
+                                       double       b,
+                                       GError     **error);
 /* Every differentiable number the file's elements give (for `grad`
  * without --vary). */
 GPtrArray  *_airy_grad_vars_all   (JsonNode    *root,

@@ -23,6 +23,7 @@ _airy_grad_var_free (gpointer data)
 
   g_free (var->path);
   g_free (var->name);
+  g_free (var->range);
   g_clear_pointer (&var->grad_pixels, airy_stack_free);
   g_free (var);
 }
@@ -70,6 +71,8 @@ _airy_grad_var_new (JsonNode *root, AirySystem *system, const char *path, GError
   JsonNode *node;
 
   var->path = g_strdup (path);
+  var->lo = -INFINITY;
+  var->hi = INFINITY;
   if (!parse_path (path, &var->element, &var->name, &var->item) || var->element >= elements->len)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
@@ -110,11 +113,82 @@ _airy_grad_var_new (JsonNode *root, AirySystem *system, const char *path, GError
       goto fail;
     }
   var->value = json_node_get_double (node);
+  if (G_IS_PARAM_SPEC_DOUBLE (pspec))
+    {
+      var->lo = G_PARAM_SPEC_DOUBLE (pspec)->minimum;
+      var->hi = G_PARAM_SPEC_DOUBLE (pspec)->maximum;
+    }
+  else
+    airy_param_spec_get_item_range (pspec, &var->lo, &var->hi);
+  var->lo_open = (airy_param_spec_get_flags (pspec) & AIRY_PARAM_EXCLUSIVE_MIN) != 0;
+  var->range = airy_param_spec_range_string (pspec);
   var->step = 1e-3 * MAX (fabs (var->value), 1.0);
   return var;
 fail:
   _airy_grad_var_free (var);
   return NULL;
+}
+
+GPtrArray *
+_airy_grad_vars_from_paths (JsonNode *root, AirySystem *system, const char *const *paths, GError **error)
+{
+  g_autoptr(GPtrArray) vars = g_ptr_array_new_with_free_func (_airy_grad_var_free);
+  guint j, k;
+
+  for (j = 0; paths[j]; j++)
+    {
+      JsonNode *array = _airy_json_find_array (root, paths[j]);
+      guint n = array ? json_array_get_length (json_node_get_array (array)) : 1;
+
+      /* a path naming an array of numbers: each of its entries */
+      for (k = 0; k < n; k++)
+        {
+          g_autofree char *path = array ? g_strdup_printf ("%s[%u]", paths[j], k) : g_strdup (paths[j]);
+          AiryGradVar *var = _airy_grad_var_new (root, system, path, error);
+
+          if (var == NULL)
+            return NULL;
+          g_ptr_array_add (vars, var);
+        }
+    }
+  return g_steal_pointer (&vars);
+}
+
+gint
+_airy_grad_vars_refused (GPtrArray *vars, const GError *error)
+{
+  guint i;
+
+  for (i = 0; i < vars->len; i++)
+    {
+      const AiryGradVar *var = g_ptr_array_index (vars, i);
+      gsize n = strlen (var->path);
+
+      if (strncmp (error->message, var->path, n) == 0 && error->message[n] == ':')
+        return (gint) i;
+    }
+  return -1;
+}
+
+gboolean
+_airy_grad_var_set_bounds (AiryGradVar *var, double a, double b, GError **error)
+{
+  if (a > b)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("--bounds %s=%g:%g: the lower bound %g is above the upper bound %g"), var->path, a, b, a, b);
+      return FALSE;
+    }
+  if (a < var->lo || (var->lo_open && a <= var->lo) || b > var->hi)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("--bounds %s=%g:%g: %g:%g must lie in %s's range %s"),
+                   var->path, a, b, a, b, var->path, var->range ? var->range : "");
+      return FALSE;
+    }
+  var->lo = a;
+  var->hi = b;
+  var->lo_open = FALSE;
+  return TRUE;
 }
 
 GPtrArray *

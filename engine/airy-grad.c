@@ -181,6 +181,23 @@ program_forward (const Program *p, guint threads, GPtrArray *tapes, GPtrArray *i
   return g_steal_pointer (&planes);
 }
 
+/* the result's pixel and planes, which the crlb loss reads */
+static AiryStack *
+stamp (const Program *p, AiryStack *out)
+{
+  if (out == NULL)
+    return NULL;
+  out->dx = p->plan->out_dx;
+  out->dy = p->plan->out_dy;
+  if (out->depth == p->plan->n_planes && out->depth > 0)
+    {
+      out->z = g_memdup2 (p->plan->z, out->depth * sizeof (double));
+      out->z0 = out->z[0];
+      out->dz = out->depth > 1 ? out->z[1] - out->z[0] : 0.0;
+    }
+  return out;
+}
+
 AiryStack *
 _airy_grad_forward (AirySystem *system, guint threads, GError **error)
 {
@@ -188,7 +205,7 @@ _airy_grad_forward (AirySystem *system, guint threads, GError **error)
   AiryStack *out = NULL;
 
   if (_airy_grad_program_init (&p, system, error))
-    out = program_forward (&p, MAX (threads, 1), NULL, NULL, error);
+    out = stamp (&p, program_forward (&p, MAX (threads, 1), NULL, NULL, error));
   _airy_grad_program_clear (&p);
   return out;
 }
@@ -303,7 +320,8 @@ _airy_grad_compute (AirySystem *system, JsonNode *root, const char *base_dir, co
                     || (options->mode == AIRY_GRAD_AUTO && tape_bytes (&p) <= budget / 2);
   if (options->stored)
     tapes = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
-  if ((out = program_forward (&p, threads, tapes, inputs, error)) == NULL || !_airy_loss_check_shape (loss, out, error))
+  if ((out = stamp (&p, program_forward (&p, threads, tapes, inputs, error))) == NULL
+      || !_airy_loss_check_shape (loss, out, error))
     return FALSE;
   options->forward_s = (g_get_monotonic_time () - t0) / 1e6;
   bar = g_new0 (float, (gsize) out->depth * airy_stack_plane_size (out));

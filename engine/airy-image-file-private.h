@@ -8,6 +8,26 @@ G_BEGIN_DECLS
 extern const AiryImageFormat _airy_tiff_format;
 extern const AiryImageFormat _airy_png_format;
 
+/* A stack written in format's pieces on up to n_threads threads (0: one
+ * per core; airy_image_write_pieces): begin, every piece, commit, or abort
+ * when one fails. format has the piece slots. */
+/* Pieces first … first + count − 1 of a stack of this shape, piece
+ * first + k from plane k of part, into a begun partial location, on up to
+ * n_threads threads (0: one per core); the first failure. */
+gboolean _airy_image_write_piece_range (const AiryImageFormat *format,
+                                        const char            *partial,
+                                        const AiryStack       *shape,
+                                        const AiryStack       *part,
+                                        guint                  first,
+                                        guint                  count,
+                                        guint                  n_threads,
+                                        GError               **error);
+gboolean _airy_image_write_pieces_with (const AiryImageFormat *format,
+                                        const char            *location,
+                                        const AiryStack       *stack,
+                                        guint                  n_threads,
+                                        GError               **error);
+
 /* An image read row by row, top to bottom, without holding its plane
  * (masks far larger than the grid): `begin` gets the first plane's size
  * and bits (a stack without data) before any pixel is decoded and may

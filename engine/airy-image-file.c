@@ -17,11 +17,13 @@
 #include "airy-image-file-private.h"
 #include "airy-error.h"
 #include "airy-atomic-private.h"
+#include "airy-zarr-private.h"
 
 const AiryImageFormat *const *
 airy_image_formats (void)
 {
-  static const AiryImageFormat *const formats[] = { &_airy_tiff_format, &_airy_png_format, NULL };
+  static const AiryImageFormat *const formats[] = { &_airy_tiff_format, &_airy_png_format, &_airy_zarr_format,
+                                                    NULL };
 
   return formats;
 }
@@ -101,6 +103,74 @@ airy_image_read_full (const char            *path,
   return format ? format->read (path, options, error) : NULL;
 }
 
+AiryStack *
+airy_image_read_level (const char            *path,
+                       const AiryReadOptions *options,
+                       guint                 *level,
+                       GError               **error)
+{
+  static const AiryReadOptions defaults = AIRY_READ_OPTIONS_INIT;
+  const AiryImageFormat *format = airy_image_format_sniff (path, error);
+  AiryReadOptions ro = options ? *options : defaults;
+  GError *local = NULL;
+  AiryStack *stack;
+
+  *level = ro.level;
+  if (format == NULL)
+    return NULL;
+  /* coarser levels until one fits, or the store has no more */
+  while ((stack = format->read (path, &ro, &local)) == NULL && format->folder
+         && g_error_matches (local, AIRY_ERROR, AIRY_ERROR_BUDGET) && ro.level < 64)
+    {
+      g_autoptr(GError) budget = local;
+      AiryReadOptions next = ro;
+      g_autoptr(AiryStack) head = NULL;
+
+      local = NULL;
+      next.level++;
+      head = format->probe ? format->probe (path, &next, NULL) : NULL;
+      if (head == NULL)
+        {
+          local = g_steal_pointer (&budget);
+          break;
+        }
+      ro = next;
+    }
+  if (stack == NULL)
+    {
+      g_propagate_error (error, local);
+      return NULL;
+    }
+  *level = ro.level;
+  return stack;
+}
+
+AiryStack *
+airy_image_probe (const char            *path,
+                  const AiryReadOptions *options,
+                  GError               **error)
+{
+  const AiryImageFormat *format = airy_image_format_sniff (path, error);
+  g_autoptr(AiryStack) whole = NULL;
+  AiryStack *head;
+
+  if (format == NULL)
+    return NULL;
+  if (format->probe)
+    return format->probe (path, options, error);
+  /* a format without a header of its own (PNG, one plane): read whole */
+  whole = format->read (path, options, error);
+  if (whole == NULL)
+    return NULL;
+  head = g_new0 (AiryStack, 1);
+  head->depth = whole->depth;
+  head->height = whole->height;
+  head->width = whole->width;
+  head->bits = whole->bits;
+  airy_stack_copy_metadata (head, whole);
+  return head;
+}
+
 gboolean
 _airy_image_read_rows (const char        *path,
                        const AiryRowSink *sink,
@@ -137,7 +207,7 @@ airy_image_write (const char      *path,
   if (format == NULL || format->write == NULL)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("%s: the name must end in .tif, .tiff, .ome.tif or .png"), path);
+                   _("%s: the name must end in .tif, .tiff, .ome.tif, .png or .ome.zarr"), path);
       return FALSE;
     }
   return format->write (path, stack, warnings, error);
@@ -167,41 +237,6 @@ airy_image_format_lookup (const char *name)
   return NULL;
 }
 
-typedef struct
-{
-  const AiryImageFormat *format;
-  const char            *location;
-  const AiryStack       *stack;
-  GPtrArray             *warnings;
-  GMutex                 lock;
-  GError                *error;    /* the first piece that failed */
-} Pieces;
-
-static void
-write_one_piece (gpointer data, gpointer user_data)
-{
-  Pieces *p = user_data;
-  guint piece = GPOINTER_TO_UINT (data) - 1;
-  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
-  GError *local = NULL;
-  guint i;
-
-  if (!p->format->write_piece (p->location, p->stack, piece, warnings, &local))
-    {
-      g_mutex_lock (&p->lock);
-      if (p->error == NULL)
-        p->error = local;
-      else
-        g_error_free (local);
-      g_mutex_unlock (&p->lock);
-      return;
-    }
-  g_mutex_lock (&p->lock);
-  for (i = 0; p->warnings && i < warnings->len; i++)
-    g_ptr_array_add (p->warnings, g_strdup (g_ptr_array_index (warnings, i)));
-  g_mutex_unlock (&p->lock);
-}
-
 gboolean
 airy_image_write_pieces (const char      *location,
                          const AiryStack *stack,
@@ -210,27 +245,8 @@ airy_image_write_pieces (const char      *location,
                          GError         **error)
 {
   const AiryImageFormat *format = airy_image_format_for_suffix (location);
-  Pieces p = { format, location, stack, warnings };
-  GThreadPool *pool;
-  guint n, k;
 
-  if (format == NULL || format->n_pieces == NULL || format->write_piece == NULL)
+  if (format == NULL || format->n_pieces == NULL)
     return airy_image_write (location, stack, warnings, error);
-  n = format->n_pieces (stack);
-  /* piece 0 makes the location (the folder and its metadata) */
-  write_one_piece (GUINT_TO_POINTER (1), &p);
-  if (p.error == NULL && n > 1)
-    {
-      pool = g_thread_pool_new (write_one_piece, &p, n_threads ? (int) n_threads : (int) g_get_num_processors (),
-                                FALSE, NULL);
-      for (k = 1; k < n; k++)
-        g_thread_pool_push (pool, GUINT_TO_POINTER (k + 1), NULL);
-      g_thread_pool_free (pool, FALSE, TRUE);
-    }
-  if (p.error)
-    {
-      g_propagate_error (error, p.error);
-      return FALSE;
-    }
-  return TRUE;
+  return _airy_image_write_pieces_with (format, location, stack, n_threads, error);
 }

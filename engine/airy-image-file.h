@@ -103,9 +103,10 @@ typedef struct
   guint64 budget;       /* bytes the float32 stack may take; 0: airy_memory_budget () */
   guint   first_plane;  /* TIFF: only the planes [first_plane, first_plane + */
   guint   n_planes;     /*   n_planes) of the z stack (n_planes 0: all of it) */
+  guint   level;        /* a multiscale store (OME-Zarr): which level (0: full size) */
 } AiryReadOptions;
 
-#define AIRY_READ_OPTIONS_INIT { -1, -1, 0, 0, 0, 0 }
+#define AIRY_READ_OPTIONS_INIT { -1, -1, 0, 0, 0, 0, 0 }
 
 AiryStack *airy_tiff_read        (const char            *path,
                                   GError               **error);
@@ -173,11 +174,16 @@ AiryStack *airy_png_read         (const char      *path,
  * @write_full writes with a command's write options (airy-sim's --format,
  * the warnings, the classic-TIFF limit; NULL: the defaults); NULL for a
  * format that has none beyond its warnings, which @write then gets.
- * Writing in parallel pieces: @n_pieces says how many pieces a stack of
- * this shape is written in (its data are not read) and @write_piece writes
- * piece k of them, from any thread, after piece 0 has made the location
- * (airy_image_write_pieces). The file formats write one piece, the whole
- * stack: their @n_pieces is NULL and piece 0 is @write.
+ * Writing in parallel pieces (a chunked format): @n_pieces says how many
+ * pieces a stack of this shape is written in (its data are not read; for
+ * OME-Zarr one per plane), @begin_pieces makes a partial location beside
+ * @location (hidden, not yet a store) and returns its path, @write_piece
+ * writes piece k (plane k's values) into it from any thread or process,
+ * and @commit_pieces writes the metadata and renames the partial location
+ * into place (@abort_pieces removes it). The ranks of an MPI run share the
+ * partial path: each writes its planes, rank 0 begins and commits. The
+ * file formats write one piece, the whole stack: their slots are NULL.
+ * @probe reads the header alone (data NULL); NULL: read it whole.
  */
 typedef struct
 {
@@ -200,11 +206,22 @@ typedef struct
   gboolean           folder;
   gboolean         (*sniff_location) (const char *location);
   guint            (*n_pieces)       (const AiryStack *shape);
-  gboolean         (*write_piece)    (const char      *location,
-                                      const AiryStack *stack,
-                                      guint            piece,
-                                      GPtrArray       *warnings,
+  char            *(*begin_pieces)   (const char      *location,
+                                      const AiryStack *shape,
                                       GError         **error);
+  gboolean         (*write_piece)    (const char      *partial,
+                                      const AiryStack *shape,
+                                      guint            piece,
+                                      const float     *data,
+                                      GError         **error);
+  gboolean         (*commit_pieces)  (const char      *partial,
+                                      const char      *location,
+                                      const AiryStack *shape,
+                                      GError         **error);
+  void             (*abort_pieces)   (const char      *partial);
+  AiryStack       *(*probe)          (const char            *location,
+                                      const AiryReadOptions *options,
+                                      GError               **error);
 } AiryImageFormat;
 
 /* The formats (NULL-terminated), by content and by name. */
@@ -219,6 +236,27 @@ AiryStack *airy_image_read       (const char      *path,
 AiryStack *airy_image_read_full  (const char            *path,
                                   const AiryReadOptions *options,
                                   GError               **error);
+/**
+ * airy_image_read_level:
+ * @path: a file or a store
+ * @options: (nullable): read options (its level is the finest one tried)
+ * @level: (out): the level read
+ * @error: the error
+ *
+ * The stack of a file of any format; of a multiscale store (OME-Zarr)
+ * whose stack does not fit the memory budget, the finest level that does
+ * (the viewer of a store larger than memory).
+ *
+ * Returns: (transfer full): the stack, or %NULL
+ */
+AiryStack *airy_image_read_level (const char            *path,
+                                  const AiryReadOptions *options,
+                                  guint                 *level,
+                                  GError               **error);
+/* Its header alone (shape, voxel size, z; data NULL), for any format. */
+AiryStack *airy_image_probe      (const char            *path,
+                                  const AiryReadOptions *options,
+                                  GError               **error);
 /* A stack to a file, in the format its name says. */
 gboolean   airy_image_write      (const char      *path,
                                   const AiryStack *stack,
@@ -231,8 +269,8 @@ gboolean   airy_image_write_full (const char                 *path,
                                   const AiryTiffWriteOptions *options,
                                   GError                    **error);
 /* The same in the format's pieces, on up to n_threads threads (0: one per
- * core): piece 0 first (it makes the location), then the others in
- * parallel. A file format is one piece: airy_image_write. */
+ * core): begin, the pieces in parallel, commit (or abort when one fails).
+ * A file format is one piece: airy_image_write. */
 gboolean   airy_image_write_pieces (const char      *location,
                                     const AiryStack *stack,
                                     guint            n_threads,

@@ -67,5 +67,8 @@ char     *_airy_json_to_string        (JsonNode     *root,
  * or NULL when the JSON has none there. */
 JsonNode *_airy_json_find_number (JsonNode   *root,
                                   const char *path);
+/* The array of numbers (one at least) at such a path, or NULL. */
+JsonNode *_airy_json_find_array  (JsonNode   *root,
+                                  const char *path);
 
 G_END_DECLS

@@ -802,11 +802,9 @@ _airy_json_to_string (JsonNode *root,
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
-/* The number at a path like elements[1].zernike-coefficients[0] in a system
- * file's JSON (the sweep's and the gradient's paths), or NULL when there is
- * none there. */
-JsonNode *
-_airy_json_find_number (JsonNode *root, const char *path)
+/* the node at a path like elements[1].zernike-coefficients[0], or NULL */
+static JsonNode *
+find_node (JsonNode *root, const char *path)
 {
   g_auto(GStrv) keys = g_strsplit (path, ".", -1);
   JsonNode *node = root;
@@ -834,8 +832,38 @@ _airy_json_find_number (JsonNode *root, const char *path)
             node = NULL;
         }
     }
+  return node;
+}
+
+/* The number at a path like elements[1].zernike-coefficients[0] in a system
+ * file's JSON (the sweep's and the gradient's paths), or NULL when there is
+ * none there. */
+JsonNode *
+_airy_json_find_number (JsonNode *root, const char *path)
+{
+  JsonNode *node = find_node (root, path);
+
   if (node == NULL || !JSON_NODE_HOLDS_VALUE (node)
       || (json_node_get_value_type (node) != G_TYPE_DOUBLE && json_node_get_value_type (node) != G_TYPE_INT64))
     return NULL;
   return node;
 }
+
+JsonNode *
+_airy_json_find_array (JsonNode *root, const char *path)
+{
+  JsonNode *node = find_node (root, path);
+  JsonArray *a = node && JSON_NODE_HOLDS_ARRAY (node) ? json_node_get_array (node) : NULL;
+  guint i;
+
+  for (i = 0; a && i < json_array_get_length (a); i++)
+    {
+      JsonNode *e = json_array_get_element (a, i);
+
+      if (!JSON_NODE_HOLDS_VALUE (e)
+          || (json_node_get_value_type (e) != G_TYPE_DOUBLE && json_node_get_value_type (e) != G_TYPE_INT64))
+        return NULL;
+    }
+  return a && json_array_get_length (a) > 0 ? node : NULL;
+}
+

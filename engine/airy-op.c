@@ -121,6 +121,7 @@ _airy_op_unref (AiryOp *op)
     {
       if (op->convolve->volume)
         g_atomic_rc_box_release_full (op->convolve->volume, _airy_volume_box_clear);
+      _airy_volume_stream_unref (op->convolve->stream);
       g_free (op->convolve->key);
       g_free (op->convolve);
     }
@@ -221,6 +222,8 @@ _airy_convolve_volume_plane (const AiryConvolveOp *conv,
         out[i] = (float) conv->value;
       return TRUE;
     case AIRY_SAMPLE_FILE:
+      if (conv->stream)   /* the plane alone; a failed read is the stream's error */
+        return _airy_volume_stream_plane (conv->stream, NULL, z, out, NULL);
       memcpy (out, _airy_convolve_volume_data (conv, z), n * sizeof (float));
       return TRUE;
     case AIRY_SAMPLE_BEADS:

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "airy-volume-stream-private.h"
+
 #include "airy-element.h"
 #include "airy-fft-private.h"
 #include "airy-physics.h"
@@ -135,6 +137,7 @@ typedef struct
   guint          n_planes;     /* the sample's planes (the plan's planes) */
   AiryStack    **volume;       /* FILE: a shared reference (g_atomic_rc_box) to */
   guint          volume_first; /*   this process's planes, from volume_first */
+  AiryVolumeStream *stream;    /* FILE, instead of volume: read in batches (a reference) */
   char          *key;          /* the sample's content, for caches (NULL: none) */
   guint          psf_height, psf_width;  /* each plane's intensity */
   guint          vol_height, vol_width;  /* the sample's planes, the image */

@@ -21,7 +21,7 @@ typedef struct
 } IntOption;
 
 /* airy-sim's --threads, --device, --devices N, fit's --zernike, --crop,
- * --restarts, --max-iterations and --seed; the panel's
+ * --restarts, --max-iterations and --seed, optimize's --steps; the panel's
  * Threads and the fit dialog's Highest ANSI index and Crop */
 static const IntOption int_options[] = {
   { "threads", N_("Threads"), N_("Host threads (0: all cores)"), 0, 4096, 0 },
@@ -32,6 +32,7 @@ static const IntOption int_options[] = {
   { "fit-restarts", N_("Restarts"), N_("Starts from other points (0: one start)"), 0, 100, 0 },
   { "fit-max-iterations", N_("Iterations"), N_("The most iterations of one start (0: the fit's own)"), 0, 100000, 0 },
   { "fit-seed", N_("Seed"), N_("The seed of the restarts' starting points"), 0, G_MAXINT, 0 },
+  { "optimize-steps", N_("Steps"), N_("The optimizer's steps (iterations)"), 1, 1000000, 50 },
 };
 
 static const IntOption *

@@ -210,6 +210,9 @@ convolve_op_new (AiryPlan *plan)
       c->volume_first = plan->volume_first;
     }
   c->key = g_strdup (plan->volume_key);
+  c->stream = _airy_volume_stream_ref (plan->volume_stream);
+  if (plan->volume_stream)
+    c->volume_first = plan->volume_first;
   c->psf_height = plan->psf_height;
   c->psf_width = plan->psf_width;
   c->vol_height = plan->vol_height;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "airy-volume-stream-private.h"
+
 #include "airy-backend-impl.h"
 #include "airy-element.h"
 #include "airy-geometry.h"
@@ -45,6 +47,8 @@ struct _AiryPlan
   guint          volume_first;   /*   plane volume_first of the sample is its 0 */
   AiryStack    **volume_box;     /* once compiled: volume, shared with CONVOLVE (g_atomic_rc_box) */
   char          *volume_key;     /* identifies the sample's content, for caches */
+  AiryVolumeStream *volume_stream; /* a sample file larger than its share of the
+                                  * budget, read in batches while imaged (volume NULL) */
   guint          vol_height, vol_width;
   guint          pad_height, pad_width;
   double         vol_spacing;    /* the sample's and the image's pixel (grid.spacing) */

@@ -36,6 +36,7 @@ _airy_plan_unref (AiryPlan *plan)
   _airy_geometry_free (plan->geometry);
   g_clear_object (&plan->sensor);
   g_free (plan->sample.file);
+  _airy_volume_stream_unref (plan->volume_stream);
   if (plan->volume_box)
     g_atomic_rc_box_release_full (plan->volume_box, _airy_volume_box_clear);
   else
@@ -77,6 +78,29 @@ same_z_steps (const AiryStack *v, const double *z, guint n)
  * planes before its pixels are read, then read, and resampled on request.
  * Over several ranks a rank reads only the planes of its part (without
  * resampling: resampling in z needs the planes around them). */
+/* A sample whose planes here take more than a quarter of the memory budget
+ * is read in batches while it is imaged (airy-volume-stream-private.h):
+ * each thread holds one batch, and the batches together take at most a
+ * sixteenth of the budget. */
+static gboolean
+stream_volume (AiryPlan *plan, const AiryRunOptions *options, const char *path, const AiryReadOptions *ro,
+               const AiryStack *head)
+{
+  guint first = ro->n_planes ? ro->first_plane : 0;
+  guint count = ro->n_planes ? ro->n_planes : head->depth;
+  guint64 plane = (guint64) head->height * head->width * 4, budget = airy_memory_budget ();
+  guint threads = options && options->threads ? options->threads : g_get_num_processors ();
+  guint64 batch;
+
+  if ((guint64) count * plane <= budget / 4 && g_getenv ("AIRY_STREAM_SAMPLE") == NULL)
+    return FALSE;
+  batch = CLAMP (budget / 16 / (threads * plane), 1, 64);
+  plan->volume_stream = _airy_volume_stream_new (path, ro, first, count, head->height, head->width, (guint) batch);
+  plan->volume_first = first;
+  _airy_geometry_set_volume (plan->geometry, head->height, head->width);
+  return TRUE;
+}
+
 static gboolean
 load_volume (AiryPlan *plan, const AiryRunOptions *options, const char *base_dir, double spacing,
              GPtrArray *warnings, GError **error)
@@ -103,7 +127,16 @@ load_volume (AiryPlan *plan, const AiryRunOptions *options, const char *base_dir
       plan->volume_key = g_strdup_printf ("file %s %lld %lld c%d t%d r%d", path, (long long) st.st_mtime,
                                           (long long) st.st_size, ro.channel, ro.frame, s->resample);
   }
-  head = airy_tiff_probe (path, &ro, &local);
+  {
+    /* the header: its planes need not fit (a large sample is streamed) */
+    AiryReadOptions probe = ro;
+
+    probe.budget = G_MAXUINT64;
+    if (!g_file_test (path, G_FILE_TEST_EXISTS))
+      g_set_error (&local, AIRY_ERROR, AIRY_ERROR_FILE, _("%s: no such file"), path);
+    else
+      head = airy_image_probe (path, &probe, &local);
+  }
   if (head == NULL)
     {
       g_set_error (error, AIRY_ERROR, local->domain == AIRY_ERROR ? local->code : AIRY_ERROR_FILE,
@@ -167,7 +200,9 @@ load_volume (AiryPlan *plan, const AiryRunOptions *options, const char *base_dir
           plan->volume_key = key;
         }
     }
-  plan->volume = airy_tiff_read_full (path, &ro, &local);
+  if (!s->resample && stream_volume (plan, options, path, &ro, head))
+    return TRUE;
+  plan->volume = airy_image_read_full (path, &ro, &local);
   if (plan->volume == NULL)
     {
       g_set_error (error, AIRY_ERROR, local->domain == AIRY_ERROR ? local->code : AIRY_ERROR_FILE,
@@ -281,7 +316,8 @@ plan_sample (AiryPlan *plan, const AiryRunOptions *options, GPtrArray *warnings,
     {
       if (!load_volume (plan, options, airy_system_get_base_dir (plan->system), plan->vol_spacing, warnings, error))
         return FALSE;
-      _airy_geometry_set_volume (plan->geometry, plan->volume->height, plan->volume->width);
+      if (plan->volume)   /* a streamed sample set its shape from the file's header */
+        _airy_geometry_set_volume (plan->geometry, plan->volume->height, plan->volume->width);
     }
   if (sample->kind == AIRY_SAMPLE_CONSTANT)
     plan->volume_key = g_strdup_printf ("constant %.17g", sample->value);
@@ -300,8 +336,12 @@ check_budget (AiryPlan *plan, const AiryRunOptions *options, GError **error)
   guint n_stacks = per_wavelength && !plan->imaging ? 1 + plan->spectrum->n : 1;
   guint planes_here;
   guint64 need, budget;
+  guint threads = options && options->threads ? options->threads : g_get_num_processors ();
+  /* a streamed sample: the batches its threads hold */
+  guint volume_planes = plan->volume ? plan->volume->depth
+                        : plan->volume_stream ? threads * _airy_volume_stream_batch (plan->volume_stream) : 0;
 
-  if (!_airy_geometry_memory (geom, options, plan->volume ? plan->volume->depth : 0, &need, &planes_here, error))
+  if (!_airy_geometry_memory (geom, options, volume_planes, &need, &planes_here, error))
     return FALSE;
   plan->memory = need;
   budget = airy_memory_budget ();

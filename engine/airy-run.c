@@ -684,6 +684,8 @@ overflow_cause (AiryPlan *plan)
       airy_stack_min_max (plan->volume, &lo, &hi);
       sample = MAX (fabs (lo), fabs (hi));
     }
+  else if (plan->volume_stream != NULL)
+    sample = _airy_volume_stream_max_abs (plan->volume_stream);
   else
     sample = plan->sample.kind == AIRY_SAMPLE_BEADS ? plan->sample.intensity : plan->sample.value;
   return g_strdup_printf (_("the sample's values (up to %g) overflow float32 (at most 3.4e+38) when imaged; "

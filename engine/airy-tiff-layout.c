@@ -247,7 +247,8 @@ layout_ome (Reader *r, const AiryReadOptions *o, const Head *h, Layout *l, GErro
   if (!pick_axis (r, _("channel"), axes, o->channel, om.size_c, &l->channel, error)
       || !pick_axis (r, _("frame"), axes, o->frame, om.size_t, &l->frame, error)
       || too_many_planes (r, o, Z, error)
-      || !_airy_tiff_budget_check (r, o, Z, h->first.height, h->first.width, error))
+      || !_airy_tiff_budget_check (r, o, o->n_planes ? MIN (o->n_planes, Z) : Z, h->first.height, h->first.width,
+                                   error))
     goto out;
   /* the IFDs the chosen planes live in, then the chain up to the last */
   l->depth = Z;
@@ -436,7 +437,8 @@ layout_pages (Reader *r, const AiryReadOptions *o, const Head *h, gboolean image
   T = l->n_frames;
   /* Z == 0: a plain file, as many planes as pages */
   if (too_many_planes (r, o, Z, error)
-      || (Z > 0 && !_airy_tiff_budget_check (r, o, Z, h->first.height, h->first.width, error)))
+      || (Z > 0 && !_airy_tiff_budget_check (r, o, o->n_planes ? MIN (o->n_planes, Z) : Z, h->first.height,
+                                             h->first.width, error)))
     return FALSE;
   if (Z > 0)
     limit = C * Z * T;

@@ -815,4 +815,5 @@ const AiryImageFormat _airy_tiff_format = {
   .write = tiff_write,
   .mime_type = "image/tiff",
   .write_full = airy_tiff_write_full,
+  .probe = airy_tiff_probe,
 };

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 
@@ -156,6 +158,29 @@ run_clear (Run *r)
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Run, run_clear)
+
+/* $AIRY_SIM with the arguments (ended by NULL), run to its end in cwd */
+static inline void
+test_sim (const char *cwd, Run *r, const char *first, ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  const char *arg;
+  int wait_status;
+  va_list args;
+
+  va_start (args, first);
+  g_ptr_array_add (argv, (char *) g_getenv ("AIRY_SIM"));
+  for (arg = first; arg; arg = va_arg (args, const char *))
+    g_ptr_array_add (argv, (char *) arg);
+  g_ptr_array_add (argv, NULL);
+  va_end (args);
+  g_assert_true (g_spawn_sync (cwd, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &r->out, &r->err,
+                               &wait_status, &error));
+  g_assert_no_error (error);
+  r->status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status)
+              : WIFSIGNALED (wait_status) ? 128 + WTERMSIG (wait_status) : 128;
+}
 
 /* Is there any file in dir whose name starts with prefix? (leftover temporaries) */
 static inline gboolean

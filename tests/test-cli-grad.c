@@ -13,26 +13,7 @@
 
 static char *tmpdir;
 
-static void
-sim (Run *r, const char *first, ...)
-{
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GError) error = NULL;
-  const char *arg;
-  int wait_status;
-  va_list args;
-
-  va_start (args, first);
-  g_ptr_array_add (argv, (char *) g_getenv ("AIRY_SIM"));
-  for (arg = first; arg; arg = va_arg (args, const char *))
-    g_ptr_array_add (argv, (char *) arg);
-  g_ptr_array_add (argv, NULL);
-  va_end (args);
-  g_assert_true (g_spawn_sync (tmpdir, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &r->out, &r->err,
-                               &wait_status, &error));
-  g_assert_no_error (error);
-  r->status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : 128;
-}
+#define sim(r, ...) test_sim (tmpdir, r, __VA_ARGS__)
 
 /* a PSF through a Zernike phase mask, written as name */
 static void
@@ -266,6 +247,38 @@ test_bad_input (void)
   check_bad ("l2:small.tif", "elements[1].zernike-indices[0]", "elements[1].zernike-indices[0]: not differentiable");
 }
 
+/* bench --grad: every figure there (no time compared: they are measured),
+ * and the peaks in the order they are taken */
+static void
+test_bench (void)
+{
+  g_auto(Run) r = { 0 };
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  JsonObject *o;
+
+  sim (&r, "bench", "seed-widefield", "--grad", "--size", "32", "--planes", "2", "--repeat", "1", "--threads", "1",
+       "--json", NULL);
+  if (r.status != 0)
+    g_test_message ("%s", r.err);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_true (json_parser_load_from_data (parser, r.out, -1, &error));
+  g_assert_no_error (error);
+  o = json_node_get_object (json_parser_get_root (parser));
+  g_test_message ("%s", r.out);
+  g_assert_cmpint (json_object_get_int_member (o, "planes"), ==, 2);
+  g_assert_cmpint (json_object_get_int_member (o, "variables"), >=, 3);
+  g_assert_cmpfloat (json_object_get_double_member (o, "forward_fused_s"), >, 0);
+  g_assert_cmpfloat (json_object_get_double_member (o, "pass_s"), >, 0);
+  g_assert_cmpfloat (json_object_get_double_member (o, "forward_reference_s"), >, 0);
+  g_assert_cmpfloat (json_object_get_double_member (o, "grad_stored_s"), >, 0);
+  g_assert_cmpfloat (json_object_get_double_member (o, "grad_checkpointed_s"), >, 0);
+  g_assert_cmpint (json_object_get_int_member (o, "peak_rss_stored"), >=,
+                   json_object_get_int_member (o, "peak_rss_checkpointed"));
+  g_assert_cmpint (json_object_get_int_member (o, "peak_rss_checkpointed"), >=,
+                   json_object_get_int_member (o, "peak_rss_forward"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -284,6 +297,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli-grad/all", test_all);
   g_test_add_func ("/cli-grad/help", test_help);
   g_test_add_func ("/cli-grad/bad-input", test_bad_input);
+  g_test_add_func ("/cli-grad/bench", test_bench);
   status = g_test_run ();
   {
     g_autoptr(GDir) dir = g_dir_open (tmpdir, 0, NULL);

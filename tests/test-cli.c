@@ -360,18 +360,21 @@ test_format_table (void)
       g_assert_nonnull (strstr (desktop, entry));
       g_assert_nonnull (strstr (metainfo, media));
       g_assert_true (airy_image_format_lookup ((*f)->name) == *f);
-      /* the file formats write one piece, the whole stack */
-      g_assert_false ((*f)->folder);
-      g_assert_null ((*f)->n_pieces);
+      /* the file formats write one piece, the whole stack; a folder
+       * format (OME-Zarr) writes in pieces */
+      g_assert_true (((*f)->n_pieces != NULL) == (*f)->folder);
+      g_assert_true (((*f)->begin_pieces && (*f)->write_piece && (*f)->commit_pieces && (*f)->abort_pieces)
+                     == (*f)->folder);
+      g_assert_true (((*f)->sniff_location != NULL) == (*f)->folder);
     }
-  g_assert_cmpuint (n, ==, 2);
-  /* run -o: the TIFF format's suffixes */
+  g_assert_cmpuint (n, ==, 3);
+  /* run -o: the suffixes of the stack formats, TIFF and OME-Zarr */
   list = g_strjoinv (" or ", (char **) airy_image_format_lookup ("TIFF")->suffixes);
-  expect = g_strdup_printf ("airy-sim: -o: /tmp/x.png must end in %s\n", list);
+  expect = g_strdup_printf ("airy-sim: -o: /tmp/x.png must end in %s or .ome.zarr or .zarr\n", list);
   sim (&r, "run", "--preset", "widefield", "-o", "/tmp/x.png", NULL);
   g_assert_cmpint (r.status, ==, 2);
   g_assert_cmpstr (r.err, ==, expect);
-  g_assert_cmpstr (expect, ==, "airy-sim: -o: /tmp/x.png must end in .tif or .tiff\n");
+  g_assert_cmpstr (expect, ==, "airy-sim: -o: /tmp/x.png must end in .tif or .tiff or .ome.zarr or .zarr\n");
 }
 
 /* Bad input: a clear message, exit 2, no new file and no temporary left,

@@ -1019,7 +1019,9 @@ test_format_table (void)
 
   g_assert_cmpstr (all[0]->name, ==, "TIFF");
   g_assert_cmpstr (all[1]->name, ==, "PNG");
-  g_assert_null (all[2]);
+  g_assert_cmpstr (all[2]->name, ==, "OME-Zarr");
+  g_assert_null (all[3]);
+  g_assert_true (airy_image_format_for_suffix ("psf.OME.ZARR") == all[2]);
   g_assert_true (airy_image_format_for_suffix ("A.OME.TIF") == all[0]);
   g_assert_true (airy_image_format_for_suffix ("x.png") == all[1]);
   g_assert_null (airy_image_format_for_suffix ("x.jpg"));
@@ -1037,7 +1039,7 @@ test_format_table (void)
   g_assert_nonnull (strstr (error->message, "a PNG holds one plane, the stack has 3: save it as .tif"));
   g_clear_error (&error);
   g_assert_false (airy_image_write (other, one, NULL, &error));
-  g_assert_nonnull (strstr (error->message, "the name must end in .tif, .tiff, .ome.tif or .png"));
+  g_assert_nonnull (strstr (error->message, "the name must end in .tif, .tiff, .ome.tif, .png or .ome.zarr"));
   g_clear_error (&error);
   g_assert_true (g_file_set_contents (other, "neither", 7, NULL));
   g_assert_null (airy_image_format_sniff (other, &error));

@@ -456,7 +456,14 @@ export_write (const char *path, const Export *e, GError **error)
       return g_file_set_contents (path, e->text, -1, error);
     case EXPORT_TIFF:
     default:
-      return airy_tiff_write (path, e->stack, error);
+      {
+        /* a stack named .ome.zarr is written as a store */
+        const AiryImageFormat *format = airy_image_format_for_suffix (path);
+
+        if (format != NULL && format->folder)
+          return airy_image_write (path, e->stack, NULL, error);
+        return airy_tiff_write (path, e->stack, error);
+      }
     }
 }
 
@@ -615,7 +622,7 @@ airy_file_chooser_add_image_filter (GtkFileChooser *chooser)
   guint i;
 
   /* every format of the engine's table, by suffix and by type */
-  gtk_file_filter_set_name (filter, _("TIFF and PNG images"));
+  gtk_file_filter_set_name (filter, _("TIFF and PNG images, OME-Zarr stores"));
   for (f = airy_image_formats (); *f; f++)
     {
       for (i = 0; (*f)->suffixes[i]; i++)

@@ -284,6 +284,7 @@ typedef struct
   AiryConvWorker *psf_conv;
   AiryConvWorker *vol_conv;   /* the sample's planes, when their spectra are not known */
   float          *vol_plane;
+  AiryStack      *vol_batch;  /* a streamed sample: the batch of planes this thread holds */
   guint           pending;    /* planes in the convolution's batch */
   const fftwf_complex *mul[4];
   fftwf_complex  *store[4];
@@ -333,6 +334,7 @@ thread_clear (Thread *t)
   _airy_conv_worker_free (t->psf_conv);
   _airy_conv_worker_free (t->vol_conv);
   g_free (t->vol_plane);
+  g_clear_pointer (&t->vol_batch, airy_stack_free);
 }
 
 /* Produce: the intensity of plane b. */
@@ -395,7 +397,12 @@ consume_plane (Job *job, Thread *t, guint b, float *in, gboolean last)
       _airy_conv_rows (t->psf_conv, t->pending, in);
       if (t->vol_conv != NULL)
         {
-          _airy_convolve_volume_plane (job->conv, b, t->vol_plane);
+          /* a streamed sample: this thread's batch of planes */
+          if (job->conv->stream)
+            _airy_volume_stream_plane (job->conv->stream, &t->vol_batch, b, t->vol_plane,
+                                       job->error ? NULL : &job->error);
+          else
+            _airy_convolve_volume_plane (job->conv, b, t->vol_plane);
           _airy_conv_rows (t->vol_conv, t->pending, t->vol_plane);
         }
       if (job->volume)
@@ -457,6 +464,11 @@ job_run (gpointer data)
       done = consume_plane (job, &t, b, target, b + 1 == job->first + job->count);
       for (k = 0; k < done; k++)
         _airy_run_state_plane_done (state);
+      if (job->error != NULL)   /* a streamed sample's read */
+        {
+          ok = FALSE;
+          break;
+        }
     }
 
   /* this thread's partial sum joins the device's */
@@ -642,6 +654,9 @@ cpu_finish (AiryBackend *backend, AiryRunState *state, GError **error)
   g_autofree float *image = NULL;
   Slot *root = root_slot (state);
 
+  /* a streamed sample read by another path (the reference ops) that failed */
+  if (run->conv && run->conv->stream && !_airy_volume_stream_check (run->conv->stream, error))
+    return FALSE;
   /* every plane's V̂_z was stored: later runs may use them */
   if (run->volume && run->volume_fill)
     {

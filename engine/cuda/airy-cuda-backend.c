@@ -357,7 +357,9 @@ cuda_release (AiryBackend *backend, AiryRunState *state)
 static gboolean
 cuda_supports_op (AiryBackend *backend, const AiryOp *op)
 {
-  return op->kind != AIRY_OP_APPLY && op->kind != AIRY_OP_JONES;
+  /* a sample streamed from its file is convolved on the CPU, batch by batch */
+  return op->kind != AIRY_OP_APPLY && op->kind != AIRY_OP_JONES
+         && !(op->kind == AIRY_OP_CONVOLVE && op->convolve->stream != NULL);
 }
 
 static const AiryBackendOps cuda_ops = {

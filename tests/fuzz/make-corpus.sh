@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the fuzz seed corpora in tests/fuzz/corpus/{json,png,tiff}:
+# Regenerates the fuzz seed corpora in tests/fuzz/corpus/{json,png,tiff,zarr}:
 # the presets, files written by Airy itself (a PSF stack, its colormapped
 # middle plane, a microscope image), and the hand-made valid and broken
 # files of make-corpus.py. Needs a build (for airy-sim) and Debian's
@@ -38,3 +38,4 @@ cp "$tmp/channels.tif" "$out/tiff/airy-channels"
 for kind in json png tiff; do
   printf '%s: %d files, %d bytes\n' "$kind" "$(ls "$out/$kind" | wc -l)" "$(cat "$out/$kind"/* | wc -c)"
 done
+"$here/make-zarr-corpus.sh" "$build" >/dev/null

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A libFuzzer campaign on each harness, one after the other:
 #
-#   tests/fuzz/run.sh SECONDS [json] [png] [tiff]     (default: all three)
+#   tests/fuzz/run.sh SECONDS [json] [png] [tiff] [zarr]    (default: all four)
 #
 # Needs the libFuzzer build (CC=clang meson setup build-fuzz -Dfuzzing=true
 # -Dgui=disabled -Dcuda=disabled; BUILD_FUZZ names another). Each harness
@@ -21,12 +21,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 build=${BUILD_FUZZ:-$src/build-fuzz}
 work=${AIRY_FUZZ_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/airy-fuzz}
-secs=${1:?usage: run.sh SECONDS [json] [png] [tiff]}
+secs=${1:?usage: run.sh SECONDS [json] [png] [tiff] [zarr]}
 shift
-harnesses=${*:-json png tiff}
+harnesses=${*:-json png tiff zarr}
 found=0
 
-declare -A max_len=([json]=8192 [png]=16384 [tiff]=16384)
+declare -A max_len=([json]=8192 [png]=16384 [tiff]=16384 [zarr]=16384)
 
 for name in $harnesses; do
   bin=$build/tests/fuzz/fuzz-$name

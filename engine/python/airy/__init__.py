@@ -19,7 +19,7 @@ from . import _airy
 
 __version__ = _airy.version
 
-__all__ = ["System", "Result", "read", "backends", "presets", "OpticalSystem",
+__all__ = ["System", "Result", "read", "backends", "presets", "grad", "optimize", "OpticalSystem",
            "ObjectivePointSource", "PhaseMask", "FFLens", "Propagate",
            "CircularPupil", "BasicSensor", "Element", "__version__"]
 
@@ -134,6 +134,73 @@ class System:
 
     def __call__(self, z=None, **kwargs):
         return self.run(z, **kwargs)
+
+
+def _loss_spec(loss):
+    if not isinstance(loss, str):
+        raise TypeError("loss: must be a str like 'l2:TARGET.tif' or 'crlb:-3:3:5000:10', got %s"
+                        % type(loss).__name__)
+    return loss
+
+
+def _paths(vary):
+    if vary is None:
+        return None
+    if isinstance(vary, str):
+        vary = [vary]
+    vary = list(vary)
+    for p in vary:
+        if not isinstance(p, str):
+            raise TypeError("vary: must hold paths (str), got %s" % type(p).__name__)
+    return vary
+
+
+def grad(system, loss, vary=None, threads=0):
+    """The loss of the system's result and its gradient (the engine's reverse pass).
+
+    loss is airy-sim's --loss ("l2:TARGET.tif", "poisson:COUNTS.tif",
+    "region:MASK.tif", "crlb:ZMIN:ZMAX:PHOTONS:BACKGROUND[:AXES]"); vary the
+    paths of the variables ("elements[1].zernike-coefficients" is every
+    entry; "elements[1].pixels" a mask's pixels), every differentiable
+    number when None. Returns (loss, {path: gradient}), a pixel variable's
+    gradient a float32 array (y, x)."""
+    if not isinstance(system, System):
+        raise TypeError("system: must be an airy.System, got %s" % type(system).__name__)
+    value, grads = _airy.grad(system.to_json(), system._native.base_dir(), _loss_spec(loss),
+                              _paths(vary), int(threads))
+    return value, {k: (_np.asarray(v)[0] if isinstance(v, _airy.Stack) else v)
+                   for k, v in grads.items()}
+
+
+def optimize(system, loss, vary, optimizer="lbfgs", steps=50, lr=0.01, bounds=None, threads=0,
+             pixel_dir=None):
+    """Moves the variables to minimise the loss, as airy-sim optimize does.
+
+    optimizer is "adam" or "lbfgs"; lr Adam's step or L-BFGS's first, in the
+    variables' units; bounds {path: (a, b)} inside the parameters' ranges.
+    A pixel variable's best phase is written as a TIFF into pixel_dir (a new
+    temporary folder when None), which the returned system reads. Ctrl-C
+    stops between steps and returns the best point so far. Returns
+    (System, report): the report is airy-sim's --report as a dict."""
+    import tempfile
+    if not isinstance(system, System):
+        raise TypeError("system: must be an airy.System, got %s" % type(system).__name__)
+    if optimizer not in ("adam", "lbfgs"):
+        raise ValueError('optimizer: must be one of adam, lbfgs, got "%s"' % optimizer)
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 1000000:
+        raise ValueError("steps: must be an int in [1, 1000000], got %r" % (steps,))
+    if not (isinstance(lr, (int, float)) and lr > 0):
+        raise ValueError("lr: must be a number > 0, got %r" % (lr,))
+    paths = _paths(vary)
+    if not paths:
+        raise ValueError("vary: give the variables' paths")
+    bounds = None if bounds is None else {str(k): (float(a), float(b)) for k, (a, b) in bounds.items()}
+    if pixel_dir is None:
+        pixel_dir = tempfile.mkdtemp(prefix="airy-optimize-")
+    best, report = _airy.optimize(system.to_json(), system._native.base_dir(), _loss_spec(loss), paths,
+                                  optimizer, steps, float(lr), bounds, int(threads),
+                                  _os.fspath(pixel_dir))
+    return System.from_json(best, system._native.base_dir()), _json.loads(report)
 
 
 def read(path):

@@ -7,6 +7,7 @@
 #include <glib/gstdio.h>
 
 #include "airy.h"
+#include "airy-python-private.h"
 
 /* ---- errors ---------------------------------------------------------- */
 
@@ -51,6 +52,12 @@ raise_gerror (GError *error, const char *path)
   return NULL;
 }
 
+PyObject *
+_airy_py_raise (GError *error, const char *path)
+{
+  return raise_gerror (error, path);
+}
+
 /* ---- Stack: a float32 (z, y, x) buffer over an engine stack ------------ */
 
 typedef struct
@@ -88,6 +95,12 @@ stack_wrap (AiryResult *result, AiryStack *stack)
   self->strides[0] = (Py_ssize_t) stack->height * stack->width * sizeof (float);
   self->exports = 0;
   return (PyObject *) self;
+}
+
+PyObject *
+_airy_py_stack_wrap (AiryResult *result, AiryStack *stack)
+{
+  return stack_wrap (result, stack);
 }
 
 static void
@@ -518,7 +531,18 @@ system_validate (SystemObject *self, PyObject *unused)
   Py_RETURN_NONE;
 }
 
+static PyObject *
+system_base_dir (SystemObject *self, PyObject *unused)
+{
+  const char *dir = airy_system_get_base_dir (self->system);
+
+  if (dir == NULL)
+    Py_RETURN_NONE;
+  return PyUnicode_FromString (dir);
+}
+
 static PyMethodDef system_methods[] = {
+  { "base_dir", (PyCFunction) system_base_dir, METH_NOARGS, "the folder its files are relative to, or None" },
   { "to_json", (PyCFunction) system_to_json, METH_NOARGS, "the system as JSON" },
   { "run", (PyCFunction) (void (*) (void)) system_run, METH_VARARGS | METH_KEYWORDS,
     "run(backend='auto', threads=0, progress=None, channels=False)" },
@@ -681,6 +705,9 @@ static PyMethodDef module_methods[] = {
   { "read", mod_read, METH_O, "a stack from a file of any format" },
   { "write", mod_write, METH_VARARGS, "write(path, float32 array, dx, dz=1)" },
   { "backends", mod_backends, METH_NOARGS, "the registered backends" },
+  { "grad", _airy_py_grad, METH_VARARGS, "grad(json, base_dir, loss, paths, threads)" },
+  { "optimize", _airy_py_optimize, METH_VARARGS,
+    "optimize(json, base_dir, loss, paths, optimizer, steps, lr, bounds, threads, pixel_dir)" },
   { NULL },
 };
 
