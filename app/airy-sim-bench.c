@@ -19,10 +19,10 @@
 
 #include "airy.h"
 #include "airy-atomic-private.h"
+#include "airy-modality.h"
 #include "airy-sim-private.h"
 #if AIRY_HAVE_MPI
 #include "airy-mpi.h"
-#include "airy-modality.h"
 #endif
 
 /* ---- bench ---- */

@@ -63,6 +63,10 @@ typedef struct
    * spectrum's entries come in pairs, 2l the Ex and 2l + 1 the Ey of
    * wavelength l (airy-jones.h); FALSE: one scalar entry per wavelength */
   gboolean            jones;
+  /* what the elements so far hold in a plan beyond one complex plane per
+   * wavelength (a multislice volume: its slices), bytes, for the memory
+   * budget; check() adds its own */
+  guint64             held_bytes;
 } AiryContext;
 
 /* One batch element being computed. */

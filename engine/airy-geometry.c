@@ -74,7 +74,7 @@ walk_chain (AiryGeometry *geom, gboolean read_files, GPtrArray *warnings, GError
   ctx.warnings = warnings;
   ctx.z_max = zmax;
   ctx.no_files = !read_files;
-  ctx.camera_grid = geom->imaging;
+  ctx.camera_grid = geom->tube_lens;
   ctx.jones = geom->jones;
   for (i = 0; i < geom->chain->len; i++)
     {
@@ -85,7 +85,7 @@ walk_chain (AiryGeometry *geom, gboolean read_files, GPtrArray *warnings, GError
       /* name elements as the user wrote them */
       if (microscope)
         path = i == 0 ? g_strdup ("microscope")
-               : i + 1 == geom->chain->len ? g_strdup ("microscope.f-tube")
+               : i + 1 == geom->chain->len && geom->tube_lens ? g_strdup ("microscope.f-tube")
                : g_strdup_printf ("elements[%u]", i - 1);
       else
         path = g_strdup_printf ("elements[%u]", i);
@@ -112,6 +112,7 @@ walk_chain (AiryGeometry *geom, gboolean read_files, GPtrArray *warnings, GError
       at.warnings = warnings;
       _airy_context_check_phase_step (&at, ctx.defocus_step, what);
     }
+  geom->held_bytes = ctx.held_bytes;
   geom->psf_height = ctx.height;
   geom->psf_width = ctx.width;
   geom->psf_dy = ctx.dy[0];
@@ -340,7 +341,8 @@ _airy_geometry_result_bytes (const AiryGeometry *geom)
 }
 
 /* Working memory of one device slot (CPU): the field and its scratch, the
- * prepared masks (≤ one complex plane per wavelength and element), the
+ * prepared masks (≤ one complex plane per wavelength and element, and what
+ * an element says it holds beyond that: a multislice's slices), the
  * intensity plane and, for imaging, the padded transforms. */
 guint64
 _airy_geometry_bytes_per_slot (const AiryGeometry *geom)
@@ -356,6 +358,7 @@ _airy_geometry_bytes_per_slot (const AiryGeometry *geom)
       masks += L * n * 8;
     }
   field = MAX (field, 2 * L * (guint64) geom->psf_height * geom->psf_width * 8);
+  masks += geom->held_bytes;
   if (geom->imaging)
     {
       guint64 ph = geom->pad_height, pw = geom->pad_width;

@@ -33,6 +33,9 @@ typedef struct
 
   AiryElement   *sensor;         /* may be NULL */
   gboolean       imaging;        /* microscope: Σ_z volume ⊛ PSF */
+  guint64        held_bytes;     /* what the chain's elements hold beyond a plane each (AiryContext) */
+  gboolean       tube_lens;      /* the chain ends in the microscope's tube lens (imaging's; light-field's
+                                  * ends in its own elements) */
   gboolean       jones;          /* a Jones field: spectrum holds each wavelength twice (Ex, Ey) */
   gboolean       reduce;         /* one image out */
   guint          out_depth, out_height, out_width;  /* after the sensor */

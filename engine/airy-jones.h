@@ -88,8 +88,5 @@ airy_jones_product (const double a[8], const double b[8], double c[8])
 AIRY_HD void
 airy_jones_sample_component (double dn, double absorption, double t, double lambda, double out[2])
 {
-  double a = exp (-2.0 * AIRY_PI * absorption * t / lambda), p = 2.0 * AIRY_PI * dn * t / lambda;
-
-  out[0] = a * cos (p);
-  out[1] = a * sin (p);
+  airy_thin_sample (dn, absorption, t, lambda, out);
 }

@@ -246,6 +246,55 @@ airy_angular_spectrum_phase (double f2, double z, double n, double lambda,
   return 0.0;
 }
 
+/* chromatix's thin_sample: a slice of thickness t with index change dn
+ * from the medium and absorption α transmits e^{i 2π (dn + iα)·t/λ}
+ * (λ the vacuum wavelength), re and im in out. */
+AIRY_HD void
+airy_thin_sample (double dn, double absorption, double t, double lambda, double out[2])
+{
+  double a = exp (-2.0 * AIRY_PI * absorption * t / lambda), p = 2.0 * AIRY_PI * dn * t / lambda;
+
+  out[0] = a * cos (p);
+  out[1] = a * sin (p);
+}
+
+/* chromatix's super_gaussian_pupil: e^{−(r/w)^n} */
+AIRY_HD double
+airy_super_gaussian (double r, double w, double n)
+{
+  return exp (-pow (r / w, n));
+}
+
+/* chromatix's tukey_pupil at ρ = |(y/extent_y, x/extent_x)| clipped to ½,
+ * α = w/max(extent): 1 within α/2, then ½(1 + cos(2π(ρ − α/2)/(1 − α))),
+ * 0 at ρ = ½ */
+AIRY_HD double
+airy_tukey (double rho, double alpha)
+{
+  rho = rho < 0.5 ? rho : 0.5;
+  if (rho <= alpha / 2)
+    return 1.0;
+  return 0.5 * (1.0 + cos (2.0 * AIRY_PI / (1.0 - alpha) * (rho - alpha / 2)));
+}
+
+/* chromatix's seidel_aberrations (Voelz, Computational Fourier Optics):
+ * the wavefront in waves at (u, v) over the unit pupil for the object
+ * field point (hu, hv) (normalised, |h| ≤ 1), with the pupil turned so that
+ * X points at the field point: W040 ρ⁴ + W131 h ρ² X + W222 h² X² + W220
+ * h² ρ² + W311 h³ X (spherical, coma, astigmatism, field curvature,
+ * distortion); 0 outside ρ ≤ 1 */
+AIRY_HD double
+airy_seidel_waves (double u, double v, const double w[5], double hu, double hv)
+{
+  double a = atan2 (hv, hu), h = sqrt (hu * hu + hv * hv);
+  double X = u * cos (a) + v * sin (a), Y = -u * sin (a) + v * cos (a);
+  double r2 = X * X + Y * Y;
+
+  if (u * u + v * v > 1.0)
+    return 0.0;
+  return w[0] * r2 * r2 + w[1] * h * r2 * X + w[2] * h * h * X * X + w[3] * h * h * r2 + w[4] * h * h * h * X;
+}
+
 /* Matsushima–Shimobaba band limit of the angular spectrum method:
  * |f_x| ≤ 1 / (λ_m √((2 Δf z)² + 1)), λ_m = λ/n, Δf = 1/(N d). */
 AIRY_HD double
@@ -253,6 +302,35 @@ airy_angular_spectrum_band_limit (double z, double n, double lambda, double df)
 {
   double t = 2.0 * df * z;
   return n / (lambda * sqrt (t * t + 1.0));
+}
+
+/* The frequency of FFT index k of n samples at spacing d (numpy's fftfreq). */
+AIRY_HD double
+airy_fft_freq (int k, int n, double d)
+{
+  int kk = k < (n + 1) / 2 ? k : k - n;
+
+  return kk / (n * d);
+}
+
+/* The angular spectrum kernel at (fx, fy) for z in a medium n, re and im
+ * in out: e^{i2πz√((n/λ)² − f²)}; an evanescent wave decays (or is removed);
+ * 0 beyond the band limit (limit_x, limit_y; below 0: none). */
+AIRY_HD void
+airy_angular_spectrum_kernel (double fx, double fy, double z, double n, double lambda, int remove_evanescent,
+                              double limit_x, double limit_y, double out[2])
+{
+  int propagating;
+  double decay, phi = airy_angular_spectrum_phase (fx * fx + fy * fy, z, n, lambda, &propagating, &decay);
+
+  out[0] = out[1] = 0.0;
+  if (!propagating)
+    out[0] = remove_evanescent ? 0.0 : decay;
+  else if (!(limit_x >= 0.0 && (fabs (fx) > limit_x || fabs (fy) > limit_y)))
+    {
+      out[0] = cos (phi);
+      out[1] = sin (phi);
+    }
 }
 
 /* Wrap a phase into [0, 2π). */
@@ -288,6 +366,7 @@ typedef enum
   AIRY_NAMED_AXICON,
   AIRY_NAMED_GRATING,
   AIRY_NAMED_PRISM,
+  AIRY_NAMED_SINUSOID,
 } AiryNamedMask;
 
 /* Defocused ramps (chromatix's PSF-engineering mask): the pupil is split into
@@ -330,6 +409,14 @@ AIRY_HD double
 airy_named_grating (double x, double y, double period, double angle)
 {
   return airy_wrap_phase (2.0 * AIRY_PI * (x * cos (angle) + y * sin (angle)) / period);
+}
+
+/* Sinusoid grating (chromatix's sinusoid_grating about the axis): an
+ * amplitude of `strength` rad, φ = strength·sin(2π (x cos θ + y sin θ)/period). */
+AIRY_HD double
+airy_named_sinusoid (double x, double y, double strength, double period, double angle)
+{
+  return strength * sin (2.0 * AIRY_PI * (x * cos (angle) + y * sin (angle)) / period);
 }
 
 /* Prism: an unwrapped linear ramp, φ = 2π (x sin α_x + y sin α_y) n / λ, with the

@@ -39,7 +39,7 @@ if [ -x "$build/app/airy" ]; then
 fi
 
 info=$("$root/bin/airy-sim" info)
-echo "$info" | grep -q "Presets: astigmatic confocal depth-aberration imaging ism light-sheet oil-vectorial polarization-microscope seed-imaging seed-widefield sim sted two-photon widefield" || fail "presets not found: $info"
+echo "$info" | grep -q "Presets: astigmatic brightfield-bead confocal depth-aberration imaging ism light-field light-sheet oil-vectorial polarization-microscope seed-imaging seed-widefield sim sted two-photon widefield" || fail "presets not found: $info"
 if [ -f "$build/engine/cuda/airy-cuda.so" ]; then
   [ -f "$root/$libdir/airy/backends/airy-cuda.so" ] || fail "the CUDA module was not installed"
   echo "$info" | grep -q "module: $root/$libdir/airy/backends/airy-cuda.so" || fail "the installed CUDA module was not found: $info"

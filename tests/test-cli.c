@@ -106,7 +106,7 @@ test_info (void)
   g_assert_nonnull (strstr (r.out, "device 0: CPU"));
   g_assert_nonnull (strstr (r.out, "objective-point-source"));
   g_assert_nonnull (strstr (r.out, "ring-mask"));
-  g_assert_nonnull (strstr (r.out, "Presets: astigmatic confocal depth-aberration imaging ism light-sheet oil-vectorial polarization-microscope seed-imaging seed-widefield sim sted two-photon widefield"));
+  g_assert_nonnull (strstr (r.out, "Presets: astigmatic brightfield-bead confocal depth-aberration imaging ism light-field light-sheet oil-vectorial polarization-microscope seed-imaging seed-widefield sim sted two-photon widefield"));
   /* with or without the module, no GPU here means "no CUDA device" */
   g_assert_nonnull (strstr (r.out, "no CUDA device"));
 }
@@ -120,12 +120,13 @@ test_preset (void)
   g_assert_cmpint (r.status, ==, 0);
   g_assert_nonnull (strstr (r.out, "\"shape\": [1536, 1536]"));
   sim (&list, "preset", "--list", NULL);
-  g_assert_cmpstr (list.out, ==, "astigmatic\nconfocal\ndepth-aberration\nimaging\nism\nlight-sheet\noil-vectorial\npolarization-microscope\nseed-imaging\nseed-widefield\nsim\nsted\ntwo-photon\nwidefield\n");
+  g_assert_cmpstr (list.out, ==, "astigmatic\nbrightfield-bead\nconfocal\ndepth-aberration\nimaging\nism\nlight-field\nlight-sheet\noil-vectorial\npolarization-microscope\nseed-imaging\nseed-widefield\nsim\nsted\ntwo-photon\nwidefield\n");
   sim (&bad, "preset", "nope", NULL);
   g_assert_cmpint (bad.status, ==, 2);
   g_assert_cmpstr (bad.err, ==, "airy-sim: preset: unknown preset \"nope\" "
-                   "(known: astigmatic, confocal, depth-aberration, imaging, ism, light-sheet, oil-vectorial, "
-                   "polarization-microscope, seed-imaging, seed-widefield, sim, sted, two-photon, widefield)\n");
+                   "(known: astigmatic, brightfield-bead, confocal, depth-aberration, imaging, ism, light-field, "
+                   "light-sheet, oil-vectorial, polarization-microscope, seed-imaging, seed-widefield, sim, sted, "
+                   "two-photon, widefield)\n");
 }
 
 /* --channels wavelength: one channel per wavelength in an ImageJ
@@ -858,7 +859,34 @@ test_german (void)
   g_clear_pointer (&err, g_free);
   g_assert_true (g_spawn_sync (tmpdir, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error));
   g_assert_cmpstr (err, ==, "airy-sim: preset: unbekannte Vorlage „nope“ "
-                   "(bekannt: astigmatic, confocal, depth-aberration, imaging, ism, light-sheet, oil-vectorial, polarization-microscope, seed-imaging, seed-widefield, sim, sted, two-photon, widefield)\n");
+                   "(bekannt: astigmatic, brightfield-bead, confocal, depth-aberration, imaging, ism, light-field, light-sheet, oil-vectorial, polarization-microscope, seed-imaging, seed-widefield, sim, sted, two-photon, widefield)\n");
+}
+
+/* the thick samples' and the microlens array's bad input: the message
+ * with the value and the range, exit status 2 */
+static void
+test_thick_bad_input (void)
+{
+  static const struct { const char *element, *message; } cases[] = {
+    { "{\"type\": \"microlens-array\", \"pitch\": 0.9}",
+      "elements[1].pitch: must be at least two pixels (2 × 0.5 µm), got 0.9 µm" },
+    { "{\"type\": \"multislice\", \"na\": 0.5, \"stop-na\": 0.7}", "elements[1].stop-na: must be below na=0.5, got 0.7" },
+    { "{\"type\": \"thin-sample\", \"dn\": 5}", "elements[1].dn: must be in [-4, 4], got 5" },
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *json = g_strdup_printf (
+        "{\"airy\": 1, \"grid\": {\"shape\": [16, 16], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5]},"
+        " \"elements\": [{\"type\": \"plane-wave\"}, %s]}", cases[i].element);
+      g_autofree char *sys = write_file ("thick-bad.json", json);
+      g_auto(Run) r = { 0 };
+
+      sim (&r, "run", sys, "-o", "thick-bad.tif", NULL);
+      g_assert_cmpint (r.status, ==, 2);
+      g_assert_nonnull (strstr (r.err, cases[i].message));
+    }
 }
 
 int
@@ -889,6 +917,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/non-finite-result", test_non_finite_result);
   g_test_add_func ("/cli/output-is-input", test_output_is_input);
   g_test_add_func ("/cli/environment", test_environment);
+  g_test_add_func ("/cli/thick-bad-input", test_thick_bad_input);
   status = g_test_run ();
   {
     g_autofree char *bad = g_build_filename (tmpdir, "bad.json", NULL);

@@ -51,7 +51,7 @@ test_bad_input (void)
                 AIRY_ERROR_INVALID_VALUE, "elements[0]: the first element must be a source, got \"phase-mask\"");
   expect_error (HEAD "\"elements\": [" SRC ", {\"type\": \"phase-mask\", \"source\": \"clouds\"}]}",
                 AIRY_ERROR_INVALID_VALUE,
-                "elements[1].source: must be one of constant, image, zernike, named, got \"clouds\"");
+                "elements[1].source: must be one of constant, image, zernike, named, seidel, got \"clouds\"");
   expect_error (HEAD "\"elements\": [" SRC ", {\"type\": \"phase-mask\", \"source\": \"zernike\", \"zernike-indices\": [4, 5], \"zernike-coefficients\": [0.1]}]}",
                 AIRY_ERROR_INVALID_VALUE,
                 "elements[1].zernike-coefficients: must have as many entries as zernike-indices (2), got 1");

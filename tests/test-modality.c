@@ -26,6 +26,7 @@ test_registry (void)
   g_assert_true (_airy_modality_lookup ("imaging") == &_airy_modality_imaging);
   g_assert_true (_airy_modality_lookup ("confocal") == &_airy_modality_confocal);
   g_assert_null (_airy_modality_lookup ("no-such-modality"));
+  g_assert_true (_airy_modality_lookup ("light-field") == &_airy_modality_light_field);
   g_assert_true (g_str_has_prefix (names, "psf, imaging"));
   g_assert_false (_airy_modality_register (&_airy_modality_psf));
 }
@@ -58,7 +59,7 @@ static void
 test_errors (void)
 {
   test_expect_error ("{\"airy\": 1, \"modality\": \"no-such\", " GRID "\"elements\": [" CHAIN_A "]}",
-                     AIRY_ERROR_INVALID_VALUE, "modality: must be one of psf, imaging, confocal, two-photon, ism, sted, light-sheet, sim, twin, got no-such");
+                     AIRY_ERROR_INVALID_VALUE, "modality: must be one of psf, imaging, confocal, two-photon, ism, sted, light-sheet, sim, light-field, twin, got no-such");
   test_expect_error ("{\"airy\": 1, \"modality\": 3, " GRID "\"elements\": [" CHAIN_A "]}",
                      AIRY_ERROR_WRONG_TYPE, "modality: expected a string, got a number");
   test_expect_error ("{\"airy\": 1, \"modality\": \"imaging\", " GRID "\"elements\": [" CHAIN_A "]}",

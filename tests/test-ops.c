@@ -1,8 +1,7 @@
 #include "config.h"
 
-#include "airy-test-util.h"
+#include "airy-test-ops.h"
 #include "airy-elements-private.h"
-#include "airy-ops-private.h"
 
 /* The device operation lists (what the CUDA backend runs for chains
  * without a fused path) against the element-by-element CPU path, on small
@@ -16,28 +15,8 @@ static AiryPlan *
 plan_for (guint h, guint w, double spacing, const char *elements)
 {
   g_autofree char *json = g_strdup_printf (HEAD, h, w, spacing, elements);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (AirySystem) system = test_system (json);
-  AiryRunOptions options = { .backend = "cpu" };
-  AiryPlan *plan;
 
-  plan = _airy_plan_new (system, &options, NULL, &error);
-  g_assert_no_error (error);
-  return plan;
-}
-
-static AiryField *
-field_for (AiryPlan *plan)
-{
-  AiryField *field = airy_field_new (plan->spectrum, plan->in_height, plan->in_width, 1.0);
-  guint l;
-
-  for (l = 0; l < field->n_lambda; l++)
-    {
-      field->dy[l] = plan->in_dy[l];
-      field->dx[l] = plan->in_dx[l];
-    }
-  return field;
+  return test_plan_new (json);
 }
 
 /* Compiles the chain, checks the op kinds, then every plane's intensity
@@ -66,8 +45,8 @@ compare (guint h, guint w, double spacing, const char *elements, const char *kin
   for (p = 0; p < plan->n_planes; p++)
     {
       AiryPlane plane = { p, plan->z[p], 1 };
-      g_autoptr (AiryField) fa = field_for (plan);
-      g_autoptr (AiryField) fb = field_for (plan);
+      g_autoptr (AiryField) fa = test_plan_field (plan);
+      g_autoptr (AiryField) fb = test_plan_field (plan);
       double peak = 0.0, diff = 0.0;
 
       for (i = 0; i < plan->chain->len; i++)
@@ -128,6 +107,22 @@ test_propagation_chain (void)
 }
 
 static void
+test_thick_chain (void)
+{
+  /* a thin sample and a microlens array (pixelwise), then a multislice bead of 3 slices with
+   * padding, an NA and a dark-field stop: per slice FFT, H, FFT⁻¹, slice */
+  double d = compare (32, 28, 0.5,
+    "{\"type\": \"plane-wave\", \"angle-x\": 0.02},"
+    "{\"type\": \"thin-sample\", \"dn\": 0.03, \"absorption\": 0.002, \"thickness\": 2},"
+    "{\"type\": \"microlens-array\", \"layout\": \"hexagonal\", \"lenses\": 2, \"pitch\": 5, \"radius\": 3,"
+    " \"f\": 300, \"block-between\": true},"
+    "{\"type\": \"multislice\", \"radius\": 3.1, \"slices\": 3, \"spacing\": 1, \"pad\": 4,"
+    " \"absorption\": 0.001, \"na\": 0.9, \"stop-na\": 0.2, \"focus\": 0.5}",
+    "SMMRFMFMFMFMFMFMFMFR");
+  g_assert_cmpfloat (d, <, 1e-6);
+}
+
+static void
 test_generated_sources (void)
 {
   /* a point source through a Gaussian pupil, single-FFT Fresnel, a DF lens */
@@ -155,7 +150,7 @@ test_point_source_at_zero (void)
   g_autoptr (AiryPlan) plan = plan_for (16, 16, 1.0, "{\"type\": \"point-source\", \"z\": 2}");
   g_autoptr (GError) error = NULL;
   AiryOpList *list = _airy_ops_compile (plan, &error);
-  g_autoptr (AiryField) field = field_for (plan);
+  g_autoptr (AiryField) field = test_plan_field (plan);
   AiryPlane plane = { 0, plan->z[0], 1 };
 
   g_assert_no_error (error);
@@ -192,8 +187,8 @@ compare_program (AiryPlan *plan, const char *kinds)
   for (p = 0; p < plan->n_planes; p++)
     {
       AiryPlane plane = { p, plan->z[p], 1 };
-      g_autoptr (AiryField) fa = field_for (plan);
-      g_autoptr (AiryField) fb = field_for (plan);
+      g_autoptr (AiryField) fa = test_plan_field (plan);
+      g_autoptr (AiryField) fb = test_plan_field (plan);
       double peak = 0.0, diff = 0.0;
 
       for (i = 0; i < plan->chain->len; i++)
@@ -675,6 +670,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ops/objective-chain", test_objective_chain);
   g_test_add_func ("/ops/propagation-chain", test_propagation_chain);
   g_test_add_func ("/ops/generated-sources", test_generated_sources);
+  g_test_add_func ("/ops/thick-chain", test_thick_chain);
   g_test_add_func ("/ops/point-source-at-zero", test_point_source_at_zero);
   g_test_add_func ("/ops/fused-chain", test_fused_chain);
   g_test_add_func ("/ops/fused-op", test_fused_op);

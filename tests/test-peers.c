@@ -1,7 +1,8 @@
 /* Airy against chromatix running beside it (tests/peers/): for each case
  * tests/peers/cases.py wrote chromatix's intensity (<case>.npy) and the same
  * system as an Airy system file (<case>.json) into $AIRY_PEERS_RESULTS; Airy
- * computes the system in-process and the two agree to 1e-4 of the peak. */
+ * computes the system in-process and the two agree to 1e-4 of the peak (or
+ * to a case's own tolerance: the thick samples' 1e-5). */
 #include "config.h"
 
 #include "airy-test-util.h"
@@ -12,6 +13,7 @@ typedef struct
   char *dir;
   char *name;
   int   dy, dx;  /* Airy's I[y][x] is chromatix's I[y + dy][x + dx] */
+  double tolerance;  /* of the peak: 1e-4, or the case's own (cases.txt's fourth column) */
 } PeerCase;
 
 static void
@@ -51,7 +53,7 @@ test_peer (gconstpointer data)
           }
     }
   g_test_message ("%s: max |Airy − chromatix| = %.3g of the peak %.6g", c->name, worst / peak, peak);
-  g_assert_cmpfloat (worst / peak, <=, 1e-4);
+  g_assert_cmpfloat (worst / peak, <=, c->tolerance);
 }
 
 static void
@@ -83,15 +85,17 @@ main (int argc, char **argv)
       PeerCase *c;
       char name[128];
       int dy, dx;
+      double tolerance = 1e-4;
       g_autofree char *test = NULL;
 
-      if (sscanf (lines[i], "%127s %d %d", name, &dy, &dx) != 3)
+      if (sscanf (lines[i], "%127s %d %d %lf", name, &dy, &dx, &tolerance) < 3)
         continue;
       c = g_new0 (PeerCase, 1);
       c->dir = g_strdup (dir);
       c->name = g_strdup (name);
       c->dy = dy;
       c->dx = dx;
+      c->tolerance = tolerance;
       test = g_strconcat ("/peers/", name, NULL);
       g_test_add_data_func (test, c, test_peer);
     }

@@ -27,7 +27,7 @@ typedef enum
   AIRY_POLARIZATION_CIRCULAR,
   AIRY_POLARIZATION_DIPOLE,
 } AiryPolarization;
-typedef enum { AIRY_PHASE_CONSTANT, AIRY_PHASE_IMAGE, AIRY_PHASE_ZERNIKE, AIRY_PHASE_NAMED } AiryPhaseSource;
+typedef enum { AIRY_PHASE_CONSTANT, AIRY_PHASE_IMAGE, AIRY_PHASE_ZERNIKE, AIRY_PHASE_NAMED, AIRY_PHASE_SEIDEL } AiryPhaseSource;
 typedef enum { AIRY_ZERNIKE_ANSI, AIRY_ZERNIKE_NOLL } AiryZernikeIndexing;
 typedef enum { AIRY_ZERNIKE_WAVES, AIRY_ZERNIKE_MICRONS } AiryZernikeUnit;
 typedef enum { AIRY_PROPAGATE_TRANSFER, AIRY_PROPAGATE_ANGULAR_SPECTRUM, AIRY_PROPAGATE_SINGLE_FFT } AiryPropagateMethod;
@@ -47,6 +47,16 @@ typedef enum { AIRY_ARRAY_SQUARE, AIRY_ARRAY_HEXAGONAL } AiryArrayLayout;
 typedef enum { AIRY_DEPLETION_VORTEX, AIRY_DEPLETION_TOP_HAT } AiryDepletionShape;
 typedef enum { AIRY_LIGHT_SHEET_GAUSSIAN, AIRY_LIGHT_SHEET_BESSEL } AiryLightSheetProfile;
 
+typedef enum { AIRY_SAMPLE_SOURCE_CONSTANT, AIRY_SAMPLE_SOURCE_IMAGE, AIRY_SAMPLE_SOURCE_MAP } AirySampleSource;
+typedef enum
+{
+  AIRY_MICROLENS_SQUARE,
+  AIRY_MICROLENS_RECTANGULAR,
+  AIRY_MICROLENS_HEXAGONAL,
+  AIRY_MICROLENS_CUSTOM,
+} AiryMicrolensLayout;
+typedef enum { AIRY_VOLUME_SLAB, AIRY_VOLUME_BEAD, AIRY_VOLUME_MAP, AIRY_VOLUME_FILE } AiryVolumeKind;
+
 GType _airy_defocus_model_get_type     (void);
 GType _airy_apodisation_get_type       (void);
 GType _airy_field_model_get_type       (void);
@@ -65,6 +75,9 @@ GType _airy_jones_pattern_get_type     (void);
 GType _airy_array_layout_get_type      (void);
 GType _airy_depletion_shape_get_type   (void);
 GType _airy_light_sheet_profile_get_type (void);
+GType _airy_sample_source_get_type     (void);
+GType _airy_volume_kind_get_type       (void);
+GType _airy_microlens_layout_get_type  (void);
 
 /* The built-in element types. */
 GType _airy_objective_point_source_get_type (void);
@@ -97,6 +110,24 @@ GType _airy_jones_sample_get_type           (void);
 GType _airy_depletion_mask_get_type         (void);
 GType _airy_light_sheet_get_type            (void);
 GType _airy_sim_illumination_get_type       (void);
+GType _airy_thin_sample_get_type            (void);
+GType _airy_multislice_get_type             (void);
+GType _airy_microlens_array_get_type        (void);
+GType _airy_super_gaussian_pupil_get_type   (void);
+GType _airy_tukey_pupil_get_type            (void);
+
+/* Maps of a sample (thin-sample, multislice: airy-thin-sample.c): a
+ * parameter holding need values (shape says which, for the message) or
+ * none; the map's values times scale as floats, NULL when it is empty. */
+gboolean _airy_sample_map_check  (AiryElement *self,
+                                  const char  *name,
+                                  gsize        need,
+                                  const char  *shape,
+                                  const char  *path,
+                                  GError     **error);
+float   *_airy_sample_map_floats (AiryElement *self,
+                                  const char  *name,
+                                  double       scale);
 
 /* Jones fields (airy-polarizers.c; airy-jones.h): a source with "field":
  * "vectorial" and a Jones vector (cos θ, sin θ·e^{iβ}) from "jones-angle"
@@ -187,6 +218,32 @@ _airy_cis (double phi)
 {
   return (float) cos (phi) + I * (float) sin (phi);
 }
+
+/* Multiplies plane l of a field's uncentred spectrum by fn(fx, fy) / N at
+ * each frequency (cycles/µm, FFT order), N for the unnormalised backward
+ * transform (airy-propagate.c; propagate and multislice). */
+typedef fftwf_complex (*AirySpectrumFunc) (double fx, double fy, gpointer user_data);
+void _airy_field_multiply_spectrum (AiryField        *field,
+                                    guint             l,
+                                    AirySpectrumFunc  fn,
+                                    gpointer          user_data);
+/* The angular spectrum kernel of z in a medium n at wavelength l of field:
+ * its band limit (when asked) and evanescent rule, then its value. */
+typedef struct
+{
+  double   z, n, lambda, limit_x, limit_y;
+  gboolean remove_evanescent;
+} AiryAngularSpectrum;
+void          _airy_angular_spectrum_init (AiryAngularSpectrum       *kernel,
+                                           const AiryField           *field,
+                                           guint                      l,
+                                           double                     z,
+                                           double                     n,
+                                           gboolean                   band_limit,
+                                           gboolean                   remove_evanescent);
+fftwf_complex _airy_angular_spectrum_at   (const AiryAngularSpectrum *kernel,
+                                           double                     fx,
+                                           double                     fy);
 
 /* Multiplies every plane of the field by a real mask evaluated per pixel:
  * fn(x, y, l, user_data) with x, y in µm on the field's grid. */

@@ -49,7 +49,8 @@ DEFINE_ENUM (_airy_phase_source_get_type, "AiryPhaseSource",
   { AIRY_PHASE_CONSTANT, N_("constant"), "constant" },
   { AIRY_PHASE_IMAGE, N_("image file"), "image" },
   { AIRY_PHASE_ZERNIKE, N_("Zernike terms"), "zernike" },
-  { AIRY_PHASE_NAMED, N_("named mask"), "named" })
+  { AIRY_PHASE_NAMED, N_("named mask"), "named" },
+  { AIRY_PHASE_SEIDEL, N_("Seidel aberrations"), "seidel" })
 
 DEFINE_ENUM (_airy_zernike_indexing_get_type, "AiryZernikeIndexing",
   { AIRY_ZERNIKE_ANSI, N_("ANSI"), "ansi" },
@@ -65,7 +66,8 @@ DEFINE_ENUM (_airy_named_mask_get_type, "AiryNamedMask",
   { AIRY_NAMED_VORTEX, N_("vortex"), "vortex" },
   { AIRY_NAMED_AXICON, N_("axicon"), "axicon" },
   { AIRY_NAMED_GRATING, N_("grating"), "grating" },
-  { AIRY_NAMED_PRISM, N_("prism"), "prism" })
+  { AIRY_NAMED_PRISM, N_("prism"), "prism" },
+  { AIRY_NAMED_SINUSOID, N_("sinusoid grating"), "sinusoid" })
 
 DEFINE_ENUM (_airy_propagate_method_get_type, "AiryPropagateMethod",
   { AIRY_PROPAGATE_TRANSFER, N_("transfer function"), "transfer" },
@@ -110,6 +112,22 @@ DEFINE_ENUM (_airy_depletion_shape_get_type, "AiryDepletionShape",
 DEFINE_ENUM (_airy_light_sheet_profile_get_type, "AiryLightSheetProfile",
   { AIRY_LIGHT_SHEET_GAUSSIAN, N_("Gaussian"), "gaussian" },
   { AIRY_LIGHT_SHEET_BESSEL, N_("Bessel (annulus)"), "bessel" })
+DEFINE_ENUM (_airy_sample_source_get_type, "AirySampleSource",
+  { AIRY_SAMPLE_SOURCE_CONSTANT, N_("constant"), "constant" },
+  { AIRY_SAMPLE_SOURCE_IMAGE, N_("image files"), "image" },
+  { AIRY_SAMPLE_SOURCE_MAP, N_("maps"), "map" })
+
+DEFINE_ENUM (_airy_volume_kind_get_type, "AiryVolumeKind",
+  { AIRY_VOLUME_SLAB, N_("slab"), "slab" },
+  { AIRY_VOLUME_BEAD, N_("bead"), "bead" },
+  { AIRY_VOLUME_MAP, N_("maps"), "map" },
+  { AIRY_VOLUME_FILE, N_("TIFF stacks"), "file" })
+
+DEFINE_ENUM (_airy_microlens_layout_get_type, "AiryMicrolensLayout",
+  { AIRY_MICROLENS_SQUARE, N_("square"), "square" },
+  { AIRY_MICROLENS_RECTANGULAR, N_("rectangular"), "rectangular" },
+  { AIRY_MICROLENS_HEXAGONAL, N_("hexagonal"), "hexagonal" },
+  { AIRY_MICROLENS_CUSTOM, N_("centres given"), "custom" })
 
 /* The built-in element types, in the order "airy-sim info" lists them. */
 static GType (*const builtin_types[]) (void) = {
@@ -121,13 +139,18 @@ static GType (*const builtin_types[]) (void) = {
   _airy_square_pupil_get_type,
   _airy_rectangular_pupil_get_type,
   _airy_gaussian_pupil_get_type,
+  _airy_super_gaussian_pupil_get_type,
+  _airy_tukey_pupil_get_type,
   _airy_amplitude_mask_get_type,
   _airy_phase_mask_get_type,
+  _airy_thin_sample_get_type,
   _airy_gibson_lanni_get_type,
   _airy_ff_lens_get_type,
   _airy_df_lens_get_type,
   _airy_thin_lens_get_type,
+  _airy_microlens_array_get_type,
   _airy_propagate_get_type,
+  _airy_multislice_get_type,
   _airy_linear_polarizer_get_type,
   _airy_circular_polarizer_get_type,
   _airy_phase_retarder_get_type,

@@ -19,7 +19,8 @@
 #define ZERNIKE_LAST 230
 
 /* ------------------------------------------------------------------------ */
-/* phase-mask: constant, image, Zernike sum or named mask; optional SLM      */
+/* phase-mask: constant, image, Zernike sum, named mask or Seidel          */
+/* aberrations; optional SLM                                                */
 
 typedef struct { AiryElement parent; } AiryPhaseMask;
 typedef struct { AiryElementClass parent_class; } AiryPhaseMaskClass;
@@ -29,6 +30,7 @@ typedef struct
 {
   guint          h, w, n_lambda;
   gboolean       constant;
+  gboolean       modulate;   /* φ·λ_c/λ at each wavelength (else φ at every one) */
   double         value;
   fftwf_complex *factor;     /* exp(iφ λ_c/λ) per wavelength, or NULL */
   double        *radius;     /* the unit pupil's radius per wavelength */
@@ -105,6 +107,19 @@ phase_check (AiryElement *self, AiryContext *ctx, GError **error)
               }
         }
     }
+  else if (source == AIRY_PHASE_SEIDEL)
+    {
+      gsize n = 0;
+
+      airy_element_get_doubles (self, "seidel-coefficients", &n);
+      if (n != 5)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("%s.seidel-coefficients: needs 5 values (W040, W131, W222, W220, W311 in waves), got %lu"),
+                       ctx->path, (unsigned long) n);
+          return FALSE;
+        }
+    }
   else if (source == AIRY_PHASE_IMAGE && ctx->no_files)
     {
       if (!_airy_mask_file_named (self, ctx, error))
@@ -140,6 +155,8 @@ typedef struct
   int          *zn;      /* Zernike (n, m) per term */
   int          *zm;
   const double *zc;
+  double        seidel[5];   /* W040, W131, W222, W220, W311 (waves) */
+  double        field_u, field_v;
 } PhaseParams;
 
 static void
@@ -158,6 +175,15 @@ phase_params_init (PhaseParams *p, AiryElement *self)
   p->defocus = airy_element_get_double (self, "defocus");
   p->period = airy_element_get_double (self, "period");
   p->count = airy_element_get_int (self, "count");
+  {
+    gsize n = 0, k;
+    const double *w = airy_element_get_doubles (self, "seidel-coefficients", &n);
+
+    for (k = 0; k < 5; k++)
+      p->seidel[k] = k < n ? w[k] : 0.0;
+  }
+  p->field_u = airy_element_get_double (self, "field-u");
+  p->field_v = airy_element_get_double (self, "field-v");
   zi = airy_element_get_doubles (self, "zernike-indices", &p->nz);
   p->zc = airy_element_get_doubles (self, "zernike-coefficients", &i);
   p->nz = MIN (p->nz, i);
@@ -201,6 +227,8 @@ phase_value (const PhaseParams *p, double x, double y, double radius, double lam
         /* waves: φ = 2π·W; µm of wavefront: φ = 2π·W/λ_c */
         return p->microns ? 2.0 * AIRY_PI * sum / lambda_c : 2.0 * AIRY_PI * sum;
       }
+    case AIRY_PHASE_SEIDEL:
+      return 2.0 * AIRY_PI * airy_seidel_waves (u, v, p->seidel, p->field_u, p->field_v);
     case AIRY_PHASE_NAMED:
       switch (p->named)
         {
@@ -214,6 +242,8 @@ phase_value (const PhaseParams *p, double x, double y, double radius, double lam
           return airy_named_axicon (u, v, p->strength);
         case AIRY_NAMED_GRATING:
           return airy_named_grating (x, y, p->period, p->angle);
+        case AIRY_NAMED_SINUSOID:
+          return airy_named_sinusoid (x, y, p->strength, p->period, p->angle);
         case AIRY_NAMED_PRISM:
           return airy_named_prism (u, v, p->strength * cos (p->angle), p->strength * sin (p->angle));
         default:
@@ -283,7 +313,7 @@ check_phase_sampling (AiryElement *self, AiryContext *ctx)
   PhaseParams params;
   guint l;
 
-  if (source != AIRY_PHASE_ZERNIKE
+  if (source != AIRY_PHASE_ZERNIKE && source != AIRY_PHASE_SEIDEL
       && !(source == AIRY_PHASE_NAMED && (named == AIRY_NAMED_CUBIC || named == AIRY_NAMED_AXICON
                                           || named == AIRY_NAMED_PRISM)))
     return;
@@ -314,6 +344,7 @@ phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
   s->h = ctx->height;
   s->w = ctx->width;
   s->n_lambda = ctx->spectrum->n;
+  s->modulate = airy_element_get_boolean (self, "spectral-modulation");
   s->radius = g_new (double, s->n_lambda);
   for (l = 0; l < s->n_lambda; l++)
     s->radius[l] = phase_pupil_radius (self, ctx, l);
@@ -353,7 +384,7 @@ phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
   for (l = 0; l < s->n_lambda; l++)
     {
       double radius = s->radius[l];
-      double scale = lambda_c / ctx->spectrum->wavelengths[l];
+      double scale = s->modulate ? lambda_c / ctx->spectrum->wavelengths[l] : 1.0;
       double pmin = airy_element_get_double (self, "phase-min");
       double pmax = airy_element_get_double (self, "phase-max");
 
@@ -391,8 +422,8 @@ phase_apply (AiryElement *self, gpointer state, AiryField *field,
 
       if (s->constant)
         {
-          /* u·exp(iφ λ_c/λ) */
-          fftwf_complex c = _airy_cis (s->value * field->lambda[0] / field->lambda[l]);
+          /* u·exp(iφ λ_c/λ), or u·exp(iφ) unmodulated */
+          fftwf_complex c = _airy_cis (s->modulate ? s->value * field->lambda[0] / field->lambda[l] : s->value);
           for (i = 0; i < np; i++)
             u[i] *= c;
         }
@@ -421,8 +452,9 @@ phase_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *o
   if (!phase_apply (self, state, field, &any, error))
     return FALSE;
   op = _airy_op_take_factor (AIRY_OP_MULTIPLY, field);
+  /* (the fit's Zernike model scales the phase by λ_c/λ: no basis without it) */
   if (airy_element_get_enum (self, "source") == AIRY_PHASE_ZERNIKE && !airy_element_get_boolean (self, "wrap")
-      && airy_element_get_int (self, "bits") == 0)
+      && airy_element_get_int (self, "bits") == 0 && s->modulate)
     {
       AiryZernikeBasis *b = g_new0 (AiryZernikeBasis, 1);
       PhaseParams params;
@@ -461,6 +493,8 @@ phase_param_relevant (AiryElement *self, GParamSpec *pspec)
     return source == AIRY_PHASE_IMAGE;
   if (g_str_has_prefix (name, "zernike-"))
     return source == AIRY_PHASE_ZERNIKE;
+  if (g_str_has_prefix (name, "seidel-") || g_str_has_prefix (name, "field-"))
+    return source == AIRY_PHASE_SEIDEL;
   if (g_strv_contains (named, name))
     return source == AIRY_PHASE_NAMED;
   return TRUE;
@@ -514,11 +548,21 @@ _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
   airy_element_class_install_property (object_class,
     airy_param_spec_boolean ("zernike-normalised", N_("Normalised"), N_("Unit-RMS Zernike polynomials"), TRUE));
   airy_element_class_install_property (object_class,
+    airy_param_spec_set_max_items (airy_param_spec_double_array ("seidel-coefficients", N_("Seidel coefficients"),
+                                   N_("W040 spherical, W131 coma, W222 astigmatism, W220 field curvature, W311 "
+                                      "distortion (waves)"), NULL, -1000.0, 1000.0, 0), 5));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_double ("field-u", N_("Field point x"), N_("Object field point, normalised (1: the edge)"), NULL,
+                            -1.0, 1.0, 0.0, 0));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_double ("field-v", N_("Field point y"), N_("Object field point, normalised (1: the edge)"), NULL,
+                            -1.0, 1.0, 0.0, 0));
+  airy_element_class_install_property (object_class,
     airy_param_spec_enum ("named", N_("Named mask"), N_("Which named mask"),
                           _airy_named_mask_get_type (), AIRY_NAMED_CUBIC, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("strength", N_("Strength"),
-                            N_("Cubic α, vortex charge, axicon or ramp slope, prism tilt (rad at the rim)"),
+                            N_("Cubic α, vortex charge, axicon or ramp slope, prism tilt (rad at the rim), sinusoid amplitude (rad)"),
                             "rad", -1e5, 1e5, 0.0, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_int ("count", N_("Ramps"), N_("Number of defocused ramps"), 1, 64, 6, 0));
@@ -533,6 +577,10 @@ _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
     airy_param_spec_double ("pupil-radius", N_("Pupil radius"),
                             N_("Radius of the unit pupil (0: the objective's f·NA/n)"), "µm",
                             0.0, 1e6, 0.0, 0));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_boolean ("spectral-modulation", N_("Spectral modulation"),
+                             N_("Scale the phase by λ_c/λ at each wavelength (off: the same phase at every one)"),
+                             TRUE));
   airy_element_class_install_property (object_class,
     airy_param_spec_boolean ("wrap", N_("Wrap"), N_("Wrap the phase into [0, 2π) like an SLM"), FALSE));
   airy_element_class_install_property (object_class,

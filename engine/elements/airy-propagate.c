@@ -61,13 +61,6 @@ propagate_check (AiryElement *self, AiryContext *ctx, GError **error)
   return TRUE;
 }
 
-static double
-fft_freq (guint k, guint n, double d)
-{
-  int kk = k < (n + 1) / 2 ? (int) k : (int) k - (int) n;
-  return kk / (n * d);
-}
-
 /* single-fft, before the transform: the input chirp exp(iπ n x²/(λ z)) */
 static void
 single_fft_chirp_in (AiryField *field, double n, double z)
@@ -127,52 +120,79 @@ single_fft_chirp_out (AiryField *field, double n, double z)
     }
 }
 
-/* transfer and angular spectrum: plane l (its uncentred spectrum) times
- * H/N, N for the unnormalised backward transform */
-static void
-multiply_transfer (AiryElement *self, AiryField *field, guint l)
+void
+_airy_field_multiply_spectrum (AiryField *field, guint l, AirySpectrumFunc fn, gpointer user_data)
 {
-  int method = airy_element_get_enum (self, "method");
-  double z = airy_element_get_double (self, "z");
-  double n = airy_element_get_double (self, "n");
-  gboolean band_limit = airy_element_get_boolean (self, "band-limit");
-  gboolean remove_evanescent = airy_element_get_boolean (self, "remove-evanescent");
   guint h = field->height, w = field->width, y, x;
   gsize np = (gsize) h * w;
-  double lambda = field->lambda[l];
-  double k = 2.0 * AIRY_PI * n / lambda;
-  double limit_x = airy_angular_spectrum_band_limit (z, n, lambda, 1.0 / (w * field->dx[l]));
-  double limit_y = airy_angular_spectrum_band_limit (z, n, lambda, 1.0 / (h * field->dy[l]));
   float scale = 1.0f / (float) np;
   fftwf_complex *u = field->data + l * np;
 
   for (y = 0; y < h; y++)
     {
-      double fy = fft_freq (y, h, field->dy[l]);
+      double fy = airy_fft_freq (y, h, field->dy[l]);
+
       for (x = 0; x < w; x++)
-        {
-          double fx = fft_freq (x, w, field->dx[l]);
-          double f2 = fx * fx + fy * fy;
-          fftwf_complex hval;
-
-          if (method == AIRY_PROPAGATE_TRANSFER)
-            hval = _airy_cis (k * z + airy_fresnel_tf_phase (f2, z, n, lambda));
-          else
-            {
-              int propagating;
-              double decay;
-              double phi = airy_angular_spectrum_phase (f2, z, n, lambda, &propagating, &decay);
-
-              if (!propagating)
-                hval = remove_evanescent ? 0.0f : (float) decay;
-              else if (band_limit && (fabs (fx) > limit_x || fabs (fy) > limit_y))
-                hval = 0.0f;
-              else
-                hval = _airy_cis (phi);
-            }
-          u[(gsize) y * w + x] *= hval * scale;
-        }
+        u[(gsize) y * w + x] *= fn (airy_fft_freq (x, w, field->dx[l]), fy, user_data) * scale;
     }
+}
+
+/* an angular spectrum kernel's parameters (airy_angular_spectrum_kernel) */
+void
+_airy_angular_spectrum_init (AiryAngularSpectrum *k, const AiryField *field, guint l, double z, double n,
+                             gboolean band_limit, gboolean remove_evanescent)
+{
+  k->z = z;
+  k->n = n;
+  k->lambda = field->lambda[l];
+  k->remove_evanescent = remove_evanescent;
+  k->limit_x = band_limit ? airy_angular_spectrum_band_limit (z, n, k->lambda, 1.0 / (field->width * field->dx[l]))
+                          : -1.0;
+  k->limit_y = band_limit ? airy_angular_spectrum_band_limit (z, n, k->lambda, 1.0 / (field->height * field->dy[l]))
+                          : -1.0;
+}
+
+fftwf_complex
+_airy_angular_spectrum_at (const AiryAngularSpectrum *k, double fx, double fy)
+{
+  double hk[2];
+
+  airy_angular_spectrum_kernel (fx, fy, k->z, k->n, k->lambda, k->remove_evanescent, k->limit_x, k->limit_y, hk);
+  return (float) hk[0] + I * (float) hk[1];
+}
+
+typedef struct
+{
+  gboolean            transfer;
+  double              k, z, n, lambda;  /* transfer */
+  AiryAngularSpectrum as;               /* angular spectrum */
+} TransferState;
+
+static fftwf_complex
+transfer_at (double fx, double fy, gpointer user_data)
+{
+  const TransferState *t = user_data;
+
+  if (t->transfer)
+    return _airy_cis (t->k * t->z + airy_fresnel_tf_phase (fx * fx + fy * fy, t->z, t->n, t->lambda));
+  return _airy_angular_spectrum_at (&t->as, fx, fy);
+}
+
+/* transfer and angular spectrum: plane l (its uncentred spectrum) times
+ * H/N, N for the unnormalised backward transform */
+static void
+multiply_transfer (AiryElement *self, AiryField *field, guint l)
+{
+  TransferState t;
+
+  t.transfer = airy_element_get_enum (self, "method") == AIRY_PROPAGATE_TRANSFER;
+  t.z = airy_element_get_double (self, "z");
+  t.n = airy_element_get_double (self, "n");
+  t.lambda = field->lambda[l];
+  t.k = 2.0 * AIRY_PI * t.n / t.lambda;
+  _airy_angular_spectrum_init (&t.as, field, l, t.z, t.n, airy_element_get_boolean (self, "band-limit"),
+                               airy_element_get_boolean (self, "remove-evanescent"));
+  _airy_field_multiply_spectrum (field, l, transfer_at, &t);
 }
 
 static guint

@@ -7,11 +7,13 @@
 #include "airy-modality.h"
 #include "airy-error.h"
 
-/* A microscope's chain: Optical4FSystemPSF, the objective, the elements and
- * the tube lens; the pupil spacing f_tube·λ/(n·N·s) per wavelength, so the
- * camera plane has spacing s for every wavelength. */
-static gboolean
-imaging_chain (AiryGeometry *geom, GError **error)
+/* A microscope's chain: the objective, the elements and, with tube, the
+ * tube lens (Optical4FSystemPSF); with the tube lens the pupil spacing is
+ * f_tube·λ/(n·N·s) per wavelength, so that the camera plane has spacing s
+ * for every wavelength, without it the grid's spacing s (the elements keep
+ * it to the camera: light-field's microlenses and propagation). */
+gboolean
+_airy_modality_microscope_chain (AiryGeometry *geom, gboolean tube, GError **error)
 {
   AirySystem *system = geom->system;
   AiryElement *objective = airy_system_get_objective (system);
@@ -20,14 +22,15 @@ imaging_chain (AiryGeometry *geom, GError **error)
   double f_tube = airy_system_get_f_tube (system);
   double spacing = airy_system_get_spacing (system);
   guint h = geom->in_height, w = geom->in_width, i, l;
-  AiryElement *tube;
+  AiryElement *lens;
 
   for (l = 0; l < geom->spectrum->n; l++)
     {
-      geom->in_dy[l] = f_tube * geom->spectrum->wavelengths[l] / (n * h * spacing);
-      geom->in_dx[l] = f_tube * geom->spectrum->wavelengths[l] / (n * w * spacing);
+      geom->in_dy[l] = tube ? f_tube * geom->spectrum->wavelengths[l] / (n * h * spacing) : spacing;
+      geom->in_dx[l] = tube ? f_tube * geom->spectrum->wavelengths[l] / (n * w * spacing) : spacing;
     }
   geom->imaging = TRUE;
+  geom->tube_lens = tube;
   g_ptr_array_add (geom->chain, airy_element_copy (objective));
   for (i = 0; i < elements->len; i++)
     {
@@ -44,10 +47,18 @@ imaging_chain (AiryGeometry *geom, GError **error)
       if (airy_element_get_enabled (e))
         g_ptr_array_add (geom->chain, airy_element_copy (e));
     }
-  tube = airy_element_new ("ff-lens", NULL);
-  g_object_set (tube, "f", f_tube, "n", n, NULL);
-  g_ptr_array_add (geom->chain, tube);
+  if (!tube)
+    return TRUE;
+  lens = airy_element_new ("ff-lens", NULL);
+  g_object_set (lens, "f", f_tube, "n", n, NULL);
+  g_ptr_array_add (geom->chain, lens);
   return TRUE;
+}
+
+static gboolean
+imaging_chain (AiryGeometry *geom, GError **error)
+{
+  return _airy_modality_microscope_chain (geom, TRUE, error);
 }
 
 const AiryModality _airy_modality_imaging = {

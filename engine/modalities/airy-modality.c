@@ -28,6 +28,7 @@ get_registry (void)
       g_ptr_array_add (registry, (gpointer) &_airy_modality_sted);
       g_ptr_array_add (registry, (gpointer) &_airy_modality_light_sheet);
       g_ptr_array_add (registry, (gpointer) &_airy_modality_sim);
+      g_ptr_array_add (registry, (gpointer) &_airy_modality_light_field);
     }
   G_UNLOCK (registry);
   return registry;

@@ -171,15 +171,23 @@ gboolean       _airy_modality_check_na       (int                   at,
                                               double                n,
                                               GError              **error);
 
-/* the two built in */
+/* imaging's chain rule (the microscope's objective, the elements, with
+ * tube the tube lens), for modalities built on it */
+gboolean _airy_modality_microscope_chain (AiryGeometry *geom,
+                                          gboolean      tube,
+                                          GError      **error);
+
+/* the built-in ones */
 extern const AiryModality _airy_modality_psf;
 extern const AiryModality _airy_modality_imaging;
 /* the scanning microscopes (airy-modality-scan.c) */
 extern const AiryModality _airy_modality_confocal;
 extern const AiryModality _airy_modality_two_photon;
 extern const AiryModality _airy_modality_ism;
+/* those with a run of their own (airy-modality-sted.c, -light-sheet.c, -sim.c) */
 extern const AiryModality _airy_modality_sted;
 extern const AiryModality _airy_modality_light_sheet;
 extern const AiryModality _airy_modality_sim;
+extern const AiryModality _airy_modality_light_field;
 
 G_END_DECLS
