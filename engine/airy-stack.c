@@ -152,6 +152,7 @@ airy_stack_free (AiryStack *stack)
   g_free (stack->wavelengths);
   g_free (stack->weights);
   g_free (stack->system_json);
+  g_strfreev (stack->channel_names);
   g_free (stack);
 }
 
@@ -193,6 +194,22 @@ airy_stack_copy_metadata (AiryStack       *dst,
   if (src->z != NULL && dst->depth == src->depth)
     dst->z = g_memdup2 (src->z, src->depth * sizeof (double));
   airy_stack_set_provenance (dst, src->n_wavelengths, src->wavelengths, src->weights, src->system_json);
+  g_strfreev (dst->channel_names);
+  dst->channel_names = g_strdupv (src->channel_names);
+}
+
+void
+airy_stack_set_channel_name (AiryStack  *stack,
+                             const char *name)
+{
+  g_return_if_fail (stack != NULL);
+
+  g_clear_pointer (&stack->channel_names, g_strfreev);
+  if (name != NULL)
+    {
+      stack->channel_names = g_new0 (char *, 2);
+      stack->channel_names[0] = g_strdup (name);
+    }
 }
 
 void

@@ -34,6 +34,12 @@ typedef struct
   double *wavelengths;     /* vacuum, µm */
   double *weights;
   char   *system_json;
+  /* what the channels are, for people (the TIFF's slice labels, the
+   * viewer's channel chooser): a modality's channel stack names itself
+   * ("excitation", "effective"; one entry), a hyperstack each of its
+   * n_channels; NULL-terminated, "" for one unnamed, or NULL: by
+   * wavelength */
+  char  **channel_names;
   /*< private >*/
   gsize   mapped;  /* bytes mapped for data (large stacks), 0 when malloc'd */
 } AiryStack;
@@ -95,6 +101,9 @@ void       airy_stack_set_z      (AiryStack       *stack,
  * plane ranges) of src. */
 void       airy_stack_copy_metadata (AiryStack       *dst,
                                      const AiryStack *src);
+/* Names the stack as one channel (NULL: unnamed). */
+void       airy_stack_set_channel_name (AiryStack  *stack,
+                                        const char *name);
 void       airy_stack_set_provenance (AiryStack    *stack,
                                       guint         n_wavelengths,
                                       const double *wavelengths,

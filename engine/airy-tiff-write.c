@@ -528,6 +528,15 @@ airy_tiff_layout_free (AiryTiffLayout *layout)
   g_free (layout);
 }
 
+/* a hyperstack's channel c's name, or NULL for none */
+static const char *
+channel_name (const AiryStack *stack, guint c)
+{
+  guint n = stack->channel_names ? g_strv_length (stack->channel_names) : 0;
+
+  return c < n && stack->channel_names[c][0] ? stack->channel_names[c] : NULL;
+}
+
 AiryTiffLayout *
 airy_tiff_layout_new (const char                 *path,
                       const AiryStack            *stack,
@@ -581,12 +590,17 @@ airy_tiff_layout_new (const char                 *path,
           char buf[G_ASCII_DTOSTR_BUF_SIZE], wl[G_ASCII_DTOSTR_BUF_SIZE];
           guint c = stack->n_channels > 1 ? k % stack->n_channels : 0;
 
-          if (stack->n_channels > 1 && c < stack->n_wavelengths)
-            g_ptr_array_add (labels, g_strdup_printf ("\xce\xbb = %s \xc2\xb5m, z = %s \xc2\xb5m",
+          const char *name = stack->n_channels > 1 ? channel_name (stack, c) : NULL;
+          g_autofree char *prefix = name ? g_strconcat (name, ", ", NULL) : NULL;
+
+          /* "excitation, λ = 0.488 µm, z = 0.1 µm": the channel's name
+           * (a modality's), its wavelength, the plane */
+          if (stack->n_channels > 1 && c < stack->n_wavelengths && stack->wavelengths[c] > 0)
+            g_ptr_array_add (labels, g_strdup_printf ("%s\xce\xbb = %s \xc2\xb5m, z = %s \xc2\xb5m", prefix ? prefix : "",
                                                       g_ascii_formatd (wl, sizeof wl, "%.6g", stack->wavelengths[c]),
                                                       g_ascii_formatd (buf, sizeof buf, "%.6g", zs[k])));
           else
-            g_ptr_array_add (labels, g_strdup_printf ("z = %s \xc2\xb5m",
+            g_ptr_array_add (labels, g_strdup_printf ("%sz = %s \xc2\xb5m", prefix ? prefix : "",
                                                       g_ascii_formatd (buf, sizeof buf, "%.6g", zs[k])));
         }
       info = imagej_info (stack);
@@ -788,6 +802,10 @@ airy_tiff_write_channels (const char                 *path,
         weights[c] = channels[c]->weights ? channels[c]->weights[0] : 1.0;
       }
   airy_stack_set_provenance (hyper, n_channels, wavelengths, weights, first->system_json);
+  /* and its name (a modality's channels: "excitation", "effective") */
+  hyper->channel_names = g_new0 (char *, n_channels + 1);
+  for (c = 0; c < n_channels; c++)
+    hyper->channel_names[c] = g_strdup (channels[c]->channel_names ? channels[c]->channel_names[0] : "");
   return airy_tiff_write_full (path, hyper, options, error);
 }
 

@@ -125,6 +125,10 @@ test_confocal_normalisation (void)
   e = conf->channels[0];
   d = conf->channels[1];
   eff = conf->channels[2];
+  /* each named by what it is */
+  g_assert_cmpstr (e->channel_names[0], ==, "excitation");
+  g_assert_cmpstr (d->channel_names[0], ==, "detection");
+  g_assert_cmpstr (eff->channel_names[0], ==, "effective");
   du = e->dx;
   plane = airy_stack_plane_size (e);
   g_assert_cmpfloat_with_epsilon (e->wavelengths[0], 0.488, 1e-12);
@@ -220,6 +224,9 @@ test_ism (void)
   g_test_message ("in focus: Σ reassigned %.6g, Σ elements %.6g", sum, elements);
   g_assert_cmpfloat (fabs (sum - elements), <=, 1e-3 * elements);
   /* the last channel is the sum */
+  g_assert_cmpstr (ism->channels[0]->channel_names[0], ==, "element 1");
+  g_assert_cmpstr (ism->channels[24]->channel_names[0], ==, "element 25");
+  g_assert_cmpstr (ism->channels[25]->channel_names[0], ==, "reassigned sum");
   g_assert_cmpfloat (max_abs_diff (ism->channels[25]->data, ism->stack->data, stack_size (ism->stack)), ==, 0.0);
 }
 
@@ -362,6 +369,65 @@ test_cli (void)
   g_rmdir (dir);
 }
 
+/* `airy-sim run --preset NAME --channels wavelength`: the ImageJ
+ * hyperstack's slice labels name each channel by what it is, as tifffile
+ * (napari's reader) reads them: the first plane's channels, each label up
+ * to its ", λ = …" */
+static void
+test_channel_labels (void)
+{
+  const char *cases[][2] = {
+    { "confocal", "excitation|detection|effective" },
+    { "sted", "effective|excitation|depletion" },
+    { "ism", "element 1|element 2|element 3|element 4|element 5|element 6|element 7|element 8|element 9|"
+             "element 10|element 11|element 12|element 13|element 14|element 15|element 16|element 17|"
+             "element 18|element 19|element 20|element 21|element 22|element 23|element 24|element 25|"
+             "reassigned sum" },
+  };
+  g_autofree char *dir = g_dir_make_tmp ("airy-scan-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "channels.tif", NULL);
+  guint i;
+
+  if (!g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("no /usr/bin/python3 for tifffile");
+      return;
+    }
+  for (i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const char *run[] = { g_getenv ("AIRY_SIM"), "run", "--preset", cases[i][0], "-o", out, "--channels",
+                            "wavelength", "--quiet", NULL };
+      const char *read[] = { "/usr/bin/python3", "-c",
+        "import sys, tifffile\n"
+        "with tifffile.TiffFile(sys.argv[1]) as t:\n"
+        "    m = t.imagej_metadata\n"
+        "    print('|'.join(l.split(', ')[0] for l in m['Labels'][:m['channels']]))\n",
+        out, NULL };
+      g_autofree char *text = NULL, *err = NULL, *run_err = NULL;
+      g_autoptr(GError) error = NULL;
+      int status;
+
+      g_assert_true (g_spawn_sync (NULL, (char **) run, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                                   &run_err, &status, &error));
+      g_assert_no_error (error);
+      g_assert_cmpstr (run_err, ==, "");
+      g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+      g_assert_true (g_spawn_sync (NULL, (char **) read, NULL, G_SPAWN_DEFAULT, NULL, NULL, &text, &err, &status,
+                                   &error));
+      g_assert_no_error (error);
+      if (strstr (err, "No module named 'tifffile'"))
+        {
+          g_test_skip ("tifffile is not installed");
+          break;
+        }
+      g_strchomp (text);
+      g_test_message ("%s: %s", cases[i][0], text);
+      g_assert_cmpstr (text, ==, cases[i][1]);
+      g_unlink (out);
+    }
+  g_rmdir (dir);
+}
+
 /* the presets run in their modality, and a resident result (the app's)
  * holds the combination */
 static void
@@ -454,6 +520,7 @@ main (int argc, char **argv)
   g_test_add_func ("/scan/stokes", test_stokes);
   g_test_add_func ("/scan/cli", test_cli);
   g_test_add_func ("/scan/presets", test_presets);
+  g_test_add_func ("/scan/channel-labels", test_channel_labels);
   g_test_add_func ("/scan/fit-grad-refused", test_fit_grad_refused);
   g_test_add_func ("/scan/cancel", test_cancel);
   return g_test_run ();

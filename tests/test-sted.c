@@ -84,6 +84,9 @@ test_resolution (void)
       /* effective, excitation, depletion */
       g_assert_cmpuint (result->n_channels, ==, 3);
       g_assert_cmpfloat (result->channels[0]->data[(gsize) (n / 2) * n + n / 2], ==, p[(gsize) (n / 2) * n + n / 2]);
+      g_assert_cmpstr (result->channels[0]->channel_names[0], ==, "effective");
+      g_assert_cmpstr (result->channels[1]->channel_names[0], ==, "excitation");
+      g_assert_cmpstr (result->channels[2]->channel_names[0], ==, "depletion");
     }
 }
 

@@ -1178,6 +1178,57 @@ test_gl_channels_grid (Fixture *f, gconstpointer data)
   g_assert_cmpint (green_x, ==, 18);
 }
 
+/* A modality's channels (confocal's excitation, detection, effective) are
+ * named by what they are in the channel chooser and the composite's
+ * tooltip, not by their wavelengths; unnamed ones keep the wavelength. */
+static void
+test_channel_names (Fixture *f, gconstpointer data)
+{
+  const char *names[] = { "excitation", "detection", NULL };
+  const double lambdas[] = { 0.488, 0.52, 0.52 };
+  GPtrArray *channels = g_ptr_array_new_with_free_func ((GDestroyNotify) airy_stack_free);
+  GtkWidget *spin, *composite;
+  const char *tip;
+  guint c;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display");
+      g_ptr_array_unref (channels);
+      return;
+    }
+  for (c = 0; c < 3; c++)
+    {
+      AiryStack *s = airy_stack_new (1, 17, 17);
+
+      s->dx = s->dy = s->dz = 0.1;
+      airy_stack_plane (s, 0)[8 * 17 + 8] = 1.0f + c;
+      airy_stack_set_provenance (s, 1, &lambdas[c], NULL, NULL);
+      airy_stack_set_channel_name (s, names[c]);
+      g_ptr_array_add (channels, s);
+    }
+  airy_stack_viewer_set_stack (f->viewer, airy_stack_copy (g_ptr_array_index (channels, 0)));
+  airy_stack_viewer_set_channels (f->viewer, channels);
+  wait_files (f->viewer);
+  spin = test_find_widget (GTK_WIDGET (f->viewer), GTK_TYPE_SPIN_BUTTON, "Channel");
+  g_assert_nonnull (spin);
+  g_assert_true (gtk_widget_get_visible (spin));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "1 \xc2\xb7 excitation");
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), 2);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "2 \xc2\xb7 detection");
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), 3);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "3 \xc2\xb7 520 nm");
+  composite = find_check (GTK_WIDGET (f->viewer), "Composite");
+  g_assert_nonnull (composite);
+  tip = gtk_widget_get_tooltip_text (composite);
+  g_test_message ("composite: %s", tip);
+  g_assert_nonnull (strstr (tip, "1 \xc2\xb7 excitation"));
+  g_assert_nonnull (strstr (tip, "2 \xc2\xb7 detection"));
+  /* two of one wavelength: Fiji's colours by channel, none twice */
+  g_assert_nonnull (strstr (tip, "red: 1 \xc2\xb7 excitation, green: 2 \xc2\xb7 detection, blue: 3"));
+  wait_files (f->viewer);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1210,6 +1261,7 @@ main (int argc, char **argv)
   g_test_add ("/viewer/gl/properties", Fixture, NULL, fixture_setup, test_gl_properties, fixture_teardown);
   g_test_add ("/viewer/gl/profiles", Fixture, NULL, fixture_setup, test_gl_profiles, fixture_teardown);
   g_test_add ("/viewer/gl/channels-grid", Fixture, NULL, fixture_setup, test_gl_channels_grid, fixture_teardown);
+  g_test_add ("/viewer/gl/channel-names", Fixture, NULL, fixture_setup, test_channel_names, fixture_teardown);
   status = g_test_run ();
   g_rmdir (tmpdir);
   return status;

@@ -149,13 +149,29 @@ channel_wavelength (AiryStackViewer *self, guint c)
   return g_strdup_printf (_("%.4g nm"), wl * 1e3);
 }
 
-/* "1 · 532 nm", or "1" */
+/* what a computed result's channel c is ("excitation", a modality's
+ * name), or NULL */
+static const char *
+channel_own_name (AiryStackViewer *self, guint c)
+{
+  const AiryStack *s;
+
+  if (self->mem_channels == NULL || c >= self->mem_channels->len)
+    return NULL;
+  s = g_ptr_array_index (self->mem_channels, c);
+  return s->channel_names && s->channel_names[0] && s->channel_names[0][0] ? s->channel_names[0] : NULL;
+}
+
+/* "1 · excitation" (a modality's channel), "1 · 532 nm", or "1" */
 static char *
 channel_name (AiryStackViewer *self, guint c)
 {
-  g_autofree char *wl = channel_wavelength (self, c);
+  const char *own = channel_own_name (self, c);
+  g_autofree char *wl = own ? NULL : channel_wavelength (self, c);
 
-  return wl ? g_strdup_printf ("%u \xc2\xb7 %s", c + 1, wl) : g_strdup_printf ("%u", c + 1);
+  if (own || wl)
+    return g_strdup_printf ("%u \xc2\xb7 %s", c + 1, own ? own : wl);
+  return g_strdup_printf ("%u", c + 1);
 }
 
 /* the chooser's text back to its number: the digits before the wavelength */
@@ -181,6 +197,8 @@ _airy_stack_viewer_on_channel_output (GtkSpinButton *spin, AiryStackViewer *self
   int v = gtk_spin_button_get_value_as_int (spin);
   g_autofree char *text = channel_name (self, v > 0 ? (guint) v - 1 : 0);
 
+
+
   if (g_strcmp0 (text, gtk_editable_get_text (GTK_EDITABLE (spin))) != 0)
     gtk_editable_set_text (GTK_EDITABLE (spin), text);
   return TRUE;
@@ -194,7 +212,8 @@ static const GdkRGBA composite_colors[AIRY_STACK_VIEW_MAX_CHANNELS] = {
 /* The colour (an index into composite_colors) of channel c of n: where two
  * or three channels have their wavelengths, by wavelength — the shortest
  * blue, the longest red (450, 532, 610 nm: blue, green, red; two: green
- * and red), never 450 nm in red; otherwise Fiji's order by channel. */
+ * and red), never 450 nm in red; otherwise (one unknown, or two the same)
+ * Fiji's order by channel. */
 static guint
 composite_color (AiryStackViewer *self, guint c, guint n)
 {
@@ -205,12 +224,13 @@ composite_color (AiryStackViewer *self, guint c, guint n)
   if (self->channel_wavelengths == NULL || self->channel_wavelengths->len != n || n < 2 || n > 3)
     return c;
   wl = &g_array_index (self->channel_wavelengths, double, 0);
+  /* two of one wavelength (confocal's detection and effective): all in
+   * Fiji's order, not one colour twice */
   for (k = 0; k < n; k++)
-    {
-      if (!(wl[k] > 0) || (k != c && wl[k] == wl[c]))
-        return c;
-      rank += wl[k] < wl[c];
-    }
+    if (!(wl[k] > 0) || (k > 0 && wl[k] == wl[0]) || (k > 1 && wl[k] == wl[1]))
+      return c;
+  for (k = 0; k < n; k++)
+    rank += wl[k] < wl[c];
   return by_rank[n - 2][rank];
 }
 
@@ -237,6 +257,8 @@ set_channel_wavelengths (AiryStackViewer *self, guint n, const double *wavelengt
   g_clear_pointer (&self->channel_wavelengths, g_array_unref);
   for (c = 0; wavelengths != NULL && c < n; c++)
     known |= wavelengths[c] > 0;
+  for (c = 0; c < n; c++)
+    known |= channel_own_name (self, c) != NULL;
   if (known)
     {
       self->channel_wavelengths = g_array_sized_new (FALSE, FALSE, sizeof (double), n);

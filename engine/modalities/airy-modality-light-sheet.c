@@ -329,6 +329,10 @@ light_sheet_run (AirySystem *system, AiryModalityRunFunc run_chain, const AiryRu
   for (i = 0; i < n; i++)
     channels[0]->data[i] *= channels[2]->data[i];
   channels[1] = g_steal_pointer (&det->stack);
+  airy_stack_set_channel_name (channels[0], _("effective"));
+  airy_stack_set_channel_name (channels[1], _("detection"));
+  /* TRANSLATORS: a channel of the light sheet's result: the sheet's intensity */
+  airy_stack_set_channel_name (channels[2], _("illumination"));
   return _airy_modality_result_new (det, NULL, NULL, airy_stack_copy (channels[0]), channels, 3, options);
 }
 

@@ -291,13 +291,15 @@ same_pixel (AiryStack *e, AiryStack *d, GError **error)
   return FALSE;
 }
 
+/* a copy of stack as the channel name (with metadata's wavelengths) */
 static void
-add_channel (GPtrArray *channels, AiryStack *stack, AiryStack *metadata)
+add_channel (GPtrArray *channels, AiryStack *stack, AiryStack *metadata, const char *name)
 {
   AiryStack *copy = airy_stack_copy (stack);
 
   if (metadata)
     airy_stack_set_provenance (copy, metadata->n_wavelengths, metadata->wavelengths, metadata->weights, NULL);
+  airy_stack_set_channel_name (copy, name);
   g_ptr_array_add (channels, copy);
 }
 
@@ -326,14 +328,16 @@ combine_pinhole (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArra
   /* the channels: the excitation's intensity, the detection term, the
    * effective PSF */
   if (channels)
-    add_channel (channels, ex, NULL);
+    /* TRANSLATORS: a channel of a modality's result (the viewer's channel chooser, the TIFF's labels) */
+    add_channel (channels, ex, NULL, _("excitation"));
   if (s->photons == 2)
     for (i = 0; i < n; i++)
       ex->data[i] *= ex->data[i];
   if (det == NULL || s->pinhole <= 0.0)
     {
       if (channels)
-        add_channel (channels, ex, NULL);
+        /* TRANSLATORS: a channel: the modality's PSF, its result */
+        add_channel (channels, ex, NULL, _("effective"));
       return TRUE;
     }
   {
@@ -350,11 +354,12 @@ combine_pinhole (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArra
       return FALSE;
   }
   if (channels)
-    add_channel (channels, det, NULL);
+    /* TRANSLATORS: a channel of a modality's result */
+    add_channel (channels, det, NULL, _("detection"));
   for (i = 0; i < n; i++)
     ex->data[i] *= det->data[i];
   if (channels)
-    add_channel (channels, ex, det);
+    add_channel (channels, ex, det, _("effective"));
   return TRUE;
 }
 
@@ -461,9 +466,16 @@ combine_array (const AiryScanSetup *s, AiryStack *ex, AiryStack *det, GPtrArray 
       return FALSE;
     }
   for (k = 0; elements && k < n_el; k++)
-    g_ptr_array_add (channels, elements[k]);
+    {
+      /* TRANSLATORS: a channel of ISM's result: one detector element's PSF */
+      g_autofree char *name = g_strdup_printf (_("element %u"), k + 1);
+
+      airy_stack_set_channel_name (elements[k], name);
+      g_ptr_array_add (channels, elements[k]);
+    }
   if (channels)
-    add_channel (channels, ex, det);
+    /* TRANSLATORS: a channel of ISM's result: the pixel-reassigned sum of the elements */
+    add_channel (channels, ex, det, _("reassigned sum"));
   return TRUE;
 }
 

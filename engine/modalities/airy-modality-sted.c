@@ -192,6 +192,10 @@ sted_run (AirySystem *system, AiryModalityRunFunc run_chain, const AiryRunOption
       sted_deplete (exc->stack, dep->stack, airy_element_get_double (mask, "saturation"));
       channels[0] = airy_stack_copy (exc->stack);
       channels[2] = g_steal_pointer (&dep->stack);
+      airy_stack_set_channel_name (channels[0], _("effective"));
+      airy_stack_set_channel_name (channels[1], _("excitation"));
+      /* TRANSLATORS: a channel of STED's result: the depletion beam's intensity */
+      airy_stack_set_channel_name (channels[2], _("depletion"));
       return _airy_modality_result_new (exc, dep, _("depletion beam"), g_steal_pointer (&exc->stack), channels, 3,
                                         options);
     }
