@@ -82,8 +82,8 @@ test_presets (void)
 }
 
 /* widefield → STED: a depletion mask after the source; → light sheet: a
- * light-sheet element; → SIM: a microscope with a SIM pattern. Each
- * computes without an error. */
+ * light-sheet element (the mask gone); → SIM: a microscope with a SIM
+ * pattern (the sheet gone). Each computes without an error. */
 static void
 test_switch (void)
 {
@@ -110,12 +110,15 @@ test_switch (void)
 
   select_mode (window, "light-sheet");
   g_assert_true (holds (system, "light-sheet", NULL));
+  /* the modalities' elements are their parts: STED's mask leaves with it */
+  g_assert_false (holds (system, "depletion-mask", NULL));
   g_assert_null (airy_bench_panel_get_error (airy_window_get_panel (window)));
   g_assert_cmpuint (airy_window_get_shown_hash (window), ==, airy_system_hash (system));
 
   select_mode (window, "sim");
   g_assert_true (airy_system_is_microscope (system));
   g_assert_true (holds (system, "sim-illumination", NULL));
+  g_assert_false (holds (system, "light-sheet", NULL));
   g_assert_null (airy_bench_panel_get_error (airy_window_get_panel (window)));
   g_assert_cmpuint (airy_window_get_shown_hash (window), ==, airy_system_hash (system));
   g_assert_cmpuint (shown (window)->depth, ==, 9);

@@ -329,10 +329,13 @@ reads_part (const AiryModality *m, const char *type)
 }
 
 /* the parts the old mode reads and the new one does not go; those the new
- * one reads and the system lacks come, after the chain */
+ * one reads and the system lacks come: a sensor's (a pinhole, a detector
+ * array) after the chain, another (STED's depletion mask, a light sheet,
+ * a SIM pattern) after the source, or at the end of a microscope's */
 static void
 swap_parts (AirySystem *system, const AiryModality *from, const AiryModality *to)
 {
+  gboolean microscope = airy_system_is_microscope (system);
   GPtrArray *elements = airy_system_get_elements (system);
   guint i, k;
 
@@ -351,8 +354,10 @@ swap_parts (AirySystem *system, const AiryModality *from, const AiryModality *to
       for (i = 0; e && i < elements->len; i++)
         have |= g_str_equal (airy_element_get_type_name (g_ptr_array_index (elements, i)),
                              airy_element_get_type_name (e));
-      if (e && !have)
+      if (e && !have && (microscope || AIRY_ELEMENT_GET_CLASS (e)->category == AIRY_CATEGORY_SENSOR))
         g_ptr_array_add (elements, g_steal_pointer (&e));
+      else if (e && !have)
+        g_ptr_array_insert (elements, (int) MIN (elements->len, 1), g_steal_pointer (&e));
     }
 }
 
@@ -432,11 +437,6 @@ _airy_bench_panel_on_mode (GtkDropDown    *drop,
     }
   swap_parts (self->system, from, list[selected]);
   airy_system_set_modality (self->system, list[selected]->name);
-  /* the modality's own element (STED's depletion mask, a light sheet, a
-   * SIM pattern): after the source, or at the end of a microscope's */
-  if (list[selected]->needs_element && _airy_modality_find_element (self->system, list[selected]->needs_element) < 0)
-    g_ptr_array_insert (elements, microscope ? (int) elements->len : (int) MIN (elements->len, 1),
-                        airy_element_new (list[selected]->needs_element, NULL));
   _airy_bench_panel_rebuild_later (self);
 }
 

@@ -345,6 +345,6 @@ const AiryModality _airy_modality_light_sheet = {
   .combine = AIRY_MODALITY_COMBINE_ONE,
   .chain = light_sheet_chain,
   .schema_note = "a source first, then the elements with one light-sheet; h_det · I_sheet",
-  .needs_element = "light-sheet",
+  .parts = (const char *const[]) { "{\"type\": \"light-sheet\"}", NULL },
   .run = light_sheet_run,
 };

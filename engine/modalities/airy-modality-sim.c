@@ -225,6 +225,6 @@ const AiryModality _airy_modality_sim = {
   .combine = AIRY_MODALITY_COMBINE_CONVOLVE,
   .chain = sim_chain,
   .schema_note = "needs \"microscope\", \"sample\" and a sim-illumination element; angles × phases raw images",
-  .needs_element = "sim-illumination",
+  .parts = (const char *const[]) { "{\"type\": \"sim-illumination\"}", NULL },
   .run = sim_run,
 };

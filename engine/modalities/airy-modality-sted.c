@@ -212,6 +212,6 @@ const AiryModality _airy_modality_sted = {
   .combine = AIRY_MODALITY_COMBINE_ONE,
   .chain = sted_chain,
   .schema_note = "a source first, then the elements with one depletion-mask; h_exc · exp(−ln 2 · ζ · I_dep/max I_dep)",
-  .needs_element = "depletion-mask",
+  .parts = (const char *const[]) { "{\"type\": \"depletion-mask\"}", NULL },
   .run = sted_run,
 };

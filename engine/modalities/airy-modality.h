@@ -79,10 +79,12 @@ struct _AiryModality
                                         GCancellable *cancellable,
                                         GError      **error);
   /* The elements the modality reads beside its chain (a scanning
-   * microscope's excitation, pinhole, detector array), each as the JSON
-   * object the panel adds when the mode is chosen and the system has none
-   * of its type (and removes when another mode is chosen that does not
-   * read it); NULL-terminated, or NULL. */
+   * microscope's excitation, pinhole, detector array; STED's depletion
+   * mask, a light sheet, a SIM pattern), each as the JSON object the panel
+   * adds when the mode is chosen and the system has none of its type (a
+   * sensor's at the end; another after the source, or at the end of a
+   * microscope's elements) and removes when another mode is chosen that
+   * does not read it; NULL-terminated, or NULL. */
   const char * const  *parts;
   /* A modality that makes its result itself (NULL: the chains run and
    * combine as `combine` says): airy_run hands it the system, and it
@@ -96,10 +98,6 @@ struct _AiryModality
                                     gpointer              user_data,
                                     GCancellable         *cancellable,
                                     GError              **error);
-  /* The element type its systems hold once, its parameters (sted's
-   * "depletion-mask"); the panel adds one when it switches to the
-   * modality. NULL: none. */
-  const char          *needs_element;
 };
 
 /* The registered modalities, in the order the panel lists them: psf,
