@@ -281,7 +281,8 @@ figures (AiryGeometry *geom)
                        ? geom->psf_dx : 0.0;
   /* what _airy_run_state_alloc_outputs allocates: the summed stack, and
    * for channels one per wavelength (a microscope run refuses channels) */
-  geom->n_stacks = airy_system_get_channels (geom->system) && !geom->imaging ? 1 + geom->spectrum->n : 1;
+  if (geom->n_stacks == 0)
+    geom->n_stacks = airy_system_get_channels (geom->system) && !geom->imaging ? 1 + geom->spectrum->n : 1;
 }
 
 AiryGeometry *
@@ -320,6 +321,10 @@ _airy_geometry_new (AirySystem *system,
   if (!_airy_modality_check (system, airy_system_get_modality (system), error))
     return NULL;
   modality = _airy_modality_lookup (airy_system_get_modality (system));
+  /* a combining modality's stacks (its chains, its channels), of the
+   * system before its chain rule takes its own elements out */
+  if (modality->result_stacks)
+    geom->n_stacks = modality->result_stacks (system, airy_system_get_channels (system));
   geom->warnings = warnings;
   if (!modality->chain (geom, error) || !expand_jones (geom, error))
     return NULL;

@@ -149,6 +149,63 @@ test_declared (void)
                      "elements: an optical system needs at least a source");
 }
 
+/* The result's memory counts what a combining modality holds at once: its
+ * chains, the result and, with channels, its channels (confocal: 2 chains
+ * + excitation, detection, effective; ism: + 25 elements and their sum;
+ * sted: the result and 3 channels; SIM: the widefield image and its 3 × 5
+ * raw images); a run beyond the budget is refused before any chain. */
+static void
+test_result_bytes (void)
+{
+  const struct { const char *preset; guint plain, channels; } cases[] = {
+    { "confocal", 2, 5 }, { "ism", 2, 28 }, { "sted", 2, 4 }, { "light-sheet", 2, 4 }, { "sim", 16, 16 },
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AirySystem) system = airy_system_new_from_preset (cases[i].preset, &error);
+      g_autoptr(AiryGeometry) geom = NULL;
+      guint64 one, bytes;
+      guint n = 0;
+
+      g_assert_no_error (error);
+      airy_system_set_channels (system, FALSE);
+      geom = _airy_geometry_new (system, FALSE, NULL, NULL);
+      g_assert_nonnull (geom);
+      one = (guint64) geom->out_depth * geom->out_height * geom->out_width * sizeof (float);
+      bytes = airy_system_get_result_bytes (system, &n);
+      g_test_message ("%s: %u stacks of %" G_GUINT64_FORMAT " bytes", cases[i].preset, n, one);
+      g_assert_cmpuint (n, ==, cases[i].plain);
+      g_assert_cmpuint (bytes, ==, cases[i].plain * one);
+      airy_system_set_channels (system, TRUE);
+      bytes = airy_system_get_result_bytes (system, &n);
+      g_assert_cmpuint (n, ==, cases[i].channels);
+      g_assert_cmpuint (bytes, ==, cases[i].channels * one);
+    }
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AirySystem) system = airy_system_new_from_preset ("confocal", &error);
+    g_autoptr(AiryResult) result = NULL;
+    guint64 bytes;
+    g_autofree char *budget = NULL;
+
+    g_assert_no_error (error);
+    airy_system_set_channels (system, TRUE);
+    bytes = airy_system_get_result_bytes (system, NULL);
+    /* room for one chain's run, not for the five stacks */
+    budget = g_strdup_printf ("%" G_GUINT64_FORMAT, bytes / 5 * 3);
+    g_setenv ("AIRY_MEMORY_BUDGET", budget, TRUE);
+    result = airy_run (system, &(AiryRunOptions) { .per_wavelength = TRUE }, NULL, NULL, NULL, &error);
+    g_unsetenv ("AIRY_MEMORY_BUDGET");
+    g_assert_null (result);
+    g_assert_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET);
+    g_test_message ("%s", error->message);
+    g_assert_nonnull (strstr (error->message, "grid.shape: confocal holds 5 stacks at once"));
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -159,6 +216,7 @@ main (int argc, char **argv)
   g_test_add_func ("/modality/round-trip", test_round_trip);
   g_test_add_func ("/modality/errors", test_errors);
   g_test_add_func ("/modality/twin-sum", test_twin_sum);
+  g_test_add_func ("/modality/result-bytes", test_result_bytes);
   /* last: it registers one more modality */
   g_test_add_func ("/modality/declared", test_declared);
   return g_test_run ();

@@ -467,7 +467,19 @@ _airy_bench_panel_update_derived (AiryBenchPanel *self)
   h = geom->out_height;
   w = geom->out_width;
   mem = airy_format_bytes (_airy_geometry_result_bytes (geom));
-  if (geom->n_stacks > 1)
+  if (geom->n_stacks > 1 && _airy_modality_of (self->system) && _airy_modality_of (self->system)->result_stacks)
+    {
+      /* a combining modality: its chains, the result and its channels */
+      g_autofree char *each = g_strdup_printf (ngettext ("%u plane of %u × %u", "%u planes of %u × %u", planes),
+                                               planes, h, w);
+
+      /* TRANSLATORS: the memory, the number of stacks, "64 planes of 512 × 512" */
+      g_string_append_printf (s, ngettext ("\nResult %s (%u stack of the modality's chains and channels, each %s)",
+                                           "\nResult %s (%u stacks of the modality's chains and channels, each %s)",
+                                           geom->n_stacks),
+                              mem, geom->n_stacks, each);
+    }
+  else if (geom->n_stacks > 1)
     {
       /* spectrum.channels: a stack per wavelength beside their sum */
       g_autofree char *each = g_strdup_printf (ngettext ("%u plane of %u × %u", "%u planes of %u × %u", planes),

@@ -109,6 +109,29 @@ run_chains (const AiryModality *m, AirySystem *system, guint n, AiryModalityRunF
   return first;
 }
 
+/* The stacks the combination holds at once (result_stacks) within the
+ * memory budget, before any chain runs. */
+static gboolean
+check_budget (const AiryModality *m, AirySystem *system, GError **error)
+{
+  guint n_stacks = 0;
+  guint64 need = m->result_stacks ? airy_system_get_result_bytes (system, &n_stacks) : 0;
+  guint64 budget = airy_memory_budget ();
+
+  if (need <= budget)
+    return TRUE;
+  {
+    g_autofree char *need_s = airy_format_bytes (need);
+    g_autofree char *budget_s = airy_memory_budget_describe (budget, TRUE);
+
+    g_set_error (error, AIRY_ERROR, AIRY_ERROR_BUDGET,
+                 _("grid.shape: %s holds %u stacks at once (its chains, the result and its channels), %s of "
+                   "memory, more than the budget of %s; reduce grid.shape or z.count, or turn spectrum.channels "
+                   "off (--channels none)"),
+                 m->name, n_stacks, need_s, budget_s);
+  }
+  return FALSE;
+}
 
 AiryResult *
 _airy_modality_run (const AiryModality   *m,
@@ -123,6 +146,8 @@ _airy_modality_run (const AiryModality   *m,
   gint64 t0 = g_get_monotonic_time ();
   AiryResult *result;
 
+  if (!check_budget (m, system, error))
+    return NULL;
   if (m->run == NULL)
     return run_chains (m, system, m->n_chains ? m->n_chains (system) : 1, run_chain, options, progress, user_data,
                        cancellable, error);

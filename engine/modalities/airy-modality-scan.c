@@ -498,6 +498,22 @@ scan_combine (AirySystem   *system,
   return combine_pinhole (&s, stacks[0], det, channels, cancellable, error);
 }
 
+/* the excitation and detection chains; with channels the excitation, the
+ * detection term and the effective PSF (two-photon without a pinhole:
+ * the excitation and the effective), ism's elements and their sum */
+static guint
+scan_result_stacks (AirySystem *system, gboolean channels)
+{
+  AiryScanSetup s = { 0 };
+  guint chains = _airy_scan_n_chains (system);
+
+  if (!channels)
+    return chains;
+  if (_airy_scan_setup (system, &s, NULL, NULL) && s.n_elements > 0)
+    return chains + s.n_elements + 1;
+  return chains + (chains > 1 ? 3 : 2);
+}
+
 const AiryModality _airy_modality_confocal = {
   .name = "confocal",
   .label = N_("Confocal"),
@@ -510,6 +526,7 @@ const AiryModality _airy_modality_confocal = {
   .schema_note = "a psf chain ending in an ff-lens, with an \"excitation\" and a \"pinhole\" in elements; "
                  "E · (D ⊛ pinhole)",
   .combine_stacks = scan_combine,
+  .result_stacks = scan_result_stacks,
   .parts = (const char *const[]) { "{\"type\": \"excitation\", \"wavelength\": 0.488}",
                                    "{\"type\": \"pinhole\", \"diameter\": 1.0}", NULL },
 };
@@ -526,6 +543,7 @@ const AiryModality _airy_modality_two_photon = {
   .schema_note = "a psf chain ending in an ff-lens, with an \"excitation\" in elements; E², open detector "
                  "unless a \"pinhole\" is given",
   .combine_stacks = scan_combine,
+  .result_stacks = scan_result_stacks,
   .parts = (const char *const[]) { "{\"type\": \"excitation\", \"wavelength\": 0.92}", NULL },
 };
 
@@ -541,6 +559,7 @@ const AiryModality _airy_modality_ism = {
   .schema_note = "a psf chain ending in an ff-lens, with an \"excitation\" and a \"detector-array\" in "
                  "elements; Σ_k (E·(D ⊛ element k))(r − s·c_k)",
   .combine_stacks = scan_combine,
+  .result_stacks = scan_result_stacks,
   .parts = (const char *const[]) { "{\"type\": \"excitation\", \"wavelength\": 0.488}",
                                    "{\"type\": \"detector-array\", \"size\": 5, \"element-size\": 0.25}", NULL },
 };

@@ -215,6 +215,18 @@ sim_run (AirySystem *system, AiryModalityRunFunc run_chain, const AiryRunOptions
   return result;
 }
 
+/* the widefield image and the raw images, angles × phases of them */
+static guint
+sim_result_stacks (AirySystem *system, gboolean channels)
+{
+  SimParams p = { 0 };
+  int at;
+
+  if (!sim_read (system, &p, &at, NULL))
+    return 1;
+  return 1 + (guint) MAX (p.angles * p.phases, 0);
+}
+
 const AiryModality _airy_modality_sim = {
   .name = "sim",
   .label = N_("SIM raw images"),
@@ -227,4 +239,5 @@ const AiryModality _airy_modality_sim = {
   .schema_note = "needs \"microscope\", \"sample\" and a sim-illumination element; angles × phases raw images",
   .parts = (const char *const[]) { "{\"type\": \"sim-illumination\"}", NULL },
   .run = sim_run,
+  .result_stacks = sim_result_stacks,
 };

@@ -86,6 +86,13 @@ struct _AiryModality
    * microscope's elements) and removes when another mode is chosen that
    * does not read it; NULL-terminated, or NULL. */
   const char * const  *parts;
+  /* The stacks of the result's shape (the geometry's out_depth ×
+   * out_height × out_width) a run holds at once: the chains' intensities
+   * being combined, the result and, with channels (spectrum.channels), the
+   * modality's channels; for the panel's "Result" figure and the memory
+   * budget. NULL: as the geometry counts a one-chain run's. */
+  guint              (*result_stacks) (AirySystem *system,
+                                       gboolean    channels);
   /* A modality that makes its result itself (NULL: the chains run and
    * combine as `combine` says): airy_run hands it the system, and it
    * runs one-chain systems with run_chain (airy_run) and combines them as
