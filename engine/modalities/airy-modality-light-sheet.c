@@ -336,14 +336,6 @@ light_sheet_run (AirySystem *system, AiryModalityRunFunc run_chain, const AiryRu
   return _airy_modality_result_new (det, NULL, NULL, airy_stack_copy (channels[0]), channels, 3, options);
 }
 
-/* the detection and the sheet's illumination; with channels the result
- * and its three channels */
-static guint
-light_sheet_result_stacks (AirySystem *system, gboolean channels)
-{
-  return channels ? 4 : 2;
-}
-
 const AiryModality _airy_modality_light_sheet = {
   .name = "light-sheet",
   .label = N_("Light sheet"),
@@ -355,5 +347,5 @@ const AiryModality _airy_modality_light_sheet = {
   .schema_note = "a source first, then the elements with one light-sheet; h_det · I_sheet",
   .parts = (const char *const[]) { "{\"type\": \"light-sheet\"}", NULL },
   .run = light_sheet_run,
-  .result_stacks = light_sheet_result_stacks,
+  .result_stacks = _airy_modality_pair_stacks,
 };

@@ -64,6 +64,16 @@ _airy_modality_result_new (AiryResult           *first,
   return result;
 }
 
+/* Two stacks (a chain's and a second: STED's depletion, a light sheet's
+ * illumination); with channels the result and its three channels (the
+ * second one of them). */
+guint
+_airy_modality_pair_stacks (AirySystem *system,
+                            gboolean    channels)
+{
+  return channels ? 4 : 2;
+}
+
 /* The options of a chain's run: on the host, whole, no extras. */
 AiryRunOptions
 _airy_modality_chain_options (const AiryRunOptions *options)

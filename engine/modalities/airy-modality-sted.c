@@ -203,14 +203,6 @@ sted_run (AirySystem *system, AiryModalityRunFunc run_chain, const AiryRunOption
   return _airy_modality_result_new (exc, dep, _("depletion beam"), g_steal_pointer (&exc->stack), NULL, 0, options);
 }
 
-/* the excitation and the depletion; with channels the result and its
- * three channels (the depletion's stack is one of them) */
-static guint
-sted_result_stacks (AirySystem *system, gboolean channels)
-{
-  return channels ? 4 : 2;
-}
-
 const AiryModality _airy_modality_sted = {
   .name = "sted",
   .label = N_("STED"),
@@ -222,5 +214,5 @@ const AiryModality _airy_modality_sted = {
   .schema_note = "a source first, then the elements with one depletion-mask; h_exc · exp(−ln 2 · ζ · I_dep/max I_dep)",
   .parts = (const char *const[]) { "{\"type\": \"depletion-mask\"}", NULL },
   .run = sted_run,
-  .result_stacks = sted_result_stacks,
+  .result_stacks = _airy_modality_pair_stacks,
 };

@@ -170,6 +170,10 @@ AiryResult    *_airy_modality_result_new     (AiryResult           *first,
                                               guint                 n_channels,
                                               const AiryRunOptions *options);
 AiryRunOptions _airy_modality_chain_options  (const AiryRunOptions *options);
+/* result_stacks of a run of two stacks and, with channels, three
+ * channels (sted, light-sheet) */
+guint          _airy_modality_pair_stacks    (AirySystem           *system,
+                                              gboolean              channels);
 /* an illumination's NA at elements[at] against its medium's n (≤ n) */
 gboolean       _airy_modality_check_na       (int                   at,
                                               double                na,
