@@ -252,6 +252,20 @@ print_run_summary (AiryResult *result, const char *output, guint n_devices_all, 
            result->reduce_s, write_s);
 }
 
+/* More ranks than planes (a job asking for more tasks than the run
+ * splits into): the last ranks idle; said once, by rank 0 */
+static void
+warn_idle_ranks (AirySystem *system, gboolean chunks_given)
+{
+  guint nz = 0;
+
+  airy_system_get_z (system, &nz);
+  if (ranks->size > nz && !chunks_given && is_root ())
+    g_printerr (_("airy-sim: warning: %u ranks for a run of %u planes: %u rank(s) have no plane to compute; a run "
+                  "splits its z planes over the ranks, so give at most %u (mpirun -np, or the job's --ntasks)\n"),
+                ranks->size, nz, ranks->size - nz, nz);
+}
+
 static gboolean
 agree_on_run (AirySystem *system, GArray *chunks, const char *output, const char *psf_out, const char *png_out,
               const char *format_arg, GError **error)
@@ -381,6 +395,7 @@ cmd_run (int argc, char **argv)
   /* every rank runs this system into these files, split the same way */
   if (ranks->size > 1 && !agree_on_run (system, chunks, output, psf_out, png_out, format_arg, &error))
     return ranks_failed (error);
+  warn_idle_ranks (system, chunks->len > 0);
   options.backend = backend;
   options.devices = devices->len ? (guint *) devices->data : NULL;
   options.n_devices = devices->len;

@@ -451,6 +451,10 @@ test_mpi_no_planes (void)
   sim (0, &c, "run", sys2, "-o", one2, "--threads", "1", "-q", NULL);
   sim (3, &d, "run", sys2, "-o", few, "--threads", "1", "-q", NULL);
   g_assert_cmpint (d.status, ==, 0);
+  /* and is told so, once */
+  g_assert_cmpuint (count_of (d.err, "airy-sim: warning: 3 ranks for a run of 2 planes: 1 rank(s) have no plane to "
+                                     "compute; a run splits its z planes over the ranks, so give at most 2 (mpirun "
+                                     "-np, or the job's --ntasks)\n"), ==, 1);
   assert_same_bytes (one2, few);
   /* planes per rank must add up, and one per rank */
   sim (3, &e, "run", sys, "-o", given, "--threads", "1", "-q", "--chunks", "1,2", NULL);
