@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Work efficiency of airy-sim over MPI ranks, from instruction counts.
+
+Instruction counts (valgrind --tool=callgrind) are exact and repeatable on a
+noisy machine, and oversubscribed ranks do not change them. For p ranks
+
+    E_p = I_1 / (p * max_r I_r)
+
+where I_1 is the count of the same run in one process (one thread, no MPI)
+and I_r the count of rank r outside the MPI library: the inclusive cost of
+every call from Airy's code (any object but the MPI libraries) into an
+MPI_*/PMPI_* function is subtracted (a rank that waits spins inside MPI
+calls) and reported apart, with the run's own --json figures: the bytes each
+rank moves (reductions and broadcasts; its share of the file) and its time
+in MPI calls.
+
+  tests/scaling/callgrind-scaling.py --sim build/app/airy-sim \\
+      --preset seed-widefield --planes 128 --size 512 --ranks 1,2,4
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+MPI_OBJECT = re.compile(r"lib(mpi|open-pal|open-rte|pmix|hwloc|event|ucp|ucs|uct|fabric|psm)|/mca_|/openmpi/")
+MPI_FUNCTION = re.compile(r"^P?MPI_")
+
+
+def parse_callgrind(path):
+    """(total Ir, Ir inside calls from non-MPI code into MPI_* functions)"""
+    names = {"ob": {}, "fn": {}}
+    total = 0
+    in_mpi = 0
+    ob = cob = fn = cfn = None
+    pending_call = False
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            m = re.match(r"^(c?)(ob|fn)=(?:\((\d+)\))?\s*(.*)$", line)
+            if m:
+                callee, kind, ident, name = m.groups()
+                table = names[kind]
+                if ident is not None:
+                    if name:
+                        table[ident] = name
+                    name = table.get(ident, "?")
+                if kind == "ob":
+                    if callee:
+                        cob = name
+                    else:
+                        ob = name
+                        cob = None
+                else:
+                    if callee:
+                        cfn = name
+                    else:
+                        fn = name
+                        cob = None
+                continue
+            if line.startswith("calls="):
+                pending_call = True
+                continue
+            if line.startswith(("summary:", "totals:")):
+                total = max(total, int(line.split()[1]))
+                continue
+            if line[0] in "0123456789+-*" and pending_call:
+                # the inclusive cost of the call just named
+                cost = int(line.split()[1]) if len(line.split()) > 1 else 0
+                caller_mpi = bool(MPI_OBJECT.search(ob or "")) or bool(MPI_FUNCTION.match(fn or ""))
+                if not caller_mpi and cfn and MPI_FUNCTION.match(cfn):
+                    in_mpi += cost
+                pending_call = False
+                cob = None
+                continue
+            if "=" in line.split()[0] if line.split() else False:
+                continue
+    return total, in_mpi
+
+
+def system_json(sim, preset, system, planes, size):
+    if preset:
+        text = subprocess.run([sim, "preset", preset], check=True, capture_output=True, text=True).stdout
+    else:
+        text = open(system).read()
+    d = json.loads(text)
+    if planes:
+        d["z"]["count"] = planes
+    if size:
+        n0 = d["grid"]["shape"][0]
+        d["grid"]["shape"] = [size, size]
+        d["grid"]["spacing"] = d["grid"]["spacing"] * n0 / size
+    return d
+
+
+def run(cmd, env):
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.stderr.write(p.stdout + p.stderr)
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    return p.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sim", default=os.environ.get("AIRY_SIM", "airy-sim"))
+    ap.add_argument("--mpirun", default=os.environ.get("AIRY_MPIRUN") or "mpirun")
+    ap.add_argument("--valgrind", default="valgrind")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--preset", default="seed-widefield")
+    g.add_argument("--system")
+    ap.add_argument("--planes", type=int, default=0)
+    ap.add_argument("--size", type=int, default=0)
+    ap.add_argument("--ranks", default="1,2,4")
+    ap.add_argument("--json", action="store_true", help="print the table as JSON too")
+    a = ap.parse_args()
+
+    ranks = sorted({int(x) for x in a.ranks.split(",")} | {1})
+    work = tempfile.mkdtemp(prefix="airy-scaling-")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               XDG_CACHE_HOME=os.path.join(work, "cache"))
+    sys_path = os.path.join(work, "system.json")
+    with open(sys_path, "w") as f:
+        json.dump(system_json(a.sim, a.preset, a.system, a.planes, a.size), f)
+    out = os.path.join(work, "out.tif")
+    base = [a.sim, "run", sys_path, "-o", out, "--threads", "1", "--json"]
+    # FFTW's wisdom made once, outside the counts: every count then plans from it
+    run(base, env)
+    rows = []
+    for p in ranks:
+        # one file per rank (one process: no rank in the name)
+        pattern = os.path.join(work, f"cg.{p}.%q{{OMPI_COMM_WORLD_RANK}}.out" if p > 1 else "cg.1.out")
+        vg = [a.valgrind, "--tool=callgrind", f"--callgrind-out-file={pattern}"]
+        cmd = vg + base if p == 1 else [a.mpirun, "--oversubscribe", "-np", str(p)] + vg + base
+        summary = json.loads(run(cmd, env).strip().splitlines()[-1])
+        files = sorted(x for x in os.listdir(work) if x.startswith(f"cg.{p}."))
+        counts = [parse_callgrind(os.path.join(work, x)) for x in files]
+        rows.append((p, counts, summary))
+    i1 = rows[0][1][0][0] - rows[0][1][0][1]
+    print(f"{'p':>2}  {'I_r outside MPI (per rank)':<36} {'max_r I_r':>10} {'E_p':>6}  "
+          f"{'in MPI calls':<22} {'bytes moved per rank':<24} {'MPI s per rank'}")
+    table = []
+    for p, counts, s in rows:
+        own = [t - m for t, m in counts]
+        e = i1 / (p * max(own))
+        mpi = [m for _, m in counts]
+        moved = s.get("comm_bytes", [0] * p)
+        wrote = s.get("write_bytes", [0] * p)
+        secs = s.get("mpi_s", [0.0] * p)
+        print(f"{p:>2}  {', '.join(f'{x / 1e9:.3f} G' for x in own):<36} {max(own) / 1e9:>8.3f} G {e:>6.3f}  "
+              f"{', '.join(f'{x / 1e6:.0f} M' for x in mpi):<22} "
+              f"{', '.join(f'{(b + w) / 2**20:.1f}' for b, w in zip(moved, wrote)) + ' MiB':<24} "
+              f"{', '.join(f'{x:.3f}' for x in secs)}")
+        table.append({"ranks": p, "instructions": own, "in_mpi": mpi, "efficiency": e,
+                      "comm_bytes": moved, "write_bytes": wrote, "mpi_s": secs})
+    if a.json:
+        print(json.dumps(table))
+    subprocess.run(["rm", "-rf", work])
+
+
+if __name__ == "__main__":
+    main()
