@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -108,7 +109,8 @@ def run(cmd, env):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sim", default=os.environ.get("AIRY_SIM", "airy-sim"))
-    ap.add_argument("--mpirun", default=os.environ.get("AIRY_MPIRUN") or "mpirun")
+    ap.add_argument("--mpirun", default=os.environ.get("AIRY_MPIRUN", "mpirun"),
+                    help="empty: one process only (a build without MPI)")
     ap.add_argument("--valgrind", default="valgrind")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--preset", default="seed-widefield")
@@ -120,6 +122,12 @@ def main():
     a = ap.parse_args()
 
     ranks = sorted({int(x) for x in a.ranks.split(",")} | {1})
+    if shutil.which(a.valgrind) is None:
+        print(f"SKIP: {a.valgrind} not found (apt-get install valgrind)")
+        sys.exit(77)
+    if not a.mpirun or shutil.which(a.mpirun) is None:
+        print("# no mpirun (or airy-sim built without MPI): one process only")
+        ranks = [1]
     work = tempfile.mkdtemp(prefix="airy-scaling-")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                XDG_CACHE_HOME=os.path.join(work, "cache"))
@@ -128,21 +136,23 @@ def main():
         json.dump(system_json(a.sim, a.preset, a.system, a.planes, a.size), f)
     out = os.path.join(work, "out.tif")
     base = [a.sim, "run", sys_path, "-o", out, "--threads", "1", "--json"]
-    # FFTW's wisdom made once, outside the counts: every count then plans from it
-    run(base, env)
     rows = []
     for p in ranks:
+        launch = [] if p == 1 else [a.mpirun, "--oversubscribe", "-np", str(p)]
+        # FFTW's wisdom for this split made first, outside the counts: every
+        # count then plans from it, as a second run does
+        run(launch + base, env)
         # one file per rank (one process: no rank in the name)
         pattern = os.path.join(work, f"cg.{p}.%q{{OMPI_COMM_WORLD_RANK}}.out" if p > 1 else "cg.1.out")
         vg = [a.valgrind, "--tool=callgrind", f"--callgrind-out-file={pattern}"]
-        cmd = vg + base if p == 1 else [a.mpirun, "--oversubscribe", "-np", str(p)] + vg + base
+        cmd = launch + vg + base
         summary = json.loads(run(cmd, env).strip().splitlines()[-1])
         files = sorted(x for x in os.listdir(work) if x.startswith(f"cg.{p}."))
         counts = [parse_callgrind(os.path.join(work, x)) for x in files]
         rows.append((p, counts, summary))
     i1 = rows[0][1][0][0] - rows[0][1][0][1]
-    print(f"{'p':>2}  {'I_r outside MPI (per rank)':<36} {'max_r I_r':>10} {'E_p':>6}  "
-          f"{'in MPI calls':<22} {'bytes moved per rank':<24} {'MPI s per rank'}")
+    print(f"{'p':>2}  {'I_r outside MPI, per rank':<34} {'max_r I_r':>9} {'E_p':>6}  "
+          f"{'I in MPI calls':<20} {'comm KiB':<18} {'written MiB':<22} {'s in MPI calls'}")
     table = []
     for p, counts, s in rows:
         own = [t - m for t, m in counts]
@@ -151,15 +161,16 @@ def main():
         moved = s.get("comm_bytes", [0] * p)
         wrote = s.get("write_bytes", [0] * p)
         secs = s.get("mpi_s", [0.0] * p)
-        print(f"{p:>2}  {', '.join(f'{x / 1e9:.3f} G' for x in own):<36} {max(own) / 1e9:>8.3f} G {e:>6.3f}  "
-              f"{', '.join(f'{x / 1e6:.0f} M' for x in mpi):<22} "
-              f"{', '.join(f'{(b + w) / 2**20:.1f}' for b, w in zip(moved, wrote)) + ' MiB':<24} "
+        print(f"{p:>2}  {', '.join(f'{x / 1e9:.3f} G' for x in own):<34} {max(own) / 1e9:>7.3f} G {e:>6.3f}  "
+              f"{', '.join(f'{x / 1e6:.0f} M' for x in mpi):<20} "
+              f"{', '.join(f'{b / 1024:.1f}' for b in moved):<18} "
+              f"{', '.join(f'{w / 2**20:.1f}' for w in wrote):<22} "
               f"{', '.join(f'{x:.3f}' for x in secs)}")
         table.append({"ranks": p, "instructions": own, "in_mpi": mpi, "efficiency": e,
                       "comm_bytes": moved, "write_bytes": wrote, "mpi_s": secs})
     if a.json:
         print(json.dumps(table))
-    subprocess.run(["rm", "-rf", work])
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
