@@ -7,15 +7,18 @@ noisy machine, and oversubscribed ranks do not change them. For p ranks
     E_p = I_1 / (p * max_r I_r)
 
 where I_1 is the count of the same run in one process (one thread, no MPI)
-and I_r the count of rank r outside the MPI library: the inclusive cost of
-every call from Airy's code (any object but the MPI libraries) into an
-MPI_*/PMPI_* function is subtracted (a rank that waits spins inside MPI
-calls) and reported apart, with the run's own --json figures: the bytes each
+and I_r the count of rank r outside the MPI library: main's and the threads
+Airy starts, less the inclusive cost of every call from Airy's code (any
+object but the MPI libraries) into an MPI_*/PMPI_* function (a rank that
+waits spins inside MPI calls), which is reported apart (the process start-up
+before main and the MPI library's own threads are left out), with the run's own --json figures: the bytes each
 rank moves (reductions and broadcasts; its share of the file) and its time
 in MPI calls.
 
   tests/scaling/callgrind-scaling.py --sim build/app/airy-sim \\
       --preset seed-widefield --planes 128 --size 512 --ranks 1,2,4
+  tests/scaling/callgrind-scaling.py --sim build/app/airy-sim --preset seed-widefield \\
+      --planes 32 --size 256 --ranks 1,4 --sweep 'elements[1].value=0:1:16'
 """
 import argparse
 import json
@@ -31,11 +34,15 @@ MPI_FUNCTION = re.compile(r"^P?MPI_")
 
 
 def parse_callgrind(path):
-    """(total Ir, Ir inside calls from non-MPI code into MPI_* functions)"""
+    """(total Ir, Airy's own Ir): main's inclusive cost and that of the
+    threads Airy starts (GLib's g_thread_proxy), less the inclusive cost of
+    the calls from code outside the MPI libraries into MPI_*/PMPI_*
+    functions. The start-up before main, the exit after it and the MPI
+    library's own threads are not Airy's work."""
     names = {"ob": {}, "fn": {}}
     total = 0
-    in_mpi = 0
-    ob = cob = fn = cfn = None
+    main = threads = in_mpi = 0
+    ob = fn = cfn = None
     pending_call = False
     with open(path, errors="replace") as f:
         for line in f:
@@ -50,18 +57,13 @@ def parse_callgrind(path):
                     if name:
                         table[ident] = name
                     name = table.get(ident, "?")
-                if kind == "ob":
-                    if callee:
-                        cob = name
-                    else:
-                        ob = name
-                        cob = None
-                else:
+                if kind == "ob" and not callee:
+                    ob = name
+                elif kind == "fn":
                     if callee:
                         cfn = name
                     else:
                         fn = name
-                        cob = None
                 continue
             if line.startswith("calls="):
                 pending_call = True
@@ -69,18 +71,19 @@ def parse_callgrind(path):
             if line.startswith(("summary:", "totals:")):
                 total = max(total, int(line.split()[1]))
                 continue
-            if line[0] in "0123456789+-*" and pending_call:
+            if pending_call and line[0] in "0123456789+-*":
                 # the inclusive cost of the call just named
-                cost = int(line.split()[1]) if len(line.split()) > 1 else 0
+                parts = line.split()
+                cost = int(parts[1]) if len(parts) > 1 else 0
                 caller_mpi = bool(MPI_OBJECT.search(ob or "")) or bool(MPI_FUNCTION.match(fn or ""))
-                if not caller_mpi and cfn and MPI_FUNCTION.match(cfn):
+                if cfn == "main":
+                    main += cost
+                elif cfn == "g_thread_proxy":
+                    threads += cost
+                elif not caller_mpi and cfn and MPI_FUNCTION.match(cfn):
                     in_mpi += cost
                 pending_call = False
-                cob = None
-                continue
-            if "=" in line.split()[0] if line.split() else False:
-                continue
-    return total, in_mpi
+    return total, main + threads - in_mpi, in_mpi
 
 
 def system_json(sim, preset, system, planes, size):
@@ -118,6 +121,8 @@ def main():
     ap.add_argument("--planes", type=int, default=0)
     ap.add_argument("--size", type=int, default=0)
     ap.add_argument("--ranks", default="1,2,4")
+    ap.add_argument("--sweep", metavar="PATH=START:STOP:COUNT",
+                    help="count a sweep of these systems (airy-sim sweep --set) instead of one run")
     ap.add_argument("--json", action="store_true", help="print the table as JSON too")
     a = ap.parse_args()
 
@@ -136,6 +141,9 @@ def main():
         json.dump(system_json(a.sim, a.preset, a.system, a.planes, a.size), f)
     out = os.path.join(work, "out.tif")
     base = [a.sim, "run", sys_path, "-o", out, "--threads", "1", "--json"]
+    if a.sweep:
+        base = [a.sim, "sweep", sys_path, "--set", a.sweep, "-o", os.path.join(work, "sweep"), "--threads", "1",
+                "--json"]
     rows = []
     for p in ranks:
         launch = [] if p == 1 else [a.mpirun, "--oversubscribe", "-np", str(p)]
@@ -150,23 +158,25 @@ def main():
         files = sorted(x for x in os.listdir(work) if x.startswith(f"cg.{p}."))
         counts = [parse_callgrind(os.path.join(work, x)) for x in files]
         rows.append((p, counts, summary))
-    i1 = rows[0][1][0][0] - rows[0][1][0][1]
+    i1 = rows[0][1][0][1]
     print(f"{'p':>2}  {'I_r outside MPI, per rank':<34} {'max_r I_r':>9} {'E_p':>6}  "
-          f"{'I in MPI calls':<20} {'comm KiB':<18} {'written MiB':<22} {'s in MPI calls'}")
+          f"{'I in MPI calls':<20} {'I in all':<20} {'comm KiB':<18} {'written MiB':<22} {'s in MPI calls'}")
     table = []
     for p, counts, s in rows:
-        own = [t - m for t, m in counts]
+        own = [o for _, o, _ in counts]
         e = i1 / (p * max(own))
-        mpi = [m for _, m in counts]
+        mpi = [m for _, _, m in counts]
         moved = s.get("comm_bytes", [0] * p)
         wrote = s.get("write_bytes", [0] * p)
         secs = s.get("mpi_s", [0.0] * p)
         print(f"{p:>2}  {', '.join(f'{x / 1e9:.3f} G' for x in own):<34} {max(own) / 1e9:>7.3f} G {e:>6.3f}  "
               f"{', '.join(f'{x / 1e6:.0f} M' for x in mpi):<20} "
+              f"{', '.join(f'{t / 1e6:.0f} M' for t, _, _ in counts):<20} "
               f"{', '.join(f'{b / 1024:.1f}' for b in moved):<18} "
               f"{', '.join(f'{w / 2**20:.1f}' for w in wrote):<22} "
               f"{', '.join(f'{x:.3f}' for x in secs)}")
-        table.append({"ranks": p, "instructions": own, "in_mpi": mpi, "efficiency": e,
+        table.append({"ranks": p, "instructions": own, "in_mpi": mpi, "all": [t for t, _, _ in counts],
+                      "efficiency": e,
                       "comm_bytes": moved, "write_bytes": wrote, "mpi_s": secs})
     if a.json:
         print(json.dumps(table))
