@@ -35,14 +35,15 @@ MPI_FUNCTION = re.compile(r"^P?MPI_")
 
 def parse_callgrind(path):
     """(total Ir, Airy's own Ir): main's inclusive cost and that of the
-    threads Airy starts (GLib's g_thread_proxy), less the inclusive cost of
+    threads not of the MPI library (a thread's body under start_thread), less the inclusive cost of
     the calls from code outside the MPI libraries into MPI_*/PMPI_*
     functions. The start-up before main, the exit after it and the MPI
     library's own threads are not Airy's work."""
     names = {"ob": {}, "fn": {}}
     total = 0
     main = threads = in_mpi = 0
-    ob = fn = cfn = None
+    ob = cob = fn = cfn = None
+    fn_ob = {}
     pending_call = False
     with open(path, errors="replace") as f:
         for line in f:
@@ -57,13 +58,18 @@ def parse_callgrind(path):
                     if name:
                         table[ident] = name
                     name = table.get(ident, "?")
-                if kind == "ob" and not callee:
-                    ob = name
-                elif kind == "fn":
+                if kind == "ob":
                     if callee:
-                        cfn = name
+                        cob = name
                     else:
-                        fn = name
+                        ob = name
+                elif callee:
+                    cfn = name
+                    fn_ob.setdefault(name, cob or ob)
+                    cob = None
+                else:
+                    fn = name
+                    fn_ob.setdefault(name, ob)
                 continue
             if line.startswith("calls="):
                 pending_call = True
@@ -78,8 +84,11 @@ def parse_callgrind(path):
                 caller_mpi = bool(MPI_OBJECT.search(ob or "")) or bool(MPI_FUNCTION.match(fn or ""))
                 if cfn == "main":
                     main += cost
-                elif cfn == "g_thread_proxy":
-                    threads += cost
+                elif (fn or "").startswith("start_thread") and not (cfn or "").startswith("start_thread"):
+                    # a thread's body: Airy's (GLib's threads, FFTW's), or
+                    # the MPI library's own (left out)
+                    if not MPI_OBJECT.search(fn_ob.get(cfn, "")):
+                        threads += cost
                 elif not caller_mpi and cfn and MPI_FUNCTION.match(cfn):
                     in_mpi += cost
                 pending_call = False
