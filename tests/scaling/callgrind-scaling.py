@@ -168,7 +168,10 @@ def main():
         counts = [parse_callgrind(os.path.join(work, x)) for x in files]
         rows.append((p, counts, summary))
     i1 = rows[0][1][0][1]
-    print(f"{'p':>2}  {'I_r outside MPI, per rank':<34} {'max_r I_r':>9} {'E_p':>6}  "
+    # E_p: the slowest rank's work against an even share of one process's;
+    # W_p = I_1 / sum_r I_r: the work added by the ranks, whatever the
+    # balance (a sweep hands systems out by time, not by count)
+    print(f"{'p':>2}  {'I_r outside MPI, per rank':<34} {'max_r I_r':>9} {'E_p':>6} {'W_p':>6}  "
           f"{'I in MPI calls':<20} {'I in all':<20} {'comm KiB':<18} {'written MiB':<22} {'s in MPI calls'}")
     table = []
     for p, counts, s in rows:
@@ -178,14 +181,15 @@ def main():
         moved = s.get("comm_bytes", [0] * p)
         wrote = s.get("write_bytes", [0] * p)
         secs = s.get("mpi_s", [0.0] * p)
-        print(f"{p:>2}  {', '.join(f'{x / 1e9:.3f} G' for x in own):<34} {max(own) / 1e9:>7.3f} G {e:>6.3f}  "
+        print(f"{p:>2}  {', '.join(f'{x / 1e9:.3f} G' for x in own):<34} {max(own) / 1e9:>7.3f} G {e:>6.3f} "
+              f"{i1 / sum(own):>6.3f}  "
               f"{', '.join(f'{x / 1e6:.0f} M' for x in mpi):<20} "
               f"{', '.join(f'{t / 1e6:.0f} M' for t, _, _ in counts):<20} "
               f"{', '.join(f'{b / 1024:.1f}' for b in moved):<18} "
               f"{', '.join(f'{w / 2**20:.1f}' for w in wrote):<22} "
               f"{', '.join(f'{x:.3f}' for x in secs)}")
         table.append({"ranks": p, "instructions": own, "in_mpi": mpi, "all": [t for t, _, _ in counts],
-                      "efficiency": e,
+                      "efficiency": e, "work_efficiency": i1 / sum(own),
                       "comm_bytes": moved, "write_bytes": wrote, "mpi_s": secs})
     if a.json:
         print(json.dumps(table))
