@@ -187,12 +187,11 @@ stack_suffix (void)
 }
 
 /* index.csv: one row per system, its file and each parameter's value */
-static gboolean
-write_sweep_index (const char *dir, GArray *params, guint total, guint digits, GError **error)
+static char *
+sweep_index_text (GArray *params, guint total, guint digits)
 {
-  g_autofree char *path = g_build_filename (dir, "index.csv", NULL);
   g_autofree guint *index = g_new (guint, params->len);
-  g_autoptr(GString) csv = g_string_new ("index,file");
+  GString *csv = g_string_new ("index,file");
   guint k, i;
 
   for (i = 0; i < params->len; i++)
@@ -219,7 +218,16 @@ write_sweep_index (const char *dir, GArray *params, guint total, guint digits, G
         }
       g_string_append_c (csv, '\n');
     }
-  return airy_atomic_set_contents (path, csv->str, csv->len, error);
+  return g_string_free (csv, FALSE);
+}
+
+static gboolean
+write_sweep_index (const char *dir, GArray *params, guint total, guint digits, GError **error)
+{
+  g_autofree char *path = g_build_filename (dir, "index.csv", NULL);
+  g_autofree char *csv = sweep_index_text (params, total, digits);
+
+  return airy_atomic_set_contents (path, csv, strlen (csv), error);
 }
 
 /* Whether name is one this sweep writes: index.csv, or NNNN.tif (digits
@@ -473,14 +481,7 @@ check_resume (const char *dir, JsonNode *root, GArray *params, const char *file,
 
   if (g_file_get_contents (csv_path, &csv, NULL, NULL))
     {
-      g_autofree char *scratch = g_dir_make_tmp ("airy-resume-XXXXXX", error);
-      g_autofree char *mine = scratch ? g_build_filename (scratch, "index.csv", NULL) : NULL;
-
-      if (scratch == NULL || !write_sweep_index (scratch, params, total, digits, error)
-          || !g_file_get_contents (mine, &ours, NULL, error))
-        return FALSE;
-      g_unlink (mine);
-      g_rmdir (scratch);
+      ours = sweep_index_text (params, total, digits);
       if (strcmp (csv, ours) != 0)
         {
           g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
