@@ -96,10 +96,11 @@ def parse_callgrind(path):
 
 
 def system_json(sim, preset, system, planes, size):
-    if preset:
-        text = subprocess.run([sim, "preset", preset], check=True, capture_output=True, text=True).stdout
-    else:
+    if system:
         text = open(system).read()
+    else:
+        text = subprocess.run([sim, "preset", preset or "seed-widefield"], check=True, capture_output=True,
+                              text=True).stdout
     d = json.loads(text)
     if planes:
         d["z"]["count"] = planes
@@ -125,7 +126,7 @@ def main():
                     help="empty: one process only (a build without MPI)")
     ap.add_argument("--valgrind", default="valgrind")
     g = ap.add_mutually_exclusive_group()
-    g.add_argument("--preset", default="seed-widefield")
+    g.add_argument("--preset", help="a preset (default seed-widefield)")
     g.add_argument("--system")
     ap.add_argument("--planes", type=int, default=0)
     ap.add_argument("--size", type=int, default=0)
