@@ -90,6 +90,7 @@ write_stack_ranks (const char                 *path,
   float range[2] = { INFINITY, INFINITY };   /* min and −max: one MIN reduction */
   AiryTiffWriteOptions quiet_options;
   GError *local = NULL;
+  guint64 plane_bytes;
   int fd;
 
   /* ImageJ's display range is the whole stack's */
@@ -144,9 +145,11 @@ write_stack_ranks (const char                 *path,
     }
   if (!agree (local, error))
     return FALSE;
-  written_bytes += (guint64) part_count * part->height * part->width * sizeof (float);
+  /* its planes; rank 0 the header and IFDs too */
+  plane_bytes = (guint64) part->height * part->width * sizeof (float);
+  written_bytes += part_count * plane_bytes;
   if (is_root ())
-    written_bytes += airy_tiff_layout_get_size (layout) - (guint64) n_planes * part->height * part->width * sizeof (float);
+    written_bytes += airy_tiff_layout_get_size (layout) - n_planes * plane_bytes;
   /* all planes are in: the file is complete */
   if (is_root ())
     airy_atomic_file_commit (g_steal_pointer (&file), &local);
