@@ -19,6 +19,28 @@ from . import _airy
 
 __version__ = _airy.version
 
+
+def _locale_dir():
+    """Where the engine's translations are: AIRY_LOCALEDIR, the Meson build
+    tree's po/ when the package is imported from a build folder, the
+    environment's share/locale (a wheel's data), else the install's."""
+    import sys
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    build = _os.path.normpath(_os.path.join(here, "..", "..", ".."))
+    candidates = [_os.environ.get("AIRY_LOCALEDIR") or None]
+    if _os.path.isdir(_os.path.join(build, "meson-private")):
+        candidates.append(_os.path.join(build, "po"))
+    candidates += [_os.path.join(sys.prefix, "share", "locale"), _airy.localedir]
+    for d in candidates:
+        if d and _os.path.isdir(d) and any(
+                _os.path.isfile(_os.path.join(d, lang, "LC_MESSAGES", _airy.gettext_domain + ".mo"))
+                for lang in _os.listdir(d)):
+            return d
+    return _airy.localedir
+
+
+_airy.bind_locale(_locale_dir())
+
 __all__ = ["System", "Result", "read", "backends", "presets", "grad", "optimize", "fit", "OpticalSystem",
            "ObjectivePointSource", "PhaseMask", "FFLens", "Propagate",
            "CircularPupil", "BasicSensor", "Element", "__version__"]

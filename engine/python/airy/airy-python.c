@@ -4,6 +4,10 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "config.h"
+
+#include <libintl.h>
+#include <locale.h>
 #include <glib/gstdio.h>
 
 #include "airy.h"
@@ -727,7 +731,34 @@ mod_backends (PyObject *mod, PyObject *unused)
   return ret;
 }
 
+/* The engine's messages in the language the environment asks for: its
+ * gettext domain bound to dir. Python sets only LC_CTYPE from the
+ * environment, so LC_MESSAGES is taken from it here, unless a program set
+ * it already; LANGUAGE alone in a C locale (a container, a minimal system)
+ * takes C.UTF-8, which honours it and keeps C's formats, as the apps do. */
+static PyObject *
+mod_bind_locale (PyObject *mod, PyObject *args)
+{
+  const char *dir, *now, *language = g_getenv ("LANGUAGE");
+
+  if (!PyArg_ParseTuple (args, "s:bind_locale", &dir))
+    return NULL;
+  now = setlocale (LC_MESSAGES, NULL);
+  if (now == NULL || g_str_equal (now, "C") || g_str_equal (now, "POSIX"))
+    {
+      const char *l = setlocale (LC_MESSAGES, "");
+
+      if (language && *language && (l == NULL || g_str_equal (l, "C") || g_str_equal (l, "POSIX"))
+          && !g_getenv ("LC_ALL") && !g_getenv ("LC_MESSAGES"))
+        setlocale (LC_MESSAGES, "C.UTF-8");
+    }
+  bindtextdomain (GETTEXT_PACKAGE, dir);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+  { "bind_locale", mod_bind_locale, METH_VARARGS, "bind_locale(dir): the engine's translations from dir" },
   { "from_file", mod_from_file, METH_O, "a system from a file" },
   { "from_json", mod_from_json, METH_VARARGS, "a system from JSON text" },
   { "preset", mod_preset, METH_VARARGS, "a built-in system" },
@@ -764,5 +795,7 @@ PyInit__airy (void)
   PyModule_AddObjectRef (m, "Stack", (PyObject *) &StackType);
   PyModule_AddObjectRef (m, "System", (PyObject *) &SystemType);
   PyModule_AddStringConstant (m, "version", airy_version_string ());
+  PyModule_AddStringConstant (m, "localedir", LOCALEDIR);
+  PyModule_AddStringConstant (m, "gettext_domain", GETTEXT_PACKAGE);
   return m;
 }
