@@ -14,7 +14,9 @@ import json, airy
 from conftest import SMALL
 d = json.loads(json.dumps(SMALL)); d["elements"][0]["na"] = -0.5
 for call in (lambda: airy.System.from_json(d),
-             lambda: airy.System.from_json(SMALL).run(threads=5000)):
+             lambda: airy.System.from_json(SMALL).run(threads=5000),
+             lambda: airy.System.from_json(SMALL).run(devices=[]),
+             lambda: airy.fit([[[1.0]]], airy.System.from_json(SMALL), gain=-2.0)):
     try:
         call()
     except ValueError as e:
@@ -42,6 +44,8 @@ def test_messages_in_german_with_language_de():
     assert run_bad(LANGUAGE="de") == [
         "elements[0].na: muss in [0.001, 4] liegen, ist aber -0.5",
         "threads: muss in [0, 4096] liegen, ist aber 5000",
+        "devices: mindestens einen Geräteindex angeben, die Liste ist aber leer",
+        "gain: muss eine Zahl > 0 sein (ADU pro Photon), ist aber -2",
     ]
 
 
@@ -56,4 +60,6 @@ def test_messages_in_english_without_a_language():
     assert run_bad(LANG="C") == [
         "elements[0].na: must be in [0.001, 4], got -0.5",
         "threads: must be in [0, 4096], got 5000",
+        "devices: give at least one device index, got an empty list",
+        "gain: must be a number > 0 (ADU per photon), got -2",
     ]

@@ -4,7 +4,10 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "config.h"
+
 #include <math.h>
+#include <glib/gi18n-lib.h>
 
 #include "airy.h"
 #include "airy-python-private.h"
@@ -63,7 +66,7 @@ beads_from (PyObject *obj, double dx, double dy, double dz, int bits)
       || view.shape[0] < 1 || view.shape[1] < 1 || view.shape[2] < 1)
     {
       PyBuffer_Release (&view);
-      PyErr_SetString (PyExc_TypeError, "stack: must be float32 with 3 dimensions (z, y, x), none empty");
+      _airy_py_raise_printf (PyExc_TypeError, "%s", _("stack: must be float32 with 3 dimensions (z, y, x), none empty"));
       return NULL;
     }
   stack = airy_stack_new (view.shape[0], view.shape[1], view.shape[2]);
@@ -108,17 +111,17 @@ parse_options (FitState *s, PyObject *kwargs, PyObject **progress)
     s->options.objective = AIRY_FIT_OBJECTIVE_LEAST_SQUARES;
   else if (!g_str_equal (objective, "auto"))
     {
-      PyErr_Format (PyExc_ValueError, "objective: must be one of auto, poisson, least-squares, got \"%s\"", objective);
+      _airy_py_raise_printf (PyExc_ValueError, _("objective: must be one of auto, poisson, least-squares, got \"%s\""), objective);
       return -1;
     }
   if (gain != 0.0 && !(gain > 0 && isfinite (gain)))
     {
-      PyErr_Format (PyExc_ValueError, "gain: must be a number > 0 (ADU per photon), got %g", gain);
+      _airy_py_raise_printf (PyExc_ValueError, _("gain: must be a number > 0 (ADU per photon), got %g"), gain);
       return -1;
     }
   if (isinf (offset))
     {
-      PyErr_Format (PyExc_ValueError, "offset: must be a finite number (ADU), got %g", offset);
+      _airy_py_raise_printf (PyExc_ValueError, _("offset: must be a finite number (ADU), got %g"), offset);
       return -1;
     }
   if (crop_at != Py_None)
@@ -128,7 +131,7 @@ parse_options (FitState *s, PyObject *kwargs, PyObject **progress)
       if (!PyArg_ParseTuple (crop_at, "II:crop_at", &x, &y))
         {
           PyErr_Clear ();
-          PyErr_SetString (PyExc_TypeError, "crop_at: must be None or a pixel (x, y) of two ints ≥ 0");
+          _airy_py_raise_printf (PyExc_TypeError, "%s", _("crop_at: must be None or a pixel (x, y) of two ints ≥ 0"));
           return -1;
         }
       s->options.crop_at = TRUE;
@@ -137,7 +140,7 @@ parse_options (FitState *s, PyObject *kwargs, PyObject **progress)
     }
   if (*progress != Py_None && !PyCallable_Check (*progress))
     {
-      PyErr_SetString (PyExc_TypeError, "progress: must be callable(start, iteration, loss) or None");
+      _airy_py_raise_printf (PyExc_TypeError, "%s", _("progress: must be callable(start, iteration, loss) or None"));
       return -1;
     }
   s->options.zernike_max = (guint) zernike;

@@ -10,6 +10,11 @@
 /* the engine's error as the Python exception it means (steals error) */
 PyObject *_airy_py_raise       (GError     *error,
                                 const char *path);
+/* sets an exception of type with a printf-formatted message (GLib's
+ * formats, %g among them, which PyErr_Format lacks); returns NULL */
+PyObject *_airy_py_raise_printf (PyObject   *type,
+                                 const char *format,
+                                 ...) G_GNUC_PRINTF (2, 3);
 /* a Stack over the engine's stack (steals result, or stack when result is NULL) */
 PyObject *_airy_py_stack_wrap  (AiryResult *result,
                                 AiryStack  *stack);

@@ -6,7 +6,7 @@
 
 #include "config.h"
 
-#include <libintl.h>
+#include <glib/gi18n-lib.h>
 #include <locale.h>
 #include <glib/gstdio.h>
 
@@ -61,6 +61,19 @@ PyObject *
 _airy_py_raise (GError *error, const char *path)
 {
   return raise_gerror (error, path);
+}
+
+PyObject *
+_airy_py_raise_printf (PyObject *type, const char *format, ...)
+{
+  g_autofree char *message = NULL;
+  va_list args;
+
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+  PyErr_SetString (type, message);
+  return NULL;
 }
 
 int
@@ -416,7 +429,7 @@ parse_devices (PyObject *devices)
       || (seq = PySequence_Fast (devices, "")) == NULL)
     {
       PyErr_Clear ();
-      PyErr_Format (PyExc_TypeError, "devices: must be None, a count or a list of device indices, got %s",
+      _airy_py_raise_printf (PyExc_TypeError, _("devices: must be None, a count or a list of device indices, got %s"),
                     Py_TYPE (devices)->tp_name);
       return NULL;
     }
@@ -428,7 +441,8 @@ parse_devices (PyObject *devices)
 
       if (!PyLong_Check (item) || PyBool_Check (item))
         {
-          PyErr_Format (PyExc_TypeError, "%s: must be a device index (int), got %s", as, Py_TYPE (item)->tp_name);
+          _airy_py_raise_printf (PyExc_TypeError, _("%s: must be a device index (int), got %s"), as,
+                                 Py_TYPE (item)->tp_name);
           Py_DECREF (seq);
           return NULL;
         }
@@ -443,7 +457,7 @@ parse_devices (PyObject *devices)
   Py_DECREF (seq);
   if (out->len == 0)
     {
-      PyErr_SetString (PyExc_ValueError, "devices: give at least one device index, got an empty list");
+      _airy_py_raise_printf (PyExc_ValueError, "%s", _("devices: give at least one device index, got an empty list"));
       return NULL;
     }
   return g_steal_pointer (&out);
