@@ -4,10 +4,11 @@
     system = airy.System.preset("seed-widefield")
     result = system.run(threads=2)
     psf = result.intensity          # numpy float32 (z, y, x), no copy
+    fitted, report = airy.fit(counts, system, zernike=15)   # the PSF fit
 
 Runs release the GIL; Ctrl-C cancels a run; the engine's errors are
 exceptions carrying its message (ValueError, TypeError, FileNotFoundError,
-MemoryError).
+MemoryError), in the locale's language (LANGUAGE, LANG).
 """
 
 import json as _json
@@ -21,16 +22,16 @@ __version__ = _airy.version
 
 
 def _locale_dir():
-    """Where the engine's translations are: AIRY_LOCALEDIR, the Meson build
-    tree's po/ when the package is imported from a build folder, the
-    environment's share/locale (a wheel's data), else the install's."""
+    """Where the engine's translations are: AIRY_LOCALEDIR, the package's
+    locale/ (a wheel's), the Meson build tree's po/ when the package is
+    imported from a build folder, else the install's locale folder."""
     import sys
     here = _os.path.dirname(_os.path.abspath(__file__))
     build = _os.path.normpath(_os.path.join(here, "..", "..", ".."))
-    candidates = [_os.environ.get("AIRY_LOCALEDIR") or None]
+    candidates = [_os.environ.get("AIRY_LOCALEDIR") or None, _os.path.join(here, "locale")]
     if _os.path.isdir(_os.path.join(build, "meson-private")):
         candidates.append(_os.path.join(build, "po"))
-    candidates += [_os.path.join(sys.prefix, "share", "locale"), _airy.localedir]
+    candidates += [_airy.localedir, _os.path.join(sys.prefix, "share", "locale")]
     for d in candidates:
         if d and _os.path.isdir(d) and any(
                 _os.path.isfile(_os.path.join(d, lang, "LC_MESSAGES", _airy.gettext_domain + ".mo"))
