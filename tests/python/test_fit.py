@@ -124,3 +124,21 @@ def test_fit_progress_exception_cancels_it():
 
     with pytest.raises(RuntimeError, match="enough at"):
         airy.fit(truth_stack(), airy.System.from_json(OPTICS), zernike=7, threads=2, progress=stop)
+
+
+def test_keyboard_interrupt_cancels_the_fit():
+    import _thread
+    import threading
+    # a model with the wrong NA never fits to the noise: all 100 starts run (≈ 24 s here)
+    psf = truth_stack().intensity
+    counts = np.random.default_rng(7).poisson(1e4 * psf / psf.max() + 10).astype(np.uint16)
+    optics = json.loads(json.dumps(OPTICS))
+    optics["elements"][0]["na"] = 0.7
+    seen = []
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        airy.fit(counts, airy.System.from_json(optics), zernike=15, spacing=(4 / 15, 0.1, 0.1),
+                 restarts=100, threads=1, progress=lambda s, i, loss: seen.append(s))
+    timer.join()
+    assert seen and seen[-1] < 99           # stopped before its last start
