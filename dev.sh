@@ -15,7 +15,8 @@ PACKAGES=(meson ninja-build pkg-config gcc libc6-dev python3 python3-dev python3
 TEST_PACKAGES=(xvfb xauth libgl1-mesa-dri appstream flatpak-builder
                python3-jsonschema libglib2.0-bin libxml2-utils
                imagej python3-tifffile python3-numpy python3-pytest python3-mesonpy patchelf openmpi-bin python3-gi xdotool locales
-               python3-venv python3-zarr python3-numcodecs)
+               python3-venv python3-zarr python3-numcodecs
+               slurm-wlm munge valgrind)  # tests/slurm (its own one-node cluster), tests/scaling
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

@@ -44,6 +44,18 @@ whole_stack_header (const AiryStack *part, AirySystem *system, guint n_planes)
   return header;
 }
 
+/* The bytes this rank wrote into the outputs (--json's write_bytes) */
+static guint64 written_bytes;
+
+static void
+count_written (const char *path)
+{
+  GStatBuf st;
+
+  if (path && g_stat (path, &st) == 0)
+    written_bytes += (guint64) st.st_size;
+}
+
 /* The ranks' outcome of a step, local (NULL or this rank's error, taken):
  * the lowest failing rank's error into error, and FALSE, when one failed */
 static gboolean
@@ -79,6 +91,7 @@ write_stack_ranks (const char                 *path,
   float range[2] = { INFINITY, INFINITY };   /* min and −max: one MIN reduction */
   AiryTiffWriteOptions quiet_options;
   GError *local = NULL;
+  guint64 plane_bytes;
   int fd;
 
   /* ImageJ's display range is the whole stack's */
@@ -133,6 +146,11 @@ write_stack_ranks (const char                 *path,
     }
   if (!agree (local, error))
     return FALSE;
+  /* its planes; rank 0 the header and IFDs too */
+  plane_bytes = (guint64) part->height * part->width * sizeof (float);
+  written_bytes += part_count * plane_bytes;
+  if (is_root ())
+    written_bytes += airy_tiff_layout_get_size (layout) - n_planes * plane_bytes;
   /* all planes are in: the file is complete */
   if (is_root ())
     airy_atomic_file_commit (g_steal_pointer (&file), &local);
@@ -294,22 +312,96 @@ write_outputs (AiryResult                 *result,
     airy_atomic_group_commit (g_steal_pointer (&group), &local);
   if (!agree (local, error))
     return FALSE;
+  /* what rank 0 wrote alone */
+  if (is_root ())
+    {
+      if (!parts)
+        count_written (output);
+      if (psf_out && ranks->size == 1)
+        count_written (psf_out);
+      count_written (png_out);
+    }
   *write_s = (g_get_monotonic_time () - t0) / 1e6;
   return TRUE;
 }
 
-/* --json: one line on stdout (rank 0) that says what the run used. */
+/* Each rank's figures, on every rank: [0, size) of `values` holds this
+ * rank's in its slot; exact for whole numbers below 2^48 (two floats of
+ * 24 bits each, summed). Collective. */
+static gboolean
+gather_per_rank (guint64 mine, guint64 *all, GError **error)
+{
+  g_autofree float *parts = g_new0 (float, 2 * ranks->size);
+  guint r;
+
+  parts[2 * ranks->rank] = (float) (mine >> 24);
+  parts[2 * ranks->rank + 1] = (float) (mine & 0xffffff);
+  if (!airy_comm_all_reduce (ranks, parts, 2 * ranks->size, AIRY_COMM_SUM, error))
+    return FALSE;
+  for (r = 0; r < ranks->size; r++)
+    all[r] = ((guint64) parts[2 * r] << 24) + (guint64) parts[2 * r + 1];
+  return TRUE;
+}
+
 static void
-print_run_summary (AiryResult *result, const char *output, guint n_devices_all, double write_s)
+append_list (GString *s, const char *name, const guint64 *v, double scale, const char *format)
+{
+  guint r;
+
+  g_string_append_printf (s, ", \"%s\": [", name);
+  for (r = 0; r < ranks->size; r++)
+    {
+      char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+      g_string_append_printf (s, "%s%s", r ? ", " : "", g_ascii_formatd (buf, sizeof buf, format, v[r] * scale));
+    }
+  g_string_append_c (s, ']');
+}
+
+/* --json: one line on stdout (rank 0) that says what the run used, and
+ * per rank what it moved through the communicator (the reductions, the
+ * broadcasts and agreements: comm_bytes), what it wrote (write_bytes) and
+ * its time in those calls (mpi_s). Collective. */
+static gboolean
+print_run_summary (AiryResult *result, const char *output, guint n_devices_all, double write_s, GError **error)
 {
   g_autofree char *out_json = g_strescape (output, NULL);
+  /* taken before the gathering, which moves bytes too */
+  guint64 mine[3] = { ranks->moved_bytes, written_bytes, (guint64) ranks->comm_us };
+  g_autofree guint64 *all = g_new0 (guint64, 3 * ranks->size);
+  g_autoptr(GString) s = g_string_new (NULL);
+  guint i;
 
-  g_print ("{\"output\": \"%s\", \"planes\": %u, \"height\": %u, \"width\": %u, \"backend\": \"%s\", "
-           "\"ranks\": %u, \"devices\": %u, \"devices_per_rank\": %u, \"threads\": %u, \"seconds\": %.6f, "
-           "\"reduce_s\": %.6f, \"write_s\": %.6f, \"peak_rss_bytes\": %" G_GUINT64_FORMAT "}\n",
-           out_json, result->n_planes, result->stack->height, result->stack->width, result->backend,
-           result->ranks, n_devices_all, result->n_devices, result->threads, result->seconds,
-           result->reduce_s, write_s, peak_rss_bytes ());
+  for (i = 0; i < 3; i++)
+    if (!gather_per_rank (mine[i], all + i * ranks->size, error))
+      return FALSE;
+  if (!is_root ())
+    return TRUE;
+  g_string_printf (s, "{\"output\": \"%s\", \"planes\": %u, \"height\": %u, \"width\": %u, \"backend\": \"%s\", "
+                   "\"ranks\": %u, \"devices\": %u, \"devices_per_rank\": %u, \"threads\": %u, \"seconds\": %.6f, "
+                   "\"reduce_s\": %.6f, \"write_s\": %.6f, \"peak_rss_bytes\": %" G_GUINT64_FORMAT,
+                   out_json, result->n_planes, result->stack->height, result->stack->width, result->backend,
+                   result->ranks, n_devices_all, result->n_devices, result->threads, result->seconds,
+                   result->reduce_s, write_s, peak_rss_bytes ());
+  append_list (s, "comm_bytes", all, 1, "%.0f");
+  append_list (s, "write_bytes", all + ranks->size, 1, "%.0f");
+  append_list (s, "mpi_s", all + 2 * ranks->size, 1e-6, "%.6f");
+  g_print ("%s}\n", s->str);
+  return TRUE;
+}
+
+/* More ranks than planes (a job asking for more tasks than the run
+ * splits into): the last ranks idle; said once, by rank 0 */
+static void
+warn_idle_ranks (AirySystem *system, gboolean chunks_given)
+{
+  guint nz = 0;
+
+  airy_system_get_z (system, &nz);
+  if (ranks->size > nz && !chunks_given && is_root ())
+    g_printerr (_("airy-sim: warning: %u ranks for a run of %u planes: %u rank(s) have no plane to compute; a run "
+                  "splits its z planes over the ranks, so give at most %u (mpirun -np, or the job's --ntasks)\n"),
+                ranks->size, nz, ranks->size - nz, nz);
 }
 
 static gboolean
@@ -447,6 +539,7 @@ cmd_run (int argc, char **argv)
   /* every rank runs this system into these files, split the same way */
   if (ranks->size > 1 && !agree_on_run (system, chunks, output, psf_out, png_out, format_arg, &error))
     return ranks_failed (error);
+  warn_idle_ranks (system, chunks->len > 0);
   options.backend = backend;
   options.devices = devices->len ? (guint *) devices->data : NULL;
   options.n_devices = devices->len;
@@ -498,16 +591,19 @@ cmd_run (int argc, char **argv)
       /* the devices of all ranks (exact in a float) */
       if (!airy_comm_all_reduce (ranks, &n_devices_all, 1, AIRY_COMM_SUM, &error))
         return ranks_failed (error);
-      if (is_root () && json)
-        print_run_summary (result, output, (guint) n_devices_all, write_s);
-      else if (is_root () && !quiet)
+      if (json && !print_run_summary (result, output, (guint) n_devices_all, write_s, &error))
+        return ranks_failed (error);
+      if (is_root () && !quiet && !json)
         g_print (_("wrote %s: %u planes of %u × %u float32 — %.2f s on %u ranks (%s, %u devices in all)\n"),
                  output, result->stack_is_part ? result->n_planes : 1, result->stack->height,
                  result->stack->width, result->seconds, result->ranks, result->backend, (guint) n_devices_all);
       return EXIT_OK;
     }
   if (json)
-    print_run_summary (result, output, result->n_devices, write_s);
+    {
+      if (!print_run_summary (result, output, result->n_devices, write_s, &error))
+        return fail (error);
+    }
   else if (!quiet && result->n_channels > 0 && result->n_channels != airy_system_get_spectrum (system)->n)
     /* a modality's parts: a confocal's excitation, detection and effective
      * PSF, an image scanning array's elements and their sum, STED's

@@ -19,6 +19,7 @@
 
 #include "airy.h"
 #include "airy-atomic-private.h"
+#include "airy-image-file-private.h"
 #include "airy-json-private.h"
 #include "airy-sim-private.h"
 #if AIRY_HAVE_MPI
@@ -189,12 +190,11 @@ stack_suffix (void)
 }
 
 /* index.csv: one row per system, its file and each parameter's value */
-static gboolean
-write_sweep_index (const char *dir, GArray *params, guint total, guint digits, GError **error)
+static char *
+sweep_index_text (GArray *params, guint total, guint digits)
 {
-  g_autofree char *path = g_build_filename (dir, "index.csv", NULL);
   g_autofree guint *index = g_new (guint, params->len);
-  g_autoptr(GString) csv = g_string_new ("index,file");
+  GString *csv = g_string_new ("index,file");
   guint k, i;
 
   for (i = 0; i < params->len; i++)
@@ -221,7 +221,16 @@ write_sweep_index (const char *dir, GArray *params, guint total, guint digits, G
         }
       g_string_append_c (csv, '\n');
     }
-  return airy_atomic_set_contents (path, csv->str, csv->len, error);
+  return g_string_free (csv, FALSE);
+}
+
+static gboolean
+write_sweep_index (const char *dir, GArray *params, guint total, guint digits, GError **error)
+{
+  g_autofree char *path = g_build_filename (dir, "index.csv", NULL);
+  g_autofree char *csv = sweep_index_text (params, total, digits);
+
+  return airy_atomic_set_contents (path, csv, strlen (csv), error);
 }
 
 /* Whether name is one this sweep writes: index.csv, or NNNN.tif (digits
@@ -404,23 +413,255 @@ agree_on_sweep (AirySystem *first, GArray *params, const char *output, const cha
   return ranks_agree_on (b, error);
 }
 
+/* What became of each system of a sweep (one byte per system; the ranks
+ * combine theirs with a MAX reduction) */
+enum { SWEEP_PENDING = 0, SWEEP_SKIPPED = 1, SWEEP_RUN = 2, SWEEP_FAILED = 3 };
+
+static char *
+sweep_output_path (const char *dir, guint k, guint digits)
+{
+  g_autofree char *name = g_strdup_printf ("%0*u%s", (int) digits, k, stack_suffix ());
+
+  return g_build_filename (dir, name, NULL);
+}
+
+/* --resume: whether system k's file in dir is complete. Absent, not a
+ * TIFF, cut short (its planes do not all read) or in another format than
+ * this sweep writes: run it again. A whole file of another system (its
+ * provenance is not this system's): refused, so that one folder never
+ * mixes two sweeps. */
+static gboolean
+sweep_output_complete (const char *path, AirySystem *system, guint k, AiryTiffFormat format, gboolean *complete,
+                       GError **error)
+{
+  g_autofree char *expected = NULL, *found = NULL;
+  g_autoptr(GError) local = NULL;
+  g_autoptr(AiryStack) stack = NULL;
+  AiryTiffFormat want = format == AIRY_TIFF_AUTO ? airy_tiff_format_for_path (path) : format, has;
+
+  *complete = FALSE;
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    return TRUE;
+  if (sweep_format && sweep_format->folder)
+    {
+      /* a store is written whole or not at all (its metadata last, renamed
+       * into place): one that reads, with its system, is complete */
+      g_autoptr(AirySystem) stored = NULL;
+
+      if ((stack = airy_image_read (path, &local)) == NULL)
+        return TRUE;
+      /* its attributes hold the system as JSON (ASCII-escaped): compared
+       * as the system it reads back as */
+      stored = stack->system_json ? airy_system_new_from_data (stack->system_json, -1, NULL, path, NULL) : NULL;
+      found = stored ? airy_system_to_json_full (stored) : g_strdup (stack->system_json);
+      has = want;
+    }
+  else if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE, _("--resume: %s is not a regular file"), path);
+      return FALSE;
+    }
+  else
+    {
+      found = _airy_tiff_read_provenance (path, &has, &local);
+      if (local != NULL)
+        return TRUE;
+      /* a file cut short may have lost the metadata after its pixels: whole
+       * (every plane reads) before it is called another's */
+      stack = airy_tiff_read (path, &local);
+      if (stack == NULL)
+        return TRUE;
+    }
+  expected = airy_system_to_json_full (system);
+  if (found == NULL || strcmp (found, expected) != 0)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   found ? _("--resume: %s holds the result of another system, not of system %u of this sweep "
+                             "(another sweep's folder?): remove it or sweep into another folder")
+                         : _("--resume: %s was not written by Airy's sweep (it carries no system), not system %u "
+                             "of this sweep: remove it or sweep into another folder"),
+                   path, k);
+      return FALSE;
+    }
+  *complete = (has == AIRY_TIFF_OME) == (want == AIRY_TIFF_OME)
+              && (want != AIRY_TIFF_BIGTIFF || has == AIRY_TIFF_BIGTIFF);
+  return TRUE;
+}
+
+/* --resume, on rank 0: index.csv, where there is one, must be this
+ * sweep's; each system's file is checked (sweep_output_complete) and
+ * marked skipped when complete. */
+static gboolean
+check_resume (const char *dir, JsonNode *root, GArray *params, const char *file, guint total, guint digits,
+              AiryTiffFormat format, guint8 *state, GError **error)
+{
+  g_autofree char *csv_path = g_build_filename (dir, "index.csv", NULL);
+  g_autofree char *csv = NULL, *ours = NULL;
+  guint k;
+
+  if (g_file_get_contents (csv_path, &csv, NULL, NULL))
+    {
+      ours = sweep_index_text (params, total, digits);
+      if (strcmp (csv, ours) != 0)
+        {
+          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                       _("--resume: %s lists another sweep's systems than these --set values give: remove it "
+                         "or sweep into another folder"), csv_path);
+          return FALSE;
+        }
+    }
+  for (k = 0; k < total; k++)
+    {
+      g_autoptr(AirySystem) system = NULL;
+      g_autofree char *path = NULL;
+      gboolean complete;
+
+      if (state[k] != SWEEP_PENDING)
+        continue;
+      system = sweep_system (root, params, k, file, error);
+      path = sweep_output_path (dir, k, digits);
+      if (system == NULL || !sweep_output_complete (path, system, k, format, &complete, error))
+        return FALSE;
+      if (complete)
+        state[k] = SWEEP_SKIPPED;
+    }
+  return TRUE;
+}
+
+/* The systems still pending, handed out one at a time from a counter all
+ * ranks share (the next free rank takes the next system: dynamic load
+ * balancing). A failing system stops this rank (state FAILED, error set);
+ * the others go on with theirs. */
+static void
+sweep_run_pending (JsonNode *root, GArray *params, const char *file, const char *dir, guint total, guint digits,
+                   const AiryRunOptions *options, AiryTiffFormat format, gboolean quiet, guint8 *state, guint *mine,
+                   GError **error)
+{
+  g_autoptr(GArray) todo = g_array_new (FALSE, FALSE, sizeof (guint));
+  guint64 i;
+  guint k;
+
+  for (k = 0; k < total; k++)
+    if (state[k] == SWEEP_PENDING)
+      g_array_append_val (todo, k);
+  while (airy_comm_counter_next (ranks, &i, error) && i < todo->len)
+    {
+      g_autoptr(AirySystem) system = NULL;
+      g_autoptr(AiryResult) result = NULL;
+      g_autofree char *path = NULL;
+      AiryTiffWriteOptions wo = { format, NULL, 0 };
+
+      k = g_array_index (todo, guint, i);
+      system = sweep_system (root, params, k, file, error);
+      if (system != NULL)
+        result = airy_run (system, options, NULL, NULL, NULL, error);
+      if (result == NULL)
+        {
+          g_prefix_error (error, _("sweep system %u: "), k);
+          state[k] = SWEEP_FAILED;
+          return;
+        }
+      path = sweep_output_path (dir, k, digits);
+      if (!airy_image_write_full (path, result->stack, &wo, error))
+        {
+          state[k] = SWEEP_FAILED;
+          return;
+        }
+      state[k] = SWEEP_RUN;
+      (*mine)++;
+      if (!quiet && is_root () && isatty (STDERR_FILENO))
+        {
+          fputc ('\r', stderr);
+          fprintf (stderr, _("system %u of %u"), k + 1, total);
+        }
+    }
+}
+
+/* The line a sweep ends with: what it wrote, and what --resume kept */
+static void
+print_sweep_done (const char *dir, const guint8 *state, guint total, const float *done_by, double seconds)
+{
+  g_autoptr(GString) per = g_string_new (NULL);
+  guint r, k, run = 0, skipped = 0;
+
+  for (r = 0; r < ranks->size; r++)
+    g_string_append_printf (per, "%s%u", r ? ", " : "", (guint) done_by[r]);
+  for (k = 0; k < total; k++)
+    {
+      run += state[k] == SWEEP_RUN;
+      skipped += state[k] == SWEEP_SKIPPED;
+    }
+  if (isatty (STDERR_FILENO))
+    fprintf (stderr, "\n");
+  if (skipped == 0 && run == total)
+    g_print (_("wrote %u systems and index.csv to %s in %.2f s on %u rank(s) (systems per rank: %s)\n"),
+             total, dir, seconds, ranks->size, per->str);
+  else
+    g_print (_("wrote %u of %u systems and index.csv to %s in %.2f s on %u rank(s) (systems per rank: %s); "
+               "%u complete from before, kept\n"),
+             run, total, dir, seconds, ranks->size, per->str, skipped);
+}
+
+/* --json: one line on stdout (rank 0): the systems skipped (complete
+ * from before, --resume), run, failed and not reached */
+static void
+print_sweep_summary (const char *dir, const guint8 *state, guint total, const float *done_by, double seconds)
+{
+  static const char *const names[] = { "not_run", "skipped", "run", "failed" };
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  g_autoptr(JsonGenerator) gen = json_generator_new ();
+  g_autoptr(JsonNode) node = NULL;
+  g_autofree char *text = NULL;
+  guint s, k, r;
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "output");
+  json_builder_add_string_value (b, dir);
+  json_builder_set_member_name (b, "systems");
+  json_builder_add_int_value (b, total);
+  for (s = 0; s < G_N_ELEMENTS (names); s++)
+    {
+      json_builder_set_member_name (b, names[s]);
+      json_builder_begin_array (b);
+      for (k = 0; k < total; k++)
+        if ((state[k] == SWEEP_PENDING ? 0 : state[k]) == s)
+          json_builder_add_int_value (b, k);
+      json_builder_end_array (b);
+    }
+  json_builder_set_member_name (b, "ranks");
+  json_builder_add_int_value (b, ranks->size);
+  json_builder_set_member_name (b, "systems_per_rank");
+  json_builder_begin_array (b);
+  for (r = 0; r < ranks->size; r++)
+    json_builder_add_int_value (b, (gint64) done_by[r]);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "seconds");
+  json_builder_add_double_value (b, seconds);
+  json_builder_end_object (b);
+  node = json_builder_get_root (b);
+  json_generator_set_root (gen, node);
+  text = json_generator_to_data (gen, NULL);
+  g_print ("%s\n", text);
+}
+
 /* Every combination of the --set values as its own system, each in one
- * process, handed out one at a time from a counter all ranks share (the
- * next free rank takes the next system: dynamic load balancing); DIR gets
+ * process, handed out over the ranks (sweep_run_pending); DIR gets
  * NNNN.tif per system and index.csv. Without MPI the same, in one
  * process. DIR is made when missing (with its parents). Files of those
  * names already there (an earlier sweep's) are replaced, each only once
  * its new file is complete; an input of the system of such a name stops
  * the sweep before anything is written; other files stay, and those named
- * like an earlier, larger sweep's are reported. */
+ * like an earlier, larger sweep's are reported. --resume keeps the files
+ * that are complete and this sweep's (check_resume); --index K runs
+ * system K alone (a job array's task). */
 int
 cmd_sweep (int argc, char **argv)
 {
   int status;
-  g_autofree char *output = NULL, *backend = NULL, *format_arg = NULL;
+  g_autofree char *output = NULL, *backend = NULL, *format_arg = NULL, *index_arg = NULL;
   g_auto(GStrv) sets = NULL;
   int threads = 0;
-  gboolean quiet = FALSE;
+  gboolean quiet = FALSE, resume = FALSE, json = FALSE;
   const SimOption options_table[] = {
     { "set", 0, SIM_OPTION_STRINGS, &sets },
     { "output", 'o', SIM_OPTION_STRING, &output },
@@ -428,15 +669,20 @@ cmd_sweep (int argc, char **argv)
     { "threads", 0, SIM_OPTION_INT, &threads },
     { "format", 0, SIM_OPTION_STRING, &format_arg },
     { "quiet", 'q', SIM_OPTION_FLAG, &quiet },
+    { "resume", 0, SIM_OPTION_FLAG, &resume },
+    { "index", 0, SIM_OPTION_STRING, &index_arg },
+    { "json", 0, SIM_OPTION_FLAG, &json },
     { NULL }
   };
   g_autoptr(GError) error = NULL;
   g_autoptr(GArray) params = g_array_new (FALSE, TRUE, sizeof (SweepParam));
   g_autoptr(JsonParser) parser = NULL;
-  g_autofree float *done_by = NULL;
+  g_autofree float *states = NULL;
+  float *done_by;
+  g_autofree guint8 *state = NULL;
   AiryTiffFormat tiff_format = AIRY_TIFF_AUTO;
   AiryRunOptions options = { 0 };
-  guint64 total = 1, k;
+  guint64 total = 1, k, only = G_MAXUINT64;
   guint i, digits, mine = 0;
   gint64 t0 = g_get_monotonic_time ();
 
@@ -456,6 +702,9 @@ cmd_sweep (int argc, char **argv)
     sweep_format = airy_image_format_lookup ("OME-Zarr");
   else if (format_arg && !parse_tiff_format (format_arg, &tiff_format))
     return usage_error ("--format: must be one of imagej, ome, bigtiff, ome-zarr, got \"%s\"", format_arg);
+  if (index_arg && !g_ascii_string_to_unsigned (index_arg, 10, 0, 999999, &only, NULL))
+    return usage_error (_("--index: must be the number of one system of the sweep (0, 1, …), got \"%s\""),
+                        index_arg);
   for (i = 0; sets[i]; i++)
     {
       SweepParam p;
@@ -473,6 +722,13 @@ cmd_sweep (int argc, char **argv)
                        _("--set: at most 1000000 combinations in all, these give more"));
           return ranks_fail (error);
         }
+    }
+  if (index_arg && only >= total)
+    {
+      g_set_error (&error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("--index: must be in [0, %u] (this sweep has %u systems), got %s"), (guint) total - 1,
+                   (guint) total, index_arg);
+      return ranks_fail (error);
     }
   if (!check_environment (&error) || (parser = _airy_json_parse_file (argv[1], &error)) == NULL
       || !check_sweep_paths (json_parser_get_root (parser), params, argv[1], &error)
@@ -502,49 +758,54 @@ cmd_sweep (int argc, char **argv)
     if (ranks->size > 1 && !agree_on_sweep (first, params, output, format_arg, &error))
       return ranks_failed (error);
   }
+  /* --index K: the others are not this launch's */
+  state = g_new0 (guint8, total);
+  for (k = 0; index_arg && k < total; k++)
+    state[k] = k == only ? SWEEP_PENDING : SWEEP_SKIPPED;
   /* the folder: made by rank 0 alone; the others write into it only after
-   * the agreement below */
-  if (is_root () && !make_sweep_folder (output, &error))
+   * the agreement below; --resume's checks are rank 0's too */
+  if (is_root () && (!make_sweep_folder (output, &error)
+                     || (resume && !check_resume (output, json_parser_get_root (parser), params, argv[1],
+                                                  (guint) total, digits, tiff_format, state, &error))))
     return ranks_fail (error);
   /* a rank that failed above meets the others here, before the counter */
   if (ranks->size > 1 && !airy_comm_agree (ranks, &error))
     return ranks_failed (error);
-  if (!airy_comm_counter_reset (ranks, &error))
+  if (!airy_comm_broadcast (ranks, state, total, 0, &error) || !airy_comm_counter_reset (ranks, &error))
     return ranks_failed (error);
 
   options.backend = backend;
   options.threads = (guint) threads;
-  while (TRUE)
-    {
-      g_autoptr(AirySystem) system = NULL;
-      g_autoptr(AiryResult) result = NULL;
-      g_autofree char *name = NULL, *path = NULL;
-      AiryTiffWriteOptions wo = { tiff_format, NULL, 0 };
-
-      if (!airy_comm_counter_next (ranks, &k, &error) || k >= total)
-        break;
-      system = sweep_system (json_parser_get_root (parser), params, (guint) k, argv[1], &error);
-      if (system == NULL)
-        break;
-      result = airy_run (system, &options, NULL, NULL, NULL, &error);
-      if (result == NULL)
-        {
-          g_prefix_error (&error, _("sweep system %u: "), (guint) k);
-          break;
-        }
-      name = g_strdup_printf ("%0*u%s", (int) digits, (guint) k, stack_suffix ());
-      path = g_build_filename (output, name, NULL);
-      if (!airy_image_write_full (path, result->stack, &wo, &error))
-        break;
-      mine++;
-      if (!quiet && is_root () && isatty (STDERR_FILENO))
-        {
-          fputc ('\r', stderr);
-          fprintf (stderr, _("system %u of %u"), (guint) k + 1, (guint) total);
-        }
-    }
+  sweep_run_pending (json_parser_get_root (parser), params, argv[1], output, (guint) total, digits, &options,
+                     tiff_format, quiet, state, &mine, &error);
+  /* what became of each system, as all ranks saw it; --index leaves the
+   * others as not run */
+  for (k = 0; index_arg && k < total; k++)
+    if (k != only)
+      state[k] = SWEEP_PENDING;
+  states = g_new (float, total + ranks->size);
+  for (k = 0; k < total; k++)
+    states[k] = state[k];
+  done_by = states + total;
+  memset (done_by, 0, ranks->size * sizeof (float));
+  done_by[ranks->rank] = mine;
   /* a failed rank stops taking systems; the others finish theirs and
    * every rank reports the lowest failing rank's message */
+  if (ranks->size > 1)
+    {
+      g_autoptr(GError) reduced = NULL;
+      g_autofree float *sum = g_memdup2 (done_by, ranks->size * sizeof (float));
+
+      /* the states by MAX, the systems per rank by SUM */
+      if (!airy_comm_all_reduce (ranks, states, total, AIRY_COMM_MAX, &reduced)
+          || !airy_comm_all_reduce (ranks, sum, ranks->size, AIRY_COMM_SUM, &reduced))
+        return ranks_failed (reduced);
+      memcpy (done_by, sum, ranks->size * sizeof (float));
+      for (k = 0; k < total; k++)
+        state[k] = (guint8) states[k];
+    }
+  if (json && is_root ())
+    print_sweep_summary (output, state, (guint) total, done_by, (g_get_monotonic_time () - t0) / 1e6);
   if (error != NULL || ranks->size > 1)
     {
       if (ranks->size > 1 && !airy_comm_agree (ranks, &error))
@@ -552,10 +813,6 @@ cmd_sweep (int argc, char **argv)
       if (error != NULL)
         return fail (error);
     }
-  done_by = g_new0 (float, ranks->size);
-  done_by[ranks->rank] = mine;
-  if (!airy_comm_all_reduce (ranks, done_by, ranks->size, AIRY_COMM_SUM, &error))
-    return ranks_failed (error);
   if (is_root () && !write_sweep_index (output, params, (guint) total, digits, &error))
     return fail (error);
   if (is_root ())
@@ -567,16 +824,7 @@ cmd_sweep (int argc, char **argv)
                       "write (an earlier sweep's?); index.csv lists this sweep's %u\n"), output, stale,
                     (guint) total);
     }
-  if (!quiet && is_root ())
-    {
-      g_autoptr(GString) per = g_string_new (NULL);
-
-      for (i = 0; i < ranks->size; i++)
-        g_string_append_printf (per, "%s%u", i ? ", " : "", (guint) done_by[i]);
-      if (isatty (STDERR_FILENO))
-        fprintf (stderr, "\n");
-      g_print (_("wrote %u systems and index.csv to %s in %.2f s on %u rank(s) (systems per rank: %s)\n"),
-               (guint) total, output, (g_get_monotonic_time () - t0) / 1e6, ranks->size, per->str);
-    }
+  if (!quiet && !json && is_root ())
+    print_sweep_done (output, state, (guint) total, done_by, (g_get_monotonic_time () - t0) / 1e6);
   return EXIT_OK;
 }

@@ -65,7 +65,11 @@ print_help_ranks (void)
              "                            DIR/NNNN.tif and DIR/index.csv naming each value\n"
              "  mpirun -np N airy-sim run|sweep …   the same over N ranks: a run splits its z planes\n"
              "                            (--chunks A,B,…: planes per rank), a sweep hands out systems\n"
-             "  --json                    run: print a JSON summary (ranks, devices, times)\n"));
+             "  --resume                  sweep: keep the files in DIR/ that are this sweep's and\n"
+             "                            complete (checked), run the rest\n"
+             "  --index K                 sweep: system K alone (a job array's task)\n"
+             "  --json                    run: print a JSON summary (ranks, devices, times);\n"
+             "                            sweep: the systems skipped, run and failed\n"));
 }
 
 void

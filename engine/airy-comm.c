@@ -78,6 +78,15 @@ airy_comm_free (AiryComm *comm)
     comm->ops->free (comm);
 }
 
+/* a call through the communicator: its payload and its time */
+static gboolean
+accounted (AiryComm *comm, guint64 bytes, gint64 t0, gboolean ok)
+{
+  comm->moved_bytes += bytes;
+  comm->comm_us += g_get_monotonic_time () - t0;
+  return ok;
+}
+
 gboolean
 airy_comm_all_reduce (AiryComm   *comm,
                       float      *buf,
@@ -85,12 +94,14 @@ airy_comm_all_reduce (AiryComm   *comm,
                       AiryCommOp  op,
                       GError    **error)
 {
+  gint64 t0 = g_get_monotonic_time ();
+
   g_return_val_if_fail (comm != NULL, FALSE);
   g_return_val_if_fail (buf != NULL || count == 0, FALSE);
 
   if (comm->size == 1 || count == 0)
     return TRUE;
-  return comm->ops->all_reduce (comm, buf, count, op, error);
+  return accounted (comm, count * sizeof (float), t0, comm->ops->all_reduce (comm, buf, count, op, error));
 }
 
 gboolean
@@ -100,20 +111,24 @@ airy_comm_broadcast (AiryComm *comm,
                      guint     root,
                      GError  **error)
 {
+  gint64 t0 = g_get_monotonic_time ();
+
   g_return_val_if_fail (comm != NULL && root < comm->size, FALSE);
 
   if (comm->size == 1 || n_bytes == 0)
     return TRUE;
-  return comm->ops->broadcast (comm, buf, n_bytes, root, error);
+  return accounted (comm, n_bytes, t0, comm->ops->broadcast (comm, buf, n_bytes, root, error));
 }
 
 gboolean
 airy_comm_barrier (AiryComm *comm,
                    GError  **error)
 {
+  gint64 t0 = g_get_monotonic_time ();
+
   g_return_val_if_fail (comm != NULL, FALSE);
 
-  return comm->size == 1 || comm->ops->barrier (comm, error);
+  return comm->size == 1 || accounted (comm, 0, t0, comm->ops->barrier (comm, error));
 }
 
 static gboolean
@@ -140,11 +155,15 @@ airy_comm_counter_next (AiryComm *comm,
                         guint64  *value,
                         GError  **error)
 {
+  gint64 t0 = g_get_monotonic_time ();
+
   g_return_val_if_fail (comm != NULL && value != NULL, FALSE);
 
   if (comm->ops->counter_next == NULL)
     return no_counter (comm, error);
-  return comm->ops->counter_next (comm, value, error);
+  if (comm->size == 1)
+    return comm->ops->counter_next (comm, value, error);
+  return accounted (comm, sizeof *value, t0, comm->ops->counter_next (comm, value, error));
 }
 
 void
@@ -156,11 +175,10 @@ airy_comm_abort (AiryComm *comm,
   comm->ops->abort (comm, status);
 }
 
-gboolean
-airy_comm_agree (AiryComm *comm,
-                 GError  **error)
+static gboolean
+agree_ranks (AiryComm *comm, GError **error)
 {
-  GError *mine;
+  GError *mine = *error;
   /* ranks are exact in a float below 2^24; [1]: 0 when every rank found
    * bad input, −1 when one did not (the minimum) */
   float lowest[2];
@@ -169,13 +187,6 @@ airy_comm_agree (AiryComm *comm,
   GError *transport = NULL;
   guint root;
 
-  g_return_val_if_fail (comm != NULL && error != NULL, FALSE);
-
-  mine = *error;
-  /* one process: nothing to agree (and the shared self communicator is
-   * left alone, for threads) */
-  if (comm->size == 1)
-    return mine == NULL;
   comm->agreed = comm->agreed_bad_input = FALSE;
 
   lowest[0] = mine ? (float) comm->rank : (float) comm->size;
@@ -200,6 +211,7 @@ airy_comm_agree (AiryComm *comm,
     message = g_malloc0 (head[2]);
   if (!comm->ops->broadcast (comm, message, head[2], root, &transport))
     goto broken;
+  comm->moved_bytes += sizeof head + head[2];
   message[head[2] - 1] = '\0';
 
   g_clear_error (error);
@@ -216,6 +228,22 @@ broken:
   else
     g_clear_error (&transport);
   return FALSE;
+}
+
+gboolean
+airy_comm_agree (AiryComm *comm,
+                 GError  **error)
+{
+  gint64 t0;
+
+  g_return_val_if_fail (comm != NULL && error != NULL, FALSE);
+
+  /* one process: nothing to agree (and the shared self communicator is
+   * left alone, for threads) */
+  if (comm->size == 1)
+    return *error == NULL;
+  t0 = g_get_monotonic_time ();
+  return accounted (comm, 2 * sizeof (float), t0, agree_ranks (comm, error));
 }
 
 void

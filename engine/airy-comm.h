@@ -67,6 +67,11 @@ struct _AiryComm
    * bad input (airy_error_is_bad_input) */
   gboolean           agreed;
   gboolean           agreed_bad_input;
+  /* what this rank moved through the communicator so far: the payload of
+   * its reductions, broadcasts and agreements (bytes), and the time in
+   * those calls (µs; a rank that waits for the others waits there) */
+  guint64            moved_bytes;
+  gint64             comm_us;
 };
 
 /* The trivial communicator of one process (rank 0 of 1); not to be freed. */

@@ -2,6 +2,7 @@
 
 #include "config.h"
 
+#include <unistd.h>
 #include <glib/gstdio.h>
 
 #include "airy-fft-private.h"
@@ -122,7 +123,8 @@ _airy_fft_save_wisdom (void)
   if (wisdom_dirty)
     {
       dir = g_path_get_dirname (_airy_fft_wisdom_path ());
-      tmp = g_strconcat (_airy_fft_wisdom_path (), ".tmp", NULL);
+      /* one temporary per process: the ranks of a run may save at once */
+      tmp = g_strdup_printf ("%s.%d.tmp", _airy_fft_wisdom_path (), (int) getpid ());
       if (g_mkdir_with_parents (dir, 0755) == 0
           && fftwf_export_wisdom_to_filename (tmp))
         g_rename (tmp, _airy_fft_wisdom_path ());
@@ -154,6 +156,31 @@ _airy_fft_shutdown (void)
   g_mutex_unlock (&plan_lock);
 }
 
+/* The plan of key on scratch arrays; flags for the complex transforms,
+ * real_flags for the real ones (always aligned) */
+static fftwf_plan
+plan_for (const PlanKey *key, unsigned flags, unsigned real_flags, fftwf_complex *c, fftwf_complex *c2, float *r)
+{
+  int len = (int) key->width;
+
+  switch (key->kind)
+    {
+    case 0:
+      return fftwf_plan_dft_2d ((int) key->height, (int) key->width, c, c, key->sign, flags);
+    case 1:
+      return fftwf_plan_dft_r2c_2d ((int) key->height, (int) key->width, r, c, real_flags);
+    case 2:
+      return fftwf_plan_dft_c2r_2d ((int) key->height, (int) key->width, c, r, real_flags);
+    case 3:
+      return fftwf_plan_many_dft (1, &len, (int) key->height, c, NULL, (int) key->stride, (int) key->dist,
+                                  c2, NULL, (int) key->stride, (int) key->dist, key->sign, flags);
+    case 4:
+      return fftwf_plan_dft_r2c_1d (len, r, c, real_flags);
+    default:
+      return fftwf_plan_dft_c2r_1d (len, c, r, real_flags);
+    }
+}
+
 static fftwf_plan
 plan_get_full (PlanKey key)
 {
@@ -174,23 +201,17 @@ plan_get_full (PlanKey key)
                                               : kind >= 4 ? width / 2 + 1 : (gsize) height * (width / 2 + 1));
       fftwf_complex *c2 = kind == 3 && !key.in_place ? fftwf_alloc_complex (span) : c;
       float *r = kind == 0 || kind == 3 ? NULL : fftwf_alloc_real (kind >= 4 ? width : n);
-      int len = (int) width;
       unsigned flags = planner_flags () | (key.unaligned ? FFTW_UNALIGNED : 0);
 
       fftwf_plan_with_nthreads ((int) key.threads);
-      if (kind == 0)
-        plan = fftwf_plan_dft_2d ((int) height, (int) width, c, c, key.sign, flags);
-      else if (kind == 1)
-        plan = fftwf_plan_dft_r2c_2d ((int) height, (int) width, r, c, planner_flags ());
-      else if (kind == 2)
-        plan = fftwf_plan_dft_c2r_2d ((int) height, (int) width, c, r, planner_flags ());
-      else if (kind == 3)
-        plan = fftwf_plan_many_dft (1, &len, (int) key.height, c, NULL, (int) key.stride, (int) key.dist,
-                                    c2, NULL, (int) key.stride, (int) key.dist, key.sign, flags);
-      else if (kind == 4)
-        plan = fftwf_plan_dft_r2c_1d (len, r, c, planner_flags ());
-      else
-        plan = fftwf_plan_dft_c2r_1d (len, c, r, planner_flags ());
+      /* from the wisdom alone where it has this transform: then nothing
+       * new is learnt, and no run has to save the wisdom again */
+      plan = plan_for (&key, flags | FFTW_WISDOM_ONLY, planner_flags () | FFTW_WISDOM_ONLY, c, c2, r);
+      if (plan == NULL)
+        {
+          plan = plan_for (&key, flags, planner_flags (), c, c2, r);
+          wisdom_dirty = TRUE;
+        }
       if (c2 != c)
         fftwf_free (c2);
       fftwf_free (c);
@@ -198,7 +219,6 @@ plan_get_full (PlanKey key)
       if (plan == NULL)
         g_error ("FFTW could not plan a %u × %u transform (kind %d)", height, width, kind);
       g_hash_table_insert (plans, g_memdup2 (&key, sizeof key), plan);
-      wisdom_dirty = TRUE;
     }
   g_mutex_unlock (&plan_lock);
   return plan;

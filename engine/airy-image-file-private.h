@@ -54,4 +54,12 @@ gboolean _airy_tiff_read_rows  (const char        *path,
                                 const AiryRowSink *sink,
                                 GError           **error);
 
+/* The system's JSON (airy_system_to_json_full) that a TIFF written by
+ * Airy carries (ImageJ info or OME-XML), or NULL: not a TIFF libtiff
+ * opens (error set), or one that carries none (error untouched); and the
+ * file's format (AIRY_TIFF_IMAGEJ, _OME, or _BIGTIFF: ImageJ's in BigTIFF). */
+char    *_airy_tiff_read_provenance (const char      *path,
+                                     AiryTiffFormat  *format,
+                                     GError         **error);
+
 G_END_DECLS

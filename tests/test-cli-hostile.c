@@ -1018,6 +1018,64 @@ test_ranks_differ_sample (void)
   g_rmdir (d2);
 }
 
+/* A sample file of more than 64 MiB: the ranks agree on a sample of its
+ * bytes (its size, first and last MiB, 4 KiB of every MiB), not on the
+ * whole file that no rank of the run reads whole. A byte changed in a
+ * sampled block is found; one between the blocks is left to the run. */
+static void
+write_big (const char *path, guint64 at)
+{
+  int fd = g_open (path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  char one = 1;
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (ftruncate (fd, (off_t) (65 << 20) + 123), ==, 0);
+  if (at > 0)
+    g_assert_cmpint (pwrite (fd, &one, 1, (off_t) at), ==, 1);
+  g_assert_cmpint (close (fd), ==, 0);
+}
+
+static void
+test_ranks_big_sample (void)
+{
+  g_autofree char *d1 = in_tmp ("big1"), *d2 = in_tmp ("big2");
+  g_autofree char *json = test_microscope_json ("{\"file\": \"big.tif\"}", "\"reduce\": \"sum\"", 16, 3);
+  g_autofree char *s1 = g_build_filename (d1, "s.json", NULL), *s2 = g_build_filename (d2, "s.json", NULL);
+  g_autofree char *t1 = g_build_filename (d1, "big.tif", NULL), *t2 = g_build_filename (d2, "big.tif", NULL);
+  g_autofree char *out = in_tmp ("big-ranks.tif");
+  g_autofree char *a = g_strdup_printf ("run %s -o %s -q", s1, out), *b = g_strdup_printf ("run %s -o %s -q", s2, out);
+  g_autofree char *line = g_strdup_printf ("airy-sim: rank 1 of 2: the system differs from rank 0's (sample.file (%s): "
+                                           "other contents here (", t2);
+  g_auto(Run) r = { 0 };
+  g_auto(Run) q = { 0 };
+
+  if (skip_without_mpi ())
+    return;
+  g_mkdir (d1, 0755);
+  g_mkdir (d2, 0755);
+  g_assert_true (g_file_set_contents (s1, json, -1, NULL));
+  g_assert_true (g_file_set_contents (s2, json, -1, NULL));
+  write_big (t1, 0);
+  /* 40 MiB + 8 KiB: between the sampled blocks; the ranks agree and the
+   * run finds the file is no TIFF */
+  write_big (t2, (G_GUINT64_CONSTANT (40) << 20) + 8192);
+  mpmd (&r, "1", a, b);
+  g_assert_cmpint (r.status, !=, 0);
+  g_assert_null (strstr (r.err, "other contents"));
+  /* 40 MiB + 100: in the block sampled at 40 MiB */
+  write_big (t2, (G_GUINT64_CONSTANT (40) << 20) + 100);
+  mpmd (&q, "1", a, b);
+  g_assert_cmpint (q.status, ==, 2);
+  g_assert_nonnull (strstr (q.err, line));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_unlink (t1);
+  g_unlink (t2);
+  g_unlink (s1);
+  g_unlink (s2);
+  g_rmdir (d1);
+  g_rmdir (d2);
+}
+
 /* sweep and bench agree too */
 static void
 test_ranks_differ_sweep_bench (void)
@@ -1209,6 +1267,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hostile/budget-messages", test_budget_messages);
   g_test_add_func ("/hostile/ranks/differ", test_ranks_differ);
   g_test_add_func ("/hostile/ranks/differ-sample", test_ranks_differ_sample);
+  g_test_add_func ("/hostile/ranks/big-sample", test_ranks_big_sample);
   g_test_add_func ("/hostile/ranks/differ-sweep-bench", test_ranks_differ_sweep_bench);
   g_test_add_func ("/hostile/ranks/killed-sweep", test_killed_sweep_rank);
   g_test_add_func ("/hostile/ranks/killed-cleanup", test_killed_rank_cleanup);

@@ -229,7 +229,8 @@ check_signal (int sig, const char *output)
   write_system ("start.json", 0.0, 0.15, NULL);
   g_unlink (log_path);
   g_unlink (out_path);
-  g_assert_true (g_spawn_async (tmpdir, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDERR_TO_DEV_NULL,
+  g_assert_true (g_spawn_async (tmpdir, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL
+                                | G_SPAWN_STDERR_TO_DEV_NULL,
                                 NULL, NULL, &pid, &error));
   g_assert_no_error (error);
   for (i = 0; i < 6000; i++)

@@ -377,6 +377,23 @@ test_mpi_stack (void)
   /* rank 0 alone says so */
   g_assert_null (strstr (strstr (b.out, "\"ranks\"") + 1, "\"ranks\""));
   assert_same_bytes (one, two);
+  /* per rank: what it wrote (rank 1 its 64 planes of 32² float32, rank 0
+   * the rest of the file), the same bytes moved through the communicator
+   * on both (every call is collective), and a time in those calls */
+  {
+    g_autoptr(GBytes) file = file_bytes (two);
+    g_autofree char *writes = g_strdup_printf ("\"write_bytes\": [%" G_GSIZE_FORMAT ", 262144]",
+                                               g_bytes_get_size (file) - 262144);
+    guint64 m0 = 0, m1 = 0;
+    const char *p = strstr (b.out, "\"comm_bytes\": [");
+
+    g_assert_nonnull (strstr (b.out, writes));
+    g_assert_nonnull (p);
+    g_assert_cmpint (sscanf (p, "\"comm_bytes\": [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]", &m0, &m1), ==, 2);
+    g_assert_cmpuint (m0, >, 0);
+    g_assert_cmpuint (m0, ==, m1);
+    g_assert_nonnull (strstr (b.out, "\"mpi_s\": ["));
+  }
   sim (3, &c, "run", sys, "-o", three, "--png", png3, "--threads", "1", "-q", NULL);
   g_assert_cmpint (c.status, ==, 0);
   assert_same_bytes (one, three);
@@ -451,6 +468,10 @@ test_mpi_no_planes (void)
   sim (0, &c, "run", sys2, "-o", one2, "--threads", "1", "-q", NULL);
   sim (3, &d, "run", sys2, "-o", few, "--threads", "1", "-q", NULL);
   g_assert_cmpint (d.status, ==, 0);
+  /* and is told so, once */
+  g_assert_cmpuint (count_of (d.err, "airy-sim: warning: 3 ranks for a run of 2 planes: 1 rank(s) have no plane to "
+                                     "compute; a run splits its z planes over the ranks, so give at most 2 (mpirun "
+                                     "-np, or the job's --ntasks)\n"), ==, 1);
   assert_same_bytes (one2, few);
   /* planes per rank must add up, and one per rank */
   sim (3, &e, "run", sys, "-o", given, "--threads", "1", "-q", "--chunks", "1,2", NULL);

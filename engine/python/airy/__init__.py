@@ -4,10 +4,11 @@
     system = airy.System.preset("seed-widefield")
     result = system.run(threads=2)
     psf = result.intensity          # numpy float32 (z, y, x), no copy
+    fitted, report = airy.fit(counts, system, zernike=15)   # the PSF fit
 
 Runs release the GIL; Ctrl-C cancels a run; the engine's errors are
 exceptions carrying its message (ValueError, TypeError, FileNotFoundError,
-MemoryError).
+MemoryError), in the locale's language (LANGUAGE, LANG).
 """
 
 import json as _json
@@ -19,7 +20,29 @@ from . import _airy
 
 __version__ = _airy.version
 
-__all__ = ["System", "Result", "read", "backends", "presets", "grad", "optimize", "OpticalSystem",
+
+def _locale_dir():
+    """Where the engine's translations are: AIRY_LOCALEDIR, the package's
+    locale/ (a wheel's), the Meson build tree's po/ when the package is
+    imported from a build folder, else the install's locale folder."""
+    import sys
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    build = _os.path.normpath(_os.path.join(here, "..", "..", ".."))
+    candidates = [_os.environ.get("AIRY_LOCALEDIR") or None, _os.path.join(here, "locale")]
+    if _os.path.isdir(_os.path.join(build, "meson-private")):
+        candidates.append(_os.path.join(build, "po"))
+    candidates += [_airy.localedir, _os.path.join(sys.prefix, "share", "locale")]
+    for d in candidates:
+        if d and _os.path.isdir(d) and any(
+                _os.path.isfile(_os.path.join(d, lang, "LC_MESSAGES", _airy.gettext_domain + ".mo"))
+                for lang in _os.listdir(d)):
+            return d
+    return _airy.localedir
+
+
+_airy.bind_locale(_locale_dir())
+
+__all__ = ["System", "Result", "read", "backends", "presets", "grad", "optimize", "fit", "OpticalSystem",
            "ObjectivePointSource", "PhaseMask", "FFLens", "Propagate",
            "CircularPupil", "BasicSensor", "Element", "__version__"]
 
@@ -113,8 +136,13 @@ class System:
     def __repr__(self):
         return self.to_json()
 
-    def run(self, z=None, backend="auto", threads=0, progress=None, channels=False):
-        """Runs the system (at the planes z, µm, when given) and returns a Result."""
+    def run(self, z=None, backend="auto", devices=None, threads=0, progress=None, channels=False):
+        """Runs the system (at the planes z, µm, when given) and returns a Result.
+
+        backend: "auto", "cpu", "cuda" (airy.backends() lists them); devices:
+        None (the backend's default), a count n (devices 0 … n − 1) or a list
+        of device indices; threads: host threads, 0 for all cores. A value
+        out of its range is a ValueError that names it and the range."""
         if not isinstance(backend, str):
             raise TypeError("backend: must be a str, got %s" % type(backend).__name__)
         if isinstance(threads, bool) or not isinstance(threads, int):
@@ -128,7 +156,7 @@ class System:
             if not _np.issubdtype(zz.dtype, _np.number):
                 raise TypeError("z: must hold numbers (µm), got dtype %s" % zz.dtype)
             native = native.with_z([float(v) for v in zz])
-        stack, chans, warnings = native.run(backend=backend, threads=threads,
+        stack, chans, warnings = native.run(backend=backend, threads=threads, devices=devices,
                                             progress=progress, channels=bool(channels))
         return Result(stack, chans, warnings)
 
@@ -201,6 +229,85 @@ def optimize(system, loss, vary, optimizer="lbfgs", steps=50, lr=0.01, bounds=No
                                   optimizer, steps, float(lr), bounds, int(threads),
                                   _os.fspath(pixel_dir))
     return System.from_json(best, system._native.base_dir()), _json.loads(report)
+
+
+def _fit_stack(stack, spacing):
+    """The bead stack for _airy.fit: a path, or a float32 (z, y, x) array
+    with its voxel size (dz, dy, dx; 0: the system's) and bit depth."""
+    if isinstance(stack, (str, bytes, _os.PathLike)):
+        return stack, 0.0, 0.0, 0.0, 0
+    if isinstance(stack, Result):
+        if spacing is None:
+            spacing = stack.spacing
+        stack = stack.intensity
+    a = _np.asarray(stack)
+    if a.dtype == object or not (_np.issubdtype(a.dtype, _np.integer)
+                                 or _np.issubdtype(a.dtype, _np.floating)):
+        raise TypeError("stack: must be a path or a numeric array, got dtype %s" % a.dtype)
+    if a.ndim == 2:
+        a = a[None]
+    if a.ndim != 3:
+        raise ValueError("stack: must be 2-D (y, x) or 3-D (z, y, x), got shape %s" % (a.shape,))
+    # integer counts (8, 16 bit) are fitted as photons (Poisson), as a TIFF's are
+    bits = 8 if a.dtype.itemsize == 1 and _np.issubdtype(a.dtype, _np.integer) else \
+        16 if _np.issubdtype(a.dtype, _np.integer) else 32
+    if spacing is None:
+        dz = dy = dx = 0.0
+    elif isinstance(spacing, (int, float)) and not isinstance(spacing, bool):
+        dz, dy, dx = 0.0, float(spacing), float(spacing)
+    else:
+        try:
+            dz, dy, dx = (float(v) for v in spacing)
+        except (TypeError, ValueError):
+            raise TypeError("spacing: must be None, a pixel size or (dz, dy, dx) in µm, got %r"
+                            % (spacing,)) from None
+    for name, v in (("dz", dz), ("dy", dy), ("dx", dx)):
+        if not (_np.isfinite(v) and v >= 0):
+            raise ValueError("spacing: %s must be a number ≥ 0 (µm; 0: the system's), got %r" % (name, v))
+    return _np.ascontiguousarray(a, dtype=_np.float32), dx, dy, dz, bits
+
+
+def fit(stack, system, zernike=14, spacing=None, crop=0, crop_at=None, objective="auto",
+        gain=None, offset=None, restarts=0, max_iterations=0, seed=0, threads=0,
+        backend="auto", device=0, progress=None):
+    """Fits a measured bead stack with the system's PSF, as airy-sim fit does.
+
+    stack is a TIFF (any format Airy reads) path, an airy.Result or a numpy
+    array (z, y, x) or (y, x): integer arrays are counts (Poisson, photons =
+    (ADU − offset)/gain), float arrays least squares unless objective says
+    otherwise; spacing (dz, dy, dx) µm, or one pixel size, for an array
+    (None: the system's, with a warning). The fitted terms are ANSI 3 …
+    zernike without 4, in waves. progress(start, iteration, loss) is called
+    from the calling thread; Ctrl-C cancels. Returns (System, report): the
+    system with the fitted phase mask, and airy-sim fit's --report as a dict
+    with "model" and "residual" (float32 arrays of the fitted window) and
+    "warnings" added."""
+    if not isinstance(system, System):
+        raise TypeError("system: must be an airy.System, got %s" % type(system).__name__)
+    for name, v in (("zernike", zernike), ("crop", crop), ("restarts", restarts),
+                    ("max_iterations", max_iterations), ("seed", seed), ("threads", threads),
+                    ("device", device)):
+        if isinstance(v, bool) or not isinstance(v, (int, _np.integer)):
+            raise TypeError("%s: must be an int, got %s" % (name, type(v).__name__))
+    if not isinstance(objective, str):
+        raise TypeError("objective: must be a str, got %s" % type(objective).__name__)
+    if not isinstance(backend, str):
+        raise TypeError("backend: must be a str, got %s" % type(backend).__name__)
+    for name, v in (("gain", gain), ("offset", offset)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise TypeError("%s: must be a number or None, got %s" % (name, type(v).__name__))
+    data, dx, dy, dz, bits = _fit_stack(stack, spacing)
+    native, report, model, residual, warnings = _airy.fit(
+        system._native, data, dx, dy, dz, bits, zernike=int(zernike), crop=int(crop), crop_at=crop_at,
+        objective=objective, gain=0.0 if gain is None else float(gain),
+        offset=float("nan") if offset is None else float(offset), restarts=int(restarts),
+        max_iterations=int(max_iterations), seed=int(seed), threads=int(threads), backend=backend,
+        device=int(device), progress=progress)
+    report = _json.loads(report)
+    report["model"] = _np.asarray(model)
+    report["residual"] = _np.asarray(residual)
+    report["warnings"] = list(warnings)
+    return System(native), report
 
 
 def read(path):

@@ -4,9 +4,14 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+#include <locale.h>
 #include <glib/gstdio.h>
 
 #include "airy.h"
+#include "airy-options-private.h"
 #include "airy-python-private.h"
 
 /* ---- errors ---------------------------------------------------------- */
@@ -56,6 +61,41 @@ PyObject *
 _airy_py_raise (GError *error, const char *path)
 {
   return raise_gerror (error, path);
+}
+
+PyObject *
+_airy_py_raise_printf (PyObject *type, const char *format, ...)
+{
+  g_autofree char *message = NULL;
+  va_list args;
+
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+  PyErr_SetString (type, message);
+  return NULL;
+}
+
+int
+_airy_py_check_option (const char *name, long long value, const char *argument)
+{
+  GError *error = NULL;
+
+  if (_airy_option_check_int (name, value, argument, &error))
+    return 0;
+  raise_gerror (error, NULL);
+  return -1;
+}
+
+int
+_airy_py_check_backend (const char *name, const char *argument)
+{
+  GError *error = NULL;
+
+  if (_airy_option_check_backend (name, argument, &error))
+    return 0;
+  raise_gerror (error, NULL);
+  return -1;
 }
 
 /* ---- Stack: a float32 (z, y, x) buffer over an engine stack ------------ */
@@ -311,6 +351,23 @@ system_wrap (AirySystem *system, GError *error, const char *path)
   return (PyObject *) self;
 }
 
+PyObject *
+_airy_py_system_wrap (AirySystem *system, GError *error)
+{
+  return system_wrap (system, error, NULL);
+}
+
+AirySystem *
+_airy_py_system_get (PyObject *object, const char *argument)
+{
+  if (!PyObject_TypeCheck (object, &SystemType))
+    {
+      PyErr_Format (PyExc_TypeError, "%s: must be an airy.System, got %s", argument, Py_TYPE (object)->tp_name);
+      return NULL;
+    }
+  return ((SystemObject *) object)->system;
+}
+
 static void
 system_dealloc (SystemObject *self)
 {
@@ -327,14 +384,9 @@ system_to_json (SystemObject *self, PyObject *unused)
 
 typedef struct
 {
+  AiryPyJob       job;          /* first: the worker gets &job */
   AirySystem     *system;
   AiryRunOptions  options;
-  GCancellable   *cancellable;
-  GMutex          lock;
-  GCond           cond;
-  gboolean        finished;
-  guint           done;
-  guint           total;
   AiryResult     *result;
   GError         *error;
 } RunState;
@@ -342,145 +394,141 @@ typedef struct
 static void
 run_progress (guint done, guint total, gpointer user_data)
 {
-  RunState *s = user_data;
-
-  g_mutex_lock (&s->lock);
-  s->done = done;
-  s->total = total;
-  g_cond_signal (&s->cond);
-  g_mutex_unlock (&s->lock);
+  _airy_py_job_report (user_data, done, total, 0.0);
 }
-
-/* Runs go to pooled threads (a thread per run costs more than a tiny run). */
-static GThreadPool *run_pool;
 
 static void
-run_thread (gpointer data, gpointer unused)
+run_work (AiryPyJob *job)
 {
-  RunState *s = data;
-  AiryResult *result;
-  GError *error = NULL;
+  RunState *s = (RunState *) job;
 
-  result = airy_run (s->system, &s->options, run_progress, s, s->cancellable, &error);
-  g_mutex_lock (&s->lock);
-  s->result = result;
-  s->error = error;
-  s->finished = TRUE;
-  g_cond_signal (&s->cond);
-  g_mutex_unlock (&s->lock);
+  s->result = airy_run (s->system, &s->options, run_progress, s, job->cancellable, &s->error);
 }
 
-/* Waits for the worker with the GIL released, waking every 50 ms to check
- * for signals (Ctrl-C cancels) and to report progress. */
-static int
-run_wait (RunState *s, PyObject *progress)
+/* devices: None (the backend's), a count n (devices 0 … n − 1) or a list
+ * of device indices, each checked by the option table's ranges */
+static GArray *
+parse_devices (PyObject *devices)
 {
-  guint reported = G_MAXUINT;
-  int failed = 0;
+  g_autoptr(GArray) out = g_array_new (FALSE, FALSE, sizeof (guint));
+  PyObject *seq;
 
-  for (;;)
+  if (devices == Py_None)
+    return g_steal_pointer (&out);
+  if (PyLong_Check (devices) && !PyBool_Check (devices))
     {
-      gboolean finished;
-      guint done, total;
+      long long n = PyLong_AsLongLong (devices);
 
-      Py_BEGIN_ALLOW_THREADS
-      g_mutex_lock (&s->lock);
-      if (!s->finished)
-        g_cond_wait_until (&s->cond, &s->lock, g_get_monotonic_time () + 50 * G_TIME_SPAN_MILLISECOND);
-      finished = s->finished;
-      done = s->done;
-      total = s->total;
-      g_mutex_unlock (&s->lock);
-      Py_END_ALLOW_THREADS
-      if (finished)
-        return failed;
-      if (failed)
-        continue;
-      if (PyErr_CheckSignals () < 0)
-        failed = 1;
-      else if (progress != Py_None && total > 0 && done != reported)
-        {
-          PyObject *r = PyObject_CallFunction (progress, "II", done, total);
-          reported = done;
-          if (r == NULL)
-            failed = 1;
-          Py_XDECREF (r);
-        }
-      if (failed)
-        g_cancellable_cancel (s->cancellable);
+      if ((n == -1 && PyErr_Occurred ()) || _airy_py_check_option ("devices", n, "devices") < 0)
+        return NULL;
+      for (guint i = 0; i < n; i++)
+        g_array_append_val (out, i);
+      return g_steal_pointer (&out);
     }
+  if (PyUnicode_Check (devices) || PyBytes_Check (devices)
+      || (seq = PySequence_Fast (devices, "")) == NULL)
+    {
+      PyErr_Clear ();
+      _airy_py_raise_printf (PyExc_TypeError, _("devices: must be None, a count or a list of device indices, got %s"),
+                    Py_TYPE (devices)->tp_name);
+      return NULL;
+    }
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE (seq); i++)
+    {
+      PyObject *item = PySequence_Fast_GET_ITEM (seq, i);
+      g_autofree char *as = g_strdup_printf ("devices[%zd]", i);
+      long long d;
+
+      if (!PyLong_Check (item) || PyBool_Check (item))
+        {
+          _airy_py_raise_printf (PyExc_TypeError, _("%s: must be a device index (int), got %s"), as,
+                                 Py_TYPE (item)->tp_name);
+          Py_DECREF (seq);
+          return NULL;
+        }
+      d = PyLong_AsLongLong (item);
+      if ((d == -1 && PyErr_Occurred ()) || _airy_py_check_option ("device", d, as) < 0)
+        {
+          Py_DECREF (seq);
+          return NULL;
+        }
+      g_array_append_val (out, (guint) { d });
+    }
+  Py_DECREF (seq);
+  if (out->len == 0)
+    {
+      _airy_py_raise_printf (PyExc_ValueError, "%s", _("devices: give at least one device index, got an empty list"));
+      return NULL;
+    }
+  return g_steal_pointer (&out);
+}
+
+/* (intensity, [channels…], warnings) of a run's result (stolen) */
+static PyObject *
+run_tuple (AiryResult *result)
+{
+  PyObject *ret = PyTuple_New (3);
+  PyObject *chans = PyList_New (0);
+  PyObject *warns = PyList_New (0);
+
+  for (guint c = 0; c < result->n_channels; c++)
+    {
+      PyObject *v = stack_wrap (airy_result_ref (result), result->channels[c]);
+      PyList_Append (chans, v);
+      Py_DECREF (v);
+    }
+  for (guint w = 0; result->warnings != NULL && w < result->warnings->len; w++)
+    {
+      PyObject *v = PyUnicode_FromString (g_ptr_array_index (result->warnings, w));
+      PyList_Append (warns, v);
+      Py_DECREF (v);
+    }
+  PyTuple_SET_ITEM (ret, 0, stack_wrap (result, result->stack));
+  PyTuple_SET_ITEM (ret, 1, chans);
+  PyTuple_SET_ITEM (ret, 2, warns);
+  return ret;
 }
 
 static PyObject *
 system_run (SystemObject *self, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = { "backend", "threads", "progress", "channels", NULL };
+  static char *keywords[] = { "backend", "threads", "progress", "channels", "devices", NULL };
   const char *backend = "auto";
-  int threads = 0;
-  PyObject *progress = Py_None;
+  long long threads = 0;
+  PyObject *progress = Py_None, *devices_arg = Py_None;
   int channels = 0;
-  RunState s = { 0 };
-  PyObject *ret;
-  int failed;
+  g_autoptr(GArray) devices = NULL;
+  RunState s = { { run_work } };
 
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "|siOp:run", keywords,
-                                    &backend, &threads, &progress, &channels))
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "|sLOpO:run", keywords,
+                                    &backend, &threads, &progress, &channels, &devices_arg))
     return NULL;
-  if (threads < 0)
-    {
-      PyErr_Format (PyExc_ValueError, "threads: must be 0 (all cores) or more, got %d", threads);
-      return NULL;
-    }
+  if (_airy_py_check_option ("threads", threads, "threads") < 0
+      || _airy_py_check_backend (backend, "backend") < 0
+      || (devices = parse_devices (devices_arg)) == NULL)
+    return NULL;
   if (progress != Py_None && !PyCallable_Check (progress))
     {
       PyErr_SetString (PyExc_TypeError, "progress: must be callable(done, total) or None");
       return NULL;
     }
-  s.system = self->system;
+  s.system = g_object_ref (self->system);
   s.options.backend = backend;
-  s.options.threads = threads;
+  s.options.threads = (guint) threads;
   s.options.per_wavelength = channels;
-  s.cancellable = g_cancellable_new ();
-  g_mutex_init (&s.lock);
-  g_cond_init (&s.cond);
-  g_object_ref (self->system);
-  g_thread_pool_push (run_pool, &s, NULL);
-  /* returns once the worker has set finished, its last touch of s */
-  failed = run_wait (&s, progress);
-  g_object_unref (self->system);
-  g_object_unref (s.cancellable);
-  g_mutex_clear (&s.lock);
-  g_cond_clear (&s.cond);
-  if (failed)
+  s.options.devices = devices->len ? (const guint *) devices->data : NULL;
+  s.options.n_devices = devices->len;
+  if (_airy_py_job_run (&s.job, progress, FALSE) < 0)
     {
+      g_object_unref (s.system);
       g_clear_error (&s.error);
       g_clear_pointer (&s.result, airy_result_free);
       return NULL;
     }
+  g_object_unref (s.system);
   if (s.result == NULL)
     return raise_gerror (s.error, NULL);
-  /* (intensity, [channels…], warnings) */
-  ret = PyTuple_New (3);
-  {
-    PyObject *chans = PyList_New (0);
-    PyObject *warns = PyList_New (0);
-    for (guint c = 0; c < s.result->n_channels; c++)
-      {
-        PyObject *v = stack_wrap (airy_result_ref (s.result), s.result->channels[c]);
-        PyList_Append (chans, v);
-        Py_DECREF (v);
-      }
-    for (guint w = 0; s.result->warnings != NULL && w < s.result->warnings->len; w++)
-      {
-        PyObject *v = PyUnicode_FromString (g_ptr_array_index (s.result->warnings, w));
-        PyList_Append (warns, v);
-        Py_DECREF (v);
-      }
-    PyTuple_SET_ITEM (ret, 0, stack_wrap (s.result, s.result->stack));
-    PyTuple_SET_ITEM (ret, 1, chans);
-    PyTuple_SET_ITEM (ret, 2, warns);
-  }
-  return ret;
+  return run_tuple (s.result);
 }
 
 /* A copy with other z planes (the system itself is left as it is). */
@@ -545,7 +593,7 @@ static PyMethodDef system_methods[] = {
   { "base_dir", (PyCFunction) system_base_dir, METH_NOARGS, "the folder its files are relative to, or None" },
   { "to_json", (PyCFunction) system_to_json, METH_NOARGS, "the system as JSON" },
   { "run", (PyCFunction) (void (*) (void)) system_run, METH_VARARGS | METH_KEYWORDS,
-    "run(backend='auto', threads=0, progress=None, channels=False)" },
+    "run(backend='auto', threads=0, progress=None, channels=False, devices=None)" },
   { "with_z", (PyCFunction) system_with_z, METH_O, "a copy with these z planes" },
   { "validate", (PyCFunction) system_validate, METH_NOARGS, "checks what a run checks" },
   { NULL },
@@ -697,7 +745,34 @@ mod_backends (PyObject *mod, PyObject *unused)
   return ret;
 }
 
+/* The engine's messages in the language the environment asks for: its
+ * gettext domain bound to dir. Python sets only LC_CTYPE from the
+ * environment, so LC_MESSAGES is taken from it here, unless a program set
+ * it already; LANGUAGE alone in a C locale (a container, a minimal system)
+ * takes C.UTF-8, which honours it and keeps C's formats, as the apps do. */
+static PyObject *
+mod_bind_locale (PyObject *mod, PyObject *args)
+{
+  const char *dir, *now, *language = g_getenv ("LANGUAGE");
+
+  if (!PyArg_ParseTuple (args, "s:bind_locale", &dir))
+    return NULL;
+  now = setlocale (LC_MESSAGES, NULL);
+  if (now == NULL || g_str_equal (now, "C") || g_str_equal (now, "POSIX"))
+    {
+      const char *l = setlocale (LC_MESSAGES, "");
+
+      if (language && *language && (l == NULL || g_str_equal (l, "C") || g_str_equal (l, "POSIX"))
+          && !g_getenv ("LC_ALL") && !g_getenv ("LC_MESSAGES"))
+        setlocale (LC_MESSAGES, "C.UTF-8");
+    }
+  bindtextdomain (GETTEXT_PACKAGE, dir);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+  { "bind_locale", mod_bind_locale, METH_VARARGS, "bind_locale(dir): the engine's translations from dir" },
   { "from_file", mod_from_file, METH_O, "a system from a file" },
   { "from_json", mod_from_json, METH_VARARGS, "a system from JSON text" },
   { "preset", mod_preset, METH_VARARGS, "a built-in system" },
@@ -706,6 +781,8 @@ static PyMethodDef module_methods[] = {
   { "write", mod_write, METH_VARARGS, "write(path, float32 array, dx, dz=1)" },
   { "backends", mod_backends, METH_NOARGS, "the registered backends" },
   { "grad", _airy_py_grad, METH_VARARGS, "grad(json, base_dir, loss, paths, threads)" },
+  { "fit", (PyCFunction) (void (*) (void)) _airy_py_fit, METH_VARARGS | METH_KEYWORDS,
+    "fit(system, stack or path, dx, dy, dz, bits, **options) -> (System, report JSON, model, residual, warnings)" },
   { "optimize", _airy_py_optimize, METH_VARARGS,
     "optimize(json, base_dir, loss, paths, optimizer, steps, lr, bounds, threads, pixel_dir)" },
   { NULL },
@@ -725,12 +802,14 @@ PyInit__airy (void)
   if (PyType_Ready (&StackType) < 0 || PyType_Ready (&SystemType) < 0)
     return NULL;
   airy_init ();
-  run_pool = g_thread_pool_new (run_thread, NULL, -1, FALSE, NULL);
+  _airy_py_job_init_pool ();
   m = PyModule_Create (&airy_module);
   if (m == NULL)
     return NULL;
   PyModule_AddObjectRef (m, "Stack", (PyObject *) &StackType);
   PyModule_AddObjectRef (m, "System", (PyObject *) &SystemType);
   PyModule_AddStringConstant (m, "version", airy_version_string ());
+  PyModule_AddStringConstant (m, "localedir", LOCALEDIR);
+  PyModule_AddStringConstant (m, "gettext_domain", GETTEXT_PACKAGE);
   return m;
 }
