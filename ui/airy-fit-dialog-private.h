@@ -56,6 +56,10 @@ typedef struct
   guint  restart;
 } LossPoint;
 
+/* the bench panel inside widget (the window), or NULL: the fit's and the
+ * optimizer's dialogs find their bench with it */
+AiryBenchPanel *_airy_ui_find_bench_panel (GtkWidget *widget);
+
 void _airy_fit_dialog_draw_loss      (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data);
 void _airy_fit_dialog_draw_image     (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data);
 void _airy_fit_dialog_draw_wavefront (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data);
