@@ -237,22 +237,29 @@ test_bad_input (void)
   airy_optimize_dialog_start (dialog);
   wait_for (dialog);
   g_test_message ("%s", airy_optimize_dialog_get_status (dialog));
-  g_assert_nonnull (strstr (airy_optimize_dialog_get_status (dialog), "24"));
+  g_assert_true (g_str_has_prefix (airy_optimize_dialog_get_status (dialog), "Target: "));
+  g_assert_nonnull (strstr (airy_optimize_dialog_get_status (dialog), "3 × 24 × 24"));
   g_assert_nonnull (strstr (airy_optimize_dialog_get_status (dialog), "32"));
   g_assert_false (airy_optimize_dialog_get_best (dialog, "elements[0].z", &z));
   /* nothing to apply */
   airy_optimize_dialog_apply (dialog);
   g_assert_null (applied);
+  /* no viewer, no pinned reference */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "optimize.use-reference", NULL));
+  g_assert_true (g_str_has_prefix (airy_optimize_dialog_get_status (dialog), "The viewer has no pinned reference"));
   gtk_window_destroy (GTK_WINDOW (dialog));
 }
 
-/* In the app: ☰ → Optimize…, Apply is one undo step changing z alone */
+/* In the app: the truth's result pinned in the viewer, the start system
+ * opened; ☰ → Optimize… with "Use Pinned Reference" as the target; Apply
+ * is one undo step changing the two variables alone */
 static void
 test_window_undo (void)
 {
   g_autofree char *path = g_build_filename (tmpdir, "start.json", NULL);
-  g_autofree char *target = write_target ("target.tif", 0);
-  g_autofree char *json = system_text (0.0, 0.0);
+  g_autofree char *truth_path = g_build_filename (tmpdir, "truth.json", NULL);
+  g_autofree char *json = system_text (0.0, 0.0), *truth = system_text (0.3, 0.15);
+  AiryStackViewer *viewer;
   g_autofree char *before = NULL, *after = NULL, *expected = NULL;
   g_autoptr(GError) error = NULL;
   AiryOptimizeDialog *dialog;
@@ -265,16 +272,24 @@ test_window_undo (void)
       return;
     }
   g_assert_true (g_file_set_contents (path, json, -1, NULL));
+  g_assert_true (g_file_set_contents (truth_path, truth, -1, NULL));
   window = test_new_window (app, NULL);
+  g_assert_true (airy_window_open_file (window, truth_path, &error));
+  g_assert_no_error (error);
+  wait_idle (window);
+  viewer = airy_window_get_viewer (window);
+  airy_stack_viewer_pin_reference (viewer);
   g_assert_true (airy_window_open_file (window, path, &error));
   g_assert_no_error (error);
   wait_idle (window);
+  g_assert_true (airy_stack_viewer_get_pinned (viewer));
   before = airy_system_to_json (airy_window_get_system (window));
   g_assert_true (g_action_group_has_action (G_ACTION_GROUP (window), "optimize"));
   g_action_group_activate_action (G_ACTION_GROUP (window), "optimize", NULL);
   dialog = AIRY_OPTIMIZE_DIALOG (airy_optimize_dialog_find (GTK_WINDOW (window)));
   g_assert_nonnull (dialog);
-  airy_optimize_dialog_set_target (dialog, target);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "optimize.use-reference", NULL));
+  g_assert_cmpstr (airy_optimize_dialog_get_status (dialog), ==, "");
   airy_optimize_dialog_set_optimizer (dialog, "lbfgs", 25, 0.05);
   g_assert_true (airy_optimize_dialog_set_variable_active (dialog, "elements[0].z", TRUE));
   g_assert_true (airy_optimize_dialog_set_variable_active (dialog, "elements[1].zernike-coefficients[1]", TRUE));

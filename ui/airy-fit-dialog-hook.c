@@ -34,8 +34,8 @@ _airy_ui_find_bench_panel (GtkWidget *widget)
   return NULL;
 }
 
-static AiryStackViewer *
-find_viewer (GtkWidget *widget)
+AiryStackViewer *
+_airy_ui_find_stack_viewer (GtkWidget *widget)
 {
   GtkWidget *child;
   AiryStackViewer *found;
@@ -43,7 +43,7 @@ find_viewer (GtkWidget *widget)
   if (AIRY_IS_STACK_VIEWER (widget))
     return AIRY_STACK_VIEWER (widget);
   for (child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
-    if ((found = find_viewer (child)) != NULL)
+    if ((found = _airy_ui_find_stack_viewer (child)) != NULL)
       return found;
   return NULL;
 }
@@ -96,7 +96,7 @@ action_fit_bead (GSimpleAction *action, GVariant *parameter, gpointer data)
   Hook *hook = data;
   AiryBenchPanel *panel = _airy_ui_find_bench_panel (GTK_WIDGET (hook->window));
   AirySystem *system = panel ? airy_bench_panel_get_system (panel) : NULL;
-  AiryStackViewer *viewer = find_viewer (GTK_WIDGET (hook->window));
+  AiryStackViewer *viewer = _airy_ui_find_stack_viewer (GTK_WIDGET (hook->window));
   AiryStackView *view = viewer ? airy_stack_viewer_get_view (viewer) : NULL;
   AiryResident *resident = view ? airy_stack_view_get_resident (view) : NULL;
   GtkWidget *dialog;

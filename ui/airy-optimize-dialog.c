@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include <glib/gi18n-lib.h>
 #include <json-glib/json-glib.h>
@@ -28,6 +29,7 @@ struct _AiryOptimizeDialog
   AiryFitApplyFunc  apply;
   gpointer          apply_data;
   char             *target;
+  AiryResident     *reference;      /* or the viewer's pinned reference as the target */
   char             *status;
   char             *progress;
 
@@ -67,6 +69,8 @@ typedef struct _Job
 {
   AiryOptimizeDialog *self;        /* the task holds a reference */
   char               *json, *base_dir, *loss;
+  AiryResident       *reference;   /* the target, else loss names its file */
+  AiryLossKind        loss_kind;
   GStrv               paths;
   AiryOptimizerKind   kind;
   guint               steps;
@@ -88,6 +92,7 @@ job_free (gpointer p)
   g_free (job->json);
   g_free (job->base_dir);
   g_free (job->loss);
+  g_clear_pointer (&job->reference, airy_resident_unref);
   g_strfreev (job->paths);
   g_free (job->best);
   g_free (job->failure);
@@ -140,6 +145,25 @@ on_step (AiryOptimizer *o, const AiryOptimizeStep *step, gpointer data)
   return !job->stop;
 }
 
+/* the loss of the target file (its spec), or of the pinned reference's
+ * values (read here: a result on a GPU comes to host memory) */
+static AiryLoss *
+job_loss (Job *job, GError **error)
+{
+  AiryStack *target;
+  AiryLoss *loss;
+
+  if (job->reference == NULL)
+    return _airy_loss_new_from_spec (job->loss, error);
+  if ((target = airy_resident_to_stack (job->reference, error)) == NULL)
+    return NULL;
+  loss = g_new0 (AiryLoss, 1);
+  loss->kind = job->loss_kind;
+  loss->file = g_strdup (_("the pinned reference"));
+  loss->target = target;
+  return loss;
+}
+
 static void
 optimize_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
@@ -153,7 +177,7 @@ optimize_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
   guint v;
 
   if (root == NULL || (system = airy_system_new_from_data (job->json, -1, job->base_dir, NULL, &error)) == NULL
-      || (loss = _airy_loss_new_from_spec (job->loss, &error)) == NULL
+      || (loss = job_loss (job, &error)) == NULL
       || (vars = _airy_grad_vars_from_paths (root, system, (const char *const *) job->paths, &error)) == NULL
       || (o = _airy_optimizer_new (root, job->base_dir, loss, vars, 0, &error)) == NULL)
     {
@@ -279,8 +303,13 @@ on_done (GObject *source, GAsyncResult *result, gpointer data)
   self->job = NULL;
   if (!g_task_propagate_boolean (G_TASK (result), &error))
     {
+      /* the engine names the CLI's option: here it is the target */
+      g_autofree char *text = g_str_has_prefix (error->message, "--loss: ")
+                                ? g_strdup_printf (_("Target: %s"), error->message + strlen ("--loss: "))
+                                : g_strdup (error->message);
+
       clear_best (self);
-      set_status (self, error->message);
+      set_status (self, text);
     }
   else
     {
@@ -325,7 +354,7 @@ airy_optimize_dialog_start (AiryOptimizeDialog *self)
     if (gtk_check_button_get_active (GTK_CHECK_BUTTON (g_ptr_array_index (self->checks, i))))
       g_ptr_array_add (paths, g_strdup (g_object_get_data (G_OBJECT (g_ptr_array_index (self->checks, i)),
                                                            "airy-path")));
-  if (self->target == NULL)
+  if (self->target == NULL && self->reference == NULL)
     {
       set_status (self, _("Choose the target stack (a TIFF of the result's shape) first."));
       return;
@@ -341,6 +370,8 @@ airy_optimize_dialog_start (AiryOptimizeDialog *self)
   job->self = self;
   job->json = airy_system_to_json_full (system);
   job->base_dir = g_strdup (airy_system_get_base_dir (system));
+  job->reference = self->reference ? airy_resident_ref (self->reference) : NULL;
+  job->loss_kind = gtk_drop_down_get_selected (GTK_DROP_DOWN (self->loss_drop)) == 1 ? AIRY_LOSS_POISSON : AIRY_LOSS_L2;
   job->loss = g_strdup_printf ("%s:%s", loss_names[gtk_drop_down_get_selected (GTK_DROP_DOWN (self->loss_drop))],
                                self->target);
   job->paths = (GStrv) g_ptr_array_steal (paths, NULL);
@@ -452,8 +483,26 @@ airy_optimize_dialog_set_target (AiryOptimizeDialog *self, const char *path)
   g_return_if_fail (AIRY_IS_OPTIMIZE_DIALOG (self));
   g_free (self->target);
   self->target = g_strdup (path);
+  g_clear_pointer (&self->reference, airy_resident_unref);
   gtk_label_set_text (GTK_LABEL (self->target_label), base ? base : _("No target stack"));
   gtk_widget_set_tooltip_text (self->target_label, path);
+  set_status (self, "");
+}
+
+void
+airy_optimize_dialog_set_target_resident (AiryOptimizeDialog *self, AiryResident *resident)
+{
+  const AiryStack *s = airy_resident_get_stack (resident);
+  g_autofree char *text = NULL;
+
+  g_return_if_fail (AIRY_IS_OPTIMIZE_DIALOG (self));
+  airy_resident_ref (resident);
+  g_clear_pointer (&self->reference, airy_resident_unref);
+  self->reference = resident;
+  g_clear_pointer (&self->target, g_free);
+  text = g_strdup_printf (_("The viewer's pinned reference, %u × %u × %u"), s->width, s->height, s->depth);
+  gtk_label_set_text (GTK_LABEL (self->target_label), text);
+  gtk_widget_set_tooltip_text (self->target_label, text);
   set_status (self, "");
 }
 
@@ -624,6 +673,24 @@ open_activated (GtkWidget *widget, const char *action_name, GVariant *parameter)
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
 }
 
+/* optimize.use-reference: the pinned reference of the viewer beside the bench */
+static void
+reference_activated (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  AiryOptimizeDialog *self = AIRY_OPTIMIZE_DIALOG (widget);
+  GtkWindow *parent = gtk_window_get_transient_for (GTK_WINDOW (self));
+  AiryStackViewer *viewer = parent ? _airy_ui_find_stack_viewer (GTK_WIDGET (parent)) : NULL;
+  AiryStackView *view = viewer && airy_stack_viewer_get_pinned (viewer) ? airy_stack_viewer_get_reference_view (viewer)
+                                                                        : NULL;
+  AiryResident *resident = view ? airy_stack_view_get_resident (view) : NULL;
+
+  if (resident == NULL)
+    set_status (self, _("The viewer has no pinned reference: pin a result (Pin as Reference) first, or choose a "
+                        "target file."));
+  else
+    airy_optimize_dialog_set_target_resident (self, resident);
+}
+
 static void
 start_activated (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
@@ -701,6 +768,7 @@ airy_optimize_dialog_init (AiryOptimizeDialog *self)
   gtk_widget_set_hexpand (self->target_label, TRUE);
   gtk_box_append (GTK_BOX (row), self->target_label);
   gtk_box_append (GTK_BOX (row), button (_("_Choose…"), "optimize.open"));
+  gtk_box_append (GTK_BOX (row), button (_("Use Pinned _Reference"), "optimize.use-reference"));
   grid_row (grid, 0, _("_Target:"), row);
   self->loss_drop = grid_row (grid, 1, _("_Loss:"), gtk_drop_down_new_from_strings (losses));
   self->optimizer_drop = grid_row (grid, 2, _("O_ptimizer:"), gtk_drop_down_new_from_strings (optimizers));
@@ -767,6 +835,7 @@ airy_optimize_dialog_finalize (GObject *object)
 
   g_clear_object (&self->system);
   g_free (self->target);
+  g_clear_pointer (&self->reference, airy_resident_unref);
   g_free (self->status);
   g_free (self->progress);
   clear_best (self);
@@ -786,6 +855,7 @@ airy_optimize_dialog_class_init (AiryOptimizeDialogClass *klass)
   object_class->dispose = airy_optimize_dialog_dispose;
   object_class->finalize = airy_optimize_dialog_finalize;
   gtk_widget_class_install_action (widget_class, "optimize.open", NULL, open_activated);
+  gtk_widget_class_install_action (widget_class, "optimize.use-reference", NULL, reference_activated);
   gtk_widget_class_install_action (widget_class, "optimize.start", NULL, start_activated);
   gtk_widget_class_install_action (widget_class, "optimize.cancel", NULL, cancel_activated);
   gtk_widget_class_install_action (widget_class, "optimize.apply", NULL, apply_activated);

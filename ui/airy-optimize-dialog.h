@@ -31,6 +31,10 @@ void        airy_optimize_dialog_set_bench      (AiryOptimizeDialog *self,
 /* The target stack (a TIFF; read on the worker when the run starts). */
 void        airy_optimize_dialog_set_target     (AiryOptimizeDialog *self,
                                                  const char         *path);
+/* Or a stack's values (a reference is taken; read on the worker): the
+ * viewer's pinned reference, which "Use Pinned Reference" sets. */
+void        airy_optimize_dialog_set_target_resident (AiryOptimizeDialog *self,
+                                                      AiryResident       *resident);
 /* "l2" or "poisson" */
 void        airy_optimize_dialog_set_loss       (AiryOptimizeDialog *self,
                                                  const char         *loss);
