@@ -34,6 +34,7 @@ struct _AiryOptimizeDialog
   char             *progress;
 
   struct _Job      *job;            /* the running one (the task owns it) */
+  gboolean          disposed;       /* a run ending after: its widgets are gone */
   GMutex            lock;           /* guards pending and idle_id */
   GArray           *pending;        /* AiryOptimizeStep from the worker */
   guint             idle_id;
@@ -124,6 +125,8 @@ show_progress (gpointer data)
   g_array_set_size (self->pending, 0);
   self->idle_id = 0;
   g_mutex_unlock (&self->lock);
+  if (self->disposed)
+    return G_SOURCE_REMOVE;
   if (n && self->job)
     set_progress_text (self, &last, self->job->steps);
   gtk_widget_queue_draw (self->curve_area);
@@ -301,6 +304,8 @@ on_done (GObject *source, GAsyncResult *result, gpointer data)
 
   show_progress (self);
   self->job = NULL;
+  if (self->disposed)
+    return;
   if (!g_task_propagate_boolean (G_TASK (result), &error))
     {
       /* the engine names the CLI's option: here it is the target */
@@ -822,6 +827,7 @@ airy_optimize_dialog_dispose (GObject *object)
   AiryOptimizeDialog *self = AIRY_OPTIMIZE_DIALOG (object);
 
   airy_optimize_dialog_cancel (self);
+  self->disposed = TRUE;
   if (self->panel)
     g_object_remove_weak_pointer (G_OBJECT (self->panel), (gpointer *) &self->panel);
   self->panel = NULL;
