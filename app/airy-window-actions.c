@@ -6,6 +6,7 @@
 
 #include "airy-window-private.h"
 #include "airy-fit-dialog.h"
+#include "airy-optimize-dialog.h"
 
 /* The window's menu and actions: the ☰ menu of the bench and of the
  * viewer alone, what needs a system, and the "win." actions (open,
@@ -310,6 +311,7 @@ primary_menu (AiryWindow *self,
       g_menu_append (tools, _("Open Stack in Viewer…"), "viewer.open");
       g_menu_append (tools, _("_Copy Command Line"), "win.copy-command");
       airy_fit_dialog_install (GTK_WINDOW (self), tools, (AiryFitApplyFunc) _airy_window_apply_system, self);
+      airy_optimize_dialog_install (GTK_WINDOW (self), tools, (AiryFitApplyFunc) _airy_window_apply_system, self);
       g_menu_append_section (menu, NULL, G_MENU_MODEL (tools));
     }
   g_menu_append (other, _("_Keyboard Shortcuts"), "win.show-help-overlay");

@@ -20,8 +20,8 @@ typedef struct
   gpointer          user_data;
 } Hook;
 
-static AiryBenchPanel *
-find_panel (GtkWidget *widget)
+AiryBenchPanel *
+_airy_ui_find_bench_panel (GtkWidget *widget)
 {
   GtkWidget *child;
   AiryBenchPanel *found;
@@ -29,13 +29,13 @@ find_panel (GtkWidget *widget)
   if (AIRY_IS_BENCH_PANEL (widget))
     return AIRY_BENCH_PANEL (widget);
   for (child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
-    if ((found = find_panel (child)) != NULL)
+    if ((found = _airy_ui_find_bench_panel (child)) != NULL)
       return found;
   return NULL;
 }
 
-static AiryStackViewer *
-find_viewer (GtkWidget *widget)
+AiryStackViewer *
+_airy_ui_find_stack_viewer (GtkWidget *widget)
 {
   GtkWidget *child;
   AiryStackViewer *found;
@@ -43,7 +43,7 @@ find_viewer (GtkWidget *widget)
   if (AIRY_IS_STACK_VIEWER (widget))
     return AIRY_STACK_VIEWER (widget);
   for (child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
-    if ((found = find_viewer (child)) != NULL)
+    if ((found = _airy_ui_find_stack_viewer (child)) != NULL)
       return found;
   return NULL;
 }
@@ -82,7 +82,7 @@ dialog_for (Hook *hook, AirySystem *system)
     }
   else
     dialog = airy_fit_dialog_new (hook->window, system);
-  airy_fit_dialog_set_bench (AIRY_FIT_DIALOG (dialog), find_panel (GTK_WIDGET (hook->window)));
+  airy_fit_dialog_set_bench (AIRY_FIT_DIALOG (dialog), _airy_ui_find_bench_panel (GTK_WIDGET (hook->window)));
   airy_fit_dialog_set_apply_func (AIRY_FIT_DIALOG (dialog), hook->apply, hook->user_data);
   gtk_window_present (GTK_WINDOW (dialog));
   return dialog;
@@ -94,9 +94,9 @@ static void
 action_fit_bead (GSimpleAction *action, GVariant *parameter, gpointer data)
 {
   Hook *hook = data;
-  AiryBenchPanel *panel = find_panel (GTK_WIDGET (hook->window));
+  AiryBenchPanel *panel = _airy_ui_find_bench_panel (GTK_WIDGET (hook->window));
   AirySystem *system = panel ? airy_bench_panel_get_system (panel) : NULL;
-  AiryStackViewer *viewer = find_viewer (GTK_WIDGET (hook->window));
+  AiryStackViewer *viewer = _airy_ui_find_stack_viewer (GTK_WIDGET (hook->window));
   AiryStackView *view = viewer ? airy_stack_viewer_get_view (viewer) : NULL;
   AiryResident *resident = view ? airy_stack_view_get_resident (view) : NULL;
   GtkWidget *dialog;
@@ -123,7 +123,7 @@ static void
 action_fit_psf (GSimpleAction *action, GVariant *parameter, gpointer data)
 {
   Hook *hook = data;
-  AiryBenchPanel *panel = find_panel (GTK_WIDGET (hook->window));
+  AiryBenchPanel *panel = _airy_ui_find_bench_panel (GTK_WIDGET (hook->window));
   AirySystem *system = panel ? airy_bench_panel_get_system (panel) : NULL;
 
   if (system == NULL)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "airy-fit-dialog.h"
+#include "airy-stack-viewer.h"
 
 G_BEGIN_DECLS
 
@@ -55,6 +56,12 @@ typedef struct
   double loss;
   guint  restart;
 } LossPoint;
+
+/* the bench panel inside widget (the window), or NULL: the fit's and the
+ * optimizer's dialogs find their bench with it */
+AiryBenchPanel  *_airy_ui_find_bench_panel (GtkWidget *widget);
+/* and the stack viewer inside it */
+AiryStackViewer *_airy_ui_find_stack_viewer (GtkWidget *widget);
 
 void _airy_fit_dialog_draw_loss      (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data);
 void _airy_fit_dialog_draw_image     (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data);
