@@ -11,6 +11,22 @@
 #include "airy.h"
 
 /* A system from JSON text, failing the test on error. */
+/* Removes dir and the files in it (a test's flat scratch folder). */
+static inline void
+test_remove_flat_dir (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while (d && (name = g_dir_read_name (d)))
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+
+      g_unlink (path);
+    }
+  g_rmdir (dir);
+}
+
 static inline AirySystem *
 test_system (const char *json)
 {

@@ -339,18 +339,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli-optimize/sigterm", test_sigterm);
   g_test_add_func ("/cli-optimize/bad-input", test_bad_input);
   status = g_test_run ();
-  {
-    g_autoptr(GDir) dir = g_dir_open (tmpdir, 0, NULL);
-    const char *name;
-
-    while (dir && (name = g_dir_read_name (dir)))
-      {
-        g_autofree char *path = g_build_filename (tmpdir, name, NULL);
-
-        g_unlink (path);
-      }
-    g_rmdir (tmpdir);
-  }
+  test_remove_flat_dir (tmpdir);
   g_free (tmpdir);
   return status;
 }

@@ -49,6 +49,38 @@ _airy_ui_find_stack_viewer (GtkWidget *widget)
 }
 
 static void
+on_stack_chosen (GtkNativeDialog *native, int response, gpointer data)
+{
+  AiryUiStackChosen chosen = (AiryUiStackChosen) g_object_get_data (G_OBJECT (native), "airy-chosen");
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
+      g_autofree char *path = file ? g_file_get_path (file) : NULL;
+
+      if (path)
+        chosen (GTK_WINDOW (data), path);
+    }
+  g_object_unref (native);
+}
+
+void
+_airy_ui_choose_tiff_stack (GtkWindow *dialog, const char *title, AiryUiStackChosen chosen)
+{
+  GtkFileChooserNative *native = gtk_file_chooser_native_new (title, dialog, GTK_FILE_CHOOSER_ACTION_OPEN,
+                                                              _("_Open"), _("_Cancel"));
+  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (filter, _("TIFF stacks"));
+  gtk_file_filter_add_suffix (filter, "tif");
+  gtk_file_filter_add_suffix (filter, "tiff");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), filter);
+  g_object_set_data (G_OBJECT (native), "airy-chosen", (gpointer) chosen);
+  g_signal_connect (native, "response", G_CALLBACK (on_stack_chosen), dialog);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+}
+
+static void
 hook_free (gpointer data, GClosure *closure)
 {
   g_free (data);

@@ -62,6 +62,12 @@ typedef struct
 AiryBenchPanel  *_airy_ui_find_bench_panel (GtkWidget *widget);
 /* and the stack viewer inside it */
 AiryStackViewer *_airy_ui_find_stack_viewer (GtkWidget *widget);
+/* A TIFF stack from a file chooser over dialog (titled title): chosen
+ * gets dialog and the file's local path */
+typedef void (*AiryUiStackChosen) (GtkWindow *dialog, const char *path);
+void             _airy_ui_choose_tiff_stack (GtkWindow         *dialog,
+                                             const char        *title,
+                                             AiryUiStackChosen  chosen);
 
 void _airy_fit_dialog_draw_loss      (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data);
 void _airy_fit_dialog_draw_image     (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data);

@@ -647,36 +647,16 @@ airy_fit_dialog_set_apply_func (AiryFitDialog *self, AiryFitApplyFunc apply, gpo
 }
 
 static void
-on_file_chosen (GtkNativeDialog *native, int response, gpointer data)
+on_file_chosen (GtkWindow *dialog, const char *path)
 {
-  AiryFitDialog *self = data;
-
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
-      g_autofree char *path = file ? g_file_get_path (file) : NULL;
-
-      if (path)
-        airy_fit_dialog_set_file (self, path);
-    }
-  g_object_unref (native);
+  airy_fit_dialog_set_file (AIRY_FIT_DIALOG (dialog), path);
 }
 
 /* fit.open: a bead stack from a file chooser */
 static void
 open_activated (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  AiryFitDialog *self = AIRY_FIT_DIALOG (widget);
-  GtkFileChooserNative *native = gtk_file_chooser_native_new (_("Open Bead Stack"), GTK_WINDOW (self),
-                                                              GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
-  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
-
-  gtk_file_filter_set_name (filter, _("TIFF stacks"));
-  gtk_file_filter_add_suffix (filter, "tif");
-  gtk_file_filter_add_suffix (filter, "tiff");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), filter);
-  g_signal_connect (native, "response", G_CALLBACK (on_file_chosen), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+  _airy_ui_choose_tiff_stack (GTK_WINDOW (widget), _("Open Bead Stack"), on_file_chosen);
 }
 
 /* fit.start, fit.cancel, fit.apply: the buttons' actions (enabled by

@@ -647,35 +647,15 @@ draw_curve (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer d
 }
 
 static void
-on_target_chosen (GtkNativeDialog *native, int response, gpointer data)
+on_target_chosen (GtkWindow *dialog, const char *path)
 {
-  AiryOptimizeDialog *self = data;
-
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
-      g_autofree char *path = file ? g_file_get_path (file) : NULL;
-
-      if (path)
-        airy_optimize_dialog_set_target (self, path);
-    }
-  g_object_unref (native);
+  airy_optimize_dialog_set_target (AIRY_OPTIMIZE_DIALOG (dialog), path);
 }
 
 static void
 open_activated (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  AiryOptimizeDialog *self = AIRY_OPTIMIZE_DIALOG (widget);
-  GtkFileChooserNative *native = gtk_file_chooser_native_new (_("Open Target Stack"), GTK_WINDOW (self),
-                                                              GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
-  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
-
-  gtk_file_filter_set_name (filter, _("TIFF stacks"));
-  gtk_file_filter_add_suffix (filter, "tif");
-  gtk_file_filter_add_suffix (filter, "tiff");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), filter);
-  g_signal_connect (native, "response", G_CALLBACK (on_target_chosen), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+  _airy_ui_choose_tiff_stack (GTK_WINDOW (widget), _("Open Target Stack"), on_target_chosen);
 }
 
 /* optimize.use-reference: the pinned reference of the viewer beside the bench */
