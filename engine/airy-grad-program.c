@@ -36,10 +36,13 @@ _airy_grad_program_init (Program *p, AirySystem *system, GError **error)
                      "the psf modality)"), airy_system_get_modality (system));
       return FALSE;
     }
-  if ((p->plan = _airy_plan_new (system, &options, NULL, error)) == NULL || !_airy_plan_compile (p->plan, error)
-      || (p->list = _airy_ops_compile (p->plan, error)) == NULL)
+  if ((p->plan = _airy_plan_new (system, &options, NULL, error)) == NULL)
     return FALSE;
-  _airy_ops_end_field (p->list, p->plan->spectrum);
+  /* one compile of the chain: the fused field stage is not the gradient's */
+  p->plan->unfused = TRUE;
+  if (!_airy_plan_compile (p->plan, error))
+    return FALSE;
+  p->list = _airy_ops_ref (p->plan->compiled);
   p->ops = g_ptr_array_new_with_free_func ((GDestroyNotify) _airy_op_unref);
   for (k = 0; k < p->list->ops->len; k++)
     g_ptr_array_add (p->ops, _airy_op_ref (g_ptr_array_index (p->list->ops, k)));

@@ -224,12 +224,10 @@ _airy_grad_vars_all (JsonNode *root, AirySystem *system)
   return vars;
 }
 
-AirySystem *
-_airy_grad_system_with (JsonNode *root, const char *base_dir, const AiryGradVar *var, double value, GError **error)
+/* the system of copy (a deep copy of the file's JSON) with var at value */
+static AirySystem *
+system_of_copy (JsonNode *copy, const char *base_dir, const AiryGradVar *var, double value, GError **error)
 {
-  /* a deep copy: json_node_copy shares the objects and arrays */
-  g_autofree char *text = json_to_string (root, FALSE);
-  g_autoptr(JsonNode) copy = json_from_string (text, NULL);
   g_autofree char *json = NULL;
   JsonNode *node = _airy_json_find_number (copy, var->path);
 
@@ -237,6 +235,23 @@ _airy_grad_system_with (JsonNode *root, const char *base_dir, const AiryGradVar 
     json_node_set_double (node, value);
   json = json_to_string (copy, FALSE);
   return airy_system_new_from_data (json, -1, base_dir, NULL, error);
+}
+
+/* a deep copy: json_node_copy shares the objects and arrays */
+static JsonNode *
+deep_copy (JsonNode *root)
+{
+  g_autofree char *text = json_to_string (root, FALSE);
+
+  return json_from_string (text, NULL);
+}
+
+AirySystem *
+_airy_grad_system_with (JsonNode *root, const char *base_dir, const AiryGradVar *var, double value, GError **error)
+{
+  g_autoptr(JsonNode) copy = deep_copy (root);
+
+  return system_of_copy (copy, base_dir, var, value, error);
 }
 
 /* the chain's element of the system file's elements[var->element]: the
@@ -331,8 +346,10 @@ same_op (const AiryOp *a, const AiryOp *b, guint n_lambda)
 static gboolean
 number_apply (AiryGradVar *var, JsonNode *root, const char *base_dir, const AiryGradOps *go, GError **error)
 {
-  g_autoptr(AirySystem) sp = _airy_grad_system_with (root, base_dir, var, var->value + var->step, error);
-  g_autoptr(AirySystem) sm = sp ? _airy_grad_system_with (root, base_dir, var, var->value - var->step, error) : NULL;
+  /* one copy of the file for both steps */
+  g_autoptr(JsonNode) copy = deep_copy (root);
+  g_autoptr(AirySystem) sp = system_of_copy (copy, base_dir, var, var->value + var->step, error);
+  g_autoptr(AirySystem) sm = sp ? system_of_copy (copy, base_dir, var, var->value - var->step, error) : NULL;
   g_auto(Program) pp = { 0 };
   g_auto(Program) pm = { 0 };
   double h2 = 2.0 * var->step, g = 0.0;

@@ -114,11 +114,13 @@ plane_backward (const Program *p, const AiryPlane *plane, GPtrArray *tape, const
 
       if (op->kind == AIRY_OP_OBJECTIVE)
         {
-          /* its distance: u = F·e^{itG}, z̄ = Σ G·Im(conj(u)·ū) */
+          /* its distance: u = F·e^{itG}, z̄ = Σ G·Im(conj(u)·ū); where
+           * F is 0 (outside the pupil) so is the term */
           double t = plane->z + op->z;
 
           for (i = 0; i < n; i++)
-            g.z += op->phase[i] * cimag (conj (op->factor[i] * cexp (I * t * op->phase[i])) * bar->data[i]);
+            if (op->factor[i] != 0.0f)
+              g.z += op->phase[i] * cimag (conj (op->factor[i] * cexp (I * t * op->phase[i])) * bar->data[i]);
         }
       if (!_airy_op_kind_info (op->kind)->adjoint (op, g_ptr_array_index (tape, k), bar, plane, &g, error))
         return FALSE;

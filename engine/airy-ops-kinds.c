@@ -60,8 +60,9 @@ objective_forward (const AiryOp *op, AiryField *field, const AiryPlane *plane, G
   /* a field of one scalar plane per wavelength has no room for
    * components: a vectorial source runs fused only (the plan says so) */
   g_return_val_if_fail (op->n_components == 0, FALSE);
+  /* outside the pupil (F = 0) the field is 0 without its phase */
   for (k = 0; k < n; k++)
-    field->data[k] = op->factor[k] * _airy_cis ((plane->z + op->z) * op->phase[k]);
+    field->data[k] = op->factor[k] != 0.0f ? op->factor[k] * _airy_cis ((plane->z + op->z) * op->phase[k]) : 0.0f;
   return TRUE;
 }
 

@@ -145,6 +145,16 @@ field_stage (AiryPlan *plan, GError **error)
   AiryOpList *list = NULL, *old = NULL;
   guint i;
 
+  if (plan->unfused)
+    {
+      /* the gradient's program: compiled once, as the elements wrote it */
+      if ((list = _airy_ops_compile (plan, error)) != NULL)
+        {
+          list->hash = plan->optics_hash;
+          _airy_ops_end_field (list, plan->spectrum);
+        }
+      return list;
+    }
   g_mutex_lock (&compiled_lock);
   for (i = 0; i < N_KEPT && list == NULL; i++)
     if (compiled_kept[i] && compiled_kept[i]->hash == plan->optics_hash && compiled_kept_fused[i] == fuse)

@@ -57,6 +57,8 @@ struct _AiryPlan
   AiryOpList    *compiled;       /* the field stage: shared by plans of the same optics */
   GPtrArray     *ops;            /* AiryOp: the program every backend runs (airy-ops-private.h) */
   guint64        optics_hash;    /* what the field stage depends on, z left out */
+  gboolean       unfused;        /* set before compiling: the field stage as compiled, no fusion pass,
+                                  * not kept (the gradient's program, airy-grad-program.c) */
 
   guint64        memory;         /* what a run of it holds (_airy_geometry_memory), budgeted */
   AiryGeometry  *geometry;       /* what the planner consumed: owns the chain's contexts and grids */

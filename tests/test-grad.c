@@ -9,6 +9,7 @@
 #include "airy-test-util.h"
 #include "airy-grad-private.h"
 #include "airy-image-file.h"
+#include "airy-plan-private.h"
 
 static char *tmpdir;
 
@@ -308,6 +309,36 @@ test_stored_checkpointed (void)
     g_assert_cmpfloat (fabs (g[0][i] - g[1][i]), <=, 1e-6 * fabs (g[0][i]));
 }
 
+/* The gradient's program is compiled once, unfused: no fused field stage
+ * is made (or kept, in the place of the forward's) for it or for its
+ * numbers' steps; the forward of the same system still compiles its own. */
+static void
+test_one_compile (void)
+{
+  g_autofree char *json = psf_json (0.0375, -0.0125, NULL);
+  g_autofree char *tj = psf_json (0.25, 0.1, NULL);
+  g_autoptr(AiryLoss) loss = target_loss (tj, "target-oc.tif");
+  g_autoptr(JsonNode) root = parse (json);
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(GPtrArray) vars = g_ptr_array_new_with_free_func (_airy_grad_var_free);
+  g_autoptr(AiryResult) r = NULL;
+  AiryGradOptions options = { AIRY_GRAD_STORE, 0, 1 };
+  AiryRunOptions ro = { 0 };
+  guint compiles;
+  double L;
+
+  g_ptr_array_add (vars, _airy_grad_var_new (root, system, "elements[1].zernike-coefficients[0]", NULL));
+  g_ptr_array_add (vars, _airy_grad_var_new (root, system, "elements[0].na", NULL));
+  compiles = _airy_plan_compiles ();
+  g_assert_true (_airy_grad_compute (system, root, tmpdir, loss, vars, &options, &L, NULL, NULL));
+  g_assert_cmpuint (_airy_plan_compiles (), ==, compiles);
+  g_assert_cmpfloat (fabs (((AiryGradVar *) g_ptr_array_index (vars, 1))->grad), >, 0.0);
+  ro.threads = 1;
+  r = airy_run (system, &ro, NULL, NULL, NULL, NULL);
+  g_assert_nonnull (r);
+  g_assert_cmpuint (_airy_plan_compiles (), ==, compiles + 1);
+}
+
 /* differentiability is declared on the pspec */
 static void
 test_declared (void)
@@ -340,6 +371,7 @@ main (int argc, char **argv)
   g_test_add_func ("/grad/imaging", test_imaging);
   g_test_add_func ("/grad/stored-checkpointed", test_stored_checkpointed);
   g_test_add_func ("/grad/declared", test_declared);
+  g_test_add_func ("/grad/one-compile", test_one_compile);
   status = g_test_run ();
   return status;
 }
