@@ -107,6 +107,21 @@ test_propagation_chain (void)
 }
 
 static void
+test_thick_lens_chain (void)
+{
+  /* thick plano-convex lenses: input chirp (with the pupil), FFT, transfer,
+   * FFT⁻¹ and, where D ≠ 1, the output chirp; no thickness: one chirp */
+  double d = compare (48, 40, 0.5,
+    "{\"type\": \"plane-wave\", \"angle-x\": 0.01},"
+    "{\"type\": \"circular-pupil\", \"diameter\": 18},"
+    "{\"type\": \"thick-plano-convex-lens\", \"radius\": 400, \"thickness\": 3, \"n-lens\": 1.5},"
+    "{\"type\": \"thick-plano-convex-ff-lens\", \"radius\": 300, \"thickness\": 20, \"f\": 500, \"na\": 0.02, \"inverse\": true},"
+    "{\"type\": \"thick-plano-convex-lens\", \"radius\": 900, \"thickness\": 0}",
+    "SMMFMFMFMFMM");
+  g_assert_cmpfloat (d, <, 1e-6);
+}
+
+static void
 test_thick_chain (void)
 {
   /* a thin sample and a microlens array (pixelwise), then a multislice bead of 3 slices with
@@ -668,6 +683,7 @@ main (int argc, char **argv)
   airy_element_register (test_soft_lens_get_type ());
   airy_element_register (test_host_mask_get_type ());
   g_test_add_func ("/ops/objective-chain", test_objective_chain);
+  g_test_add_func ("/ops/thick-lens-chain", test_thick_lens_chain);
   g_test_add_func ("/ops/propagation-chain", test_propagation_chain);
   g_test_add_func ("/ops/generated-sources", test_generated_sources);
   g_test_add_func ("/ops/thick-chain", test_thick_chain);

@@ -143,6 +143,28 @@ test_ff_and_power (void)
   g_assert_cmpfloat (fabs (peak_at - peak_prop), <, 0.02 * peak_prop);
 }
 
+static void
+test_bad_input (void)
+{
+  const struct { const char *lens, *message; } cases[] = {
+    { "\"type\": \"thick-plano-convex-lens\", \"radius\": 0", "elements[1].radius: the curved face's radius must be > 0 µm, got 0" },
+    { "\"type\": \"thick-plano-convex-lens\", \"radius\": -5", "elements[1].radius: must be in [0, 1e+09] µm, got -5" },
+    { "\"type\": \"thick-plano-convex-lens\", \"thickness\": -1", "elements[1].thickness: must be in [0, 1e+06] µm, got -1" },
+    { "\"type\": \"thick-plano-convex-lens\", \"na\": 1.2", "elements[1].na: must be in [0, n=1] (0: no pupil), got 1.2" },
+    { "\"type\": \"thick-plano-convex-ff-lens\", \"radius\": 50, \"thickness\": 0, \"f\": 200",
+      "elements[1]: the system images its input plane (B = 0, A = -1); change f or thickness" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *json = g_strdup_printf (
+        "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1}, \"spectrum\": {\"wavelengths\": [0.5]},"
+        " \"elements\": [{\"type\": \"plane-wave\"}, {%s}]}", cases[i].lens);
+
+      test_expect_error (json, AIRY_ERROR_INVALID_VALUE, cases[i].message);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -151,5 +173,6 @@ main (int argc, char **argv)
   g_test_add_func ("/thick-lens/abcd", test_abcd);
   g_test_add_func ("/thick-lens/focus", test_focus);
   g_test_add_func ("/thick-lens/ff-and-power", test_ff_and_power);
+  g_test_add_func ("/thick-lens/bad-input", test_bad_input);
   return g_test_run ();
 }

@@ -708,6 +708,29 @@ def microlens_custom():
                      {"layout": "custom", "centers": [0.0, 0.0, 17.5, -20.25, -22.0, 9.0]}, True, 400.0, 48)
 
 
+def thick(N, dx, lam, w, ff, f, radius, t, n_lens, n, na, inverse, z):
+    # chromatix's ray_transfer of the lens's ABCD matrix (Collins), then a transfer propagation
+    field, el = beam(N, dx, lam, w)
+    fn = cf.thick_plano_convex_ff_lens if ff else cf.thick_plano_convex_lens
+    field = fn(field, f, radius, t, n_lens, n, NA=na, inverse=inverse)
+    el.append({"type": "thick-plano-convex-ff-lens" if ff else "thick-plano-convex-lens", "f": f,
+               "radius": radius, "thickness": t, "n-lens": n_lens, "n": n, "na": na or 0.0, "inverse": inverse})
+    if z:
+        field = cf.transfer_propagate(field, z, n, N // 2, mode="same")
+        el.append({"type": "propagate", "z": z, "n": n, "method": "transfer", "pad": N // 2})
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+def thick_lens_a():
+    return thick(128, 0.5, 0.532, 12.0, False, 200.0, 100.0, 4.0, 1.5, 1.0, None, False, 190.0)
+
+
+@case
+def thick_lens_b():
+    return thick(64, 1.0, 0.6, 10.0, True, 600.0, 250.0, 10.0, 1.6, 1.33, 0.02, True, 0.0)
+
+
 def dispersive(N, dx, modulate, seed, f=1000.0):
     # two wavelengths (weights 0.3, 0.7): a plane wave, a phase from an 8-bit PNG mapped to
     # [0, 3] rad at the first wavelength, an FF lens; chromatix's phase_change scales the phase
