@@ -110,3 +110,102 @@ airy_abcd_focal_length (const double *abcd)
   g_return_val_if_fail (abcd != NULL, NAN);
   return abcd[2] == 0.0 ? INFINITY : -1.0 / abcd[2];
 }
+
+/* d, a thin lens f, f (the df-lens's object distance d; the ff-lens's
+ * d = f); inverse: the inverse matrix, −f, the lens −f, −d */
+static void
+fourier_abcd (double d, double f, gboolean inverse, double *abcd)
+{
+  double in[4], lens[4], out[4];
+
+  airy_abcd_free_space (inverse ? -f : d, in);
+  airy_abcd_thin_lens (f, inverse, lens);
+  airy_abcd_free_space (inverse ? -d : f, out);
+  airy_abcd_multiply (lens, in, abcd);
+  airy_abcd_multiply (out, abcd, abcd);
+}
+
+/**
+ * airy_element_get_abcd:
+ * @element: an element
+ * @abcd: (out caller-allocates) (array fixed-size=4): its paraxial ray
+ *   transfer matrix, the identity where it has none
+ *
+ * The lenses (thin, FF, DF, thick plano-convex and its FF version) and
+ * free-space propagation have a ray transfer matrix; sources, pupils, masks
+ * and samples do not (a ray passes them unchanged). A disabled element is
+ * the identity.
+ *
+ * Returns: whether the element has a ray transfer matrix
+ */
+gboolean
+airy_element_get_abcd (AiryElement *element, double *abcd)
+{
+  const char *type;
+  double gap[4];
+
+  g_return_val_if_fail (AIRY_IS_ELEMENT (element), FALSE);
+  g_return_val_if_fail (abcd != NULL, FALSE);
+  airy_abcd_free_space (0.0, abcd);
+  if (!airy_element_get_enabled (element))
+    return FALSE;
+  type = airy_element_get_type_name (element);
+  if (g_str_equal (type, "propagate"))
+    airy_abcd_free_space (airy_element_get_double (element, "z"), abcd);
+  else if (g_str_equal (type, "thin-lens"))
+    airy_abcd_thin_lens (airy_element_get_double (element, "f"), FALSE, abcd);
+  else if (g_str_equal (type, "ff-lens") || g_str_equal (type, "df-lens"))
+    {
+      double f = airy_element_get_double (element, "f");
+
+      fourier_abcd (g_str_equal (type, "df-lens") ? airy_element_get_double (element, "d") : f, f,
+                    airy_element_get_boolean (element, "inverse"), abcd);
+    }
+  else if (g_str_has_prefix (type, "thick-plano-convex-"))
+    {
+      double radius = airy_element_get_double (element, "radius");
+
+      if (!(radius > 0.0))
+        return FALSE;
+      airy_abcd_plano_convex (radius, airy_element_get_double (element, "thickness"),
+                              airy_element_get_double (element, "n-lens"), airy_element_get_double (element, "n"),
+                              airy_element_get_boolean (element, "inverse"), abcd);
+      if (g_str_equal (type, "thick-plano-convex-ff-lens"))
+        {
+          airy_abcd_free_space (airy_element_get_double (element, "f"), gap);
+          airy_abcd_multiply (abcd, gap, abcd);
+          airy_abcd_multiply (gap, abcd, abcd);
+        }
+    }
+  else
+    return FALSE;
+  return TRUE;
+}
+
+/**
+ * airy_system_get_abcd:
+ * @system: a system
+ * @abcd: (out caller-allocates) (array fixed-size=4): the product of its
+ *   elements' ray transfer matrices, the last one leftmost
+ *
+ * Returns: how many elements have a ray transfer matrix
+ */
+guint
+airy_system_get_abcd (AirySystem *system, double *abcd)
+{
+  GPtrArray *elements;
+  guint i, n = 0;
+  double m[4];
+
+  g_return_val_if_fail (AIRY_IS_SYSTEM (system), 0);
+  g_return_val_if_fail (abcd != NULL, 0);
+  airy_abcd_free_space (0.0, abcd);
+  elements = airy_system_get_elements (system);
+  for (i = 0; i < elements->len; i++)
+    if (airy_element_get_abcd (g_ptr_array_index (elements, i), m))
+      {
+        airy_abcd_multiply (m, abcd, abcd);
+        n++;
+      }
+  return n;
+}

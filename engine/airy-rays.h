@@ -2,6 +2,9 @@
 
 #include <glib.h>
 
+#include "airy-element.h"
+#include "airy-system.h"
+
 G_BEGIN_DECLS
 
 /* Paraxial ray transfer (ABCD) matrices, row major {A, B, C, D}, acting on
@@ -22,5 +25,10 @@ void     airy_abcd_multiply     (const double *second,
                                  const double *first,
                                  double       *abcd);
 double   airy_abcd_focal_length (const double *abcd);
+
+gboolean airy_element_get_abcd  (AiryElement  *element,
+                                 double       *abcd);
+guint    airy_system_get_abcd   (AirySystem   *system,
+                                 double       *abcd);
 
 G_END_DECLS

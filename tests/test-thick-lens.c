@@ -165,6 +165,49 @@ test_bad_input (void)
     }
 }
 
+/* a system's matrix: two thin lenses d apart have 1/f = 1/f1 + 1/f2 − d/(f1 f2)
+ * (pupils and sources pass rays unchanged); an FF lens is {0, f, −1/f, 0};
+ * `airy-sim rays` prints the same */
+static void
+test_system_abcd (void)
+{
+  const char *json =
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1}, \"spectrum\": {\"wavelengths\": [0.5]},"
+    " \"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"thin-lens\", \"f\": 300},"
+    " {\"type\": \"circular-pupil\", \"diameter\": 40}, {\"type\": \"propagate\", \"z\": 50},"
+    " {\"type\": \"thin-lens\", \"f\": 200}]}";
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(AirySystem) ff = test_system (
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1}, \"spectrum\": {\"wavelengths\": [0.5]},"
+    " \"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"ff-lens\", \"f\": 400}]}");
+  g_autofree char *dir = g_dir_make_tmp ("airy-rays-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename (dir, "sys.json", NULL);
+  g_autofree char *out = NULL, *err = NULL;
+  const char *argv[] = { g_getenv ("AIRY_SIM"), "rays", file, NULL };
+  double m[4], f = 1.0 / (1.0 / 300 + 1.0 / 200 - 50.0 / (300.0 * 200.0));
+  int status;
+
+  g_assert_cmpuint (airy_system_get_abcd (system, m), ==, 3);
+  g_assert_cmpfloat_with_epsilon (airy_abcd_focal_length (m), f, 1e-9);
+  g_assert_cmpfloat_with_epsilon (m[0], 1.0 - 50.0 / 300.0, 1e-14);
+  g_assert_cmpfloat_with_epsilon (m[1], 50.0, 1e-12);
+  g_assert_cmpfloat_with_epsilon (m[3], 1.0 - 50.0 / 200.0, 1e-14);
+  g_assert_cmpuint (airy_system_get_abcd (ff, m), ==, 1);
+  g_assert_cmpfloat_with_epsilon (m[0], 0.0, 1e-14);
+  g_assert_cmpfloat_with_epsilon (m[1], 400.0, 1e-12);
+  g_assert_cmpfloat_with_epsilon (m[2], -1.0 / 400.0, 1e-16);
+  g_assert_cmpfloat_with_epsilon (m[3], 0.0, 1e-14);
+
+  g_assert_true (g_file_set_contents (file, json, -1, NULL));
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_nonnull (strstr (out, "elements[3] propagate: A 1  B 50 µm  C 0 /µm  D 1\n"));
+  g_assert_nonnull (strstr (out, "system: A 0.8333333333  B 50 µm  C -0.0075 /µm  D 0.75\n"));
+  g_assert_nonnull (strstr (out, "effective focal length 133.3333333 µm, back focal distance 111.1111111 µm\n"));
+  g_unlink (file);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -173,6 +216,7 @@ main (int argc, char **argv)
   g_test_add_func ("/thick-lens/abcd", test_abcd);
   g_test_add_func ("/thick-lens/focus", test_focus);
   g_test_add_func ("/thick-lens/ff-and-power", test_ff_and_power);
+  g_test_add_func ("/thick-lens/system-abcd", test_system_abcd);
   g_test_add_func ("/thick-lens/bad-input", test_bad_input);
   return g_test_run ();
 }
