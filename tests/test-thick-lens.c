@@ -208,6 +208,34 @@ test_system_abcd (void)
   g_rmdir (dir);
 }
 
+/* propagate's "auto-pad": chromatix's rules give 336 pixels a side for the
+ * transfer function (64² of 1 µm, λ 0.5, z 400: N_F 2.56, Q 6.25) and 836
+ * for the angular spectrum (64² of 0.5 µm, λ 0.6, z 150: N_F 0.11, over
+ * √(1 − 0.6²)); "full" output keeps them */
+static void
+test_auto_pad (void)
+{
+  const struct { double dx, lambda, z; const char *method; guint side; } cases[] = {
+    { 1.0, 0.5, 400.0, "transfer", 64 + 2 * 336 },
+    { 0.5, 0.6, 150.0, "angular-spectrum", 64 + 2 * 836 },
+    { 1.0, 0.5, 10.0, "transfer", 64 + 2 * 64 },  /* N_F ≥ M/4: Q = 2 */
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *json = g_strdup_printf (
+        "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": %g}, \"spectrum\": {\"wavelengths\": [%g]},"
+        " \"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"gaussian-pupil\", \"waist\": 6},"
+        " {\"type\": \"propagate\", \"z\": %g, \"method\": \"%s\", \"auto-pad\": true, \"output\": \"full\"}]}",
+        cases[i].dx, cases[i].lambda, cases[i].z, cases[i].method);
+      g_autoptr(AirySystem) system = test_system (json);
+      g_autoptr(AiryResult) result = test_run (system, NULL);
+
+      g_assert_cmpuint (result->stack->width, ==, cases[i].side);
+      g_assert_cmpuint (result->stack->height, ==, cases[i].side);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -217,6 +245,7 @@ main (int argc, char **argv)
   g_test_add_func ("/thick-lens/focus", test_focus);
   g_test_add_func ("/thick-lens/ff-and-power", test_ff_and_power);
   g_test_add_func ("/thick-lens/system-abcd", test_system_abcd);
+  g_test_add_func ("/thick-lens/auto-pad", test_auto_pad);
   g_test_add_func ("/thick-lens/bad-input", test_bad_input);
   return g_test_run ();
 }

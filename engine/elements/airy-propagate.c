@@ -23,11 +23,53 @@ typedef struct { AiryElement parent; } AiryPropagate;
 typedef struct { AiryElementClass parent_class; } AiryPropagateClass;
 G_DEFINE_FINAL_TYPE (AiryPropagate, _airy_propagate, AIRY_TYPE_ELEMENT)
 
+/* chromatix's padding rules (compute_padding_transfer/transform/exact):
+ * M pixels of spacing dx, Fresnel number N_F = (M·dx/2)²/(λ|z|) (the
+ * largest over the wavelengths), pad ratio Q = 2·max(1, M/(4 N_F)), for the
+ * angular spectrum over √(1 − (λ/(2dx))²) (the largest λ/dx), the padded
+ * size ⌈Q·M/2⌉·2 and N − M pixels on each side. */
+static int
+auto_pad (int method, guint m, guint n_lambda, const double *lambda, const double *d, double z)
+{
+  double nf = 0.0, scale = 0.0, q;
+  guint l;
+
+  for (l = 0; l < n_lambda; l++)
+    {
+      double half = 0.5 * m * d[l];
+
+      nf = MAX (nf, z == 0.0 ? INFINITY : half * half / (lambda[l] * fabs (z)));
+      scale = MAX (scale, lambda[l] / (2.0 * d[l]));
+    }
+  q = 2.0 * MAX (1.0, m / (4.0 * nf));
+  if (method == AIRY_PROPAGATE_ANGULAR_SPECTRUM)
+    q /= sqrt (MAX (1e-12, 1.0 - scale * scale));
+  return MIN ((int) (ceil (q * m / 2.0) * 2.0) - (int) m, 32768);
+}
+
+static int
+pad_for_context (AiryElement *self, const AiryContext *ctx)
+{
+  if (!airy_element_get_boolean (self, "auto-pad"))
+    return airy_element_get_int (self, "pad");
+  return auto_pad (airy_element_get_enum (self, "method"), ctx->height, ctx->spectrum->n,
+                   ctx->spectrum->wavelengths, ctx->dy, airy_element_get_double (self, "z"));
+}
+
+static int
+pad_for_field (AiryElement *self, const AiryField *field)
+{
+  if (!airy_element_get_boolean (self, "auto-pad"))
+    return airy_element_get_int (self, "pad");
+  return auto_pad (airy_element_get_enum (self, "method"), field->height, field->n_lambda, field->lambda,
+                   field->dy, airy_element_get_double (self, "z"));
+}
+
 static gboolean
 propagate_check (AiryElement *self, AiryContext *ctx, GError **error)
 {
   int method = airy_element_get_enum (self, "method");
-  int pad = airy_element_get_int (self, "pad");
+  int pad = pad_for_context (self, ctx);
   double z = airy_element_get_double (self, "z");
   double n = airy_element_get_double (self, "n");
   guint ph = ctx->height + 2 * pad, pw = ctx->width + 2 * pad, l;
@@ -196,9 +238,9 @@ multiply_transfer (AiryElement *self, AiryField *field, guint l)
 }
 
 static guint
-padded (AiryElement *self, guint n)
+padded (AiryElement *self, const AiryField *field, guint n)
 {
-  return n + 2 * (guint) airy_element_get_int (self, "pad");
+  return n + 2 * (guint) pad_for_field (self, field);
 }
 
 static gboolean
@@ -210,7 +252,11 @@ propagate_apply (AiryElement *self, gpointer state, AiryField *field,
   guint h0 = field->height, w0 = field->width, l;
   gsize np;
 
-  airy_field_resize_centred (field, padded (self, h0), padded (self, w0));
+  {
+    guint ph = padded (self, field, h0), pw = padded (self, field, w0);
+
+    airy_field_resize_centred (field, ph, pw);
+  }
   np = airy_field_plane_size (field);
   if (airy_element_get_enum (self, "method") == AIRY_PROPAGATE_SINGLE_FFT)
     {
@@ -243,9 +289,11 @@ propagate_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArra
   guint h0 = field->height, w0 = field->width, l;
   AiryOp *op;
 
-  if (padded (self, h0) != h0 || padded (self, w0) != w0)
+  guint ph = padded (self, field, h0), pw = padded (self, field, w0);
+
+  if (ph != h0 || pw != w0)
     {
-      airy_field_resize (field, padded (self, h0), padded (self, w0));
+      airy_field_resize (field, ph, pw);
       g_ptr_array_add (ops, _airy_op_new (AIRY_OP_RESIZE, field));
     }
   if (airy_element_get_enum (self, "method") == AIRY_PROPAGATE_SINGLE_FFT)
@@ -304,6 +352,10 @@ _airy_propagate_class_init (AiryPropagateClass *klass)
   airy_element_class_install_property (object_class,
     airy_param_spec_int ("pad", N_("Padding"), N_("Zero padding on each side (pixels)"), 0, 32768, 0,
                          AIRY_PARAM_NEEDS_PLAN));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_boolean ("auto-pad", N_("Automatic padding"),
+                             N_("Pad by chromatix's rule for the method (from the Fresnel number) instead of pad"),
+                             FALSE));
   airy_element_class_install_property (object_class,
     airy_param_spec_enum ("output", N_("Output"), N_("Crop back to the input shape, or keep the padding"),
                           _airy_output_mode_get_type (), AIRY_OUTPUT_SAME, AIRY_PARAM_NEEDS_PLAN));

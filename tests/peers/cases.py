@@ -708,6 +708,27 @@ def microlens_custom():
                      {"layout": "custom", "centers": [0.0, 0.0, 17.5, -20.25, -22.0, 9.0]}, True, 400.0, 48)
 
 
+def auto_pad(N, dx, lam, w, z, method):
+    # chromatix's padding rules chosen per method; Airy's "auto-pad"
+    rule = {"transfer": cf.compute_padding_transfer, "angular-spectrum": cf.compute_padding_exact,
+            "single-fft": cf.compute_padding_transform}[method]
+    pad = int(rule(N, lam, dx, z))
+    image, s = propagate(N, dx, lam, w, z, pad, method)
+    s["elements"][-1]["pad"] = 0
+    s["elements"][-1]["auto-pad"] = True
+    return image, s
+
+
+@case
+def auto_pad_transfer():
+    return auto_pad(64, 1.0, 0.5, 6.0, 400.0, "transfer")
+
+
+@case
+def auto_pad_exact():
+    return auto_pad(64, 0.5, 0.6, 4.0, 150.0, "angular-spectrum")
+
+
 def thick(N, dx, lam, w, ff, f, radius, t, n_lens, n, na, inverse, z):
     # chromatix's ray_transfer of the lens's ABCD matrix (Collins), then a transfer propagation
     field, el = beam(N, dx, lam, w)
