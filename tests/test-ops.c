@@ -122,6 +122,33 @@ test_thick_lens_chain (void)
 }
 
 static void
+test_kernel_chain (void)
+{
+  /* kernel-propagate: FFT, the file's kernel as a factor, FFT⁻¹ */
+  g_autofree char *dir = g_dir_make_tmp ("airy-ops-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "kernel.tif", NULL);
+  g_autofree char *chain = NULL;
+  g_autoptr(AiryStack) k = airy_stack_new (2, 40, 48);
+  g_autoptr(GError) error = NULL;
+  double d;
+
+  for (gsize i = 0; i < (gsize) 40 * 48; i++)
+    {
+      k->data[i] = (float) cos (0.01 * (double) (i % 97) * (double) (i % 13));
+      k->data[40 * 48 + i] = (float) sin (0.02 * (double) (i % 89));
+    }
+  g_assert_true (airy_image_write (path, k, NULL, &error));
+  g_assert_no_error (error);
+  chain = g_strdup_printf ("{\"type\": \"plane-wave\", \"angle-x\": 0.01},"
+                           "{\"type\": \"gaussian-pupil\", \"waist\": 6},"
+                           "{\"type\": \"kernel-propagate\", \"file\": \"%s\"}", path);
+  d = compare (40, 48, 0.5, chain, "SMFMF");
+  g_assert_cmpfloat (d, <, 1e-6);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+static void
 test_thick_chain (void)
 {
   /* a thin sample and a microlens array (pixelwise), then a multislice bead of 3 slices with
@@ -684,6 +711,7 @@ main (int argc, char **argv)
   airy_element_register (test_host_mask_get_type ());
   g_test_add_func ("/ops/objective-chain", test_objective_chain);
   g_test_add_func ("/ops/thick-lens-chain", test_thick_lens_chain);
+  g_test_add_func ("/ops/kernel-chain", test_kernel_chain);
   g_test_add_func ("/ops/propagation-chain", test_propagation_chain);
   g_test_add_func ("/ops/generated-sources", test_generated_sources);
   g_test_add_func ("/ops/thick-chain", test_thick_chain);

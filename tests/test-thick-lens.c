@@ -236,6 +236,99 @@ test_auto_pad (void)
     }
 }
 
+/* kernel-propagate: a kernel file of the Fresnel transfer function gives
+ * what propagate's transfer method gives (no padding); a linear phase
+ * exp(−2πi f_x a) moves the beam by a; a kernel of another shape is refused */
+static AiryResult *
+beam_then (const char *dir, const char *element, double spacing)
+{
+  g_autofree char *json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": %g}, \"spectrum\": {\"wavelengths\": [0.5]},"
+    " \"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"gaussian-pupil\", \"waist\": 5}, %s]}",
+    spacing, element);
+  g_autofree char *file = g_build_filename (dir, "sys.json", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) system = NULL;
+
+  g_assert_true (g_file_set_contents (file, json, -1, NULL));
+  system = airy_system_new_from_file (file, &error);
+  g_assert_no_error (error);
+  g_unlink (file);
+  return test_run (system, NULL);
+}
+
+static void
+write_kernel (const char *path, guint h, guint w, double spacing, double z, double shift)
+{
+  g_autoptr(GError) error = NULL;
+  AiryStack *k = airy_stack_new (2, h, w);
+  guint y, x;
+
+  for (y = 0; y < h; y++)
+    for (x = 0; x < w; x++)
+      {
+        double fy = ((int) y - (int) h / 2) / (h * spacing), fx = ((int) x - (int) w / 2) / (w * spacing);
+        /* e^{ikz} exp(−iπλz f²) */
+        double phi = 2 * G_PI * z / 0.5 - G_PI * 0.5 * z * (fx * fx + fy * fy)
+                     - 2 * G_PI * fx * shift;
+
+        k->data[(gsize) y * w + x] = cos (phi);
+        k->data[(gsize) h * w + (gsize) y * w + x] = sin (phi);
+      }
+  g_assert_true (airy_image_write (path, k, NULL, &error));
+  g_assert_no_error (error);
+  airy_stack_free (k);
+}
+
+static void
+test_kernel_propagate (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("airy-kernel-XXXXXX", NULL);
+  g_autofree char *fresnel = g_build_filename (dir, "fresnel.tif", NULL);
+  g_autofree char *shift = g_build_filename (dir, "shift.tif", NULL);
+  g_autofree char *small = g_build_filename (dir, "small.tif", NULL);
+  g_autoptr(AiryResult) a = NULL, b = NULL, c = NULL, d = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirySystem) bad = NULL;
+  g_autofree char *bad_json = NULL;
+  double worst = 0, peak = 0, worst_shift = 0;
+  guint y, x;
+
+  write_kernel (fresnel, 64, 64, 1.0, 300.0, 0.0);
+  write_kernel (shift, 64, 64, 1.0, 0.0, 8.0);
+  write_kernel (small, 32, 64, 1.0, 0.0, 0.0);
+  a = beam_then (dir, "{\"type\": \"kernel-propagate\", \"file\": \"fresnel.tif\"}", 1.0);
+  b = beam_then (dir, "{\"type\": \"propagate\", \"z\": 300, \"method\": \"transfer\"}", 1.0);
+  c = beam_then (dir, "{\"type\": \"kernel-propagate\", \"file\": \"shift.tif\"}", 1.0);
+  d = beam_then (dir, "{\"type\": \"thin-lens\", \"f\": 1e6}", 1.0);
+  for (y = 0; y < 64; y++)
+    for (x = 0; x < 64; x++)
+      {
+        peak = MAX (peak, b->stack->data[y * 64 + x]);
+        worst = MAX (worst, fabs (a->stack->data[y * 64 + x] - b->stack->data[y * 64 + x]));
+        if (x >= 8)
+          worst_shift = MAX (worst_shift, fabs (c->stack->data[y * 64 + x] - d->stack->data[y * 64 + x - 8]));
+      }
+  g_test_message ("kernel against transfer: %.3g of the peak; shifted by 8 px: %.3g", worst / peak,
+                  worst_shift / plane_max (d->stack->data, 64 * 64, NULL));
+  g_assert_cmpfloat (worst / peak, <, 1e-5);
+  g_assert_cmpfloat (worst_shift / plane_max (d->stack->data, 64 * 64, NULL), <, 1e-5);
+
+  bad_json = g_strdup_printf (
+    "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 1}, \"spectrum\": {\"wavelengths\": [0.5]},"
+    " \"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"kernel-propagate\", \"file\": \"%s\"}]}", small);
+  bad = airy_system_new_from_data (bad_json, -1, NULL, "sys.json", &error);
+  g_assert_no_error (error);
+  g_assert_false (airy_system_validate (bad, NULL, &error));
+  g_assert_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE);
+  g_assert_nonnull (strstr (error->message, "elements[1].file: the kernel "));
+  g_assert_nonnull (strstr (error->message, "small.tif is 2 × 32 × 64; it must be 2 × 64 × 64"));
+  g_unlink (fresnel);
+  g_unlink (shift);
+  g_unlink (small);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -246,6 +339,7 @@ main (int argc, char **argv)
   g_test_add_func ("/thick-lens/ff-and-power", test_ff_and_power);
   g_test_add_func ("/thick-lens/system-abcd", test_system_abcd);
   g_test_add_func ("/thick-lens/auto-pad", test_auto_pad);
+  g_test_add_func ("/thick-lens/kernel-propagate", test_kernel_propagate);
   g_test_add_func ("/thick-lens/bad-input", test_bad_input);
   return g_test_run ();
 }

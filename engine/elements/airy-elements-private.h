@@ -97,6 +97,7 @@ GType _airy_thin_lens_get_type              (void);
 GType _airy_thick_lens_get_type             (void);
 GType _airy_thick_ff_lens_get_type          (void);
 GType _airy_propagate_get_type              (void);
+GType _airy_kernel_propagate_get_type       (void);
 GType _airy_sensor_get_type                 (void);
 /* the scanning modalities' parts (airy-scan.c) */
 GType _airy_excitation_get_type             (void);

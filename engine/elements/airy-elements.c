@@ -152,6 +152,7 @@ static GType (*const builtin_types[]) (void) = {
   _airy_thick_ff_lens_get_type,
   _airy_microlens_array_get_type,
   _airy_propagate_get_type,
+  _airy_kernel_propagate_get_type,
   _airy_multislice_get_type,
   _airy_linear_polarizer_get_type,
   _airy_circular_polarizer_get_type,

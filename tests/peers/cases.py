@@ -729,6 +729,29 @@ def auto_pad_exact():
     return auto_pad(64, 0.5, 0.6, 4.0, 150.0, "angular-spectrum")
 
 
+def kernel(N, dx, lam, w, z, name, tilt):
+    # chromatix's kernel_propagate of its own Fresnel kernel (tilted by kykx), no padding; Airy reads
+    # the kernel fftshift-ed (f = 0 at pixel N/2) as a 2-plane float TIFF (real, imaginary)
+    import tifffile
+    field, el = beam(N, dx, lam, w)
+    k = cf.compute_transfer_propagator(field, z, 1.0, kykx=tilt)
+    h = np.fft.fftshift(np.asarray(k).reshape(N, N))
+    tifffile.imwrite(os.path.join(OUT, name), np.stack([h.real, h.imag]).astype(np.float32))
+    field = cf.kernel_propagate(field, k)
+    el.append({"type": "kernel-propagate", "file": name})
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+def kernel_propagate_a():
+    return kernel(64, 1.0, 0.5, 6.0, 200.0, "kernel-a.tif", (0.0, 0.0))
+
+
+@case
+def kernel_propagate_b():
+    return kernel(128, 0.5, 0.6, 5.0, 80.0, "kernel-b.tif", (0.4, -0.3))
+
+
 def thick(N, dx, lam, w, ff, f, radius, t, n_lens, n, na, inverse, z):
     # chromatix's ray_transfer of the lens's ABCD matrix (Collins), then a transfer propagation
     field, el = beam(N, dx, lam, w)
