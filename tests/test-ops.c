@@ -149,6 +149,20 @@ test_kernel_chain (void)
 }
 
 static void
+test_sas_chain (void)
+{
+  /* the scalable angular spectrum: pad N/2, precompensation, one-FFT
+   * Fresnel, crop; backwards the precompensation comes last */
+  double d = compare (32, 32, 0.5,
+    "{\"type\": \"plane-wave\", \"angle-x\": 0.01},"
+    "{\"type\": \"gaussian-pupil\", \"waist\": 2},"
+    "{\"type\": \"propagate\", \"z\": 60, \"method\": \"sas\"},"
+    "{\"type\": \"propagate\", \"z\": -60, \"method\": \"sas\"}",
+    "SMRFMFMFMRRMFMFMFR");
+  g_assert_cmpfloat (d, <, 1e-6);
+}
+
+static void
 test_thick_chain (void)
 {
   /* a thin sample and a microlens array (pixelwise), then a multislice bead of 3 slices with
@@ -712,6 +726,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ops/objective-chain", test_objective_chain);
   g_test_add_func ("/ops/thick-lens-chain", test_thick_lens_chain);
   g_test_add_func ("/ops/kernel-chain", test_kernel_chain);
+  g_test_add_func ("/ops/sas-chain", test_sas_chain);
   g_test_add_func ("/ops/propagation-chain", test_propagation_chain);
   g_test_add_func ("/ops/generated-sources", test_generated_sources);
   g_test_add_func ("/ops/thick-chain", test_thick_chain);
