@@ -135,6 +135,10 @@ print_help (void)
                    "  a sample file (TIFF or OME-Zarr) larger than a quarter of the memory budget\n"
                    "  (AIRY_MEMORY_BUDGET) is read in batches of planes while it is imaged\n"));
   print_help_ranks ();
+  g_print (_("\n"
+             "Ray optics:\n"
+             "  airy-sim rays SYSTEM.json      the paraxial ray transfer (ABCD) matrix of each lens\n"
+             "                            and propagation, the system's, and its focal lengths\n"));
 }
 
 /* ---- info ---- */
@@ -327,6 +331,46 @@ cmd_validate (int argc, char **argv)
     return fail (error);
   print_warnings (warnings);
   g_print (_("%s: valid\n"), argv[1]);
+  return EXIT_OK;
+}
+
+/* ---- rays ---- */
+
+static int
+cmd_rays (int argc, char **argv)
+{
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+  const SimOption options[] = { { NULL } };
+  GPtrArray *elements;
+  double m[4];
+  int status;
+  guint i;
+
+  if ((status = parse_command_line ("rays", options, &argc, &argv)) != EXIT_OK)
+    return status;
+  if (argc != 2)
+    return usage_error (_("rays: give one system file"));
+  system = load_system (argv[1], NULL, &error);
+  if (system == NULL || !airy_system_validate (system, warnings, &error))
+    return fail (error);
+  elements = airy_system_get_elements (system);
+  for (i = 0; i < elements->len; i++)
+    if (airy_element_get_abcd (g_ptr_array_index (elements, i), m))
+      g_print (_("elements[%u] %s: A %.10g  B %.10g µm  C %.10g /µm  D %.10g\n"), i,
+               airy_element_get_type_name (g_ptr_array_index (elements, i)), m[0], m[1], m[2], m[3]);
+  if (airy_system_get_abcd (system, m) == 0)
+    {
+      g_printerr (_("airy-sim: %s: no lens or propagation has a ray transfer matrix\n"), argv[1]);
+      return EXIT_INPUT;
+    }
+  g_print (_("system: A %.10g  B %.10g µm  C %.10g /µm  D %.10g\n"), m[0], m[1], m[2], m[3]);
+  if (m[2] == 0.0)
+    g_print (_("afocal (C = 0)\n"));
+  else
+    g_print (_("effective focal length %.10g µm, back focal distance %.10g µm\n"),
+             airy_abcd_focal_length (m), -m[0] / m[2]);
   return EXIT_OK;
 }
 
@@ -775,6 +819,8 @@ run_command (const char *cmd, int argc, char **argv)
     return cmd_preset (argc - 1, argv + 1);
   if (g_str_equal (cmd, "validate"))
     return cmd_validate (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "rays"))
+    return cmd_rays (argc - 1, argv + 1);
   if (g_str_equal (cmd, "schema"))
     return cmd_schema (argc - 1, argv + 1);
   if (g_str_equal (cmd, "run"))

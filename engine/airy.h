@@ -10,6 +10,7 @@
 #include "airy-fit.h"
 #include "airy-image-file.h"
 #include "airy-param.h"
+#include "airy-rays.h"
 #include "airy-run.h"
 #include "airy-stack.h"
 #include "airy-system.h"

@@ -107,6 +107,62 @@ test_propagation_chain (void)
 }
 
 static void
+test_thick_lens_chain (void)
+{
+  /* thick plano-convex lenses: input chirp (with the pupil), FFT, transfer,
+   * FFT⁻¹ and, where D ≠ 1, the output chirp; no thickness: one chirp */
+  double d = compare (48, 40, 0.5,
+    "{\"type\": \"plane-wave\", \"angle-x\": 0.01},"
+    "{\"type\": \"circular-pupil\", \"diameter\": 18},"
+    "{\"type\": \"thick-plano-convex-lens\", \"radius\": 400, \"thickness\": 3, \"n-lens\": 1.5},"
+    "{\"type\": \"thick-plano-convex-ff-lens\", \"radius\": 300, \"thickness\": 20, \"f\": 500, \"na\": 0.02, \"inverse\": true},"
+    "{\"type\": \"thick-plano-convex-lens\", \"radius\": 900, \"thickness\": 0}",
+    "SMMFMFMFMFMM");
+  g_assert_cmpfloat (d, <, 1e-6);
+}
+
+static void
+test_kernel_chain (void)
+{
+  /* kernel-propagate: FFT, the file's kernel as a factor, FFT⁻¹ */
+  g_autofree char *dir = g_dir_make_tmp ("airy-ops-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "kernel.tif", NULL);
+  g_autofree char *chain = NULL;
+  g_autoptr(AiryStack) k = airy_stack_new (2, 40, 48);
+  g_autoptr(GError) error = NULL;
+  double d;
+
+  for (gsize i = 0; i < (gsize) 40 * 48; i++)
+    {
+      k->data[i] = (float) cos (0.01 * (double) (i % 97) * (double) (i % 13));
+      k->data[40 * 48 + i] = (float) sin (0.02 * (double) (i % 89));
+    }
+  g_assert_true (airy_image_write (path, k, NULL, &error));
+  g_assert_no_error (error);
+  chain = g_strdup_printf ("{\"type\": \"plane-wave\", \"angle-x\": 0.01},"
+                           "{\"type\": \"gaussian-pupil\", \"waist\": 6},"
+                           "{\"type\": \"kernel-propagate\", \"file\": \"%s\"}", path);
+  d = compare (40, 48, 0.5, chain, "SMFMF");
+  g_assert_cmpfloat (d, <, 1e-6);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+static void
+test_sas_chain (void)
+{
+  /* the scalable angular spectrum: pad N/2, precompensation, one-FFT
+   * Fresnel, crop; backwards the precompensation comes last */
+  double d = compare (32, 32, 0.5,
+    "{\"type\": \"plane-wave\", \"angle-x\": 0.01},"
+    "{\"type\": \"gaussian-pupil\", \"waist\": 2},"
+    "{\"type\": \"propagate\", \"z\": 60, \"method\": \"sas\"},"
+    "{\"type\": \"propagate\", \"z\": -60, \"method\": \"sas\"}",
+    "SMRFMFMFMRRMFMFMFR");
+  g_assert_cmpfloat (d, <, 1e-6);
+}
+
+static void
 test_thick_chain (void)
 {
   /* a thin sample and a microlens array (pixelwise), then a multislice bead of 3 slices with
@@ -668,6 +724,9 @@ main (int argc, char **argv)
   airy_element_register (test_soft_lens_get_type ());
   airy_element_register (test_host_mask_get_type ());
   g_test_add_func ("/ops/objective-chain", test_objective_chain);
+  g_test_add_func ("/ops/thick-lens-chain", test_thick_lens_chain);
+  g_test_add_func ("/ops/kernel-chain", test_kernel_chain);
+  g_test_add_func ("/ops/sas-chain", test_sas_chain);
   g_test_add_func ("/ops/propagation-chain", test_propagation_chain);
   g_test_add_func ("/ops/generated-sources", test_generated_sources);
   g_test_add_func ("/ops/thick-chain", test_thick_chain);

@@ -30,7 +30,8 @@ typedef enum
 typedef enum { AIRY_PHASE_CONSTANT, AIRY_PHASE_IMAGE, AIRY_PHASE_ZERNIKE, AIRY_PHASE_NAMED, AIRY_PHASE_SEIDEL } AiryPhaseSource;
 typedef enum { AIRY_ZERNIKE_ANSI, AIRY_ZERNIKE_NOLL } AiryZernikeIndexing;
 typedef enum { AIRY_ZERNIKE_WAVES, AIRY_ZERNIKE_MICRONS } AiryZernikeUnit;
-typedef enum { AIRY_PROPAGATE_TRANSFER, AIRY_PROPAGATE_ANGULAR_SPECTRUM, AIRY_PROPAGATE_SINGLE_FFT } AiryPropagateMethod;
+typedef enum { AIRY_PROPAGATE_TRANSFER, AIRY_PROPAGATE_ANGULAR_SPECTRUM, AIRY_PROPAGATE_SINGLE_FFT,
+               AIRY_PROPAGATE_SAS } AiryPropagateMethod;
 typedef enum { AIRY_OUTPUT_SAME, AIRY_OUTPUT_FULL } AiryOutputMode;
 typedef enum { AIRY_REDUCE_NONE, AIRY_REDUCE_SUM } AiryReduce;
 typedef enum { AIRY_RESAMPLE_NONE, AIRY_RESAMPLE_BLOCK_SUM, AIRY_RESAMPLE_LINEAR } AiryResample;
@@ -94,7 +95,10 @@ GType _airy_gibson_lanni_get_type           (void);
 GType _airy_ff_lens_get_type                (void);
 GType _airy_df_lens_get_type                (void);
 GType _airy_thin_lens_get_type              (void);
+GType _airy_thick_lens_get_type             (void);
+GType _airy_thick_ff_lens_get_type          (void);
 GType _airy_propagate_get_type              (void);
+GType _airy_kernel_propagate_get_type       (void);
 GType _airy_sensor_get_type                 (void);
 /* the scanning modalities' parts (airy-scan.c) */
 GType _airy_excitation_get_type             (void);
@@ -244,6 +248,17 @@ void          _airy_angular_spectrum_init (AiryAngularSpectrum       *kernel,
 fftwf_complex _airy_angular_spectrum_at   (const AiryAngularSpectrum *kernel,
                                            double                     fx,
                                            double                     fy);
+
+/* Lens helpers (airy-lenses.c): `na` against `n`; the pupil of radius f·na/n
+ * (none for na 0); plane l times exp(i·c·r²) on its own grid. */
+gboolean _airy_lens_check_na                  (AiryElement *self,
+                                               AiryContext *ctx,
+                                               GError     **error);
+void     _airy_lens_apply_pupil               (AiryElement *self,
+                                               AiryField   *field);
+void     _airy_field_multiply_quadratic_phase (AiryField   *field,
+                                               guint        l,
+                                               double       c);
 
 /* Multiplies every plane of the field by a real mask evaluated per pixel:
  * fn(x, y, l, user_data) with x, y in µm on the field's grid. */

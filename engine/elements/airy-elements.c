@@ -72,7 +72,8 @@ DEFINE_ENUM (_airy_named_mask_get_type, "AiryNamedMask",
 DEFINE_ENUM (_airy_propagate_method_get_type, "AiryPropagateMethod",
   { AIRY_PROPAGATE_TRANSFER, N_("transfer function"), "transfer" },
   { AIRY_PROPAGATE_ANGULAR_SPECTRUM, N_("angular spectrum"), "angular-spectrum" },
-  { AIRY_PROPAGATE_SINGLE_FFT, N_("single FFT"), "single-fft" })
+  { AIRY_PROPAGATE_SINGLE_FFT, N_("single FFT"), "single-fft" },
+  { AIRY_PROPAGATE_SAS, N_("scalable angular spectrum"), "sas" })
 
 DEFINE_ENUM (_airy_output_mode_get_type, "AiryOutputMode",
   { AIRY_OUTPUT_SAME, N_("cropped"), "same" },
@@ -148,8 +149,11 @@ static GType (*const builtin_types[]) (void) = {
   _airy_ff_lens_get_type,
   _airy_df_lens_get_type,
   _airy_thin_lens_get_type,
+  _airy_thick_lens_get_type,
+  _airy_thick_ff_lens_get_type,
   _airy_microlens_array_get_type,
   _airy_propagate_get_type,
+  _airy_kernel_propagate_get_type,
   _airy_multislice_get_type,
   _airy_linear_polarizer_get_type,
   _airy_circular_polarizer_get_type,

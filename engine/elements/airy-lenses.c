@@ -14,8 +14,8 @@
 
 /* Lens helpers shared by the three lens types. */
 
-static gboolean
-lens_check_na (AiryElement *self, AiryContext *ctx, GError **error)
+gboolean
+_airy_lens_check_na (AiryElement *self, AiryContext *ctx, GError **error)
 {
   double na = airy_element_get_double (self, "na"), n = airy_element_get_double (self, "n");
 
@@ -37,8 +37,8 @@ circle_mask (double x, double y, guint l, gpointer user_data)
   return airy_inside_circle (x * x + y * y, r) ? 1.0 : 0.0;
 }
 
-static void
-lens_apply_pupil (AiryElement *self, AiryField *field)
+void
+_airy_lens_apply_pupil (AiryElement *self, AiryField *field)
 {
   double na = airy_element_get_double (self, "na");
   double r;
@@ -50,8 +50,8 @@ lens_apply_pupil (AiryElement *self, AiryField *field)
 }
 
 /* Multiplies plane l by exp(i·c·r²) on its own grid. */
-static void
-multiply_quadratic_phase (AiryField *field, guint l, double c)
+void
+_airy_field_multiply_quadratic_phase (AiryField *field, guint l, double c)
 {
   gsize np = airy_field_plane_size (field);
   fftwf_complex *u = field->data + l * np;
@@ -180,7 +180,7 @@ G_DEFINE_FINAL_TYPE (AiryFfLens, _airy_ff_lens, AIRY_TYPE_ELEMENT)
 static gboolean
 ff_check (AiryElement *self, AiryContext *ctx, GError **error)
 {
-  if (!lens_check_na (self, ctx, error))
+  if (!_airy_lens_check_na (self, ctx, error))
     return FALSE;
   lens_advance_context (self, ctx);
   if (!airy_element_get_boolean (self, "inverse"))
@@ -195,7 +195,7 @@ static gboolean
 ff_apply (AiryElement *self, gpointer state, AiryField *field,
           const AiryPlane *plane, GError **error)
 {
-  lens_apply_pupil (self, field);
+  _airy_lens_apply_pupil (self, field);
   _airy_ff_transform (field, airy_element_get_double (self, "f"), airy_element_get_double (self, "n"),
                       airy_element_get_boolean (self, "inverse"), plane->threads);
   return TRUE;
@@ -238,7 +238,7 @@ df_chirp (AiryElement *self, AiryField *field, double sign)
   guint l;
 
   for (l = 0; l < field->n_lambda; l++)
-    multiply_quadratic_phase (field, l, sign * AIRY_PI * (1.0 - d / f) * n / (field->lambda[l] * f));
+    _airy_field_multiply_quadratic_phase (field, l, sign * AIRY_PI * (1.0 - d / f) * n / (field->lambda[l] * f));
 }
 
 static gboolean
@@ -247,7 +247,7 @@ df_apply (AiryElement *self, gpointer state, AiryField *field,
 {
   gboolean inverse = airy_element_get_boolean (self, "inverse");
 
-  lens_apply_pupil (self, field);
+  _airy_lens_apply_pupil (self, field);
   if (inverse)
     df_chirp (self, field, -1.0);
   _airy_ff_transform (field, airy_element_get_double (self, "f"), airy_element_get_double (self, "n"),
@@ -272,7 +272,7 @@ lens_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *op
   if (airy_element_get_double (self, "na") > 0.0 || (df && inverse))
     {
       _airy_field_fill_ones (field);
-      lens_apply_pupil (self, field);
+      _airy_lens_apply_pupil (self, field);
       if (df && inverse)
         df_chirp (self, field, -1.0);
       g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
@@ -325,7 +325,7 @@ G_DEFINE_FINAL_TYPE (AiryThinLens, _airy_thin_lens, AIRY_TYPE_ELEMENT)
 static gboolean
 thin_check (AiryElement *self, AiryContext *ctx, GError **error)
 {
-  if (!lens_check_na (self, ctx, error))
+  if (!_airy_lens_check_na (self, ctx, error))
     return FALSE;
   ctx->n = airy_element_get_double (self, "n");
   return TRUE;
@@ -339,9 +339,9 @@ thin_apply (AiryElement *self, gpointer state, AiryField *field,
   double n = airy_element_get_double (self, "n");
   guint l;
 
-  lens_apply_pupil (self, field);
+  _airy_lens_apply_pupil (self, field);
   for (l = 0; l < field->n_lambda; l++)
-    multiply_quadratic_phase (field, l, airy_thin_lens_phase (1.0, n, field->lambda[l], f));
+    _airy_field_multiply_quadratic_phase (field, l, airy_thin_lens_phase (1.0, n, field->lambda[l], f));
   return TRUE;
 }
 

@@ -23,11 +23,57 @@ typedef struct { AiryElement parent; } AiryPropagate;
 typedef struct { AiryElementClass parent_class; } AiryPropagateClass;
 G_DEFINE_FINAL_TYPE (AiryPropagate, _airy_propagate, AIRY_TYPE_ELEMENT)
 
+/* chromatix's padding rules (compute_padding_transfer/transform/exact):
+ * M pixels of spacing dx, Fresnel number N_F = (M·dx/2)²/(λ|z|) (the
+ * largest over the wavelengths), pad ratio Q = 2·max(1, M/(4 N_F)), for the
+ * angular spectrum over √(1 − (λ/(2dx))²) (the largest λ/dx), the padded
+ * size ⌈Q·M/2⌉·2 and N − M pixels on each side. */
+static int
+auto_pad (int method, guint m, guint n_lambda, const double *lambda, const double *d, double z)
+{
+  double nf = 0.0, scale = 0.0, q;
+  guint l;
+
+  for (l = 0; l < n_lambda; l++)
+    {
+      double half = 0.5 * m * d[l];
+
+      nf = MAX (nf, z == 0.0 ? INFINITY : half * half / (lambda[l] * fabs (z)));
+      scale = MAX (scale, lambda[l] / (2.0 * d[l]));
+    }
+  q = 2.0 * MAX (1.0, m / (4.0 * nf));
+  if (method == AIRY_PROPAGATE_ANGULAR_SPECTRUM)
+    q /= sqrt (MAX (1e-12, 1.0 - scale * scale));
+  return MIN ((int) (ceil (q * m / 2.0) * 2.0) - (int) m, 32768);
+}
+
+static int
+pad_for_context (AiryElement *self, const AiryContext *ctx)
+{
+  if (airy_element_get_enum (self, "method") == AIRY_PROPAGATE_SAS)
+    return ctx->height / 2;
+  if (!airy_element_get_boolean (self, "auto-pad"))
+    return airy_element_get_int (self, "pad");
+  return auto_pad (airy_element_get_enum (self, "method"), ctx->height, ctx->spectrum->n,
+                   ctx->spectrum->wavelengths, ctx->dy, airy_element_get_double (self, "z"));
+}
+
+static int
+pad_for_field (AiryElement *self, const AiryField *field)
+{
+  if (airy_element_get_enum (self, "method") == AIRY_PROPAGATE_SAS)
+    return field->height / 2;
+  if (!airy_element_get_boolean (self, "auto-pad"))
+    return airy_element_get_int (self, "pad");
+  return auto_pad (airy_element_get_enum (self, "method"), field->height, field->n_lambda, field->lambda,
+                   field->dy, airy_element_get_double (self, "z"));
+}
+
 static gboolean
 propagate_check (AiryElement *self, AiryContext *ctx, GError **error)
 {
   int method = airy_element_get_enum (self, "method");
-  int pad = airy_element_get_int (self, "pad");
+  int pad = pad_for_context (self, ctx);
   double z = airy_element_get_double (self, "z");
   double n = airy_element_get_double (self, "n");
   guint ph = ctx->height + 2 * pad, pw = ctx->width + 2 * pad, l;
@@ -39,10 +85,18 @@ propagate_check (AiryElement *self, AiryContext *ctx, GError **error)
                    ctx->path, ph, pw);
       return FALSE;
     }
-  if (method == AIRY_PROPAGATE_SINGLE_FFT && z == 0.0)
+  if ((method == AIRY_PROPAGATE_SINGLE_FFT || method == AIRY_PROPAGATE_SAS) && z == 0.0)
     {
       g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                   _("%s.z: must not be 0 for the single-FFT method"), ctx->path);
+                   method == AIRY_PROPAGATE_SAS ? _("%s.z: must not be 0 for the scalable angular spectrum")
+                                                : _("%s.z: must not be 0 for the single-FFT method"), ctx->path);
+      return FALSE;
+    }
+  if (method == AIRY_PROPAGATE_SAS && ctx->height != ctx->width)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("%s.method: the scalable angular spectrum needs a square field, got %u × %u"),
+                   ctx->path, ctx->height, ctx->width);
       return FALSE;
     }
   if (airy_element_get_enum (self, "output") == AIRY_OUTPUT_FULL)
@@ -50,7 +104,7 @@ propagate_check (AiryElement *self, AiryContext *ctx, GError **error)
       ctx->height = ph;
       ctx->width = pw;
     }
-  if (method == AIRY_PROPAGATE_SINGLE_FFT)
+  if (method == AIRY_PROPAGATE_SINGLE_FFT || method == AIRY_PROPAGATE_SAS)
     for (l = 0; l < ctx->spectrum->n; l++)
       {
         double lambda = ctx->spectrum->wavelengths[l];
@@ -195,10 +249,60 @@ multiply_transfer (AiryElement *self, AiryField *field, guint l)
   _airy_field_multiply_spectrum (field, l, transfer_at, &t);
 }
 
-static guint
-padded (AiryElement *self, guint n)
+/* The scalable angular spectrum's precompensation (chromatix's
+ * compute_sas_precompensation; Heintzmann, Loetgering and Wechsler, Optica
+ * 10, 1407 (2023)): ΔH = W·exp(ikz(√(1 − s²) − (1 − s²/2))), s = λf/n, on
+ * the padded grid of extent L per axis, band limit W: s_a²(2 + 1/t_a²) ≤ 1
+ * with t_a = L_a/|z| + |s_a| on both axes. */
+typedef struct { double k, z, lambda, n, lx, ly; } SasState;
+
+static fftwf_complex
+sas_at (double fx, double fy, gpointer user_data)
 {
-  return n + 2 * (guint) airy_element_get_int (self, "pad");
+  const SasState *t = user_data;
+  double sx = t->lambda * fx / t->n, sy = t->lambda * fy / t->n, s2 = sx * sx + sy * sy;
+  double tx = t->lx / fabs (t->z) + fabs (sx), ty = t->ly / fabs (t->z) + fabs (sy);
+
+  if (sx * sx * (2.0 + 1.0 / (tx * tx)) > 1.0 || sy * sy * (2.0 + 1.0 / (ty * ty)) > 1.0)
+    return 0.0f;
+  return _airy_cis (t->k * t->z * (sqrt (MAX (0.0, 1.0 - s2)) - (1.0 - 0.5 * s2)));
+}
+
+/* plane l's uncentred spectrum times ΔH/N */
+static void
+sas_precompensate (AiryElement *self, AiryField *field, guint l)
+{
+  SasState t;
+
+  t.z = airy_element_get_double (self, "z");
+  t.n = airy_element_get_double (self, "n");
+  t.lambda = field->lambda[l];
+  t.k = 2.0 * AIRY_PI * t.n / t.lambda;
+  t.lx = field->width * field->dx[l];
+  t.ly = field->height * field->dy[l];
+  _airy_field_multiply_spectrum (field, l, sas_at, &t);
+}
+
+static void
+sas_apply_precompensation (AiryElement *self, AiryField *field, guint threads)
+{
+  gsize np = airy_field_plane_size (field);
+  guint l;
+
+  for (l = 0; l < field->n_lambda; l++)
+    {
+      fftwf_complex *u = field->data + l * np;
+
+      _airy_fft_c2c_execute (field->height, field->width, AIRY_FFT_FORWARD, threads, u, u);
+      sas_precompensate (self, field, l);
+      _airy_fft_c2c_execute (field->height, field->width, AIRY_FFT_BACKWARD, threads, u, u);
+    }
+}
+
+static guint
+padded (AiryElement *self, const AiryField *field, guint n)
+{
+  return n + 2 * (guint) pad_for_field (self, field);
 }
 
 static gboolean
@@ -210,13 +314,26 @@ propagate_apply (AiryElement *self, gpointer state, AiryField *field,
   guint h0 = field->height, w0 = field->width, l;
   gsize np;
 
-  airy_field_resize_centred (field, padded (self, h0), padded (self, w0));
+  {
+    guint ph = padded (self, field, h0), pw = padded (self, field, w0);
+
+    airy_field_resize_centred (field, ph, pw);
+  }
   np = airy_field_plane_size (field);
-  if (airy_element_get_enum (self, "method") == AIRY_PROPAGATE_SINGLE_FFT)
+  if (airy_element_get_enum (self, "method") == AIRY_PROPAGATE_SINGLE_FFT
+      || airy_element_get_enum (self, "method") == AIRY_PROPAGATE_SAS)
     {
+      gboolean sas = airy_element_get_enum (self, "method") == AIRY_PROPAGATE_SAS;
+
+      /* SAS: the precompensation before the Fresnel transform, after it
+       * backwards (on the output grid) */
+      if (sas && z >= 0)
+        sas_apply_precompensation (self, field, plane->threads);
       single_fft_chirp_in (field, n, z);
       _airy_fft_centred (field, AIRY_FFT_FORWARD, plane->threads);
       single_fft_chirp_out (field, n, z);
+      if (sas && z < 0)
+        sas_apply_precompensation (self, field, plane->threads);
     }
   else
     for (l = 0; l < field->n_lambda; l++)
@@ -234,6 +351,55 @@ propagate_apply (AiryElement *self, gpointer state, AiryField *field,
   return TRUE;
 }
 
+/* SAS as device operations: pad, [FFT, ΔH, FFT⁻¹], input chirp, centred
+ * FFT, output chirp, [FFT, ΔH, FFT⁻¹] (the bracket before for z ≥ 0, after
+ * for z < 0), crop */
+static void
+sas_compile_precompensation (AiryElement *self, AiryField *field, GPtrArray *ops)
+{
+  AiryOp *op = _airy_op_new (AIRY_OP_FFT, field);
+  guint l;
+
+  op->sign = AIRY_FFT_FORWARD;
+  g_ptr_array_add (ops, op);
+  _airy_field_fill_ones (field);
+  for (l = 0; l < field->n_lambda; l++)
+    sas_precompensate (self, field, l);
+  g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
+  op = _airy_op_new (AIRY_OP_FFT, field);
+  op->sign = AIRY_FFT_BACKWARD;
+  g_ptr_array_add (ops, op);
+}
+
+static gboolean
+sas_compile (AiryElement *self, AiryField *field, GPtrArray *ops, guint h0, guint w0)
+{
+  double z = airy_element_get_double (self, "z");
+  double n = airy_element_get_double (self, "n");
+  AiryOp *op;
+
+  if (z >= 0)
+    sas_compile_precompensation (self, field, ops);
+  _airy_field_fill_ones (field);
+  single_fft_chirp_in (field, n, z);
+  g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
+  op = _airy_op_new (AIRY_OP_FFT, field);
+  op->centred = TRUE;
+  op->sign = AIRY_FFT_FORWARD;
+  g_ptr_array_add (ops, op);
+  _airy_field_fill_ones (field);
+  single_fft_chirp_out (field, n, z);
+  g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
+  if (z < 0)
+    sas_compile_precompensation (self, field, ops);
+  if (airy_element_get_enum (self, "output") == AIRY_OUTPUT_SAME)
+    {
+      airy_field_resize (field, h0, w0);
+      g_ptr_array_add (ops, _airy_op_new (AIRY_OP_RESIZE, field));
+    }
+  return TRUE;
+}
+
 /* The same steps as device operations. */
 static gboolean
 propagate_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *ops, GError **error)
@@ -243,11 +409,15 @@ propagate_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArra
   guint h0 = field->height, w0 = field->width, l;
   AiryOp *op;
 
-  if (padded (self, h0) != h0 || padded (self, w0) != w0)
+  guint ph = padded (self, field, h0), pw = padded (self, field, w0);
+
+  if (ph != h0 || pw != w0)
     {
-      airy_field_resize (field, padded (self, h0), padded (self, w0));
+      airy_field_resize (field, ph, pw);
       g_ptr_array_add (ops, _airy_op_new (AIRY_OP_RESIZE, field));
     }
+  if (airy_element_get_enum (self, "method") == AIRY_PROPAGATE_SAS)
+    return sas_compile (self, field, ops, h0, w0);
   if (airy_element_get_enum (self, "method") == AIRY_PROPAGATE_SINGLE_FFT)
     {
       _airy_field_fill_ones (field);
@@ -304,6 +474,10 @@ _airy_propagate_class_init (AiryPropagateClass *klass)
   airy_element_class_install_property (object_class,
     airy_param_spec_int ("pad", N_("Padding"), N_("Zero padding on each side (pixels)"), 0, 32768, 0,
                          AIRY_PARAM_NEEDS_PLAN));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_boolean ("auto-pad", N_("Automatic padding"),
+                             N_("Pad by chromatix's rule for the method (from the Fresnel number) instead of pad"),
+                             FALSE));
   airy_element_class_install_property (object_class,
     airy_param_spec_enum ("output", N_("Output"), N_("Crop back to the input shape, or keep the padding"),
                           _airy_output_mode_get_type (), AIRY_OUTPUT_SAME, AIRY_PARAM_NEEDS_PLAN));

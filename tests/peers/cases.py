@@ -708,6 +708,92 @@ def microlens_custom():
                      {"layout": "custom", "centers": [0.0, 0.0, 17.5, -20.25, -22.0, 9.0]}, True, 400.0, 48)
 
 
+def auto_pad(N, dx, lam, w, z, method):
+    # chromatix's padding rules chosen per method; Airy's "auto-pad"
+    rule = {"transfer": cf.compute_padding_transfer, "angular-spectrum": cf.compute_padding_exact,
+            "single-fft": cf.compute_padding_transform}[method]
+    pad = int(rule(N, lam, dx, z))
+    image, s = propagate(N, dx, lam, w, z, pad, method)
+    s["elements"][-1]["pad"] = 0
+    s["elements"][-1]["auto-pad"] = True
+    return image, s
+
+
+@case
+def auto_pad_transfer():
+    return auto_pad(64, 1.0, 0.5, 6.0, 400.0, "transfer")
+
+
+@case
+def auto_pad_exact():
+    return auto_pad(64, 0.5, 0.6, 4.0, 150.0, "angular-spectrum")
+
+
+def kernel(N, dx, lam, w, z, name, tilt):
+    # chromatix's kernel_propagate of its own Fresnel kernel (tilted by kykx), no padding; Airy reads
+    # the kernel fftshift-ed (f = 0 at pixel N/2) as a 2-plane float TIFF (real, imaginary)
+    import tifffile
+    field, el = beam(N, dx, lam, w)
+    k = cf.compute_transfer_propagator(field, z, 1.0, kykx=tilt)
+    h = np.fft.fftshift(np.asarray(k).reshape(N, N))
+    tifffile.imwrite(os.path.join(OUT, name), np.stack([h.real, h.imag]).astype(np.float32))
+    field = cf.kernel_propagate(field, k)
+    el.append({"type": "kernel-propagate", "file": name})
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+def kernel_propagate_a():
+    return kernel(64, 1.0, 0.5, 6.0, 200.0, "kernel-a.tif", (0.0, 0.0))
+
+
+@case
+def kernel_propagate_b():
+    return kernel(128, 0.5, 0.6, 5.0, 80.0, "kernel-b.tif", (0.4, -0.3))
+
+
+def sas(N, dx, lam, w, z):
+    # chromatix's transform_propagate_sas (pads N/2 a side, precompensation, one-FFT Fresnel, crops);
+    # kz·(√(1 − s²) − (1 − s²/2)) cancels in chromatix's float32 (~6e-8·kz rad): kz kept near 2500
+    field, el = beam(N, dx, lam, w)
+    field = cf.transform_propagate_sas(field, z, 1.0)
+    el.append({"type": "propagate", "z": z, "n": 1.0, "method": "sas"})
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+def sas_a():
+    return sas(128, 1.0, 0.5, 1.5, 200.0)
+
+
+@case
+def sas_b():
+    return sas(64, 0.5, 0.6, 1.0, -120.0)
+
+
+def thick(N, dx, lam, w, ff, f, radius, t, n_lens, n, na, inverse, z):
+    # chromatix's ray_transfer of the lens's ABCD matrix (Collins), then a transfer propagation
+    field, el = beam(N, dx, lam, w)
+    fn = cf.thick_plano_convex_ff_lens if ff else cf.thick_plano_convex_lens
+    field = fn(field, f, radius, t, n_lens, n, NA=na, inverse=inverse)
+    el.append({"type": "thick-plano-convex-ff-lens" if ff else "thick-plano-convex-lens", "f": f,
+               "radius": radius, "thickness": t, "n-lens": n_lens, "n": n, "na": na or 0.0, "inverse": inverse})
+    if z:
+        field = cf.transfer_propagate(field, z, n, N // 2, mode="same")
+        el.append({"type": "propagate", "z": z, "n": n, "method": "transfer", "pad": N // 2})
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+def thick_lens_a():
+    return thick(128, 0.5, 0.532, 12.0, False, 200.0, 100.0, 4.0, 1.5, 1.0, None, False, 190.0)
+
+
+@case
+def thick_lens_b():
+    return thick(64, 1.0, 0.6, 10.0, True, 600.0, 250.0, 10.0, 1.6, 1.33, 0.02, True, 0.0)
+
+
 def dispersive(N, dx, modulate, seed, f=1000.0):
     # two wavelengths (weights 0.3, 0.7): a plane wave, a phase from an 8-bit PNG mapped to
     # [0, 3] rad at the first wavelength, an FF lens; chromatix's phase_change scales the phase
