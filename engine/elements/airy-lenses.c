@@ -183,6 +183,9 @@ G_DEFINE_FINAL_TYPE (AiryFfLens, _airy_ff_lens, AIRY_TYPE_ELEMENT)
 static gboolean
 ff_has_region (AiryElement *self)
 {
+  /* the df-lens shares the ff-lens's check and has no region */
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (self), "output-shape") == NULL)
+    return FALSE;
   return airy_element_get_int (self, "output-shape") > 0 || airy_element_get_double (self, "output-spacing") > 0.0
          || airy_element_get_double (self, "output-center-x") != 0.0
          || airy_element_get_double (self, "output-center-y") != 0.0;
