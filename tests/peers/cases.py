@@ -25,6 +25,7 @@ from chromatix.elements import BasicSensor
 from chromatix.ops.resample import init_plane_resample
 from chromatix.systems import Microscope, Optical4FSystemPSF
 from chromatix.utils.czt import zoomed_fft
+from chromatix.utils.initializers import circular_phase, potato_chip
 from chromatix.utils.initializers import seidel_aberrations, sinusoid_phase, zernike_aberrations
 from chromatix.utils.initializers import hexagonal_microlens_array_amplitude_and_phase as mla_hex
 from chromatix.utils.initializers import microlens_array_amplitude_and_phase as mla_any
@@ -243,6 +244,48 @@ def seidel_a():
 def seidel_b():
     # every term off axis: the field point at (0.6, −0.4)
     return seidel(64, 2.0, 0.6, 50.0, 1.0, 0.5, [-0.5], [0.1, -0.25, 0.2, 0.1, 0.3], 0.6, -0.4)
+
+
+def circular(N, dx, lam, f, n, na, z, shift, w):
+    # chromatix's shift·r² inside r ≤ w/2: Airy's named "circular" on the unit pupil of radius
+    # w/2 with strength shift·(w/2)² (rad at the rim); on N + 1 pixels and cropped, as Zernike's
+    phase = circular_phase((N + 1, N + 1), dx, shift, w)[:N, :N]
+    mask = {"type": "phase-mask", "source": "named", "named": "circular", "strength": shift * (w / 2) ** 2,
+            "pupil-radius": w / 2}
+    return psf(N, dx, lam, f, n, na, z, phase, mask)
+
+
+@case
+@strict
+def circular_phase_a():
+    # 2 rad at the rim of a 50 µm disc inside the 60 µm pupil
+    return circular(128, 1.0, 0.532, 100.0, 1.33, 0.8, [0.0, 1.0], 2.0 / 25.0 ** 2, 50.0)
+
+
+@case
+@strict
+def circular_phase_b():
+    return circular(64, 2.0, 0.6, 50.0, 1.0, 0.5, [-0.5], -3.0 / 12.0 ** 2, 24.0)
+
+
+def chip(N, dx, lam, f, n, na, z, d, c0):
+    # chromatix's potato_chip on the objective's unit pupil f·NA/n, k = n/λ
+    phase = potato_chip((N + 1, N + 1), dx, lam, n, f, na, d, c0)[:N, :N]
+    mask = {"type": "phase-mask", "source": "named", "named": "potato-chip", "chip-depth": d, "chip-c0": c0}
+    return psf(N, dx, lam, f, n, na, z, phase, mask)
+
+
+@case
+@strict
+def potato_chip_a():
+    # chromatix's defaults d = 50 µm, C0 = −146.7
+    return chip(128, 1.0, 0.532, 100.0, 1.33, 0.8, [0.0, 2.0], 50.0, -146.7)
+
+
+@case
+@strict
+def potato_chip_b():
+    return chip(64, 2.0, 0.6, 50.0, 1.0, 0.5, [-1.0], 20.0, -30.0)
 
 
 def sinusoid(N, dx, lam, n_grating, period, thickness, f=1000.0):
