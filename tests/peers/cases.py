@@ -21,7 +21,8 @@ jax.config.update("jax_platform_name", "cpu")
 import jax.numpy as jnp
 import numpy as np
 import chromatix.functional as cf
-from chromatix.elements import BasicSensor
+from chromatix.elements import AmplitudeMask, BasicSensor
+from chromatix.ops.quantization import binarize
 from chromatix.ops.resample import init_plane_resample
 from chromatix.systems import Microscope, Optical4FSystemPSF
 from chromatix.utils.czt import zoomed_fft
@@ -477,6 +478,40 @@ def amplitude_mask_a():
 @case
 def amplitude_mask_b():
     return amplitude(128, 1.0, 0.6, 2, True)
+
+
+def binary_amplitude(N, dx, lam, seed, invert, threshold):
+    # chromatix's AmplitudeMask(is_binary=True) (ops.binarize at 0.5), or binarize at another
+    # threshold through amplitude_change
+    rng = np.random.default_rng(seed)
+    img = np.zeros((N, N), np.uint8)
+    img[N // 4:3 * N // 4, N // 4:3 * N // 4] = rng.integers(0, 256, (N // 2, N // 2))
+    name = f"binary-{seed}.png"
+    write_png(os.path.join(OUT, name), img)
+    a = img.astype(np.float64) / 255.0
+    a = jnp.asarray(1.0 - a if invert else a, jnp.float32)
+    field = cf.plane_wave((N, N), dx, lam)
+    if threshold == 0.5:
+        field = AmplitudeMask(a, is_binary=True)(field)
+    else:
+        field = cf.amplitude_change(field, binarize(a, threshold))
+    field = cf.ff_lens(field, 1000.0, 1.0)
+    el = [{"type": "plane-wave", "n": 1.0},
+          {"type": "amplitude-mask", "file": name, "invert": invert, "binarize": True, "threshold": threshold},
+          {"type": "ff-lens", "f": 1000.0, "n": 1.0}]
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+@strict
+def binary_amplitude_mask_a():
+    return binary_amplitude(64, 0.5, 0.532, 3, False, 0.5)
+
+
+@case
+@strict
+def binary_amplitude_mask_b():
+    return binary_amplitude(128, 1.0, 0.6, 4, True, 0.3)
 
 
 # --- polarisation: a vectorial plane wave (Jones vector (cos θ, sin θ·e^{iβ}); chromatix's

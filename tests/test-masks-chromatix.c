@@ -1,6 +1,7 @@
-/* Named phase masks from chromatix's initializers: the circular phase is a
- * lens (a quadratic phase focuses as a thin lens does), and the potato chip
- * without its depth term is a vortex of charge C0. */
+/* Masks from chromatix's library: the circular phase is a lens (a quadratic
+ * phase focuses as a thin lens does), the potato chip without its depth term
+ * is a vortex of charge C0, and a binarized grey mask is the aperture its
+ * threshold draws. */
 #include "config.h"
 
 #include "airy-test-util.h"
@@ -88,6 +89,51 @@ test_potato_chip_vortex (void)
   g_assert_cmpfloat (pa[axis], <, 1e-4 * pc[axis]);
 }
 
+/* A float TIFF in [0, 1] (its min and max present): above 0.5 inside the
+ * 17 × 17 square about the axis, under it outside. Binarized it is that
+ * square, a square-pupil 17 pixels wide. */
+static void
+test_binarize_square (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("airy-binarize-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "grey.tif", NULL);
+  g_autoptr (GError) error = NULL;
+  AiryStack *grey = airy_stack_new (1, 128, 128);
+  g_autofree char *binary = NULL, *raw = NULL;
+  g_autoptr (AiryResult) a = NULL, b = NULL, c = NULL;
+  double d_binary, d_raw;
+  guint y, x;
+
+  for (y = 0; y < 128; y++)
+    for (x = 0; x < 128; x++)
+      {
+        gboolean inside = abs ((int) y - 64) <= 8 && abs ((int) x - 64) <= 8;
+        double t = ((y * 131 + x * 71) % 97) / 96.0;  /* 0 … 1 */
+
+        grey->data[y * 128 + x] = inside ? 0.6f + 0.4f * (float) t : 0.4f * (float) t;
+      }
+  grey->data[0] = 0.0f;
+  grey->data[1] = 1.0f;
+  g_assert_true (airy_image_write (path, grey, NULL, &error));
+  g_assert_no_error (error);
+  airy_stack_free (grey);
+  binary = g_strdup_printf ("{\"type\": \"amplitude-mask\", \"file\": \"%s\", \"binarize\": true},"
+                            " {\"type\": \"ff-lens\", \"f\": 1000}", path);
+  raw = g_strdup_printf ("{\"type\": \"amplitude-mask\", \"file\": \"%s\"}, {\"type\": \"ff-lens\", \"f\": 1000}",
+                         path);
+  a = run_chain (binary);
+  b = run_chain ("{\"type\": \"square-pupil\", \"width\": 8.5}, {\"type\": \"ff-lens\", \"f\": 1000}");
+  c = run_chain (raw);
+  d_binary = difference (a, b, NULL);
+  d_raw = difference (c, b, NULL);
+  g_test_message ("binarized grey mask against the 17-pixel square: %.3g of the peak (not binarized: %.3g)",
+                  d_binary, d_raw);
+  g_assert_cmpfloat (d_binary, <=, 1e-6);
+  g_assert_cmpfloat (d_raw, >, 0.1);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -95,5 +141,6 @@ main (int argc, char **argv)
   airy_init ();
   g_test_add_func ("/masks/circular-is-lens", test_circular_is_lens);
   g_test_add_func ("/masks/potato-chip-vortex", test_potato_chip_vortex);
+  g_test_add_func ("/masks/binarize-square", test_binarize_square);
   return g_test_run ();
 }
