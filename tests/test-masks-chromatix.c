@@ -134,6 +134,57 @@ test_binarize_square (void)
   g_rmdir (dir);
 }
 
+/* The Gaussian filter of one lit pixel is the normalised kernel: its
+ * amplitudes sum to the pixel's (a = 1/(N·dx), the unit-power plane wave),
+ * their second moment along x is σ² (up to the 4σ truncation), and the high
+ * pass of a uniform field is 0 wherever the kernel lies inside the grid. */
+static void
+test_filter_moments (void)
+{
+  const double sigma = 2.5, a = 1.0 / (64.0 * 0.5);
+  g_autofree char *one = g_strdup_printf ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5},"
+                                          " \"spectrum\": {\"wavelengths\": [0.532]}, \"elements\": ["
+                                          "{\"type\": \"plane-wave\"}, {\"type\": \"square-pupil\", \"width\": 0.25},"
+                                          " {\"type\": \"field-filter\", \"sigma\": %g}]}", sigma);
+  g_autofree char *flat = g_strdup_printf ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5},"
+                                           " \"spectrum\": {\"wavelengths\": [0.532]}, \"elements\": ["
+                                           "{\"type\": \"plane-wave\"}, {\"type\": \"field-filter\", \"sigma\": %g,"
+                                           " \"high-pass\": true}]}", sigma);
+  g_autoptr (AirySystem) s1 = test_system (one);
+  g_autoptr (AirySystem) s2 = test_system (flat);
+  g_autoptr (AiryResult) r1 = test_run (s1, NULL);
+  g_autoptr (AiryResult) r2 = test_run (s2, NULL);
+  const float *p1 = airy_stack_plane (r1->stack, 0), *p2 = airy_stack_plane (r2->stack, 0);
+  int r = (int) (4.0 * sigma + 0.5), y, x;
+  double sum = 0.0, m2 = 0.0, worst = 0.0, truncated = 0.0, norm = 0.0;
+
+  for (y = 0; y < 64; y++)
+    for (x = 0; x < 64; x++)
+      {
+        double amp = sqrt (p1[y * 64 + x]);
+
+        sum += amp;
+        m2 += amp * (x - 32) * (x - 32);
+        if (y >= r && y < 64 - r && x >= r && x < 64 - r)
+          worst = MAX (worst, sqrt (p2[y * 64 + x]));
+      }
+  /* the truncated kernel's own second moment */
+  for (x = -r; x <= r; x++)
+    {
+      double k = exp (-0.5 * x * x / (sigma * sigma));
+
+      truncated += k * x * x;
+      norm += k;
+    }
+  g_test_message ("σ = %g px: Σ amplitude %.6g (a = %.6g), second moment %.6g px² (σ² = %.4g, truncated %.6g); "
+                  "high pass of a flat field inside: %.3g of a", sigma, sum, a, m2 / sum, sigma * sigma,
+                  truncated / norm, worst / a);
+  g_assert_cmpfloat (fabs (sum / a - 1.0), <, 1e-5);
+  g_assert_cmpfloat (fabs (m2 / sum - truncated / norm), <, 1e-4);
+  g_assert_cmpfloat (fabs (m2 / sum / (sigma * sigma) - 1.0), <, 1e-3);
+  g_assert_cmpfloat (worst / a, <, 1e-5);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -142,5 +193,6 @@ main (int argc, char **argv)
   g_test_add_func ("/masks/circular-is-lens", test_circular_is_lens);
   g_test_add_func ("/masks/potato-chip-vortex", test_potato_chip_vortex);
   g_test_add_func ("/masks/binarize-square", test_binarize_square);
+  g_test_add_func ("/masks/filter-moments", test_filter_moments);
   return g_test_run ();
 }

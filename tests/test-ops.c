@@ -109,16 +109,17 @@ test_propagation_chain (void)
 static void
 test_czt_chain (void)
 {
-  /* an FF lens with an output region (chirp-z, on the host), then a thin
-   * lens and a propagation on the region's grid */
+  /* an FF lens with an output region (chirp-z, on the host), a field
+   * filter (host), then a thin lens and a propagation on the region's grid */
   double d = compare (48, 40, 0.5,
     "{\"type\": \"plane-wave\", \"angle-x\": 0.002},"
     "{\"type\": \"circular-pupil\", \"diameter\": 16},"
     "{\"type\": \"ff-lens\", \"f\": 400, \"output-shape\": 36, \"output-spacing\": 1.5,"
     " \"output-center-x\": 4, \"output-center-y\": -3},"
+    "{\"type\": \"field-filter\", \"sigma\": 1.2, \"high-pass\": true},"
     "{\"type\": \"thin-lens\", \"f\": 3000},"
     "{\"type\": \"propagate\", \"z\": 50}",
-    "SMAMFMF");
+    "SMAAMFMF");
   g_assert_cmpfloat (d, <, 1e-6);
 }
 

@@ -22,6 +22,9 @@ import jax.numpy as jnp
 import numpy as np
 import chromatix.functional as cf
 from chromatix.elements import AmplitudeMask, BasicSensor
+from chromatix.ops.filters import high_pass_filter
+from chromatix.ops.ops import fourier_convolution
+from chromatix.utils import gaussian_kernel
 from chromatix.ops.quantization import binarize
 from chromatix.ops.resample import init_plane_resample
 from chromatix.systems import Microscope, Optical4FSystemPSF
@@ -512,6 +515,34 @@ def binary_amplitude_mask_a():
 @strict
 def binary_amplitude_mask_b():
     return binary_amplitude(128, 1.0, 0.6, 4, True, 0.3)
+
+
+def field_filter(N, dx, lam, pupil_d, sigma, high):
+    # chromatix's ops.gaussian_filter / high_pass_filter (axes y, x of the bare field) on a
+    # plane wave through a square pupil: the field itself, no lens
+    field = cf.square_pupil(cf.plane_wave((N, N), dx, lam), pupil_d)
+    # (chromatix's gaussian_filter hands _broadcast_2d_to_spatial an int and fails; its own
+    # body, gaussian_kernel through fourier_convolution, is what runs here)
+    if high:
+        u = high_pass_filter(field.u, (sigma, sigma), axes=(0, 1))
+    else:
+        u = fourier_convolution(field.u, gaussian_kernel((sigma, sigma)), axes=(0, 1))
+    field = field.replace(u=u)
+    el = [{"type": "plane-wave", "n": 1.0}, {"type": "square-pupil", "width": pupil_d},
+          {"type": "field-filter", "sigma": sigma, "high-pass": high}]
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+@strict
+def gaussian_filter_a():
+    return field_filter(64, 0.5, 0.532, 16.0, 1.5, False)
+
+
+@case
+@strict
+def high_pass_filter_b():
+    return field_filter(96, 1.0, 0.6, 40.0, 2.3, True)
 
 
 # --- polarisation: a vectorial plane wave (Jones vector (cos θ, sin θ·e^{iβ}); chromatix's
