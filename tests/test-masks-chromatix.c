@@ -185,6 +185,32 @@ test_filter_moments (void)
   g_assert_cmpfloat (worst / a, <, 1e-5);
 }
 
+/* scale-and-bias on the uniform plane wave a = 1/(N·dx): the field is the
+ * constant (a + b)·s, which the FF lens takes to its DC pixel alone,
+ * |dx²/(λf)·N²·(a + b)·s|², and to 0 elsewhere. */
+static void
+test_scale_bias_dc (void)
+{
+  const double a = 1.0 / (64.0 * 0.5), b = 0.02, s = -1.5, c = 0.5 * 0.5 / (0.532 * 1000.0);
+  g_autofree char *json = g_strdup_printf ("{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5},"
+                                           " \"spectrum\": {\"wavelengths\": [0.532]}, \"elements\": ["
+                                           "{\"type\": \"plane-wave\"}, {\"type\": \"scale-and-bias\", \"scale\": %g,"
+                                           " \"bias\": %g}, {\"type\": \"ff-lens\", \"f\": 1000}]}", s, b);
+  g_autoptr (AirySystem) system = test_system (json);
+  g_autoptr (AiryResult) r = test_run (system, NULL);
+  const float *p = airy_stack_plane (r->stack, 0);
+  double want = pow (c * 64.0 * 64.0 * (a + b) * s, 2.0), rest = 0.0;
+  gsize i;
+
+  for (i = 0; i < 64 * 64; i++)
+    if (i != 32 * 64 + 32)
+      rest = MAX (rest, p[i]);
+  g_test_message ("scale-and-bias: DC %.6g (want %.6g), largest elsewhere %.3g of it", p[32 * 64 + 32], want,
+                  rest / want);
+  g_assert_cmpfloat (fabs (p[32 * 64 + 32] / want - 1.0), <, 1e-5);
+  g_assert_cmpfloat (rest / want, <, 1e-6);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -194,5 +220,6 @@ main (int argc, char **argv)
   g_test_add_func ("/masks/potato-chip-vortex", test_potato_chip_vortex);
   g_test_add_func ("/masks/binarize-square", test_binarize_square);
   g_test_add_func ("/masks/filter-moments", test_filter_moments);
+  g_test_add_func ("/masks/scale-bias-dc", test_scale_bias_dc);
   return g_test_run ();
 }

@@ -146,6 +146,7 @@ static GType (*const builtin_types[]) (void) = {
   _airy_amplitude_mask_get_type,
   _airy_phase_mask_get_type,
   _airy_field_filter_get_type,
+  _airy_scale_and_bias_get_type,
   _airy_thin_sample_get_type,
   _airy_gibson_lanni_get_type,
   _airy_ff_lens_get_type,

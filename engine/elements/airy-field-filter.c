@@ -103,3 +103,42 @@ static void
 _airy_field_filter_init (AiryFieldFilter *self)
 {
 }
+
+/* ------------------------------------------------------------------------ */
+/* scale-and-bias: chromatix's ScaleAndBias, u ← (u + bias)·scale on every
+ * pixel and wavelength (affine, so not a factor: it runs on the host).     */
+
+typedef struct { AiryElement parent; } AiryScaleAndBias;
+typedef struct { AiryElementClass parent_class; } AiryScaleAndBiasClass;
+G_DEFINE_FINAL_TYPE (AiryScaleAndBias, _airy_scale_and_bias, AIRY_TYPE_ELEMENT)
+
+static gboolean
+scale_bias_apply (AiryElement *self, gpointer state, AiryField *field, const AiryPlane *plane, GError **error)
+{
+  float scale = (float) airy_element_get_double (self, "scale");
+  float bias = (float) airy_element_get_double (self, "bias");
+  gsize n = (gsize) field->n_lambda * airy_field_plane_size (field), i;
+
+  for (i = 0; i < n; i++)
+    field->data[i] = (field->data[i] + bias) * scale;
+  return TRUE;
+}
+
+static void
+_airy_scale_and_bias_class_init (AiryScaleAndBiasClass *klass)
+{
+  AiryElementClass *element_class = AIRY_ELEMENT_CLASS (klass);
+
+  airy_element_class_set_metadata (element_class, "scale-and-bias", N_("Scale and bias"), AIRY_CATEGORY_MASK);
+  element_class->apply = scale_bias_apply;
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
+    airy_param_spec_double ("scale", N_("Scale"), N_("Factor applied after the bias"), NULL, -1e6, 1e6, 1.0, 0));
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
+    airy_param_spec_double ("bias", N_("Bias"), N_("Added to the field's amplitude before the scale"), NULL,
+                            -1e6, 1e6, 0.0, 0));
+}
+
+static void
+_airy_scale_and_bias_init (AiryScaleAndBias *self)
+{
+}

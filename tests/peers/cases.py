@@ -21,7 +21,7 @@ jax.config.update("jax_platform_name", "cpu")
 import jax.numpy as jnp
 import numpy as np
 import chromatix.functional as cf
-from chromatix.elements import AmplitudeMask, BasicSensor
+from chromatix.elements import AmplitudeMask, BasicSensor, ScaleAndBias
 from chromatix.ops.filters import high_pass_filter
 from chromatix.ops.ops import fourier_convolution
 from chromatix.utils import gaussian_kernel
@@ -543,6 +543,27 @@ def gaussian_filter_a():
 @strict
 def high_pass_filter_b():
     return field_filter(96, 1.0, 0.6, 40.0, 2.3, True)
+
+
+def scale_bias(N, dx, lam, pupil_d, scale, bias, f=1000.0):
+    # chromatix's ScaleAndBias, (u + bias)·scale, between a square pupil and an FF lens
+    field = cf.square_pupil(cf.plane_wave((N, N), dx, lam), pupil_d)
+    field = cf.ff_lens(ScaleAndBias(bias=bias, scale=scale)(field), f, 1.0)
+    el = [{"type": "plane-wave", "n": 1.0}, {"type": "square-pupil", "width": pupil_d},
+          {"type": "scale-and-bias", "scale": scale, "bias": bias}, {"type": "ff-lens", "f": f, "n": 1.0}]
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+@strict
+def scale_and_bias_a():
+    return scale_bias(64, 0.5, 0.532, 16.0, 2.0, 0.01)
+
+
+@case
+@strict
+def scale_and_bias_b():
+    return scale_bias(96, 1.0, 0.6, 40.0, -0.7, -0.004)
 
 
 # --- polarisation: a vectorial plane wave (Jones vector (cos θ, sin θ·e^{iβ}); chromatix's
