@@ -125,7 +125,13 @@ _airy_ops_compile (AiryPlan  *plan,
       if (!ok)
         goto fail;
       for (k = before; k < list->ops->len; k++)
-        ((AiryOp *) g_ptr_array_index (list->ops, k))->chain_index = i;
+        {
+          AiryOp *op = g_ptr_array_index (list->ops, k);
+
+          op->chain_index = i;
+          if (op->kind == AIRY_OP_APPLY)  /* a compile() may hand itself to the host */
+            op->index = i;
+        }
       list->max_height = MAX (list->max_height, field->height);
       list->max_width = MAX (list->max_width, field->width);
     }

@@ -367,6 +367,8 @@ typedef enum
   AIRY_NAMED_GRATING,
   AIRY_NAMED_PRISM,
   AIRY_NAMED_SINUSOID,
+  AIRY_NAMED_CIRCULAR,
+  AIRY_NAMED_POTATO_CHIP,
 } AiryNamedMask;
 
 /* Defocused ramps (chromatix's PSF-engineering mask): the pupil is split into
@@ -417,6 +419,30 @@ AIRY_HD double
 airy_named_sinusoid (double x, double y, double strength, double period, double angle)
 {
   return strength * sin (2.0 * AIRY_PI * (x * cos (angle) + y * sin (angle)) / period);
+}
+
+/* Circular phase (chromatix's circular_phase, shift·r² inside r ≤ w/2, with
+ * the unit pupil's radius R = w/2): φ = strength·ρ² for ρ ≤ 1, strength =
+ * shift·R² the phase at the rim; 0 outside. */
+AIRY_HD double
+airy_named_circular (double u, double v, double strength)
+{
+  double rho2 = u * u + v * v;
+
+  return rho2 <= 1.0 ? strength * rho2 : 0.0;
+}
+
+/* The "potato chip" (helical focus) mask of Broxton's thesis (chromatix's
+ * potato_chip): φ = θ·(d·√(k² − ρ²) + C0) for ρ < 1, θ = atan2(v, u),
+ * k = n/λ; 0 outside. */
+AIRY_HD double
+airy_named_potato_chip (double u, double v, double depth, double c0, double n, double lambda)
+{
+  double rho2 = u * u + v * v, k = n / lambda;
+
+  if (rho2 >= 1.0)
+    return 0.0;
+  return atan2 (v, u) * (depth * sqrt (k * k - rho2) + c0);
 }
 
 /* Prism: an unwrapped linear ramp, φ = 2π (x sin α_x + y sin α_y) n / λ, with the

@@ -37,7 +37,7 @@ compare (guint h, guint w, double spacing, const char *elements, const char *kin
   g_assert_no_error (error);
   for (i = 0; i < list->ops->len; i++)
     {
-      static const char letters[] = "SOPGMJFR";
+      static const char letters[] = "SOPGMJFRA";
       g_string_append_c (got, letters[((AiryOp *) g_ptr_array_index (list->ops, i))->kind]);
     }
   g_assert_cmpstr (got->str, ==, kinds);
@@ -159,6 +159,23 @@ test_sas_chain (void)
     "{\"type\": \"propagate\", \"z\": 60, \"method\": \"sas\"},"
     "{\"type\": \"propagate\", \"z\": -60, \"method\": \"sas\"}",
     "SMRFMFMFMRRMFMFMFR");
+  g_assert_cmpfloat (d, <, 1e-6);
+}
+
+static void
+test_czt_chain (void)
+{
+  /* an FF lens with an output region (chirp-z, on the host), a field
+   * filter (host), then a thin lens and a propagation on the region's grid */
+  double d = compare (48, 40, 0.5,
+    "{\"type\": \"plane-wave\", \"angle-x\": 0.002},"
+    "{\"type\": \"circular-pupil\", \"diameter\": 16},"
+    "{\"type\": \"ff-lens\", \"f\": 400, \"output-shape\": 36, \"output-spacing\": 1.5,"
+    " \"output-center-x\": 4, \"output-center-y\": -3},"
+    "{\"type\": \"field-filter\", \"sigma\": 1.2, \"high-pass\": true},"
+    "{\"type\": \"thin-lens\", \"f\": 3000},"
+    "{\"type\": \"propagate\", \"z\": 50}",
+    "SMAAMFMF");
   g_assert_cmpfloat (d, <, 1e-6);
 }
 
@@ -728,6 +745,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ops/kernel-chain", test_kernel_chain);
   g_test_add_func ("/ops/sas-chain", test_sas_chain);
   g_test_add_func ("/ops/propagation-chain", test_propagation_chain);
+  g_test_add_func ("/ops/czt-chain", test_czt_chain);
   g_test_add_func ("/ops/generated-sources", test_generated_sources);
   g_test_add_func ("/ops/thick-chain", test_thick_chain);
   g_test_add_func ("/ops/point-source-at-zero", test_point_source_at_zero);

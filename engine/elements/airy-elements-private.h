@@ -119,6 +119,8 @@ GType _airy_multislice_get_type             (void);
 GType _airy_microlens_array_get_type        (void);
 GType _airy_super_gaussian_pupil_get_type   (void);
 GType _airy_tukey_pupil_get_type            (void);
+GType _airy_field_filter_get_type           (void);
+GType _airy_scale_and_bias_get_type         (void);
 
 /* Maps of a sample (thin-sample, multislice: airy-thin-sample.c): a
  * parameter holding need values (shape says which, for the message) or

@@ -67,7 +67,9 @@ DEFINE_ENUM (_airy_named_mask_get_type, "AiryNamedMask",
   { AIRY_NAMED_AXICON, N_("axicon"), "axicon" },
   { AIRY_NAMED_GRATING, N_("grating"), "grating" },
   { AIRY_NAMED_PRISM, N_("prism"), "prism" },
-  { AIRY_NAMED_SINUSOID, N_("sinusoid grating"), "sinusoid" })
+  { AIRY_NAMED_SINUSOID, N_("sinusoid grating"), "sinusoid" },
+  { AIRY_NAMED_CIRCULAR, N_("circular phase"), "circular" },
+  { AIRY_NAMED_POTATO_CHIP, N_("potato chip"), "potato-chip" })
 
 DEFINE_ENUM (_airy_propagate_method_get_type, "AiryPropagateMethod",
   { AIRY_PROPAGATE_TRANSFER, N_("transfer function"), "transfer" },
@@ -144,6 +146,8 @@ static GType (*const builtin_types[]) (void) = {
   _airy_tukey_pupil_get_type,
   _airy_amplitude_mask_get_type,
   _airy_phase_mask_get_type,
+  _airy_field_filter_get_type,
+  _airy_scale_and_bias_get_type,
   _airy_thin_sample_get_type,
   _airy_gibson_lanni_get_type,
   _airy_ff_lens_get_type,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "airy-elements-private.h"
+#include "airy-czt-private.h"
 #include "airy-error.h"
 #include "airy-fft-private.h"
 #include "airy-ops-private.h"
@@ -177,12 +178,134 @@ typedef struct { AiryElement parent; } AiryFfLens;
 typedef struct { AiryElementClass parent_class; } AiryFfLensClass;
 G_DEFINE_FINAL_TYPE (AiryFfLens, _airy_ff_lens, AIRY_TYPE_ELEMENT)
 
+/* The ff-lens's output region (chirp-z transform): on when any of
+ * output-shape, output-spacing, output-center-x/y differs from 0. */
+static gboolean
+ff_has_region (AiryElement *self)
+{
+  /* the df-lens shares the ff-lens's check and has no region */
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (self), "output-shape") == NULL)
+    return FALSE;
+  return airy_element_get_int (self, "output-shape") > 0 || airy_element_get_double (self, "output-spacing") > 0.0
+         || airy_element_get_double (self, "output-center-x") != 0.0
+         || airy_element_get_double (self, "output-center-y") != 0.0;
+}
+
+/* One axis of the region for wavelength lambda: n input pixels of spacing
+ * d; the FFT's output spacing fλ/(n·N·d) unless output-spacing is set. */
+static void
+ff_region_axis (AiryElement *self, guint n_in, double d, double lambda, gboolean along_x,
+                guint *m, double *step, double *centre)
+{
+  double f = airy_element_get_double (self, "f"), n = airy_element_get_double (self, "n");
+  double spacing = airy_element_get_double (self, "output-spacing");
+  int shape = airy_element_get_int (self, "output-shape");
+
+  *m = shape > 0 ? (guint) shape : n_in;
+  *step = spacing > 0.0 ? spacing : f * lambda / (n * n_in * d);
+  *centre = airy_element_get_double (self, along_x ? "output-center-x" : "output-center-y");
+}
+
+/* The region must lie inside the FFT's field (beyond it the transform
+ * repeats itself): samples [−⌊N/2⌋, N − 1 − ⌊N/2⌋] of its spacing. */
+static gboolean
+ff_check_region (AiryElement *self, AiryContext *ctx, GError **error)
+{
+  double f = airy_element_get_double (self, "f"), n = airy_element_get_double (self, "n");
+  guint l, a;
+
+  for (l = 0; l < ctx->spectrum->n; l++)
+    for (a = 0; a < 2; a++)
+      {
+        double lambda = ctx->spectrum->wavelengths[l], d = a ? ctx->dx[l] : ctx->dy[l];
+        guint n_in = a ? ctx->width : ctx->height, m;
+        double step, c, lo, hi, du = f * lambda / (n * n_in * d);
+        double field_lo = -(double) (n_in / 2) * du;
+        double field_hi = (double) (n_in - 1 - n_in / 2) * du, tol = 1e-9 * du * n_in;
+
+        ff_region_axis (self, n_in, d, lambda, a, &m, &step, &c);
+        lo = c - (double) (m / 2) * step;
+        hi = c + (double) (m - 1 - m / 2) * step;
+        if (lo < field_lo - tol || hi > field_hi + tol)
+          {
+            g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                         _("%s.output-center-%s: the output region [%g, %g] µm (centre %g µm, %u pixels of "
+                           "%g µm) must lie inside the lens's field [%g, %g] µm (λ = %g µm)"),
+                         ctx->path, a ? "x" : "y", lo, hi, c, m, step, field_lo, field_hi, lambda);
+            return FALSE;
+          }
+      }
+  return TRUE;
+}
+
+static void
+ff_region_advance_context (AiryElement *self, AiryContext *ctx)
+{
+  guint l, my = ctx->height, mx = ctx->width;
+
+  for (l = 0; l < ctx->spectrum->n; l++)
+    {
+      double lambda = ctx->spectrum->wavelengths[l], c;
+
+      ff_region_axis (self, ctx->height, ctx->dy[l], lambda, FALSE, &my, &ctx->dy[l], &c);
+      ff_region_axis (self, ctx->width, ctx->dx[l], lambda, TRUE, &mx, &ctx->dx[l], &c);
+    }
+  ctx->height = my;
+  ctx->width = mx;
+  ctx->n = airy_element_get_double (self, "n");
+}
+
+/* u'(p) = c · Σ_x u(x) e^{∓2πi n x·p/(λf)} on the region's grid p, by the
+ * chirp-z transform: the FF lens's transform sampled where the user asks. */
+static void
+ff_region_transform (AiryElement *self, AiryField *field)
+{
+  double f = airy_element_get_double (self, "f"), n = airy_element_get_double (self, "n");
+  double s = airy_element_get_boolean (self, "inverse") ? -1.0 : 1.0;
+  guint h = field->height, w = field->width, my = h, mx = w, l;
+  gsize np = airy_field_plane_size (field), i, no;
+  fftwf_complex *out = NULL;
+  double *dy = g_new (double, field->n_lambda), *dx = g_new (double, field->n_lambda);
+
+  for (l = 0; l < field->n_lambda; l++)
+    {
+      double lambda = field->lambda[l], cy, cx, k = 2.0 * AIRY_PI * n / (lambda * f);
+      fftwf_complex c = ff_factor (field, l, f, n, s < 0);
+      AiryCztAxis ay, ax;
+
+      ff_region_axis (self, h, field->dy[l], lambda, FALSE, &my, &dy[l], &cy);
+      ff_region_axis (self, w, field->dx[l], lambda, TRUE, &mx, &dx[l], &cx);
+      no = (gsize) my * mx;
+      if (out == NULL)
+        out = fftwf_alloc_complex (field->n_lambda * no);
+      ay = (AiryCztAxis) { h, my, s * k * field->dy[l] * dy[l], s * k * field->dy[l] * cy };
+      ax = (AiryCztAxis) { w, mx, s * k * field->dx[l] * dx[l], s * k * field->dx[l] * cx };
+      _airy_czt_2d (field->data + l * np, out + l * no, &ay, &ax);
+      for (i = 0; i < no; i++)
+        out[l * no + i] *= c;
+    }
+  airy_field_resize (field, my, mx);
+  memcpy (field->data, out, field->n_lambda * (gsize) my * mx * sizeof (fftwf_complex));
+  memcpy (field->dy, dy, field->n_lambda * sizeof (double));
+  memcpy (field->dx, dx, field->n_lambda * sizeof (double));
+  fftwf_free (out);
+  g_free (dy);
+  g_free (dx);
+}
+
 static gboolean
 ff_check (AiryElement *self, AiryContext *ctx, GError **error)
 {
   if (!_airy_lens_check_na (self, ctx, error))
     return FALSE;
-  lens_advance_context (self, ctx);
+  if (ff_has_region (self))
+    {
+      if (!ff_check_region (self, ctx, error))
+        return FALSE;
+      ff_region_advance_context (self, ctx);
+    }
+  else
+    lens_advance_context (self, ctx);
   if (!airy_element_get_boolean (self, "inverse"))
     check_nyquist (ctx);
   return TRUE;
@@ -196,8 +319,32 @@ ff_apply (AiryElement *self, gpointer state, AiryField *field,
           const AiryPlane *plane, GError **error)
 {
   _airy_lens_apply_pupil (self, field);
-  _airy_ff_transform (field, airy_element_get_double (self, "f"), airy_element_get_double (self, "n"),
-                      airy_element_get_boolean (self, "inverse"), plane->threads);
+  if (ff_has_region (self))
+    ff_region_transform (self, field);
+  else
+    _airy_ff_transform (field, airy_element_get_double (self, "f"), airy_element_get_double (self, "n"),
+                        airy_element_get_boolean (self, "inverse"), plane->threads);
+  return TRUE;
+}
+
+/* With an output region the lens runs on the host (APPLY: a chirp-z
+ * transform has no device op; a backend without it hands it to the CPU). */
+static gboolean
+ff_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *ops, GError **error)
+{
+  AiryOp *op;
+
+  if (!ff_has_region (self))
+    return lens_compile (self, state, field, ops, error);
+  op = _airy_op_new (AIRY_OP_APPLY, field);
+  op->element = self;
+  op->state = state;
+  op->dy = g_memdup2 (field->dy, field->n_lambda * sizeof (double));
+  op->dx = g_memdup2 (field->dx, field->n_lambda * sizeof (double));
+  ff_region_transform (self, field);
+  op->height = field->height;
+  op->width = field->width;
+  g_ptr_array_add (ops, op);
   return TRUE;
 }
 
@@ -210,8 +357,22 @@ _airy_ff_lens_class_init (AiryFfLensClass *klass)
                                    AIRY_CATEGORY_LENS);
   element_class->check = ff_check;
   element_class->apply = ff_apply;
-  element_class->compile = lens_compile;
+  element_class->compile = ff_compile;
   install_lens_properties (G_OBJECT_CLASS (klass), TRUE);
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
+    airy_param_spec_int ("output-shape", N_("Output pixels"),
+                         N_("Pixels of the output region on each axis (0: the grid's)"), 0, 65536, 0,
+                         AIRY_PARAM_NEEDS_PLAN));
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
+    airy_param_spec_double ("output-spacing", N_("Output spacing"),
+                            N_("Pixel spacing of the output region, by a chirp-z transform (0: the FFT's)"),
+                            "µm", 0.0, 1e6, 0.0, 0));
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
+    airy_param_spec_double ("output-center-x", N_("Output centre x"), N_("Centre of the output region"),
+                            "µm", -1e6, 1e6, 0.0, 0));
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
+    airy_param_spec_double ("output-center-y", N_("Output centre y"), N_("Centre of the output region"),
+                            "µm", -1e6, 1e6, 0.0, 0));
 }
 
 static void

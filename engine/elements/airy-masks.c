@@ -361,7 +361,23 @@ amplitude_mask_prepare (AiryElement *self, const AiryContext *ctx, GError **erro
   if (airy_element_get_boolean (self, "invert"))
     for (i = 0; i < n; i++)
       s->mask[i] = 1.0f - s->mask[i];
+  /* chromatix's AmplitudeMask(is_binary) and ops.binarize: 1 above the threshold, else 0 */
+  if (airy_element_get_boolean (self, "binarize"))
+    {
+      float t = (float) airy_element_get_double (self, "threshold");
+
+      for (i = 0; i < n; i++)
+        s->mask[i] = s->mask[i] > t ? 1.0f : 0.0f;
+    }
   return s;
+}
+
+static gboolean
+amplitude_mask_param_relevant (AiryElement *self, GParamSpec *pspec)
+{
+  if (g_str_equal (pspec->name, "threshold"))
+    return airy_element_get_boolean (self, "binarize");
+  return TRUE;
 }
 
 /* A file name is given: all a check on the UI thread asks of a mask file
@@ -421,11 +437,19 @@ _airy_amplitude_mask_class_init (AiryAmplitudeMaskClass *klass)
   element_class->prepare = amplitude_mask_prepare;
   element_class->free_state = image_state_free;
   element_class->apply = amplitude_mask_apply;
+  element_class->param_relevant = amplitude_mask_param_relevant;
   airy_element_class_install_property (G_OBJECT_CLASS (klass),
     airy_param_spec_string ("file", N_("File"), N_("PNG or TIFF image stretched over the grid; values → [0, 1]"),
                             AIRY_PARAM_FILE));
   airy_element_class_install_property (G_OBJECT_CLASS (klass),
     airy_param_spec_boolean ("invert", N_("Invert"), N_("Use 1 − value"), FALSE));
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
+    airy_param_spec_boolean ("binarize", N_("Binarize"),
+                             N_("Make the mask 0 or 1: 1 where its value (after invert) exceeds the threshold"),
+                             FALSE));
+  airy_element_class_install_property (G_OBJECT_CLASS (klass),
+    airy_param_spec_double ("threshold", N_("Threshold"), N_("Values above it become 1, the rest 0"), NULL,
+                            0.0, 1.0, 0.5, 0));
 }
 
 static void

@@ -150,6 +150,8 @@ typedef struct
   double        angle;
   double        defocus;
   double        period;
+  double        chip_depth, chip_c0;  /* the potato chip's d (µm) and C0 */
+  double        medium_n;             /* the medium's index (the potato chip's k = n/λ) */
   int           count;
   gsize         nz;
   int          *zn;      /* Zernike (n, m) per term */
@@ -174,6 +176,9 @@ phase_params_init (PhaseParams *p, AiryElement *self)
   p->angle = airy_element_get_double (self, "angle");
   p->defocus = airy_element_get_double (self, "defocus");
   p->period = airy_element_get_double (self, "period");
+  p->chip_depth = airy_element_get_double (self, "chip-depth");
+  p->chip_c0 = airy_element_get_double (self, "chip-c0");
+  p->medium_n = 1.0;
   p->count = airy_element_get_int (self, "count");
   {
     gsize n = 0, k;
@@ -244,6 +249,10 @@ phase_value (const PhaseParams *p, double x, double y, double radius, double lam
           return airy_named_grating (x, y, p->period, p->angle);
         case AIRY_NAMED_SINUSOID:
           return airy_named_sinusoid (x, y, p->strength, p->period, p->angle);
+        case AIRY_NAMED_CIRCULAR:
+          return airy_named_circular (u, v, p->strength);
+        case AIRY_NAMED_POTATO_CHIP:
+          return airy_named_potato_chip (u, v, p->chip_depth, p->chip_c0, p->medium_n, lambda_c);
         case AIRY_NAMED_PRISM:
           return airy_named_prism (u, v, p->strength * cos (p->angle), p->strength * sin (p->angle));
         default:
@@ -303,7 +312,7 @@ phase_max_gradient (const PhaseParams *p, double lambda_c)
 
 /* A Zernike sum, a cubic, an axicon or a prism steeper than the pupil's
  * pixels sample: more than π from one pixel to the next. (A vortex, a
- * grating and ramps change by jumps on purpose.) */
+ * grating, ramps and the potato chip change by jumps on purpose.) */
 static void
 check_phase_sampling (AiryElement *self, AiryContext *ctx)
 {
@@ -315,7 +324,7 @@ check_phase_sampling (AiryElement *self, AiryContext *ctx)
 
   if (source != AIRY_PHASE_ZERNIKE && source != AIRY_PHASE_SEIDEL
       && !(source == AIRY_PHASE_NAMED && (named == AIRY_NAMED_CUBIC || named == AIRY_NAMED_AXICON
-                                          || named == AIRY_NAMED_PRISM)))
+                                          || named == AIRY_NAMED_PRISM || named == AIRY_NAMED_CIRCULAR)))
     return;
   phase_params_init (&params, self);
   gmax = phase_max_gradient (&params, lambda_c);
@@ -379,6 +388,7 @@ phase_prepare (AiryElement *self, const AiryContext *ctx, GError **error)
         }
     }
   phase_params_init (&params, self);
+  params.medium_n = ctx->n;
   np = (gsize) s->h * s->w;
   s->factor = fftwf_alloc_complex (np * s->n_lambda);
   for (l = 0; l < s->n_lambda; l++)
@@ -483,7 +493,8 @@ phase_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArray *o
 static gboolean
 phase_param_relevant (AiryElement *self, GParamSpec *pspec)
 {
-  static const char *const named[] = { "named", "strength", "count", "defocus", "period", "angle", NULL };
+  static const char *const named[] = { "named", "strength", "count", "defocus", "period", "angle", "chip-depth", "chip-c0",
+                                       NULL };
   const char *name = pspec->name;
   int source = airy_element_get_enum (self, "source");
 
@@ -562,7 +573,8 @@ _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
                           _airy_named_mask_get_type (), AIRY_NAMED_CUBIC, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("strength", N_("Strength"),
-                            N_("Cubic α, vortex charge, axicon or ramp slope, prism tilt (rad at the rim), sinusoid amplitude (rad)"),
+                            N_("Cubic α, vortex charge, axicon or ramp slope, prism tilt, circular phase (rad at the rim), "
+                               "sinusoid amplitude (rad)"),
                             "rad", -1e5, 1e5, 0.0, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_int ("count", N_("Ramps"), N_("Number of defocused ramps"), 1, 64, 6, 0));
@@ -573,6 +585,12 @@ _airy_phase_mask_class_init (AiryPhaseMaskClass *klass)
     airy_param_spec_double ("period", N_("Period"), N_("Grating period"), "µm", AIRY_FEATURE_MIN, 1e6, 10.0, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("angle", N_("Angle"), N_("Grating or prism direction"), "rad", -10.0, 10.0, 0.0, 0));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_double ("chip-depth", N_("Chip depth"),
+                            N_("Potato chip: the PSF's axial extent d"), "µm", -1e5, 1e5, 50.0, 0));
+  airy_element_class_install_property (object_class,
+    airy_param_spec_double ("chip-c0", N_("Chip focus"), N_("Potato chip: the focus term C0"), NULL,
+                            -1e5, 1e5, -146.7, 0));
   airy_element_class_install_property (object_class,
     airy_param_spec_double ("pupil-radius", N_("Pupil radius"),
                             N_("Radius of the unit pupil (0: the objective's f·NA/n)"), "µm",

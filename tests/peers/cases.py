@@ -21,9 +21,15 @@ jax.config.update("jax_platform_name", "cpu")
 import jax.numpy as jnp
 import numpy as np
 import chromatix.functional as cf
-from chromatix.elements import BasicSensor
+from chromatix.elements import AmplitudeMask, BasicSensor, ScaleAndBias
+from chromatix.ops.filters import high_pass_filter
+from chromatix.ops.ops import fourier_convolution
+from chromatix.utils import gaussian_kernel
+from chromatix.ops.quantization import binarize
 from chromatix.ops.resample import init_plane_resample
 from chromatix.systems import Microscope, Optical4FSystemPSF
+from chromatix.utils.czt import zoomed_fft
+from chromatix.utils.initializers import circular_phase, potato_chip
 from chromatix.utils.initializers import seidel_aberrations, sinusoid_phase, zernike_aberrations
 from chromatix.utils.initializers import hexagonal_microlens_array_amplitude_and_phase as mla_hex
 from chromatix.utils.initializers import microlens_array_amplitude_and_phase as mla_any
@@ -244,6 +250,48 @@ def seidel_b():
     return seidel(64, 2.0, 0.6, 50.0, 1.0, 0.5, [-0.5], [0.1, -0.25, 0.2, 0.1, 0.3], 0.6, -0.4)
 
 
+def circular(N, dx, lam, f, n, na, z, shift, w):
+    # chromatix's shift·r² inside r ≤ w/2: Airy's named "circular" on the unit pupil of radius
+    # w/2 with strength shift·(w/2)² (rad at the rim); on N + 1 pixels and cropped, as Zernike's
+    phase = circular_phase((N + 1, N + 1), dx, shift, w)[:N, :N]
+    mask = {"type": "phase-mask", "source": "named", "named": "circular", "strength": shift * (w / 2) ** 2,
+            "pupil-radius": w / 2}
+    return psf(N, dx, lam, f, n, na, z, phase, mask)
+
+
+@case
+@strict
+def circular_phase_a():
+    # 2 rad at the rim of a 50 µm disc inside the 60 µm pupil
+    return circular(128, 1.0, 0.532, 100.0, 1.33, 0.8, [0.0, 1.0], 2.0 / 25.0 ** 2, 50.0)
+
+
+@case
+@strict
+def circular_phase_b():
+    return circular(64, 2.0, 0.6, 50.0, 1.0, 0.5, [-0.5], -3.0 / 12.0 ** 2, 24.0)
+
+
+def chip(N, dx, lam, f, n, na, z, d, c0):
+    # chromatix's potato_chip on the objective's unit pupil f·NA/n, k = n/λ
+    phase = potato_chip((N + 1, N + 1), dx, lam, n, f, na, d, c0)[:N, :N]
+    mask = {"type": "phase-mask", "source": "named", "named": "potato-chip", "chip-depth": d, "chip-c0": c0}
+    return psf(N, dx, lam, f, n, na, z, phase, mask)
+
+
+@case
+@strict
+def potato_chip_a():
+    # chromatix's defaults d = 50 µm, C0 = −146.7
+    return chip(128, 1.0, 0.532, 100.0, 1.33, 0.8, [0.0, 2.0], 50.0, -146.7)
+
+
+@case
+@strict
+def potato_chip_b():
+    return chip(64, 2.0, 0.6, 50.0, 1.0, 0.5, [-1.0], 20.0, -30.0)
+
+
 def sinusoid(N, dx, lam, n_grating, period, thickness, f=1000.0):
     # chromatix's sinusoid_grating: sin(2π (x − x_min)/period) over the sampled maximum, on its
     # j − N/2 + ½ grid; made on N + 1 pixels and cropped, x_min = −N/2·dx is a whole number of
@@ -433,6 +481,89 @@ def amplitude_mask_a():
 @case
 def amplitude_mask_b():
     return amplitude(128, 1.0, 0.6, 2, True)
+
+
+def binary_amplitude(N, dx, lam, seed, invert, threshold):
+    # chromatix's AmplitudeMask(is_binary=True) (ops.binarize at 0.5), or binarize at another
+    # threshold through amplitude_change
+    rng = np.random.default_rng(seed)
+    img = np.zeros((N, N), np.uint8)
+    img[N // 4:3 * N // 4, N // 4:3 * N // 4] = rng.integers(0, 256, (N // 2, N // 2))
+    name = f"binary-{seed}.png"
+    write_png(os.path.join(OUT, name), img)
+    a = img.astype(np.float64) / 255.0
+    a = jnp.asarray(1.0 - a if invert else a, jnp.float32)
+    field = cf.plane_wave((N, N), dx, lam)
+    if threshold == 0.5:
+        field = AmplitudeMask(a, is_binary=True)(field)
+    else:
+        field = cf.amplitude_change(field, binarize(a, threshold))
+    field = cf.ff_lens(field, 1000.0, 1.0)
+    el = [{"type": "plane-wave", "n": 1.0},
+          {"type": "amplitude-mask", "file": name, "invert": invert, "binarize": True, "threshold": threshold},
+          {"type": "ff-lens", "f": 1000.0, "n": 1.0}]
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+@strict
+def binary_amplitude_mask_a():
+    return binary_amplitude(64, 0.5, 0.532, 3, False, 0.5)
+
+
+@case
+@strict
+def binary_amplitude_mask_b():
+    return binary_amplitude(128, 1.0, 0.6, 4, True, 0.3)
+
+
+def field_filter(N, dx, lam, pupil_d, sigma, high):
+    # chromatix's ops.gaussian_filter / high_pass_filter (axes y, x of the bare field) on a
+    # plane wave through a square pupil: the field itself, no lens
+    field = cf.square_pupil(cf.plane_wave((N, N), dx, lam), pupil_d)
+    # (chromatix's gaussian_filter hands _broadcast_2d_to_spatial an int and fails; its own
+    # body, gaussian_kernel through fourier_convolution, is what runs here)
+    if high:
+        u = high_pass_filter(field.u, (sigma, sigma), axes=(0, 1))
+    else:
+        u = fourier_convolution(field.u, gaussian_kernel((sigma, sigma)), axes=(0, 1))
+    field = field.replace(u=u)
+    el = [{"type": "plane-wave", "n": 1.0}, {"type": "square-pupil", "width": pupil_d},
+          {"type": "field-filter", "sigma": sigma, "high-pass": high}]
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+@strict
+def gaussian_filter_a():
+    return field_filter(64, 0.5, 0.532, 16.0, 1.5, False)
+
+
+@case
+@strict
+def high_pass_filter_b():
+    return field_filter(96, 1.0, 0.6, 40.0, 2.3, True)
+
+
+def scale_bias(N, dx, lam, pupil_d, scale, bias, f=1000.0):
+    # chromatix's ScaleAndBias, (u + bias)·scale, between a square pupil and an FF lens
+    field = cf.square_pupil(cf.plane_wave((N, N), dx, lam), pupil_d)
+    field = cf.ff_lens(ScaleAndBias(bias=bias, scale=scale)(field), f, 1.0)
+    el = [{"type": "plane-wave", "n": 1.0}, {"type": "square-pupil", "width": pupil_d},
+          {"type": "scale-and-bias", "scale": scale, "bias": bias}, {"type": "ff-lens", "f": f, "n": 1.0}]
+    return field.intensity, system((N, N), dx, lam, el)
+
+
+@case
+@strict
+def scale_and_bias_a():
+    return scale_bias(64, 0.5, 0.532, 16.0, 2.0, 0.01)
+
+
+@case
+@strict
+def scale_and_bias_b():
+    return scale_bias(96, 1.0, 0.6, 40.0, -0.7, -0.004)
 
 
 # --- polarisation: a vectorial plane wave (Jones vector (cos θ, sin θ·e^{iβ}); chromatix's
@@ -827,6 +958,41 @@ def spectral_modulation_on():
 @strict
 def spectral_modulation_off():
     return dispersive(64, 1.0, False, 6)
+
+
+def zoomed_lens(N, dx, lam, n, pupil_d, f, m, spacing, cx, cy):
+    # an FF lens's output region by chromatix's chirp-z zoomed_fft, one axis at a time: output
+    # p_k = c + (k − ⌊m/2⌋)·spacing is the input index's phase θ_k = 2π n dx p_k/(λf), and
+    # zoomed_fft sums x_j e^{+i j θ}, so it runs from −θ_0 to −θ_{m−1} (the phase that counting j
+    # from the corner instead of the axis adds per output pixel leaves |u|² alone)
+    # chromatix's transform in double (its czt warns of complex64's accuracy: 4e-4 of the peak
+    # here, where Airy's double chirps and the direct sum agree to 4e-7)
+    field = cf.circular_pupil(cf.plane_wave((N, N), dx, lam), pupil_d)
+    with jax.enable_x64(True):
+        u = jnp.asarray(np.asarray(field.u), jnp.complex128)
+        for axis, c in ((int(field.spatial_dims[0]), cy), (int(field.spatial_dims[1]), cx)):
+            p = c + (np.arange(m) - m // 2) * spacing
+            theta = 2 * np.pi * n * dx * p / (lam * f)
+            u = zoomed_fft(u, -theta[0], -theta[-1], (m,), axes=(axis,), include_end=True)
+        u = u * (dx * dx * n / (lam * f))
+        intensity = np.abs(np.asarray(u)) ** 2  # a scalar field of one wavelength: height × width
+    el = [{"type": "plane-wave", "n": n}, {"type": "circular-pupil", "diameter": pupil_d},
+          {"type": "ff-lens", "f": f, "n": n, "output-shape": m, "output-spacing": spacing,
+           "output-center-x": cx, "output-center-y": cy}]
+    return intensity, system((N, N), dx, lam, el)
+
+
+@case
+@strict
+def zoomed_ff_lens_a():
+    # a 30 µm disk at f = 1 mm (the FFT's spacing 8.3 µm): 64² at 1 µm, off the axis in x
+    return zoomed_lens(128, 0.5, 0.532, 1.0, 30.0, 1000.0, 64, 1.0, 15.0, 0.0)
+
+
+@case
+@strict
+def zoomed_ff_lens_b():
+    return zoomed_lens(96, 0.6, 0.6, 1.33, 40.0, 1500.0, 40, 0.7, 6.0, -12.0)
 
 
 def main():
