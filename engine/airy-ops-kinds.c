@@ -360,12 +360,35 @@ padded_spectrum (const float *plane, guint h, guint w, guint ph, guint pw, guint
   return p;
 }
 
-/* CONVOLVE by its definition: Σ_b P̂_b·V̂_b, one inverse transform, the
- * "same" crop that keeps the PSF's centre. */
-static gboolean
-convolve_forward (const AiryOp *op, const float *in, guint n_in, guint first, float *out, GError **error)
+/* The PSF planes' padded spectra, n × pad_height × pad_width, for
+ * _airy_convolve_forward_with to reuse over many samples (SIM's raw
+ * images). */
+fftwf_complex *
+_airy_convolve_psf_spectra (const AiryConvolveOp *c, const float *psf, guint n)
 {
-  const AiryConvolveOp *c = op->convolve;
+  gsize np = (gsize) c->pad_height * c->pad_width, npsf = (gsize) c->psf_height * c->psf_width;
+  fftwf_complex *all = fftwf_alloc_complex (np * MAX (n, 1));
+  guint b;
+
+  for (b = 0; b < n; b++)
+    {
+      fftwf_complex *P = padded_spectrum (psf + b * npsf, c->psf_height, c->psf_width, c->pad_height, c->pad_width,
+                                          0, 0);
+
+      memcpy (all + b * np, P, np * sizeof (fftwf_complex));
+      fftwf_free (P);
+    }
+  return all;
+}
+
+/* CONVOLVE by its definition: Σ_b P̂_b·V̂_b, one inverse transform, the
+ * "same" crop that keeps the PSF's centre; the PSF's spectra from
+ * `spectra` (_airy_convolve_psf_spectra) where given, else transformed
+ * here. */
+void
+_airy_convolve_forward_with (const AiryConvolveOp *c, const float *in, const fftwf_complex *spectra, guint n_in,
+                             guint first, float *out)
+{
   guint ph = c->pad_height, pw = c->pad_width, b, y, x;
   gsize np = (gsize) ph * pw, k, npsf = (gsize) c->psf_height * c->psf_width;
   fftwf_complex *acc = fftwf_alloc_complex (np);
@@ -375,13 +398,15 @@ convolve_forward (const AiryOp *op, const float *in, guint n_in, guint first, fl
   memset (acc, 0, np * sizeof (fftwf_complex));
   for (b = 0; b < n_in; b++)
     {
-      fftwf_complex *P = padded_spectrum (in + b * npsf, c->psf_height, c->psf_width, ph, pw, 0, 0), *V;
+      fftwf_complex *own = spectra ? NULL : padded_spectrum (in + b * npsf, c->psf_height, c->psf_width, ph, pw, 0, 0);
+      const fftwf_complex *P = spectra ? spectra + b * np : own;
+      fftwf_complex *V;
 
       _airy_convolve_volume_plane (c, first + b, vol);
       V = padded_spectrum (vol, c->vol_height, c->vol_width, ph, pw, 0, 0);
       for (k = 0; k < np; k++)
         acc[k] += P[k] * V[k];
-      fftwf_free (P);
+      fftwf_free (own);
       fftwf_free (V);
     }
   _airy_fft_c2c_execute (ph, pw, AIRY_FFT_BACKWARD, 1, acc, acc);
@@ -392,6 +417,12 @@ convolve_forward (const AiryOp *op, const float *in, guint n_in, guint first, fl
       out[(gsize) y * c->vol_width + x] = airy_conv_crop_at (full, pw, c->psf_height / 2, c->psf_width / 2, y, x,
                                                              1.0f / ((float) ph * pw));
   fftwf_free (acc);
+}
+
+static gboolean
+convolve_forward (const AiryOp *op, const float *in, guint n_in, guint first, float *out, GError **error)
+{
+  _airy_convolve_forward_with (op->convolve, in, NULL, n_in, first, out);
   return TRUE;
 }
 

@@ -339,6 +339,17 @@ gsize       _airy_ops_bytes   (AiryOpList        *list);
 gboolean    _airy_convolve_volume_plane (const AiryConvolveOp *conv,
                                          guint                 z,
                                          float                *out);
+/* CONVOLVE's PSF spectra (n padded planes), and CONVOLVE of n_in planes
+ * with them (or, spectra NULL, with the PSF `in` transformed here). */
+fftwf_complex *_airy_convolve_psf_spectra (const AiryConvolveOp *conv,
+                                           const float          *psf,
+                                           guint                 n);
+void        _airy_convolve_forward_with (const AiryConvolveOp *conv,
+                                         const float          *in,
+                                         const fftwf_complex  *spectra,
+                                         guint                 n_in,
+                                         guint                 first,
+                                         float                *out);
 /* g_atomic_rc_box_release_full's clear function of a shared sample file */
 void        _airy_volume_box_clear (gpointer box);
 /* FILE: plane z (of the whole sample) in this process's part. */

@@ -82,6 +82,7 @@ _airy_tiff_layout_clear (Layout *l)
 {
   g_clear_pointer (&l->z, g_free);
   g_clear_pointer (&l->wavelengths, g_free);
+  g_clear_pointer (&l->channel_names, g_strfreev);
   g_clear_pointer (&l->ifd, g_free);
 }
 
@@ -153,6 +154,7 @@ typedef struct
   guint32  z_count;
   double  *wl_tag;
   guint32  wl_count;
+  char   **labels;   /* the first slice labels' channel names, or NULL */
 } Head;
 
 static void
@@ -161,6 +163,7 @@ head_clear (Head *h)
   g_clear_pointer (&h->desc, g_free);
   g_clear_pointer (&h->z_tag, g_free);
   g_clear_pointer (&h->wl_tag, g_free);
+  g_clear_pointer (&h->labels, g_strfreev);
 }
 
 static gboolean
@@ -195,6 +198,9 @@ head_read (Reader *r, Head *h, GError **error)
     h->wl_tag = g_memdup2 (wl_tag, (gsize) h->wl_count * sizeof (double));
   else
     h->wl_count = 0;
+  /* the first labels, for the channels' names (a hyperstack's channel
+   * count is known only later) */
+  h->labels = _airy_tiff_imagej_channel_names (r->tif, 256);
   return TRUE;
 }
 
@@ -530,6 +536,20 @@ _airy_tiff_layout_find (Reader *r, const AiryReadOptions *o, Layout *l, GError *
       /* and its channels' wavelengths (ImageJ hyperstacks) */
       if (l->wavelengths == NULL && imagej && l->n_channels > 1)
         l->wavelengths = channel_wavelengths (h.wl_tag, h.wl_count, l->n_channels);
+      /* and their names, from the slice labels Airy wrote (ImageJ hyperstacks) */
+      if (imagej && l->n_channels > 1 && h.labels != NULL && g_strv_length (h.labels) >= l->n_channels)
+        {
+          gboolean named = FALSE;
+
+          for (k = 0; k < l->n_channels; k++)
+            named |= h.labels[k][0] != '\0';
+          if (named)
+            {
+              l->channel_names = g_new0 (char *, l->n_channels + 1);
+              for (k = 0; k < l->n_channels; k++)
+                l->channel_names[k] = g_strdup (h.labels[k]);
+            }
+        }
     }
   head_clear (&h);
   return ok;

@@ -113,6 +113,7 @@ typedef struct
   double    dx, dy, dz, z0;
   double   *z;                 /* exact positions or NULL */
   double   *wavelengths;       /* n_channels: each channel's wavelength (µm, 0 not known) or NULL */
+  char    **channel_names;     /* n_channels names ("" for none), from ImageJ's labels, or NULL */
   guint64  *ifd;               /* per plane: IFD offset, or 0 for contiguous */
   guint64   contiguous_offset; /* ImageJ single-IFD stacks: first plane's bytes */
   gboolean  contiguous;
@@ -168,5 +169,8 @@ gboolean    _airy_tiff_layout_find     (Reader                *r,
                                         Layout                *l,
                                         GError               **error);
 void        _airy_tiff_layout_clear    (Layout                *l);
+/* airy-tiff-provenance.c */
+char      **_airy_tiff_imagej_channel_names (TIFF *tif,
+                                             guint n_channels);
 
 G_END_DECLS

@@ -56,6 +56,82 @@ imagej_system (TIFF *tif)
   return g_strndup (p, strlen (p) - 1);
 }
 
+/* The channel names in ImageJ's slice labels that airy-tiff-write.c
+ * writes ("excitation, λ = 0.488 µm, z = 0 µm": the text before ", λ ="
+ * or ", z ="; "" for none), of the first labels, at most n_channels
+ * (channel fastest); NULL if there are none. The current directory must
+ * be the first. */
+char **
+_airy_tiff_imagej_channel_names (TIFF *tif, guint n_channels)
+{
+  const guint32 magic = 0x494a494a, label_type = 0x6c61626c;
+  guint32 n_bytes = 0, n_counts = 0, v, type, count, n_types, t, entry = 1, first_label = 0, n_labels = 0;
+  const guint8 *bytes = NULL;
+  const guint32 *counts = NULL;
+  gboolean swap = TIFFIsByteSwapped (tif);
+  g_auto(GStrv) names = NULL;
+  guint64 at;
+  guint c;
+
+  if (n_channels < 2 || !TIFFGetField (tif, TAG_IJ_META, &n_bytes, &bytes)
+      || !TIFFGetField (tif, TAG_IJ_META_COUNTS, &n_counts, &counts)
+      || bytes == NULL || counts == NULL || n_counts < 2 || counts[0] < 4 || counts[0] > n_bytes || n_bytes < 4)
+    return NULL;
+  memcpy (&v, bytes, 4);
+  if ((swap ? GUINT32_SWAP_LE_BE (v) : v) != magic || (counts[0] - 4) % 8 != 0)
+    return NULL;
+  n_types = (counts[0] - 4) / 8;
+  for (t = 0; t < n_types && n_labels == 0; t++)
+    {
+      memcpy (&type, bytes + 4 + 8 * t, 4);
+      memcpy (&count, bytes + 8 + 8 * t, 4);
+      type = swap ? GUINT32_SWAP_LE_BE (type) : type;
+      count = swap ? GUINT32_SWAP_LE_BE (count) : count;
+      if (type == label_type)
+        {
+          first_label = entry;
+          n_labels = count;
+        }
+      else if (count > n_counts || entry > n_counts - count)
+        return NULL;
+      else
+        entry += count;
+    }
+  n_channels = MIN (n_channels, n_labels);
+  if (n_channels == 0 || first_label + n_channels > n_counts)
+    return NULL;
+  at = counts[0];
+  for (t = 1; t < first_label; t++)
+    at += counts[t];
+  names = g_new0 (char *, n_channels + 1);
+  for (c = 0; c < n_channels; c++)
+    {
+      guint32 len = counts[first_label + c];
+      gsize i, n16 = len / 2;
+      g_autofree gunichar2 *u16 = NULL;
+      g_autofree char *label = NULL;
+      char *end;
+
+      if (len % 2 != 0 || at + len > n_bytes)
+        return NULL;
+      u16 = g_new (gunichar2, n16 + 1);
+      memcpy (u16, bytes + at, len);
+      for (i = 0; swap && i < n16; i++)
+        u16[i] = GUINT16_SWAP_LE_BE (u16[i]);
+      at += len;
+      label = g_utf16_to_utf8 (u16, (glong) n16, NULL, NULL, NULL);
+      if (label == NULL)
+        return NULL;
+      /* an unnamed channel's label starts with its λ or z */
+      if (g_str_has_prefix (label, "\xce\xbb = ") || g_str_has_prefix (label, "z = "))
+        end = label;
+      else if ((end = strstr (label, ", \xce\xbb = ")) == NULL)
+        end = strstr (label, ", z = ");
+      names[c] = end ? g_strndup (label, end - label) : g_strdup ("");
+    }
+  return g_steal_pointer (&names);
+}
+
 static void
 entry_text (GMarkupParseContext *context, const char *text, gsize len, gpointer user_data, GError **error)
 {

@@ -449,6 +449,11 @@ read_stack (Reader *r, const AiryReadOptions *options, gboolean pixels, GError *
   /* every channel's wavelength, as the viewer names channels by them */
   if (l.wavelengths)
     airy_stack_set_provenance (stack, l.n_channels, l.wavelengths, NULL, NULL);
+  if (l.channel_names)
+    {
+      g_strfreev (stack->channel_names);
+      stack->channel_names = g_strdupv (l.channel_names);
+    }
 
   if (r->sink != NULL && !r->sink->begin (stack, r->sink->user_data, error))
     {

@@ -477,6 +477,42 @@ test_cancel (void)
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
 }
 
+static void
+record_progress (guint done, guint total, gpointer user_data)
+{
+  GArray *seen = user_data;
+  guint pair[2] = { done, total };
+
+  g_array_append_vals (seen, pair, 2);
+}
+
+/* one progress for the whole run: the confocal's two chains of 3 planes
+ * each count 0…6 of 6, never restarting at the second chain */
+static void
+test_progress (void)
+{
+  g_autofree char *json = scan_json ("confocal", 64, 7.6, 0.52, "{\"type\": \"pinhole\"}");
+  g_autoptr(AirySystem) system = test_system (json);
+  g_autoptr(GArray) seen = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryResult) result = airy_run (system, NULL, record_progress, seen, NULL, &error);
+  guint i, last = 0;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (result);
+  g_assert_cmpuint (seen->len, >=, 4);
+  for (i = 0; i < seen->len; i += 2)
+    {
+      guint done = g_array_index (seen, guint, i), total = g_array_index (seen, guint, i + 1);
+
+      g_assert_cmpuint (total, ==, 6);
+      g_assert_cmpuint (done, >=, last);
+      g_assert_cmpuint (done, <=, total);
+      last = done;
+    }
+  g_assert_cmpuint (last, ==, 6);
+}
+
 /* the fit and the gradient follow one chain's ops: a scanning system is
  * refused, not modelled by its detection chain alone */
 static void
@@ -523,5 +559,6 @@ main (int argc, char **argv)
   g_test_add_func ("/scan/channel-labels", test_channel_labels);
   g_test_add_func ("/scan/fit-grad-refused", test_fit_grad_refused);
   g_test_add_func ("/scan/cancel", test_cancel);
+  g_test_add_func ("/scan/progress", test_progress);
   return g_test_run ();
 }

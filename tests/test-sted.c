@@ -215,6 +215,37 @@ test_bad_input (void)
   }
 }
 
+static void
+record_progress (guint done, guint total, gpointer user_data)
+{
+  GArray *seen = user_data;
+  guint pair[2] = { done, total };
+
+  g_array_append_vals (seen, pair, 2);
+}
+
+/* one progress over both beams: 2 × 3 planes count 0…6 of 6 */
+static void
+test_progress (void)
+{
+  g_autoptr(AirySystem) system = sted_system (64, 0.02, 10.0, NULL, 3, 0.3);
+  g_autoptr(GArray) seen = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryResult) result = airy_run (system, NULL, record_progress, seen, NULL, &error);
+  guint i, last = 0;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (result);
+  g_assert_cmpuint (seen->len, >=, 4);
+  for (i = 0; i < seen->len; i += 2)
+    {
+      g_assert_cmpuint (g_array_index (seen, guint, i + 1), ==, 6);
+      g_assert_cmpuint (g_array_index (seen, guint, i), >=, last);
+      last = g_array_index (seen, guint, i);
+    }
+  g_assert_cmpuint (last, ==, 6);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -225,6 +256,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sted/top-hat", test_top_hat);
   g_test_add_func ("/sted/no-depletion", test_no_depletion);
   g_test_add_func ("/sted/without-channels", test_without_channels);
+  g_test_add_func ("/sted/progress", test_progress);
   g_test_add_func ("/sted/bad-input", test_bad_input);
   return g_test_run ();
 }

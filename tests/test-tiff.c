@@ -610,6 +610,54 @@ read_with_wavelength_tag (const char *path, const guint8 *file, gsize size, guin
 }
 
 static void
+test_channel_names (void)
+{
+  /* a modality's channels, named: the names travel in ImageJ's slice
+   * labels ("detection, λ = 0.52 µm, z = 0 µm") and come back as the
+   * stack's channel names, with or without a wavelength; unnamed
+   * channels come back as "" */
+  static const char *names[3] = { "excitation", "detection", "effective" };
+  g_autofree char *path = tmp_path ("named.tif");
+  g_autofree char *plain = tmp_path ("unnamed.tif");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AiryStack) back = NULL, unnamed = NULL;
+  AiryReadOptions ro = AIRY_READ_OPTIONS_INIT;
+  const double lambda[2] = { 0.488, 0.52 }, one = 1.0;
+  AiryStack *channels[3];
+  guint c;
+
+  for (c = 0; c < 3; c++)
+    {
+      channels[c] = numbered_stack (2, 4, 5);
+      if (c < 2)
+        airy_stack_set_provenance (channels[c], 1, &lambda[c], &one, NULL);
+      airy_stack_set_channel_name (channels[c], names[c]);
+    }
+  g_assert_true (airy_tiff_write_channels (path, channels, 3, NULL, &error));
+  g_assert_no_error (error);
+  ro.channel = 2;
+  back = airy_tiff_read_full (path, &ro, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (back->n_channels, ==, 3);
+  g_assert_nonnull (back->channel_names);
+  g_assert_cmpuint (g_strv_length (back->channel_names), ==, 3);
+  for (c = 0; c < 3; c++)
+    g_assert_cmpstr (back->channel_names[c], ==, names[c]);
+  for (c = 0; c < 3; c++)
+    airy_stack_set_channel_name (channels[c], c == 1 ? "detection" : NULL);
+  g_assert_true (airy_tiff_write_channels (plain, channels, 3, NULL, &error));
+  unnamed = airy_tiff_read_full (plain, &ro, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (unnamed->channel_names[0], ==, "");
+  g_assert_cmpstr (unnamed->channel_names[1], ==, "detection");
+  g_assert_cmpstr (unnamed->channel_names[2], ==, "");
+  for (c = 0; c < 3; c++)
+    airy_stack_free (channels[c]);
+  g_unlink (path);
+  g_unlink (plain);
+}
+
+static void
 test_channel_wavelengths (void)
 {
   /* 0.532 and 0.64 µm kept as channels: the hyperstack file carries each
@@ -1070,6 +1118,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tiff/many-pages", test_many_pages);
   g_test_add_func ("/tiff/display-range", test_display_range);
   g_test_add_func ("/tiff/format-table", test_format_table);
+  g_test_add_func ("/tiff/channel-names", test_channel_names);
   status = g_test_run ();
   g_rmdir (tmpdir);
   return status;

@@ -39,6 +39,15 @@ chain_joins (const AiryModality *m, guint k, AiryResult *first, AiryResult *r, G
   return TRUE;
 }
 
+void
+_airy_modality_progress (guint done, guint total, gpointer user_data)
+{
+  AiryModalityProgress *p = user_data;
+
+  if (p->progress)
+    p->progress (p->k * total + done, p->n * total, p->user_data);
+}
+
 static AiryResult *
 run_chains (const AiryModality *m, AirySystem *system, guint n, AiryModalityRunFunc run_chain,
             const AiryRunOptions *options, AiryProgressFunc progress, gpointer user_data, GCancellable *cancellable,
@@ -52,6 +61,7 @@ run_chains (const AiryModality *m, AirySystem *system, guint n, AiryModalityRunF
   const AirySpectrum *spectrum = airy_system_get_spectrum (system);
   AiryResult *first = NULL;
   gint64 t0 = g_get_monotonic_time ();
+  AiryModalityProgress whole = { progress, user_data, 0, n };
   guint k;
 
   sub.resident = FALSE;
@@ -60,7 +70,11 @@ run_chains (const AiryModality *m, AirySystem *system, guint n, AiryModalityRunF
   for (k = 0; k < n; k++)
     {
       g_autoptr(AirySystem) chain = m->chain_system (system, k, error);
-      AiryResult *r = chain ? run_chain (chain, &sub, progress, user_data, cancellable, error) : NULL;
+      AiryResult *r;
+
+      whole.k = k;
+      r = chain ? run_chain (chain, &sub, progress ? _airy_modality_progress : NULL, &whole, cancellable, error)
+                : NULL;
 
       if (r == NULL || (first != NULL && !chain_joins (m, k, first, r, error)))
         {

@@ -169,11 +169,15 @@ sted_run (AirySystem *system, AiryModalityRunFunc run_chain, const AiryRunOption
   g_autoptr(AiryResult) dep = NULL;
   AiryElement *mask;
 
+  AiryModalityProgress whole = { progress, user_data, 0, 2 };
+  AiryProgressFunc each = progress ? _airy_modality_progress : NULL;
+
   if (dep_sys == NULL)
     return NULL;
   mask = g_ptr_array_index (airy_system_get_elements (system), _airy_modality_find_element (system, "depletion-mask"));
-  exc = run_chain (exc_sys, &opts, progress, user_data, cancellable, error);
-  dep = exc ? run_chain (dep_sys, &opts, progress, user_data, cancellable, error) : NULL;
+  exc = run_chain (exc_sys, &opts, each, &whole, cancellable, error);
+  whole.k = 1;
+  dep = exc ? run_chain (dep_sys, &opts, each, &whole, cancellable, error) : NULL;
   if (dep == NULL)
     return NULL;
   if (exc->stack_is_part && exc->ranks > 1)

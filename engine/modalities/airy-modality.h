@@ -150,6 +150,19 @@ AiryResult *_airy_modality_run (const AiryModality   *m,
                                 GCancellable         *cancellable,
                                 GError              **error);
 
+/* One progress for a run of n chains: chain k's (done, total) reported
+ * as (k·total + done, n·total), the chains having the same planes. */
+typedef struct
+{
+  AiryProgressFunc progress;
+  gpointer         user_data;
+  guint            k, n;
+} AiryModalityProgress;
+
+void        _airy_modality_progress (guint    done,
+                                     guint    total,
+                                     gpointer user_data);
+
 /* psf's chain rule (a source first, then the enabled elements), for
  * modalities built on it */
 gboolean _airy_modality_psf_chain (AiryGeometry *geom,
