@@ -61,6 +61,8 @@ guint      _airy_fft_good_size (guint n);
 
 void       _airy_fft_save_wisdom (void);
 void       _airy_fft_shutdown    (void);
+char      *_airy_fft_export_wisdom (void);
+gboolean   _airy_fft_import_wisdom (const char *text);
 const char *_airy_fft_wisdom_path (void);
 
 G_END_DECLS

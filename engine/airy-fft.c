@@ -2,6 +2,7 @@
 
 #include "config.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
 
@@ -133,6 +134,36 @@ _airy_fft_save_wisdom (void)
       wisdom_dirty = FALSE;
     }
   g_mutex_unlock (&plan_lock);
+}
+
+/* The wisdom this process holds (its own plans and what it imported), as
+ * FFTW's text; g_free it. */
+char *
+_airy_fft_export_wisdom (void)
+{
+  char *text, *copy;
+
+  g_mutex_lock (&plan_lock);
+  ensure_init_locked ();
+  text = fftwf_export_wisdom_to_string ();
+  g_mutex_unlock (&plan_lock);
+  copy = g_strdup (text != NULL ? text : "");
+  free (text);
+  return copy;
+}
+
+/* Another process's wisdom joins this one's: later plans of the same
+ * transforms are those plans, not measured again. */
+gboolean
+_airy_fft_import_wisdom (const char *text)
+{
+  gboolean ok;
+
+  g_mutex_lock (&plan_lock);
+  ensure_init_locked ();
+  ok = text[0] == '\0' || fftwf_import_wisdom_from_string (text);
+  g_mutex_unlock (&plan_lock);
+  return ok;
 }
 
 /* The plans go, and FFTW's thread state: nothing of FFTW is left at exit.

@@ -2,6 +2,8 @@
 
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <string.h>
 
 #include <glib/gi18n-lib.h>
@@ -50,18 +52,36 @@ append_files (GString *s, AiryElement *e)
     {
       const char *file;
       g_autofree char *path = NULL;
-      GStatBuf st;
+      g_autofree char *stamp = NULL;
 
       if (!(airy_param_spec_get_flags (specs[k]) & AIRY_PARAM_FILE)
           || (file = airy_element_get_string (e, specs[k]->name)) == NULL || *file == '\0')
         continue;
       path = g_path_is_absolute (file) || base == NULL ? g_strdup (file) : g_build_filename (base, file, NULL);
-      if (g_stat (path, &st) == 0)
-        g_string_append_printf (s, "|file %s %" G_GINT64_FORMAT " %" G_GINT64_FORMAT, path,
-                                (gint64) st.st_mtime, (gint64) st.st_size);
+      if ((stamp = _airy_file_stamp (path)) != NULL)
+        g_string_append_printf (s, "|file %s %s", path, stamp);
       else
         g_string_append_printf (s, "|file %s missing", path);
     }
+}
+
+/* A cache keyed by a file must not keep its old contents after a change
+ * anywhere in it, and hashing a sample of many GiB on every run would cost
+ * more than imaging it: the key is the file's stat instead. A rewrite
+ * changes the change time (which no program can set back) and, written
+ * through a new file, the inode; the times are to the nanosecond, not the
+ * second of st_mtime, so an edit within the same second is seen. */
+char *
+_airy_file_stamp (const char *path)
+{
+  struct stat st;
+
+  if (stat (path, &st) != 0)
+    return NULL;
+  return g_strdup_printf ("dev %llu ino %llu size %lld m %lld.%09ld c %lld.%09ld",
+                          (unsigned long long) st.st_dev, (unsigned long long) st.st_ino,
+                          (long long) st.st_size, (long long) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec,
+                          (long long) st.st_ctim.tv_sec, (long) st.st_ctim.tv_nsec);
 }
 
 guint64

@@ -86,6 +86,9 @@ gboolean  _airy_plan_compile    (AiryPlan *plan,
 /* The chain, its geometry and spectrum and the files the elements read,
  * z left out: two systems that differ in z only have the same. */
 guint64   _airy_plan_optics_hash (AiryPlan *plan);
+/* A file's stamp for caches: device, inode, size, modification and change
+ * times to the nanosecond; NULL when it cannot be stat'ed. */
+char     *_airy_file_stamp (const char *path);
 /* The program's op kinds, e.g. "fused-psf convolve sensor" (tests). */
 char     *_airy_plan_describe   (AiryPlan *plan);
 /* Plans made since the start (tests: the worker plans once per edit). */

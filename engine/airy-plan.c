@@ -122,10 +122,9 @@ load_volume (AiryPlan *plan, const AiryRunOptions *options, const char *base_dir
    * walking a file with more */
   ro.max_planes = s->resample ? 0 : n;
   {
-    GStatBuf st;
-    if (g_stat (path, &st) == 0)
-      plan->volume_key = g_strdup_printf ("file %s %lld %lld c%d t%d r%d", path, (long long) st.st_mtime,
-                                          (long long) st.st_size, ro.channel, ro.frame, s->resample);
+    g_autofree char *stamp = _airy_file_stamp (path);
+    if (stamp != NULL)
+      plan->volume_key = g_strdup_printf ("file %s %s c%d t%d r%d", path, stamp, ro.channel, ro.frame, s->resample);
   }
   {
     /* the header: its planes need not fit (a large sample is streamed) */

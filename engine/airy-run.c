@@ -267,6 +267,59 @@ worker_run (gpointer data)
   return NULL;
 }
 
+/* Planning shared by the ranks of a run. Rank 0 prepares and computes its
+ * first plane: FFTW measures the run's transforms there once. Every rank
+ * then agrees (a rank that failed so far stops them all) and gets rank 0's
+ * wisdom, so that the others plan those transforms from it: none repeats
+ * the measuring, and all make the plans rank 0 made, the plans of a
+ * one-process run with the same wisdom. *first_done says that rank 0's
+ * first plane is computed (its chunk then starts one later); *prepared
+ * that rank 0's prepare ran. Every rank of a run of several calls it
+ * exactly once (airy_run does for a rank that failed before). */
+static gboolean
+share_planning (AiryBackend  *backend,
+                AiryRunState *state,
+                gboolean     *first_done,
+                gboolean     *prepared,
+                GError      **error)
+{
+  AiryComm *comm = state->comm;
+  g_autofree char *wisdom = NULL;
+  guint64 len = 0;
+
+  *first_done = *prepared = FALSE;
+  if (comm->rank == 0 && state->n_slots == 1 && state->tail_from == 0
+      && g_str_equal (backend->ops->name, "cpu"))
+    {
+      AiryChunk one = state->chunks[0];
+
+      *prepared = TRUE;
+      one.count = MIN (one.count, 1);
+      if ((backend->ops->prepare == NULL || backend->ops->prepare (backend, state, error))
+          && one.count == 1 && backend->ops->execute (backend, state, &one, error))
+        *first_done = TRUE;
+    }
+  if (!airy_comm_agree (comm, error))
+    return FALSE;
+  if (comm->rank == 0)
+    {
+      wisdom = _airy_fft_export_wisdom ();
+      len = strlen (wisdom) + 1;
+    }
+  if (!airy_comm_broadcast (comm, &len, sizeof len, 0, error))
+    return FALSE;
+  if (len == 0)
+    return TRUE;  /* a transport that does not broadcast: each plans alone */
+  if (comm->rank != 0)
+    wisdom = g_malloc0 (len);
+  if (!airy_comm_broadcast (comm, wisdom, len, 0, error))
+    return FALSE;
+  wisdom[len - 1] = '\0';
+  if (comm->rank != 0 && !_airy_fft_import_wisdom (wisdom))
+    g_warning ("rank %u: FFTW could not read rank 0's wisdom; planning anew", comm->rank);
+  return TRUE;
+}
+
 /* The preview is the CPU's: its planes are written into the host stack of
  * the run (state->out), so the first one can be copied out while the
  * others are computed. A reduction has no planes to show; a GPU run keeps
@@ -455,8 +508,10 @@ run_local (AirySystem           *system,
            AiryRunState        **state_out,
            guint                *threads_out,
            gboolean             *prepare_called,
+           gboolean             *shared,
            GError              **error)
 {
+  gboolean first_done = FALSE, rank0_prepared = FALSE;
   g_autoptr(GArray) devices = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(AiryPlan) plan = NULL;
   g_autoptr(GError) local = NULL;
@@ -584,7 +639,21 @@ run_local (AirySystem           *system,
                                      g_object_ref (state->cancellable), g_object_unref);
 
   *prepare_called = TRUE;
-  if (backend->ops->prepare && !backend->ops->prepare (backend, state, error))
+  if (comm->size > 1)
+    {
+      *shared = TRUE;
+      if (!share_planning (backend, state, &first_done, &rank0_prepared, error))
+        {
+          g_cancellable_disconnect (cancellable, handler);
+          return FALSE;
+        }
+      if (first_done)
+        {
+          state->chunks[0].first++;
+          state->chunks[0].count--;
+        }
+    }
+  if (!rank0_prepared && backend->ops->prepare && !backend->ops->prepare (backend, state, error))
     {
       /* what prepare made so far (buffers, cache references) goes too,
        * in airy_run */
@@ -771,7 +840,7 @@ airy_run (AirySystem           *system,
   AiryResult *result;
   gint64 t0 = g_get_monotonic_time (), agree_us = 0;
   guint threads = 0, n_devices = 0;
-  gboolean prepared = FALSE;
+  gboolean prepared = FALSE, shared = FALSE;
   const AiryModality *modality;
 
   g_return_val_if_fail (AIRY_IS_SYSTEM (system), NULL);
@@ -783,12 +852,15 @@ airy_run (AirySystem           *system,
   comm = opts.comm ? opts.comm : airy_comm_self ();
 
   run_local (system, &opts, comm, progress, user_data, cancellable, warnings, &backend, &state, &threads,
-             &prepared, &local);
+             &prepared, &shared, &local);
+  /* the agreement of share_planning, for a rank that failed before it */
+  if (comm->size > 1 && !shared)
+    timed_agree (comm, &agree_us, &local);
   /* Every rank learns whether all got here (the lowest failing rank's
    * message otherwise) before the first collective step: a rank that
    * failed never leaves the others waiting in the reduction. */
   plan = state ? state->plan : NULL;
-  if (comm->size > 1 && timed_agree (comm, &agree_us, &local))
+  if (comm->size > 1 && (local == NULL || !comm->agreed) && timed_agree (comm, &agree_us, &local))
     {
       if (state->reduce && backend->ops->all_reduce == NULL)
         g_set_error (&local, AIRY_ERROR, AIRY_ERROR_BACKEND,

@@ -1,6 +1,9 @@
 /* Microscope imaging, the sensor and noise. */
 #include "config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include "airy-test-util.h"
 
 static char *tmpdir;
@@ -177,6 +180,52 @@ test_volume_cache (void)
 {
   check_volume_cache ("{\"beads\": {\"count\": 25, \"seed\": 3}}");
   check_volume_cache ("{\"constant\": 2.0}");
+}
+
+/* A sample file rewritten with other voxels, its size and modification
+ * time put back as they were: the cached spectra of the old contents must
+ * not be used (the cache's key is the file's inode and change time too). */
+static void
+test_volume_cache_rewrite (void)
+{
+  guint n = 64, planes = 5;
+  g_autoptr(AiryStack) volume = airy_stack_new (planes, n, n);
+  g_autofree char *path = g_build_filename (tmpdir, "rewritten.tif", NULL);
+  g_autofree char *sample = g_strdup_printf ("{\"file\": \"%s\"}", path);
+  g_autofree char *json = test_microscope_json (sample, "\"reduce\": \"sum\"", n, planes);
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryResult) a = NULL, b = NULL, fresh = NULL;
+  g_autoptr(GError) error = NULL;
+  struct stat before;
+  struct timespec times[2];
+  gsize where = 0;
+
+  airy_stack_plane (volume, 2)[20 * n + 45] = 1.0f;
+  g_assert_true (airy_tiff_write (path, volume, &error));
+  g_assert_cmpint (stat (path, &before), ==, 0);
+  system = test_system (json);
+  a = test_run (system, NULL);
+  plane_max (a->stack->data, n * n, &where);
+  g_assert_cmpuint (where, ==, 20 * n + 45);
+
+  /* past the file system's clock tick, then the bead elsewhere */
+  g_usleep (50000);
+  airy_stack_plane (volume, 2)[20 * n + 45] = 0.0f;
+  airy_stack_plane (volume, 2)[30 * n + 10] = 1.0f;
+  g_assert_true (airy_tiff_write (path, volume, &error));
+  times[0] = before.st_atim;
+  times[1] = before.st_mtim;
+  g_assert_cmpint (utimensat (AT_FDCWD, path, times, 0), ==, 0);
+  g_clear_object (&system);
+  system = test_system (json);
+  b = test_run (system, NULL);
+  g_setenv ("AIRY_NO_VOLUME_CACHE", "1", TRUE);
+  fresh = test_run (system, NULL);
+  g_unsetenv ("AIRY_NO_VOLUME_CACHE");
+  plane_max (b->stack->data, n * n, &where);
+  g_assert_cmpuint (where, ==, 30 * n + 10);
+  g_assert_cmpmem (b->stack->data, n * n * sizeof (float), fresh->stack->data, n * n * sizeof (float));
+  g_unlink (path);
 }
 
 /* A sample constant in z: Σ_z (P_z ⊛ V) = (Σ_z P_z) ⊛ V, so its image is
@@ -481,6 +530,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/imaging/png-sample", test_png_sample);
   g_test_add_func ("/engine/imaging/sharding", test_sharding_image);
   g_test_add_func ("/engine/imaging/volume-cache", test_volume_cache);
+  g_test_add_func ("/engine/imaging/volume-cache-rewrite", test_volume_cache_rewrite);
   g_test_add_func ("/engine/imaging/constant-sums-first", test_constant_sums_first);
   g_test_add_func ("/engine/imaging/sample-voxels", test_sample_voxels);
   g_test_add_func ("/engine/imaging/resampler", test_resampler);
