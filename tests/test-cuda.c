@@ -132,6 +132,28 @@ test_highna_agreement (void)
 }
 
 static void
+test_jones_agreement (void)
+{
+  /* vectorial polarisation chains on the device: the polarisation
+   * microscope preset's chain at 128² (its matrices fold into the source),
+   * and one whose JONES ops run as kernels between propagations (a
+   * polariser, a quarter-wave plate, a birefringent sample, a circular
+   * polariser, crossed analyser), over two wavelengths */
+  agree ("{\"airy\": 1, \"grid\": {\"shape\": [128, 128], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.55]},"
+         " \"elements\": [{\"type\": \"plane-wave\", \"field\": \"vectorial\", \"jones-angle\": 0.0},"
+         "  {\"type\": \"linear-polarizer\", \"angle\": 0.0},"
+         "  {\"type\": \"jones-sample\", \"pattern\": \"spherulite\", \"retardance\": 3.141592653589793, \"radius\": 24.0},"
+         "  {\"type\": \"linear-polarizer\", \"angle\": 1.5707963267948966}]}", 1e-5);
+  agree ("{\"airy\": 1, \"grid\": {\"shape\": [96, 128], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"weights\": [1, 2]},"
+         " \"elements\": [{\"type\": \"plane-wave\", \"field\": \"vectorial\", \"jones-angle\": 0.3},"
+         "  {\"type\": \"linear-polarizer\", \"angle\": 0.2}, {\"type\": \"propagate\", \"z\": 20},"
+         "  {\"type\": \"quarter-wave-plate\", \"angle\": 0.7853981633974483},"
+         "  {\"type\": \"jones-sample\", \"pattern\": \"spherulite\", \"retardance\": 3.14159, \"radius\": 10},"
+         "  {\"type\": \"propagate\", \"z\": 20}, {\"type\": \"circular-polarizer\"},"
+         "  {\"type\": \"linear-polarizer\", \"angle\": 1.5707963267948966}]}", 1e-5);
+}
+
+static void
 test_defocus_far (void)
 {
   /* planes far from focus: a defocus phase of thousands of radians, which
@@ -996,6 +1018,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/fit-agreement", test_fit_agreement);
   g_test_add_func ("/cuda/defocus-far", test_defocus_far);
   g_test_add_func ("/cuda/ops-agreement", test_ops_agreement);
+  g_test_add_func ("/cuda/jones-agreement", test_jones_agreement);
   g_test_add_func ("/cuda/imaging-agreement", test_imaging_agreement);
   g_test_add_func ("/cuda/file-sample", test_file_sample);
   g_test_add_func ("/cuda/keep-psf", test_keep_psf);
