@@ -154,6 +154,32 @@ test_jones_agreement (void)
 }
 
 static void
+test_modality_agreement (void)
+{
+  /* the combining modalities' presets at three planes: every chain on the
+   * GPU (the result says cuda, no fallback warning), the combination as
+   * the CPU's to 1e-5 of each plane's peak */
+  static const char *presets[] = { "confocal", "two-photon", "ism", "sted", "light-sheet", "sim" };
+  const double z[] = { -0.4, 0.0, 0.4 };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (presets); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AirySystem) system = airy_system_new_from_preset (presets[i], &error);
+      g_autoptr(AiryResult) cpu = NULL, gpu = NULL;
+
+      g_assert_no_error (error);
+      airy_system_set_z_values (system, z, 3);
+      cpu = run_on (system, "cpu", NULL, 0);
+      gpu = run_on (system, "cuda", (guint[]) { 0 }, 1);
+      g_test_message ("%s: backend %s, %u warnings", presets[i], gpu->backend, gpu->warnings ? gpu->warnings->len : 0);
+      g_assert_cmpstr (gpu->backend, ==, "cuda");
+      assert_agree (gpu->stack, cpu->stack, 1e-5);
+    }
+}
+
+static void
 test_defocus_far (void)
 {
   /* planes far from focus: a defocus phase of thousands of radians, which
@@ -1019,6 +1045,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/defocus-far", test_defocus_far);
   g_test_add_func ("/cuda/ops-agreement", test_ops_agreement);
   g_test_add_func ("/cuda/jones-agreement", test_jones_agreement);
+  g_test_add_func ("/cuda/modality-agreement", test_modality_agreement);
   g_test_add_func ("/cuda/imaging-agreement", test_imaging_agreement);
   g_test_add_func ("/cuda/file-sample", test_file_sample);
   g_test_add_func ("/cuda/keep-psf", test_keep_psf);
