@@ -65,6 +65,20 @@ airy_jones_retarder (double theta, double eta, double phi, double j[8])
                   hr * b2r - hi * b2i, hr * b2i + hi * b2r, hr * dr - hi * di, hr * di + hi * dr);
 }
 
+/* (Ex, Ey) ← J·(Ex, Ey) at one pixel, in the field's single precision:
+ * j as airy_jones_set's layout, e = (Ex re, Ex im, Ey re, Ey im). The JONES
+ * op's one formula: the CPU's interpreter and the CUDA kernel call it. */
+AIRY_HD void
+airy_jones_apply_pixel (const float j[8], float e[4])
+{
+  float ar = e[0], ai = e[1], br = e[2], bi = e[3];
+
+  e[0] = j[0] * ar - j[1] * ai + j[2] * br - j[3] * bi;
+  e[1] = j[0] * ai + j[1] * ar + j[2] * bi + j[3] * br;
+  e[2] = j[4] * ar - j[5] * ai + j[6] * br - j[7] * bi;
+  e[3] = j[4] * ai + j[5] * ar + j[6] * bi + j[7] * br;
+}
+
 /* c = a·b (a applied after b) */
 AIRY_HD void
 airy_jones_product (const double a[8], const double b[8], double c[8])

@@ -60,10 +60,13 @@ _airy_op_jones_forward (const AiryOp    *op,
 
       for (i = 0; i < np; i++)
         {
-          fftwf_complex a = ex[i], b = ey[i];
+          float j[8] = { crealf (xx[i]), cimagf (xx[i]), crealf (xy[i]), cimagf (xy[i]),
+                         crealf (yx[i]), cimagf (yx[i]), crealf (yy[i]), cimagf (yy[i]) };
+          float e[4] = { crealf (ex[i]), cimagf (ex[i]), crealf (ey[i]), cimagf (ey[i]) };
 
-          ex[i] = xx[i] * a + xy[i] * b;
-          ey[i] = yx[i] * a + yy[i] * b;
+          airy_jones_apply_pixel (j, e);
+          ex[i] = e[0] + I * e[1];
+          ey[i] = e[2] + I * e[3];
         }
     }
   return TRUE;

@@ -446,6 +446,51 @@ test_enter_clears (void)
   g_assert_cmpint (_airy_gpu_enter (&fake_hooks), ==, 0);
 }
 
+/* ---- which ops the module says it runs ---- */
+
+/* A vectorial polarisation chain whose Jones matrices cannot all fold into
+ * the source (propagations between them), as its plan's program. */
+static const char *jones_chain =
+  "{\"airy\": 1, \"grid\": {\"shape\": [64, 64], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.55]},"
+  " \"elements\": [{\"type\": \"plane-wave\", \"field\": \"vectorial\", \"jones-angle\": 0.3},"
+  "  {\"type\": \"linear-polarizer\", \"angle\": 0.2}, {\"type\": \"propagate\", \"z\": 20},"
+  "  {\"type\": \"quarter-wave-plate\", \"angle\": 0.7853981633974483},"
+  "  {\"type\": \"jones-sample\", \"pattern\": \"spherulite\", \"retardance\": 3.14159, \"radius\": 10},"
+  "  {\"type\": \"propagate\", \"z\": 20}, {\"type\": \"circular-polarizer\"},"
+  "  {\"type\": \"linear-polarizer\", \"angle\": 1.5707963267948966}]}";
+
+static void
+test_supports_jones (void)
+{
+  /* the module, loaded without a driver, still answers supports_op: a
+   * Jones field's JONES ops run on the device (no fallback to the CPU) */
+  AiryBackend *cuda = airy_backend_lookup ("cuda");
+  g_autoptr(AirySystem) system = NULL;
+  g_autoptr(AiryPlan) plan = NULL;
+  g_autoptr(GError) error = NULL;
+  AiryRunOptions options = { .backend = "cpu" };
+  guint i, n_jones = 0;
+
+  if (cuda == NULL)
+    {
+      g_test_skip ("the CUDA module is not built");
+      return;
+    }
+  system = test_system (jones_chain);
+  plan = _airy_plan_new (system, &options, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (_airy_plan_compile (plan, &error));
+  g_assert_no_error (error);
+  for (i = 0; i < plan->ops->len; i++)
+    {
+      const AiryOp *op = g_ptr_array_index (plan->ops, i);
+
+      n_jones += op->kind == AIRY_OP_JONES;
+      g_assert_true (_airy_backend_supports_op (cuda, op));
+    }
+  g_assert_cmpuint (n_jones, >=, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -457,5 +502,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda-host/nccl/wait-with-deadline", test_collective_wait);
   g_test_add_func ("/cuda-host/fft/span-past-2-31", test_fft_span);
   g_test_add_func ("/cuda-host/check/entry-drops-stale-error", test_enter_clears);
+  g_test_add_func ("/cuda-host/supports-op/jones", test_supports_jones);
   return g_test_run ();
 }

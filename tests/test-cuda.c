@@ -132,6 +132,54 @@ test_highna_agreement (void)
 }
 
 static void
+test_jones_agreement (void)
+{
+  /* vectorial polarisation chains on the device: the polarisation
+   * microscope preset's chain at 128² (its matrices fold into the source),
+   * and one whose JONES ops run as kernels between propagations (a
+   * polariser, a quarter-wave plate, a birefringent sample, a circular
+   * polariser, crossed analyser), over two wavelengths */
+  agree ("{\"airy\": 1, \"grid\": {\"shape\": [128, 128], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.55]},"
+         " \"elements\": [{\"type\": \"plane-wave\", \"field\": \"vectorial\", \"jones-angle\": 0.0},"
+         "  {\"type\": \"linear-polarizer\", \"angle\": 0.0},"
+         "  {\"type\": \"jones-sample\", \"pattern\": \"spherulite\", \"retardance\": 3.141592653589793, \"radius\": 24.0},"
+         "  {\"type\": \"linear-polarizer\", \"angle\": 1.5707963267948966}]}", 1e-5);
+  agree ("{\"airy\": 1, \"grid\": {\"shape\": [96, 128], \"spacing\": 0.5}, \"spectrum\": {\"wavelengths\": [0.5, 0.6], \"weights\": [1, 2]},"
+         " \"elements\": [{\"type\": \"plane-wave\", \"field\": \"vectorial\", \"jones-angle\": 0.3},"
+         "  {\"type\": \"linear-polarizer\", \"angle\": 0.2}, {\"type\": \"propagate\", \"z\": 20},"
+         "  {\"type\": \"quarter-wave-plate\", \"angle\": 0.7853981633974483},"
+         "  {\"type\": \"jones-sample\", \"pattern\": \"spherulite\", \"retardance\": 3.14159, \"radius\": 10},"
+         "  {\"type\": \"propagate\", \"z\": 20}, {\"type\": \"circular-polarizer\"},"
+         "  {\"type\": \"linear-polarizer\", \"angle\": 1.5707963267948966}]}", 1e-5);
+}
+
+static void
+test_modality_agreement (void)
+{
+  /* the combining modalities' presets at three planes: every chain on the
+   * GPU (the result says cuda, no fallback warning), the combination as
+   * the CPU's to 1e-5 of each plane's peak */
+  static const char *presets[] = { "confocal", "two-photon", "ism", "sted", "light-sheet", "sim" };
+  const double z[] = { -0.4, 0.0, 0.4 };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (presets); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AirySystem) system = airy_system_new_from_preset (presets[i], &error);
+      g_autoptr(AiryResult) cpu = NULL, gpu = NULL;
+
+      g_assert_no_error (error);
+      airy_system_set_z_values (system, z, 3);
+      cpu = run_on (system, "cpu", NULL, 0);
+      gpu = run_on (system, "cuda", (guint[]) { 0 }, 1);
+      g_test_message ("%s: backend %s, %u warnings", presets[i], gpu->backend, gpu->warnings ? gpu->warnings->len : 0);
+      g_assert_cmpstr (gpu->backend, ==, "cuda");
+      assert_agree (gpu->stack, cpu->stack, 1e-5);
+    }
+}
+
+static void
 test_defocus_far (void)
 {
   /* planes far from focus: a defocus phase of thousands of radians, which
@@ -996,6 +1044,8 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/fit-agreement", test_fit_agreement);
   g_test_add_func ("/cuda/defocus-far", test_defocus_far);
   g_test_add_func ("/cuda/ops-agreement", test_ops_agreement);
+  g_test_add_func ("/cuda/jones-agreement", test_jones_agreement);
+  g_test_add_func ("/cuda/modality-agreement", test_modality_agreement);
   g_test_add_func ("/cuda/imaging-agreement", test_imaging_agreement);
   g_test_add_func ("/cuda/file-sample", test_file_sample);
   g_test_add_func ("/cuda/keep-psf", test_keep_psf);

@@ -184,7 +184,7 @@ check() {
     echo "ok $n $name ($secs s): $result"
   fi
 }
-echo "1..$(( ${#scenarios[@]} + 4 ))"
+echo "1..$(( ${#scenarios[@]} + 5 ))"
 for s in "${scenarios[@]}"; do
   IFS='|' read -r name fault gl pattern <<< "$s"
   case $pattern in *PASSED*) code=0 ;; *INCOMPLETE*) code=3 ;; *) code=1 ;; esac
@@ -219,4 +219,16 @@ if grep -q '^bench     seed-widefield cuda resident: median 41.0 ms, cuFFT floor
 else
   echo "not ok $n the summary of a full run"
   sed 's/^/# /' "$s"
+fi
+# every GPU-against-CPU case the README's summary shows is one test-cuda
+# registers (the device run lists them from the binary itself)
+n=$(( n + 1 ))
+missing=
+for t in $(grep -o -E '^  ok       /cuda/[a-z0-9-]+' "$src/tests/device/README.md" | awk '{print $2}'); do
+  grep -q "g_test_add_func (\"$t\"" "$src/tests/test-cuda.c" || missing="$missing $t"
+done
+if [ -z "$missing" ] && grep -q '^  ok       /cuda/jones-agreement' "$src/tests/device/README.md"; then
+  echo "ok $n the README's expected cases are test-cuda's"
+else
+  echo "not ok $n cases the README shows but test-cuda does not register:$missing"
 fi

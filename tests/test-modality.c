@@ -4,6 +4,9 @@
 #include "airy-test-util.h"
 #include "airy-modality.h"
 #include "airy-test-modality-twin.h"
+#include "airy-backend-impl.h"
+#include "airy-ops-private.h"
+#include "cpu/airy-cpu-backend.h"
 
 #define GRID "\"grid\": {\"shape\": [32, 32], \"spacing\": 2.0}, \"spectrum\": {\"wavelengths\": [0.532]}, " \
              "\"z\": {\"start\": -1, \"stop\": 1, \"count\": 3}, "
@@ -206,6 +209,74 @@ test_result_bytes (void)
   }
 }
 
+/* Backends registered by the test: the CPU's slots under other names,
+ * one of them refusing the fused PSF (as a backend without its kernel). */
+static gboolean
+refuse_fused (AiryBackend *backend, const AiryOp *op)
+{
+  return op->kind != AIRY_OP_FUSED_PSF;
+}
+
+static void
+register_test_backends (void)
+{
+  static AiryBackendOps all, refuse;
+
+  all = *_airy_cpu_backend_ops ();
+  all.name = "test-chains";
+  all.supports_op = NULL;
+  refuse = all;
+  refuse.name = "test-refuse";
+  refuse.supports_op = refuse_fused;
+  airy_backend_register (&all, NULL);
+  airy_backend_register (&refuse, NULL);
+}
+
+static void
+test_chains_backend (void)
+{
+  /* each combining modality runs its chains on the backend chosen (nothing
+   * forces the CPU), and the result names it; a backend that cannot run a
+   * chain's op leaves that chain to the CPU, which the warning and the
+   * result's backend say */
+  static const char *presets[] = { "confocal", "two-photon", "ism", "sted", "light-sheet", "sim" };
+  const double z[] = { -0.4, 0.0, 0.4 };
+  guint i, k;
+
+  for (i = 0; i < G_N_ELEMENTS (presets); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AirySystem) system = airy_system_new_from_preset (presets[i], &error);
+      g_autoptr(AiryResult) on = NULL, refused = NULL;
+      gboolean warned = FALSE;
+
+      g_assert_no_error (error);
+      airy_system_set_z_values (system, z, 3);
+      on = airy_run (system, &(AiryRunOptions) { .backend = "test-chains", .threads = 1 }, NULL, NULL, NULL, &error);
+      g_assert_no_error (error);
+      g_test_message ("%s: %s", presets[i], on->backend);
+      g_assert_cmpstr (on->backend, ==, "test-chains");
+      refused = airy_run (system, &(AiryRunOptions) { .backend = "test-refuse", .threads = 1 }, NULL, NULL, NULL,
+                          &error);
+      g_assert_no_error (error);
+      g_assert_cmpstr (refused->backend, ==, "cpu");
+      for (k = 0; k < refused->warnings->len; k++)
+        warned = warned || strstr (g_ptr_array_index (refused->warnings, k),
+                                   "backend test-refuse does not run the operation “fused-psf”") != NULL;
+      g_assert_true (warned);
+    }
+}
+
+static void
+test_backends_join (void)
+{
+  g_autofree char *one = _airy_modality_backends_join ((const char *[]) { "cuda", "cuda", "cuda" }, 3);
+  g_autofree char *mixed = _airy_modality_backends_join ((const char *[]) { "cuda", "cpu" }, 2);
+
+  g_assert_cmpstr (one, ==, "cuda");
+  g_assert_cmpstr (mixed, ==, "chain 0: cuda, chain 1: cpu");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -217,6 +288,9 @@ main (int argc, char **argv)
   g_test_add_func ("/modality/errors", test_errors);
   g_test_add_func ("/modality/twin-sum", test_twin_sum);
   g_test_add_func ("/modality/result-bytes", test_result_bytes);
+  register_test_backends ();
+  g_test_add_func ("/modality/chains-backend", test_chains_backend);
+  g_test_add_func ("/modality/backends-join", test_backends_join);
   /* last: it registers one more modality */
   g_test_add_func ("/modality/declared", test_declared);
   return g_test_run ();

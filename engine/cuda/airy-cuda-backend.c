@@ -353,12 +353,12 @@ cuda_release (AiryBackend *backend, AiryRunState *state)
 
 /* Every op but APPLY (an element type with neither compile() nor a
  * pixelwise apply() has no device form: the engine gives such a system to
- * the CPU backend) and JONES (no kernel yet: the CPU runs a Jones field). */
+ * the CPU backend). JONES runs as a kernel (airy-cuda-ops.c). */
 static gboolean
 cuda_supports_op (AiryBackend *backend, const AiryOp *op)
 {
   /* a sample streamed from its file is convolved on the CPU, batch by batch */
-  return op->kind != AIRY_OP_APPLY && op->kind != AIRY_OP_JONES
+  return op->kind != AIRY_OP_APPLY
          && !(op->kind == AIRY_OP_CONVOLVE && op->convolve->stream != NULL);
 }
 

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "airy-physics.h"
+#include "airy-jones.h"
 #include "airy-cuda-kernels.h"
 #include "airy-cuda-layout.h"
 
@@ -187,6 +188,24 @@ multiply_kernel (float2 *__restrict__ u, const float2 *__restrict__ f, size_t n)
         return;
     float2 a = u[l * n + i], b = f[l * n + i];
     u[l * n + i] = make_float2 (a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+// JONES: (Ex, Ey) = J·(Ex, Ey) on entry pair p (entries 2p, 2p + 1), J of
+// pair p at factor[(4p + m)·n + i], m = xx, xy, yx, yy (airy-ops-jones.c)
+__global__ void
+jones_kernel (float2 *__restrict__ u, const float2 *__restrict__ J, size_t n)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    unsigned p = blockIdx.y;
+    if (i >= n)
+        return;
+    const float2 *jp = J + (size_t) 4 * p * n + i;
+    float2 *ex = u + (size_t) 2 * p * n + i, *ey = ex + n;
+    float j[8] = { jp[0].x, jp[0].y, jp[n].x, jp[n].y, jp[2 * n].x, jp[2 * n].y, jp[3 * n].x, jp[3 * n].y };
+    float e[4] = { ex->x, ex->y, ey->x, ey->y };
+    airy_jones_apply_pixel (j, e);
+    *ex = make_float2 (e[0], e[1]);
+    *ey = make_float2 (e[2], e[3]);
 }
 
 // resizing about the centre pixel ⌊N/2⌋, as the CPU's pad and crop
@@ -466,6 +485,14 @@ airy_cuda_launch_multiply (void *u, const void *factor, unsigned lambdas, size_t
 {
     dim3 grid (blocks_for (n), lambdas);
     multiply_kernel<<<grid, kThreads, 0, (cudaStream_t) stream>>> ((float2 *) u, (const float2 *) factor, n);
+    return (int) cudaGetLastError ();
+}
+
+int
+airy_cuda_launch_jones (void *u, const void *jones, unsigned pairs, size_t n, void *stream)
+{
+    dim3 grid (blocks_for (n), pairs);
+    jones_kernel<<<grid, kThreads, 0, (cudaStream_t) stream>>> ((float2 *) u, (const float2 *) jones, n);
     return (int) cudaGetLastError ();
 }
 

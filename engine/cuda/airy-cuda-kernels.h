@@ -48,6 +48,8 @@ int airy_cuda_launch_roll_scale (const void *in, void *out, unsigned lambdas, un
                                  unsigned sy, unsigned sx, const void *scale, void *stream);
 /* u[l][i] *= factor[l][i] */
 int airy_cuda_launch_multiply   (void *u, const void *factor, unsigned lambdas, size_t n, void *stream);
+/* JONES: entry pairs (Ex, Ey) times their per-pixel Jones matrices (airy-jones.h) */
+int airy_cuda_launch_jones      (void *u, const void *jones, unsigned pairs, size_t n, void *stream);
 /* out (oh × ow per wavelength) = in (h × w) centred with zeros around, or its centre (oh ≤ h) */
 int airy_cuda_launch_resize     (const void *in, unsigned h, unsigned w, void *out, unsigned oh, unsigned ow,
                                  unsigned lambdas, void *stream);

@@ -10,7 +10,8 @@
 #include "airy-cuda-backend-private.h"
 
 /* The field ops that are not fused, on the GPU, one plane at a time:
- * sources generated on the device, pixelwise factors uploaded once,
+ * sources generated on the device, pixelwise factors and Jones matrices
+ * uploaded once,
  * centred or plain batched cuFFT transforms over the wavelengths, pad and
  * crop, then INTENSITY (Σ_l w_l |u_l|²). */
 
@@ -75,7 +76,8 @@ _airy_cuda_ops_alloc (AiryRunState *state, Slot *s, GError **error)
   for (i = 0; i < s->n_ops; i++)
     {
       AiryOp *op = g_ptr_array_index (state->ops, i);
-      gsize n = (gsize) L * op->height * op->width;
+      /* a JONES op holds four matrix entries per entry pair: 2 × L planes */
+      gsize n = (gsize) (op->kind == AIRY_OP_JONES ? 2 : 1) * L * op->height * op->width;
 
       if (op->factor && !_airy_cuda_upload (&s->op_factor[i], op->factor, n * sizeof (float2), s->stream, error))
         return FALSE;
@@ -141,6 +143,9 @@ ops_plane (AiryRunState *state, Slot *s, guint b, const double *z, float *out, G
           break;
         case AIRY_OP_MULTIPLY:
           ok = CHECK (airy_cuda_launch_multiply (u, s->op_factor[i], L, np, s->stream), error);
+          break;
+        case AIRY_OP_JONES:
+          ok = CHECK (airy_cuda_launch_jones (u, s->op_factor[i], L / 2, np, s->stream), error);
           break;
         case AIRY_OP_FFT:
           if (op->centred)

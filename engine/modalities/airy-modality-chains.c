@@ -57,6 +57,7 @@ run_chains (const AiryModality *m, AirySystem *system, guint n, AiryModalityRunF
   AiryRunOptions sub = options ? *options : defaults;
   g_autoptr(GPtrArray) stacks = g_ptr_array_new_with_free_func ((GDestroyNotify) airy_stack_free);
   g_autoptr(GPtrArray) channels = NULL;
+  g_autoptr(GPtrArray) backends = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *json = NULL;
   const AirySpectrum *spectrum = airy_system_get_spectrum (system);
   AiryResult *first = NULL;
@@ -82,6 +83,7 @@ run_chains (const AiryModality *m, AirySystem *system, guint n, AiryModalityRunF
           g_clear_pointer (&first, airy_result_free);
           return NULL;
         }
+      g_ptr_array_add (backends, g_strdup (r->backend));
       if (first != NULL && m->combine_stacks)
         g_ptr_array_add (stacks, g_steal_pointer (&r->stack));
       if (first == NULL)
@@ -110,6 +112,8 @@ run_chains (const AiryModality *m, AirySystem *system, guint n, AiryModalityRunF
           first->channels = (AiryStack **) g_ptr_array_free (g_steal_pointer (&channels), FALSE);
         }
     }
+  g_free (first->backend);
+  first->backend = _airy_modality_backends_join ((const char *const *) backends->pdata, backends->len);
   first->hash = airy_system_hash (system);
   first->seconds = (g_get_monotonic_time () - t0) / 1e6;
   /* the provenance is the whole system (a channel keeps its wavelength) */

@@ -28,6 +28,32 @@ _airy_modality_find_element (AirySystem *system,
   return -1;
 }
 
+/* The result's backend from its chains' (in order): the one name when
+ * every chain ran on it, else each chain's ("chain 0: cuda, chain 1:
+ * cpu"), so that a chain that another backend ran shows in the run's
+ * report beside the fallback's warning. */
+char *
+_airy_modality_backends_join (const char *const *backends,
+                              guint              n)
+{
+  g_autoptr(GString) s = g_string_new (NULL);
+  gboolean same = TRUE;
+  guint k;
+
+  for (k = 1; k < n; k++)
+    same = same && g_strcmp0 (backends[k], backends[0]) == 0;
+  if (n == 0 || same)
+    return g_strdup (n ? backends[0] : NULL);
+  for (k = 0; k < n; k++)
+    {
+      if (k)
+        g_string_append (s, ", ");
+      /* TRANSLATORS: which backend ran a modality's chain k */
+      g_string_append_printf (s, _("chain %u: %s"), k, backends[k] ? backends[k] : "?");
+    }
+  return g_string_free (g_steal_pointer (&s), FALSE);
+}
+
 AiryResult *
 _airy_modality_result_new (AiryResult           *first,
                            AiryResult           *second,
@@ -40,7 +66,8 @@ _airy_modality_result_new (AiryResult           *first,
   AiryResult *result = g_new0 (AiryResult, 1);
   guint i;
 
-  result->backend = g_strdup (first->backend);
+  result->backend = _airy_modality_backends_join ((const char *[]) { first->backend, second ? second->backend : NULL },
+                                                  second ? 2 : 1);
   result->n_devices = first->n_devices;
   result->threads = first->threads;
   result->ranks = first->ranks;

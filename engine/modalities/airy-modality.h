@@ -175,6 +175,8 @@ gboolean _airy_modality_psf_chain (AiryGeometry *geom,
  * chain's run options (on the host, no PSF, channels or preview). */
 int            _airy_modality_find_element   (AirySystem           *system,
                                               const char           *type_name);
+char          *_airy_modality_backends_join  (const char *const   *backends,
+                                               guint                 n);
 AiryResult    *_airy_modality_result_new     (AiryResult           *first,
                                               AiryResult           *second,
                                               const char           *second_name,
