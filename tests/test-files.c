@@ -37,7 +37,7 @@ test_bad_input (void)
                 "elements[1].type: unknown element type \"warp-drive\" (see `airy-sim info --elements`)");
   expect_error (HEAD "\"elements\": [" SRC ", {\"type\": \"ff-lens\", \"focal\": 3}]}",
                 AIRY_ERROR_UNKNOWN_KEY,
-                "elements[1].focal: unknown key for \"ff-lens\" (known: type, enabled, f, n, na, inverse)");
+                "elements[1].focal: unknown key for \"ff-lens\" (known: type, enabled, f, n, na, inverse, output-shape, output-spacing, output-center-x, output-center-y)");
   expect_error (HEAD "\"elements\": [" SRC "], \"colour\": 1}",
                 AIRY_ERROR_UNKNOWN_KEY,
                 "colour: unknown key (known: $schema, airy, name, description, modality, grid, spectrum, z, elements, microscope, sensor, sample)");

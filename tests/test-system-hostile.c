@@ -355,11 +355,11 @@ test_long_user_text (void)
     { HEAD "\"@\": 1, \"elements\": [" SRC "]}", AIRY_ERROR_UNKNOWN_KEY,
       "#: unknown key (known: $schema, airy, name, description, modality, grid, spectrum, z, elements, microscope, sensor, sample)" },
     { HEAD "\"elements\": [" SRC ", {\"type\": \"ff-lens\", \"@\": 1}]}", AIRY_ERROR_UNKNOWN_KEY,
-      "elements[1].#: unknown key for \"ff-lens\" (known: type, enabled, f, n, na, inverse)" },
+      "elements[1].#: unknown key for \"ff-lens\" (known: type, enabled, f, n, na, inverse, output-shape, output-spacing, output-center-x, output-center-y)" },
     { HEAD "\"elements\": [" SRC ", {\"type\": \"@\"}]}", AIRY_ERROR_UNKNOWN_TYPE,
       "elements[1].type: unknown element type \"#\" (see `airy-sim info --elements`)" },
     { HEAD "\"elements\": [{\"type\": \"plane-wave\"}, {\"type\": \"propagate\", \"method\": \"@\"}]}",
-      AIRY_ERROR_INVALID_VALUE, "elements[1].method: must be one of transfer, angular-spectrum, single-fft, got \"#\"" },
+      AIRY_ERROR_INVALID_VALUE, "elements[1].method: must be one of transfer, angular-spectrum, single-fft, sas, got \"#\"" },
   };
   g_autofree char *key = g_strnfill (1 << 20, 'k');
   g_autofree char *shown = g_strdup_printf ("%.64s… (1048576 bytes)", key);

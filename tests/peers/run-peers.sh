@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 peers=${AIRY_PEERS_DIR:-$source/../shared/peers}
 skip() { echo "1..0 # SKIP $*"; exit 0; }
 [ -f "$peers/chromatix/__init__.py" ] || skip "no chromatix at $peers/chromatix (the project's shared/peers)"
-python=$("$here/venv.sh" "$build/peers-venv") || skip "no virtual environment for chromatix (see the message above)"
+python=$("$here/venv.sh" "$build/peers-venv" tifffile) || skip "no virtual environment for chromatix (see the message above)"
 out="$build/peers-results"
 rm -rf "$out"
 PYTHONPATH="$(cd "$peers" && pwd)" JAX_PLATFORMS=cpu "$python" "$here/cases.py" "$out" >&2 \
