@@ -496,6 +496,32 @@ run_state_take_prefix (AiryRunState *state, guint tail_from)
   state->out_width = plan->psf_width;
 }
 
+/* one stack per wavelength: a PSF stack on the CPU, in one process */
+static gboolean
+check_per_wavelength (AiryPlan *plan, const AiryRunOptions *opts, GError **error)
+{
+  if (plan->reduce || plan->imaging || plan->sensor != NULL)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("per-wavelength channels: only a PSF run without a sensor keeps one stack "
+                     "per wavelength (microscope runs and sensors sum the wavelengths)"));
+      return FALSE;
+    }
+  if (opts->keep_psf)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("per-wavelength channels: cannot be combined with a kept PSF"));
+      return FALSE;
+    }
+  if (plan->geometry->jones)
+    {
+      g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
+                   _("per-wavelength channels: a vectorial (Jones) field sums its components"));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 run_local (AirySystem           *system,
            AiryRunOptions       *opts,
@@ -608,29 +634,8 @@ run_local (AirySystem           *system,
   state->want_resident = opts->resident && tail_from == 0;
   state->keep_psf = opts->keep_psf && tail_from == 0;
   state->per_wavelength = opts->per_wavelength;
-  if (opts->per_wavelength)
-    {
-      /* one stack per wavelength: a PSF stack on the CPU, in one process */
-      if (plan->reduce || plan->imaging || plan->sensor != NULL)
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("per-wavelength channels: only a PSF run without a sensor keeps one stack "
-                         "per wavelength (microscope runs and sensors sum the wavelengths)"));
-          return FALSE;
-        }
-      if (opts->keep_psf)
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("per-wavelength channels: cannot be combined with a kept PSF"));
-          return FALSE;
-        }
-      if (plan->geometry->jones)
-        {
-          g_set_error (error, AIRY_ERROR, AIRY_ERROR_INVALID_VALUE,
-                       _("per-wavelength channels: a vectorial (Jones) field sums its components"));
-          return FALSE;
-        }
-    }
+  if (opts->per_wavelength && !check_per_wavelength (plan, opts, error))
+    return FALSE;
   state->progress = progress;
   state->progress_data = user_data;
   state->cancellable = g_cancellable_new ();

@@ -39,15 +39,6 @@ chain_joins (const AiryModality *m, guint k, AiryResult *first, AiryResult *r, G
   return TRUE;
 }
 
-void
-_airy_modality_progress (guint done, guint total, gpointer user_data)
-{
-  AiryModalityProgress *p = user_data;
-
-  if (p->progress)
-    p->progress (p->k * total + done, p->n * total, p->user_data);
-}
-
 static AiryResult *
 run_chains (const AiryModality *m, AirySystem *system, guint n, AiryModalityRunFunc run_chain,
             const AiryRunOptions *options, AiryProgressFunc progress, gpointer user_data, GCancellable *cancellable,

@@ -159,9 +159,14 @@ typedef struct
   guint            k, n;
 } AiryModalityProgress;
 
-void        _airy_modality_progress (guint    done,
-                                     guint    total,
-                                     gpointer user_data);
+static inline void
+_airy_modality_progress (guint done, guint total, gpointer user_data)
+{
+  AiryModalityProgress *p = user_data;
+
+  if (p->progress)
+    p->progress (p->k * total + done, p->n * total, p->user_data);
+}
 
 /* psf's chain rule (a source first, then the enabled elements), for
  * modalities built on it */
