@@ -351,6 +351,24 @@ propagate_apply (AiryElement *self, gpointer state, AiryField *field,
   return TRUE;
 }
 
+/* the one-FFT Fresnel step as ops: input chirp, centred FFT, output chirp */
+static void
+single_fft_compile (AiryField *field, double n, double z, GPtrArray *ops)
+{
+  AiryOp *op;
+
+  _airy_field_fill_ones (field);
+  single_fft_chirp_in (field, n, z);
+  g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
+  op = _airy_op_new (AIRY_OP_FFT, field);
+  op->centred = TRUE;
+  op->sign = AIRY_FFT_FORWARD;
+  g_ptr_array_add (ops, op);
+  _airy_field_fill_ones (field);
+  single_fft_chirp_out (field, n, z);
+  g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
+}
+
 /* SAS as device operations: pad, [FFT, ΔH, FFT⁻¹], input chirp, centred
  * FFT, output chirp, [FFT, ΔH, FFT⁻¹] (the bracket before for z ≥ 0, after
  * for z < 0), crop */
@@ -380,16 +398,7 @@ sas_compile (AiryElement *self, AiryField *field, GPtrArray *ops, guint h0, guin
 
   if (z >= 0)
     sas_compile_precompensation (self, field, ops);
-  _airy_field_fill_ones (field);
-  single_fft_chirp_in (field, n, z);
-  g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
-  op = _airy_op_new (AIRY_OP_FFT, field);
-  op->centred = TRUE;
-  op->sign = AIRY_FFT_FORWARD;
-  g_ptr_array_add (ops, op);
-  _airy_field_fill_ones (field);
-  single_fft_chirp_out (field, n, z);
-  g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
+  single_fft_compile (field, n, z, ops);
   if (z < 0)
     sas_compile_precompensation (self, field, ops);
   if (airy_element_get_enum (self, "output") == AIRY_OUTPUT_SAME)
@@ -420,16 +429,7 @@ propagate_compile (AiryElement *self, gpointer state, AiryField *field, GPtrArra
     return sas_compile (self, field, ops, h0, w0);
   if (airy_element_get_enum (self, "method") == AIRY_PROPAGATE_SINGLE_FFT)
     {
-      _airy_field_fill_ones (field);
-      single_fft_chirp_in (field, n, z);
-      g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
-      op = _airy_op_new (AIRY_OP_FFT, field);
-      op->centred = TRUE;
-      op->sign = AIRY_FFT_FORWARD;
-      g_ptr_array_add (ops, op);
-      _airy_field_fill_ones (field);
-      single_fft_chirp_out (field, n, z);
-      g_ptr_array_add (ops, _airy_op_take_factor (AIRY_OP_MULTIPLY, field));
+      single_fft_compile (field, n, z, ops);
     }
   else
     {
