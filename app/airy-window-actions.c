@@ -205,7 +205,8 @@ static void
 enable_system_actions (AiryWindow *self,
                        gboolean    enabled)
 {
-  static const char *const names[] = { "win.save", "win.save-as", "win.new", "win.copy-command", "win.choose-folder" };
+  static const char *const names[] = { "win.save", "win.save-as", "win.new", "win.copy-command", "win.choose-folder",
+                                       "win.fit-psf", "win.fit-bead", "win.optimize" };
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (names); i++)
@@ -310,8 +311,8 @@ primary_menu (AiryWindow *self,
       g_menu_append (tools, _("_Redo"), "win.redo");
       g_menu_append (tools, _("Open Stack in Viewer…"), "viewer.open");
       g_menu_append (tools, _("_Copy Command Line"), "win.copy-command");
-      airy_fit_dialog_install (GTK_WINDOW (self), tools, (AiryFitApplyFunc) _airy_window_apply_system, self);
-      airy_optimize_dialog_install (GTK_WINDOW (self), tools, (AiryFitApplyFunc) _airy_window_apply_system, self);
+      airy_fit_dialog_append_menu (tools);
+      airy_optimize_dialog_append_menu (tools);
       g_menu_append_section (menu, NULL, G_MENU_MODEL (tools));
     }
   g_menu_append (other, _("_Keyboard Shortcuts"), "win.show-help-overlay");
@@ -357,4 +358,7 @@ _airy_window_class_add_actions (GtkWidgetClass *widget_class)
 
   for (i = 0; i < G_N_ELEMENTS (actions); i++)
     gtk_widget_class_install_action (widget_class, actions[i].name, actions[i].type, actions[i].activate);
+  /* the fit's and the optimizer's win.fit-psf, win.fit-bead, win.optimize */
+  airy_fit_dialog_class_install_actions (widget_class, (AiryFitApplyFunc) _airy_window_apply_system);
+  airy_optimize_dialog_class_install_actions (widget_class, (AiryFitApplyFunc) _airy_window_apply_system);
 }

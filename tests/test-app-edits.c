@@ -278,6 +278,10 @@ test_menu_actions (void)
     enabled = window_action_enabled (view, "win.save");
     g_assert_false (enabled);
     g_assert_true (window_action_enabled (view, "win.open"));
+    /* the dialogs' actions, installed on the class, wait for a bench */
+    g_assert_false (window_action_enabled (view, "win.fit-psf"));
+    g_assert_false (window_action_enabled (view, "win.optimize"));
+    g_assert_true (window_action_enabled (window, "win.fit-bead"));
     g_assert_true (window_action_enabled (window, "win.save"));
     /* the bench panel and the viewer are the window template's children */
     g_assert_true (gtk_widget_get_template_child (GTK_WIDGET (view), AIRY_TYPE_WINDOW, "viewer")
@@ -758,8 +762,8 @@ test_fit_apply_undo (void)
   g_assert_no_error (error);
   airy_stack_free (psf);
 
-  g_assert_true (g_action_group_has_action (G_ACTION_GROUP (window), "fit-psf"));
-  g_action_group_activate_action (G_ACTION_GROUP (window), "fit-psf", NULL);
+  g_assert_true (window_action_enabled (window, "win.fit-psf"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.fit-psf", NULL));
   dialog = fit_dialog_of (window);
   g_assert_nonnull (dialog);
   airy_fit_dialog_set_file (dialog, beads_path);
@@ -793,7 +797,7 @@ test_fit_apply_undo (void)
   }
 
   /* Fit Bead at Cursor…: the open dialog, not a second one */
-  g_action_group_activate_action (G_ACTION_GROUP (window), "fit-bead", NULL);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.fit-bead", NULL));
   g_assert_true (fit_dialog_of (window) == dialog);
   {
     g_autoptr(GList) list = gtk_window_list_toplevels ();
@@ -808,7 +812,7 @@ test_fit_apply_undo (void)
   while (airy_fit_dialog_is_running (dialog))
     g_main_context_iteration (NULL, TRUE);
   /* Fit Measured PSF… again: the same dialog to the front */
-  g_action_group_activate_action (G_ACTION_GROUP (window), "fit-psf", NULL);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.fit-psf", NULL));
   g_assert_true (fit_dialog_of (window) == dialog);
   {
     g_autoptr(GList) list = gtk_window_list_toplevels ();

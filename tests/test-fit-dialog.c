@@ -339,6 +339,32 @@ typedef struct
   AiryStackViewer *viewer;
 } Bench;
 
+/* a window class with the fit's actions installed on it, as the app's */
+#define TEST_TYPE_BENCH_WINDOW (test_bench_window_get_type ())
+G_DECLARE_FINAL_TYPE (TestBenchWindow, test_bench_window, TEST, BENCH_WINDOW, GtkApplicationWindow)
+struct _TestBenchWindow { GtkApplicationWindow parent; };
+G_DEFINE_FINAL_TYPE (TestBenchWindow, test_bench_window, GTK_TYPE_APPLICATION_WINDOW)
+
+static void
+test_bench_window_init (TestBenchWindow *self)
+{
+}
+
+/* the class's apply: the window is its user data; it keeps the system */
+static void
+bench_apply (gpointer window, AirySystem *system, const char *path)
+{
+  g_assert_true (TEST_IS_BENCH_WINDOW (window));
+  g_assert_null (path);
+  g_object_set_data_full (G_OBJECT (window), "applied", g_object_ref (system), g_object_unref);
+}
+
+static void
+test_bench_window_class_init (TestBenchWindowClass *klass)
+{
+  airy_fit_dialog_class_install_actions (GTK_WIDGET_CLASS (klass), bench_apply);
+}
+
 static void
 bench_init (Bench *b, AirySystem *system)
 {
@@ -346,13 +372,13 @@ bench_init (Bench *b, AirySystem *system)
   GtkWidget *panel = airy_bench_panel_new ();
   g_autoptr(GMenu) menu = g_menu_new ();
 
-  b->window = g_object_new (GTK_TYPE_APPLICATION_WINDOW, NULL);
+  b->window = g_object_new (TEST_TYPE_BENCH_WINDOW, NULL);
   b->viewer = AIRY_STACK_VIEWER (airy_stack_viewer_new ());
   airy_bench_panel_set_system (AIRY_BENCH_PANEL (panel), system);
   gtk_box_append (GTK_BOX (box), panel);
   gtk_box_append (GTK_BOX (box), GTK_WIDGET (b->viewer));
   gtk_window_set_child (GTK_WINDOW (b->window), box);
-  airy_fit_dialog_install (GTK_WINDOW (b->window), menu, on_apply, NULL);
+  airy_fit_dialog_append_menu (menu);
   g_assert_cmpint (g_menu_model_get_n_items (G_MENU_MODEL (menu)), ==, 2);
   gtk_window_present (GTK_WINDOW (b->window));
 }
@@ -368,7 +394,7 @@ fit_at (Bench *b, guint crop, guint x, guint y, guint z)
 
   airy_stack_view_set_cursor (view, x, y);
   airy_stack_view_set_z (view, z);
-  g_action_group_activate_action (G_ACTION_GROUP (b->window), "fit-bead", NULL);
+  g_assert_true (gtk_widget_activate_action (b->window, "win.fit-bead", NULL));
   dialog = find_dialog ();
   g_assert_nonnull (dialog);
   if (crop)
@@ -417,7 +443,7 @@ test_fit_bead (void)
   bench_init (&b, base);
 
   /* no stack in the viewer: said, nothing fitted */
-  g_action_group_activate_action (G_ACTION_GROUP (b.window), "fit-bead", NULL);
+  g_assert_true (gtk_widget_activate_action (b.window, "win.fit-bead", NULL));
   dialog = find_dialog ();
   g_assert_nonnull (dialog);
   g_assert_false (airy_fit_dialog_is_running (dialog));
@@ -540,7 +566,7 @@ test_fit_current_system (void)
   airy_stack_viewer_set_resident (b.viewer, airy_resident_new_host (beads));
 
   /* the dialog first, with the mask on */
-  g_action_group_activate_action (G_ACTION_GROUP (b.window), "fit-psf", NULL);
+  g_assert_true (gtk_widget_activate_action (b.window, "win.fit-psf", NULL));
   dialog = find_dialog ();
   g_assert_nonnull (dialog);
   airy_fit_dialog_set_apply_func (dialog, on_apply, &applied);

@@ -284,8 +284,8 @@ test_window_undo (void)
   wait_idle (window);
   g_assert_true (airy_stack_viewer_get_pinned (viewer));
   before = airy_system_to_json (airy_window_get_system (window));
-  g_assert_true (g_action_group_has_action (G_ACTION_GROUP (window), "optimize"));
-  g_action_group_activate_action (G_ACTION_GROUP (window), "optimize", NULL);
+  g_assert_true (window_action_enabled (window, "win.optimize"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.optimize", NULL));
   dialog = AIRY_OPTIMIZE_DIALOG (airy_optimize_dialog_find (GTK_WINDOW (window)));
   g_assert_nonnull (dialog);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "optimize.use-reference", NULL));

@@ -13,12 +13,34 @@
 
 /* ---- the app's hook ---- */
 
-typedef struct
+/* What the class installed: the apply function, called with the window as
+ * its user data (a class's qdata, so each window class says its own). */
+static GQuark
+apply_quark (void)
 {
-  GtkWindow        *window;
-  AiryFitApplyFunc  apply;
-  gpointer          user_data;
-} Hook;
+  return g_quark_from_static_string ("airy-fit-apply");
+}
+
+AiryFitApplyFunc
+_airy_ui_class_apply_func (GtkWidget *window)
+{
+  GType type;
+
+  for (type = G_OBJECT_TYPE (window); type != 0; type = g_type_parent (type))
+    {
+      gpointer apply = g_type_get_qdata (type, apply_quark ());
+
+      if (apply)
+        return (AiryFitApplyFunc) apply;
+    }
+  return NULL;
+}
+
+void
+_airy_ui_class_set_apply_func (GtkWidgetClass *widget_class, AiryFitApplyFunc apply)
+{
+  g_type_set_qdata (G_TYPE_FROM_CLASS (widget_class), apply_quark (), (gpointer) apply);
+}
 
 AiryBenchPanel *
 _airy_ui_find_bench_panel (GtkWidget *widget)
@@ -80,12 +102,6 @@ _airy_ui_choose_tiff_stack (GtkWindow *dialog, const char *title, AiryUiStackCho
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
 }
 
-static void
-hook_free (gpointer data, GClosure *closure)
-{
-  g_free (data);
-}
-
 GtkWidget *
 airy_fit_dialog_find (GtkWindow *window)
 {
@@ -102,9 +118,9 @@ airy_fit_dialog_find (GtkWindow *window)
 /* The fit dialog of window for system (the bench's of now): the open one
  * reused, or a new one; presented. */
 static GtkWidget *
-dialog_for (Hook *hook, AirySystem *system)
+dialog_for (GtkWidget *window, AirySystem *system)
 {
-  GtkWidget *dialog = airy_fit_dialog_find (hook->window);
+  GtkWidget *dialog = airy_fit_dialog_find (GTK_WINDOW (window));
 
   if (dialog != NULL)
     {
@@ -113,9 +129,9 @@ dialog_for (Hook *hook, AirySystem *system)
       AIRY_FIT_DIALOG (dialog)->system = airy_system_copy (system);
     }
   else
-    dialog = airy_fit_dialog_new (hook->window, system);
-  airy_fit_dialog_set_bench (AIRY_FIT_DIALOG (dialog), _airy_ui_find_bench_panel (GTK_WIDGET (hook->window)));
-  airy_fit_dialog_set_apply_func (AIRY_FIT_DIALOG (dialog), hook->apply, hook->user_data);
+    dialog = airy_fit_dialog_new (GTK_WINDOW (window), system);
+  airy_fit_dialog_set_bench (AIRY_FIT_DIALOG (dialog), _airy_ui_find_bench_panel (window));
+  airy_fit_dialog_set_apply_func (AIRY_FIT_DIALOG (dialog), _airy_ui_class_apply_func (window), window);
   gtk_window_present (GTK_WINDOW (dialog));
   return dialog;
 }
@@ -123,12 +139,11 @@ dialog_for (Hook *hook, AirySystem *system)
 /* "Fit Bead at Cursor…": the stack the viewer shows (a result or a file),
  * a window around its cursor, fitted at once */
 static void
-action_fit_bead (GSimpleAction *action, GVariant *parameter, gpointer data)
+action_fit_bead (GtkWidget *window, const char *name, GVariant *parameter)
 {
-  Hook *hook = data;
-  AiryBenchPanel *panel = _airy_ui_find_bench_panel (GTK_WIDGET (hook->window));
+  AiryBenchPanel *panel = _airy_ui_find_bench_panel (window);
   AirySystem *system = panel ? airy_bench_panel_get_system (panel) : NULL;
-  AiryStackViewer *viewer = _airy_ui_find_stack_viewer (GTK_WIDGET (hook->window));
+  AiryStackViewer *viewer = _airy_ui_find_stack_viewer (window);
   AiryStackView *view = viewer ? airy_stack_viewer_get_view (viewer) : NULL;
   AiryResident *resident = view ? airy_stack_view_get_resident (view) : NULL;
   GtkWidget *dialog;
@@ -137,7 +152,7 @@ action_fit_bead (GSimpleAction *action, GVariant *parameter, gpointer data)
   if (system == NULL)
     return;
   /* an open fit dialog of this window is reused, with the bench's system of now */
-  dialog = dialog_for (hook, system);
+  dialog = dialog_for (window, system);
   if (resident == NULL)
     {
       airy_fit_dialog_set_file (AIRY_FIT_DIALOG (dialog), NULL);
@@ -152,39 +167,29 @@ action_fit_bead (GSimpleAction *action, GVariant *parameter, gpointer data)
 }
 
 static void
-action_fit_psf (GSimpleAction *action, GVariant *parameter, gpointer data)
+action_fit_psf (GtkWidget *window, const char *name, GVariant *parameter)
 {
-  Hook *hook = data;
-  AiryBenchPanel *panel = _airy_ui_find_bench_panel (GTK_WIDGET (hook->window));
+  AiryBenchPanel *panel = _airy_ui_find_bench_panel (window);
   AirySystem *system = panel ? airy_bench_panel_get_system (panel) : NULL;
 
   if (system == NULL)
     return;
   /* one dialog per window: an open one comes to the front, with the bench's
    * system of now and its stack kept */
-  dialog_for (hook, system);
+  dialog_for (window, system);
 }
 
 void
-airy_fit_dialog_install (GtkWindow        *window,
-                         GMenu            *menu,
-                         AiryFitApplyFunc  apply,
-                         gpointer          user_data)
+airy_fit_dialog_class_install_actions (GtkWidgetClass *widget_class, AiryFitApplyFunc apply)
 {
-  Hook *hook = g_new0 (Hook, 1);
-  GSimpleAction *action = g_simple_action_new ("fit-psf", NULL);
+  _airy_ui_class_set_apply_func (widget_class, apply);
+  gtk_widget_class_install_action (widget_class, "win.fit-psf", NULL, action_fit_psf);
+  gtk_widget_class_install_action (widget_class, "win.fit-bead", NULL, action_fit_bead);
+}
 
-  hook->window = window;
-  hook->apply = apply;
-  hook->user_data = user_data;
-  g_signal_connect_data (action, "activate", G_CALLBACK (action_fit_psf), hook, hook_free, 0);
-  g_action_map_add_action (G_ACTION_MAP (window), G_ACTION (action));
-  g_object_unref (action);
+void
+airy_fit_dialog_append_menu (GMenu *menu)
+{
   g_menu_append (menu, _("Fit _Measured PSF…"), "win.fit-psf");
-  action = g_simple_action_new ("fit-bead", NULL);
-  g_signal_connect_data (action, "activate", G_CALLBACK (action_fit_bead), g_memdup2 (hook, sizeof *hook),
-                         hook_free, 0);
-  g_action_map_add_action (G_ACTION_MAP (window), G_ACTION (action));
-  g_object_unref (action);
   g_menu_append (menu, _("Fit _Bead at Cursor…"), "win.fit-bead");
 }

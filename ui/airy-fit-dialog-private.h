@@ -62,6 +62,11 @@ typedef struct
 AiryBenchPanel  *_airy_ui_find_bench_panel (GtkWidget *widget);
 /* and the stack viewer inside it */
 AiryStackViewer *_airy_ui_find_stack_viewer (GtkWidget *widget);
+/* the apply function a window class installed with the dialogs' actions
+ * (on it or a parent class), or NULL */
+AiryFitApplyFunc _airy_ui_class_apply_func (GtkWidget *window);
+void             _airy_ui_class_set_apply_func (GtkWidgetClass   *widget_class,
+                                                AiryFitApplyFunc  apply);
 /* A TIFF stack from a file chooser over dialog (titled title): chosen
  * gets dialog and the file's local path */
 typedef void (*AiryUiStackChosen) (GtkWindow *dialog, const char *path);

@@ -72,15 +72,15 @@ void                 airy_fit_dialog_set_bench    (AiryFitDialog    *self,
                                                    AiryBenchPanel   *panel);
 const char          *airy_fit_dialog_get_system_text (AiryFitDialog *self);
 
-/* The app's hook: appends "Fit Measured PSF…" to menu as win.fit-psf, an
- * action of window (a GtkApplicationWindow) that opens the dialog on the
- * system of the bench panel inside window, and "Fit Bead at Cursor…" as
- * win.fit-bead, which fits the stack shown by the stack viewer inside
- * window around its cursor at once (the dialog says so when it shows no
- * stack). */
-void                 airy_fit_dialog_install      (GtkWindow        *window,
-                                                   GMenu            *menu,
-                                                   AiryFitApplyFunc  apply,
-                                                   gpointer          user_data);
+/* The app's hook, installed on a window class (a window holding a bench
+ * panel and a stack viewer): win.fit-psf opens the dialog on the system of
+ * the bench panel inside the window, win.fit-bead fits the stack shown by
+ * the stack viewer inside the window around its cursor at once (the dialog
+ * says so when it shows no stack). Apply is called with the window as its
+ * user data. airy_fit_dialog_append_menu appends "Fit Measured PSF…" and
+ * "Fit Bead at Cursor…" naming them. */
+void                 airy_fit_dialog_class_install_actions (GtkWidgetClass   *widget_class,
+                                                            AiryFitApplyFunc  apply);
+void                 airy_fit_dialog_append_menu  (GMenu            *menu);
 
 G_END_DECLS

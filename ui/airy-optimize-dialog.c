@@ -867,13 +867,6 @@ airy_optimize_dialog_new (GtkWindow *parent, AirySystem *system)
 
 /* ---- the app's hook ---- */
 
-typedef struct
-{
-  GtkWindow        *window;
-  AiryFitApplyFunc  apply;
-  gpointer          user_data;
-} Hook;
-
 GtkWidget *
 airy_optimize_dialog_find (GtkWindow *window)
 {
@@ -888,40 +881,31 @@ airy_optimize_dialog_find (GtkWindow *window)
 }
 
 static void
-action_optimize (GSimpleAction *action, GVariant *parameter, gpointer data)
+action_optimize (GtkWidget *window, const char *name, GVariant *parameter)
 {
-  Hook *hook = data;
-  AiryBenchPanel *panel = _airy_ui_find_bench_panel (GTK_WIDGET (hook->window));
+  AiryBenchPanel *panel = _airy_ui_find_bench_panel (window);
   AirySystem *system = panel ? airy_bench_panel_get_system (panel) : NULL;
   GtkWidget *dialog;
 
   if (system == NULL)
     return;
-  if ((dialog = airy_optimize_dialog_find (hook->window)) == NULL)
-    dialog = airy_optimize_dialog_new (hook->window, system);
-  airy_optimize_dialog_set_apply_func (AIRY_OPTIMIZE_DIALOG (dialog), hook->apply, hook->user_data);
+  if ((dialog = airy_optimize_dialog_find (GTK_WINDOW (window))) == NULL)
+    dialog = airy_optimize_dialog_new (GTK_WINDOW (window), system);
+  airy_optimize_dialog_set_apply_func (AIRY_OPTIMIZE_DIALOG (dialog), _airy_ui_class_apply_func (window), window);
   if (!airy_optimize_dialog_is_running (AIRY_OPTIMIZE_DIALOG (dialog)))
     airy_optimize_dialog_set_bench (AIRY_OPTIMIZE_DIALOG (dialog), panel);
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
-static void
-hook_free (gpointer data, GClosure *closure)
+void
+airy_optimize_dialog_class_install_actions (GtkWidgetClass *widget_class, AiryFitApplyFunc apply)
 {
-  g_free (data);
+  _airy_ui_class_set_apply_func (widget_class, apply);
+  gtk_widget_class_install_action (widget_class, "win.optimize", NULL, action_optimize);
 }
 
 void
-airy_optimize_dialog_install (GtkWindow *window, GMenu *menu, AiryFitApplyFunc apply, gpointer user_data)
+airy_optimize_dialog_append_menu (GMenu *menu)
 {
-  Hook *hook = g_new0 (Hook, 1);
-  GSimpleAction *action = g_simple_action_new ("optimize", NULL);
-
-  hook->window = window;
-  hook->apply = apply;
-  hook->user_data = user_data;
-  g_signal_connect_data (action, "activate", G_CALLBACK (action_optimize), hook, hook_free, 0);
-  g_action_map_add_action (G_ACTION_MAP (window), G_ACTION (action));
-  g_object_unref (action);
   g_menu_append (menu, _("_Optimize…"), "win.optimize");
 }

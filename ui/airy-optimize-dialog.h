@@ -68,11 +68,12 @@ void        airy_optimize_dialog_apply          (AiryOptimizeDialog *self);
 /* the visible optimize dialog over window, or NULL */
 GtkWidget  *airy_optimize_dialog_find           (GtkWindow          *window);
 
-/* The app's hook: appends "Optimize…" to menu as win.optimize, which opens
- * the dialog (one per window) on the bench panel inside window. */
-void        airy_optimize_dialog_install        (GtkWindow          *window,
-                                                 GMenu              *menu,
-                                                 AiryFitApplyFunc    apply,
-                                                 gpointer            user_data);
+/* The app's hook, installed on a window class: win.optimize opens the
+ * dialog (one per window) on the bench panel inside the window; apply is
+ * called with the window as its user data. airy_optimize_dialog_append_menu
+ * appends "Optimize…" naming it. */
+void        airy_optimize_dialog_class_install_actions (GtkWidgetClass   *widget_class,
+                                                        AiryFitApplyFunc  apply);
+void        airy_optimize_dialog_append_menu    (GMenu              *menu);
 
 G_END_DECLS
